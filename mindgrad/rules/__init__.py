@@ -1,0 +1,278 @@
+"""The gradient-rule registry: one table, one decorator, shared by built-in and user rules.
+
+A rule is a short template, output first, whose body reads like the math it stands for::
+
+    @adjoint(np.tanh)
+    def _(out, x):
+        d[x] = d[out] * (1.0 - out * out)
+
+``d[out]`` is the gradient flowing into the call's result; ``d[x] = expr`` adds ``expr`` to
+the gradient of argument ``x`` (later writes accumulate). The parameters after ``out`` mirror
+the differentiated function's own signature, defaults included, so calls with keywords bind as
+they would in NumPy. A ``*args`` parameter stands for a tuple of arguments; ``d[args] = (...)``
+gives one gradient per argument. The transformer inlines the body into the generated adjoint,
+replacing each name by the argument at the call site; statements writing ``d[p]`` for an argument
+that needs no gradient are dropped. Names the body reads from its module (``np``,
+``unbroadcast``, ...) are resolved to those objects.
+
+Methods and attributes of arrays have rules keyed by their name: ``@adjoint_method("sum")``
+(the receiver is the parameter after ``out``) and ``@adjoint_attr("T")``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+import gast
+
+__all__ = [
+    "d", "adjoint", "adjoint_method", "adjoint_attr", "nondifferentiable", "Rule", "lookup",
+    "lookup_method", "lookup_attr", "is_nondifferentiable", "registry_version", "vjp_of",
+    "RuleError",
+]
+
+
+class RuleError(Exception):
+    """A rule template that cannot be used (malformed, or asked for something it lacks)."""
+
+
+class _Marker:
+    """The ``d`` of rule templates. It only has meaning inside a template: executing it raises."""
+
+    def __getitem__(self, key):
+        raise RuntimeError("`d[...]` only has meaning inside a gradient-rule template")
+
+    def __setitem__(self, key, value):
+        raise RuntimeError("`d[...]` only has meaning inside a gradient-rule template")
+
+    def __repr__(self):
+        return "mindgrad.rules.d"
+
+
+d = _Marker()
+
+_RULES: dict = {}
+_NONDIFF: set = set()
+_version = 0
+
+
+def registry_version() -> int:
+    """Bumped by every registration, so cached gradients built before it are rebuilt."""
+    return _version
+
+
+def _bump():
+    global _version
+    _version += 1
+
+
+def _key(fn):
+    try:
+        hash(fn)
+        return fn
+    except TypeError:
+        return id(fn)
+
+
+class Rule:
+    """A parsed rule template: its signature, body and the names it reads."""
+
+    def __init__(self, key, template):
+        self.key = key
+        self.template = template
+        self.name = getattr(key, "__name__", None) or (key[1] if isinstance(key, tuple) else str(key))
+        try:
+            source = textwrap.dedent(inspect.getsource(template))
+        except (OSError, TypeError) as exc:
+            raise RuleError(f"the rule for {self.name} has no readable source: {exc}") from None
+        fdef = gast.parse(source).body[0]
+        if not isinstance(fdef, gast.FunctionDef):
+            raise RuleError(f"the rule for {self.name} must be a def")
+        sig = inspect.signature(template)
+        params = list(sig.parameters.values())
+        if not params:
+            raise RuleError(f"the rule for {self.name} needs the output as its first parameter")
+        self.out = params[0].name
+        self.signature = sig.replace(parameters=params[1:])
+        self.params = [p.name for p in params[1:]]
+        self.varargs = {p.name for p in params[1:] if p.kind is p.VAR_POSITIONAL}
+        self.globals = template.__globals__
+        body = fdef.body
+        if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+            body = body[1:]  # docstring
+        self.body = body
+        self.differentiates = set()
+        self._validate()
+
+    def _validate(self):
+        for node in self.body:
+            for sub in gast.walk(node):
+                if isinstance(sub, gast.Subscript) and _is_d(sub.value):
+                    target = sub.slice
+                    if not isinstance(target, gast.Name) or target.id not in self.params + [self.out]:
+                        raise RuleError(
+                            f"the rule for {self.name}: d[...] must name the output or a "
+                            f"parameter, got d[{gast.dump(target)}]")
+                    if isinstance(sub.ctx, gast.Store):
+                        if target.id == self.out:
+                            raise RuleError(f"the rule for {self.name} writes d[{self.out}]")
+                        self.differentiates.add(target.id)
+            if isinstance(node, gast.AugAssign):
+                raise RuleError(f"the rule for {self.name}: write d[x] = ..., not +=; "
+                                "later writes accumulate by themselves")
+
+    def bind(self, args, kwargs):
+        """Map parameter names to the call's arguments; missing ones get the defaults."""
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def __repr__(self):
+        return f"<gradient rule for {self.name}>"
+
+
+def _is_d(node) -> bool:
+    return isinstance(node, gast.Name) and node.id == "d"
+
+
+def _register(keys, template):
+    for key in keys:
+        rule = Rule(key, template)
+        _RULES[_key(key)] = rule
+        _NONDIFF.discard(_key(key))
+    _bump()
+    return template
+
+
+def adjoint(*fns):
+    """Register a gradient-rule template for the functions ``fns`` (see the module docstring)."""
+    if not fns:
+        raise TypeError("adjoint() needs at least one function to register a rule for")
+
+    def decorate(template):
+        return _register(fns, template)
+
+    return decorate
+
+
+def adjoint_method(*names):
+    """Register a rule for the array methods ``names`` (the receiver follows ``out``)."""
+    return adjoint(*(("method", n) for n in names))
+
+
+def adjoint_attr(*names):
+    """Register a rule for the array attributes ``names``: ``def _(out, x)``."""
+    return adjoint(*(("attr", n) for n in names))
+
+
+def nondifferentiable(*fns):
+    """Declare ``fns`` as having no gradient: their results are constants."""
+    for fn in fns:
+        _NONDIFF.add(_key(fn))
+        _RULES.pop(_key(fn), None)
+    _bump()
+
+
+def lookup(fn):
+    """The rule for ``fn``, or None."""
+    try:
+        return _RULES.get(_key(fn))
+    except TypeError:
+        return None
+
+
+def lookup_method(name):
+    return _RULES.get(("method", name))
+
+
+def lookup_attr(name):
+    return _RULES.get(("attr", name))
+
+
+def is_nondifferentiable(fn) -> bool:
+    try:
+        return _key(fn) in _NONDIFF
+    except TypeError:
+        return False
+
+
+class _Recorder:
+    """Plays ``d`` when a template is run directly: keyed by the identity of the values."""
+
+    def __init__(self, out, g, slots):
+        self.out, self.g, self.slots, self.grads = out, g, slots, {}
+
+    def __getitem__(self, value):
+        if value is self.out:
+            return self.g
+        raise RuntimeError("a template may only read d[out]")
+
+    def __setitem__(self, value, grad):
+        from mindgrad.runtime import add
+
+        for name, v in self.slots.items():
+            same = v is value or (isinstance(v, tuple) and isinstance(value, tuple)
+                                  and len(v) == len(value) and all(a is b for a, b in zip(v, value)))
+            if same:
+                self.grads[name] = add(self.grads.get(name, 0), grad)
+                return
+        raise RuntimeError("d[...] written for a value that is not an argument")
+
+
+def vjp_of(fn, *args, **kwargs):
+    """Run ``fn`` and return ``(out, vjp)`` using only its registered rule, as a check on rules.
+
+    ``vjp(g)`` returns one gradient per positional argument of the call (0 where the rule gives
+    none). The transformer inlines the same template; this evaluates it directly.
+    """
+    import types
+
+    key = kwargs.pop("_key", fn)
+    rule = _RULES.get(_key(key))
+    if rule is None:
+        raise RuleError(f"no gradient rule registered for {key!r}")
+    out = fn(*args, **kwargs)
+    bound = rule.bind(args, kwargs)
+
+    def vjp(g):
+        recorder = _Recorder(out, g, bound)
+        env = dict(rule.globals)
+        env["d"] = recorder
+        body = types.FunctionType(rule.template.__code__, env, "rule", rule.template.__defaults__,
+                                  rule.template.__closure__)
+        body.__kwdefaults__ = rule.template.__kwdefaults__
+        pos = [bound[p] for p in rule.params if p not in rule.varargs and
+               rule.signature.parameters[p].kind not in (inspect.Parameter.KEYWORD_ONLY,
+                                                         inspect.Parameter.VAR_KEYWORD)]
+        star = [v for p in rule.params if p in rule.varargs for v in bound[p]]
+        kw = {p: bound[p] for p in rule.params
+              if rule.signature.parameters[p].kind is inspect.Parameter.KEYWORD_ONLY}
+        body(out, *pos, *star, **kw)
+        # one gradient per positional argument of the call, in call order
+        flat = []
+        for p in rule.params:
+            if p in rule.varargs:
+                grads = recorder.grads.get(p, 0)
+                from mindgrad.runtime import is_zero
+
+                flat.extend([0] * len(bound[p]) if is_zero(grads) else grads)
+            else:
+                flat.append(recorder.grads.get(p, 0))
+        return tuple(flat[: len(args)])
+
+    return out, vjp
+
+
+def _load_builtin_rules():
+    from mindgrad.rules import operators  # noqa: F401
+    from mindgrad.rules import builtins_math  # noqa: F401
+    import importlib
+
+    for name in ("numpy_elementwise", "numpy_reductions", "numpy_shape", "numpy_linalg",
+                 "methods", "nondiff"):
+        try:
+            importlib.import_module(f"mindgrad.rules.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"mindgrad.rules.{name}":
+                raise

@@ -1,0 +1,172 @@
+"""Rules for Python's builtins and the ``math`` module, written for Python floats."""
+
+import builtins
+import math
+
+import numpy as np
+
+from mindgrad.rules import adjoint, d, nondifferentiable
+from mindgrad.runtime import unbroadcast
+
+# ----- builtins ----------------------------------------------------------------------------
+
+
+@adjoint(builtins.abs)
+def _(out, x):
+    d[x] = d[out] * np.sign(x)
+
+
+@adjoint(builtins.float)
+def _(out, x=0.0):
+    d[x] = d[out]
+
+
+def sum_grad(g, xs):
+    """Gradient of ``sum(xs)``: every element of ``xs`` receives ``g``, summed to its shape."""
+    if isinstance(xs, np.ndarray):
+        return np.broadcast_to(g, xs.shape) if np.ndim(g) == xs.ndim - 1 else unbroadcast(g, xs)
+    return [unbroadcast(g, x) for x in xs]
+
+
+@adjoint(builtins.sum)
+def _(out, iterable, start=0):
+    d[iterable] = sum_grad(d[out], iterable)
+    d[start] = unbroadcast(d[out], start)
+
+
+def select_grad(g, out, args):
+    """Gradient of ``min``/``max``: routed to the first argument equal to the result."""
+    items = args[0] if len(args) == 1 else args
+    grads = [0] * len(items)
+    for i, v in enumerate(items):
+        if v is out or v == out:
+            grads[i] = g
+            break
+    if len(args) == 1:
+        return (grads,)
+    return tuple(grads)
+
+
+@adjoint(builtins.max, builtins.min)
+def _(out, *args):
+    d[args] = select_grad(d[out], out, args)
+
+
+
+
+nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,
+                  builtins.isinstance, builtins.print, builtins.type, builtins.enumerate,
+                  builtins.zip, builtins.str, builtins.repr, builtins.any, builtins.all)
+
+# ----- math --------------------------------------------------------------------------------
+
+
+@adjoint(math.sin)
+def _(out, x):
+    d[x] = d[out] * math.cos(x)
+
+
+@adjoint(math.cos)
+def _(out, x):
+    d[x] = -d[out] * math.sin(x)
+
+
+@adjoint(math.tan)
+def _(out, x):
+    d[x] = d[out] * (1.0 + out * out)
+
+
+@adjoint(math.exp)
+def _(out, x):
+    d[x] = d[out] * out
+
+
+@adjoint(math.expm1)
+def _(out, x):
+    d[x] = d[out] * (out + 1.0)
+
+
+@adjoint(math.log)
+def _(out, x, base=math.e):
+    d[x] = d[out] / (x * math.log(base))
+
+
+@adjoint(math.log1p)
+def _(out, x):
+    d[x] = d[out] / (1.0 + x)
+
+
+@adjoint(math.log2)
+def _(out, x):
+    d[x] = d[out] / (x * math.log(2.0))
+
+
+@adjoint(math.log10)
+def _(out, x):
+    d[x] = d[out] / (x * math.log(10.0))
+
+
+@adjoint(math.sqrt)
+def _(out, x):
+    d[x] = d[out] * 0.5 / out
+
+
+@adjoint(math.pow)
+def _(out, x, y):
+    d[x] = d[out] * y * math.pow(x, y - 1.0)
+    d[y] = d[out] * out * math.log(x)
+
+
+@adjoint(math.tanh)
+def _(out, x):
+    d[x] = d[out] * (1.0 - out * out)
+
+
+@adjoint(math.sinh)
+def _(out, x):
+    d[x] = d[out] * math.cosh(x)
+
+
+@adjoint(math.cosh)
+def _(out, x):
+    d[x] = d[out] * math.sinh(x)
+
+
+@adjoint(math.asin)
+def _(out, x):
+    d[x] = d[out] / math.sqrt(1.0 - x * x)
+
+
+@adjoint(math.acos)
+def _(out, x):
+    d[x] = -d[out] / math.sqrt(1.0 - x * x)
+
+
+@adjoint(math.atan)
+def _(out, x):
+    d[x] = d[out] / (1.0 + x * x)
+
+
+@adjoint(math.atan2)
+def _(out, y, x):
+    d[y] = d[out] * x / (x * x + y * y)
+    d[x] = -d[out] * y / (x * x + y * y)
+
+
+@adjoint(math.hypot)
+def _(out, *coordinates):
+    d[coordinates] = tuple(d[out] * c / out for c in coordinates)
+
+
+@adjoint(math.fabs)
+def _(out, x):
+    d[x] = d[out] * math.copysign(1.0, x)
+
+
+@adjoint(math.erf)
+def _(out, x):
+    d[x] = d[out] * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+
+
+nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
+                  math.copysign)

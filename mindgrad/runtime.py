@@ -1,0 +1,217 @@
+"""What generated gradient code calls at run time.
+
+Conventions shared by every helper here and by the generated code:
+
+* The zero gradient is the Python int ``0``: it costs nothing to create, adds to anything,
+  and ``is_zero`` recognises it. Gradients are materialised as arrays only where a value flows.
+* Helpers never mutate their arguments, except ``add_at`` and ``setitem_grad``, which update
+  a gradient buffer that the generated code owns (it was created by ``add_at`` itself or by an
+  ``a + b`` expression, never aliased).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "is_zero", "unbroadcast", "unreduce", "add", "add_at", "setitem_grad", "item",
+    "seed", "as_grad", "pop_grad", "GradientError",
+]
+
+
+class GradientError(ValueError):
+    """A value met at run time that a gradient cannot be formed for (wrong sens shape, ...)."""
+
+
+def is_zero(g) -> bool:
+    """True for the symbolic zero gradient (the int 0) and None."""
+    return g is None or (g.__class__ is int and g == 0)
+
+
+def unbroadcast(g, x):
+    """Sum ``g`` down to the shape of ``x``: the adjoint of NumPy broadcasting."""
+    gshape = np.shape(g)
+    xshape = np.shape(x)
+    if gshape == xshape or is_zero(g):
+        return g
+    extra = len(gshape) - len(xshape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(xshape) if n == 1 and np.shape(g)[i] != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    if np.shape(g) != xshape:  # x was broadcast to a larger shape (e.g. by np.broadcast_to)
+        g = np.broadcast_to(g, xshape)
+    return g
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, numbers.Integral):
+        axis = (axis,)
+    return tuple(sorted(a % ndim for a in axis))
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Broadcast the gradient of a reduction over ``axis`` back to the shape of ``x``."""
+    if is_zero(g):
+        return 0
+    shape = np.shape(x)
+    if not keepdims and axis is not None and np.ndim(g) < len(shape):
+        g = np.expand_dims(g, _axes(axis, len(shape)))
+    return np.broadcast_to(g, shape)
+
+
+def add(a, b):
+    """Accumulate two gradients of any structure (arrays, scalars, lists, tuples, dicts)."""
+    if is_zero(a):
+        return b
+    if is_zero(b):
+        return a
+    if isinstance(a, (list, tuple)):
+        return type(a)(add(p, q) for p, q in zip(a, b))
+    if isinstance(a, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add(out.get(k, 0), v)
+        return out
+    return a + b
+
+
+def _is_advanced(idx) -> bool:
+    if isinstance(idx, tuple):
+        return any(isinstance(i, (np.ndarray, list)) for i in idx)
+    return isinstance(idx, (np.ndarray, list))
+
+
+def add_at(dx, x, idx, g):
+    """Gradient of ``y = x[idx]``: add ``g`` into ``dx`` at ``idx`` (``dx`` may be zero)."""
+    if is_zero(g):
+        return dx
+    if isinstance(x, np.ndarray):
+        if is_zero(dx):
+            dx = np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))
+        if _is_advanced(idx):
+            np.add.at(dx, idx, g)
+        else:
+            dx[idx] += g
+        return dx
+    if isinstance(x, dict):
+        dx = {} if is_zero(dx) else dx
+        dx[idx] = add(dx.get(idx, 0), g)
+        return dx
+    if isinstance(x, (list, tuple)):
+        dx = [0] * len(x) if is_zero(dx) else (dx if isinstance(dx, list) else list(dx))
+        if isinstance(idx, slice):
+            for k, gk in zip(range(*idx.indices(len(x))), g):
+                dx[k] = add(dx[k], gk)
+        else:
+            dx[idx] = add(dx[idx], g)
+        return dx
+    raise GradientError(f"cannot index a gradient for a value of type {type(x).__name__}")
+
+
+def setitem_grad(dx, idx, v):
+    """Gradient of ``x[idx] = v``: returns (gradient of v, dx with ``dx[idx]`` cleared)."""
+    if is_zero(dx):
+        return 0, dx
+    if isinstance(dx, np.ndarray):
+        gv = dx[idx]
+        gv = gv.copy() if isinstance(gv, np.ndarray) else gv
+        if not dx.flags.writeable:
+            dx = dx.copy()
+        dx[idx] = 0
+        return unbroadcast(gv, v), dx
+    gv = dx[idx]
+    if isinstance(dx, tuple):
+        dx = list(dx)
+    dx[idx] = 0
+    return gv, dx
+
+
+def item(g, i):
+    """Gradient of element ``i`` of a container whose gradient is ``g``."""
+    if is_zero(g):
+        return 0
+    return g[i]
+
+
+def pop_grad(dxs):
+    """Gradient of ``xs.append(v)``: (gradient of v, gradient of xs without its last entry)."""
+    if is_zero(dxs) or len(dxs) == 0:
+        return 0, dxs
+    dxs = list(dxs)
+    return dxs.pop(), dxs
+
+
+def _is_float_like(v) -> bool:
+    if isinstance(v, (bool, numbers.Integral)):
+        return False
+    if isinstance(v, (float, complex, np.floating, np.complexfloating)):
+        return True
+    return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
+
+
+def seed(out, sens=None):
+    """The output sensitivity: ``sens`` checked against ``out``, or ones of ``out``'s shape.
+
+    Outputs that are not floats (ints, strings, None) get a zero sensitivity.
+    """
+    if isinstance(out, (tuple, list)):
+        if sens is None:
+            return type(out)(seed(o) for o in out)
+        if not isinstance(sens, (tuple, list)) or len(sens) != len(out):
+            raise GradientError(
+                f"sens must mirror the output: the output is a {type(out).__name__} of "
+                f"{len(out)}, the sens is {_describe(sens)}")
+        return type(out)(seed(o, s) for o, s in zip(out, sens))
+    if isinstance(out, dict):
+        return {k: seed(v, None if sens is None else sens[k]) for k, v in out.items()}
+    if not _is_float_like(out):
+        return 0
+    if sens is None:
+        return np.ones_like(out) if isinstance(out, np.ndarray) else type(out)(1.0)
+    if np.shape(sens) != np.shape(out):
+        raise GradientError(
+            f"sens has shape {np.shape(sens)} but the output it scales has shape {np.shape(out)}")
+    if isinstance(out, np.ndarray):
+        return np.asarray(sens, dtype=out.dtype)
+    return sens
+
+
+def _describe(v):
+    if isinstance(v, (tuple, list)):
+        return f"a {type(v).__name__} of {len(v)}"
+    return f"a {type(v).__name__} of shape {np.shape(v)}"
+
+
+def as_grad(g, x):
+    """The gradient ``g`` in the type, dtype and shape of the input ``x`` (zeros if ``g`` is 0)."""
+    if isinstance(x, np.ndarray):
+        if is_zero(g):
+            return np.zeros_like(x)
+        g = np.asarray(g)
+        if g.shape != x.shape:
+            g = unbroadcast(g, x)
+        if g.dtype != x.dtype or not g.flags.writeable or g.base is not None:
+            g = np.array(g, dtype=x.dtype)
+        return g
+    if isinstance(x, (list, tuple)):
+        if is_zero(g):
+            g = [0] * len(x)
+        return type(x)(as_grad(gi, xi) for gi, xi in zip(g, x))
+    if isinstance(x, dict):
+        g = {} if is_zero(g) else g
+        return {k: as_grad(g.get(k, 0), v) for k, v in x.items()}
+    if isinstance(x, np.generic):
+        return x.dtype.type(0 if is_zero(g) else np.asarray(g).sum() if np.ndim(g) else g)
+    if isinstance(x, (float, complex)):
+        if is_zero(g):
+            return type(x)(0)
+        return type(x)(np.sum(g) if np.ndim(g) else g)
+    if is_zero(g):
+        return 0
+    return g
