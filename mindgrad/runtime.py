@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = [
     "is_zero", "unbroadcast", "unreduce", "add", "add_at", "setitem_grad", "item",
-    "seed", "as_grad", "pop_grad", "GradientError",
+    "seed", "AuxSens", "as_grad", "pop_grad", "saved_item", "restore_item", "GradientError",
 ]
 
 
@@ -132,6 +132,25 @@ def setitem_grad(dx, idx, v):
     return gv, dx
 
 
+_ABSENT = object()
+
+
+def saved_item(x, idx):
+    """The value at ``x[idx]`` before an index assignment overwrites it (a copy for arrays)."""
+    if isinstance(x, dict):
+        return x.get(idx, _ABSENT)
+    value = x[idx]
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def restore_item(x, idx, old):
+    """Undo ``x[idx] = v`` in the backward sweep, so earlier adjoints see the old values."""
+    if old is _ABSENT:
+        del x[idx]
+    else:
+        x[idx] = old
+
+
 def item(g, i):
     """Gradient of element ``i`` of a container whose gradient is ``g``."""
     if is_zero(g):
@@ -155,11 +174,31 @@ def _is_float_like(v) -> bool:
     return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
 
 
+class AuxSens:
+    """The sensitivity under ``has_aux``: seeds only the first output; the aux get none."""
+
+    def __init__(self, sens=None):
+        self.sens = sens
+
+
+def _describe_output(value) -> str:
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)} element(s)"
+    shape = f" of shape {np.shape(value)}" if isinstance(value, np.ndarray) else ""
+    return f"a {type(value).__name__}{shape}"
+
+
 def seed(out, sens=None):
     """The output sensitivity: ``sens`` checked against ``out``, or ones of ``out``'s shape.
 
     Outputs that are not floats (ints, strings, None) get a zero sensitivity.
     """
+    if isinstance(sens, AuxSens):
+        if not isinstance(out, (tuple, list)) or len(out) < 2:
+            raise ValueError(
+                "has_aux=True needs the function to return a tuple (output, aux, ...) of at "
+                f"least 2 elements, but it returned {_describe_output(out)}")
+        return type(out)([seed(out[0], sens.sens)] + [0] * (len(out) - 1))
     if isinstance(out, (tuple, list)):
         if sens is None:
             return type(out)(seed(o) for o in out)
@@ -178,7 +217,7 @@ def seed(out, sens=None):
         raise GradientError(
             f"sens has shape {np.shape(sens)} but the output it scales has shape {np.shape(out)}")
     if isinstance(out, np.ndarray):
-        return np.asarray(sens, dtype=out.dtype)
+        return np.array(sens, dtype=out.dtype)  # a copy: gradient buffers may be updated in place
     return sens
 
 

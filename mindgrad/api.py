@@ -1,0 +1,214 @@
+"""The gradient API: argument checks and result structure, nothing about ASTs.
+
+Behaviour follows ``API-SEMANTICS.md``: MindSpore's ``grad``/``value_and_grad`` with the
+bare-vs-tuple rules, ``has_aux``, ``return_ids``, ``sens_param`` and ``get_grad``.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from typing import Any, Callable
+
+import numpy as np
+
+from mindgrad import cache, runtime
+from mindgrad.transform import pipeline
+
+__all__ = ["grad", "value_and_grad", "get_grad", "source"]
+
+
+# ----- argument checks ------------------------------------------------------------------------
+
+
+def _positions(grad_position, weights):
+    if grad_position is None:
+        if weights is None:
+            raise ValueError("`grad_position` and `weights` can not be None at the same time")
+        return None
+    if isinstance(grad_position, bool) or not isinstance(grad_position, (int, tuple)):
+        raise TypeError("`grad_position` must be an int or a tuple of ints, "
+                        f"got {type(grad_position).__name__}: {grad_position!r}")
+    if isinstance(grad_position, int):
+        positions = (grad_position,)
+    else:
+        if len(grad_position) == 0:
+            raise ValueError("`grad_position` should not be empty")
+        positions = grad_position
+    for p in positions:
+        if isinstance(p, bool) or not isinstance(p, int):
+            raise TypeError(f"every element of `grad_position` must be an int, got "
+                            f"{type(p).__name__}: {p!r}")
+        if p < 0:
+            raise ValueError(f"`grad_position` must be >= 0, got {p}")
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"`grad_position` has duplicate positions: {grad_position!r}")
+    return positions
+
+
+def _check_bool(name, value):
+    if not isinstance(value, bool):
+        raise TypeError(f"`{name}` must be a bool, got {type(value).__name__}: {value!r}")
+
+
+def _check_differentiable(position, value):
+    for leaf in _leaves(value):
+        if isinstance(leaf, (bool, np.bool_)) or (
+                isinstance(leaf, numbers.Integral) and not isinstance(leaf, np.ndarray)):
+            raise TypeError(f"cannot differentiate with respect to input {position}: it is "
+                            f"{type(leaf).__name__} {leaf!r}; pass a float (e.g. {float(leaf)!r})")
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "fc":
+            raise TypeError(f"cannot differentiate with respect to input {position}: it is an "
+                            f"array of dtype {leaf.dtype}; convert it with .astype(float)")
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+# ----- the gradient function ------------------------------------------------------------------
+
+
+class GradFunction:
+    """What ``grad`` and ``value_and_grad`` return: call it like ``fn``.
+
+    ``.source(*args)`` gives the generated adjoint for those arguments' kinds;
+    ``.stages(*args)`` the source after every stage of the pipeline.
+    """
+
+    def __init__(self, fn, positions, weights, has_aux, return_ids, sens_param, with_value):
+        if not callable(fn):
+            raise TypeError(f"`fn` must be callable, got {type(fn).__name__}")
+        if weights is not None:
+            raise NotImplementedError("`weights` (Cell/Parameter gradients) are not available "
+                                      "yet; use grad_position")
+        self.fn = fn
+        self.positions = positions
+        self.has_aux = has_aux
+        self.return_ids = return_ids
+        self.sens_param = sens_param
+        self.with_value = with_value
+        functools.update_wrapper(self, fn, updated=())
+        self.__name__ = ("value_and_grad_" if with_value else "grad_") + \
+            getattr(fn, "__name__", "fn")
+
+    def _generated(self, args):
+        positions = self.positions
+        for p in positions:
+            if p >= len(args):
+                raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs of "
+                                 f"{getattr(self.fn, '__name__', 'fn')}")
+            _check_differentiable(p, args[p])
+        return cache.lookup(self.fn, positions, args,
+                            lambda: pipeline.run(self.fn, positions))
+
+    def __call__(self, *args, **kwargs):
+        sens = None
+        if self.sens_param:
+            if not args:
+                raise TypeError("sens_param=True needs the output sensitivity as the last "
+                                "positional argument")
+            args, sens = args[:-1], args[-1]
+        generated = self._generated(args)
+        seed = runtime.AuxSens(sens) if self.has_aux else sens
+        out, raw = generated.function(*args, **kwargs, **{generated.function.sens_name: seed})
+        grads = tuple(runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions))
+        if self.return_ids:
+            grads = tuple((p, g) for p, g in zip(self.positions, grads))
+        result = grads[0] if len(grads) == 1 else grads
+        if self.has_aux:
+            aux = tuple(out[1:])
+            if self.with_value:
+                return out, result
+            return result, aux
+        if self.with_value:
+            return out, result
+        return result
+
+    def source(self, *args, **kwargs) -> str:
+        """The generated adjoint (and the functions it calls) for arguments like ``args``."""
+        if self.sens_param and args:
+            args = args[:-1]
+        return self._generated(args).text
+
+    def stages(self, *args) -> str:
+        """The source after every stage of the pipeline, for arguments like ``args``."""
+        if self.sens_param and args:
+            args = args[:-1]
+        for p in self.positions:
+            if p >= len(args):
+                raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs")
+        lines = []
+        pipeline.run(self.fn, self.positions, dump=lines.append)
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<mindgrad {self.__name__} at positions {self.positions}>"
+
+
+def grad(fn: Callable, grad_position: Any = 0, weights: Any = None, has_aux: bool = False,
+         return_ids: bool = False, sens_param: bool = False) -> GradFunction:
+    """The gradient of ``fn`` with respect to its positional inputs at ``grad_position``.
+
+    Returns a function taking ``fn``'s arguments (plus a trailing output sensitivity if
+    ``sens_param``). An int position, or a tuple of one, gives a bare gradient; a longer tuple
+    gives a tuple. Several outputs are summed; non-scalar outputs get a sensitivity of ones.
+    """
+    positions = _positions(grad_position, weights)
+    _check_bool("has_aux", has_aux)
+    _check_bool("return_ids", return_ids)
+    _check_bool("sens_param", sens_param)
+    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, False)
+
+
+def value_and_grad(fn: Callable, grad_position: Any = 0, weights: Any = None,
+                   has_aux: bool = False, return_ids: bool = False,
+                   sens_param: bool = False) -> GradFunction:
+    """Like ``grad``, but returns ``(value, gradients)``; ``value`` is ``fn``'s whole output."""
+    positions = _positions(grad_position, weights)
+    _check_bool("has_aux", has_aux)
+    _check_bool("return_ids", return_ids)
+    _check_bool("sens_param", sens_param)
+    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, True)
+
+
+def get_grad(gradients, identifier):
+    """The gradient for ``identifier`` (an input position) in a ``return_ids=True`` result."""
+    found = _find(gradients, identifier)
+    if found is _NOT_FOUND:
+        raise ValueError(f"no gradient with identifier {identifier!r} in the gradients given; "
+                         "were they computed with return_ids=True?")
+    return found
+
+
+_NOT_FOUND = object()
+
+
+def _find(gradients, identifier):
+    if isinstance(gradients, tuple) and len(gradients) == 2 and \
+            isinstance(gradients[0], (int, str)) and not isinstance(gradients[0], bool):
+        key = gradients[0]
+        if key == identifier or (isinstance(key, str) and
+                                 getattr(identifier, "name", None) == key):
+            return gradients[1]
+        return _NOT_FOUND
+    if isinstance(gradients, tuple):
+        for g in gradients:
+            found = _find(g, identifier)
+            if found is not _NOT_FOUND:
+                return found
+    return _NOT_FOUND
+
+
+def source(grad_fn: GradFunction, *args) -> str:
+    """The generated adjoint of ``grad_fn`` for arguments like ``args``."""
+    if not isinstance(grad_fn, GradFunction):
+        raise TypeError("source() takes what mindgrad.grad or value_and_grad returned")
+    return grad_fn.source(*args)

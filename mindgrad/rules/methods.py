@@ -1,0 +1,208 @@
+"""Rules for ndarray methods and attributes: ``x.sum(...)``, ``x.T``, ...
+
+The receiver is the parameter after the output. The parameters mirror the methods' own
+signatures (``x.sum`` takes ``keepdims`` only by keyword; ``x.reshape(2, 3)`` and
+``x.reshape((2, 3))`` both bind ``*shape``), and the helpers are those of the function rules.
+Methods whose results are constants (``argmax``, ``nonzero``, ...) are the transformer's concern.
+"""
+
+import numpy as np
+
+from mindgrad.rules import adjoint_attr, adjoint_method, d
+from mindgrad.rules.numpy_elementwise import (
+    astype_grad,
+    clip_bounds,
+    clip_grad_a,
+    clip_grad_lower,
+    clip_grad_upper,
+)
+from mindgrad.rules.numpy_linalg import dot_grad_a, dot_grad_b
+from mindgrad.rules.numpy_reductions import (
+    cumprod_grad,
+    cumsum_grad,
+    extremum_grad,
+    prod_grad,
+    reduce_mean_grad,
+    reduce_sum_grad,
+    std_grad,
+    var_grad,
+)
+from mindgrad.rules.numpy_shape import (
+    diagonal_grad,
+    repeat_grad,
+    take_grad,
+    trace_grad,
+    transpose_grad,
+)
+from mindgrad.runtime import is_zero
+
+# ----- reductions --------------------------------------------------------------------------
+
+
+@adjoint_method("sum")
+def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, where=True):
+    d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, where)
+
+
+@adjoint_method("mean")
+def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, where=True):
+    d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, where)
+
+
+@adjoint_method("prod")
+def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, where=True):
+    d[a] = prod_grad(d[ans], a, axis, keepdims, initial, where)
+
+
+@adjoint_method("max", "min")
+def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
+    d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where)
+
+
+@adjoint_method("var")
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
+      mean=None, correction=None):
+    d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction)
+
+
+@adjoint_method("std")
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
+      mean=None, correction=None):
+    d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction)
+
+
+@adjoint_method("cumsum")
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[a] = cumsum_grad(d[ans], a, axis)
+
+
+@adjoint_method("cumprod")
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[a] = cumprod_grad(d[ans], a, ans, axis)
+
+
+@adjoint_method("trace")
+def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    d[a] = trace_grad(d[ans], a, offset, axis1, axis2)
+
+
+# ----- shape -------------------------------------------------------------------------------
+
+
+@adjoint_method("reshape")
+def _(out, a, *shape, order="C", copy=None):
+    d[a] = np.reshape(d[out], np.shape(a), order=order)
+
+
+@adjoint_method("ravel", "flatten")
+def _(out, a, order="C"):
+    d[a] = np.reshape(d[out], np.shape(a), order=order)
+
+
+def method_transpose_axes(axes):
+    """The ``*axes`` of ``x.transpose(...)`` as ``np.transpose``'s ``axes``: ``()`` and
+    ``(None,)`` mean reversed, ``((1, 0),)`` and ``(1, 0)`` mean the same permutation."""
+    if len(axes) == 0 or (len(axes) == 1 and axes[0] is None):
+        return None
+    if len(axes) == 1 and np.ndim(axes[0]) == 1:
+        return tuple(axes[0])
+    return axes
+
+
+@adjoint_method("transpose")
+def _(out, a, *axes):
+    d[a] = transpose_grad(d[out], method_transpose_axes(axes))
+
+
+@adjoint_method("swapaxes")
+def _(out, a, axis1, axis2):
+    d[a] = np.swapaxes(d[out], axis1, axis2)
+
+
+@adjoint_method("squeeze")
+def _(out, a, axis=None):
+    d[a] = np.reshape(d[out], np.shape(a))
+
+
+@adjoint_method("repeat")
+def _(out, a, repeats, axis=None):
+    d[a] = repeat_grad(d[out], a, repeats, axis)
+
+
+@adjoint_method("diagonal")
+def _(out, a, offset=0, axis1=0, axis2=1):
+    d[a] = diagonal_grad(d[out], a, offset, axis1, axis2)
+
+
+# ----- values ------------------------------------------------------------------------------
+
+
+@adjoint_method("dot")
+def _(ans, a, b, out=None):
+    d[a] = dot_grad_a(d[ans], a, b)
+    d[b] = dot_grad_b(d[ans], a, b)
+
+
+@adjoint_method("clip")
+def _(ans, a, min=None, max=None, out=None):
+    bounds = clip_bounds(a, min, max, None, None)
+    d[a] = clip_grad_a(d[ans], a, bounds[0], bounds[1])
+    d[min] = clip_grad_lower(d[ans], a, min, bounds[1])
+    d[max] = clip_grad_upper(d[ans], a, bounds[0], max)
+
+
+@adjoint_method("astype")
+def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    d[a] = astype_grad(d[out], a)
+
+
+@adjoint_method("copy")
+def _(out, a, order="C"):
+    d[a] = d[out]
+
+
+@adjoint_method("conj", "conjugate")
+def _(out, a):
+    d[a] = np.conj(d[out])
+
+
+@adjoint_method("take")
+def _(ans, a, indices, axis=None, out=None, mode="raise"):
+    d[a] = take_grad(d[ans], a, indices, axis, mode)
+
+
+def item_grad(g, a, args):
+    """Gradient of ``a.item(*args)``: ``g`` at the element read (the only one if no args)."""
+    if is_zero(g):
+        return 0
+    grad = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
+    if len(args) == 0:
+        grad.flat[0] = g
+    elif len(args) == 1:
+        grad.flat[args[0]] = g
+    else:
+        grad[args] = g
+    return astype_grad(grad, a)
+
+
+@adjoint_method("item")
+def _(out, a, *args):
+    d[a] = item_grad(d[out], a, args)
+
+
+# ----- attributes --------------------------------------------------------------------------
+
+
+@adjoint_attr("T")
+def _(out, x):
+    d[x] = np.transpose(d[out])
+
+
+@adjoint_attr("mT")
+def _(out, x):
+    d[x] = np.swapaxes(d[out], -1, -2)
+
+
+@adjoint_attr("real")
+def _(out, x):
+    d[x] = astype_grad(np.real(d[out]), x)

@@ -1,0 +1,87 @@
+"""NumPy functions whose results are constants to the gradient, and the scalar-type casts.
+
+Constructors, shape queries, index-valued functions, comparisons, rounding (zero slope almost
+everywhere, as in JAX) and random sampling. ``np.float32(x)`` and friends are casts: the
+gradient passes through them, cast back to the input's type; integer casts are constants.
+Names missing from this NumPy are skipped, so the list can name functions of several versions.
+"""
+
+import numpy as np
+
+from mindgrad.rules import adjoint, d, nondifferentiable
+from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.runtime import unbroadcast
+
+
+def numpy_functions(*names, module=np):
+    """The functions named ``names`` that exist in this NumPy (``module``)."""
+    return [getattr(module, name) for name in names if name in dir(module)]
+
+
+# ----- constructors and shape queries ------------------------------------------------------
+
+nondifferentiable(*numpy_functions(
+    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "linspace",
+    "logspace", "geomspace", "eye", "identity", "tri", "indices", "diag_indices",
+    "tril_indices", "triu_indices", "mask_indices", "ravel_multi_index", "unravel_index",
+    "shape", "ndim", "size", "result_type", "broadcast_shapes", "promote_types", "can_cast",
+    "min_scalar_type", "iinfo", "finfo", "dtype", "issubdtype", "isscalar", "iscomplexobj",
+    "isrealobj", "iscomplex", "isreal"))
+
+
+@adjoint(np.full)
+def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    d[fill_value] = unbroadcast(d[out], fill_value)
+
+
+@adjoint(np.full_like)
+def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    d[fill_value] = unbroadcast(d[out], fill_value)
+
+
+# ----- indices, searching, counting, sets --------------------------------------------------
+
+nondifferentiable(*numpy_functions(
+    "argmax", "argmin", "argsort", "argpartition", "argwhere", "nanargmax", "nanargmin",
+    "searchsorted", "digitize", "nonzero", "flatnonzero", "count_nonzero", "unique",
+    "unique_values", "unique_counts", "unique_inverse", "unique_all", "bincount", "histogram",
+    "histogram2d", "histogramdd", "histogram_bin_edges", "isin", "lexsort"))
+
+# ----- comparisons and logic ---------------------------------------------------------------
+
+nondifferentiable(*numpy_functions(
+    "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "isclose",
+    "allclose", "array_equal", "array_equiv", "logical_and", "logical_or", "logical_not",
+    "logical_xor", "any", "all", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isnat",
+    "signbit", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
+    "left_shift", "right_shift", "gcd", "lcm"))
+
+# ----- piecewise constant: zero slope almost everywhere ------------------------------------
+
+nondifferentiable(*numpy_functions(
+    "sign", "heaviside", "floor", "ceil", "rint", "trunc", "fix", "round", "around",
+    "floor_divide", "spacing", "nextafter"))
+
+# ----- random sampling ---------------------------------------------------------------------
+
+nondifferentiable(*numpy_functions(
+    "rand", "randn", "randint", "random", "random_sample", "ranf", "sample", "normal",
+    "uniform", "standard_normal", "standard_exponential", "standard_cauchy", "standard_gamma",
+    "standard_t", "choice", "permutation", "shuffle", "seed", "default_rng", "beta", "binomial",
+    "poisson", "exponential", "gamma", "laplace", "logistic", "lognormal", "multinomial",
+    "multivariate_normal", "dirichlet", "bytes", "get_state", "set_state",
+    module=np.random))
+
+# ----- scalar types: float casts pass the gradient, integer casts are constants ------------
+
+FLOAT_TYPES = [np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128]
+
+
+@adjoint(*FLOAT_TYPES)
+def _(out, x=0.0):
+    d[x] = astype_grad(d[out], x)
+
+
+nondifferentiable(*numpy_functions(
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp",
+    "bool", "bool_", "str_", "bytes_", "datetime64", "timedelta64"))

@@ -1,0 +1,486 @@
+"""Rules for NumPy's shape, joining, splitting, reordering and indexing functions.
+
+All of these are linear maps that move elements around; each gradient moves ``d[out]`` back.
+Functions returning a list (``split``) receive a list ``d[out]`` whose unused entries are 0.
+"""
+
+import numpy as np
+
+from mindgrad.rules import adjoint, d
+from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.runtime import is_zero, unbroadcast
+
+
+def normalize_axis(axis, ndim):
+    return int(axis) % max(ndim, 1)
+
+
+# ----- reshaping ---------------------------------------------------------------------------
+
+
+@adjoint(np.reshape)
+def _(out, a, shape=None, order="C", *, copy=None):
+    d[a] = np.reshape(d[out], np.shape(a), order=order)
+
+
+@adjoint(np.ravel)
+def _(out, a, order="C"):
+    d[a] = np.reshape(d[out], np.shape(a), order=order)
+
+
+@adjoint(np.expand_dims, np.squeeze)
+def _(out, a, axis=None):
+    d[a] = np.reshape(d[out], np.shape(a))
+
+
+@adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def _(out, *arys):
+    d[arys] = atleast_grads(d[out], arys)
+
+
+def atleast_grads(g, arys):
+    """Gradients of ``np.atleast_Nd(*arys)``: one array back for one input, else a tuple."""
+    gs = (g,) if len(arys) == 1 else g
+    return tuple(0 if is_zero(gi) else np.reshape(gi, np.shape(x)) for gi, x in zip(gs, arys))
+
+
+@adjoint(np.broadcast_to)
+def _(out, array, shape, subok=False):
+    d[array] = unbroadcast(d[out], array)
+
+
+# ----- transposing -------------------------------------------------------------------------
+
+
+def transpose_grad(g, axes=None):
+    """Gradient of ``np.transpose(a, axes)``: the inverse permutation applied to ``g``."""
+    if axes is None:
+        return np.transpose(g)
+    inverse = np.argsort([normalize_axis(a, len(axes)) for a in axes])
+    return np.transpose(g, inverse)
+
+
+@adjoint(np.transpose)
+def _(out, a, axes=None):
+    d[a] = transpose_grad(d[out], axes)
+
+
+@adjoint(np.swapaxes)
+def _(out, a, axis1, axis2):
+    d[a] = np.swapaxes(d[out], axis1, axis2)
+
+
+@adjoint(np.moveaxis)
+def _(out, a, source, destination):
+    d[a] = np.moveaxis(d[out], destination, source)
+
+
+if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
+
+    @adjoint(np.matrix_transpose)
+    def _(out, x):
+        d[x] = np.swapaxes(d[out], -1, -2)
+
+
+# ----- joining -----------------------------------------------------------------------------
+
+
+def split_along(g, arrays, axis):
+    """``g`` cut along ``axis`` into pieces as long as each of ``arrays`` is on that axis."""
+    sizes = [np.shape(x)[axis] for x in arrays]
+    return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def concatenate_grad(g, arrays, axis=0):
+    """Gradient of ``np.concatenate``: one slice of ``g`` per input (axis None: flattened)."""
+    if axis is None:
+        pieces = split_along(np.ravel(g), [np.ravel(x) for x in arrays], 0)
+    else:
+        pieces = split_along(g, arrays, axis)
+    return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, arrays)]
+
+
+def stack_grad(g, arrays, axis=0):
+    """Gradient of ``np.stack``: the input's slice of ``g`` along the new axis."""
+    return [astype_grad(np.take(g, i, axis=axis), x) for i, x in enumerate(arrays)]
+
+
+def hstack_grad(g, tup):
+    """Gradient of ``np.hstack``: concatenation of the 1-d views along axis 1 (0 for vectors)."""
+    views = [np.atleast_1d(x) for x in tup]
+    pieces = split_along(g, views, 0 if views[0].ndim == 1 else 1)
+    return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, tup)]
+
+
+def vstack_grad(g, tup):
+    """Gradient of ``np.vstack``: concatenation of the 2-d views along axis 0."""
+    pieces = split_along(g, [np.atleast_2d(x) for x in tup], 0)
+    return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, tup)]
+
+
+def dstack_grad(g, tup):
+    """Gradient of ``np.dstack``: concatenation of the 3-d views along axis 2."""
+    pieces = split_along(g, [np.atleast_3d(x) for x in tup], 2)
+    return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, tup)]
+
+
+def column_stack_grad(g, tup):
+    """Gradient of ``np.column_stack``: vectors became columns, matrices joined along axis 1."""
+    views = [np.reshape(x, (-1, 1)) if np.ndim(x) < 2 else x for x in tup]
+    pieces = split_along(g, views, 1)
+    return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, tup)]
+
+
+@adjoint(np.concatenate)
+def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    d[arrays] = concatenate_grad(d[ans], arrays, axis)
+
+
+@adjoint(np.stack)
+def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    d[arrays] = stack_grad(d[ans], arrays, axis)
+
+
+@adjoint(np.hstack)
+def _(out, tup, *, dtype=None, casting="same_kind"):
+    d[tup] = hstack_grad(d[out], tup)
+
+
+@adjoint(np.vstack)
+def _(out, tup, *, dtype=None, casting="same_kind"):
+    d[tup] = vstack_grad(d[out], tup)
+
+
+@adjoint(np.dstack)
+def _(out, tup):
+    d[tup] = dstack_grad(d[out], tup)
+
+
+@adjoint(np.column_stack)
+def _(out, tup):
+    d[tup] = column_stack_grad(d[out], tup)
+
+
+# ----- splitting ---------------------------------------------------------------------------
+
+
+def split_grad(gs, pieces, ary, axis=0):
+    """Gradient of ``np.split`` and friends: the pieces' gradients joined again along ``axis``,
+    zeros standing in for the pieces that received none."""
+    if is_zero(gs):
+        return 0
+    dtype = np.result_type(ary, 1.0)
+    parts = [np.zeros(np.shape(p), dtype=dtype) if is_zero(gp) else gp
+             for gp, p in zip(gs, pieces)]
+    return astype_grad(np.concatenate(parts, axis=axis), ary)
+
+
+def hsplit_axis(ary):
+    return 1 if np.ndim(ary) > 1 else 0
+
+
+@adjoint(np.split, np.array_split)
+def _(out, ary, indices_or_sections, axis=0):
+    d[ary] = split_grad(d[out], out, ary, axis)
+
+
+@adjoint(np.hsplit)
+def _(out, ary, indices_or_sections):
+    d[ary] = split_grad(d[out], out, ary, hsplit_axis(ary))
+
+
+@adjoint(np.vsplit)
+def _(out, ary, indices_or_sections):
+    d[ary] = split_grad(d[out], out, ary, 0)
+
+
+@adjoint(np.dsplit)
+def _(out, ary, indices_or_sections):
+    d[ary] = split_grad(d[out], out, ary, 2)
+
+
+def unstack_grad(gs, pieces, x, axis=0):
+    """Gradient of ``np.unstack``: the pieces' gradients stacked again along ``axis``."""
+    if is_zero(gs):
+        return 0
+    dtype = np.result_type(x, 1.0)
+    parts = [np.zeros(np.shape(p), dtype=dtype) if is_zero(gp) else gp
+             for gp, p in zip(gs, pieces)]
+    return astype_grad(np.stack(parts, axis=axis), x)
+
+
+if hasattr(np, "unstack"):  # NumPy >= 2.1
+
+    @adjoint(np.unstack)
+    def _(out, x, *, axis=0):
+        d[x] = unstack_grad(d[out], out, x, axis)
+
+
+# ----- repeating ---------------------------------------------------------------------------
+
+
+def tile_grad(g, A, reps):
+    """Gradient of ``np.tile``: the tiles of ``g`` summed onto one another."""
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    ndim = max(np.ndim(A), len(reps))
+    shape = (1,) * (ndim - np.ndim(A)) + np.shape(A)
+    reps = (1,) * (ndim - len(reps)) + reps
+    interleaved = [n for pair in zip(reps, shape) for n in pair]
+    grad = np.sum(np.reshape(g, interleaved), axis=tuple(range(0, 2 * ndim, 2)))
+    return np.reshape(grad, np.shape(A))
+
+
+@adjoint(np.tile)
+def _(out, A, reps):
+    d[A] = tile_grad(d[out], A, reps)
+
+
+def repeat_grad(g, a, repeats, axis=None):
+    """Gradient of ``np.repeat``: the copies of each element summed back onto it."""
+    x = np.asarray(a)
+    if axis is None:
+        x, g, axis = x.ravel(), np.ravel(g), 0
+    axis = normalize_axis(axis, x.ndim)
+    source = np.repeat(np.arange(x.shape[axis]), repeats)
+    moved = np.moveaxis(np.asarray(g), axis, 0)
+    grad = np.zeros((x.shape[axis],) + moved.shape[1:], dtype=moved.dtype)
+    np.add.at(grad, source, moved)
+    return astype_grad(np.reshape(np.moveaxis(grad, 0, axis), np.shape(a)), a)
+
+
+@adjoint(np.repeat)
+def _(out, a, repeats, axis=None):
+    d[a] = repeat_grad(d[out], a, repeats, axis)
+
+
+# ----- reordering --------------------------------------------------------------------------
+
+
+@adjoint(np.flip)
+def _(out, m, axis=None):
+    d[m] = np.flip(d[out], axis)
+
+
+@adjoint(np.fliplr)
+def _(out, m):
+    d[m] = np.fliplr(d[out])
+
+
+@adjoint(np.flipud)
+def _(out, m):
+    d[m] = np.flipud(d[out])
+
+
+@adjoint(np.roll)
+def _(out, a, shift, axis=None):
+    d[a] = np.roll(d[out], np.negative(shift), axis)
+
+
+@adjoint(np.rot90)
+def _(out, m, k=1, axes=(0, 1)):
+    d[m] = np.rot90(d[out], -k, axes)
+
+
+def sort_grad(g, a, axis=-1, kind=None):
+    """Gradient of ``np.sort``: ``g`` sent back through the sorting permutation."""
+    x = np.asarray(a)
+    if axis is None:
+        x, axis = x.ravel(), -1
+    order = np.argsort(x, axis=axis, kind="stable")
+    grad = np.zeros(x.shape, dtype=np.result_type(g, x, 1.0))
+    np.put_along_axis(grad, order, g, axis=axis)
+    return astype_grad(np.reshape(grad, np.shape(a)), a)
+
+
+@adjoint(np.sort)
+def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
+    d[a] = sort_grad(d[out], a, axis, kind)
+
+
+# ----- diagonals and triangles -------------------------------------------------------------
+
+
+def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
+    """Gradient of ``np.diagonal``: ``g`` written on the diagonal of a zero array like ``a``."""
+    if is_zero(g):
+        return 0
+    grad = np.zeros(np.shape(a), dtype=np.result_type(g, a, 1.0))
+    view = np.moveaxis(grad, (axis1, axis2), (-2, -1))  # a view: writes land in grad
+    steps = np.arange(np.shape(g)[-1])
+    view[..., steps + max(-offset, 0), steps + max(offset, 0)] = g
+    return astype_grad(grad, a)
+
+
+def diag_grad(g, v, k=0):
+    """Gradient of ``np.diag``: a vector became a matrix (take its diagonal back) or a matrix's
+    diagonal was taken (put it back in place)."""
+    if np.ndim(v) == 1:
+        return astype_grad(np.diagonal(g, k), v)
+    return diagonal_grad(g, v, k, 0, 1)
+
+
+def trace_grad(g, a, offset=0, axis1=0, axis2=1):
+    """Gradient of ``np.trace``: ``g`` on every element of the summed diagonal."""
+    if is_zero(g):
+        return 0
+    length = np.diagonal(a, offset, axis1, axis2).shape[-1]
+    along = np.broadcast_to(np.expand_dims(g, -1), np.shape(g) + (length,))
+    return diagonal_grad(along, a, offset, axis1, axis2)
+
+
+@adjoint(np.diag)
+def _(out, v, k=0):
+    d[v] = diag_grad(d[out], v, k)
+
+
+@adjoint(np.diagonal)
+def _(out, a, offset=0, axis1=0, axis2=1):
+    d[a] = diagonal_grad(d[out], a, offset, axis1, axis2)
+
+
+@adjoint(np.trace)
+def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    d[a] = trace_grad(d[ans], a, offset, axis1, axis2)
+
+
+@adjoint(np.triu)
+def _(out, m, k=0):
+    d[m] = unbroadcast(np.triu(d[out], k), m)
+
+
+@adjoint(np.tril)
+def _(out, m, k=0):
+    d[m] = unbroadcast(np.tril(d[out], k), m)
+
+
+# ----- indexing ----------------------------------------------------------------------------
+
+
+def take_indices(indices, n, mode="raise"):
+    """The indices ``np.take`` reads along an axis of length ``n``, after its ``mode``."""
+    index = np.asarray(indices)
+    if mode == "clip":
+        return np.clip(index, 0, n - 1)
+    if mode == "wrap":
+        return np.mod(index, n)
+    return index
+
+
+def take_grad(g, a, indices, axis=None, mode="raise"):
+    """Gradient of ``np.take``: ``g`` added back at the indices (repeats accumulate)."""
+    if is_zero(g):
+        return 0
+    x = np.asarray(a)
+    grad = np.zeros(x.size if axis is None else x.shape, dtype=np.result_type(g, x, 1.0))
+    axis = 0 if axis is None else normalize_axis(axis, x.ndim)
+    n = grad.shape[axis]
+    index = take_indices(indices, n, mode)
+    moved_g = np.moveaxis(np.asarray(g), tuple(range(axis, axis + index.ndim)),
+                          tuple(range(index.ndim)))
+    np.add.at(np.moveaxis(grad, axis, 0), index, moved_g)
+    return astype_grad(np.reshape(grad, x.shape), a)
+
+
+@adjoint(np.take)
+def _(ans, a, indices, axis=None, out=None, mode="raise"):
+    d[a] = take_grad(d[ans], a, indices, axis, mode)
+
+
+def take_along_axis_grad(g, arr, indices, axis=-1):
+    """Gradient of ``np.take_along_axis``: ``g`` added back at the indices along ``axis``."""
+    if is_zero(g):
+        return 0
+    x = np.asarray(arr)
+    if axis is None:
+        x, axis = x.ravel(), 0
+    axis = normalize_axis(axis, x.ndim)
+    grad = np.zeros(x.shape, dtype=np.result_type(g, x, 1.0))
+    index = np.broadcast_to(indices, np.shape(g))
+    spots = list(np.indices(index.shape, sparse=True))
+    spots[axis] = index
+    np.add.at(grad, tuple(spots), g)
+    return astype_grad(np.reshape(grad, np.shape(arr)), arr)
+
+
+@adjoint(np.take_along_axis)
+def _(out, arr, indices, axis=-1):
+    d[arr] = take_along_axis_grad(d[out], arr, indices, axis)
+
+
+# ----- padding and differences -------------------------------------------------------------
+
+PAD_MODES_BY_INDEX = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def pad_grad(g, array, pad_width, mode="constant", reflect_type="even"):
+    """Gradient of ``np.pad`` for the modes that copy elements: pad an array of element numbers
+    the same way, then add each element of ``g`` back to the element it was copied from."""
+    if mode not in PAD_MODES_BY_INDEX or reflect_type != "even":
+        raise NotImplementedError(
+            f"np.pad(mode={mode!r}, reflect_type={reflect_type!r}) has no gradient rule; the "
+            f"modes {', '.join(PAD_MODES_BY_INDEX)} (reflect_type='even') have one")
+    x = np.asarray(array)
+    numbers = np.arange(x.size).reshape(x.shape)
+    source = np.pad(numbers, pad_width, mode, **({"constant_values": -1} if mode == "constant"
+                                                 else {}))
+    copied = source >= 0
+    grad = np.zeros(x.size, dtype=np.result_type(g, x, 1.0))
+    np.add.at(grad, source[copied], np.asarray(g)[copied])
+    return astype_grad(grad.reshape(x.shape), array)
+
+
+@adjoint(np.pad)
+def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0,
+      end_values=0, reflect_type="even"):
+    d[array] = pad_grad(d[out], array, pad_width, mode, reflect_type)
+
+
+def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
+    """Gradients of ``np.diff(a, n, axis, prepend, append)`` for ``(a, prepend, append)``: each
+    difference ``y[i] = x[i+1] - x[i]`` sends ``g[i]`` to ``x[i+1]`` and ``-g[i]`` to ``x[i]``."""
+    if is_zero(g):
+        return 0, 0, 0
+    x = np.asarray(a)
+    axis = normalize_axis(axis, x.ndim)
+    grad = np.asarray(g)
+    for _ in range(n):
+        shape = list(grad.shape)
+        shape[axis] = 1
+        edge = np.zeros(shape, dtype=grad.dtype)
+        grad = np.concatenate([edge, grad], axis) - np.concatenate([grad, edge], axis)
+    lengths = [0 if p is None else (np.shape(p)[axis] if np.ndim(p) else 1)
+               for p in (prepend, append)]
+    cut = np.split(grad, [lengths[0], grad.shape[axis] - lengths[1]], axis=axis)
+    g_prepend = 0 if prepend is None else unbroadcast(cut[0], prepend)
+    g_append = 0 if append is None else unbroadcast(cut[2], append)
+    return astype_grad(cut[1], a), g_prepend, g_append
+
+
+@adjoint(np.diff)
+def _(out, a, n=1, axis=-1, prepend=None, append=None):
+    grads = diff_grads(d[out], a, n, axis, prepend, append)
+    d[a] = grads[0]
+    d[prepend] = grads[1]
+    d[append] = grads[2]
+
+
+# ----- grids -------------------------------------------------------------------------------
+
+
+def meshgrid_grads(gs, xi, indexing="xy"):
+    """Gradients of ``np.meshgrid(*xi)``: each grid summed over every axis but its own (with
+    ``indexing='xy'`` the first two inputs vary along axes 1 and 0)."""
+    grads = []
+    for k, (gk, x) in enumerate(zip(gs, xi)):
+        if is_zero(gk):
+            grads.append(0)
+            continue
+        own = 1 - k if indexing == "xy" and len(xi) > 1 and k < 2 else k
+        others = tuple(i for i in range(np.ndim(gk)) if i != own)
+        grads.append(astype_grad(np.reshape(np.sum(gk, axis=others), np.shape(x)), x))
+    return tuple(grads)
+
+
+@adjoint(np.meshgrid)
+def _(out, *xi, copy=True, sparse=False, indexing="xy"):
+    d[xi] = meshgrid_grads(d[out], xi, indexing)

@@ -1,0 +1,1 @@
+"""The source-to-source transformation, one module per stage; ``pipeline.STAGES`` orders them."""

@@ -1,0 +1,118 @@
+"""Stage 4, activity: which local names carry a derivative of the differentiated inputs.
+
+Output guarantee: ``active_names`` returns every name whose value may depend, through a
+differentiable operation, on an active parameter (a flow-insensitive fixed point, so a name is
+active if any of its assignments is). Comparisons, ``not``, shape queries and functions declared
+non-differentiable cut the dependence.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from mindgrad import rules
+
+NONDIFF_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides",
+                           "flags"})
+NONDIFF_METHODS = frozenset({"argmax", "argmin", "argsort", "nonzero", "any", "all", "tolist",
+                             "keys", "index", "count", "__len__", "isdigit", "startswith",
+                             "endswith", "format", "lower", "upper"})
+
+
+def value_is_active(value, active, resolve) -> bool:
+    """Whether the single operation ``value`` (normalized) gives an active result."""
+    if isinstance(value, gast.Name):
+        return value.id in active
+    if isinstance(value, (gast.Constant, gast.Compare, gast.JoinedStr)):
+        return False
+    if isinstance(value, gast.UnaryOp):
+        return not isinstance(value.op, gast.Not) and value_is_active(value.operand, active, resolve)
+    if isinstance(value, gast.BinOp):
+        if isinstance(value.op, gast.FloorDiv):
+            return False
+        return value_is_active(value.left, active, resolve) or \
+            value_is_active(value.right, active, resolve)
+    if isinstance(value, gast.Attribute):
+        if value.attr in NONDIFF_ATTRS:
+            return False
+        return value_is_active(value.value, active, resolve)
+    if isinstance(value, gast.Subscript):
+        return value_is_active(value.value, active, resolve)
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return any(value_is_active(e, active, resolve) for e in value.elts)
+    if isinstance(value, gast.Dict):
+        return any(value_is_active(v, active, resolve) for v in value.values)
+    if isinstance(value, gast.Call):
+        operands = list(value.args) + [k.value for k in value.keywords]
+        func = value.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and func.value.id in resolve.locals:
+            if func.attr in NONDIFF_METHODS:
+                return False
+            operands.append(func.value)
+        else:
+            target = resolve(func)
+            if target is not None and rules.is_nondifferentiable(target):
+                return False
+        return any(value_is_active(o, active, resolve) for o in operands)
+    return False
+
+
+def active_names(fdef, active_params, resolve) -> set:
+    """The fixed point of activity over the normalized function ``fdef``."""
+    active = set(active_params)
+    while True:
+        before = len(active)
+        for node in gast.walk(fdef):
+            if isinstance(node, gast.Assign):
+                target = node.targets[0]
+                if isinstance(target, gast.Name):
+                    if value_is_active(node.value, active, resolve):
+                        active.add(target.id)
+                elif isinstance(target, gast.Subscript):
+                    if value_is_active(node.value, active, resolve):
+                        active.add(target.value.id)
+            elif isinstance(node, gast.For):
+                if value_is_active(node.iter, active, resolve) and not isinstance(node.iter, gast.Call):
+                    active.add(node.target.id)
+            elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
+                func = node.value.func
+                if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                        and func.attr in ("append", "extend", "insert"):
+                    if any(value_is_active(a, active, resolve) for a in node.value.args):
+                        active.add(func.value.id)
+        if len(active) == before:
+            return active
+
+
+def defined_names(fdef) -> dict:
+    """How many statements define each name (parameters count as one definition)."""
+    counts = {a.id: 1 for a in fdef.args.args + fdef.args.kwonlyargs}
+    for node in gast.walk(fdef):
+        targets = []
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            targets = [node.targets[0].id]
+        elif isinstance(node, gast.For):
+            targets = [node.target.id]
+        for t in targets:
+            counts[t] = counts.get(t, 0) + 1
+    return counts
+
+
+def indexed_names(fdef) -> set:
+    """Names subscripted, index-assigned or appended to: their gradients are owned buffers."""
+    found = set()
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name):
+            found.add(node.value.id)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and isinstance(node.func.value, gast.Name) and node.func.attr == "append":
+            found.add(node.func.value.id)
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) \
+                and isinstance(node.value, (gast.Tuple, gast.List, gast.Dict)):
+            found.add(node.targets[0].id)
+        if isinstance(node, gast.For) and isinstance(node.iter, gast.Name):
+            found.add(node.iter.id)
+    return found
+
+

@@ -1,0 +1,125 @@
+"""Small constructors and queries on gast trees, shared by the stages."""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import keyword
+
+import gast
+
+
+def load(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def store(name: str) -> gast.Name:
+    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
+
+
+def const(value) -> gast.Constant:
+    return gast.Constant(value=value, kind=None)
+
+
+def assign(target, value, like=None) -> gast.Assign:
+    if isinstance(target, str):
+        target = store(target)
+    node = gast.Assign(targets=[target], value=value, type_comment=None)
+    return located(node, like)
+
+
+def expr_stmt(value, like=None) -> gast.Expr:
+    return located(gast.Expr(value=value), like)
+
+
+def call(func, *args, **kwargs) -> gast.Call:
+    if isinstance(func, str):
+        func = dotted(func)
+    keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs.items()]
+    return gast.Call(func=func, args=list(args), keywords=keywords)
+
+
+def dotted(path: str):
+    """``a.b.c`` as a Name/Attribute chain."""
+    parts = path.split(".")
+    node = load(parts[0])
+    for part in parts[1:]:
+        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
+    return node
+
+
+def attr(value, name: str) -> gast.Attribute:
+    return gast.Attribute(value=value, attr=name, ctx=gast.Load())
+
+
+def subscript(value, index, ctx=None) -> gast.Subscript:
+    return gast.Subscript(value=value, slice=index, ctx=ctx or gast.Load())
+
+
+def tuple_(elts, ctx=None) -> gast.Tuple:
+    return gast.Tuple(elts=list(elts), ctx=ctx or gast.Load())
+
+
+def binop(left, op, right) -> gast.BinOp:
+    return gast.BinOp(left=left, op=op, right=right)
+
+
+def if_(test, body, orelse=(), like=None) -> gast.If:
+    return located(gast.If(test=test, body=list(body), orelse=list(orelse)), like)
+
+
+def located(node, like):
+    if like is not None:
+        node.lineno = getattr(like, "lineno", None)
+        node.col_offset = getattr(like, "col_offset", 0)
+    return node
+
+
+def is_atom(node) -> bool:
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def names_in(node, ctx=None) -> set:
+    """Names used in ``node`` (a node or a list), optionally only those loaded or stored."""
+    found = set()
+    nodes = node if isinstance(node, list) else [node]
+    for root in nodes:
+        for sub in gast.walk(root):
+            if isinstance(sub, gast.Name) and (ctx is None or isinstance(sub.ctx, ctx)):
+                found.add(sub.id)
+    return found
+
+
+def assigned_names(stmts) -> set:
+    """Names bound by the statements (assignment and loop targets), nested blocks included."""
+    found = set()
+    for stmt in stmts if isinstance(stmts, list) else [stmts]:
+        for sub in gast.walk(stmt):
+            if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
+                found.add(sub.id)
+    return found
+
+
+def clone(node):
+    return copy.deepcopy(node)
+
+
+class NameGen:
+    """Fresh, readable local names that clash with nothing the function already uses."""
+
+    def __init__(self, taken=()):
+        self.taken = set(taken)
+
+    def reserve(self, names):
+        self.taken.update(names)
+
+    def __call__(self, base: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "t"
+        if base[0].isdigit() or keyword.iskeyword(base) or hasattr(builtins, base):
+            base = base + "_" if not base[0].isdigit() else "_" + base
+        candidate, n = base, 1
+        while candidate in self.taken:
+            n += 1
+            candidate = f"{base}{n}"
+        self.taken.add(candidate)
+        return candidate

@@ -1,0 +1,208 @@
+"""Stage 8, emit: gast -> ast -> readable Python text, then compiled with a real filename.
+
+Output guarantee: ``unparse`` gives text that parses back to the same tree, with parentheses only
+where precedence needs them, bare tuple subscripts (``x[1:2, None]``, which astunparse 1.6.3
+prints as the syntax error ``x[(1:2, None)]``), and ``comment(...)`` markers printed as
+``# ...`` lines. ``compile_functions`` registers the text in ``linecache`` under a unique
+filename, so tracebacks, ``inspect.getsource`` and ``pdb`` show the generated lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import itertools
+import linecache
+import types
+
+import astunparse
+import gast
+
+_COMMENT = "__mindgrad_comment__:"
+
+# Python's operator precedence, loosest first.
+_PREC = {
+    "Lambda": 1, "IfExp": 2, "Or": 3, "And": 4, "Not": 5, "Compare": 6, "BitOr": 7,
+    "BitXor": 8, "BitAnd": 9, "LShift": 10, "RShift": 10, "Add": 11, "Sub": 11, "Mult": 12,
+    "Div": 12, "FloorDiv": 12, "Mod": 12, "MatMult": 12, "Unary": 13, "Pow": 14, "Atom": 16,
+}
+
+
+def comment(text: str, like=None) -> gast.Expr:
+    """A statement that prints as ``# text``."""
+    node = gast.Expr(value=gast.Constant(value=_COMMENT + text, kind=None))
+    if like is not None:
+        node.lineno = getattr(like, "lineno", None)
+    return node
+
+
+def _precedence(node) -> int:
+    if isinstance(node, ast.BinOp):
+        return _PREC[type(node.op).__name__]
+    if isinstance(node, ast.UnaryOp):
+        return _PREC["Not"] if isinstance(node.op, ast.Not) else _PREC["Unary"]
+    if isinstance(node, ast.BoolOp):
+        return _PREC[type(node.op).__name__]
+    if isinstance(node, (ast.Compare, ast.IfExp, ast.Lambda)):
+        return _PREC[type(node).__name__]
+    if isinstance(node, ast.NamedExpr):
+        return 0
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex)) \
+            and not isinstance(node.value, bool) and (
+                node.value.real < 0 if not isinstance(node.value, complex) else True):
+        return _PREC["Unary"]
+    return _PREC["Atom"]
+
+
+class Unparser(astunparse.Unparser):
+    """astunparse's printer, parenthesizing by precedence and printing comment markers."""
+
+    def _child(self, node, needed: int):
+        if _precedence(node) < needed:
+            self.write("(")
+            self.dispatch(node)
+            self.write(")")
+        else:
+            self.dispatch(node)
+
+    def _Expr(self, tree):
+        value = tree.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, str) \
+                and value.value.startswith(_COMMENT):
+            self.fill("# " + value.value[len(_COMMENT):])
+            return
+        super()._Expr(tree)
+
+    def _BinOp(self, t):
+        prec = _precedence(t)
+        if isinstance(t.op, ast.Pow):
+            self._child(t.left, prec + 1)
+            self.write(" ** ")
+            self._child(t.right, _PREC["Unary"])
+            return
+        self._child(t.left, prec)
+        self.write(" " + self.binop[t.op.__class__.__name__] + " ")
+        self._child(t.right, prec + 1)
+
+    def _UnaryOp(self, t):
+        self.write(self.unop[t.op.__class__.__name__])
+        if isinstance(t.op, ast.Not):
+            self.write(" ")
+        self._child(t.operand, _precedence(t))
+
+    def _BoolOp(self, t):
+        prec = _precedence(t)
+        word = " and " if isinstance(t.op, ast.And) else " or "
+        for i, value in enumerate(t.values):
+            if i:
+                self.write(word)
+            self._child(value, prec + 1)
+
+    def _Compare(self, t):
+        self._child(t.left, _PREC["BitOr"])
+        for op, right in zip(t.ops, t.comparators):
+            self.write(" " + self.cmpops[op.__class__.__name__] + " ")
+            self._child(right, _PREC["BitOr"])
+
+    def _IfExp(self, t):
+        self._child(t.body, _PREC["Or"])
+        self.write(" if ")
+        self._child(t.test, _PREC["Or"])
+        self.write(" else ")
+        self._child(t.orelse, _PREC["IfExp"])
+
+    def _Subscript(self, t):
+        self._child(t.value, _PREC["Atom"])
+        self.write("[")
+        index = t.slice
+        if isinstance(index, ast.Tuple) and index.elts:
+            for i, elt in enumerate(index.elts):
+                if i:
+                    self.write(", ")
+                self.dispatch(elt)
+            if len(index.elts) == 1:
+                self.write(",")
+        else:
+            self.dispatch(index)
+        self.write("]")
+
+    def _Attribute(self, t):
+        if isinstance(t.value, ast.Constant) and isinstance(t.value.value, int):
+            self.write("(")
+            self.dispatch(t.value)
+            self.write(")")
+        else:
+            self._child(t.value, _PREC["Atom"])
+        self.write(".")
+        self.write(t.attr)
+
+    def _Call(self, t):
+        self._child(t.func, _PREC["Atom"])
+        self.write("(")
+        first = True
+        for arg in t.args:
+            if not first:
+                self.write(", ")
+            first = False
+            self.dispatch(arg)
+        for kw in t.keywords:
+            if not first:
+                self.write(", ")
+            first = False
+            self.dispatch(kw)
+        self.write(")")
+
+
+def unparse(tree) -> str:
+    """Readable Python for a gast tree (a module, a function or a list of statements)."""
+    if isinstance(tree, list):
+        tree = gast.Module(body=tree, type_ignores=[])
+    node = gast.gast_to_ast(tree)
+    ast.fix_missing_locations(node)
+    out = io.StringIO()
+    Unparser(node, out)
+    return out.getvalue().lstrip("\n")
+
+
+_counter = itertools.count(1)
+
+
+def compile_functions(text: str, names, bindings: dict, globals_: dict, closure: dict, label: str):
+    """Compile the function definitions in ``text`` and return them by name.
+
+    Free names are looked up, in order, in ``bindings`` (objects the generated code needs),
+    ``closure`` (the user function's own closure cells, kept live), then ``globals_`` (the
+    user function's module globals, also live). ``text`` is registered in ``linecache``.
+    """
+    filename = f"<mindgrad {label} #{next(_counter)}>"
+    cell_names = sorted(set(bindings) | set(closure))
+    header = "def __mindgrad_bindings__():\n"
+    if cell_names:
+        header += "    " + " = ".join(cell_names) + " = None\n"
+    body = "".join("    " + line + "\n" if line else "\n" for line in text.splitlines())
+    full = header + body + "    return " + ", ".join(f"{n}" for n in names) + ",\n"
+    code = compile(full, filename, "exec")
+    linecache.cache[filename] = (len(full), None, full.splitlines(True), filename)
+    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    functions = {}
+    for fcode in factory_code.co_consts:
+        if not isinstance(fcode, types.CodeType) or fcode.co_name not in names:
+            continue
+        cells = []
+        for free in fcode.co_freevars:
+            if free in bindings:
+                cells.append(types.CellType(bindings[free]))
+            elif free in closure:
+                cells.append(closure[free])
+            else:
+                cells.append(types.CellType())
+        functions[fcode.co_name] = (fcode, cells)
+    made = {}
+    for name, (fcode, cells) in functions.items():
+        made[name] = types.FunctionType(fcode, globals_, name, None, tuple(cells))
+    # generated functions that call each other (a gradient calling its helpers, recursion)
+    for name, fn in made.items():
+        for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            if free in made:
+                cell.cell_contents = made[free]
+    return made, filename

@@ -1,0 +1,137 @@
+"""Inlining gradient-rule templates into generated code (used by the reverse stage).
+
+A template's parameters are replaced by the call's argument atoms, ``d[out]`` by the adjoint of
+the call's result, its temporaries by fresh names, and the module names it reads (``np``,
+``unbroadcast``, ...) by names that refer to the same objects in the generated function.
+A statement ``d[p] = e`` becomes an accumulation into the adjoint of the argument bound to ``p``,
+and is dropped when that argument needs no gradient. A template that cannot be applied raises;
+it is never dropped silently.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import gast
+
+from mindgrad.rules import RuleError
+from mindgrad.transform import astutil as A
+
+_LITERALS = (type(None), bool, int, float, complex, str, bytes)
+
+
+def literal(value, bind):
+    """An AST for a default value: a constant, a tuple of them, or a bound name."""
+    if isinstance(value, _LITERALS):
+        return A.const(value)
+    if isinstance(value, tuple) and all(isinstance(v, _LITERALS) for v in value):
+        return A.tuple_([A.const(v) for v in value])
+    return A.load(bind(value, getattr(value, "__name__", "default")))
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, rule, params, out_name, d_out, temps, bind):
+        self.rule, self.params, self.out_name, self.d_out = rule, params, out_name, d_out
+        self.temps, self.bind = temps, bind
+        self.comprehension_names = set()
+
+    def visit_comprehension(self, node):
+        self.comprehension_names |= A.names_in(node.target, gast.Store)
+        return self.generic_visit(node)
+
+    def visit_ListComp(self, node):
+        for gen in node.generators:
+            self.comprehension_names |= A.names_in(gen.target, gast.Store)
+        return self.generic_visit(node)
+
+    visit_GeneratorExp = visit_ListComp
+
+    def visit_Subscript(self, node):
+        if isinstance(node.value, gast.Name) and node.value.id == "d":
+            if node.slice.id != self.rule.out:
+                raise RuleError(f"the rule for {self.rule.name} reads d[{node.slice.id}]; "
+                                "a rule may only read d[out]")
+            return A.load(self.d_out)
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        name = node.id
+        if name in self.comprehension_names:
+            return node
+        if name == self.rule.out:
+            return A.load(self.out_name)
+        if name in self.params:
+            return A.clone(self.params[name])
+        if name in self.temps:
+            return A.load(self.temps[name]) if isinstance(node.ctx, gast.Load) else A.store(
+                self.temps[name])
+        if name in self.rule.globals:
+            return A.load(self.bind(self.rule.globals[name], name))
+        if hasattr(builtins, name):
+            return A.load(self.bind(getattr(builtins, name), name))
+        raise RuleError(f"the rule for {self.rule.name} reads {name!r}, which is neither a "
+                        "parameter, a temporary, nor a name of its module")
+
+
+def instantiate(rule, args, keywords, out_name, d_out, gen):
+    """The adjoint statements of ``out_name = f(*args, **keywords)`` from ``rule``.
+
+    ``gen`` is the reverse stage: it supplies ``is_active``, ``accumulate``, ``fresh`` and
+    ``bind``. ``args`` and ``keywords`` are atoms of the normalized call.
+    """
+    try:
+        bound = rule.bind(args, keywords)
+    except TypeError as exc:
+        raise RuleError(f"the call does not fit the rule for {rule.name}: {exc}") from None
+    params = {}
+    for name, value in bound.items():
+        if name in rule.varargs:
+            params[name] = A.tuple_(value)
+        elif isinstance(value, gast.AST):
+            params[name] = value
+        elif isinstance(value, dict):  # **kwargs of a rule: not inlined
+            continue
+        else:
+            params[name] = literal(value, gen.bind)
+    temps = {}
+    out = []
+    for stmt in rule.body:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+            raise RuleError(f"the rule for {rule.name} may only contain assignments "
+                            "(put branches in a helper function)")
+        target = stmt.targets[0]
+        if isinstance(target, gast.Subscript):  # d[p] = expr
+            param = target.slice.id
+            grads_for = _active_arguments(bound[param], param in rule.varargs, gen)
+            if not grads_for:
+                continue
+            value = _Substitute(rule, params, out_name, d_out, temps, gen.bind).visit(
+                A.clone(stmt.value))
+            if param in rule.varargs or isinstance(grads_for, list):
+                parts = gen.fresh("grads_" + _short(rule.name))
+                out.append(A.assign(parts, value))
+                for index, atom in grads_for:
+                    out.append(gen.accumulate(atom.id, A.subscript(A.load(parts), A.const(index))))
+            else:
+                out.append(gen.accumulate(grads_for.id, value))
+        elif isinstance(target, gast.Name):
+            temps.setdefault(target.id, gen.fresh(target.id))
+            value = _Substitute(rule, params, out_name, d_out, temps, gen.bind).visit(
+                A.clone(stmt.value))
+            out.append(A.assign(temps[target.id], value))
+        else:
+            raise RuleError(f"the rule for {rule.name} assigns to {type(target).__name__}")
+    gen.adjoint_names.update(temps.values())
+    return out
+
+
+def _active_arguments(value, is_varargs, gen):
+    if is_varargs:
+        return [(i, a) for i, a in enumerate(value) if gen.is_active(a)]
+    if isinstance(value, gast.AST) and gen.is_active(value):
+        return value
+    return None
+
+
+def _short(name):
+    return "".join(c for c in str(name) if c.isalnum() or c == "_")[:12] or "rule"

@@ -1,0 +1,242 @@
+"""Stage 6, optimize: zero propagation, copy propagation, dead code, constant folding.
+
+Works on the backward sweep, where every statement assigning only adjoint names is *pure*
+(no side effects) and linear in the one gradient it reads. Output guarantee: the statements
+compute the same gradients; an accumulation into a gradient known to be zero became a plain
+assignment ("first write assigns"), contributions of known-zero gradients are gone, and pure
+statements whose results are never read are removed. Statements that pop the tape, restore
+values, or call a generated backward function are never removed.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from mindgrad.transform import astutil as A
+from mindgrad.transform.emit import _COMMENT
+
+_IMPURE_METHODS = frozenset({"pop", "append"})
+
+
+class Optimizer:
+    def __init__(self, adjoint_names, impure_calls, owned, accumulators):
+        self.adjoint = set(adjoint_names)
+        self.impure_calls = set(impure_calls)
+        self.owned = set(owned)
+        self.accumulators = set(accumulators)  # helpers whose 1st argument is the accumulator
+
+    # ----- classification ------------------------------------------------------------------
+
+    def is_pure(self, s) -> bool:
+        if not isinstance(s, gast.Assign):
+            return False
+        stores = A.names_in(s.targets, gast.Store)
+        if not stores or not stores <= self.adjoint:
+            return False
+        for sub in gast.walk(s.value):
+            if isinstance(sub, gast.Call):
+                f = sub.func
+                if isinstance(f, gast.Attribute) and f.attr in _IMPURE_METHODS:
+                    return False
+                if isinstance(f, gast.Name) and f.id in self.impure_calls:
+                    return False
+        return True
+
+    def _accumulation(self, s):
+        """(target, contribution nodes) if ``s`` adds into its own target, else None."""
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+            return None
+        t, v = s.targets[0].id, s.value
+        if isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add) and \
+                isinstance(v.left, gast.Name) and v.left.id == t:
+            return t, [v.right]
+        if isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+                v.func.id in self.accumulators and v.args and \
+                isinstance(v.args[0], gast.Name) and v.args[0].id == t:
+            return t, v.args[1:]
+        return None
+
+    # ----- zero propagation ----------------------------------------------------------------
+
+    def zeros(self, stmts, zero, rewrite=True):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.If):
+                body, z1 = self.zeros(s.body, set(zero), rewrite)
+                orelse, z2 = self.zeros(s.orelse, set(zero), rewrite)
+                if rewrite:
+                    s.body, s.orelse = body or [gast.Pass()], orelse
+                zero = z1 & z2
+                out.append(s)
+                continue
+            if isinstance(s, (gast.For, gast.While)):
+                entry = set(zero)
+                while True:
+                    _, after = self.zeros(A.clone(s.body), set(entry), False)
+                    new = zero & after
+                    if new == entry:
+                        break
+                    entry = new
+                body, after = self.zeros(s.body, set(entry), rewrite)
+                if rewrite:
+                    s.body = body or [gast.Pass()]
+                zero = zero & after
+                out.append(s)
+                continue
+            s, zero = self._zero_stmt(s, zero, rewrite)
+            if s is not None:
+                out.append(s)
+        return out, zero
+
+    def _zero_stmt(self, s, zero, rewrite):
+        if not isinstance(s, gast.Assign):
+            return s, zero - A.names_in(s, gast.Store)
+        stores = A.names_in(s.targets, gast.Store)
+        if self.is_pure(s):
+            acc = self._accumulation(s)
+            if acc is not None:
+                target, parts = acc
+                if any(A.names_in(p, gast.Load) & zero for p in parts):
+                    return None, zero  # adds a zero: nothing changes
+                if target in zero and isinstance(s.value, gast.BinOp) and rewrite:
+                    s.value = s.value.right
+                return s, zero - {target}
+            if isinstance(s.value, gast.Constant) and s.value.value == 0:
+                return s, zero | stores
+            if A.names_in(s.value, gast.Load) & zero & self.adjoint:
+                # a linear function of a zero gradient: the result is zero
+                if isinstance(s.targets[0], gast.Name):
+                    if rewrite:
+                        s.value = A.const(0)
+                    return s, zero | stores
+                return None, zero | (stores - A.names_in(s.value, gast.Load))
+        return s, zero - stores
+
+    # ----- copy propagation ----------------------------------------------------------------
+
+    def copies(self, stmts):
+        for i, s in enumerate(stmts):
+            for child in ("body", "orelse"):
+                if hasattr(s, child) and isinstance(getattr(s, child), list):
+                    self.copies(getattr(s, child))
+            if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                    and isinstance(s.value, gast.Name)):
+                continue
+            a, b = s.targets[0].id, s.value.id
+            if a not in self.adjoint or a in self.owned or b in self.owned or a == b:
+                continue
+            for later in stmts[i + 1:]:
+                assigned = A.assigned_names(later)
+                if isinstance(later, (gast.If, gast.For, gast.While)) and (a in assigned
+                                                                            or b in assigned):
+                    break
+                _rename_loads(later, a, b)
+                if a in assigned or b in assigned:
+                    break
+        return stmts
+
+    # ----- dead code -----------------------------------------------------------------------
+
+    def dead(self, stmts, live):
+        out = []
+        for s in reversed(stmts):
+            if _is_comment(s):
+                out.append(s)
+                continue
+            if isinstance(s, gast.If):
+                body, l1 = self.dead(s.body, set(live))
+                orelse, l2 = self.dead(s.orelse, set(live))
+                if not _code(body) and not _code(orelse):
+                    continue
+                s.body, s.orelse = body or [gast.Pass()], orelse
+                live = l1 | l2 | A.names_in(s.test, gast.Load)
+                out.append(s)
+                continue
+            if isinstance(s, (gast.For, gast.While)):
+                header = A.names_in(s.iter if isinstance(s, gast.For) else s.test, gast.Load)
+                entry = set(live) | header
+                while True:
+                    _, inner = self.dead(A.clone(s.body), set(entry))
+                    new = entry | inner
+                    if new == entry:
+                        break
+                    entry = new
+                body, inner = self.dead(s.body, set(entry))
+                if not _code(body):
+                    continue
+                s.body = body
+                live = entry | inner
+                out.append(s)
+                continue
+            stores = A.names_in(s, gast.Store) if isinstance(s, gast.Assign) else set()
+            if self.is_pure(s) and not (stores & live):
+                continue
+            live = (live - stores) | A.names_in(s, gast.Load)
+            out.append(s)
+        out.reverse()
+        return _drop_orphan_comments(out), live
+
+    # ----- constant folding ----------------------------------------------------------------
+
+    def fold(self, stmts):
+        folder = _Fold()
+        return [folder.visit(s) for s in stmts]
+
+    def run(self, stmts, live_out, zero=()):
+        for _ in range(6):
+            before = _fingerprint(stmts)
+            stmts = self.fold(stmts)
+            stmts, _ = self.zeros(stmts, set(zero))
+            stmts = self.copies(stmts)
+            stmts, _ = self.dead(stmts, set(live_out))
+            if _fingerprint(stmts) == before:
+                break
+        return stmts
+
+
+class _Fold(gast.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = node.left, node.right
+        numeric = (int, float)
+        if isinstance(left, gast.Constant) and isinstance(right, gast.Constant) and \
+                isinstance(left.value, numeric) and isinstance(right.value, numeric) and \
+                not isinstance(left.value, bool) and not isinstance(right.value, bool):
+            ops = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
+                   gast.Mult: lambda a, b: a * b}
+            if type(node.op) in ops:
+                return A.const(ops[type(node.op)](left.value, right.value))
+        if isinstance(node.op, gast.Pow) and isinstance(right, gast.Constant) and \
+                right.value == 1 and not isinstance(right.value, bool):
+            return left
+        return node
+
+
+def _rename_loads(node, old, new):
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Name) and sub.id == old and isinstance(sub.ctx, gast.Load):
+            sub.id = new
+
+
+def _is_comment(s) -> bool:
+    return isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant) and \
+        isinstance(s.value.value, str) and s.value.value.startswith(_COMMENT)
+
+
+def _code(stmts) -> bool:
+    return any(not _is_comment(s) and not isinstance(s, gast.Pass) for s in stmts)
+
+
+def _drop_orphan_comments(stmts):
+    out = []
+    for i, s in enumerate(stmts):
+        if _is_comment(s):
+            nxt = stmts[i + 1] if i + 1 < len(stmts) else None
+            if nxt is None or _is_comment(nxt):
+                continue
+        out.append(s)
+    return out
+
+
+def _fingerprint(stmts) -> str:
+    return gast.dump(gast.Module(body=list(stmts), type_ignores=[]))

@@ -1,0 +1,243 @@
+"""The pipeline: ``STAGES`` in order, and ``run`` which takes a function to its compiled adjoint.
+
+    source -> fence -> normalize -> activity -> reverse -> optimize -> emit -> compile
+
+``run(fn, spec, dump=print)`` prints the source after each stage. The caching of what ``run``
+returns is ``mindgrad.cache``'s business.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from mindgrad import rules, runtime
+from mindgrad.transform import astutil as A
+from mindgrad.transform import emit, fence, normalize, optimize, reverse, source
+
+STAGES = ("source", "fence", "normalize", "activity", "reverse", "optimize", "emit", "compile")
+
+
+class Spec:
+    """What to build: which positional parameters get gradients."""
+
+    def __init__(self, positions):
+        self.positions = tuple(positions)
+
+
+class Generated:
+    """The result of a build: the compiled entry point and everything shown to users."""
+
+    def __init__(self, function, text, files, dependencies, stages):
+        self.function = function
+        self.text = text
+        self.files = files
+        self.dependencies = dependencies
+        self.stages = stages
+
+
+class _Pending:
+    """A generated function referenced before it is compiled (callees, recursion)."""
+
+    def __init__(self, key):
+        self.key = key
+
+
+class Build:
+    """One transformation: the entry function and every user function it calls."""
+
+    def __init__(self, dump=None):
+        self.dump = dump
+        self.units = []          # (src, [FunctionDef], bindings)
+        self.callees = {}        # (code, mask) -> (forward name, backward name)
+        self.function_names = A.NameGen()
+        self.dependencies = []   # (globals dict, name, object) the result depends on
+        self.stages = []         # (stage, function name, text)
+
+    def record(self, stage, name, text):
+        self.stages.append((stage, name, text))
+        if self.dump is not None:
+            self.dump(f"# ---- {stage}: {name} ----\n{text.rstrip()}\n")
+
+    # ----- one function --------------------------------------------------------------------
+
+    def function(self, fn, active, split, key=None):
+        src = source.get_source(fn)
+        self.record("source", src.name, "".join(src.lines))
+        fence.check(src)
+        self.record("fence", src.name, emit.unparse(src.tree))
+        names = A.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
+        fdef = normalize.normalize(src, src.tree, names)
+        self.record("normalize", src.name, emit.unparse(fdef))
+        params = [a.id for a in fdef.args.args]
+        active_params = [params[i] for i in active]
+        snapshot = set(names.taken)
+        # pass 1 finds which values the backward sweep reads; pass 2 saves just those
+        first = reverse.Reverse(self, src, fdef, active_params, names, split)
+        first.key = key
+        self.record("activity", src.name, "active: " + ", ".join(sorted(first.active)))
+        body = self._sweeps(first, fdef)
+        needed = _loads(body[1]) - first.adjoint_names - set(first.bindings)
+        names.taken = snapshot
+        gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split)
+        gen.needed = needed
+        gen.key = key
+        fwd, bwd, result = self._sweeps(gen, gen.fdef)
+        unoptimized = self._assemble(gen, fwd, bwd, result, split, optimize_=False)
+        self.record("reverse", src.name, "\n".join(emit.unparse(f) for f in unoptimized))
+        defs = self._assemble(gen, fwd, bwd, result, split, optimize_=True)
+        self.record("optimize", src.name, "\n".join(emit.unparse(f) for f in defs))
+        self.units.append((src, defs, gen.bindings))
+        self._track(src, fdef)
+        return defs
+
+    def _sweeps(self, gen, fdef):
+        body = fdef.body
+        ret = body[-1]
+        fwd, bwd = gen.block(body[:-1], False)
+        result = ret.value
+        return fwd, bwd, result
+
+    def _track(self, src, fdef):
+        """Remember the globals the generated code relies on, so a rebinding is noticed."""
+        resolver = reverse.Resolver(src, set())
+        for sub in gast.walk(fdef):
+            if isinstance(sub, gast.Call):
+                obj = resolver(sub.func)
+                root = sub.func
+                while isinstance(root, gast.Attribute):
+                    root = root.value
+                if isinstance(root, gast.Name) and root.id in src.globals and obj is not None:
+                    self.dependencies.append((src.globals, root.id, src.globals[root.id]))
+
+    def _assemble(self, gen, fwd, bwd, result, split, optimize_):
+        fwd, bwd = A.clone(fwd), A.clone(bwd)
+        res_active = gen.is_active(result)
+        d_res = gen.d(result.id) if res_active else None
+        owned = {gen.d(n) for n in gen.indexed if n in gen.active}
+        adjoint_names = set(gen.adjoint_names)
+        grads = [gen.d(p) if p in gen.active else None for p in gen.active_params]
+        inits = [A.assign(dn, A.const(0)) for dn in sorted(set(gen.dnames.values()) - {d_res})
+                 if dn is not None]
+        if split:
+            seed = []
+        else:
+            seed_fn = gen.helper(runtime.seed)
+            sens = gen.sens = getattr(gen, "sens", None) or gen.fresh("sens")
+            seed = [A.assign(d_res, A.call(seed_fn, A.clone(result), A.load(sens)))] \
+                if res_active else []
+        back = seed + inits + bwd
+        returned = [A.load(g) if g else A.const(0) for g in grads]
+        if optimize_:
+            opt = optimize.Optimizer(adjoint_names, gen.impure_calls, owned,
+                                     {gen.bind(runtime.add, "add"),
+                                      gen.bind(runtime.add_at, "add_at")})
+            live_out = {g for g in grads if g}
+            back = opt.run(back, live_out, zero=())
+        prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - set(gen.params))]
+        params = gen.fdef.args
+        if split:
+            return self._split_defs(gen, fwd, back, result, d_res, returned, prologue)
+        tape = [A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))] if gen.uses_tape else []
+        args = _arguments([a.id for a in params.args], [a.id for a in params.kwonlyargs] +
+                          [gen.sens])
+        ret = gast.Return(value=A.tuple_([A.clone(result), A.tuple_(returned)]))
+        body = prologue + tape + fwd + [emit.comment("backward sweep")] + back + [ret]
+        name = self.function_names("grad_" + gen.fdef.name)
+        return [_def(name, args, body)]
+
+    def _split_defs(self, gen, fwd, back, result, d_res, returned, prologue):
+        fwd_name, bwd_name = self.callees[gen.key]
+        locals_ = sorted((_loads(back) & gen.local_names) - gen.adjoint_names - {gen.tape})
+        save, load = [], []
+        if locals_:
+            packed = A.tuple_([A.load(n) for n in locals_]) if len(locals_) > 1 else A.load(
+                locals_[0])
+            save = [A.expr_stmt(A.call(A.attr(A.load(gen.tape), "append"), packed))]
+            target = A.tuple_([A.store(n) for n in locals_], gast.Store()) if len(locals_) > 1 \
+                else A.store(locals_[0])
+            load = [A.assign(target, A.call(A.attr(A.load(gen.tape), "pop")))]
+        params = [a.id for a in gen.fdef.args.args]
+        forward = _def(fwd_name, _arguments([gen.tape] + params, []),
+                       prologue + fwd + save + [gast.Return(value=A.clone(result))])
+        d_in = d_res or gen.fresh("d_result")
+        ret = returned[0] if len(returned) == 1 else A.tuple_(returned)
+        backward = _def(bwd_name, _arguments([gen.tape, d_in], []),
+                        load + back + [gast.Return(value=ret)])
+        return [forward, backward]
+
+    # ----- callees -------------------------------------------------------------------------
+
+    def callee(self, fn, mask, caller, stmt):
+        """Names of the forward and backward functions of ``fn`` for active arguments ``mask``."""
+        key = (fn.__code__, mask)
+        if key not in self.callees:
+            names = (self.function_names(fn.__name__ + "_forward"),
+                     self.function_names(fn.__name__ + "_backward"))
+            self.callees[key] = names
+            self.function(fn, [i for i, m in enumerate(mask) if m], split=True, key=key)
+        fwd, bwd = self.callees[key]
+        for name in (fwd, bwd):
+            caller.bindings[name] = _Pending(name)
+            caller.fresh.reserve([name])
+        return fwd, bwd
+
+    # ----- compile -------------------------------------------------------------------------
+
+    def compile(self, label):
+        made, files, texts = {}, [], []
+        for src, defs, bindings in self.units:
+            text = "\n".join(emit.unparse(d) for d in defs)
+            texts.append(text)
+            names = [d.name for d in defs]
+            functions, filename = emit.compile_functions(
+                text, names, bindings, src.globals, src.closure, label)
+            for d in defs:
+                fn = functions[d.name]
+                fn.__defaults__ = src.fn.__defaults__ if d.name.startswith("grad_") else None
+                if d.name.startswith("grad_"):
+                    kw = dict(src.fn.__kwdefaults__ or {})
+                    fn.__kwdefaults__ = kw
+            made.update(functions)
+            files.append(filename)
+        for fn in made.values():
+            for cell in fn.__closure__ or ():
+                try:
+                    value = cell.cell_contents
+                except ValueError:
+                    continue
+                if isinstance(value, _Pending):
+                    cell.cell_contents = made[value.key]
+        self.record("emit", label, "\n\n".join(texts))
+        return made, files, "\n\n".join(texts)
+
+
+def _loads(stmts) -> set:
+    return A.names_in(list(stmts), gast.Load)
+
+
+def _arguments(names, kwonly):
+    return gast.arguments(args=[A.store(n) for n in names], posonlyargs=[], vararg=None,
+                          kwonlyargs=[A.store(n) for n in kwonly],
+                          kw_defaults=[None for _ in kwonly], kwarg=None, defaults=[])
+
+
+def _def(name, args, body):
+    for n in args.args + args.kwonlyargs:
+        n.ctx = gast.Param()
+    return gast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
+                            type_comment=None, type_params=[])
+
+
+def run(fn, positions, dump=None):
+    """Transform ``fn`` for gradients at ``positions`` and compile: a ``Generated``."""
+    build = Build(dump)
+    defs = build.function(fn, positions, split=False)
+    entry = defs[0].name
+    made, files, text = build.compile(getattr(fn, "__name__", "fn"))
+    entry_fn = made[entry]
+    entry_fn.__kwdefaults__ = dict(entry_fn.__kwdefaults__ or {})
+    sens_name = [a.id for a in defs[0].args.kwonlyargs][-1]
+    entry_fn.__kwdefaults__[sens_name] = None
+    entry_fn.sens_name = sens_name
+    deps = build.dependencies + [(None, "__rules__", rules.registry_version())]
+    return Generated(entry_fn, text, files, deps, build.stages)

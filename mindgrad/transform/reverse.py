@@ -1,0 +1,526 @@
+"""Stage 5, reverse: the adjoint of a normalized function, as a forward and a backward sweep.
+
+Output guarantees:
+
+* The forward sweep is the normalized function, plus ``tape.append(v)`` before each assignment
+  that overwrites a value the backward sweep reads, and an iteration counter on loops the
+  backward sweep cannot re-derive (``while``, loops with ``break``).
+* The backward sweep visits statements in reverse. At the adjoint of a statement every variable
+  holds the value it had just after that statement ran in the forward sweep ("restore by pop"):
+  the adjoint of ``y = f(x)`` adds to ``d_x`` from ``d_y``, clears ``d_y`` and pops the old ``y``.
+* Every adjoint variable is set to 0 where the backward sweep begins; the optimize stage removes
+  what is not needed. Accumulation is ``d_x = d_x + g`` (``add(d_x, g)`` for containers and
+  indexed arrays, whose gradients are owned buffers that ``add_at`` updates in place).
+* Calls of the user's own functions become calls of their own forward and backward functions,
+  sharing the tape; the ``Build`` collects those.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import gast
+
+from mindgrad import rules, runtime
+from mindgrad.errors import NoGradientRuleError, UnsupportedSyntaxError
+from mindgrad.rules import RuleError
+from mindgrad.transform import activity
+from mindgrad.transform import astutil as A
+from mindgrad.transform.emit import comment
+from mindgrad.transform.inline import instantiate, literal
+
+_MISSING = object()
+_MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", "clear", "fill",
+                               "update", "setdefault", "popitem", "resize", "put", "itemset"})
+
+
+class Resolver:
+    """What a callee expression of the normalized function refers to."""
+
+    def __init__(self, src, local_names):
+        self.src = src
+        self.locals = local_names
+
+    def __call__(self, func):
+        path = []
+        node = func
+        while isinstance(node, gast.Attribute):
+            path.append(node.attr)
+            node = node.value
+        if not isinstance(node, gast.Name) or node.id in self.locals:
+            return None
+        obj = self.src.resolve(node.id, _MISSING)
+        for part in reversed(path):
+            if obj is _MISSING:
+                return None
+            obj = getattr(obj, part, _MISSING)
+        return None if obj is _MISSING else obj
+
+
+class Reverse:
+    """Builds the forward and backward sweeps of one function for one set of active inputs."""
+
+    def __init__(self, build, src, fdef, active_params, names, split):
+        self.build = build
+        self.src = src
+        self.fdef = fdef
+        self.params = [a.id for a in fdef.args.args]
+        self.active_params = list(active_params)
+        self.fresh = names
+        self.split = split
+        self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
+            A.assigned_names(fdef.body)
+        self.resolve = Resolver(src, self.local_names)
+        self.active = activity.active_names(fdef, active_params, self.resolve)
+        self.defs = activity.defined_names(fdef)
+        self.indexed = activity.indexed_names(fdef)
+        self.tape = names("tape")
+        self.dnames = {}
+        self.adjoint_names = set()
+        self.bindings = {}
+        self._bound = {}
+        self.impure_calls = set()
+        self.needed = None
+        self.uses_tape = False
+        self.pushed = set()
+
+    # ----- names ---------------------------------------------------------------------------
+
+    def d(self, name: str) -> str:
+        if name not in self.dnames:
+            self.dnames[name] = self.fresh("d_" + name)
+            self.adjoint_names.add(self.dnames[name])
+        return self.dnames[name]
+
+    def bind(self, obj, preferred: str) -> str:
+        """A name under which the generated code reaches ``obj``."""
+        if self.src.resolve(preferred, _MISSING) is obj and preferred not in self.local_names:
+            return preferred
+        key = id(obj)
+        if key in self._bound:
+            return self._bound[key]
+        name = self.fresh(preferred)
+        self.bindings[name] = obj
+        self._bound[key] = name
+        return name
+
+    def helper(self, fn) -> gast.Name:
+        return A.load(self.bind(fn, fn.__name__))
+
+    def is_active(self, node) -> bool:
+        return isinstance(node, gast.Name) and node.id in self.active
+
+    def accumulate(self, name: str, value, like=None):
+        dn = self.d(name)
+        if name in self.indexed:
+            return A.assign(dn, A.call(self.helper(runtime.add), A.load(dn), value), like)
+        return A.assign(dn, A.binop(A.load(dn), gast.Add(), value), like)
+
+    def needs_push(self, name, in_loop) -> bool:
+        if self.needed is None or name not in self.needed:
+            return False
+        return self.defs.get(name, 0) > 1 or in_loop
+
+    def push(self, value, like):
+        self.uses_tape = True
+        if isinstance(value, gast.Name):
+            self.pushed.add(value.id)
+        return A.expr_stmt(A.call(A.attr(A.load(self.tape), "append"), value), like)
+
+    def pop(self):
+        self.uses_tape = True
+        return A.call(A.attr(A.load(self.tape), "pop"))
+
+    def fail(self, node, message, error=UnsupportedSyntaxError):
+        lineno = self.src.line_of(node)
+        if error is UnsupportedSyntaxError:
+            raise UnsupportedSyntaxError(message, self.src.filename, lineno,
+                                         self.src.text_of(lineno))
+        raise error(f"{message}\n  at {self.src.filename}:{lineno}: "
+                    f"{self.src.text_of(lineno).strip()}")
+
+    # ----- blocks --------------------------------------------------------------------------
+
+    def block(self, stmts, in_loop):
+        fwd, chunks = [], []
+        for s in stmts:
+            f, b = self.stmt(s, in_loop)
+            fwd.extend(f)
+            if b:
+                chunks.append((getattr(s, "lineno", None), b))
+        bwd, last = [], None
+        for lineno, chunk in reversed(chunks):
+            if lineno is not None and lineno != last:
+                text = self.src.text_of(self.src.line_of(_Line(lineno)))
+                bwd.append(comment("grad of: " + text.strip(), _Line(lineno)))
+            bwd.extend(chunk)
+            last = lineno
+        return fwd, bwd
+
+    def stmt(self, s, in_loop):
+        if isinstance(s, gast.Assign):
+            target = s.targets[0]
+            if isinstance(target, gast.Name):
+                return self.assign(s, target.id, s.value, in_loop)
+            return self.setitem(s, target, in_loop)
+        if isinstance(s, gast.If):
+            return self.if_(s, in_loop)
+        if isinstance(s, gast.For):
+            return self.for_(s, in_loop)
+        if isinstance(s, gast.While):
+            return self.while_(s, in_loop)
+        if isinstance(s, gast.Expr):
+            return self.expr(s, in_loop)
+        if isinstance(s, (gast.Break, gast.Assert, gast.Raise, gast.Pass)):
+            return [s], []
+        self.fail(s, f"{type(s).__name__} statements are not supported here")
+
+    # ----- assignments ---------------------------------------------------------------------
+
+    def assign(self, s, name, value, in_loop):
+        fwd, bwd = [], []
+        if self.needs_push(name, in_loop):
+            fwd.append(self.push(A.load(name), s))
+        if isinstance(value, gast.Call) and self.is_active_call(value):
+            callee = self.user_function(value)
+            if callee is not None:
+                f, b = self.call_user(s, name, value, callee)
+                fwd.extend(f)
+                bwd.extend(b)
+            else:
+                fwd.append(s)
+                bwd.extend(self.adjoint_of(s, name, value))
+        else:
+            fwd.append(s)
+            if name in self.active and activity.value_is_active(value, self.active, self.resolve):
+                bwd.extend(self.adjoint_of(s, name, value))
+        if name in self.active:
+            bwd.append(A.assign(self.d(name), A.const(0), s))
+        if self.needs_push(name, in_loop):
+            bwd.append(A.assign(name, self.pop(), s))
+        return fwd, bwd
+
+    def adjoint_of(self, s, name, value):
+        """Adjoint statements of ``name = value``, reading ``d_name``."""
+        d_out = self.d(name)
+        if isinstance(value, gast.Name):
+            return [self.accumulate(value.id, A.load(d_out), s)] if self.is_active(value) else []
+        if isinstance(value, gast.BinOp):
+            fn = _BINOPS[type(value.op)]
+            return self.apply_rule(s, rules.lookup(fn), fn, [value.left, value.right], {}, name)
+        if isinstance(value, gast.UnaryOp):
+            fn = _UNARYOPS.get(type(value.op))
+            return self.apply_rule(s, rules.lookup(fn), fn, [value.operand], {}, name)
+        if isinstance(value, gast.Subscript):
+            base = value.value
+            if not self.is_active(base):
+                return []
+            add_at = self.helper(runtime.add_at)
+            self.indexed.add(base.id)
+            call = A.call(add_at, A.load(self.d(base.id)), A.load(base.id),
+                          _as_load(A.clone(value.slice)), A.load(d_out))
+            return [A.assign(self.d(base.id), call, s)]
+        if isinstance(value, (gast.Tuple, gast.List)):
+            item = self.helper(runtime.item)
+            return [self.accumulate(e.id, A.call(A.clone(item), A.load(d_out), A.const(i)), s)
+                    for i, e in enumerate(value.elts) if self.is_active(e)]
+        if isinstance(value, gast.Dict):
+            item = self.helper(runtime.item)
+            return [self.accumulate(v.id, A.call(A.clone(item), A.load(d_out), A.clone(k)), s)
+                    for k, v in zip(value.keys, value.values) if self.is_active(v)]
+        if isinstance(value, gast.Attribute):
+            rule = rules.lookup_attr(value.attr)
+            if rule is None:
+                self.fail(s, f"the attribute .{value.attr} of a differentiated value has no "
+                             f"gradient rule; register one with @mindgrad.adjoint_attr"
+                             f"({value.attr!r})", NoGradientRuleError)
+            return self.apply_rule(s, rule, value.attr, [value.value], {}, name)
+        if isinstance(value, gast.Call):
+            return self.adjoint_call(s, name, value)
+        return []
+
+    def apply_rule(self, s, rule, fn, args, keywords, name):
+        if rule is None:
+            label = _describe(fn)
+            self.fail(s, f"{label} has no gradient rule; register one with "
+                         f"@mindgrad.adjoint({label})", NoGradientRuleError)
+        try:
+            stmts = instantiate(rule, args, keywords, name, self.d(name), self)
+        except RuleError as exc:
+            self.fail(s, str(exc), NoGradientRuleError)
+        return [A.located(st, s) for st in stmts]
+
+    def is_active_call(self, call) -> bool:
+        operands = list(call.args) + [k.value for k in call.keywords]
+        func = call.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and func.value.id in self.local_names:
+            operands.append(func.value)
+        return any(self.is_active(o) for o in operands)
+
+    def adjoint_call(self, s, name, call):
+        func = call.func
+        keywords = {k.arg: k.value for k in call.keywords}
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and func.value.id in self.local_names:
+            if func.attr in activity.NONDIFF_METHODS:
+                return []
+            rule = rules.lookup_method(func.attr)
+            if rule is None:
+                self.fail(s, f"the method .{func.attr}() has no gradient rule; register one "
+                             f"with @mindgrad.adjoint_method({func.attr!r})", NoGradientRuleError)
+            return self.apply_rule(s, rule, func.attr, [func.value] + list(call.args),
+                                   keywords, name)
+        target = self.resolve(func)
+        if target is None:
+            self.fail(s, f"cannot tell which function {A_text(func)} is; call a module-level "
+                         "function, a method of an array, or a local lambda/def", NameError)
+        if rules.is_nondifferentiable(target):
+            return []
+        rule = rules.lookup(target)
+        if rule is None and _is_user_function(target):
+            raise AssertionError("user functions are handled by call_user")
+        if rule is None:
+            self.fail(s, f"{_describe(target)} has no gradient rule and no Python source to "
+                         f"differentiate; register a rule with @mindgrad.adjoint("
+                         f"{_describe(target)})", NoGradientRuleError)
+        return self.apply_rule(s, rule, target, list(call.args), keywords, name)
+
+    def user_function(self, call):
+        func = call.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and func.value.id in self.local_names:
+            return None
+        target = self.resolve(func)
+        if target is None or rules.lookup(target) is not None or \
+                rules.is_nondifferentiable(target):
+            return None
+        return target if _is_user_function(target) else None
+
+    def call_user(self, s, name, call, fn):
+        """``name = fn(...)`` for a user function: its forward now, its backward later."""
+        try:
+            bound = inspect.signature(fn).bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            self.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
+                      TypeError)
+        bound.apply_defaults()
+        args = []
+        for pname, value in bound.arguments.items():
+            args.append(value if isinstance(value, gast.AST) else literal(value, self.bind))
+        mask = tuple(self.is_active(a) for a in args)
+        fwd_name, bwd_name = self.build.callee(fn, mask, self, s)
+        self.uses_tape = True
+        forward = A.assign(name, A.call(A.load(fwd_name), A.load(self.tape), *args), s)
+        if name not in self.active:
+            return [forward], []
+        parts = [self.fresh(f"d_{a.id}_{fn.__name__}") for a, m in zip(args, mask) if m]
+        self.adjoint_names.update(parts)
+        target = A.tuple_([A.store(p) for p in parts], gast.Store()) if len(parts) != 1 \
+            else A.store(parts[0])
+        backward = A.assign(target, A.call(A.load(bwd_name), A.load(self.tape),
+                                           A.load(self.d(name))), s)
+        self.impure_calls.add(bwd_name)
+        bwd = [backward]
+        active_args = [a for a, m in zip(args, mask) if m]
+        for part, arg in zip(parts, active_args):
+            bwd.append(self.accumulate(arg.id, A.load(part), s))
+        return [forward], bwd
+
+    def setitem(self, s, target, in_loop):
+        """``x[idx] = v``: the old value is saved; its gradient is cleared in the backward."""
+        base = target.value.id
+        index = _as_load(A.clone(target.slice))
+        fwd, bwd = [], []
+        needed = self.needed is not None and base in self.needed
+        if needed:
+            saved = A.call(self.helper(runtime.saved_item), A.load(base), A.clone(index))
+            fwd.append(self.push(saved, s))
+        fwd.append(s)
+        if base in self.active:
+            v = s.value
+            part = self.fresh(f"d_{base}_new")
+            self.adjoint_names.add(part)
+            grad = A.call(self.helper(runtime.setitem_grad), A.load(self.d(base)),
+                          A.clone(index), A.clone(v))
+            bwd.append(A.assign(A.tuple_([A.store(part), A.store(self.d(base))], gast.Store()),
+                                grad, s))
+            if self.is_active(v):
+                bwd.append(self.accumulate(v.id, A.load(part), s))
+        if needed:
+            restore = A.call(self.helper(runtime.restore_item), A.load(base), A.clone(index),
+                             self.pop())
+            bwd.append(A.expr_stmt(restore, s))
+        return fwd, bwd
+
+    def expr(self, s, in_loop):
+        call = s.value
+        if not isinstance(call, gast.Call):
+            return [s], []
+        func = call.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and func.value.id in self.local_names:
+            base = func.value.id
+            if func.attr == "append" and (base in self.active or (
+                    self.needed is not None and base in self.needed)):
+                bwd = []
+                if base in self.active:
+                    part = self.fresh(f"d_{base}_item")
+                    self.adjoint_names.add(part)
+                    bwd.append(A.assign(A.tuple_([A.store(part), A.store(self.d(base))],
+                                                 gast.Store()),
+                                        A.call(self.helper(runtime.pop_grad),
+                                               A.load(self.d(base))), s))
+                    if call.args and self.is_active(call.args[0]):
+                        bwd.append(self.accumulate(call.args[0].id, A.load(part), s))
+                if self.needed is not None and base in self.needed:
+                    bwd.append(A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s))
+                return [s], bwd
+            if func.attr in _MUTATING_METHODS and base in self.active:
+                self.fail(s, f"the in-place method .{func.attr}() on a differentiated value is "
+                             "not supported; build a new value instead")
+        return [s], []
+
+    # ----- control flow --------------------------------------------------------------------
+
+    def if_(self, s, in_loop):
+        body_f, body_b = self.block(s.body, in_loop)
+        else_f, else_b = self.block(s.orelse, in_loop)
+        fwd = [A.if_(s.test, body_f or [gast.Pass()], else_f, s)]
+        if not _has_code(body_b) and not _has_code(else_b):
+            return fwd, []
+        if not _has_code(body_b):
+            test = gast.UnaryOp(op=gast.Not(), operand=A.clone(s.test))
+            return fwd, [A.if_(test, else_b, [], s)]
+        return fwd, [A.if_(A.clone(s.test), body_b, else_b, s)]
+
+    def for_(self, s, in_loop):
+        target = s.target.id
+        body_f, body_b = self.block(s.body, True)
+        breaks = any(isinstance(n, gast.Break) for n in s.body)
+        fwd, bwd = [], []
+        count = None
+        if self.needs_push(target, in_loop):
+            fwd.append(self.push(A.load(target), s))
+        if breaks:
+            count = self.fresh("n_iter")
+            fwd.append(A.assign(count, A.const(0), s))
+            body_f = [A.assign(count, A.binop(A.load(count), gast.Add(), A.const(1)), s)] + body_f
+        fwd.append(A.located(gast.For(target=A.store(target), iter=s.iter, body=body_f,
+                                      orelse=[], type_comment=None), s))
+        iter_active = self.is_active(s.iter) and target in self.active
+        if not _has_code(body_b) and not iter_active:
+            if self.needs_push(target, in_loop):
+                bwd.append(A.assign(target, self.pop(), s))
+            return fwd, bwd
+        seq = A.clone(s.iter)
+        if iter_active:
+            k = self.fresh("k")
+            n = A.load(count) if count else A.call("len", A.clone(seq))
+            header_iter = A.call("reversed", A.call("range", n))
+            body = [A.assign(target, A.subscript(A.clone(seq), A.load(k)), s)] + body_b
+            body.append(A.assign(self.d(s.iter.id), A.call(
+                self.helper(runtime.add_at), A.load(self.d(s.iter.id)), A.clone(seq), A.load(k),
+                A.load(self.d(target))), s))
+            body.append(A.assign(self.d(target), A.const(0), s))
+            self.indexed.add(s.iter.id)
+            loop_target = k
+        else:
+            if count:
+                seq = A.subscript(seq, gast.Slice(lower=None, upper=A.load(count), step=None))
+            header_iter = A.call("reversed", seq)
+            body = body_b
+            loop_target = target
+        bwd.append(A.located(gast.For(target=A.store(loop_target), iter=header_iter, body=body,
+                                      orelse=[], type_comment=None), s))
+        if self.needs_push(target, in_loop):
+            bwd.append(A.assign(target, self.pop(), s))
+        return fwd, bwd
+
+    def while_(self, s, in_loop):
+        body_f, body_b = self.block(s.body, True)
+        if not _has_code(body_b):
+            return [A.located(gast.While(test=s.test, body=body_f, orelse=[]), s)], []
+        count = self.fresh("n_iter")
+        self.local_names.add(count)
+        start = A.assign(count, A.const(0), s)
+        fwd = []
+        if in_loop:
+            fwd.append(self.push(A.load(count), s))
+        body_f = [A.assign(count, A.binop(A.load(count), gast.Add(), A.const(1)), s)] + body_f
+        fwd += [start, A.located(gast.While(test=s.test, body=body_f, orelse=[]), s)]
+        loop = gast.For(target=A.store("_"), iter=A.call("range", A.load(count)), body=body_b,
+                        orelse=[], type_comment=None)
+        bwd = [A.located(loop, s)]
+        if in_loop:
+            bwd.append(A.assign(count, self.pop(), s))
+        return fwd, bwd
+
+
+class _Line:
+    def __init__(self, lineno):
+        self.lineno = lineno
+
+
+_BINOPS = {}
+_UNARYOPS = {}
+
+
+def _init_operators():
+    import operator
+
+    _BINOPS.update({gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+                    gast.Div: operator.truediv, gast.Pow: operator.pow,
+                    gast.MatMult: operator.matmul, gast.Mod: operator.mod,
+                    gast.FloorDiv: operator.floordiv})
+    _UNARYOPS.update({gast.USub: operator.neg, gast.UAdd: operator.pos})
+
+
+_init_operators()
+
+
+def _describe(fn) -> str:
+    if isinstance(fn, str):
+        return fn
+    module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    if module.startswith("numpy"):
+        module = "np" + module[5:]
+        if module.startswith("np._core") or module.startswith("np.core"):
+            module = "np"
+    if module == "builtins":
+        return name
+    if module in ("", None):
+        return name
+    return f"{module}.{name}"
+
+
+def _is_user_function(fn) -> bool:
+    if not inspect.isfunction(fn):
+        return False
+    module = getattr(fn, "__module__", "") or ""
+    return not module.startswith(("numpy", "mindgrad.rules", "mindgrad.runtime"))
+
+
+def _has_code(stmts) -> bool:
+    from mindgrad.transform.emit import _COMMENT
+
+    for s in stmts:
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant) and \
+                isinstance(s.value.value, str) and s.value.value.startswith(_COMMENT):
+            continue
+        return True
+    return False
+
+
+def _as_load(node):
+    for sub in gast.walk(node):
+        if hasattr(sub, "ctx"):
+            sub.ctx = gast.Load()
+    return node
+
+
+def A_text(node) -> str:
+    from mindgrad.transform.emit import unparse
+
+    return unparse([gast.Expr(value=node)]).strip()

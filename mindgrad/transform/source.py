@@ -1,0 +1,123 @@
+"""Stage 1, source: read a function's source and parse it with gast.
+
+Output guarantee: a ``Source`` whose ``tree`` is a single ``gast.FunctionDef`` without
+decorators (a lambda becomes ``def <lambda>(...): return <expr>``), with line numbers that map
+back to the user's file through ``line_of``; and ``resolve(name)`` giving the object a free name
+of the function refers to (closure cell, global, or builtin).
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import linecache
+import textwrap
+
+import gast
+
+from mindgrad.errors import NoSourceError
+
+_MISSING = object()
+
+
+class Source:
+    """A user function's parsed source, with where it came from."""
+
+    def __init__(self, fn, tree, filename, first_line, lines):
+        self.fn = fn
+        self.tree = tree
+        self.filename = filename
+        self.first_line = first_line
+        self.lines = lines
+        self.globals = getattr(fn, "__globals__", {})
+        code = fn.__code__
+        cells = fn.__closure__ or ()
+        self.closure = dict(zip(code.co_freevars, cells))
+
+    @property
+    def name(self) -> str:
+        return self.tree.name
+
+    def line_of(self, node) -> int:
+        return self.first_line + getattr(node, "lineno", 1) - 1
+
+    def text_of(self, lineno: int) -> str:
+        return linecache.getline(self.filename, lineno) or ""
+
+    def resolve(self, name: str, default=_MISSING):
+        """The object ``name`` refers to in the function's scope (closure, globals, builtins)."""
+        if name in self.closure:
+            try:
+                return self.closure[name].cell_contents
+            except ValueError:  # an empty cell: the closure variable is not assigned yet
+                return default
+        if name in self.globals:
+            return self.globals[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        return default
+
+
+def get_source(fn) -> Source:
+    """Parse ``fn``'s source. Works for module functions, methods, lambdas and notebook cells."""
+    fn = inspect.unwrap(fn)
+    fn = getattr(fn, "__func__", fn)
+    if not inspect.isfunction(fn):
+        raise NoSourceError(f"{fn!r} is not a Python function, so mindgrad cannot read its source")
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise NoSourceError(
+            f"{fn.__qualname__} has no source that mindgrad can read. Functions typed at a plain "
+            "`python` prompt keep no source: define it in a file or a notebook cell, or register "
+            "a rule for it with @mindgrad.adjoint") from None
+    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    source = textwrap.dedent("".join(lines))
+    if fn.__name__ == "<lambda>":
+        tree = _lambda_tree(fn, source)
+    else:
+        module = gast.parse(source)
+        tree = module.body[0]
+        if not isinstance(tree, gast.FunctionDef):
+            raise NoSourceError(f"the source found for {fn.__qualname__} is not a def")
+        tree.decorator_list = []
+    # line numbers count from the def line, even when decorators came first
+    first_line = first_line + (tree.lineno - 1 if fn.__name__ != "<lambda>" else 0)
+    _shift_lines(tree, -(tree.lineno - 1) if fn.__name__ != "<lambda>" else 0)
+    return Source(fn, tree, filename, first_line, lines)
+
+
+def _shift_lines(tree, delta):
+    if not delta:
+        return
+    for node in gast.walk(tree):
+        if hasattr(node, "lineno") and node.lineno is not None:
+            node.lineno += delta
+
+
+def _lambda_tree(fn, source):
+    """The lambda's own node, out of the (possibly multi-lambda) source line inspect returns."""
+    text = source.strip()
+    module = None
+    for candidate in (text, text.rstrip(",;)"), "(" + text + ")", text.split("=", 1)[-1].strip()):
+        try:
+            module = gast.parse(candidate)
+            break
+        except SyntaxError:
+            continue
+    if module is None:
+        raise NoSourceError(f"cannot parse the source line of a lambda: {text!r}")
+    lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
+    argnames = list(fn.__code__.co_varnames[: fn.__code__.co_argcount])
+    lambdas = [n for n in lambdas if [a.id for a in n.args.args] == argnames] or lambdas
+    if len(lambdas) != 1:
+        raise NoSourceError(
+            f"cannot tell which of the {len(lambdas)} lambdas on this line to differentiate: "
+            f"{text!r}; give it a name with def")
+    lam = lambdas[0]
+    ret = gast.Return(value=lam.body)
+    gast.copy_location(ret, lam)
+    fdef = gast.FunctionDef(name="lambda_", args=lam.args, body=[ret], decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+    gast.copy_location(fdef, lam)
+    return fdef
