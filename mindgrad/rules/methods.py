@@ -62,13 +62,13 @@ def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
 @adjoint_method("var")
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
       mean=None, correction=None):
-    d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction)
+    d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction, where, mean)
 
 
 @adjoint_method("std")
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
       mean=None, correction=None):
-    d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction)
+    d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction, where, mean)
 
 
 @adjoint_method("cumsum")

@@ -14,7 +14,7 @@ from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, unbroadcast
 
 
-def matrix_t(x):
+def swap_last_axes(x):
     """The transpose of (a stack of) matrices."""
     return np.swapaxes(x, -1, -2)
 
@@ -291,12 +291,12 @@ def _(out, x, ord=None, axis=None, keepdims=False):
 
 @adjoint(np.linalg.inv)
 def _(out, a):
-    d[a] = -np.matmul(matrix_t(out), np.matmul(d[out], matrix_t(out)))
+    d[a] = -np.matmul(swap_last_axes(out), np.matmul(d[out], swap_last_axes(out)))
 
 
 def det_grad(g, a, ans):
     """Gradient of ``det(a)``: ``g det(a) inv(a)^T`` (for stacks of matrices too)."""
-    return np.expand_dims(g * ans, (-2, -1)) * matrix_t(np.linalg.inv(a))
+    return np.expand_dims(g * ans, (-2, -1)) * swap_last_axes(np.linalg.inv(a))
 
 
 def slogdet_grad(g, a):
@@ -305,7 +305,7 @@ def slogdet_grad(g, a):
     g_logdet = g[1]
     if is_zero(g_logdet):
         return 0
-    return np.expand_dims(g_logdet, (-2, -1)) * matrix_t(np.linalg.inv(a))
+    return np.expand_dims(g_logdet, (-2, -1)) * swap_last_axes(np.linalg.inv(a))
 
 
 @adjoint(np.linalg.det)
@@ -322,8 +322,8 @@ def solve_adjoint(g, a, b):
     """``solve(a^T, g)``: the gradient of ``x = solve(a, b)`` for ``b`` before it is summed to
     b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.)"""
     if np.ndim(b) == 1:
-        return np.linalg.solve(matrix_t(a), np.expand_dims(g, -1))[..., 0]
-    return np.linalg.solve(matrix_t(a), g)
+        return np.linalg.solve(swap_last_axes(a), np.expand_dims(g, -1))[..., 0]
+    return np.linalg.solve(swap_last_axes(a), g)
 
 
 def solve_grad_a(g_b, a, b, x):
@@ -331,7 +331,7 @@ def solve_grad_a(g_b, a, b, x):
     ``-g_b x^T``."""
     if np.ndim(b) == 1:
         return unbroadcast(-np.expand_dims(g_b, -1) * np.expand_dims(x, -2), a)
-    return unbroadcast(-np.matmul(g_b, matrix_t(x)), a)
+    return unbroadcast(-np.matmul(g_b, swap_last_axes(x)), a)
 
 
 @adjoint(np.linalg.solve)

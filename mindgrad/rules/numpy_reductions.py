@@ -184,37 +184,41 @@ def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
 # ----- variance and standard deviation -----------------------------------------------------
 
 
-def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None):
-    """Gradient of ``np.var``: ``2 (a - mean) / (N - ddof)`` times ``g``."""
+def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=True, mean=None):
+    """Gradient of ``np.var``: ``2 (a - mean) / (N - ddof)`` times ``g`` (``mean`` given or
+    computed, over the elements ``where`` selects)."""
     if is_zero(g):
         return 0
     ddof = ddof if correction is None else correction
     x = np.asarray(a)
     axes = reduced_axes(axis, x.ndim)
-    centered = x - np.mean(x, axis=axes, keepdims=True)
-    count = reduced_count(x, axis)
-    return astype_grad(unreduce(g, x, axis, keepdims) * centered * (2.0 / (count - ddof)), a)
+    if mean is None:
+        mean = np.mean(x, axis=axes, keepdims=True, where=where)
+    count = reduced_count(x, axis, where)
+    grad = unreduce(g, x, axis, keepdims) * (x - mean) * (2.0 / (count - ddof))
+    return astype_grad(masked_grad(grad, where), a)
 
 
-def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None):
+def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+             mean=None):
     """Gradient of ``np.std = sqrt(var)``: the variance's gradient for ``g / (2 std)``; 0 where
     the std is 0 (all elements equal: a kink, where 0 is a subgradient) rather than NaN."""
     if is_zero(g):
         return 0
     return var_grad(g * 0.5 / np.where(ans == 0, np.inf, ans), a, axis, ddof, keepdims,
-                    correction)
+                    correction, where, mean)
 
 
 @adjoint(np.var)
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
       mean=None, correction=None):
-    d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction)
+    d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction, where, mean)
 
 
 @adjoint(np.std)
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
       mean=None, correction=None):
-    d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction)
+    d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction, where, mean)
 
 
 # ----- cumulative sums and products --------------------------------------------------------

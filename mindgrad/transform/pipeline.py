@@ -71,17 +71,21 @@ class Build:
         params = [a.id for a in fdef.args.args]
         active_params = [params[i] for i in active]
         snapshot = set(names.taken)
-        # pass 1 finds which values the backward sweep reads; pass 2 saves just those
-        first = reverse.Reverse(self, src, fdef, active_params, names, split)
-        first.key = key
-        self.record("activity", src.name, "active: " + ", ".join(sorted(first.active)))
-        body = self._sweeps(first, fdef)
-        needed = _loads(body[1]) - first.adjoint_names - set(first.bindings)
-        names.taken = snapshot
-        gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split)
-        gen.needed = needed
-        gen.key = key
-        fwd, bwd, result = self._sweeps(gen, gen.fdef)
+        # Which values must the tape save? Those the backward sweep reads; but saving them
+        # adds restoring code that reads more (branch tests, ...): iterate to a fixed point.
+        needed, recorded = None, False
+        while True:
+            names.taken = set(snapshot)
+            gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split)
+            gen.needed, gen.key = needed, key
+            if not recorded:
+                self.record("activity", src.name, "active: " + ", ".join(sorted(gen.active)))
+                recorded = True
+            fwd, bwd, result = self._sweeps(gen, gen.fdef)
+            reads = (_loads(bwd) & gen.local_names) - gen.adjoint_names
+            if needed is not None and reads <= needed:
+                break
+            needed = reads | (needed or set())
         unoptimized = self._assemble(gen, fwd, bwd, result, split, optimize_=False)
         self.record("reverse", src.name, "\n".join(emit.unparse(f) for f in unoptimized))
         defs = self._assemble(gen, fwd, bwd, result, split, optimize_=True)
@@ -133,21 +137,29 @@ class Build:
                                       gen.bind(runtime.add_at, "add_at")})
             live_out = {g for g in grads if g}
             back = opt.run(back, live_out, zero=())
-        prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - set(gen.params))]
         params = gen.fdef.args
         if split:
-            return self._split_defs(gen, fwd, back, result, d_res, returned, prologue)
+            saved = self._saved_locals(gen, back)
+            prologue = [A.assign(n, A.const(None))
+                        for n in sorted((gen.pushed | set(saved)) - set(gen.params))]
+            return self._split_defs(gen, fwd, back, result, d_res, returned, prologue, saved)
+        prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - set(gen.params))]
         tape = [A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))] if gen.uses_tape else []
         args = _arguments([a.id for a in params.args], [a.id for a in params.kwonlyargs] +
                           [gen.sens])
         ret = gast.Return(value=A.tuple_([A.clone(result), A.tuple_(returned)]))
         body = prologue + tape + fwd + [emit.comment("backward sweep")] + back + [ret]
-        name = self.function_names("grad_" + gen.fdef.name)
-        return [_def(name, args, body)]
+        if not hasattr(gen, "entry_name"):
+            gen.entry_name = self.function_names("grad_" + gen.fdef.name)
+        return [_def(gen.entry_name, args, body)]
 
-    def _split_defs(self, gen, fwd, back, result, d_res, returned, prologue):
+    @staticmethod
+    def _saved_locals(gen, back):
+        """The locals a split backward function reads: saved by its forward when it returns."""
+        return sorted((_loads(back) & gen.local_names) - gen.adjoint_names - {gen.tape})
+
+    def _split_defs(self, gen, fwd, back, result, d_res, returned, prologue, locals_):
         fwd_name, bwd_name = self.callees[gen.key]
-        locals_ = sorted((_loads(back) & gen.local_names) - gen.adjoint_names - {gen.tape})
         save, load = [], []
         if locals_:
             packed = A.tuple_([A.load(n) for n in locals_]) if len(locals_) > 1 else A.load(

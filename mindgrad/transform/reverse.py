@@ -83,6 +83,7 @@ class Reverse:
         self.needed = None
         self.uses_tape = False
         self.pushed = set()
+        self.seen = set(self.params) | {a.id for a in fdef.args.kwonlyargs}
 
     # ----- names ---------------------------------------------------------------------------
 
@@ -107,6 +108,15 @@ class Reverse:
     def helper(self, fn) -> gast.Name:
         return A.load(self.bind(fn, fn.__name__))
 
+    def index_value(self, index):
+        """A subscript's index as an expression that can be passed to a function."""
+        index = _as_load(A.clone(index))
+        if not _has_slice(index):
+            return index
+        import numpy
+
+        return A.subscript(A.attr(A.load(self.bind(numpy, "np")), "s_"), index)
+
     def is_active(self, node) -> bool:
         return isinstance(node, gast.Name) and node.id in self.active
 
@@ -117,14 +127,18 @@ class Reverse:
         return A.assign(dn, A.binop(A.load(dn), gast.Add(), value), like)
 
     def needs_push(self, name, in_loop) -> bool:
+        """Whether assigning ``name`` here overwrites a value the backward sweep reads."""
         if self.needed is None or name not in self.needed:
             return False
-        return self.defs.get(name, 0) > 1 or in_loop
+        if in_loop:
+            return True
+        # outside loops, a first definition overwrites nothing
+        return name in self.seen and self.defs.get(name, 0) > 1
 
     def push(self, value, like):
         self.uses_tape = True
-        if isinstance(value, gast.Name):
-            self.pushed.add(value.id)
+        if isinstance(value, gast.Name) and value.id not in self.seen:
+            self.pushed.add(value.id)  # may be pushed before its first assignment: set to None
         return A.expr_stmt(A.call(A.attr(A.load(self.tape), "append"), value), like)
 
     def pop(self):
@@ -145,6 +159,7 @@ class Reverse:
         fwd, chunks = [], []
         for s in stmts:
             f, b = self.stmt(s, in_loop)
+            self.seen |= A.assigned_names(s)
             fwd.extend(f)
             if b:
                 chunks.append((getattr(s, "lineno", None), b))
@@ -179,7 +194,8 @@ class Reverse:
 
     def assign(self, s, name, value, in_loop):
         fwd, bwd = [], []
-        if self.needs_push(name, in_loop):
+        push = self.needs_push(name, in_loop)
+        if push:
             fwd.append(self.push(A.load(name), s))
         if isinstance(value, gast.Call) and self.is_active_call(value):
             callee = self.user_function(value)
@@ -196,7 +212,7 @@ class Reverse:
                 bwd.extend(self.adjoint_of(s, name, value))
         if name in self.active:
             bwd.append(A.assign(self.d(name), A.const(0), s))
-        if self.needs_push(name, in_loop):
+        if push:
             bwd.append(A.assign(name, self.pop(), s))
         return fwd, bwd
 
@@ -218,7 +234,7 @@ class Reverse:
             add_at = self.helper(runtime.add_at)
             self.indexed.add(base.id)
             call = A.call(add_at, A.load(self.d(base.id)), A.load(base.id),
-                          _as_load(A.clone(value.slice)), A.load(d_out))
+                          self.index_value(value.slice), A.load(d_out))
             return [A.assign(self.d(base.id), call, s)]
         if isinstance(value, (gast.Tuple, gast.List)):
             item = self.helper(runtime.item)
@@ -330,7 +346,7 @@ class Reverse:
     def setitem(self, s, target, in_loop):
         """``x[idx] = v``: the old value is saved; its gradient is cleared in the backward."""
         base = target.value.id
-        index = _as_load(A.clone(target.slice))
+        index = self.index_value(target.slice)
         fwd, bwd = [], []
         needed = self.needed is not None and base in self.needed
         if needed:
@@ -397,10 +413,11 @@ class Reverse:
     def for_(self, s, in_loop):
         target = s.target.id
         body_f, body_b = self.block(s.body, True)
-        breaks = any(isinstance(n, gast.Break) for n in s.body)
+        breaks = _breaks(s.body)
         fwd, bwd = [], []
         count = None
-        if self.needs_push(target, in_loop):
+        push = self.needs_push(target, in_loop)
+        if push:
             fwd.append(self.push(A.load(target), s))
         if breaks:
             count = self.fresh("n_iter")
@@ -410,7 +427,7 @@ class Reverse:
                                       orelse=[], type_comment=None), s))
         iter_active = self.is_active(s.iter) and target in self.active
         if not _has_code(body_b) and not iter_active:
-            if self.needs_push(target, in_loop):
+            if push:
                 bwd.append(A.assign(target, self.pop(), s))
             return fwd, bwd
         seq = A.clone(s.iter)
@@ -433,7 +450,7 @@ class Reverse:
             loop_target = target
         bwd.append(A.located(gast.For(target=A.store(loop_target), iter=header_iter, body=body,
                                       orelse=[], type_comment=None), s))
-        if self.needs_push(target, in_loop):
+        if push:
             bwd.append(A.assign(target, self.pop(), s))
         return fwd, bwd
 
@@ -502,6 +519,16 @@ def _is_user_function(fn) -> bool:
     return not module.startswith(("numpy", "mindgrad.rules", "mindgrad.runtime"))
 
 
+def _breaks(body) -> bool:
+    """Whether a loop body (not counting loops nested in it) contains a break."""
+    for stmt in body:
+        if isinstance(stmt, gast.Break):
+            return True
+        if isinstance(stmt, gast.If) and (_breaks(stmt.body) or _breaks(stmt.orelse)):
+            return True
+    return False
+
+
 def _has_code(stmts) -> bool:
     from mindgrad.transform.emit import _COMMENT
 
@@ -518,6 +545,10 @@ def _as_load(node):
         if hasattr(sub, "ctx"):
             sub.ctx = gast.Load()
     return node
+
+
+def _has_slice(node) -> bool:
+    return any(isinstance(sub, gast.Slice) for sub in gast.walk(node))
 
 
 def A_text(node) -> str:
