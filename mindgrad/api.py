@@ -107,7 +107,8 @@ class GradFunction:
                                  f"{getattr(self.fn, '__name__', 'fn')}")
             _check_differentiable(p, args[p])
         return cache.lookup(self.fn, positions, args,
-                            lambda: pipeline.run(self.fn, positions))
+                            lambda: pipeline.run(self.fn, positions,
+                                                 kinds=[cache.kind(a) for a in args]))
 
     def __call__(self, *args, **kwargs):
         sens = None
@@ -146,7 +147,8 @@ class GradFunction:
             if p >= len(args):
                 raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs")
         lines = []
-        pipeline.run(self.fn, self.positions, dump=lines.append)
+        pipeline.run(self.fn, self.positions, dump=lines.append,
+                     kinds=[cache.kind(a) for a in args])
         return "\n".join(lines)
 
     def __repr__(self):

@@ -39,9 +39,10 @@ def unbroadcast(g, x):
     extra = len(gshape) - len(xshape)
     if extra > 0:
         g = np.sum(g, axis=tuple(range(extra)))
-    axes = tuple(i for i, n in enumerate(xshape) if n == 1 and np.shape(g)[i] != 1)
-    if axes:
-        g = np.sum(g, axis=axes, keepdims=True)
+    if np.ndim(g) == len(xshape):
+        axes = tuple(i for i, n in enumerate(xshape) if n == 1 and np.shape(g)[i] != 1)
+        if axes:
+            g = np.sum(g, axis=axes, keepdims=True)
     if np.shape(g) != xshape:  # x was broadcast to a larger shape (e.g. by np.broadcast_to)
         g = np.broadcast_to(g, xshape)
     return g

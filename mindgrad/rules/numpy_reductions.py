@@ -171,7 +171,7 @@ def extremum_grad(g, a, ans, axis=None, keepdims=False, where=True):
     return astype_grad(grad * share.astype(np.result_type(grad, 1.0), copy=False), a)
 
 
-@adjoint(np.max, np.min)
+@adjoint(np.max, np.min, np.amax, np.amin)
 def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
     d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where)
 

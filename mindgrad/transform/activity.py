@@ -55,7 +55,10 @@ def value_is_active(value, active, resolve) -> bool:
             if target is not None and rules.is_nondifferentiable(target):
                 return False
         return any(value_is_active(o, active, resolve) for o in operands)
-    return False
+    if isinstance(value, (gast.Slice, gast.JoinedStr)):
+        return False
+    # an operation this analysis does not know must never be taken as constant silently
+    raise TypeError(f"mindgrad cannot tell whether a {type(value).__name__} carries a gradient")
 
 
 def active_names(fdef, active_params, resolve) -> set:
@@ -116,3 +119,66 @@ def indexed_names(fdef) -> set:
     return found
 
 
+
+
+_SCALAR_TYPES = (float, int, complex, bool)
+
+
+def is_scalar_kind(kind) -> bool:
+    """Whether an argument kind (from ``cache.kind``) is a scalar: a number or a 0-d array."""
+    import numpy as np
+
+    if isinstance(kind, tuple):
+        return kind[0] is np.ndarray and kind[2] == 0
+    return isinstance(kind, type) and (issubclass(kind, _SCALAR_TYPES) or
+                                       issubclass(kind, np.number))
+
+
+def scalar_names(fdef, scalar_params, resolve) -> set:
+    """Names that hold a scalar (Python or NumPy number) at every assignment.
+
+    The greatest fixed point: start from every name, drop those with an assignment that may
+    give an array, until nothing changes. Arithmetic on scalars, ``math`` functions, and NumPy
+    ufuncs of scalars give scalars; ``range`` loop indices are scalars.
+    """
+    import math
+
+    import numpy as np
+
+    params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
+    defs = {}
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            defs.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, gast.For):
+            is_range = isinstance(node.iter, gast.Call) and resolve(node.iter.func) is range
+            defs.setdefault(node.target.id, []).append(
+                gast.Constant(value=0, kind=None) if is_range else None)
+    scalar = set(defs) | set(scalar_params)
+    scalar -= {p for p in params if p not in scalar_params}
+
+    def is_scalar(value):
+        if isinstance(value, gast.Constant):
+            return isinstance(value.value, _SCALAR_TYPES)
+        if isinstance(value, gast.Name):
+            return value.id in scalar
+        if isinstance(value, gast.BinOp):
+            return is_scalar(value.left) and is_scalar(value.right)
+        if isinstance(value, gast.UnaryOp):
+            return is_scalar(value.operand)
+        if isinstance(value, gast.Call):
+            fn = resolve(value.func)
+            args = list(value.args)
+            if getattr(fn, "__module__", None) == "math" or fn in (math.sqrt, math.exp):
+                return True
+            if fn in (float, abs, min, max) or isinstance(fn, np.ufunc):
+                return bool(args) and all(is_scalar(a) for a in args) and not value.keywords
+            return False
+        return False
+
+    while True:
+        dropped = {name for name in scalar - set(scalar_params)
+                   if any(v is None or not is_scalar(v) for v in defs.get(name, [None]))}
+        if not dropped:
+            return scalar
+        scalar -= dropped

@@ -30,10 +30,15 @@ def literal(value, bind):
 
 
 class _Substitute(gast.NodeTransformer):
-    def __init__(self, rule, params, out_name, d_out, temps, bind):
+    def __init__(self, rule, params, out_name, d_out, temps, gen):
         self.rule, self.params, self.out_name, self.d_out = rule, params, out_name, d_out
-        self.temps, self.bind = temps, bind
+        self.temps, self.bind = temps, gen.bind
+        self.is_scalar = gen.is_scalar
+        self.out_scalar = gen.is_scalar(A.load(out_name))
         self.comprehension_names = set()
+        from mindgrad.runtime import unbroadcast
+
+        self.unbroadcast = unbroadcast
 
     def visit_comprehension(self, node):
         self.comprehension_names |= A.names_in(node.target, gast.Store)
@@ -45,6 +50,15 @@ class _Substitute(gast.NodeTransformer):
         return self.generic_visit(node)
 
     visit_GeneratorExp = visit_ListComp
+
+    def visit_Call(self, node):
+        # unbroadcast(g, x) is the identity when x and the result are both scalars
+        if isinstance(node.func, gast.Name) and self.rule.globals.get(node.func.id) is \
+                self.unbroadcast and len(node.args) == 2 and isinstance(node.args[1], gast.Name):
+            bound = self.params.get(node.args[1].id)
+            if bound is not None and self.is_scalar(bound) and self.out_scalar:
+                return self.visit(node.args[0])
+        return self.generic_visit(node)
 
     def visit_Subscript(self, node):
         if isinstance(node.value, gast.Name) and node.value.id == "d":
@@ -105,7 +119,7 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
             grads_for = _active_arguments(bound[param], param in rule.varargs, gen)
             if not grads_for:
                 continue
-            value = _Substitute(rule, params, out_name, d_out, temps, gen.bind).visit(
+            value = _Substitute(rule, params, out_name, d_out, temps, gen).visit(
                 A.clone(stmt.value))
             if param in rule.varargs or isinstance(grads_for, list):
                 parts = gen.fresh("grads_" + _short(rule.name))
@@ -116,7 +130,7 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
                 out.append(gen.accumulate(grads_for.id, value))
         elif isinstance(target, gast.Name):
             temps.setdefault(target.id, gen.fresh(target.id))
-            value = _Substitute(rule, params, out_name, d_out, temps, gen.bind).visit(
+            value = _Substitute(rule, params, out_name, d_out, temps, gen).visit(
                 A.clone(stmt.value))
             out.append(A.assign(temps[target.id], value))
         else:

@@ -33,10 +33,16 @@ _SEQUENCE_HELPERS = ("enumerate", "zip")
 class Normalizer:
     def __init__(self, src, names: A.NameGen):
         self.src = src
-        self.fresh = names
+        self.names = names
         self.local_functions = {}
         self.locals = set()
         self.inlining = []
+
+    def fresh(self, hint: str) -> str:
+        """A new local name; it counts as a local from now on (``t.T`` is not a module attribute)."""
+        name = self.names(hint)
+        self.locals.add(name)
+        return name
 
     # ----- entry --------------------------------------------------------------------------
 

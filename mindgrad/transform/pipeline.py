@@ -60,7 +60,7 @@ class Build:
 
     # ----- one function --------------------------------------------------------------------
 
-    def function(self, fn, active, split, key=None):
+    def function(self, fn, active, split, key=None, scalars=()):
         src = source.get_source(fn)
         self.record("source", src.name, "".join(src.lines))
         fence.check(src)
@@ -76,7 +76,8 @@ class Build:
         needed, recorded = None, False
         while True:
             names.taken = set(snapshot)
-            gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split)
+            gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split,
+                                  [params[i] for i in scalars if i < len(params)])
             gen.needed, gen.key = needed, key
             if not recorded:
                 self.record("activity", src.name, "active: " + ", ".join(sorted(gen.active)))
@@ -179,14 +180,16 @@ class Build:
 
     # ----- callees -------------------------------------------------------------------------
 
-    def callee(self, fn, mask, caller, stmt):
-        """Names of the forward and backward functions of ``fn`` for active arguments ``mask``."""
-        key = (fn.__code__, mask)
+    def callee(self, fn, mask, scalar, caller, stmt):
+        """Names of the forward and backward functions of ``fn`` for active arguments ``mask``
+        (and arguments known to be scalars, ``scalar``)."""
+        key = (fn.__code__, mask, scalar)
         if key not in self.callees:
             names = (self.function_names(fn.__name__ + "_forward"),
                      self.function_names(fn.__name__ + "_backward"))
             self.callees[key] = names
-            self.function(fn, [i for i, m in enumerate(mask) if m], split=True, key=key)
+            self.function(fn, [i for i, m in enumerate(mask) if m], split=True, key=key,
+                          scalars=[i for i, m in enumerate(scalar) if m])
         fwd, bwd = self.callees[key]
         for name in (fwd, bwd):
             caller.bindings[name] = _Pending(name)
@@ -240,10 +243,17 @@ def _def(name, args, body):
                             type_comment=None, type_params=[])
 
 
-def run(fn, positions, dump=None):
-    """Transform ``fn`` for gradients at ``positions`` and compile: a ``Generated``."""
+def run(fn, positions, dump=None, kinds=()):
+    """Transform ``fn`` for gradients at ``positions`` and compile: a ``Generated``.
+
+    ``kinds`` (see ``cache.kind``) of the positional arguments let the code specialise:
+    arithmetic on scalars needs no ``unbroadcast``.
+    """
+    from mindgrad.transform.activity import is_scalar_kind
+
     build = Build(dump)
-    defs = build.function(fn, positions, split=False)
+    scalars = [i for i, k in enumerate(kinds) if is_scalar_kind(k)]
+    defs = build.function(fn, positions, split=False, scalars=scalars)
     entry = defs[0].name
     made, files, text = build.compile(getattr(fn, "__name__", "fn"))
     entry_fn = made[entry]

@@ -60,7 +60,7 @@ class Resolver:
 class Reverse:
     """Builds the forward and backward sweeps of one function for one set of active inputs."""
 
-    def __init__(self, build, src, fdef, active_params, names, split):
+    def __init__(self, build, src, fdef, active_params, names, split, scalar_params=()):
         self.build = build
         self.src = src
         self.fdef = fdef
@@ -74,6 +74,7 @@ class Reverse:
         self.active = activity.active_names(fdef, active_params, self.resolve)
         self.defs = activity.defined_names(fdef)
         self.indexed = activity.indexed_names(fdef)
+        self.scalars = activity.scalar_names(fdef, set(scalar_params), self.resolve)
         self.tape = names("tape")
         self.dnames = {}
         self.adjoint_names = set()
@@ -116,6 +117,11 @@ class Reverse:
         import numpy
 
         return A.subscript(A.attr(A.load(self.bind(numpy, "np")), "s_"), index)
+
+    def is_scalar(self, node) -> bool:
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float, complex))
+        return isinstance(node, gast.Name) and node.id in self.scalars
 
     def is_active(self, node) -> bool:
         return isinstance(node, gast.Name) and node.id in self.active
@@ -253,7 +259,8 @@ class Reverse:
             return self.apply_rule(s, rule, value.attr, [value.value], {}, name)
         if isinstance(value, gast.Call):
             return self.adjoint_call(s, name, value)
-        return []
+        self.fail(s, f"mindgrad has no adjoint for a {type(value).__name__} expression",
+                  NoGradientRuleError)
 
     def apply_rule(self, s, rule, fn, args, keywords, name):
         if rule is None:
@@ -325,7 +332,8 @@ class Reverse:
         for pname, value in bound.arguments.items():
             args.append(value if isinstance(value, gast.AST) else literal(value, self.bind))
         mask = tuple(self.is_active(a) for a in args)
-        fwd_name, bwd_name = self.build.callee(fn, mask, self, s)
+        scalar = tuple(self.is_scalar(a) for a in args)
+        fwd_name, bwd_name = self.build.callee(fn, mask, scalar, self, s)
         self.uses_tape = True
         forward = A.assign(name, A.call(A.load(fwd_name), A.load(self.tape), *args), s)
         if name not in self.active:
