@@ -33,8 +33,7 @@ class _Substitute(gast.NodeTransformer):
     def __init__(self, rule, params, out_name, d_out, temps, gen):
         self.rule, self.params, self.out_name, self.d_out = rule, params, out_name, d_out
         self.temps, self.bind = temps, gen.bind
-        self.is_scalar = gen.is_scalar
-        self.out_scalar = gen.is_scalar(A.load(out_name))
+        self.same_shape = gen.same_shape
         self.comprehension_names = set()
         from mindgrad.runtime import unbroadcast
 
@@ -52,11 +51,11 @@ class _Substitute(gast.NodeTransformer):
     visit_GeneratorExp = visit_ListComp
 
     def visit_Call(self, node):
-        # unbroadcast(g, x) is the identity when x and the result are both scalars
+        # unbroadcast(g, x) is the identity when x has the shape of the result
         if isinstance(node.func, gast.Name) and self.rule.globals.get(node.func.id) is \
                 self.unbroadcast and len(node.args) == 2 and isinstance(node.args[1], gast.Name):
             bound = self.params.get(node.args[1].id)
-            if bound is not None and self.is_scalar(bound) and self.out_scalar:
+            if bound is not None and self.same_shape(bound, self.out_name):
                 return self.visit(node.args[0])
         return self.generic_visit(node)
 

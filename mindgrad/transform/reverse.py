@@ -85,6 +85,7 @@ class Reverse:
         self.uses_tape = False
         self.pushed = set()
         self.seen = set(self.params) | {a.id for a in fdef.args.kwonlyargs}
+        self.shapes = {}
 
     # ----- names ---------------------------------------------------------------------------
 
@@ -117,6 +118,57 @@ class Reverse:
         import numpy
 
         return A.subscript(A.attr(A.load(self.bind(numpy, "np")), "s_"), index)
+
+    # ----- shapes known equal ---------------------------------------------------------------
+    # Within a straight-line block, an elementwise operation whose array operands have one
+    # shape gives that shape, so unbroadcast between them is the identity. A "token" names a
+    # shape; names assigned in a loop or branch get a fresh token after it.
+
+    def token(self, node):
+        if self.is_scalar(node):
+            return "scalar"
+        if not isinstance(node, gast.Name):
+            return None
+        if node.id not in self.shapes:
+            self.shapes[node.id] = object()
+        return self.shapes[node.id]
+
+    def result_token(self, value):
+        """The shape token of ``value``'s result, or a fresh one when it is not known."""
+        operands = None
+        if isinstance(value, gast.Name):
+            return self.token(value)
+        if isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult):
+            operands = [value.left, value.right]
+        elif isinstance(value, gast.UnaryOp):
+            operands = [value.operand]
+        elif isinstance(value, gast.Call) and not value.keywords:
+            func = value.func
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                    and func.value.id in self.local_names:
+                if func.attr in ("astype", "copy", "conj", "clip"):
+                    return self.token(func.value)
+            else:
+                import numpy
+
+                fn = self.resolve(func)
+                if isinstance(fn, numpy.ufunc) and fn.nout == 1:
+                    operands = list(value.args)
+        if operands:
+            tokens = {self.token(o) for o in operands} - {"scalar"}
+            if not tokens:
+                return "scalar"
+            if len(tokens) == 1 and None not in tokens:
+                return tokens.pop()
+        return object()
+
+    def same_shape(self, node, out_name) -> bool:
+        a, b = self.token(node), self.shapes.get(out_name)
+        return a is not None and a is b or (a == "scalar" and self.is_scalar(A.load(out_name)))
+
+    def forget_shapes(self, names):
+        for name in names:
+            self.shapes.pop(name, None)
 
     def is_scalar(self, node) -> bool:
         if isinstance(node, gast.Constant):
@@ -201,6 +253,7 @@ class Reverse:
     def assign(self, s, name, value, in_loop):
         fwd, bwd = [], []
         push = self.needs_push(name, in_loop)
+        self.shapes[name] = self.result_token(value)
         if push:
             fwd.append(self.push(A.load(name), s))
         if isinstance(value, gast.Call) and self.is_active_call(value):
@@ -408,8 +461,12 @@ class Reverse:
     # ----- control flow --------------------------------------------------------------------
 
     def if_(self, s, in_loop):
+        saved = dict(self.shapes)
         body_f, body_b = self.block(s.body, in_loop)
+        self.shapes = dict(saved)
         else_f, else_b = self.block(s.orelse, in_loop)
+        self.shapes = saved
+        self.forget_shapes(A.assigned_names(s))
         fwd = [A.if_(s.test, body_f or [gast.Pass()], else_f, s)]
         if not _has_code(body_b) and not _has_code(else_b):
             return fwd, []
@@ -420,7 +477,9 @@ class Reverse:
 
     def for_(self, s, in_loop):
         target = s.target.id
+        self.forget_shapes(A.assigned_names(s))
         body_f, body_b = self.block(s.body, True)
+        self.forget_shapes(A.assigned_names(s))
         breaks = _breaks(s.body)
         fwd, bwd = [], []
         count = None
@@ -463,7 +522,9 @@ class Reverse:
         return fwd, bwd
 
     def while_(self, s, in_loop):
+        self.forget_shapes(A.assigned_names(s))
         body_f, body_b = self.block(s.body, True)
+        self.forget_shapes(A.assigned_names(s))
         if not _has_code(body_b):
             return [A.located(gast.While(test=s.test, body=body_f, orelse=[]), s)], []
         count = self.fresh("n_iter")
