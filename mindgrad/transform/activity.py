@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gast
 
+from mindgrad.transform import astutil as A
+
 from mindgrad import rules
 
 NONDIFF_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides",
@@ -63,35 +65,37 @@ def value_is_active(value, active, resolve) -> bool:
 
 def active_names(fdef, active_params, resolve) -> set:
     """The fixed point of activity over the normalized function ``fdef``."""
+    flows = []  # (name that becomes active, value whose activity decides it)
+    for node in A.walk(fdef):
+        if isinstance(node, gast.Assign):
+            target = node.targets[0]
+            if isinstance(target, gast.Name):
+                flows.append((target.id, node.value))
+            elif isinstance(target, gast.Subscript):
+                flows.append((target.value.id, node.value))
+        elif isinstance(node, gast.For) and not isinstance(node.iter, gast.Call):
+            flows.append((node.target.id, node.iter))
+        elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
+            func = node.value.func
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                    and func.attr in ("append", "extend", "insert"):
+                for arg in node.value.args:
+                    flows.append((func.value.id, arg))
     active = set(active_params)
-    while True:
-        before = len(active)
-        for node in gast.walk(fdef):
-            if isinstance(node, gast.Assign):
-                target = node.targets[0]
-                if isinstance(target, gast.Name):
-                    if value_is_active(node.value, active, resolve):
-                        active.add(target.id)
-                elif isinstance(target, gast.Subscript):
-                    if value_is_active(node.value, active, resolve):
-                        active.add(target.value.id)
-            elif isinstance(node, gast.For):
-                if value_is_active(node.iter, active, resolve) and not isinstance(node.iter, gast.Call):
-                    active.add(node.target.id)
-            elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
-                func = node.value.func
-                if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                        and func.attr in ("append", "extend", "insert"):
-                    if any(value_is_active(a, active, resolve) for a in node.value.args):
-                        active.add(func.value.id)
-        if len(active) == before:
-            return active
+    changed = True
+    while changed:
+        changed = False
+        for name, value in flows:
+            if name not in active and value_is_active(value, active, resolve):
+                active.add(name)
+                changed = True
+    return active
 
 
 def defined_names(fdef) -> dict:
     """How many statements define each name (parameters count as one definition)."""
     counts = {a.id: 1 for a in fdef.args.args + fdef.args.kwonlyargs}
-    for node in gast.walk(fdef):
+    for node in A.walk(fdef):
         targets = []
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
             targets = [node.targets[0].id]
@@ -105,7 +109,7 @@ def defined_names(fdef) -> dict:
 def indexed_names(fdef) -> set:
     """Names subscripted, index-assigned or appended to: their gradients are owned buffers."""
     found = set()
-    for node in gast.walk(fdef):
+    for node in A.walk(fdef):
         if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name):
             found.add(node.value.id)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
@@ -147,7 +151,7 @@ def scalar_names(fdef, scalar_params, resolve) -> set:
 
     params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
     defs = {}
-    for node in gast.walk(fdef):
+    for node in A.walk(fdef):
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
             defs.setdefault(node.targets[0].id, []).append(node.value)
         elif isinstance(node, gast.For):

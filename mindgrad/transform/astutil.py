@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import copy
 import keyword
 
 import gast
@@ -79,29 +78,44 @@ def is_atom(node) -> bool:
     return isinstance(node, (gast.Name, gast.Constant))
 
 
+def walk(node):
+    """Every node under ``node`` (a node or a list), depth first; leaner than ``gast.walk``."""
+    stack = list(node) if isinstance(node, list) else [node]
+    AST = gast.AST
+    while stack:
+        n = stack.pop()
+        yield n
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if value.__class__ is list:
+                stack.extend(v for v in value if isinstance(v, AST))
+            elif isinstance(value, AST):
+                stack.append(value)
+
+
 def names_in(node, ctx=None) -> set:
     """Names used in ``node`` (a node or a list), optionally only those loaded or stored."""
-    found = set()
-    nodes = node if isinstance(node, list) else [node]
-    for root in nodes:
-        for sub in gast.walk(root):
-            if isinstance(sub, gast.Name) and (ctx is None or isinstance(sub.ctx, ctx)):
-                found.add(sub.id)
-    return found
+    Name = gast.Name
+    return {n.id for n in walk(node)
+            if n.__class__ is Name and (ctx is None or isinstance(n.ctx, ctx))}
 
 
 def assigned_names(stmts) -> set:
     """Names bound by the statements (assignment and loop targets), nested blocks included."""
-    found = set()
-    for stmt in stmts if isinstance(stmts, list) else [stmts]:
-        for sub in gast.walk(stmt):
-            if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
-                found.add(sub.id)
-    return found
+    return names_in(stmts, gast.Store)
 
 
 def clone(node):
-    return copy.deepcopy(node)
+    """A deep copy of a gast tree (or list of trees); much faster than ``copy.deepcopy``."""
+    if isinstance(node, list):
+        return [clone(n) for n in node]
+    if not isinstance(node, gast.AST) or isinstance(node, gast.expr_context):
+        return node
+    new = node.__class__(**{f: clone(getattr(node, f, None)) for f in node._fields})
+    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        if hasattr(node, attr):
+            setattr(new, attr, getattr(node, attr))
+    return new
 
 
 class NameGen:

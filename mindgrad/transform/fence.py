@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gast
 
+from mindgrad.transform import astutil as A
+
 from mindgrad.errors import UnsupportedSyntaxError
 
 _REJECTED = {
@@ -44,7 +46,7 @@ def check(src, tree=None):
     if args.vararg is not None or args.kwarg is not None:
         _fail(src, tree, "*args/**kwargs parameters are not supported in a differentiated "
                          "function; pass a tuple or dict instead")
-    for node in gast.walk(tree):
+    for node in A.walk(tree):
         message = _REJECTED.get(type(node))
         if message:
             _fail(src, node, message)

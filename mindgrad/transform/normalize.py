@@ -536,7 +536,7 @@ def _reads(node, name):
 
 def _renamed(node, renames):
     node = A.clone(node)
-    for sub in gast.walk(node):
+    for sub in A.walk(node):
         if isinstance(sub, gast.Name) and sub.id in renames:
             sub.id = renames[sub.id]
     return node
@@ -566,10 +566,10 @@ def eliminate_jumps(body, fresh, src):
     A jump sets flags, and the rest of its block is guarded by ``if <flag>:``; a loop whose
     body may break ends its body with ``if stop: break``. A single final ``return`` stays.
     """
-    returns = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Return)]
+    returns = [n for s in body for n in A.walk(s) if isinstance(n, gast.Return)]
     early = len(returns) > 1 or (returns and not (isinstance(body[-1], gast.Return)
                                                   and body[-1] is returns[0]))
-    jumps = any(isinstance(n, (gast.Break, gast.Continue)) for s in body for n in gast.walk(s))
+    jumps = any(isinstance(n, (gast.Break, gast.Continue)) for s in body for n in A.walk(s))
     if not early and not jumps:
         return body
     state = _JumpState(fresh, early)
@@ -625,7 +625,7 @@ class _JumpState:
             loop = _Loop(self.fresh)
             inner = self.block(s.body, loops + [loop])
             has_jump = any(isinstance(n, (gast.Break, gast.Continue, gast.Return))
-                           for b in s.body for n in gast.walk(b))
+                           for b in s.body for n in A.walk(b))
             if has_jump:
                 inner = [A.assign(loop.go, A.const(True), s)] + inner
             pre = []
@@ -645,7 +645,7 @@ def _jumps_out(node) -> bool:
     if isinstance(node, (gast.Break, gast.Continue)):
         return True
     if isinstance(node, (gast.For, gast.While)):
-        return any(isinstance(n, gast.Return) for b in node.body for n in gast.walk(b))
+        return any(isinstance(n, gast.Return) for b in node.body for n in A.walk(b))
     return any(_jumps_out(child) for child in gast.iter_child_nodes(node)
                if isinstance(child, gast.stmt))
 

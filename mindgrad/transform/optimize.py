@@ -24,6 +24,7 @@ class Optimizer:
         self.impure_calls = set(impure_calls)
         self.owned = set(owned)
         self.accumulators = set(accumulators)  # helpers whose 1st argument is the accumulator
+        self.changes = 0
 
     # ----- classification ------------------------------------------------------------------
 
@@ -33,7 +34,7 @@ class Optimizer:
         stores = A.names_in(s.targets, gast.Store)
         if not stores or not stores <= self.adjoint:
             return False
-        for sub in gast.walk(s.value):
+        for sub in A.walk(s.value):
             if isinstance(sub, gast.Call):
                 f = sub.func
                 if isinstance(f, gast.Attribute) and f.attr in _IMPURE_METHODS:
@@ -72,7 +73,7 @@ class Optimizer:
             if isinstance(s, (gast.For, gast.While)):
                 entry = set(zero)
                 while True:
-                    _, after = self.zeros(A.clone(s.body), set(entry), False)
+                    _, after = self.zeros(s.body, set(entry), False)
                     new = zero & after
                     if new == entry:
                         break
@@ -97,9 +98,11 @@ class Optimizer:
             if acc is not None:
                 target, parts = acc
                 if any(A.names_in(p, gast.Load) & zero for p in parts):
+                    self.changes += rewrite
                     return None, zero  # adds a zero: nothing changes
                 if target in zero and isinstance(s.value, gast.BinOp) and rewrite:
                     s.value = s.value.right
+                    self.changes += 1
                 return s, zero - {target}
             if isinstance(s.value, gast.Constant) and s.value.value == 0:
                 return s, zero | stores
@@ -108,7 +111,9 @@ class Optimizer:
                 if isinstance(s.targets[0], gast.Name):
                     if rewrite:
                         s.value = A.const(0)
+                        self.changes += 1
                     return s, zero | stores
+                self.changes += rewrite
                 return None, zero | (stores - A.names_in(s.value, gast.Load))
         return s, zero - stores
 
@@ -130,25 +135,26 @@ class Optimizer:
                 if isinstance(later, (gast.If, gast.For, gast.While)) and (a in assigned
                                                                             or b in assigned):
                     break
-                _rename_loads(later, a, b)
+                self.changes += _rename_loads(later, a, b)
                 if a in assigned or b in assigned:
                     break
         return stmts
 
     # ----- dead code -----------------------------------------------------------------------
 
-    def dead(self, stmts, live):
+    def dead(self, stmts, live, rewrite=True):
         out = []
         for s in reversed(stmts):
             if _is_comment(s):
                 out.append(s)
                 continue
             if isinstance(s, gast.If):
-                body, l1 = self.dead(s.body, set(live))
-                orelse, l2 = self.dead(s.orelse, set(live))
+                body, l1 = self.dead(s.body, set(live), rewrite)
+                orelse, l2 = self.dead(s.orelse, set(live), rewrite)
                 if not _code(body) and not _code(orelse):
                     continue
-                s.body, s.orelse = body or [gast.Pass()], orelse
+                if rewrite:
+                    s.body, s.orelse = body or [gast.Pass()], orelse
                 live = l1 | l2 | A.names_in(s.test, gast.Load)
                 out.append(s)
                 continue
@@ -156,20 +162,22 @@ class Optimizer:
                 header = A.names_in(s.iter if isinstance(s, gast.For) else s.test, gast.Load)
                 entry = set(live) | header
                 while True:
-                    _, inner = self.dead(A.clone(s.body), set(entry))
+                    _, inner = self.dead(s.body, set(entry), False)
                     new = entry | inner
                     if new == entry:
                         break
                     entry = new
-                body, inner = self.dead(s.body, set(entry))
+                body, inner = self.dead(s.body, set(entry), rewrite)
                 if not _code(body):
                     continue
-                s.body = body
+                if rewrite:
+                    s.body = body
                 live = entry | inner
                 out.append(s)
                 continue
             stores = A.names_in(s, gast.Store) if isinstance(s, gast.Assign) else set()
             if self.is_pure(s) and not (stores & live):
+                self.changes += rewrite
                 continue
             live = (live - stores) | A.names_in(s, gast.Load)
             out.append(s)
@@ -183,13 +191,13 @@ class Optimizer:
         return [folder.visit(s) for s in stmts]
 
     def run(self, stmts, live_out, zero=()):
-        for _ in range(6):
-            before = _fingerprint(stmts)
-            stmts = self.fold(stmts)
+        stmts = self.fold(stmts)
+        for _ in range(8):
+            self.changes = 0
             stmts, _ = self.zeros(stmts, set(zero))
             stmts = self.copies(stmts)
             stmts, _ = self.dead(stmts, set(live_out))
-            if _fingerprint(stmts) == before:
+            if not self.changes:
                 break
         return stmts
 
@@ -212,10 +220,13 @@ class _Fold(gast.NodeTransformer):
         return node
 
 
-def _rename_loads(node, old, new):
-    for sub in gast.walk(node):
+def _rename_loads(node, old, new) -> int:
+    count = 0
+    for sub in A.walk(node):
         if isinstance(sub, gast.Name) and sub.id == old and isinstance(sub.ctx, gast.Load):
             sub.id = new
+            count += 1
+    return count
 
 
 def _is_comment(s) -> bool:
@@ -236,7 +247,3 @@ def _drop_orphan_comments(stmts):
                 continue
         out.append(s)
     return out
-
-
-def _fingerprint(stmts) -> str:
-    return gast.dump(gast.Module(body=list(stmts), type_ignores=[]))

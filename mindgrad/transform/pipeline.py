@@ -54,9 +54,13 @@ class Build:
         self.stages = []         # (stage, function name, text)
 
     def record(self, stage, name, text):
+        """Dump the source after ``stage``; ``text`` may be a function making it, called only
+        when there is a dump to write to."""
+        if self.dump is None:
+            return
+        text = text() if callable(text) else text
         self.stages.append((stage, name, text))
-        if self.dump is not None:
-            self.dump(f"# ---- {stage}: {name} ----\n{text.rstrip()}\n")
+        self.dump(f"# ---- {stage}: {name} ----\n{text.rstrip()}\n")
 
     # ----- one function --------------------------------------------------------------------
 
@@ -64,33 +68,35 @@ class Build:
         src = source.get_source(fn)
         self.record("source", src.name, "".join(src.lines))
         fence.check(src)
-        self.record("fence", src.name, emit.unparse(src.tree))
+        self.record("fence", src.name, lambda: emit.unparse(src.tree))
         names = A.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
         fdef = normalize.normalize(src, src.tree, names)
-        self.record("normalize", src.name, emit.unparse(fdef))
+        self.record("normalize", src.name, lambda: emit.unparse(fdef))
         params = [a.id for a in fdef.args.args]
         active_params = [params[i] for i in active]
         snapshot = set(names.taken)
         # Which values must the tape save? Those the backward sweep reads; but saving them
         # adds restoring code that reads more (branch tests, ...): iterate to a fixed point.
         needed, recorded = None, False
+        analysis = reverse.analyse(src, fdef, active_params,
+                                   [params[i] for i in scalars if i < len(params)])
         while True:
             names.taken = set(snapshot)
-            gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split,
-                                  [params[i] for i in scalars if i < len(params)])
+            gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split, analysis)
             gen.needed, gen.key = needed, key
             if not recorded:
-                self.record("activity", src.name, "active: " + ", ".join(sorted(gen.active)))
+                self.record("activity", src.name,
+                            lambda: "active: " + ", ".join(sorted(gen.active)))
                 recorded = True
             fwd, bwd, result = self._sweeps(gen, gen.fdef)
             reads = (_loads(bwd) & gen.local_names) - gen.adjoint_names
             if needed is not None and reads <= needed:
                 break
             needed = reads | (needed or set())
-        unoptimized = self._assemble(gen, fwd, bwd, result, split, optimize_=False)
-        self.record("reverse", src.name, "\n".join(emit.unparse(f) for f in unoptimized))
+        self.record("reverse", src.name, lambda: "\n".join(
+            emit.unparse(f) for f in self._assemble(gen, fwd, bwd, result, split, False)))
         defs = self._assemble(gen, fwd, bwd, result, split, optimize_=True)
-        self.record("optimize", src.name, "\n".join(emit.unparse(f) for f in defs))
+        self.record("optimize", src.name, lambda: "\n".join(emit.unparse(f) for f in defs))
         self.units.append((src, defs, gen.bindings))
         self._track(src, fdef)
         return defs
@@ -105,7 +111,7 @@ class Build:
     def _track(self, src, fdef):
         """Remember the globals the generated code relies on, so a rebinding is noticed."""
         resolver = reverse.Resolver(src, set())
-        for sub in gast.walk(fdef):
+        for sub in A.walk(fdef):
             if isinstance(sub, gast.Call):
                 obj = resolver(sub.func)
                 root = sub.func
@@ -115,7 +121,8 @@ class Build:
                     self.dependencies.append((src.globals, root.id, src.globals[root.id]))
 
     def _assemble(self, gen, fwd, bwd, result, split, optimize_):
-        fwd, bwd = A.clone(fwd), A.clone(bwd)
+        if not optimize_:  # only for the dump of the reverse stage: keep the originals intact
+            fwd, bwd = A.clone(fwd), A.clone(bwd)
         res_active = gen.is_active(result)
         d_res = gen.d(result.id) if res_active else None
         owned = {gen.d(n) for n in gen.indexed if n in gen.active}

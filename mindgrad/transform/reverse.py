@@ -57,10 +57,20 @@ class Resolver:
         return None if obj is _MISSING else obj
 
 
+def analyse(src, fdef, active_params, scalar_params):
+    """The facts about a normalized function that the reverse stage needs, computed once:
+    (active names, definition counts, indexed names, scalar names)."""
+    local_names = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | \
+        A.assigned_names(fdef.body)
+    resolve = Resolver(src, local_names)
+    return (activity.active_names(fdef, active_params, resolve), activity.defined_names(fdef),
+            activity.indexed_names(fdef), activity.scalar_names(fdef, set(scalar_params), resolve))
+
+
 class Reverse:
     """Builds the forward and backward sweeps of one function for one set of active inputs."""
 
-    def __init__(self, build, src, fdef, active_params, names, split, scalar_params=()):
+    def __init__(self, build, src, fdef, active_params, names, split, analysis):
         self.build = build
         self.src = src
         self.fdef = fdef
@@ -71,10 +81,8 @@ class Reverse:
         self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
             A.assigned_names(fdef.body)
         self.resolve = Resolver(src, self.local_names)
-        self.active = activity.active_names(fdef, active_params, self.resolve)
-        self.defs = activity.defined_names(fdef)
-        self.indexed = activity.indexed_names(fdef)
-        self.scalars = activity.scalar_names(fdef, set(scalar_params), self.resolve)
+        self.active, self.defs, indexed, self.scalars = analysis
+        self.indexed = set(indexed)
         self.tape = names("tape")
         self.dnames = {}
         self.adjoint_names = set()
@@ -610,14 +618,14 @@ def _has_code(stmts) -> bool:
 
 
 def _as_load(node):
-    for sub in gast.walk(node):
+    for sub in A.walk(node):
         if hasattr(sub, "ctx"):
             sub.ctx = gast.Load()
     return node
 
 
 def _has_slice(node) -> bool:
-    return any(isinstance(sub, gast.Slice) for sub in gast.walk(node))
+    return any(isinstance(sub, gast.Slice) for sub in A.walk(node))
 
 
 def A_text(node) -> str:
