@@ -101,14 +101,17 @@ class GradFunction:
 
     def _generated(self, args):
         positions = self.positions
-        for p in positions:
-            if p >= len(args):
-                raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs of "
-                                 f"{getattr(self.fn, '__name__', 'fn')}")
+        if positions[-1] >= len(args) or max(positions) >= len(args):
+            p = max(positions)
+            raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs of "
+                             f"{getattr(self.fn, '__name__', 'fn')}")
+        return cache.lookup(self.fn, positions, args, lambda: self._build(args))
+
+    def _build(self, args):
+        # the argument kinds are part of the cache key, so checking them on a miss suffices
+        for p in self.positions:
             _check_differentiable(p, args[p])
-        return cache.lookup(self.fn, positions, args,
-                            lambda: pipeline.run(self.fn, positions,
-                                                 kinds=[cache.kind(a) for a in args]))
+        return pipeline.run(self.fn, self.positions, kinds=[cache.kind(a) for a in args])
 
     def __call__(self, *args, **kwargs):
         sens = None

@@ -61,6 +61,8 @@ def unreduce(g, x, axis=None, keepdims=False):
     if is_zero(g):
         return 0
     shape = np.shape(x)
+    if np.ndim(g) == 0:  # a full reduction: a fresh array is cheaper than a broadcast view
+        return np.full(shape, g) if shape else g
     if not keepdims and axis is not None and np.ndim(g) < len(shape):
         g = np.expand_dims(g, _axes(axis, len(shape)))
     return np.broadcast_to(g, shape)
