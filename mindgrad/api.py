@@ -15,7 +15,7 @@ import numpy as np
 from mindgrad import cache, runtime
 from mindgrad.transform import pipeline
 
-__all__ = ["grad", "value_and_grad", "get_grad", "source"]
+__all__ = ["grad", "value_and_grad", "get_grad", "source", "GradOperation", "stop_gradient"]
 
 
 # ----- argument checks ------------------------------------------------------------------------
@@ -25,7 +25,7 @@ def _positions(grad_position, weights):
     if grad_position is None:
         if weights is None:
             raise ValueError("`grad_position` and `weights` can not be None at the same time")
-        return None
+        return ()
     if isinstance(grad_position, bool) or not isinstance(grad_position, (int, tuple)):
         raise TypeError("`grad_position` must be an int or a tuple of ints, "
                         f"got {type(grad_position).__name__}: {grad_position!r}")
@@ -34,7 +34,7 @@ def _positions(grad_position, weights):
     else:
         if len(grad_position) == 0:
             raise ValueError("`grad_position` should not be empty")
-        positions = grad_position
+        positions = tuple(grad_position)
     for p in positions:
         if isinstance(p, bool) or not isinstance(p, int):
             raise TypeError(f"every element of `grad_position` must be an int, got "
@@ -76,6 +76,25 @@ def _leaves(value):
 # ----- the gradient function ------------------------------------------------------------------
 
 
+def _weights(weights):
+    """(list of Parameters, whether the result is bare): a single Parameter gives a bare
+    gradient; a list or tuple (ParameterTuple included) always a tuple."""
+    from mindgrad.nn import Parameter
+
+    if weights is None:
+        return [], False
+    if isinstance(weights, Parameter):
+        return [weights], True
+    if isinstance(weights, (list, tuple)):
+        for i, w in enumerate(weights):
+            if not isinstance(w, Parameter):
+                raise TypeError(f"`weights` must hold Parameters, but element {i} is a "
+                                f"{type(w).__name__}")
+        return list(weights), False
+    raise TypeError("`weights` must be a Parameter, a list or tuple of Parameters, or None, "
+                    f"got {type(weights).__name__}")
+
+
 class GradFunction:
     """What ``grad`` and ``value_and_grad`` return: call it like ``fn``.
 
@@ -86,76 +105,114 @@ class GradFunction:
     def __init__(self, fn, positions, weights, has_aux, return_ids, sens_param, with_value):
         if not callable(fn):
             raise TypeError(f"`fn` must be callable, got {type(fn).__name__}")
-        if weights is not None:
-            raise NotImplementedError("`weights` (Cell/Parameter gradients) are not available "
-                                      "yet; use grad_position")
         self.fn = fn
-        self.positions = positions
+        self.positions = positions or ()
+        self.weights, self.bare_weight = _weights(weights)
+        self.has_weights = weights is not None
         self.has_aux = has_aux
         self.return_ids = return_ids
         self.sens_param = sens_param
         self.with_value = with_value
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = ("value_and_grad_" if with_value else "grad_") + \
-            getattr(fn, "__name__", "fn")
+            getattr(fn, "__name__", type(fn).__name__)
 
     def _generated(self, args):
         positions = self.positions
-        if positions[-1] >= len(args) or max(positions) >= len(args):
+        if positions and max(positions) >= len(args):
             p = max(positions)
             raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs of "
                              f"{getattr(self.fn, '__name__', 'fn')}")
-        return cache.lookup(self.fn, positions, args, lambda: self._build(args))
+        options = (positions, tuple(id(w) for w in self.weights))
+        return cache.lookup(self.fn, options, args, lambda: self._build(args))
 
     def _build(self, args):
         # the argument kinds are part of the cache key, so checking them on a miss suffices
         for p in self.positions:
             _check_differentiable(p, args[p])
-        return pipeline.run(self.fn, self.positions, kinds=[cache.kind(a) for a in args])
+        return pipeline.run(self.fn, self.positions, kinds=[cache.kind(a) for a in args],
+                            weights=self.weights)
 
-    def __call__(self, *args, **kwargs):
-        sens = None
-        if self.sens_param:
-            if not args:
-                raise TypeError("sens_param=True needs the output sensitivity as the last "
-                                "positional argument")
-            args, sens = args[:-1], args[-1]
+    def gradients(self, args, kwargs, sens):
+        """``(output, input gradients, weight gradients)``, both tuples, no structure applied."""
+        if _custom_bprop(self.fn):
+            return _call_bprop(self.fn, args, kwargs, sens, self)
         generated = self._generated(args)
         seed = runtime.AuxSens(sens) if self.has_aux else sens
-        out, raw = generated.function(*args, **kwargs, **{generated.function.sens_name: seed})
+        head = () if generated.bound is None else (generated.bound,)
+        out, raw, raw_w = generated.function(*head, *args, **kwargs,
+                                             **{generated.function.sens_name: seed})
         grads = tuple(runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions))
+        wgrads = tuple(runtime.as_grad(g, w) for g, w in zip(raw_w, self.weights))
+        return out, grads, wgrads
+
+    def _split_sens(self, args):
+        if not self.sens_param:
+            return args, None
+        if not args:
+            raise TypeError("sens_param=True needs the output sensitivity as the last "
+                            "positional argument")
+        return args[:-1], args[-1]
+
+    def __call__(self, *args, **kwargs):
+        args, sens = self._split_sens(args)
+        out, grads, wgrads = self.gradients(args, kwargs, sens)
         if self.return_ids:
             grads = tuple((p, g) for p, g in zip(self.positions, grads))
-        result = grads[0] if len(grads) == 1 else grads
+            wgrads = tuple((w.name, g) for w, g in zip(self.weights, wgrads))
+        if not self.has_weights:
+            result = grads[0] if len(grads) == 1 else grads
+        else:
+            weights = wgrads[0] if self.bare_weight else wgrads
+            if not self.positions:
+                result = weights
+            else:
+                result = (grads[0] if len(grads) == 1 else grads, weights)
         if self.has_aux:
-            aux = tuple(out[1:])
             if self.with_value:
                 return out, result
-            return result, aux
+            return result, tuple(out[1:])
         if self.with_value:
             return out, result
         return result
 
     def source(self, *args, **kwargs) -> str:
         """The generated adjoint (and the functions it calls) for arguments like ``args``."""
-        if self.sens_param and args:
-            args = args[:-1]
+        args, _ = self._split_sens(args)
         return self._generated(args).text
 
     def stages(self, *args) -> str:
         """The source after every stage of the pipeline, for arguments like ``args``."""
-        if self.sens_param and args:
-            args = args[:-1]
+        args, _ = self._split_sens(args)
         for p in self.positions:
             if p >= len(args):
                 raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs")
         lines = []
         pipeline.run(self.fn, self.positions, dump=lines.append,
-                     kinds=[cache.kind(a) for a in args])
+                     kinds=[cache.kind(a) for a in args], weights=self.weights)
         return "\n".join(lines)
 
     def __repr__(self):
         return f"<mindgrad {self.__name__} at positions {self.positions}>"
+
+
+def _custom_bprop(fn) -> bool:
+    from mindgrad.nn import Cell
+
+    return isinstance(fn, Cell) and callable(getattr(fn, "bprop", None))
+
+
+def _call_bprop(cell, args, kwargs, sens, grad_fn):
+    """A Cell with its own ``bprop``: ``bprop(*inputs, out, dout)`` gives the input gradients."""
+    out = cell(*args, **kwargs)
+    seed = runtime.AuxSens(sens) if grad_fn.has_aux else sens
+    dout = runtime.seed(out, seed)
+    if grad_fn.has_aux:
+        dout = dout[0]
+    grads = runtime.bprop_grads(cell, args, out, dout)
+    grads = tuple(runtime.as_grad(grads[p], args[p]) for p in grad_fn.positions)
+    wgrads = tuple(runtime.as_grad(0, w) for w in grad_fn.weights)
+    return out, grads, wgrads
 
 
 def grad(fn: Callable, grad_position: Any = 0, weights: Any = None, has_aux: bool = False,
@@ -217,3 +274,55 @@ def source(grad_fn: GradFunction, *args) -> str:
     if not isinstance(grad_fn, GradFunction):
         raise TypeError("source() takes what mindgrad.grad or value_and_grad returned")
     return grad_fn.source(*args)
+
+
+def stop_gradient(value):
+    """``value`` itself, through which no gradient flows."""
+    return value
+
+
+class GradOperation:
+    """MindSpore's ``GradOperation(get_all=False, get_by_list=False, sens_param=False)``.
+
+    ``GradOperation(...)(fn[, weights])`` returns the gradient function: by default the gradient
+    of the first input (bare); ``get_all`` a tuple over all inputs (always a tuple);
+    ``get_by_list`` a tuple over ``weights``; both ``((inputs), (weights))``; ``sens_param``
+    takes the output sensitivity as the extra last argument.
+    """
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        _check_bool("get_all", get_all)
+        _check_bool("get_by_list", get_by_list)
+        _check_bool("sens_param", sens_param)
+        self.get_all = get_all
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+
+    def __call__(self, fn, weights=None):
+        if self.get_by_list and weights is None:
+            raise ValueError("GradOperation(get_by_list=True) needs `weights`")
+        weight_list = list(_weights(weights)[0]) if self.get_by_list else []
+        op = self
+
+        def gradient_function(*args, **kwargs):
+            inputs = args[:-1] if op.sens_param else args
+            if op.get_all:
+                positions = tuple(range(len(inputs)))
+            elif op.get_by_list:
+                positions = ()
+            else:
+                positions = (0,)
+            inner = GradFunction(fn, positions, weight_list if op.get_by_list else None,
+                                 False, False, op.sens_param, False)
+            args, sens = inner._split_sens(args)
+            _, grads, wgrads = inner.gradients(args, kwargs, sens)
+            if op.get_all and op.get_by_list:
+                return grads, wgrads
+            if op.get_all:
+                return grads
+            if op.get_by_list:
+                return wgrads
+            return grads[0]
+
+        gradient_function.__name__ = "grad_" + getattr(fn, "__name__", type(fn).__name__)
+        return gradient_function

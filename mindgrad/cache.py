@@ -30,6 +30,14 @@ def kind(value):
     return cls
 
 
+def _code_of(fn):
+    """The code object whose change means ``fn`` was redefined."""
+    from mindgrad.transform.pipeline import unbind
+
+    function, _ = unbind(fn)
+    return getattr(function, "__code__", None)
+
+
 def lookup(fn, options, args, build):
     """The generated entry for ``fn`` called with ``args``, built by ``build()`` on a miss."""
     key = (options, tuple(kind(a) for a in args))
@@ -43,19 +51,35 @@ def lookup(fn, options, args, build):
         return entry[1]
     generated = build()
     _stats["builds"] += 1
-    table[key] = (fn.__code__, generated)
+    table[key] = (_code_of(fn), generated)
     return generated
+
+
+_MISSING = object()
 
 
 def _valid(fn, entry) -> bool:
     code, generated = entry
-    if getattr(fn, "__code__", None) is not code:
+    if _code_of(fn) is not code:
         return False
-    for namespace, name, obj in generated.dependencies:
-        if namespace is None:
+    for where, root, path, obj in generated.dependencies:
+        if where == "rules":
             if obj != rules.registry_version():
                 return False
-        elif namespace.get(name) is not obj:
+            continue
+        if where == "global":
+            value = root.get(path[0], _MISSING)
+            path = path[1:]
+        elif where == "cell":
+            try:
+                value = root.cell_contents
+            except ValueError:
+                return False
+        else:
+            value = root
+        for attr in path:
+            value = getattr(value, attr, _MISSING)
+        if value is not obj:
             return False
     return True
 

@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = [
     "is_zero", "unbroadcast", "unreduce", "add", "add_at", "setitem_grad", "item",
-    "seed", "AuxSens", "as_grad", "pop_grad", "saved_item", "restore_item", "GradientError",
+    "seed", "AuxSens", "as_grad", "bprop_grads", "pop_grad", "saved_item", "restore_item", "GradientError",
 ]
 
 
@@ -154,6 +154,17 @@ def restore_item(x, idx, old):
         x[idx] = old
 
 
+def bprop_grads(cell, inputs, out, dout):
+    """Call a Cell's custom ``bprop(*inputs, out, dout)``; it must give one gradient per input."""
+    grads = cell.bprop(*inputs, out, dout)
+    if not isinstance(grads, (tuple, list)):
+        grads = (grads,)
+    if len(grads) != len(inputs):
+        raise ValueError(f"{type(cell).__name__}.bprop returned {len(grads)} gradient(s) for "
+                         f"{len(inputs)} input(s); it must return exactly one per input")
+    return tuple(grads)
+
+
 def item(g, i):
     """Gradient of element ``i`` of a container whose gradient is ``g``."""
     if is_zero(g):
@@ -197,7 +208,7 @@ def seed(out, sens=None):
     Outputs that are not floats (ints, strings, None) get a zero sensitivity.
     """
     if isinstance(sens, AuxSens):
-        if not isinstance(out, (tuple, list)) or len(out) < 2:
+        if not isinstance(out, tuple) or len(out) < 2:
             raise ValueError(
                 "has_aux=True needs the function to return a tuple (output, aux, ...) of at "
                 f"least 2 elements, but it returned {_describe_output(out)}")
@@ -234,7 +245,7 @@ def as_grad(g, x):
     """The gradient ``g`` in the type, dtype and shape of the input ``x`` (zeros if ``g`` is 0)."""
     if isinstance(x, np.ndarray):
         if is_zero(g):
-            return np.zeros_like(x)
+            return np.zeros(x.shape, x.dtype)
         g = np.asarray(g)
         if g.shape != x.shape:
             g = unbroadcast(g, x)

@@ -25,6 +25,8 @@ def value_is_active(value, active, resolve) -> bool:
     """Whether the single operation ``value`` (normalized) gives an active result."""
     if isinstance(value, gast.Name):
         return value.id in active
+    if isinstance(value, gast.Attribute) and resolve.key(value) in active:
+        return True  # a weight read through a static chain, e.g. self.w
     if isinstance(value, (gast.Constant, gast.Compare, gast.JoinedStr)):
         return False
     if isinstance(value, gast.UnaryOp):
@@ -47,11 +49,11 @@ def value_is_active(value, active, resolve) -> bool:
     if isinstance(value, gast.Call):
         operands = list(value.args) + [k.value for k in value.keywords]
         func = value.func
-        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                and func.value.id in resolve.locals:
+        receiver = resolve.receiver(func)
+        if receiver is not None:
             if func.attr in NONDIFF_METHODS:
                 return False
-            operands.append(func.value)
+            operands.append(receiver)
         else:
             target = resolve(func)
             if target is not None and rules.is_nondifferentiable(target):
@@ -75,6 +77,10 @@ def active_names(fdef, active_params, resolve) -> set:
                 flows.append((target.value.id, node.value))
         elif isinstance(node, gast.For) and not isinstance(node.iter, gast.Call):
             flows.append((node.target.id, node.iter))
+        elif isinstance(node, gast.Call):
+            # an active value passed to a callee may reach the weights it reads: nothing
+            # to record here; callees are differentiated by their own activity analysis
+            pass
         elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
             func = node.value.func
             if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \

@@ -21,6 +21,7 @@ import gast
 
 from mindgrad.errors import UnsupportedSyntaxError
 from mindgrad.transform import astutil as A
+from mindgrad.transform import source
 
 _OP_NAMES = {
     gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",
@@ -55,9 +56,24 @@ class Normalizer:
         self.block(body, out)
         if not out or not isinstance(out[-1], gast.Return):
             out.append(A.located(gast.Return(value=A.const(None)), fdef))
+        self._check_names(out, set(params))
         new = gast.FunctionDef(name=fdef.name, args=fdef.args, body=out, decorator_list=[],
                                returns=None, type_comment=None, type_params=[])
         return A.located(new, fdef)
+
+    def _check_names(self, body, params):
+        """A name that is neither local nor defined anywhere fails here, at the user's line,
+        rather than as a NameError from inside generated code."""
+        local_names = params | A.assigned_names(body)
+        for stmt in body:
+            for node in A.walk(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+                        node.id not in local_names and node.id not in self.src.bound and \
+                        self.src.resolve(node.id, source.MISSING) is source.MISSING:
+                    lineno = self.src.line_of(stmt)
+                    raise NameError(f"name {node.id!r} is not defined\n  at "
+                                    f"{self.src.filename}:{lineno}: "
+                                    f"{self.src.text_of(lineno).strip()}")
 
     def _collect_local_functions(self, body):
         kept = []
@@ -299,12 +315,9 @@ class Normalizer:
         return name
 
     def _is_module_attr(self, node):
-        """``np.pi``, ``np.newaxis``: attribute chains on a name that is not a local variable."""
-        root = node
-        while isinstance(root, gast.Attribute):
-            root = root.value
-        return (isinstance(node, gast.Attribute) and isinstance(root, gast.Name)
-                and root.id not in self.locals)
+        """``np.pi``, ``self.w``: attribute chains resolved before the function runs."""
+        return isinstance(node, gast.Attribute) and \
+            source.static_value(self.src, node, self.locals) is not source.MISSING
 
     def op(self, node, out, hint="t"):
         """``node`` reduced to a single operation on atoms (or an atom)."""

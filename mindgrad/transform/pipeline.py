@@ -45,8 +45,11 @@ class _Pending:
 class Build:
     """One transformation: the entry function and every user function it calls."""
 
-    def __init__(self, dump=None):
+    def __init__(self, dump=None, weights=()):
         self.dump = dump
+        self.weights = list(weights)   # the Parameters whose gradients are asked for
+        self._parsed = {}
+        self._weight_sets = {}
         self.units = []          # (src, [FunctionDef], bindings)
         self.callees = {}        # (code, mask) -> (forward name, backward name)
         self.function_names = A.NameGen()
@@ -64,26 +67,74 @@ class Build:
 
     # ----- one function --------------------------------------------------------------------
 
-    def function(self, fn, active, split, key=None, scalars=()):
-        src = source.get_source(fn)
-        self.record("source", src.name, "".join(src.lines))
-        fence.check(src)
-        self.record("fence", src.name, lambda: emit.unparse(src.tree))
-        names = A.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
-        fdef = normalize.normalize(src, src.tree, names)
-        self.record("normalize", src.name, lambda: emit.unparse(fdef))
+    def parse(self, fn, obj=None):
+        """Stages source, fence and normalize for ``fn`` (with ``obj`` bound to its first
+        parameter, for methods and Cells), done once per build."""
+        cache_key = (fn.__code__, id(obj))
+        if cache_key not in self._parsed:
+            src = source.get_source(fn)
+            if obj is not None:
+                src.bound[src.tree.args.args[0].id] = obj
+            self.record("source", src.name, "".join(src.lines))
+            fence.check(src)
+            self.record("fence", src.name, lambda: emit.unparse(src.tree))
+            names = A.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
+            fdef = normalize.normalize(src, src.tree, names)
+            self.record("normalize", src.name, lambda: emit.unparse(fdef))
+            self._parsed[cache_key] = (src, fdef, set(names.taken))
+        return self._parsed[cache_key]
+
+    def weight_reads(self, src, fdef):
+        """Accumulator keys (``self.w``, ``w``) of the weights ``fdef`` reads directly."""
+        if not self.weights:
+            return {}
+        local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
+        found = {}
+        for node in A.walk(fdef):
+            if isinstance(node, (gast.Name, gast.Attribute)) and isinstance(node.ctx, gast.Load):
+                obj = source.static_value(src, node, local_names)
+                for index, weight in enumerate(self.weights):
+                    if obj is weight:
+                        found[source.dotted(node)] = index
+        return found
+
+    def weights_of(self, callee):
+        """Indices of the weights a call of the user's ``callee`` reads, through its own callees."""
+        if not self.weights:
+            return ()
+        fn, obj, _ = callee
+        cache_key = (fn.__code__, id(obj))
+        if cache_key in self._weight_sets:
+            return self._weight_sets[cache_key]
+        src, fdef, _ = self.parse(fn, obj)
+        found = set(self.weight_reads(src, fdef).values())
+        self._weight_sets[cache_key] = tuple(sorted(found))  # for recursion: direct reads
+        local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
+        resolver = reverse.Resolver(src, local_names)
+        for node in A.walk(fdef):
+            if isinstance(node, gast.Call) and resolver.receiver(node.func) is None:
+                target = resolver(node.func)
+                inner = reverse.user_code(target, node.func) if target is not None else None
+                if inner is not None:
+                    found |= set(self.weights_of(inner))
+        self._weight_sets[cache_key] = tuple(sorted(found))
+        return self._weight_sets[cache_key]
+
+    def function(self, fn, obj, active, split, key=None, scalars=()):
+        src, fdef, taken = self.parse(fn, obj)
+        names = A.NameGen(taken)
         params = [a.id for a in fdef.args.args]
         active_params = [params[i] for i in active]
-        snapshot = set(names.taken)
         # Which values must the tape save? Those the backward sweep reads; but saving them
         # adds restoring code that reads more (branch tests, ...): iterate to a fixed point.
         needed, recorded = None, False
-        analysis = reverse.analyse(src, fdef, active_params,
+        weight_keys = list(self.weight_reads(src, fdef))
+        analysis = reverse.analyse(src, fdef, active_params + weight_keys,
                                    [params[i] for i in scalars if i < len(params)])
         while True:
-            names.taken = set(snapshot)
+            names.taken = set(taken)
             gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split, analysis)
-            gen.needed, gen.key = needed, key
+            gen.needed, gen.callee_key, gen.obj = needed, key, obj
             if not recorded:
                 self.record("activity", src.name,
                             lambda: "active: " + ", ".join(sorted(gen.active)))
@@ -109,16 +160,26 @@ class Build:
         return fwd, bwd, result
 
     def _track(self, src, fdef):
-        """Remember the globals the generated code relies on, so a rebinding is noticed."""
-        resolver = reverse.Resolver(src, set())
+        """Remember what each callee expression denotes, so a rebinding (a helper redefined in a
+        notebook, ``net.block = Other()``, a closure variable reassigned) builds fresh code."""
+        local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
         for sub in A.walk(fdef):
-            if isinstance(sub, gast.Call):
-                obj = resolver(sub.func)
-                root = sub.func
-                while isinstance(root, gast.Attribute):
-                    root = root.value
-                if isinstance(root, gast.Name) and root.id in src.globals and obj is not None:
-                    self.dependencies.append((src.globals, root.id, src.globals[root.id]))
+            if not isinstance(sub, gast.Call):
+                continue
+            obj = source.static_value(src, sub.func, local_names)
+            if obj is source.MISSING:
+                continue
+            attrs, root = [], sub.func
+            while isinstance(root, gast.Attribute):
+                attrs.append(root.attr)
+                root = root.value
+            attrs = tuple(reversed(attrs))
+            if root.id in src.bound:
+                self.dependencies.append(("object", src.bound[root.id], attrs, obj))
+            elif root.id in src.closure:
+                self.dependencies.append(("cell", src.closure[root.id], attrs, obj))
+            elif root.id in src.globals:
+                self.dependencies.append(("global", src.globals, (root.id,) + attrs, obj))
 
     def _assemble(self, gen, fwd, bwd, result, split, optimize_):
         if not optimize_:  # only for the dump of the reverse stage: keep the originals intact
@@ -128,6 +189,7 @@ class Build:
         owned = {gen.d(n) for n in gen.indexed if n in gen.active}
         adjoint_names = set(gen.adjoint_names)
         grads = [gen.d(p) if p in gen.active else None for p in gen.active_params]
+        weight_grads = self._weight_returns(gen, split)
         inits = [A.assign(dn, A.const(0)) for dn in sorted(set(gen.dnames.values()) - {d_res})
                  if dn is not None]
         if split:
@@ -143,23 +205,40 @@ class Build:
             opt = optimize.Optimizer(adjoint_names, gen.impure_calls, owned,
                                      {gen.bind(runtime.add, "add"),
                                       gen.bind(runtime.add_at, "add_at")})
-            live_out = {g for g in grads if g}
+            live_out = {g for g in grads if g} | A.names_in(weight_grads, gast.Load)
             back = opt.run(back, live_out, zero=())
         params = gen.fdef.args
         if split:
             saved = self._saved_locals(gen, back)
             prologue = [A.assign(n, A.const(None))
                         for n in sorted((gen.pushed | set(saved)) - set(gen.params))]
-            return self._split_defs(gen, fwd, back, result, d_res, returned, prologue, saved)
+            return self._split_defs(gen, fwd, back, result, d_res, returned + weight_grads,
+                                    prologue, saved)
         prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - set(gen.params))]
         tape = [A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))] if gen.uses_tape else []
         args = _arguments([a.id for a in params.args], [a.id for a in params.kwonlyargs] +
                           [gen.sens])
-        ret = gast.Return(value=A.tuple_([A.clone(result), A.tuple_(returned)]))
+        ret = gast.Return(value=A.tuple_([A.clone(result), A.tuple_(returned),
+                                          A.tuple_(weight_grads)]))
         body = prologue + tape + fwd + [emit.comment("backward sweep")] + back + [ret]
         if not hasattr(gen, "entry_name"):
-            gen.entry_name = self.function_names("grad_" + gen.fdef.name)
+            label = type(gen.obj).__name__ if reverse._is_cell(gen.obj) else gen.fdef.name
+            gen.entry_name = self.function_names("grad_" + label)
         return [_def(gen.entry_name, args, body)]
+
+    def _weight_returns(self, gen, split):
+        """One expression per weight returned: the sum of its accumulators (0 if none)."""
+        indices = self.weights_of((gen.fdef_fn, gen.obj, None)) if split else \
+            range(len(self.weights))
+        out = []
+        for index in indices:
+            keys = [k for k, i in gen.weight_keys.items() if i == index]
+            terms = [A.load(gen.d(k)) for k in keys]
+            expr = terms[0] if terms else A.const(0)
+            for term in terms[1:]:
+                expr = A.binop(expr, gast.Add(), term)
+            out.append(expr)
+        return out
 
     @staticmethod
     def _saved_locals(gen, back):
@@ -167,7 +246,7 @@ class Build:
         return sorted((_loads(back) & gen.local_names) - gen.adjoint_names - {gen.tape})
 
     def _split_defs(self, gen, fwd, back, result, d_res, returned, prologue, locals_):
-        fwd_name, bwd_name = self.callees[gen.key]
+        fwd_name, bwd_name = self.callees[gen.callee_key]
         save, load = [], []
         if locals_:
             packed = A.tuple_([A.load(n) for n in locals_]) if len(locals_) > 1 else A.load(
@@ -187,21 +266,25 @@ class Build:
 
     # ----- callees -------------------------------------------------------------------------
 
-    def callee(self, fn, mask, scalar, caller, stmt):
-        """Names of the forward and backward functions of ``fn`` for active arguments ``mask``
-        (and arguments known to be scalars, ``scalar``)."""
-        key = (fn.__code__, mask, scalar)
+    def callee(self, fn, obj, mask, scalar, caller):
+        """Names of the forward and backward functions of ``fn`` (bound to ``obj``, if any) for
+        active arguments ``mask`` and scalar arguments ``scalar``, and the indices of the weights
+        whose gradients its backward function returns after the inputs'."""
+        key = (fn.__code__, id(obj), mask, scalar)
+        weights = self.weights_of((fn, obj, None))
         if key not in self.callees:
-            names = (self.function_names(fn.__name__ + "_forward"),
-                     self.function_names(fn.__name__ + "_backward"))
+            label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
+            names = (self.function_names(label + "_forward"),
+                     self.function_names(label + "_backward"))
             self.callees[key] = names
-            self.function(fn, [i for i, m in enumerate(mask) if m], split=True, key=key,
-                          scalars=[i for i, m in enumerate(scalar) if m])
+            offset = 0 if obj is None else 1
+            self.function(fn, obj, [i + offset for i, m in enumerate(mask) if m], split=True,
+                          key=key, scalars=[i + offset for i, m in enumerate(scalar) if m])
         fwd, bwd = self.callees[key]
         for name in (fwd, bwd):
             caller.bindings[name] = _Pending(name)
             caller.fresh.reserve([name])
-        return fwd, bwd
+        return fwd, bwd, weights
 
     # ----- compile -------------------------------------------------------------------------
 
@@ -250,23 +333,45 @@ def _def(name, args, body):
                             type_comment=None, type_params=[])
 
 
-def run(fn, positions, dump=None, kinds=()):
-    """Transform ``fn`` for gradients at ``positions`` and compile: a ``Generated``.
+def unbind(fn):
+    """``(function to transform, the object bound to its first parameter or None)``."""
+    import types
+
+    if reverse._is_cell(fn):
+        return type(fn).construct, fn
+    if isinstance(fn, types.MethodType):
+        return fn.__func__, fn.__self__
+    if not isinstance(fn, (types.FunctionType, type)) and callable(fn) and \
+            isinstance(getattr(type(fn), "__call__", None), types.FunctionType):
+        return type(fn).__call__, fn
+    return fn, None
+
+
+def run(fn, positions, dump=None, kinds=(), weights=()):
+    """Transform ``fn`` for gradients at ``positions`` (and ``weights``) and compile.
 
     ``kinds`` (see ``cache.kind``) of the positional arguments let the code specialise:
-    arithmetic on scalars needs no ``unbroadcast``.
+    arithmetic on scalars needs no ``unbroadcast``. The entry function takes the bound object
+    first when ``fn`` is a Cell or a bound method, and returns ``(out, input grads, weight
+    grads)``.
     """
     from mindgrad.transform.activity import is_scalar_kind
 
-    build = Build(dump)
-    scalars = [i for i, k in enumerate(kinds) if is_scalar_kind(k)]
-    defs = build.function(fn, positions, split=False, scalars=scalars)
+    build = Build(dump, weights)
+    function, obj = unbind(fn)
+    offset = 0 if obj is None else 1
+    scalars = [i + offset for i, k in enumerate(kinds) if is_scalar_kind(k)]
+    defs = build.function(function, obj, [p + offset for p in positions], split=False,
+                          scalars=scalars)
     entry = defs[0].name
-    made, files, text = build.compile(getattr(fn, "__name__", "fn"))
+    made, files, text = build.compile(getattr(function, "__name__", "fn"))
+    build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
     entry_fn = made[entry]
     entry_fn.__kwdefaults__ = dict(entry_fn.__kwdefaults__ or {})
     sens_name = [a.id for a in defs[0].args.kwonlyargs][-1]
     entry_fn.__kwdefaults__[sens_name] = None
     entry_fn.sens_name = sens_name
-    deps = build.dependencies + [(None, "__rules__", rules.registry_version())]
-    return Generated(entry_fn, text, files, deps, build.stages)
+    deps = build.dependencies + [("rules", None, (), rules.registry_version())]
+    generated = Generated(entry_fn, text, files, deps, build.stages)
+    generated.bound = obj
+    return generated

@@ -24,7 +24,7 @@ import gast
 from mindgrad import rules, runtime
 from mindgrad.errors import NoGradientRuleError, UnsupportedSyntaxError
 from mindgrad.rules import RuleError
-from mindgrad.transform import activity
+from mindgrad.transform import activity, source
 from mindgrad.transform import astutil as A
 from mindgrad.transform.emit import comment
 from mindgrad.transform.inline import instantiate, literal
@@ -35,26 +35,38 @@ _MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", 
 
 
 class Resolver:
-    """What a callee expression of the normalized function refers to."""
+    """What the names and callees of the normalized function refer to."""
 
     def __init__(self, src, local_names):
         self.src = src
         self.locals = local_names
 
     def __call__(self, func):
-        path = []
-        node = func
-        while isinstance(node, gast.Attribute):
-            path.append(node.attr)
-            node = node.value
-        if not isinstance(node, gast.Name) or node.id in self.locals:
+        """The object a callee expression denotes before the function runs, or None."""
+        obj = source.static_value(self.src, func, self.locals)
+        return None if obj is source.MISSING else obj
+
+    def key(self, node):
+        """The name of a value: ``x`` for a local, ``self.w`` for a static chain; else None."""
+        if isinstance(node, gast.Name):
+            return node.id
+        if isinstance(node, gast.Attribute) and self(node) is not None:
+            return source.dotted(node)
+        return None
+
+    def receiver(self, func):
+        """The array whose method ``func`` calls (a local, or a static chain to an array)."""
+        if not isinstance(func, gast.Attribute):
             return None
-        obj = self.src.resolve(node.id, _MISSING)
-        for part in reversed(path):
-            if obj is _MISSING:
-                return None
-            obj = getattr(obj, part, _MISSING)
-        return None if obj is _MISSING else obj
+        base = func.value
+        if isinstance(base, gast.Name) and base.id in self.locals and base.id not in \
+                self.src.bound:
+            return base
+        import numpy
+
+        if isinstance(self(base), numpy.ndarray):
+            return base
+        return None
 
 
 def analyse(src, fdef, active_params, scalar_params):
@@ -82,7 +94,15 @@ class Reverse:
             A.assigned_names(fdef.body)
         self.resolve = Resolver(src, self.local_names)
         self.active, self.defs, indexed, self.scalars = analysis
+        self.active = set(self.active)
         self.indexed = set(indexed)
+        self.weights = build.weights          # the Parameters whose gradients are asked for
+        self.weight_keys = {}                 # accumulator key -> index into self.weights
+        self.fdef_fn = src.fn
+        self.weight_labels = {}               # accumulator key -> readable label
+        for key, index in build.weight_reads(src, fdef).items():
+            self.weight_keys[key] = index
+            self.active.add(key)
         self.tape = names("tape")
         self.dnames = {}
         self.adjoint_names = set()
@@ -97,11 +117,16 @@ class Reverse:
 
     # ----- names ---------------------------------------------------------------------------
 
-    def d(self, name: str) -> str:
-        if name not in self.dnames:
-            self.dnames[name] = self.fresh("d_" + name)
-            self.adjoint_names.add(self.dnames[name])
-        return self.dnames[name]
+    def d(self, key: str) -> str:
+        """The adjoint variable of a local name, or of a weight read as ``self.w`` (``d_self_w``)."""
+        if key not in self.dnames:
+            label = self.weight_labels.get(key, key)
+            self.dnames[key] = self.fresh("d_" + label.replace(".", "_"))
+            self.adjoint_names.add(self.dnames[key])
+        return self.dnames[key]
+
+    def key(self, node):
+        return self.resolve.key(node)
 
     def bind(self, obj, preferred: str) -> str:
         """A name under which the generated code reaches ``obj``."""
@@ -184,9 +209,12 @@ class Reverse:
         return isinstance(node, gast.Name) and node.id in self.scalars
 
     def is_active(self, node) -> bool:
-        return isinstance(node, gast.Name) and node.id in self.active
+        key = self.resolve.key(node)
+        return key is not None and key in self.active
 
-    def accumulate(self, name: str, value, like=None):
+    def accumulate(self, name, value, like=None):
+        if not isinstance(name, str):
+            name = self.key(name)
         dn = self.d(name)
         if name in self.indexed:
             return A.assign(dn, A.call(self.helper(runtime.add), A.load(dn), value), like)
@@ -265,7 +293,7 @@ class Reverse:
         if push:
             fwd.append(self.push(A.load(name), s))
         if isinstance(value, gast.Call) and self.is_active_call(value):
-            callee = self.user_function(value)
+            callee = self.callee_of(value)
             if callee is not None:
                 f, b = self.call_user(s, name, value, callee)
                 fwd.extend(f)
@@ -286,8 +314,9 @@ class Reverse:
     def adjoint_of(self, s, name, value):
         """Adjoint statements of ``name = value``, reading ``d_name``."""
         d_out = self.d(name)
-        if isinstance(value, gast.Name):
-            return [self.accumulate(value.id, A.load(d_out), s)] if self.is_active(value) else []
+        if isinstance(value, gast.Name) or (isinstance(value, gast.Attribute) and
+                                            self.key(value) in self.weight_keys):
+            return [self.accumulate(value, A.load(d_out), s)] if self.is_active(value) else []
         if isinstance(value, gast.BinOp):
             fn = _BINOPS[type(value.op)]
             return self.apply_rule(s, rules.lookup(fn), fn, [value.left, value.right], {}, name)
@@ -305,11 +334,11 @@ class Reverse:
             return [A.assign(self.d(base.id), call, s)]
         if isinstance(value, (gast.Tuple, gast.List)):
             item = self.helper(runtime.item)
-            return [self.accumulate(e.id, A.call(A.clone(item), A.load(d_out), A.const(i)), s)
+            return [self.accumulate(e, A.call(A.clone(item), A.load(d_out), A.const(i)), s)
                     for i, e in enumerate(value.elts) if self.is_active(e)]
         if isinstance(value, gast.Dict):
             item = self.helper(runtime.item)
-            return [self.accumulate(v.id, A.call(A.clone(item), A.load(d_out), A.clone(k)), s)
+            return [self.accumulate(v, A.call(A.clone(item), A.load(d_out), A.clone(k)), s)
                     for k, v in zip(value.keys, value.values) if self.is_active(v)]
         if isinstance(value, gast.Attribute):
             rule = rules.lookup_attr(value.attr)
@@ -336,24 +365,27 @@ class Reverse:
 
     def is_active_call(self, call) -> bool:
         operands = list(call.args) + [k.value for k in call.keywords]
-        func = call.func
-        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                and func.value.id in self.local_names:
-            operands.append(func.value)
-        return any(self.is_active(o) for o in operands)
+        receiver = self.resolve.receiver(call.func)
+        if receiver is not None:
+            operands.append(receiver)
+        if any(self.is_active(o) for o in operands):
+            return True
+        # a call of the user's own code may read weights even with constant arguments
+        callee = self.callee_of(call)
+        return bool(callee and self.build.weights_of(callee))
 
     def adjoint_call(self, s, name, call):
         func = call.func
         keywords = {k.arg: k.value for k in call.keywords}
-        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                and func.value.id in self.local_names:
+        receiver = self.resolve.receiver(func)
+        if receiver is not None:
             if func.attr in activity.NONDIFF_METHODS:
                 return []
             rule = rules.lookup_method(func.attr)
             if rule is None:
                 self.fail(s, f"the method .{func.attr}() has no gradient rule; register one "
                              f"with @mindgrad.adjoint_method({func.attr!r})", NoGradientRuleError)
-            return self.apply_rule(s, rule, func.attr, [func.value] + list(call.args),
+            return self.apply_rule(s, rule, func.attr, [receiver] + list(call.args),
                                    keywords, name)
         target = self.resolve(func)
         if target is None:
@@ -362,54 +394,99 @@ class Reverse:
         if rules.is_nondifferentiable(target):
             return []
         rule = rules.lookup(target)
-        if rule is None and _is_user_function(target):
-            raise AssertionError("user functions are handled by call_user")
+        if rule is None and rules.lookup(type(target)) is not None and not isinstance(target, type):
+            # a rule for a class of callable objects (ops.MatMul()): the instance comes first
+            return self.apply_rule(s, rules.lookup(type(target)), type(target),
+                                   [A.clone(func)] + list(call.args), keywords, name)
         if rule is None:
             self.fail(s, f"{_describe(target)} has no gradient rule and no Python source to "
                          f"differentiate; register a rule with @mindgrad.adjoint("
                          f"{_describe(target)})", NoGradientRuleError)
         return self.apply_rule(s, rule, target, list(call.args), keywords, name)
 
-    def user_function(self, call):
+    def callee_of(self, call):
+        """``(function, bound self or None, self expression)`` when ``call`` runs the user's own
+        code (a function, a method, a Cell, a callable object); otherwise None."""
         func = call.func
-        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                and func.value.id in self.local_names:
+        if self.resolve.receiver(func) is not None:
             return None
         target = self.resolve(func)
         if target is None or rules.lookup(target) is not None or \
-                rules.is_nondifferentiable(target):
+                rules.is_nondifferentiable(target) or (
+                    not isinstance(target, type) and rules.lookup(type(target)) is not None):
             return None
-        return target if _is_user_function(target) else None
+        return user_code(target, func)
 
-    def call_user(self, s, name, call, fn):
-        """``name = fn(...)`` for a user function: its forward now, its backward later."""
+    def call_user(self, s, name, call, callee):
+        """``name = f(...)`` for the user's own code: its forward now, its backward later."""
+        fn, obj, self_expr = callee
+        if obj is not None and hasattr(type(obj), "bprop") and _is_cell(obj):
+            return self.call_bprop(s, name, call, obj)
+        signature = inspect.signature(fn)
+        params = list(signature.parameters.values())
+        if obj is not None:
+            signature = signature.replace(parameters=params[1:])
         try:
-            bound = inspect.signature(fn).bind(*call.args, **{k.arg: k.value for k in call.keywords})
+            bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
         except TypeError as exc:
             self.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
                       TypeError)
         bound.apply_defaults()
-        args = []
-        for pname, value in bound.arguments.items():
-            args.append(value if isinstance(value, gast.AST) else literal(value, self.bind))
+        args = [value if isinstance(value, gast.AST) else literal(value, self.bind)
+                for value in bound.arguments.values()]
         mask = tuple(self.is_active(a) for a in args)
         scalar = tuple(self.is_scalar(a) for a in args)
-        fwd_name, bwd_name = self.build.callee(fn, mask, scalar, self, s)
+        fwd_name, bwd_name, weights = self.build.callee(fn, obj, mask, scalar, self)
         self.uses_tape = True
-        forward = A.assign(name, A.call(A.load(fwd_name), A.load(self.tape), *args), s)
+        head = [A.load(self.tape)] + ([A.clone(self_expr)] if obj is not None else [])
+        forward = A.assign(name, A.call(A.load(fwd_name), *head, *args), s)
         if name not in self.active:
             return [forward], []
-        parts = [self.fresh(f"d_{a.id}_{fn.__name__}") for a, m in zip(args, mask) if m]
-        self.adjoint_names.update(parts)
-        target = A.tuple_([A.store(p) for p in parts], gast.Store()) if len(parts) != 1 \
-            else A.store(parts[0])
+        label = getattr(fn, "__name__", "f")
+        active_args = [a for a, m in zip(args, mask) if m]
+        parts = [self.fresh(f"d_{self.key(a).replace('.', '_')}_{label}") for a in active_args]
+        weight_parts = [self.fresh(f"d_{_label(self.weights[i])}_{label}") for i in weights]
+        everything = parts + weight_parts
+        self.adjoint_names.update(everything)
+        target = A.tuple_([A.store(p) for p in everything], gast.Store()) \
+            if len(everything) != 1 else A.store(everything[0])
         backward = A.assign(target, A.call(A.load(bwd_name), A.load(self.tape),
                                            A.load(self.d(name))), s)
         self.impure_calls.add(bwd_name)
         bwd = [backward]
-        active_args = [a for a, m in zip(args, mask) if m]
         for part, arg in zip(parts, active_args):
-            bwd.append(self.accumulate(arg.id, A.load(part), s))
+            bwd.append(self.accumulate(arg, A.load(part), s))
+        for part, index in zip(weight_parts, weights):
+            bwd.append(self.accumulate(self.weight_accumulator(index), A.load(part), s))
+        return [forward], bwd
+
+    def weight_accumulator(self, index):
+        """The key of the accumulator for weight ``index`` fed by callees."""
+        key = f"@weight{index}"
+        if key not in self.weight_keys:
+            self.weight_keys[key] = index
+            self.weight_labels[key] = _label(self.weights[index])
+            self.active.add(key)
+        return key
+
+    def call_bprop(self, s, name, call, cell):
+        """A Cell with its own ``bprop``: run it as written, and call ``bprop`` backwards."""
+        args = list(call.args)
+        if call.keywords:
+            self.fail(s, "a Cell with a custom bprop must be called with positional arguments",
+                      TypeError)
+        forward = A.assign(name, call, s)
+        if name not in self.active:
+            return [forward], []
+        parts = self.fresh(f"d_{_label(cell)}_bprop")
+        self.adjoint_names.add(parts)
+        grads = A.call(self.helper(runtime.bprop_grads), A.clone(call.func),
+                       A.tuple_([A.clone(a) for a in args]), A.load(name), A.load(self.d(name)))
+        bwd = [A.assign(parts, grads, s)]
+        self.impure_calls.add(parts)
+        for i, arg in enumerate(args):
+            if self.is_active(arg):
+                bwd.append(self.accumulate(arg, A.subscript(A.load(parts), A.const(i)), s))
         return [forward], bwd
 
     def setitem(self, s, target, in_loop):
@@ -498,8 +575,9 @@ class Reverse:
             count = self.fresh("n_iter")
             fwd.append(A.assign(count, A.const(0), s))
             body_f = [A.assign(count, A.binop(A.load(count), gast.Add(), A.const(1)), s)] + body_f
-        fwd.append(A.located(gast.For(target=A.store(target), iter=s.iter, body=body_f,
-                                      orelse=[], type_comment=None), s))
+        fwd.append(A.located(gast.For(target=A.store(target), iter=s.iter,
+                                      body=body_f or [gast.Pass()], orelse=[],
+                                      type_comment=None), s))
         iter_active = self.is_active(s.iter) and target in self.active
         if not _has_code(body_b) and not iter_active:
             if push:
@@ -534,7 +612,8 @@ class Reverse:
         body_f, body_b = self.block(s.body, True)
         self.forget_shapes(A.assigned_names(s))
         if not _has_code(body_b):
-            return [A.located(gast.While(test=s.test, body=body_f, orelse=[]), s)], []
+            return [A.located(gast.While(test=s.test, body=body_f or [gast.Pass()], orelse=[]),
+                              s)], []
         count = self.fresh("n_iter")
         self.local_names.add(count)
         start = A.assign(count, A.const(0), s)
@@ -587,6 +666,40 @@ def _describe(fn) -> str:
     if module in ("", None):
         return name
     return f"{module}.{name}"
+
+
+def _is_cell(obj) -> bool:
+    from mindgrad.nn import Cell
+
+    return isinstance(obj, Cell)
+
+
+def _label(obj) -> str:
+    name = getattr(obj, "name", None) or type(obj).__name__
+    return "".join(c if c.isalnum() else "_" for c in str(name))
+
+
+def user_code(target, func_node):
+    """``(function, bound self, self expression)`` if calling ``target`` runs user code."""
+    import types
+
+    if _is_cell(target):
+        construct = getattr(type(target), "construct", None)
+        return (construct, target, func_node) if _is_user_function(construct) else None
+    if isinstance(target, types.MethodType):
+        fn = target.__func__
+        if not _is_user_function(fn):
+            return None
+        receiver = func_node.value if isinstance(func_node, gast.Attribute) else None
+        if receiver is None:
+            return None
+        return fn, target.__self__, receiver
+    if _is_user_function(target):
+        return target, None, None
+    call = getattr(type(target), "__call__", None)
+    if not isinstance(target, type) and _is_user_function(call):
+        return call, target, func_node
+    return None
 
 
 def _is_user_function(fn) -> bool:

@@ -14,10 +14,11 @@ import linecache
 import textwrap
 
 import gast
+import numpy as np
 
 from mindgrad.errors import NoSourceError
 
-_MISSING = object()
+MISSING = _MISSING = object()
 
 
 class Source:
@@ -33,6 +34,7 @@ class Source:
         code = fn.__code__
         cells = fn.__closure__ or ()
         self.closure = dict(zip(code.co_freevars, cells))
+        self.bound = {}  # parameter name -> the object it is known to be (``self`` of a Cell)
 
     @property
     def name(self) -> str:
@@ -56,6 +58,42 @@ class Source:
         if hasattr(builtins, name):
             return getattr(builtins, name)
         return default
+
+
+_DYNAMIC = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, list, tuple, dict)
+
+
+def static_value(src, node, local_names):
+    """The object an attribute chain (or name) denotes before the function runs, or _MISSING.
+
+    A chain is static when its root is a module-level name, a closure variable or a bound
+    parameter (``self`` of a Cell), and it only looks up attributes of modules, classes and
+    objects, never of values such as arrays (``np.pi`` and ``self.w`` are static; ``x.T`` and
+    ``self.w.T`` are not).
+    """
+    if isinstance(node, gast.Name):
+        if node.id in src.bound:
+            return src.bound[node.id]
+        if node.id in local_names:
+            return _MISSING
+        return src.resolve(node.id, _MISSING)
+    if isinstance(node, gast.Attribute):
+        base = static_value(src, node.value, local_names)
+        if base is _MISSING or isinstance(base, _DYNAMIC):
+            return _MISSING
+        return getattr(base, node.attr, _MISSING)
+    return _MISSING
+
+
+def dotted(node):
+    """``self.block.w`` for an attribute chain on a name, else None."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    return ".".join([node.id] + parts[::-1])
 
 
 def get_source(fn) -> Source:

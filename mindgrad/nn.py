@@ -1,0 +1,157 @@
+"""MindSpore's object model on NumPy: ``Parameter``, ``ParameterTuple`` and ``Cell``.
+
+A ``Parameter`` is a NumPy array with a name: it works in every expression (arithmetic on it gives
+plain arrays) and an optimizer step updates it in place (``p -= lr * g`` or ``p.set_data(v)``).
+A ``Cell`` computes in ``construct``; calling the cell calls ``construct``. Parameters and
+sub-cells assigned as attributes are registered in definition order, and a sub-cell's
+parameters are named by their attribute path (``inner.k``), as MindSpore names them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Parameter", "ParameterTuple", "Cell"]
+
+
+class Parameter(np.ndarray):
+    """A named array whose gradient ``grad(..., weights=...)`` can ask for."""
+
+    def __new__(cls, default_input, name=None, requires_grad=True):
+        data = np.array(default_input, copy=True)
+        if data.dtype.kind not in "fc":
+            data = data.astype(np.float32)
+        obj = data.view(cls)
+        obj.name = name
+        obj.requires_grad = bool(requires_grad)
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.name = getattr(obj, "name", None)
+        self.requires_grad = getattr(obj, "requires_grad", True)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # results of computing with a Parameter are plain arrays, never Parameters
+        array = array.view(np.ndarray)
+        return array[()] if return_scalar else array
+
+    def __getitem__(self, index):
+        item = super().__getitem__(index)
+        return item.view(np.ndarray) if isinstance(item, Parameter) else item
+
+    # a Parameter is an object with an identity (weights are looked up by it), not a value
+    __hash__ = object.__hash__
+
+    def set_data(self, data):
+        """Replace the values in place (same shape), as an optimizer step does."""
+        self[...] = data
+        return self
+
+    @property
+    def data(self):
+        return self
+
+    def asnumpy(self) -> np.ndarray:
+        return np.array(self.view(np.ndarray))
+
+    def __reduce__(self):
+        return (Parameter, (self.view(np.ndarray).copy(), self.name, self.requires_grad))
+
+    def __repr__(self):
+        return (f"Parameter (name={self.name}, shape={self.shape}, dtype={self.dtype}, "
+                f"requires_grad={self.requires_grad})")
+
+    __str__ = __repr__
+
+
+class ParameterTuple(tuple):
+    """A tuple of Parameters, as ``GradOperation(get_by_list=True)`` takes its weights."""
+
+    def __new__(cls, iterable=()):
+        items = tuple(iterable)
+        for item in items:
+            if not isinstance(item, Parameter):
+                raise TypeError(f"ParameterTuple holds Parameters only, got {type(item).__name__}")
+        return super().__new__(cls, items)
+
+
+class Cell:
+    """The base class of networks: subclasses define ``construct(self, *inputs)``.
+
+    A subclass may also define ``bprop(self, *inputs, out, dout)`` returning one gradient per
+    input; mindgrad then uses it instead of differentiating ``construct``.
+    """
+
+    def __init__(self, auto_prefix=True, flags=None):
+        object.__setattr__(self, "_params", {})
+        object.__setattr__(self, "_cells", {})
+
+    def __setattr__(self, name, value):
+        if "_params" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() "
+                               f"before setting {name!r}")
+        self._params.pop(name, None)
+        self._cells.pop(name, None)
+        if isinstance(value, Parameter):
+            if value.name is None:
+                value.name = name
+            self._params[name] = value
+        elif isinstance(value, Cell):
+            for _, param in value.parameters_and_names():
+                param.name = f"{name}.{param.name}"
+            self._cells[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        self._params.pop(name, None)
+        self._cells.pop(name, None)
+        object.__delattr__(self, name)
+
+    def construct(self, *inputs):
+        raise NotImplementedError(f"{type(self).__name__} must define construct(self, ...)")
+
+    def __call__(self, *inputs, **kwargs):
+        return self.construct(*inputs, **kwargs)
+
+    def parameters_and_names(self):
+        """(name, Parameter) pairs: the cell's own first, then each sub-cell's, recursively."""
+        seen = set()
+        for _, param in self._params.items():
+            if id(param) not in seen:
+                seen.add(id(param))
+                yield param.name, param
+        for cell in self._cells.values():
+            for name, param in cell.parameters_and_names():
+                if id(param) not in seen:
+                    seen.add(id(param))
+                    yield name, param
+
+    def get_parameters(self):
+        for _, param in self.parameters_and_names():
+            yield param
+
+    def trainable_params(self):
+        """The parameters with ``requires_grad=True``, in MindSpore's order."""
+        return [p for _, p in self.parameters_and_names() if p.requires_grad]
+
+    def untrainable_params(self):
+        return [p for _, p in self.parameters_and_names() if not p.requires_grad]
+
+    def cells_and_names(self, prefix=""):
+        yield prefix, self
+        for name, cell in self._cells.items():
+            yield from cell.cells_and_names(f"{prefix}.{name}" if prefix else name)
+
+    def name_cells(self):
+        return dict(self._cells)
+
+    def set_train(self, mode=True):
+        object.__setattr__(self, "training", mode)
+        return self
+
+    def set_grad(self, requires_grad=True):
+        return self
+
+    def __repr__(self):
+        inner = ", ".join(f"{n}={type(c).__name__}" for n, c in self._cells.items())
+        return f"{type(self).__name__}({inner})"

@@ -1,0 +1,117 @@
+"""MindSpore's ``ops`` namespace: the primitives the migration documents use, ``GradOperation``,
+``stop_gradient`` and the functional ``grad``/``value_and_grad``.
+
+A primitive is a small callable class; its gradient rule is registered for the class, and
+receives the instance first (``def _(out, op, x, y)``), so attributes such as ``transpose_a``
+are honoured.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mindgrad.api import GradOperation, grad, stop_gradient, value_and_grad
+from mindgrad.rules import adjoint, d
+from mindgrad.runtime import unbroadcast, unreduce
+
+__all__ = ["MatMul", "Mul", "Add", "Sub", "ReduceSum", "ReduceMean", "GradOperation", "grad",
+           "value_and_grad", "stop_gradient"]
+
+
+class MatMul:
+    """``MatMul(transpose_a=False, transpose_b=False)(x, y)``: a matrix product."""
+
+    def __init__(self, transpose_a=False, transpose_b=False):
+        self.transpose_a = transpose_a
+        self.transpose_b = transpose_b
+
+    def __call__(self, x, y):
+        return np.matmul(x.T if self.transpose_a else x, y.T if self.transpose_b else y)
+
+
+def matmul_op_grads(g, op, x, y):
+    """Gradients of ``MatMul(transpose_a, transpose_b)(x, y)`` for x and y."""
+    a = x.T if op.transpose_a else x
+    b = y.T if op.transpose_b else y
+    ga, gb = g @ b.T, a.T @ g
+    return (ga.T if op.transpose_a else ga), (gb.T if op.transpose_b else gb)
+
+
+@adjoint(MatMul)
+def _(out, op, x, y):
+    d[x] = matmul_op_grads(d[out], op, x, y)[0]
+    d[y] = matmul_op_grads(d[out], op, x, y)[1]
+
+
+class Mul:
+    """``Mul()(x, y)``: an elementwise product."""
+
+    def __call__(self, x, y):
+        return np.multiply(x, y)
+
+
+@adjoint(Mul)
+def _(out, op, x, y):
+    d[x] = unbroadcast(d[out] * y, x)
+    d[y] = unbroadcast(d[out] * x, y)
+
+
+class Add:
+    def __call__(self, x, y):
+        return np.add(x, y)
+
+
+@adjoint(Add)
+def _(out, op, x, y):
+    d[x] = unbroadcast(d[out], x)
+    d[y] = unbroadcast(d[out], y)
+
+
+class Sub:
+    def __call__(self, x, y):
+        return np.subtract(x, y)
+
+
+@adjoint(Sub)
+def _(out, op, x, y):
+    d[x] = unbroadcast(d[out], x)
+    d[y] = unbroadcast(-d[out], y)
+
+
+def _axis(axis):
+    return None if axis == () else axis
+
+
+class ReduceSum:
+    """``ReduceSum(keep_dims=False)(x, axis=())``: a sum over ``axis`` (all axes for ``()``)."""
+
+    def __init__(self, keep_dims=False):
+        self.keep_dims = keep_dims
+
+    def __call__(self, x, axis=()):
+        return np.sum(x, axis=_axis(axis), keepdims=self.keep_dims)
+
+
+def reduce_op_grad(g, op, x, axis, mean=False):
+    """Gradient of ``ReduceSum``/``ReduceMean`` for x."""
+    grad = unreduce(g, x, _axis(axis), op.keep_dims)
+    if mean:  # each output averaged size(x) / size(out) inputs
+        grad = grad / (np.size(x) / np.size(g))
+    return grad
+
+
+@adjoint(ReduceSum)
+def _(out, op, x, axis=()):
+    d[x] = reduce_op_grad(d[out], op, x, axis)
+
+
+class ReduceMean(ReduceSum):
+    """``ReduceMean(keep_dims=False)(x, axis=())``: a mean over ``axis``."""
+
+    def __call__(self, x, axis=()):
+        return np.mean(x, axis=_axis(axis), keepdims=self.keep_dims)
+
+
+@adjoint(ReduceMean)
+def _(out, op, x, axis=()):
+    d[x] = reduce_op_grad(d[out], op, x, axis, mean=True)

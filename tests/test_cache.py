@@ -1,0 +1,419 @@
+"""The cache of generated gradients, counted with ``mindgrad.cache_stats()``.
+
+A key is (function, options, argument kinds); an entry is rebuilt when the function's code, a
+global it calls, or the rule registry changes. Counting builds, not timing them.
+"""
+
+import functools
+import itertools
+import linecache
+import types
+
+import numpy as np
+import pytest
+
+import mindgrad
+from mindgrad import d, grad, rules, value_and_grad
+
+
+@pytest.fixture(autouse=True)
+def clean_registry():
+    """Leave the global rule registry as it was found, whatever a test registers."""
+    saved_rules, saved_nondiff = dict(rules._RULES), set(rules._NONDIFF)
+    yield
+    rules._RULES.clear()
+    rules._RULES.update(saved_rules)
+    rules._NONDIFF.clear()
+    rules._NONDIFF.update(saved_nondiff)
+    rules._bump()
+
+
+class Counter:
+    """Builds and hits since the last ``delta()``."""
+
+    def __init__(self):
+        self.last = mindgrad.cache_stats()
+
+    def delta(self):
+        now = mindgrad.cache_stats()
+        out = (now["builds"] - self.last["builds"], now["hits"] - self.last["hits"])
+        self.last = now
+        return out
+
+
+def _mul(a, b):
+    return a * b
+
+
+def _square(a):
+    return a * a
+
+
+# ----- the key: kinds of arguments -------------------------------------------------------------
+
+
+def test_second_call_same_signature_does_not_build():
+    g = grad(_mul, (0, 1))
+    c = Counter()
+    g(np.ones(3), np.ones(3))
+    assert c.delta() == (1, 0)
+    g(np.ones(3), np.ones(3))
+    assert c.delta() == (0, 1)
+
+
+def test_same_shape_different_values_does_not_build():
+    g = grad(_square)
+    c = Counter()
+    np.testing.assert_allclose(g(np.array([1.0, 2.0])), [2, 4])
+    assert c.delta() == (1, 0)
+    np.testing.assert_allclose(g(np.array([5.0, -7.0])), [10, -14])
+    assert c.delta() == (0, 1)
+
+
+def test_python_float_values_do_not_build():
+    g = grad(_square)
+    c = Counter()
+    assert g(3.0) == 6.0
+    assert c.delta()[0] == 1
+    assert g(-4.5) == -9.0
+    assert c.delta() == (0, 1)
+
+
+@pytest.mark.parametrize("first, second", [
+    (np.ones(3, np.float64), np.ones(3, np.float32)),
+    (np.ones(3), np.ones((3, 1))),
+    (np.ones(3), np.ones(())),
+    (2.0, np.float64(2.0)),
+    (2.0, np.ones(())),
+    ((1.0, 2.0), [1.0, 2.0]),
+    ((1.0, 2.0), (1.0, 2.0, 3.0)),
+], ids=["dtype", "ndim", "0d", "float-vs-np.float64", "float-vs-0d", "tuple-vs-list", "length"])
+def test_a_different_kind_builds_again(first, second):
+    def total(a):
+        return _sum_all(a)
+    g = grad(total)
+    c = Counter()
+    g(first)
+    assert c.delta() == (1, 0)
+    g(second)
+    assert c.delta() == (1, 0)
+    g(first)
+    g(second)
+    assert c.delta() == (0, 2)
+
+
+def _sum_all(a):
+    if isinstance(a, (tuple, list)):
+        s = 0.0
+        for v in a:
+            s = s + v * v
+        return s
+    return np.sum(a * a)
+
+
+def test_a_constant_argument_of_another_kind_builds_again():
+    g = grad(_mul, 0)
+    c = Counter()
+    g(np.ones(2), 3.0)
+    g(np.ones(2), np.ones(2))
+    assert c.delta() == (2, 0)
+
+
+def test_new_grad_object_for_the_same_function_shares_the_entry():
+    c = Counter()
+    grad(_mul, (0, 1))(np.ones(2), np.ones(2))
+    built, _ = c.delta()
+    grad(_mul, (0, 1))(np.ones(2), np.ones(2))
+    value_and_grad(_mul, (0, 1))(np.ones(2), np.ones(2))
+    assert c.delta() == (0, 2)
+    assert built <= 1
+
+
+def test_other_positions_build_again():
+    c = Counter()
+    grad(_mul, 0)(np.ones(2), np.ones(2))
+    c.delta()
+    grad(_mul, 1)(np.ones(2), np.ones(2))
+    assert c.delta()[0] == 1
+
+
+def test_clear_cache_forgets():
+    g = grad(_square)
+    g(np.ones(2))
+    c = Counter()
+    g(np.ones(2))
+    assert c.delta() == (0, 1)
+    mindgrad.clear_cache()
+    g(np.ones(2))
+    assert c.delta() == (1, 0)
+
+
+def test_stats_is_a_copy():
+    stats = mindgrad.cache_stats()
+    stats["builds"] = -1
+    assert mindgrad.cache_stats()["builds"] >= 0
+
+
+# ----- redefining the function -----------------------------------------------------------------
+
+
+_cells = itertools.count()
+
+
+def _define_in_cell(text, name):
+    """Execute ``text`` like a notebook cell: its source lives in linecache only."""
+    filename = f"<mindgrad-test-cell-{next(_cells)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns = {"np": np}
+    exec(compile(text, filename, "exec"), ns)  # noqa: S102
+    return ns[name]
+
+
+def _define_in_file(path, text, name):
+    path.write_text(text)
+    ns = {"np": np}
+    exec(compile(text, str(path), "exec"), ns)  # noqa: S102
+    return ns[name]
+
+
+def test_redefined_notebook_function_gets_fresh_code():
+    c = Counter()
+    v1 = _define_in_cell("def model(x):\n    return x * 2.0\n", "model")
+    assert grad(v1)(1.0) == 2.0
+    v2 = _define_in_cell("def model(x):\n    return x * x * 3.0\n", "model")
+    assert grad(v2)(1.0) == 6.0
+    assert c.delta()[0] == 2
+    assert grad(v1)(1.0) == 2.0  # the old definition keeps its own gradient
+
+
+def test_recompiled_file_function_gets_fresh_code(tmp_path):
+    c = Counter()
+    v1 = _define_in_file(tmp_path / "m1.py", "def model(x):\n    return x * 2.0\n", "model")
+    assert grad(v1)(1.0) == 2.0
+    v2 = _define_in_file(tmp_path / "m2.py", "def model(x):\n    return x * x * x\n", "model")
+    assert grad(v2)(2.0) == 12.0
+    assert c.delta()[0] == 2
+
+
+def test_replaced_code_object_builds_again():
+    def model(x):
+        return x * 2.0
+
+    def other(x):
+        return x * 5.0
+    g = grad(model)
+    assert g(1.0) == 2.0
+    c = Counter()
+    model.__code__ = other.__code__
+    assert g(1.0) == 5.0
+    assert c.delta() == (1, 0)
+
+
+# ----- redefining a function it calls ----------------------------------------------------------
+
+
+def _helper(a):
+    return a * a
+
+
+def _calls_helper(a):
+    return _helper(a) * 2.0
+
+
+def _helper_inner(a):
+    return a * a
+
+
+def _helper_outer(a):
+    return _helper_inner(a) + a
+
+
+def _calls_nested(a):
+    return _helper_outer(a) * 2.0
+
+
+@pytest.fixture
+def restore_globals():
+    saved = dict(globals())
+    yield
+    globals().update({k: saved[k] for k in ("_helper", "_helper_inner")})
+
+
+def test_rebinding_a_called_global_builds_again(restore_globals):
+    global _helper
+    g = grad(_calls_helper)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(g(x), [4, 8])
+    c = Counter()
+    g(x)
+    assert c.delta() == (0, 1)
+
+    def _helper(a):  # the notebook pattern: redefine, re-run
+        return a * a * a
+    np.testing.assert_allclose(g(x), [6, 24])  # 2 * 3 x^2
+    assert c.delta() == (1, 0)
+    g(x)
+    assert c.delta() == (0, 1)
+
+
+def test_rebinding_a_global_called_by_a_callee_builds_again(restore_globals):
+    global _helper_inner
+    g = grad(_calls_nested)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(g(x), [6, 10])  # 2 (2x + 1)
+
+    def _helper_inner(a):
+        return a * a * a
+    np.testing.assert_allclose(g(x), [8, 26])  # 2 (3x^2 + 1)
+
+
+def test_rebinding_an_unrelated_global_does_not_build():
+    g = grad(_calls_helper)
+    g(np.ones(2))
+    c = Counter()
+    globals()["_unrelated"] = object()
+    g(np.ones(2))
+    assert c.delta() == (0, 1)
+
+
+_SCALE = 2.0
+
+
+def _scaled(a):
+    return a * _SCALE
+
+
+def test_a_global_value_is_read_when_called():
+    global _SCALE
+    g = grad(_scaled)
+    try:
+        assert g(1.0) == 2.0
+        _SCALE = 7.0
+        assert g(1.0) == 7.0
+    finally:
+        _SCALE = 2.0
+
+
+_NAMESPACE = types.SimpleNamespace(helper=_helper)
+
+
+def _calls_attribute(a):
+    return _NAMESPACE.helper(a)
+
+
+def test_rebinding_a_called_attribute_builds_again():
+    def cube(a):
+        return a * a * a
+    g = grad(_calls_attribute)
+    x = np.array([1.0, 2.0])
+    saved = _NAMESPACE.helper
+    try:
+        np.testing.assert_allclose(g(x), [2, 4])
+        _NAMESPACE.helper = cube
+        np.testing.assert_allclose(g(x), [3, 12])
+    finally:
+        _NAMESPACE.helper = saved
+
+
+def test_rebinding_a_called_closure_function_builds_again():
+    def make():
+        def helper(a):
+            return a * a
+
+        def model(a):
+            return helper(a)
+
+        def redefine():
+            nonlocal helper
+
+            def helper(a):
+                return a * a * a
+        return model, redefine
+    model, redefine = make()
+    g = value_and_grad(model)
+    x = np.array([1.0, 2.0])
+    value, gx = g(x)
+    np.testing.assert_allclose(gx, [2, 4])
+    redefine()
+    value, gx = g(x)
+    np.testing.assert_allclose(value, [1, 8])
+    np.testing.assert_allclose(gx, [3, 12])
+
+
+# ----- registering a rule ----------------------------------------------------------------------
+
+
+def _wrapped(a):
+    return a * 3.0
+
+
+def _calls_wrapped(a):
+    return _wrapped(a) + a
+
+
+def test_registering_a_rule_after_a_build_builds_again():
+    g = grad(_calls_wrapped)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(g(x), [4, 4])
+    c = Counter()
+    g(x)
+    assert c.delta() == (0, 1)
+
+    @mindgrad.adjoint(_wrapped)
+    def _(out, a):
+        d[a] = d[out] * 100.0  # deliberately wrong, so its use shows
+
+    np.testing.assert_allclose(g(x), [101, 101])
+    assert c.delta() == (1, 0)
+    g(x)
+    assert c.delta() == (0, 1)
+
+
+def test_removing_the_rule_again_builds_again():
+    g = grad(_calls_wrapped)
+    x = np.array([1.0, 2.0])
+
+    @mindgrad.adjoint(_wrapped)
+    def _(out, a):
+        d[a] = d[out] * 100.0
+
+    np.testing.assert_allclose(g(x), [101, 101])
+    del rules._RULES[_wrapped]
+    rules._bump()
+    np.testing.assert_allclose(g(x), [4, 4])
+    assert rules.lookup(_wrapped) is None
+
+
+def test_declaring_nondifferentiable_after_a_build_builds_again():
+    g = grad(_calls_wrapped)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(g(x), [4, 4])
+    mindgrad.nondifferentiable(_wrapped)
+    np.testing.assert_allclose(g(x), [1, 1])
+
+
+_triple = functools.partial(np.multiply, 3.0)
+
+
+def _calls_partial(a):
+    return _triple(a) * a
+
+
+def test_rule_for_a_function_without_source():
+    x = np.array([1.0, 2.0])
+    with pytest.raises(mindgrad.NoGradientRuleError, match="@mindgrad.adjoint"):
+        grad(_calls_partial)(x)
+
+    @mindgrad.adjoint(_triple)
+    def _(out, a):
+        d[a] = d[out] * 3.0
+
+    # d/da (3a * a) = 6a
+    np.testing.assert_allclose(grad(_calls_partial)(x), [6, 12])
+
+
+def test_registry_left_clean():
+    # the fixture restored everything: no rule for this module's functions is left behind
+    assert rules.lookup(_wrapped) is None
+    assert rules.lookup(_triple) is None
+    assert not rules.is_nondifferentiable(_wrapped)
