@@ -2,22 +2,32 @@
 
 ``grad(fn)`` reads ``fn``'s source, writes a Python function computing its gradient, compiles
 it and caches it per argument signature; ``source(grad_fn, *args)`` shows that function.
+MindSpore's names are here too (``nn.Cell``, ``Parameter``, ``ops.GradOperation``, ``Tensor``),
+so MindSpore code runs with its imports changed.
 """
 
+from mindgrad import dtype, nn, ops
 from mindgrad import rules as _rules
-from mindgrad.api import GradFunction, get_grad, grad, source, value_and_grad
+from mindgrad.api import (GradFunction, GradOperation, get_grad, grad, source, stop_gradient,
+                          value_and_grad)
 from mindgrad.cache import clear as clear_cache
 from mindgrad.cache import stats as cache_stats
+from mindgrad.dtype import float16, float32, float64, int32, int64
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
+from mindgrad.nn import Cell, Parameter, ParameterTuple
 from mindgrad.rules import adjoint, adjoint_attr, adjoint_method, d, nondifferentiable
+from mindgrad.tensor import Tensor
 from mindgrad.testing import check_grads
 
 _rules._load_builtin_rules()
+nondifferentiable(stop_gradient)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "grad", "value_and_grad", "get_grad", "source", "GradFunction", "check_grads", "adjoint",
-    "adjoint_method", "adjoint_attr", "nondifferentiable", "d", "cache_stats", "clear_cache",
-    "NoGradientRuleError", "NoSourceError", "UnsupportedSyntaxError",
+    "grad", "value_and_grad", "get_grad", "source", "GradFunction", "GradOperation",
+    "stop_gradient", "check_grads", "adjoint", "adjoint_method", "adjoint_attr",
+    "nondifferentiable", "d", "cache_stats", "clear_cache", "NoGradientRuleError",
+    "NoSourceError", "UnsupportedSyntaxError", "nn", "ops", "dtype", "Cell", "Parameter",
+    "ParameterTuple", "Tensor", "float16", "float32", "float64", "int32", "int64",
 ]

@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = [
     "is_zero", "unbroadcast", "unreduce", "add", "add_at", "setitem_grad", "item",
-    "seed", "AuxSens", "as_grad", "bprop_grads", "pop_grad", "saved_item", "restore_item", "GradientError",
+    "seed", "AuxSens", "as_grad", "bprop_grads", "concat_grads", "reversed_items", "pop_grad", "saved_item", "restore_item", "GradientError",
 ]
 
 
@@ -69,8 +69,19 @@ def unreduce(g, x, axis=None, keepdims=False):
 
 
 def add(a, b):
-    """Accumulate two gradients of any structure (arrays, scalars, lists, tuples, dicts)."""
+    """Accumulate two gradients of any structure (arrays, scalars, lists, tuples, dicts).
+
+    The result is owned by the caller: ``add_at`` may update it in place. So the first
+    contribution is copied, never shared: the same array may be another variable's gradient
+    (``x + w`` gives both the same one).
+    """
     if is_zero(a):
+        if isinstance(b, np.ndarray):
+            return np.array(b)
+        if isinstance(b, (list, tuple)):
+            return list(b)
+        if isinstance(b, dict):
+            return dict(b)
         return b
     if is_zero(b):
         return a
@@ -152,6 +163,27 @@ def restore_item(x, idx, old):
         del x[idx]
     else:
         x[idx] = old
+
+
+def concat_grads(g, x, y):
+    """Gradients of ``x + y`` for sequences (concatenation): the head to x, the tail to y."""
+    if is_zero(g):
+        return 0, 0
+    n = len(x)
+    return list(g[:n]), list(g[n:])
+
+
+def reversed_items(seq, count=None):
+    """``(index, item)`` pairs of the first ``count`` items of ``seq``, last first: what the
+    backward sweep of ``for item in seq`` walks. For a dict, the index is the key."""
+    if isinstance(seq, dict):
+        pairs = [(k, k) for k in seq]
+    else:
+        pairs = list(enumerate(seq))
+    if count is not None:
+        pairs = pairs[:count]
+    pairs.reverse()
+    return pairs
 
 
 def bprop_grads(cell, inputs, out, dout):

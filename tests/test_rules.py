@@ -470,7 +470,7 @@ for t in (np.float64, np.longdouble):
 case(np.float64, r(2, 2))
 # float32, float16, complex casts lose the precision central differences need: see
 # test_scalar_casts_pass_the_gradient_back
-CHECKED_EXACTLY = {np.float16, np.float32, np.complex64, np.complex128}
+CHECKED_EXACTLY = {("method", "items"), ("method", "values"), np.float16, np.float32, np.complex64, np.complex128}
 
 # ----- methods and attributes --------------------------------------------------------------
 
@@ -748,3 +748,15 @@ def test_templates_are_inlinable():
                 assert isinstance(target.slice, ast.Name), rule.name
             else:
                 assert isinstance(target, ast.Name), rule.name
+
+
+def test_dict_views_give_gradients_by_key():
+    p = {"a": np.ones(2), "b": np.ones(3)}
+    _, vjp = vjp_of(lambda m: m.values(), p, _key=("method", "values"))
+    (g,) = vjp([np.full(2, 2.0), np.full(3, 3.0)])
+    np.testing.assert_allclose(g["a"], [2.0, 2.0])
+    np.testing.assert_allclose(g["b"], [3.0, 3.0, 3.0])
+    _, vjp = vjp_of(lambda m: m.items(), p, _key=("method", "items"))
+    (g,) = vjp([[0, np.full(2, 5.0)], 0])
+    assert set(g) == {"a"}
+    np.testing.assert_allclose(g["a"], [5.0, 5.0])

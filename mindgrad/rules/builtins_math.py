@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable
-from mindgrad.runtime import unbroadcast
+from mindgrad.runtime import is_zero, unbroadcast
 
 # ----- builtins ----------------------------------------------------------------------------
 
@@ -52,6 +52,34 @@ def _(out, *args):
     d[args] = select_grad(d[out], out, args)
 
 
+
+
+def sequence_grad(g, iterable):
+    """Gradient of ``list(iterable)``/``tuple(iterable)``: the items' gradients given back in the
+    iterable's own form (rows of an array stacked; a list for anything else)."""
+    if is_zero(g):
+        return 0
+    if isinstance(iterable, np.ndarray):
+        return np.stack([np.zeros(iterable.shape[1:], iterable.dtype) if is_zero(gi) else
+                         np.broadcast_to(gi, iterable.shape[1:]) for gi in g]) if len(g) else 0
+    return list(g)
+
+
+@adjoint(builtins.list, builtins.tuple)
+def _(out, iterable=()):
+    d[iterable] = sequence_grad(d[out], iterable)
+
+
+def reversed_grad(g, seq):
+    """Gradient of ``reversed(seq)``: the items' gradients in ``seq``'s order."""
+    if is_zero(g):
+        return 0
+    return sequence_grad(list(g)[::-1], seq)
+
+
+@adjoint(builtins.reversed)
+def _(out, sequence):
+    d[sequence] = reversed_grad(d[out], sequence)
 
 
 nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,

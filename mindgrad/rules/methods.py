@@ -206,3 +206,30 @@ def _(out, x):
 @adjoint_attr("real")
 def _(out, x):
     d[x] = astype_grad(np.real(d[out]), x)
+
+
+# ----- dict views ------------------------------------------------------------------------------
+
+
+def dict_items_grad(g, mapping):
+    """Gradient of ``list(d.items())``: each (key, value) pair's value gradient, by key."""
+    if is_zero(g):
+        return 0
+    return {k: item[1] for k, item in zip(mapping, g) if not is_zero(item) and not is_zero(item[1])}
+
+
+def dict_values_grad(g, mapping):
+    """Gradient of ``list(d.values())``: the values' gradients, by key."""
+    if is_zero(g):
+        return 0
+    return {k: gv for k, gv in zip(mapping, g) if not is_zero(gv)}
+
+
+@adjoint_method("items")
+def _(out, self):
+    d[self] = dict_items_grad(d[out], self)
+
+
+@adjoint_method("values")
+def _(out, self):
+    d[self] = dict_values_grad(d[out], self)

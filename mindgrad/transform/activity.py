@@ -192,3 +192,29 @@ def scalar_names(fdef, scalar_params, resolve) -> set:
         if not dropped:
             return scalar
         scalar -= dropped
+
+
+def container_names(fdef, container_params) -> set:
+    """Names that hold a tuple, list or dict at every assignment (``+`` on them concatenates)."""
+    defs = {}
+    for node in A.walk(fdef):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            defs.setdefault(node.targets[0].id, []).append(node.value)
+    params = {a.id for a in fdef.args.args}
+    containers = (set(defs) | set(container_params)) - (params - set(container_params))
+
+    def is_container(value):
+        if isinstance(value, (gast.Tuple, gast.List, gast.Dict)):
+            return True
+        if isinstance(value, gast.Name):
+            return value.id in containers
+        if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Mult)):
+            return is_container(value.left) or is_container(value.right)
+        return False
+
+    while True:
+        dropped = {n for n in containers - set(container_params)
+                   if not all(is_container(v) for v in defs.get(n, [None]))}
+        if not dropped:
+            return containers
+        containers -= dropped

@@ -241,8 +241,8 @@ class Normalizer:
             iter_node = A.call(A.clone(iterable.func), *args)
         elif isinstance(iterable, gast.Name):
             iter_node = A.load(iterable.id)
-        elif isinstance(iterable, (gast.Call, gast.Attribute)) and not _is_call_to(
-                iterable, (), self) and isinstance(iterable, gast.Call):
+        elif isinstance(iterable, gast.Call):
+            # a call may give a one-shot iterator; the backward sweep walks the items again
             seq = self.atom(iterable, pre, "seq")
             listed = self.fresh("items")
             pre.append(A.assign(listed, A.call("list", seq), s))
@@ -472,6 +472,10 @@ class Normalizer:
         for kw in node.keywords:
             if kw.arg is None:
                 self.fail(node, "keyword unpacking (**kwargs) is not supported")
+            if kw.arg == "out" and not (isinstance(kw.value, gast.Constant)
+                                        and kw.value.value is None):
+                self.fail(node, "out= writes into an existing array, which mindgrad cannot "
+                                "differentiate; assign the result instead (y = np.f(...))")
             keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, out, kw.arg)))
         return gast.Call(func=callee, args=args, keywords=keywords)
 
@@ -635,6 +639,7 @@ class _JumpState:
             orelse = self.block(s.orelse, loops)
             return [A.if_(s.test, body or [gast.Pass()], orelse, s)], _jumps_out(s)
         if isinstance(s, (gast.For, gast.While)):
+            jumps = _jumps_out(s)  # before the body is rewritten: its returns become flags
             loop = _Loop(self.fresh)
             inner = self.block(s.body, loops + [loop])
             has_jump = any(isinstance(n, (gast.Break, gast.Continue, gast.Return))
@@ -645,7 +650,6 @@ class _JumpState:
             if loop.breaks:
                 pre.append(A.assign(loop.stop, A.const(False), s))
                 inner.append(A.if_(A.load(loop.stop), [gast.Break()], [], s))
-            jumps = _jumps_out(s)
             s.body = inner
             return pre + [s], jumps
         return [s], False

@@ -120,7 +120,7 @@ class Build:
         self._weight_sets[cache_key] = tuple(sorted(found))
         return self._weight_sets[cache_key]
 
-    def function(self, fn, obj, active, split, key=None, scalars=()):
+    def function(self, fn, obj, active, split, key=None, scalars=(), containers=()):
         src, fdef, taken = self.parse(fn, obj)
         names = A.NameGen(taken)
         params = [a.id for a in fdef.args.args]
@@ -130,7 +130,8 @@ class Build:
         needed, recorded = None, False
         weight_keys = list(self.weight_reads(src, fdef))
         analysis = reverse.analyse(src, fdef, active_params + weight_keys,
-                                   [params[i] for i in scalars if i < len(params)])
+                                   [params[i] for i in scalars if i < len(params)],
+                                   [params[i] for i in containers if i < len(params)])
         while True:
             names.taken = set(taken)
             gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split, analysis)
@@ -361,8 +362,10 @@ def run(fn, positions, dump=None, kinds=(), weights=()):
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
     scalars = [i + offset for i, k in enumerate(kinds) if is_scalar_kind(k)]
+    containers = [i + offset for i, k in enumerate(kinds)
+                  if isinstance(k, tuple) and k[0] in (list, tuple, dict)]
     defs = build.function(function, obj, [p + offset for p in positions], split=False,
-                          scalars=scalars)
+                          scalars=scalars, containers=containers)
     entry = defs[0].name
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))

@@ -69,14 +69,16 @@ class Resolver:
         return None
 
 
-def analyse(src, fdef, active_params, scalar_params):
+def analyse(src, fdef, active_params, scalar_params, container_params=()):
     """The facts about a normalized function that the reverse stage needs, computed once:
-    (active names, definition counts, indexed names, scalar names)."""
+    (active names, definition counts, indexed names, scalar names, container names)."""
     local_names = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | \
         A.assigned_names(fdef.body)
     resolve = Resolver(src, local_names)
+    containers = activity.container_names(fdef, set(container_params))
     return (activity.active_names(fdef, active_params, resolve), activity.defined_names(fdef),
-            activity.indexed_names(fdef), activity.scalar_names(fdef, set(scalar_params), resolve))
+            activity.indexed_names(fdef) | containers,
+            activity.scalar_names(fdef, set(scalar_params), resolve), containers)
 
 
 class Reverse:
@@ -93,7 +95,7 @@ class Reverse:
         self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
             A.assigned_names(fdef.body)
         self.resolve = Resolver(src, self.local_names)
-        self.active, self.defs, indexed, self.scalars = analysis
+        self.active, self.defs, indexed, self.scalars, self.containers = analysis
         self.active = set(self.active)
         self.indexed = set(indexed)
         self.weights = build.weights          # the Parameters whose gradients are asked for
@@ -114,6 +116,8 @@ class Reverse:
         self.pushed = set()
         self.seen = set(self.params) | {a.id for a in fdef.args.kwonlyargs}
         self.shapes = {}
+        self.user_names = A.names_in(src.tree)
+        self.alias_pairs = set()
 
     # ----- names ---------------------------------------------------------------------------
 
@@ -142,6 +146,14 @@ class Reverse:
 
     def helper(self, fn) -> gast.Name:
         return A.load(self.bind(fn, fn.__name__))
+
+    def note_copy(self, name, value):
+        """Track which of the user's names may share one array (``z = y``), statement by
+        statement: an index assignment through such a name would change the other too."""
+        self.alias_pairs = {p for p in self.alias_pairs if name not in p}
+        if isinstance(value, gast.Name) and value.id != name and \
+                {name, value.id} <= self.user_names:
+            self.alias_pairs.add(frozenset((name, value.id)))
 
     def index_value(self, index):
         """A subscript's index as an expression that can be passed to a function."""
@@ -290,6 +302,7 @@ class Reverse:
         fwd, bwd = [], []
         push = self.needs_push(name, in_loop)
         self.shapes[name] = self.result_token(value)
+        self.note_copy(name, value)
         if push:
             fwd.append(self.push(A.load(name), s))
         if isinstance(value, gast.Call) and self.is_active_call(value):
@@ -317,6 +330,19 @@ class Reverse:
         if isinstance(value, gast.Name) or (isinstance(value, gast.Attribute) and
                                             self.key(value) in self.weight_keys):
             return [self.accumulate(value, A.load(d_out), s)] if self.is_active(value) else []
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and (
+                self.key(value.left) in self.containers or
+                self.key(value.right) in self.containers):
+            # sequences: x + y concatenates, so x gets the head of d_out and y the tail
+            parts = [self.fresh(f"d_{name}_head"), self.fresh(f"d_{name}_tail")]
+            self.adjoint_names.update(parts)
+            stmts = [A.assign(A.tuple_([A.store(p) for p in parts], gast.Store()),
+                              A.call(self.helper(runtime.concat_grads), A.load(d_out),
+                                     A.clone(value.left), A.clone(value.right)), s)]
+            for part, operand in zip(parts, (value.left, value.right)):
+                if self.is_active(operand):
+                    stmts.append(self.accumulate(operand, A.load(part), s))
+            return stmts
         if isinstance(value, gast.BinOp):
             fn = _BINOPS[type(value.op)]
             return self.apply_rule(s, rules.lookup(fn), fn, [value.left, value.right], {}, name)
@@ -492,6 +518,11 @@ class Reverse:
     def setitem(self, s, target, in_loop):
         """``x[idx] = v``: the old value is saved; its gradient is cleared in the backward."""
         base = target.value.id
+        other = next((next(iter(p - {base})) for p in self.alias_pairs if base in p), None)
+        if other is not None:
+            self.fail(s, f"index assignment into {base!r}, which is another name for the same "
+                         f"value as {other!r}: mindgrad cannot follow a write through two names; "
+                         f"make a copy ({base} = {other}.copy())")
         index = self.index_value(target.slice)
         fwd, bwd = [], []
         needed = self.needed is not None and base in self.needed
@@ -546,11 +577,14 @@ class Reverse:
     # ----- control flow --------------------------------------------------------------------
 
     def if_(self, s, in_loop):
-        saved = dict(self.shapes)
+        saved, seen, pairs = dict(self.shapes), set(self.seen), set(self.alias_pairs)
         body_f, body_b = self.block(s.body, in_loop)
-        self.shapes = dict(saved)
+        self.shapes, seen_in_body, self.seen = dict(saved), self.seen, set(seen)
+        pairs_in_body, self.alias_pairs = self.alias_pairs, pairs
         else_f, else_b = self.block(s.orelse, in_loop)
         self.shapes = saved
+        self.seen |= seen_in_body
+        self.alias_pairs |= pairs_in_body
         self.forget_shapes(A.assigned_names(s))
         fwd = [A.if_(s.test, body_f or [gast.Pass()], else_f, s)]
         if not _has_code(body_b) and not _has_code(else_b):
@@ -573,6 +607,9 @@ class Reverse:
             fwd.append(self.push(A.load(target), s))
         if breaks:
             count = self.fresh("n_iter")
+            self.local_names.add(count)
+            if in_loop:  # one count per run of this loop: save the previous run's
+                fwd.append(self.push(A.load(count), s))
             fwd.append(A.assign(count, A.const(0), s))
             body_f = [A.assign(count, A.binop(A.load(count), gast.Add(), A.const(1)), s)] + body_f
         fwd.append(A.located(gast.For(target=A.store(target), iter=s.iter,
@@ -586,23 +623,26 @@ class Reverse:
         seq = A.clone(s.iter)
         if iter_active:
             k = self.fresh("k")
-            n = A.load(count) if count else A.call("len", A.clone(seq))
-            header_iter = A.call("reversed", A.call("range", n))
-            body = [A.assign(target, A.subscript(A.clone(seq), A.load(k)), s)] + body_b
+            counted = [A.load(count)] if count else []
+            header_iter = A.call(self.helper(runtime.reversed_items), A.clone(seq), *counted)
+            body = list(body_b)
             body.append(A.assign(self.d(s.iter.id), A.call(
                 self.helper(runtime.add_at), A.load(self.d(s.iter.id)), A.clone(seq), A.load(k),
                 A.load(self.d(target))), s))
             body.append(A.assign(self.d(target), A.const(0), s))
             self.indexed.add(s.iter.id)
-            loop_target = k
+            loop_target = A.tuple_([A.store(k), A.store(target)], gast.Store())
         else:
             if count:
                 seq = A.subscript(seq, gast.Slice(lower=None, upper=A.load(count), step=None))
             header_iter = A.call("reversed", seq)
             body = body_b
             loop_target = target
-        bwd.append(A.located(gast.For(target=A.store(loop_target), iter=header_iter, body=body,
+        loop_target = A.store(loop_target) if isinstance(loop_target, str) else loop_target
+        bwd.append(A.located(gast.For(target=loop_target, iter=header_iter, body=body,
                                       orelse=[], type_comment=None), s))
+        if count and in_loop:
+            bwd.append(A.assign(count, self.pop(), s))
         if push:
             bwd.append(A.assign(target, self.pop(), s))
         return fwd, bwd
