@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Parameter", "ParameterTuple", "Cell"]
+__all__ = ["Parameter", "ParameterTuple", "Cell", "Dense"]
 
 
 class Parameter(np.ndarray):
@@ -31,6 +31,8 @@ class Parameter(np.ndarray):
         self.requires_grad = getattr(obj, "requires_grad", True)
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
+        if array is self:  # an in-place update (p -= lr * g) keeps the Parameter
+            return self
         # results of computing with a Parameter are plain arrays, never Parameters
         array = array.view(np.ndarray)
         return array[()] if return_scalar else array
@@ -155,3 +157,37 @@ class Cell:
     def __repr__(self):
         inner = ", ".join(f"{n}={type(c).__name__}" for n, c in self._cells.items())
         return f"{type(self).__name__}({inner})"
+
+
+class Dense(Cell):
+    """MindSpore's fully connected layer: ``x @ weight.T + bias``, weight of shape (out, in).
+
+    ``weight_init`` and ``bias_init`` take arrays; by default the weight is drawn from NumPy's
+    global generator (``np.random.seed`` makes it repeatable) with variance ``1 / in_channels``,
+    and the bias is zero.
+    """
+
+    def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None,
+                 has_bias=True, activation=None, dtype=np.float32):
+        super().__init__()
+        if weight_init is None:
+            weight_init = np.random.standard_normal((out_channels, in_channels)) / \
+                np.sqrt(in_channels)
+        self.weight = Parameter(np.asarray(weight_init, dtype=dtype), name="weight")
+        self.has_bias = has_bias
+        if has_bias:
+            bias = np.zeros(out_channels) if bias_init is None else bias_init
+            self.bias = Parameter(np.asarray(bias, dtype=dtype), name="bias")
+        self.activation = activation
+
+    def construct(self, x):
+        y = x @ self.weight.T
+        if self.has_bias:
+            y = y + self.bias
+        if self.activation == "tanh":
+            y = np.tanh(y)
+        elif self.activation == "relu":
+            y = np.maximum(y, 0.0)
+        elif self.activation == "sigmoid":
+            y = 1.0 / (1.0 + np.exp(-y))
+        return y

@@ -58,6 +58,8 @@ def value_is_active(value, active, resolve) -> bool:
             target = resolve(func)
             if target is not None and rules.is_nondifferentiable(target):
                 return False
+            if resolve.reads_weights(func):
+                return True
         return any(value_is_active(o, active, resolve) for o in operands)
     if isinstance(value, (gast.Slice, gast.JoinedStr)):
         return False

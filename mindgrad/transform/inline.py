@@ -124,9 +124,9 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
                 parts = gen.fresh("grads_" + _short(rule.name))
                 out.append(A.assign(parts, value))
                 for index, atom in grads_for:
-                    out.append(gen.accumulate(atom.id, A.subscript(A.load(parts), A.const(index))))
+                    out.append(gen.accumulate(atom, A.subscript(A.load(parts), A.const(index))))
             else:
-                out.append(gen.accumulate(grads_for.id, value))
+                out.append(gen.accumulate(grads_for, value))
         elif isinstance(target, gast.Name):
             temps.setdefault(target.id, gen.fresh(target.id))
             value = _Substitute(rule, params, out_name, d_out, temps, gen).visit(

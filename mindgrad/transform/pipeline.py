@@ -99,26 +99,54 @@ class Build:
         return found
 
     def weights_of(self, callee):
-        """Indices of the weights a call of the user's ``callee`` reads, through its own callees."""
+        """The weights a call of the user's ``callee`` reads, through its own callees too:
+        ``[(path, index)]`` sorted by path (``self.weight``, ``self.inner.k``, or a global's
+        name), one entry per weight. Its backward function returns their gradients in this
+        order, so instances of one class that reach their weights by the same paths share code.
+        """
         if not self.weights:
-            return ()
+            return []
         fn, obj, _ = callee
         cache_key = (fn.__code__, id(obj))
         if cache_key in self._weight_sets:
             return self._weight_sets[cache_key]
         src, fdef, _ = self.parse(fn, obj)
-        found = set(self.weight_reads(src, fdef).values())
-        self._weight_sets[cache_key] = tuple(sorted(found))  # for recursion: direct reads
+        found = dict((k, i) for k, i in self.weight_reads(src, fdef).items())
+        self._weight_sets[cache_key] = _by_path(found)  # for recursion: direct reads
         local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
         resolver = reverse.Resolver(src, local_names)
+        self_name = fdef.args.args[0].id if obj is not None and fdef.args.args else None
         for node in A.walk(fdef):
-            if isinstance(node, gast.Call) and resolver.receiver(node.func) is None:
-                target = resolver(node.func)
-                inner = reverse.user_code(target, node.func) if target is not None else None
-                if inner is not None:
-                    found |= set(self.weights_of(inner))
-        self._weight_sets[cache_key] = tuple(sorted(found))
+            if not (isinstance(node, gast.Call) and resolver.receiver(node.func) is None):
+                continue
+            target = resolver(node.func)
+            inner = reverse.user_code(target, node.func) if target is not None else None
+            if inner is None:
+                continue
+            inner_self = inner[2]
+            prefix = source.dotted(inner_self) if inner_self is not None else None
+            inner_fdef = self.parse(inner[0], inner[1])[1]
+            inner_self_name = inner_fdef.args.args[0].id if inner[1] is not None else None
+            for path, index in self.weights_of(inner):
+                head, _, rest = path.partition(".")
+                if inner_self_name is not None and head == inner_self_name and prefix:
+                    path = prefix + ("." + rest if rest else "")
+                found.setdefault(path, index)
+        del self_name
+        self._weight_sets[cache_key] = _by_path(found)
         return self._weight_sets[cache_key]
+
+    def reads_weights(self, src, local_names, func):
+        """Whether calling ``func`` (an expression of ``src``) runs user code that reads a
+        requested weight: its result then carries a gradient even from constant arguments."""
+        if not self.weights:
+            return False
+        resolver = reverse.Resolver(src, local_names)
+        if resolver.receiver(func) is not None:
+            return False
+        target = resolver(func)
+        inner = reverse.user_code(target, func) if target is not None else None
+        return bool(inner and self.weights_of(inner))
 
     def function(self, fn, obj, active, split, key=None, scalars=(), containers=()):
         src, fdef, taken = self.parse(fn, obj)
@@ -131,7 +159,8 @@ class Build:
         weight_keys = list(self.weight_reads(src, fdef))
         analysis = reverse.analyse(src, fdef, active_params + weight_keys,
                                    [params[i] for i in scalars if i < len(params)],
-                                   [params[i] for i in containers if i < len(params)])
+                                   [params[i] for i in containers if i < len(params)],
+                                   self.reads_weights)
         while True:
             names.taken = set(taken)
             gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split, analysis)
@@ -211,8 +240,10 @@ class Build:
         params = gen.fdef.args
         if split:
             saved = self._saved_locals(gen, back)
-            prologue = [A.assign(n, A.const(None))
-                        for n in sorted((gen.pushed | set(saved)) - set(gen.params))]
+            always = {t.id for st in gen.fdef.body if isinstance(st, gast.Assign)
+                      for t in st.targets if isinstance(t, gast.Name)}
+            prologue = [A.assign(n, A.const(None)) for n in
+                        sorted(gen.pushed | (set(saved) - always)) if n not in gen.params]
             return self._split_defs(gen, fwd, back, result, d_res, returned + weight_grads,
                                     prologue, saved)
         prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - set(gen.params))]
@@ -229,7 +260,7 @@ class Build:
 
     def _weight_returns(self, gen, split):
         """One expression per weight returned: the sum of its accumulators (0 if none)."""
-        indices = self.weights_of((gen.fdef_fn, gen.obj, None)) if split else \
+        indices = [i for _, i in self.weights_of((gen.fdef_fn, gen.obj, None))] if split else \
             range(len(self.weights))
         out = []
         for index in indices:
@@ -271,8 +302,11 @@ class Build:
         """Names of the forward and backward functions of ``fn`` (bound to ``obj``, if any) for
         active arguments ``mask`` and scalar arguments ``scalar``, and the indices of the weights
         whose gradients its backward function returns after the inputs'."""
-        key = (fn.__code__, id(obj), mask, scalar)
-        weights = self.weights_of((fn, obj, None))
+        reached = self.weights_of((fn, obj, None))
+        pattern = tuple(path for path, _ in reached)
+        shared = type(obj) if obj is not None and not isinstance(obj, type) else id(obj)
+        key = (fn.__code__, shared, mask, scalar, pattern)
+        weights = [index for _, index in reached]
         if key not in self.callees:
             label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
             names = (self.function_names(label + "_forward"),
@@ -315,6 +349,16 @@ class Build:
                     cell.cell_contents = made[value.key]
         self.record("emit", label, "\n\n".join(texts))
         return made, files, "\n\n".join(texts)
+
+
+def _by_path(found):
+    """``{path: index}`` as ``[(path, index)]`` sorted by path, one entry per weight."""
+    out, seen = [], set()
+    for path, index in sorted(found.items()):
+        if index not in seen:
+            seen.add(index)
+            out.append((path, index))
+    return out
 
 
 def _loads(stmts) -> set:

@@ -37,9 +37,14 @@ _MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", 
 class Resolver:
     """What the names and callees of the normalized function refer to."""
 
-    def __init__(self, src, local_names):
+    def __init__(self, src, local_names, reads_weights=None):
         self.src = src
         self.locals = local_names
+        self._reads_weights = reads_weights
+
+    def reads_weights(self, func) -> bool:
+        """Whether the call of ``func`` reaches a requested weight (see Build.reads_weights)."""
+        return bool(self._reads_weights and self._reads_weights(self.src, self.locals, func))
 
     def __call__(self, func):
         """The object a callee expression denotes before the function runs, or None."""
@@ -69,12 +74,12 @@ class Resolver:
         return None
 
 
-def analyse(src, fdef, active_params, scalar_params, container_params=()):
+def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None):
     """The facts about a normalized function that the reverse stage needs, computed once:
     (active names, definition counts, indexed names, scalar names, container names)."""
     local_names = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | \
         A.assigned_names(fdef.body)
-    resolve = Resolver(src, local_names)
+    resolve = Resolver(src, local_names, reads_weights)
     containers = activity.container_names(fdef, set(container_params))
     return (activity.active_names(fdef, active_params, resolve), activity.defined_names(fdef),
             activity.indexed_names(fdef) | containers,
@@ -94,7 +99,7 @@ class Reverse:
         self.split = split
         self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
             A.assigned_names(fdef.body)
-        self.resolve = Resolver(src, self.local_names)
+        self.resolve = Resolver(src, self.local_names, build.reads_weights)
         self.active, self.defs, indexed, self.scalars, self.containers = analysis
         self.active = set(self.active)
         self.indexed = set(indexed)
@@ -397,8 +402,7 @@ class Reverse:
         if any(self.is_active(o) for o in operands):
             return True
         # a call of the user's own code may read weights even with constant arguments
-        callee = self.callee_of(call)
-        return bool(callee and self.build.weights_of(callee))
+        return self.resolve.reads_weights(call.func)
 
     def adjoint_call(self, s, name, call):
         func = call.func
@@ -468,7 +472,7 @@ class Reverse:
         forward = A.assign(name, A.call(A.load(fwd_name), *head, *args), s)
         if name not in self.active:
             return [forward], []
-        label = getattr(fn, "__name__", "f")
+        label = type(obj).__name__ if _is_cell(obj) else getattr(fn, "__name__", "f")
         active_args = [a for a, m in zip(args, mask) if m]
         parts = [self.fresh(f"d_{self.key(a).replace('.', '_')}_{label}") for a in active_args]
         weight_parts = [self.fresh(f"d_{_label(self.weights[i])}_{label}") for i in weights]
