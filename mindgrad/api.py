@@ -113,6 +113,7 @@ class GradFunction:
         self.return_ids = return_ids
         self.sens_param = sens_param
         self.with_value = with_value
+        self.custom_bprop = _custom_bprop(fn)
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = ("value_and_grad_" if with_value else "grad_") + \
             getattr(fn, "__name__", type(fn).__name__)
@@ -135,7 +136,7 @@ class GradFunction:
 
     def gradients(self, args, kwargs, sens):
         """``(output, input gradients, weight gradients)``, both tuples, no structure applied."""
-        if _custom_bprop(self.fn):
+        if self.custom_bprop:
             return _call_bprop(self.fn, args, kwargs, sens, self)
         generated = self._generated(args)
         seed = runtime.AuxSens(sens) if self.has_aux else sens

@@ -32,6 +32,9 @@ def kind(value):
 
 def _code_of(fn):
     """The code object whose change means ``fn`` was redefined."""
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        return code
     from mindgrad.transform.pipeline import unbind
 
     function, _ = unbind(fn)

@@ -45,6 +45,8 @@ def reduce_sum_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.sum(a, axis, keepdims=keepdims, where=where)``."""
     if is_zero(g):
         return 0
+    if axis is None and where is True and a.__class__ is np.ndarray:
+        return np.full(a.shape, g, dtype=np.result_type(a.dtype, np.float32))
     return astype_grad(masked_grad(unreduce(g, a, axis, keepdims), where), a)
 
 
@@ -52,6 +54,8 @@ def reduce_mean_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.mean``: the sum's gradient divided by the number of elements averaged."""
     if is_zero(g):
         return 0
+    if axis is None and where is True and a.__class__ is np.ndarray:
+        return np.full(a.shape, g / max(a.size, 1), dtype=np.result_type(a.dtype, np.float32))
     count = reduced_count(a, axis, where)
     grad = masked_grad(unreduce(g, a, axis, keepdims), where)
     return astype_grad(grad / np.maximum(count, 1).astype(np.result_type(grad, 1.0)), a)

@@ -66,6 +66,12 @@ nondifferentiable(operator.floordiv, np.floor_divide)
 
 def matmul_grad_x(g, x, y):
     """Gradient of ``x @ y`` with respect to ``x``, for any ranks NumPy's matmul accepts."""
+    if getattr(x, "ndim", 0) == 2:  # no broadcasting to undo
+        ndim = getattr(y, "ndim", 0)
+        if ndim == 2:
+            return g @ y.T
+        if ndim == 1:
+            return np.outer(g, y)
     if np.ndim(y) == 1:
         g = np.multiply.outer(g, y) if np.ndim(x) > 1 else g * y
         return unbroadcast(g, x)
@@ -76,6 +82,8 @@ def matmul_grad_x(g, x, y):
 
 def matmul_grad_y(g, x, y):
     """Gradient of ``x @ y`` with respect to ``y``."""
+    if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) in (1, 2):
+        return x.T @ g
     if np.ndim(x) == 1:
         g = np.multiply.outer(x, g) if np.ndim(y) > 1 else g * x
         return unbroadcast(g, y)

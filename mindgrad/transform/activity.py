@@ -146,7 +146,7 @@ def is_scalar_kind(kind) -> bool:
                                        issubclass(kind, np.number))
 
 
-def scalar_names(fdef, scalar_params, resolve) -> set:
+def scalar_names(fdef, scalar_params, resolve, array_ndims=None) -> set:
     """Names that hold a scalar (Python or NumPy number) at every assignment.
 
     The greatest fixed point: start from every name, drop those with an assignment that may
@@ -188,9 +188,22 @@ def scalar_names(fdef, scalar_params, resolve) -> set:
             return False
         return False
 
+    array_ndims = {p: n for p, n in (array_ndims or {}).items() if p not in defs}
+
+    def scalar_index(value):
+        """``x[i]``/``x[i, j]`` indexing every axis of an argument array with scalars."""
+        if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)):
+            return False
+        ndim = array_ndims.get(value.value.id)
+        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        return ndim == len(parts) and all(
+            (isinstance(p, gast.Constant) and isinstance(p.value, int)) or
+            (isinstance(p, gast.Name) and p.id in scalar) for p in parts)
+
     while True:
         dropped = {name for name in scalar - set(scalar_params)
-                   if any(v is None or not is_scalar(v) for v in defs.get(name, [None]))}
+                   if any(v is None or not (is_scalar(v) or scalar_index(v))
+                          for v in defs.get(name, [None]))}
         if not dropped:
             return scalar
         scalar -= dropped

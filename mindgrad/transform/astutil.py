@@ -95,9 +95,22 @@ def walk(node):
 
 def names_in(node, ctx=None) -> set:
     """Names used in ``node`` (a node or a list), optionally only those loaded or stored."""
-    Name = gast.Name
-    return {n.id for n in walk(node)
-            if n.__class__ is Name and (ctx is None or isinstance(n.ctx, ctx))}
+    Name, AST, found = gast.Name, gast.AST, set()
+    stack = list(node) if node.__class__ is list else [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        n = pop()
+        if n.__class__ is Name:
+            if ctx is None or isinstance(n.ctx, ctx):
+                found.add(n.id)
+            continue
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if value.__class__ is list:
+                extend([v for v in value if isinstance(v, AST)])
+            elif isinstance(value, AST):
+                push(value)
+    return found
 
 
 def assigned_names(stmts) -> set:

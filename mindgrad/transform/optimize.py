@@ -25,10 +25,21 @@ class Optimizer:
         self.owned = set(owned)
         self.accumulators = set(accumulators)  # helpers whose 1st argument is the accumulator
         self.changes = 0
+        self._pure = {}  # id(statement) -> (statement, purity); a rewrite keeps purity
+        self._names = {}  # id(simple statement) -> (statement, loads, stores); see names()
 
     # ----- classification ------------------------------------------------------------------
 
     def is_pure(self, s) -> bool:
+        key = id(s)
+        cached = self._pure.get(key)
+        if cached is not None and cached[0] is s:
+            return cached[1]
+        result = self._is_pure(s)
+        self._pure[key] = (s, result)
+        return result
+
+    def _is_pure(self, s) -> bool:
         if not isinstance(s, gast.Assign):
             return False
         stores = A.names_in(s.targets, gast.Store)
@@ -42,6 +53,19 @@ class Optimizer:
                 if isinstance(f, gast.Name) and f.id in self.impure_calls:
                     return False
         return True
+
+    def names(self, s):
+        """(loads, stores) of a simple statement, remembered until it is rewritten."""
+        cached = self._names.get(id(s))
+        if cached is not None and cached[0] is s:
+            return cached[1], cached[2]
+        loads, stores = A.names_in(s, gast.Load), A.names_in(s, gast.Store)
+        self._names[id(s)] = (s, loads, stores)
+        return loads, stores
+
+    def _rewritten(self, node):
+        for sub in A.walk(node):
+            self._names.pop(id(sub), None)
 
     def _accumulation(self, s):
         """(target, contribution nodes) if ``s`` adds into its own target, else None."""
@@ -91,8 +115,8 @@ class Optimizer:
 
     def _zero_stmt(self, s, zero, rewrite):
         if not isinstance(s, gast.Assign):
-            return s, zero - A.names_in(s, gast.Store)
-        stores = A.names_in(s.targets, gast.Store)
+            return s, zero - self.names(s)[1]
+        stores = self.names(s)[1]
         if self.is_pure(s):
             acc = self._accumulation(s)
             if acc is not None:
@@ -102,19 +126,22 @@ class Optimizer:
                     return None, zero  # adds a zero: nothing changes
                 if target in zero and isinstance(s.value, gast.BinOp) and rewrite:
                     s.value = s.value.right
+                    self._rewritten(s)
                     self.changes += 1
                 return s, zero - {target}
             if isinstance(s.value, gast.Constant) and s.value.value == 0:
                 return s, zero | stores
-            if A.names_in(s.value, gast.Load) & zero & self.adjoint:
+            loads = self.names(s)[0]
+            if loads & zero & self.adjoint:
                 # a linear function of a zero gradient: the result is zero
                 if isinstance(s.targets[0], gast.Name):
                     if rewrite:
                         s.value = A.const(0)
+                        self._rewritten(s)
                         self.changes += 1
                     return s, zero | stores
                 self.changes += rewrite
-                return None, zero | (stores - A.names_in(s.value, gast.Load))
+                return None, zero | (stores - loads)
         return s, zero - stores
 
     # ----- copy propagation ----------------------------------------------------------------
@@ -135,7 +162,10 @@ class Optimizer:
                 if isinstance(later, (gast.If, gast.For, gast.While)) and (a in assigned
                                                                             or b in assigned):
                     break
-                self.changes += _rename_loads(later, a, b)
+                renamed = _rename_loads(later, a, b)
+                if renamed:
+                    self._rewritten(later)
+                    self.changes += renamed
                 if a in assigned or b in assigned:
                     break
         return stmts
@@ -175,11 +205,16 @@ class Optimizer:
                 live = entry | inner
                 out.append(s)
                 continue
-            stores = A.names_in(s, gast.Store) if isinstance(s, gast.Assign) else set()
+            loads, stores = self.names(s)
+            stores = stores if isinstance(s, gast.Assign) else set()
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                    isinstance(s.value, gast.Name) and s.value.id == s.targets[0].id:
+                self.changes += rewrite
+                continue  # x = x
             if self.is_pure(s) and not (stores & live):
                 self.changes += rewrite
                 continue
-            live = (live - stores) | A.names_in(s, gast.Load)
+            live = (live - stores) | loads
             out.append(s)
         out.reverse()
         return _drop_orphan_comments(out), live

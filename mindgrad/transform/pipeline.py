@@ -148,7 +148,8 @@ class Build:
         inner = reverse.user_code(target, func) if target is not None else None
         return bool(inner and self.weights_of(inner))
 
-    def function(self, fn, obj, active, split, key=None, scalars=(), containers=()):
+    def function(self, fn, obj, active, split, key=None, scalars=(), containers=(),
+                 arrays=None):
         src, fdef, taken = self.parse(fn, obj)
         names = A.NameGen(taken)
         params = [a.id for a in fdef.args.args]
@@ -160,7 +161,9 @@ class Build:
         analysis = reverse.analyse(src, fdef, active_params + weight_keys,
                                    [params[i] for i in scalars if i < len(params)],
                                    [params[i] for i in containers if i < len(params)],
-                                   self.reads_weights)
+                                   self.reads_weights,
+                                   {params[i]: n for i, n in (arrays or {}).items()
+                                    if i < len(params)})
         while True:
             names.taken = set(taken)
             gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split, analysis)
@@ -220,8 +223,10 @@ class Build:
         adjoint_names = set(gen.adjoint_names)
         grads = [gen.d(p) if p in gen.active else None for p in gen.active_params]
         weight_grads = self._weight_returns(gen, split)
-        inits = [A.assign(dn, A.const(0)) for dn in sorted(set(gen.dnames.values()) - {d_res})
-                 if dn is not None]
+        buffers = {gen.d(p): p for p in gen.buffers if p in gen.active}
+        inits = [A.assign(dn, A.call(gen.helper(runtime.zeros_buffer), A.load(buffers[dn]))
+                          if dn in buffers else A.const(0))
+                 for dn in sorted(set(gen.dnames.values()) - {d_res}) if dn is not None]
         if split:
             seed = []
         else:
@@ -408,8 +413,12 @@ def run(fn, positions, dump=None, kinds=(), weights=()):
     scalars = [i + offset for i, k in enumerate(kinds) if is_scalar_kind(k)]
     containers = [i + offset for i, k in enumerate(kinds)
                   if isinstance(k, tuple) and k[0] in (list, tuple, dict)]
+    import numpy
+
+    arrays = {i + offset: k[2] for i, k in enumerate(kinds)
+              if isinstance(k, tuple) and k[0] is numpy.ndarray and k[1][1] in "fc"}
     defs = build.function(function, obj, [p + offset for p in positions], split=False,
-                          scalars=scalars, containers=containers)
+                          scalars=scalars, containers=containers, arrays=arrays)
     entry = defs[0].name
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))

@@ -74,7 +74,8 @@ class Resolver:
         return None
 
 
-def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None):
+def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None,
+            array_ndims=None):
     """The facts about a normalized function that the reverse stage needs, computed once:
     (active names, definition counts, indexed names, scalar names, container names)."""
     local_names = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | \
@@ -83,7 +84,8 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
     containers = activity.container_names(fdef, set(container_params))
     return (activity.active_names(fdef, active_params, resolve), activity.defined_names(fdef),
             activity.indexed_names(fdef) | containers,
-            activity.scalar_names(fdef, set(scalar_params), resolve), containers)
+            activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims), containers,
+            dict(array_ndims or {}))
 
 
 class Reverse:
@@ -100,7 +102,9 @@ class Reverse:
         self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
             A.assigned_names(fdef.body)
         self.resolve = Resolver(src, self.local_names, build.reads_weights)
-        self.active, self.defs, indexed, self.scalars, self.containers = analysis
+        self.active, self.defs, indexed, self.scalars, self.containers, arrays = analysis
+        # array arguments read element by element get a gradient buffer, updated in place
+        self.buffers = {p for p in arrays if p in indexed and self.defs.get(p) == 1}
         self.active = set(self.active)
         self.indexed = set(indexed)
         self.weights = build.weights          # the Parameters whose gradients are asked for
@@ -219,6 +223,18 @@ class Reverse:
     def forget_shapes(self, names):
         for name in names:
             self.shapes.pop(name, None)
+
+    def basic_index(self, index) -> bool:
+        """An index of ints, scalars and slices: ``d_x[idx] += g`` adds each element once."""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        for part in parts:
+            if isinstance(part, gast.Slice):
+                if not all(p is None or self.is_scalar(p) or isinstance(p, gast.Constant)
+                           for p in (part.lower, part.upper, part.step)):
+                    return False
+            elif not (self.is_scalar(part) or isinstance(part, gast.Constant)):
+                return False
+        return True
 
     def is_scalar(self, node) -> bool:
         if isinstance(node, gast.Constant):
@@ -358,6 +374,11 @@ class Reverse:
             base = value.value
             if not self.is_active(base):
                 return []
+            if base.id in self.buffers and self.basic_index(value.slice):
+                target = A.subscript(A.load(self.d(base.id)), _as_load(A.clone(value.slice)),
+                                     gast.Store())
+                return [A.located(gast.AugAssign(target=target, op=gast.Add(),
+                                                 value=A.load(d_out)), s)]
             add_at = self.helper(runtime.add_at)
             self.indexed.add(base.id)
             call = A.call(add_at, A.load(self.d(base.id)), A.load(base.id),
