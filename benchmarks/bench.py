@@ -12,12 +12,11 @@ Every time is a median over repeated calls. Columns:
 
 from __future__ import annotations
 
+import functools
 import importlib
-import math
 import statistics
 import sys
 import time
-import types
 
 import numpy as np
 
@@ -103,21 +102,19 @@ def thirty_lines(x, w, b):
 
 
 def load(module_name, xp):
-    """The workloads compiled in a module of their own, against ``xp`` (numpy or autograd's)."""
-    import linecache
+    """The workloads in a module of their own (a file, so mindgrad can read the source),
+    computing with ``xp``: numpy, or autograd's wrapped numpy."""
+    import importlib.util
     import os
     import tempfile
 
     path = os.path.join(tempfile.gettempdir(), f"mindgrad_bench_{module_name}.py")
-    source = "import math\n" + WORKLOADS
     with open(path, "w") as f:
-        f.write(source)
-    linecache.checkcache(path)
-    module = types.ModuleType(module_name)
-    module.__file__ = path
+        f.write("import math\n" + WORKLOADS)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
     module.xp = xp
-    module.math = math
-    exec(compile(source, path, "exec"), module.__dict__)
+    spec.loader.exec_module(module)
     sys.modules[module_name] = module
     return module
 
@@ -173,7 +170,7 @@ def main():
         t_fwd = median_time(fn, *args)
         t_grad = median_time(grad, *args)
         generated = grad._generated(args).function
-        t_direct = median_time(lambda *a: generated(*a, sens=None), *args)
+        t_direct = median_time(functools.partial(generated, sens=None), *args)
         t_first = first_call(fn, args, positions)
         ag = f"{'-':>10} {'-':>8}"
         if ag_mod is not None:

@@ -2,14 +2,15 @@
 with only the import lines changed, then PyTorch's two examples written with mindgrad."""
 
 import numpy as np
-import mindgrad.nn as nn
+
+from mindgrad import Parameter, Tensor, nn, ops
 from mindgrad import dtype as mstype
-from mindgrad import ops, Tensor, Parameter
+
 
 # In MindSpore:
 class Net(nn.Cell):
     def __init__(self):
-        super(Net, self).__init__()
+        super().__init__()
         self.matmul = ops.MatMul()
         self.z = Parameter(Tensor(np.array([1.0], np.float32)), name='z')
     def construct(self, x, y):
@@ -19,7 +20,7 @@ class Net(nn.Cell):
 
 class GradNetWrtX(nn.Cell):
     def __init__(self, net):
-        super(GradNetWrtX, self).__init__()
+        super().__init__()
         self.net = net
         self.grad_op = ops.GradOperation()
     def construct(self, x, y):
@@ -35,7 +36,7 @@ print(output)
 #  [1.4100001 1.5999999 6.6      ]]
 
 # PyTorch's z = x * x * y; z.backward() gives x.grad = 12, y.grad = 4; with mindgrad:
-import mindgrad  # noqa: E402
+import mindgrad
 
 
 def z(x, y):

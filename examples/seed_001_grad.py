@@ -3,13 +3,14 @@ lines changed, then PyTorch's examples written with mindgrad."""
 
 # In MindSpore:
 import numpy as np
+
 import mindgrad as ms
-import mindgrad.nn as nn
-from mindgrad import ops
+from mindgrad import nn, ops
+
 
 class Net(nn.Cell):
     def __init__(self):
-        super(Net, self).__init__()
+        super().__init__()
         self.matmul = ops.MatMul()
         self.z = ms.Parameter(ms.Tensor(np.array([1.0], np.float32)), name='z')
     def construct(self, x, y):
@@ -19,7 +20,7 @@ class Net(nn.Cell):
 
 class GradNetWrtX(nn.Cell):
     def __init__(self, net):
-        super(GradNetWrtX, self).__init__()
+        super().__init__()
         self.net = net
     def construct(self, x, y):
         gradient_function = ms.grad(self.net)

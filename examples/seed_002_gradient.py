@@ -5,16 +5,19 @@ lines changed."""
 # the grad interface takes the forward graph and gives the backward one
 import mindgrad as ms
 from mindgrad import nn
+
+
 class GradNetWrtX(nn.Cell):
     def __init__(self, net):
-        super(GradNetWrtX, self).__init__()
+        super().__init__()
         self.net = net
     def construct(self, x, y):
         gradient_function = ms.grad(self.net)
         return gradient_function(x, y)
 
 
-import mindgrad as mindspore  # noqa: E402
+import mindgrad as mindspore
+
 print("=== mindspore.grad ===")
 x = mindspore.Tensor(1.0)
 y = mindspore.Tensor(2.0)

@@ -3,13 +3,14 @@ lines changed, then tf.gradients' example written with GradOperation."""
 
 # In MindSpore:
 import numpy as np
-import mindgrad.nn as nn
+
+from mindgrad import Parameter, Tensor, nn, ops
 from mindgrad import dtype as mstype
-from mindgrad import ops, Tensor, Parameter
+
 
 class Net(nn.Cell):
     def __init__(self):
-        super(Net, self).__init__()
+        super().__init__()
         self.matmul = ops.MatMul()
         self.z = Parameter(Tensor(np.array([1.0], np.float32)), name='z')
     def construct(self, x, y):
@@ -19,7 +20,7 @@ class Net(nn.Cell):
 
 class GradNetWrtX(nn.Cell):
     def __init__(self, net):
-        super(GradNetWrtX, self).__init__()
+        super().__init__()
         self.net = net
         self.grad_op = ops.GradOperation()
     def construct(self, x, y):

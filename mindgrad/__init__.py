@@ -8,8 +8,15 @@ so MindSpore code runs with its imports changed.
 
 from mindgrad import dtype, nn, ops
 from mindgrad import rules as _rules
-from mindgrad.api import (GradFunction, GradOperation, get_grad, grad, source, stop_gradient,
-                          value_and_grad)
+from mindgrad.api import (
+                          GradFunction,
+                          GradOperation,
+                          get_grad,
+                          grad,
+                          source,
+                          stop_gradient,
+                          value_and_grad,
+)
 from mindgrad.cache import clear as clear_cache
 from mindgrad.cache import stats as cache_stats
 from mindgrad.dtype import float16, float32, float64, int32, int64
@@ -25,9 +32,34 @@ nondifferentiable(stop_gradient)
 __version__ = "0.1.0"
 
 __all__ = [
-    "grad", "value_and_grad", "get_grad", "source", "GradFunction", "GradOperation",
-    "stop_gradient", "check_grads", "adjoint", "adjoint_method", "adjoint_attr",
-    "nondifferentiable", "d", "cache_stats", "clear_cache", "NoGradientRuleError",
-    "NoSourceError", "UnsupportedSyntaxError", "nn", "ops", "dtype", "Cell", "Parameter",
-    "ParameterTuple", "Tensor", "float16", "float32", "float64", "int32", "int64",
+                          "Cell",
+                          "GradFunction",
+                          "GradOperation",
+                          "NoGradientRuleError",
+                          "NoSourceError",
+                          "Parameter",
+                          "ParameterTuple",
+                          "Tensor",
+                          "UnsupportedSyntaxError",
+                          "adjoint",
+                          "adjoint_attr",
+                          "adjoint_method",
+                          "cache_stats",
+                          "check_grads",
+                          "clear_cache",
+                          "d",
+                          "dtype",
+                          "float16",
+                          "float32",
+                          "float64",
+                          "get_grad",
+                          "grad",
+                          "int32",
+                          "int64",
+                          "nn",
+                          "nondifferentiable",
+                          "ops",
+                          "source",
+                          "stop_gradient",
+                          "value_and_grad",
 ]

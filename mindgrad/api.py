@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import functools
 import numbers
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from mindgrad import cache, runtime
 from mindgrad.transform import pipeline
 
-__all__ = ["grad", "value_and_grad", "get_grad", "source", "GradOperation", "stop_gradient"]
+__all__ = ["GradOperation", "get_grad", "grad", "source", "stop_gradient", "value_and_grad"]
 
 
 # ----- argument checks ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import numpy as np
 
 from mindgrad import rules
 
-_entries: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _stats = {"builds": 0, "hits": 0}
 
 

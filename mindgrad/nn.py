@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Parameter", "ParameterTuple", "Cell", "Dense"]
+__all__ = ["Cell", "Dense", "Parameter", "ParameterTuple"]
 
 
 class Parameter(np.ndarray):
@@ -118,7 +118,7 @@ class Cell:
     def parameters_and_names(self):
         """(name, Parameter) pairs: the cell's own first, then each sub-cell's, recursively."""
         seen = set()
-        for _, param in self._params.items():
+        for param in self._params.values():
             if id(param) not in seen:
                 seen.add(id(param))
                 yield param.name, param

@@ -14,8 +14,18 @@ from mindgrad.api import GradOperation, grad, stop_gradient, value_and_grad
 from mindgrad.rules import adjoint, d
 from mindgrad.runtime import unbroadcast, unreduce
 
-__all__ = ["MatMul", "Mul", "Add", "Sub", "ReduceSum", "ReduceMean", "GradOperation", "grad",
-           "value_and_grad", "stop_gradient"]
+__all__ = [
+    "Add",
+    "GradOperation",
+    "MatMul",
+    "Mul",
+    "ReduceMean",
+    "ReduceSum",
+    "Sub",
+    "grad",
+    "stop_gradient",
+    "value_and_grad",
+]
 
 
 class MatMul:

@@ -16,8 +16,24 @@ import numbers
 import numpy as np
 
 __all__ = [
-    "is_zero", "unbroadcast", "unreduce", "add", "add_at", "setitem_grad", "item",
-    "seed", "AuxSens", "as_grad", "zeros_buffer", "bprop_grads", "concat_grads", "reversed_items", "pop_grad", "saved_item", "restore_item", "GradientError",
+    "AuxSens",
+    "GradientError",
+    "add",
+    "add_at",
+    "as_grad",
+    "bprop_grads",
+    "concat_grads",
+    "is_zero",
+    "item",
+    "pop_grad",
+    "restore_item",
+    "reversed_items",
+    "saved_item",
+    "seed",
+    "setitem_grad",
+    "unbroadcast",
+    "unreduce",
+    "zeros_buffer",
 ]
 
 

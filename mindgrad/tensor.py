@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def Tensor(input_data=None, dtype=None):  # noqa: N802 (MindSpore's name)
+def Tensor(input_data=None, dtype=None):
     """A NumPy array of ``input_data``: float32 for Python floats unless ``dtype`` is given."""
     if dtype is None:
         probe = np.asarray(input_data)

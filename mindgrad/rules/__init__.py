@@ -27,9 +27,19 @@ import textwrap
 import gast
 
 __all__ = [
-    "d", "adjoint", "adjoint_method", "adjoint_attr", "nondifferentiable", "Rule", "lookup",
-    "lookup_method", "lookup_attr", "is_nondifferentiable", "registry_version", "vjp_of",
+    "Rule",
     "RuleError",
+    "adjoint",
+    "adjoint_attr",
+    "adjoint_method",
+    "d",
+    "is_nondifferentiable",
+    "lookup",
+    "lookup_attr",
+    "lookup_method",
+    "nondifferentiable",
+    "registry_version",
+    "vjp_of",
 ]
 
 
@@ -265,9 +275,12 @@ def vjp_of(fn, *args, **kwargs):
 
 
 def _load_builtin_rules():
-    from mindgrad.rules import operators  # noqa: F401
-    from mindgrad.rules import builtins_math  # noqa: F401
     import importlib
+
+    from mindgrad.rules import (
+        builtins_math,  # noqa: F401
+        operators,  # noqa: F401
+    )
 
     for name in ("numpy_elementwise", "numpy_reductions", "numpy_shape", "numpy_linalg",
                  "methods", "nondiff"):

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import gast
 
-from mindgrad.transform import astutil as A
-
 from mindgrad import rules
+from mindgrad.transform import astutil as A
 
 NONDIFF_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides",
                            "flags"})

@@ -8,6 +8,8 @@ returns is ``mindgrad.cache``'s business.
 
 from __future__ import annotations
 
+import inspect
+
 import gast
 
 from mindgrad import rules, runtime
@@ -111,7 +113,7 @@ class Build:
         if cache_key in self._weight_sets:
             return self._weight_sets[cache_key]
         src, fdef, _ = self.parse(fn, obj)
-        found = dict((k, i) for k, i in self.weight_reads(src, fdef).items())
+        found = dict(self.weight_reads(src, fdef))
         self._weight_sets[cache_key] = _by_path(found)  # for recursion: direct reads
         local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
         resolver = reverse.Resolver(src, local_names)
@@ -169,8 +171,8 @@ class Build:
             gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split, analysis)
             gen.needed, gen.callee_key, gen.obj = needed, key, obj
             if not recorded:
-                self.record("activity", src.name,
-                            lambda: "active: " + ", ".join(sorted(gen.active)))
+                active = sorted(gen.active)
+                self.record("activity", src.name, lambda names=active: "active: " + ", ".join(names))
                 recorded = True
             fwd, bwd, result = self._sweeps(gen, gen.fdef)
             reads = (_loads(bwd) & gen.local_names) - gen.adjoint_names
@@ -392,7 +394,7 @@ def unbind(fn):
     if isinstance(fn, types.MethodType):
         return fn.__func__, fn.__self__
     if not isinstance(fn, (types.FunctionType, type)) and callable(fn) and \
-            isinstance(getattr(type(fn), "__call__", None), types.FunctionType):
+            isinstance(inspect.getattr_static(type(fn), "__call__", None), types.FunctionType):
         return type(fn).__call__, fn
     return fn, None
 

@@ -724,7 +724,7 @@ def _describe(fn) -> str:
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
     if module.startswith("numpy"):
         module = "np" + module[5:]
-        if module.startswith("np._core") or module.startswith("np.core"):
+        if module.startswith(("np._core", "np.core")):
             module = "np"
     if module == "builtins":
         return name
@@ -761,7 +761,7 @@ def user_code(target, func_node):
         return fn, target.__self__, receiver
     if _is_user_function(target):
         return target, None, None
-    call = getattr(type(target), "__call__", None)
+    call = inspect.getattr_static(type(target), "__call__", None)
     if not isinstance(target, type) and _is_user_function(call):
         return call, target, func_node
     return None
