@@ -5,6 +5,8 @@ For random inputs ``x_i``, a random cotangent ``g`` and random directions ``v_i`
 and each gradient must have its input's shape (and structure, for lists and tuples).
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -190,6 +192,12 @@ for fn, gen in UNARY:
     case(fn, gen(2, 3))
     case(fn, gen(2, 3, 4))
 case(np.sinc, np.array([0.0, 0.5, -1.5]))
+
+# Python's scalar functions sharing a NumPy function's template: checked on Python floats
+for fn, gen in [(math.exp, r), (math.expm1, r), (math.log2, pos), (math.log10, pos),
+                (math.sqrt, pos), (math.tan, unit), (math.atan, r), (math.tanh, r), (abs, r)]:
+    case(fn, f(gen))
+    case(fn, f(gen), label=getattr(fn, "__name__", str(fn)) + "_again")
 
 BROADCAST_PAIRS = [((), ()), ((3,), (3,)), ((3, 1), (4,)), ((2, 3), ()), ((1, 3), (2, 1)),
                    ((2, 3, 4), (3, 4)), ((4,), (2, 3, 1))]

@@ -11,11 +11,6 @@ from mindgrad.runtime import is_zero, unbroadcast
 # ----- builtins ----------------------------------------------------------------------------
 
 
-@adjoint(builtins.abs)
-def _(out, x):
-    d[x] = d[out] * np.sign(x)
-
-
 @adjoint(builtins.float)
 def _(out, x=0.0):
     d[x] = d[out]
@@ -99,21 +94,6 @@ def _(out, x):
     d[x] = -d[out] * math.sin(x)
 
 
-@adjoint(math.tan)
-def _(out, x):
-    d[x] = d[out] * (1.0 + out * out)
-
-
-@adjoint(math.exp)
-def _(out, x):
-    d[x] = d[out] * out
-
-
-@adjoint(math.expm1)
-def _(out, x):
-    d[x] = d[out] * (out + 1.0)
-
-
 @adjoint(math.log)
 def _(out, x, base=math.e):
     d[x] = d[out] / (x * math.log(base))
@@ -124,30 +104,10 @@ def _(out, x):
     d[x] = d[out] / (1.0 + x)
 
 
-@adjoint(math.log2)
-def _(out, x):
-    d[x] = d[out] / (x * math.log(2.0))
-
-
-@adjoint(math.log10)
-def _(out, x):
-    d[x] = d[out] / (x * math.log(10.0))
-
-
-@adjoint(math.sqrt)
-def _(out, x):
-    d[x] = d[out] * 0.5 / out
-
-
 @adjoint(math.pow)
 def _(out, x, y):
     d[x] = d[out] * y * math.pow(x, y - 1.0)
     d[y] = d[out] * out * math.log(x)
-
-
-@adjoint(math.tanh)
-def _(out, x):
-    d[x] = d[out] * (1.0 - out * out)
 
 
 @adjoint(math.sinh)
@@ -168,11 +128,6 @@ def _(out, x):
 @adjoint(math.acos)
 def _(out, x):
     d[x] = -d[out] / math.sqrt(1.0 - x * x)
-
-
-@adjoint(math.atan)
-def _(out, x):
-    d[x] = d[out] / (1.0 + x * x)
 
 
 @adjoint(math.atan2)

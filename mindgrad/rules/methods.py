@@ -16,10 +16,7 @@ from mindgrad.rules.numpy_elementwise import (
     clip_grad_lower,
     clip_grad_upper,
 )
-from mindgrad.rules.numpy_linalg import dot_grad_a, dot_grad_b
 from mindgrad.rules.numpy_reductions import (
-    cumprod_grad,
-    cumsum_grad,
     extremum_grad,
     prod_grad,
     reduce_mean_grad,
@@ -28,10 +25,6 @@ from mindgrad.rules.numpy_reductions import (
     var_grad,
 )
 from mindgrad.rules.numpy_shape import (
-    diagonal_grad,
-    repeat_grad,
-    take_grad,
-    trace_grad,
     transpose_grad,
 )
 from mindgrad.runtime import is_zero
@@ -71,31 +64,11 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=
     d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction, where, mean)
 
 
-@adjoint_method("cumsum")
-def _(ans, a, axis=None, dtype=None, out=None):
-    d[a] = cumsum_grad(d[ans], a, axis)
-
-
-@adjoint_method("cumprod")
-def _(ans, a, axis=None, dtype=None, out=None):
-    d[a] = cumprod_grad(d[ans], a, ans, axis)
-
-
-@adjoint_method("trace")
-def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    d[a] = trace_grad(d[ans], a, offset, axis1, axis2)
-
-
 # ----- shape -------------------------------------------------------------------------------
 
 
 @adjoint_method("reshape")
 def _(out, a, *shape, order="C", copy=None):
-    d[a] = np.reshape(d[out], np.shape(a), order=order)
-
-
-@adjoint_method("ravel", "flatten")
-def _(out, a, order="C"):
     d[a] = np.reshape(d[out], np.shape(a), order=order)
 
 
@@ -114,33 +87,7 @@ def _(out, a, *axes):
     d[a] = transpose_grad(d[out], method_transpose_axes(axes))
 
 
-@adjoint_method("swapaxes")
-def _(out, a, axis1, axis2):
-    d[a] = np.swapaxes(d[out], axis1, axis2)
-
-
-@adjoint_method("squeeze")
-def _(out, a, axis=None):
-    d[a] = np.reshape(d[out], np.shape(a))
-
-
-@adjoint_method("repeat")
-def _(out, a, repeats, axis=None):
-    d[a] = repeat_grad(d[out], a, repeats, axis)
-
-
-@adjoint_method("diagonal")
-def _(out, a, offset=0, axis1=0, axis2=1):
-    d[a] = diagonal_grad(d[out], a, offset, axis1, axis2)
-
-
 # ----- values ------------------------------------------------------------------------------
-
-
-@adjoint_method("dot")
-def _(ans, a, b, out=None):
-    d[a] = dot_grad_a(d[ans], a, b)
-    d[b] = dot_grad_b(d[ans], a, b)
 
 
 @adjoint_method("clip")
@@ -164,11 +111,6 @@ def _(out, a, order="C"):
 @adjoint_method("conj", "conjugate")
 def _(out, a):
     d[a] = np.conj(d[out])
-
-
-@adjoint_method("take")
-def _(ans, a, indices, axis=None, out=None, mode="raise"):
-    d[a] = take_grad(d[ans], a, indices, axis, mode)
 
 
 def item_grad(g, a, args):
@@ -196,11 +138,6 @@ def _(out, a, *args):
 @adjoint_attr("T")
 def _(out, x):
     d[x] = np.transpose(d[out])
-
-
-@adjoint_attr("mT")
-def _(out, x):
-    d[x] = np.swapaxes(d[out], -1, -2)
 
 
 @adjoint_attr("real")

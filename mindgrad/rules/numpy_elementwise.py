@@ -5,6 +5,7 @@
 declared in ``nondiff.py``. Every binary rule ends in ``unbroadcast``: its inputs may broadcast.
 """
 
+import builtins
 import math
 
 import numpy as np
@@ -15,7 +16,7 @@ from mindgrad.runtime import is_zero, unbroadcast
 # ----- exponentials and logarithms ---------------------------------------------------------
 
 
-@adjoint(np.exp)
+@adjoint(np.exp, math.exp)
 def _(out, x):
     d[x] = d[out] * out
 
@@ -25,7 +26,7 @@ def _(out, x):
     d[x] = d[out] * out * math.log(2.0)
 
 
-@adjoint(np.expm1)
+@adjoint(np.expm1, math.expm1)
 def _(out, x):
     d[x] = d[out] * (out + 1.0)
 
@@ -35,12 +36,12 @@ def _(out, x):
     d[x] = d[out] / x
 
 
-@adjoint(np.log2)
+@adjoint(np.log2, math.log2)
 def _(out, x):
     d[x] = d[out] / (x * math.log(2.0))
 
 
-@adjoint(np.log10)
+@adjoint(np.log10, math.log10)
 def _(out, x):
     d[x] = d[out] / (x * math.log(10.0))
 
@@ -65,7 +66,7 @@ def _(out, x, y):
 # ----- powers and roots --------------------------------------------------------------------
 
 
-@adjoint(np.sqrt)
+@adjoint(np.sqrt, math.sqrt)
 def _(out, x):
     d[x] = d[out] * 0.5 / out
 
@@ -104,7 +105,7 @@ def _(out, x):
     d[x] = -d[out] * np.sin(x)
 
 
-@adjoint(np.tan)
+@adjoint(np.tan, math.tan)
 def _(out, x):
     d[x] = d[out] * (1.0 + out * out)
 
@@ -119,7 +120,7 @@ def _(out, x):
     d[x] = -d[out] / np.sqrt(1.0 - x * x)
 
 
-@adjoint(np.arctan)
+@adjoint(np.arctan, math.atan)
 def _(out, x):
     d[x] = d[out] / (1.0 + x * x)
 
@@ -140,7 +141,7 @@ def _(out, x):
     d[x] = d[out] * np.sinh(x)
 
 
-@adjoint(np.tanh)
+@adjoint(np.tanh, math.tanh)
 def _(out, x):
     d[x] = d[out] * (1.0 - out * out)
 
@@ -185,7 +186,7 @@ def _(out, x):
 # ----- absolute value, selection -----------------------------------------------------------
 
 
-@adjoint(np.absolute, np.fabs)
+@adjoint(np.absolute, np.fabs, builtins.abs)
 def _(out, x):
     d[x] = d[out] * np.sign(x)
 

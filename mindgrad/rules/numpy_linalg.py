@@ -9,7 +9,7 @@ import string
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d
+from mindgrad.rules import adjoint, adjoint_method, d
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, unbroadcast
 
@@ -46,6 +46,7 @@ def dot_grad_b(g, a, b):
     return astype_grad(grad, b)
 
 
+@adjoint_method("dot")
 @adjoint(np.dot)
 def _(ans, a, b, out=None):
     d[a] = dot_grad_a(d[ans], a, b)

@@ -8,7 +8,7 @@ for a float32 input.
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d
+from mindgrad.rules import adjoint, adjoint_method, d
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, unbroadcast, unreduce
 
@@ -261,11 +261,13 @@ def cumprod_grad(g, a, ans, axis=None):
     return astype_grad(np.reshape(np.moveaxis(grad, -1, ax), np.shape(a)), a)
 
 
+@adjoint_method("cumsum")
 @adjoint(np.cumsum)
 def _(ans, a, axis=None, dtype=None, out=None):
     d[a] = cumsum_grad(d[ans], a, axis)
 
 
+@adjoint_method("cumprod")
 @adjoint(np.cumprod)
 def _(ans, a, axis=None, dtype=None, out=None):
     d[a] = cumprod_grad(d[ans], a, ans, axis)

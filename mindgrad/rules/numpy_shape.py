@@ -6,7 +6,7 @@ Functions returning a list (``split``) receive a list ``d[out]`` whose unused en
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d
+from mindgrad.rules import adjoint, adjoint_attr, adjoint_method, d
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, unbroadcast
 
@@ -23,11 +23,13 @@ def _(out, a, shape=None, order="C", *, copy=None):
     d[a] = np.reshape(d[out], np.shape(a), order=order)
 
 
+@adjoint_method("ravel", "flatten")
 @adjoint(np.ravel)
 def _(out, a, order="C"):
     d[a] = np.reshape(d[out], np.shape(a), order=order)
 
 
+@adjoint_method("squeeze")
 @adjoint(np.expand_dims, np.squeeze)
 def _(out, a, axis=None):
     d[a] = np.reshape(d[out], np.shape(a))
@@ -65,6 +67,7 @@ def _(out, a, axes=None):
     d[a] = transpose_grad(d[out], axes)
 
 
+@adjoint_method("swapaxes")
 @adjoint(np.swapaxes)
 def _(out, a, axis1, axis2):
     d[a] = np.swapaxes(d[out], axis1, axis2)
@@ -77,6 +80,7 @@ def _(out, a, source, destination):
 
 if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
 
+    @adjoint_attr("mT")
     @adjoint(np.matrix_transpose)
     def _(out, x):
         d[x] = np.swapaxes(d[out], -1, -2)
@@ -248,6 +252,7 @@ def repeat_grad(g, a, repeats, axis=None):
     return astype_grad(np.reshape(np.moveaxis(grad, 0, axis), np.shape(a)), a)
 
 
+@adjoint_method("repeat")
 @adjoint(np.repeat)
 def _(out, a, repeats, axis=None):
     d[a] = repeat_grad(d[out], a, repeats, axis)
@@ -333,11 +338,13 @@ def _(out, v, k=0):
     d[v] = diag_grad(d[out], v, k)
 
 
+@adjoint_method("diagonal")
 @adjoint(np.diagonal)
 def _(out, a, offset=0, axis1=0, axis2=1):
     d[a] = diagonal_grad(d[out], a, offset, axis1, axis2)
 
 
+@adjoint_method("trace")
 @adjoint(np.trace)
 def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d[a] = trace_grad(d[ans], a, offset, axis1, axis2)
@@ -381,6 +388,7 @@ def take_grad(g, a, indices, axis=None, mode="raise"):
     return astype_grad(np.reshape(grad, x.shape), a)
 
 
+@adjoint_method("take")
 @adjoint(np.take)
 def _(ans, a, indices, axis=None, out=None, mode="raise"):
     d[a] = take_grad(d[ans], a, indices, axis, mode)
