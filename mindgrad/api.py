@@ -146,6 +146,7 @@ class GradFunction:
                                              **{generated.function.sens_name: seed})
         grads = tuple(runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions))
         wgrads = tuple(runtime.as_grad(g, w) for g, w in zip(raw_w, self.weights))
+        grads, wgrads = _independent(grads + wgrads, len(grads))
         return out, grads, wgrads
 
     def _split_sens(self, args):
@@ -196,6 +197,19 @@ class GradFunction:
 
     def __repr__(self):
         return f"<mindgrad {self.__name__} at positions {self.positions}>"
+
+
+def _independent(grads, split):
+    """The gradients with no array returned twice (``x + w`` gives both one array): a caller
+    that scales one in place must not change another."""
+    seen, out = set(), []
+    for g in grads:
+        if isinstance(g, np.ndarray):
+            if id(g) in seen:
+                g = g.copy()
+            seen.add(id(g))
+        out.append(g)
+    return tuple(out[:split]), tuple(out[split:])
 
 
 def _custom_bprop(fn) -> bool:
@@ -259,10 +273,13 @@ def _find(gradients, identifier):
     if isinstance(gradients, tuple) and len(gradients) == 2 and \
             isinstance(gradients[0], (int, str)) and not isinstance(gradients[0], bool):
         key = gradients[0]
-        if key == identifier or (isinstance(key, str) and
-                                 getattr(identifier, "name", None) == key):
-            return gradients[1]
-        return _NOT_FOUND
+        if isinstance(key, str):  # a weight's id: its name; look up by Parameter or by name
+            name = identifier if isinstance(identifier, str) else getattr(identifier, "name", None)
+            found = name is not None and name == key
+        else:
+            found = isinstance(identifier, int) and not isinstance(identifier, bool) and \
+                identifier == key
+        return gradients[1] if found else _NOT_FOUND
     if isinstance(gradients, tuple):
         for g in gradients:
             found = _find(g, identifier)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Cell", "Dense", "Parameter", "ParameterTuple"]
+__all__ = ["Cell", "CellList", "Dense", "Parameter", "ParameterTuple", "SequentialCell"]
 
 
 class Parameter(np.ndarray):
@@ -99,8 +99,12 @@ class Cell:
                 value.name = name
             self._params[name] = value
         elif isinstance(value, Cell):
+            # a sub-cell's parameters are named by their attribute path; one this cell already
+            # reaches through another path keeps its name
+            known = {id(p) for _, p in self.parameters_and_names()}
             for _, param in value.parameters_and_names():
-                param.name = f"{name}.{param.name}"
+                if id(param) not in known:
+                    param.name = f"{name}.{param.name}"
             self._cells[name] = value
         object.__setattr__(self, name, value)
 
@@ -157,6 +161,52 @@ class Cell:
     def __repr__(self):
         inner = ", ".join(f"{n}={type(c).__name__}" for n, c in self._cells.items())
         return f"{type(self).__name__}({inner})"
+
+
+class CellList(Cell):
+    """A list of Cells, registered as sub-cells ``0``, ``1``, ...; a loop over it in
+    ``construct`` is unrolled, so each call is differentiated through its own Cell."""
+
+    def __init__(self, cells=()):
+        super().__init__()
+        for cell in cells:
+            self.append(cell)
+
+    def append(self, cell):
+        if not isinstance(cell, Cell):
+            raise TypeError(f"CellList holds Cells, got {type(cell).__name__}")
+        setattr(self, str(len(self._cells)), cell)
+        return self
+
+    def __getitem__(self, index):
+        return list(self._cells.values())[index]
+
+    def __len__(self):
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(list(self._cells.values()))
+
+
+class SequentialCell(Cell):
+    """Cells applied one after another: ``SequentialCell([a, b])(x)`` is ``b(a(x))``."""
+
+    def __init__(self, *cells):
+        super().__init__()
+        if len(cells) == 1 and isinstance(cells[0], (list, tuple)):
+            cells = tuple(cells[0])
+        self.cell_list = CellList(cells)
+
+    def construct(self, x):
+        for cell in self.cell_list:
+            x = cell(x)
+        return x
+
+    def __getitem__(self, index):
+        return self.cell_list[index]
+
+    def __len__(self):
+        return len(self.cell_list)
 
 
 class Dense(Cell):

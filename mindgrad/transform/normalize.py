@@ -57,9 +57,26 @@ class Normalizer:
         if not out or not isinstance(out[-1], gast.Return):
             out.append(A.located(gast.Return(value=A.const(None)), fdef))
         self._check_names(out, set(params))
+        self._find_aliases(out)
         new = gast.FunctionDef(name=fdef.name, args=fdef.args, body=out, decorator_list=[],
                                returns=None, type_comment=None, type_params=[])
         return A.located(new, fdef)
+
+    def _find_aliases(self, body):
+        """Locals assigned once, from an attribute chain known before the run (f = self.block):
+        calls through them resolve to that object."""
+        counts, values = {}, {}
+        for node in A.walk(body):
+            if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+                name = node.targets[0].id
+                counts[name] = counts.get(name, 0) + 1
+                values[name] = node.value
+            elif isinstance(node, gast.For):
+                counts[node.target.id] = counts.get(node.target.id, 0) + 2
+        for name, value in values.items():
+            if counts[name] == 1 and isinstance(value, (gast.Attribute, gast.Subscript)) and \
+                    source.static_value(self.src, value, self.locals) is not source.MISSING:
+                self.src.aliases.setdefault(name, value)
 
     def _check_names(self, body, params):
         """A name that is neither local nor defined anywhere fails here, at the user's line,
@@ -228,6 +245,17 @@ class Normalizer:
 
     def stmt_For(self, s, out):
         target, iterable = s.target, s.iter
+        items = source.static_sequence(self.src, iterable, self.locals - set(self.src.aliases))
+        if items is not None and isinstance(target, gast.Name) and not any(
+                isinstance(n, (gast.Break, gast.Continue)) for n in A.walk(s.body)):
+            # for layer in self.layers: unrolled, so each call's Cell is known
+            for k in range(len(items)):
+                name = self.fresh(target.id)
+                element = A.subscript(A.clone(iterable), A.const(k))
+                out.append(A.assign(name, element, s))
+                self.src.aliases[name] = element
+                self.block([_renamed(b, {target.id: name}) for b in s.body], out)
+            return
         pre, body = [], []
         if _is_call_to(iterable, _SEQUENCE_HELPERS, self):
             # for i, x in enumerate(xs): ...  ->  for i in range(len(xs)): x = xs[i]

@@ -326,6 +326,8 @@ class Reverse:
         self.note_copy(name, value)
         if push:
             fwd.append(self.push(A.load(name), s))
+        if isinstance(value, gast.Call) and (self.weights or self.is_active_call(value)):
+            self.check_callee(s, value)
         if isinstance(value, gast.Call) and self.is_active_call(value):
             callee = self.callee_of(value)
             if callee is not None:
@@ -374,16 +376,17 @@ class Reverse:
             base = value.value
             if not self.is_active(base):
                 return []
-            if base.id in self.buffers and self.basic_index(value.slice):
-                target = A.subscript(A.load(self.d(base.id)), _as_load(A.clone(value.slice)),
+            key = self.key(base)
+            if key in self.buffers and self.basic_index(value.slice):
+                target = A.subscript(A.load(self.d(key)), _as_load(A.clone(value.slice)),
                                      gast.Store())
                 return [A.located(gast.AugAssign(target=target, op=gast.Add(),
                                                  value=A.load(d_out)), s)]
             add_at = self.helper(runtime.add_at)
-            self.indexed.add(base.id)
-            call = A.call(add_at, A.load(self.d(base.id)), A.load(base.id),
+            self.indexed.add(key)
+            call = A.call(add_at, A.load(self.d(key)), A.clone(base),
                           self.index_value(value.slice), A.load(d_out))
-            return [A.assign(self.d(base.id), call, s)]
+            return [A.assign(self.d(key), call, s)]
         if isinstance(value, (gast.Tuple, gast.List)):
             item = self.helper(runtime.item)
             return [self.accumulate(e, A.call(A.clone(item), A.load(d_out), A.const(i)), s)
@@ -454,6 +457,21 @@ class Reverse:
                          f"differentiate; register a rule with @mindgrad.adjoint("
                          f"{_describe(target)})", NoGradientRuleError)
         return self.apply_rule(s, rule, target, list(call.args), keywords, name)
+
+    def check_callee(self, s, call):
+        """A call through a local variable holding a function or Cell cannot be followed:
+        refuse it, rather than take its result as a constant."""
+        func = call.func
+        if self.resolve.receiver(func) is not None or self.resolve(func) is not None:
+            return
+        root = func
+        while isinstance(root, (gast.Attribute, gast.Subscript)):
+            root = root.value
+        if isinstance(root, gast.Name) and root.id in self.local_names:
+            self.fail(s, f"cannot tell which function {A_text(func)} is: it is a local variable "
+                         "set while the function runs. Call the Cell or function through its "
+                         "attribute (self.block(x)) or a global name, or loop over a list of "
+                         "Cells stored on the Cell (for layer in self.layers)", NameError)
 
     def callee_of(self, call):
         """``(function, bound self or None, self expression)`` when ``call`` runs the user's own

@@ -35,6 +35,7 @@ class Source:
         cells = fn.__closure__ or ()
         self.closure = dict(zip(code.co_freevars, cells))
         self.bound = {}  # parameter name -> the object it is known to be (``self`` of a Cell)
+        self.aliases = {}  # local name -> the static expression it is assigned once (f = self.b)
 
     @property
     def name(self) -> str:
@@ -74,6 +75,8 @@ def static_value(src, node, local_names):
     if isinstance(node, gast.Name):
         if node.id in src.bound:
             return src.bound[node.id]
+        if node.id in src.aliases:
+            return static_value(src, src.aliases[node.id], local_names)
         if node.id in local_names:
             return _MISSING
         return src.resolve(node.id, _MISSING)
@@ -82,14 +85,46 @@ def static_value(src, node, local_names):
         if base is _MISSING or isinstance(base, _DYNAMIC):
             return _MISSING
         return getattr(base, node.attr, _MISSING)
+    if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant) and \
+            isinstance(node.slice.value, int):
+        # an element of a list of Cells (self.layers[0]), never of an array
+        base = static_value(src, node.value, local_names)
+        if isinstance(base, (list, tuple)) or _is_cell_list(base):
+            try:
+                return base[node.slice.value]
+            except IndexError:
+                return _MISSING
     return _MISSING
 
 
+def _is_cell_list(obj) -> bool:
+    from mindgrad.nn import CellList
+
+    return isinstance(obj, CellList)
+
+
+def static_sequence(src, node, local_names):
+    """The items of a list/tuple of Cells or functions that ``node`` denotes statically (so a
+    loop over it can be unrolled), or None."""
+    seq = static_value(src, node, local_names)
+    if not (isinstance(seq, (list, tuple)) or _is_cell_list(seq)) or not 0 < len(seq) <= 64:
+        return None
+    items = list(seq)
+    if any(isinstance(item, _DYNAMIC) for item in items) or not all(callable(i) for i in items):
+        return None
+    return items
+
+
 def dotted(node):
-    """``self.block.w`` for an attribute chain on a name, else None."""
+    """``self.block.w`` (``self.layers.0.w``) for an attribute chain on a name, else None."""
     parts = []
-    while isinstance(node, gast.Attribute):
-        parts.append(node.attr)
+    while isinstance(node, (gast.Attribute, gast.Subscript)):
+        if isinstance(node, gast.Subscript):
+            if not isinstance(node.slice, gast.Constant):
+                return None
+            parts.append(str(node.slice.value))
+        else:
+            parts.append(node.attr)
         node = node.value
     if not isinstance(node, gast.Name):
         return None
