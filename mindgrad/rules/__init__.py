@@ -34,11 +34,18 @@ __all__ = [
     "adjoint_method",
     "d",
     "is_nondifferentiable",
+    "jvp_of",
     "lookup",
     "lookup_attr",
     "lookup_method",
+    "lookup_tangent",
+    "lookup_tangent_attr",
+    "lookup_tangent_method",
     "nondifferentiable",
     "registry_version",
+    "tangent",
+    "tangent_attr",
+    "tangent_method",
     "vjp_of",
 ]
 
@@ -63,6 +70,7 @@ class _Marker:
 d = _Marker()
 
 _RULES: dict = {}
+_TANGENTS: dict = {}
 _NONDIFF: set = set()
 _version = 0
 
@@ -86,9 +94,15 @@ def _key(fn):
 
 
 class Rule:
-    """A parsed rule template: its signature, body and the names it reads."""
+    """A parsed rule template: its signature, body and the names it reads.
 
-    def __init__(self, key, template):
+    An adjoint rule writes ``d[param] = f(d[out])``; a tangent rule (forward mode) writes
+    ``d[out] = f(d[param])``, one input tangent per statement, so the statements of inputs that
+    carry no tangent can be dropped.
+    """
+
+    def __init__(self, key, template, kind="adjoint"):
+        self.kind = kind
         self.key = key
         self.template = template
         self.name = getattr(key, "__name__", None) or (key[1] if isinstance(key, tuple) else str(key))
@@ -116,6 +130,8 @@ class Rule:
         self._validate()
 
     def _validate(self):
+        if self.kind == "tangent":
+            return self._validate_tangent()
         for node in self.body:
             for sub in gast.walk(node):
                 if isinstance(sub, gast.Subscript) and _is_d(sub.value):
@@ -132,6 +148,32 @@ class Rule:
                 raise RuleError(f"the rule for {self.name}: write d[x] = ..., not +=; "
                                 "later writes accumulate by themselves")
 
+    def _validate_tangent(self):
+        for node in self.body:
+            if isinstance(node, gast.AugAssign):
+                raise RuleError(f"the tangent rule for {self.name}: write d[out] = ..., not +=; "
+                                "later writes accumulate by themselves")
+            reads = set()
+            for sub in gast.walk(node):
+                if isinstance(sub, gast.Subscript) and _is_d(sub.value):
+                    target = sub.slice
+                    if not isinstance(target, gast.Name) or \
+                            target.id not in self.params + [self.out]:
+                        raise RuleError(f"the tangent rule for {self.name}: d[...] must name "
+                                        f"the output or a parameter")
+                    if isinstance(sub.ctx, gast.Store):
+                        if target.id != self.out:
+                            raise RuleError(f"the tangent rule for {self.name} may only write "
+                                            f"d[{self.out}]")
+                    elif target.id == self.out:
+                        raise RuleError(f"the tangent rule for {self.name} reads d[{self.out}]")
+                    else:
+                        reads.add(target.id)
+            if len(reads) > 1:
+                raise RuleError(f"the tangent rule for {self.name}: each statement may read one "
+                                f"input tangent, this one reads {sorted(reads)}")
+            self.differentiates |= reads
+
     def bind(self, args, kwargs):
         """Map parameter names to the call's arguments; missing ones get the defaults."""
         bound = self.signature.bind(*args, **kwargs)
@@ -139,20 +181,64 @@ class Rule:
         return dict(bound.arguments)
 
     def __repr__(self):
-        return f"<gradient rule for {self.name}>"
+        return f"<{'tangent' if self.kind == 'tangent' else 'gradient'} rule for {self.name}>"
 
 
 def _is_d(node) -> bool:
     return isinstance(node, gast.Name) and node.id == "d"
 
 
-def _register(keys, template):
+def _register(keys, template, kind="adjoint"):
+    table = _TANGENTS if kind == "tangent" else _RULES
     for key in keys:
-        rule = Rule(key, template)
-        _RULES[_key(key)] = rule
+        table[_key(key)] = Rule(key, template, kind)
         _NONDIFF.discard(_key(key))
     _bump()
     return template
+
+
+def tangent(*fns):
+    """Register a forward-mode (tangent) rule template for ``fns``::
+
+        @tangent(np.tanh)
+        def _(out, x):
+            d[out] = d[x] * (1.0 - out * out)
+
+    ``d[x]`` is the tangent of argument ``x``; each ``d[out] = ...`` adds one input's
+    contribution to the output's tangent.
+    """
+    if not fns:
+        raise TypeError("tangent() needs at least one function to register a rule for")
+
+    def decorate(template):
+        return _register(fns, template, "tangent")
+
+    return decorate
+
+
+def tangent_method(*names):
+    """Register a tangent rule for the array methods ``names`` (the receiver follows ``out``)."""
+    return tangent(*(("method", n) for n in names))
+
+
+def tangent_attr(*names):
+    """Register a tangent rule for the array attributes ``names``."""
+    return tangent(*(("attr", n) for n in names))
+
+
+def lookup_tangent(fn):
+    try:
+        return _TANGENTS.get(_key(fn))
+    except TypeError:
+        return None
+
+
+def lookup_tangent_method(name):
+    return _TANGENTS.get(("method", name))
+
+
+def lookup_tangent_attr(name):
+    return _TANGENTS.get(("attr", name))
 
 
 def adjoint(*fns):
@@ -181,6 +267,7 @@ def nondifferentiable(*fns):
     for fn in fns:
         _NONDIFF.add(_key(fn))
         _RULES.pop(_key(fn), None)
+        _TANGENTS.pop(_key(fn), None)
     _bump()
 
 
@@ -274,6 +361,69 @@ def vjp_of(fn, *args, **kwargs):
     return out, vjp
 
 
+class _TangentRecorder:
+    """Plays ``d`` when a tangent template is run directly."""
+
+    def __init__(self, tangents):
+        self.tangents, self.out = tangents, 0
+
+    def __getitem__(self, value):
+        for v, t in self.tangents:
+            same = v is value or (isinstance(v, tuple) and isinstance(value, tuple) and
+                                  len(v) == len(value) and all(a is b for a, b in zip(v, value)))
+            if same:
+                return t
+        return 0
+
+    def __setitem__(self, value, tangent):
+        from mindgrad.runtime import add
+
+        self.out = add(self.out, tangent)
+
+
+def jvp_of(fn, *args, **kwargs):
+    """Run ``fn`` and return ``(out, jvp)`` using only its registered tangent rule.
+
+    ``jvp(*tangents)`` takes one tangent per positional argument (None for none) and returns
+    the output's tangent, evaluating the template directly, as a check on tangent rules.
+    """
+    import types
+
+    key = kwargs.pop("_key", fn)
+    rule = _TANGENTS.get(_key(key))
+    if rule is None:
+        raise RuleError(f"no tangent rule registered for {key!r}")
+    out = fn(*args, **kwargs)
+    bound = rule.bind(args, kwargs)
+
+    def jvp(*tangents):
+        by_value = []
+        flat = list(args)
+        for value, t in zip(flat, tangents):
+            if t is not None:
+                by_value.append((value, t))
+        for name in rule.varargs:
+            known = {id(v): t for v, t in by_value}
+            parts = [known.get(id(v), 0) for v in bound[name]]
+            by_value.append((bound[name], tuple(parts)))
+        recorder = _TangentRecorder(by_value)
+        env = dict(rule.globals)
+        env["d"] = recorder
+        body = types.FunctionType(rule.template.__code__, env, "rule", rule.template.__defaults__,
+                                  rule.template.__closure__)
+        body.__kwdefaults__ = rule.template.__kwdefaults__
+        kinds = inspect.Parameter
+        pos = [bound[p] for p in rule.params if p not in rule.varargs and
+               rule.signature.parameters[p].kind not in (kinds.KEYWORD_ONLY, kinds.VAR_KEYWORD)]
+        star = [v for p in rule.params if p in rule.varargs for v in bound[p]]
+        kw = {p: bound[p] for p in rule.params
+              if rule.signature.parameters[p].kind is kinds.KEYWORD_ONLY}
+        body(out, *pos, *star, **kw)
+        return recorder.out
+
+    return out, jvp
+
+
 def _load_builtin_rules():
     import importlib
 
@@ -283,7 +433,9 @@ def _load_builtin_rules():
     )
 
     for name in ("numpy_elementwise", "numpy_reductions", "numpy_shape", "numpy_linalg",
-                 "methods", "nondiff"):
+                 "methods", "nondiff", "forward_operators", "forward_builtins_math",
+                 "forward_numpy_elementwise", "forward_numpy_reductions", "forward_numpy_shape",
+                 "forward_numpy_linalg", "forward_methods", "forward_runtime"):
         try:
             importlib.import_module(f"mindgrad.rules.{name}")
         except ModuleNotFoundError as exc:
