@@ -21,6 +21,7 @@ from mindgrad.cache import clear as clear_cache
 from mindgrad.cache import stats as cache_stats
 from mindgrad.dtype import float16, float32, float64, int32, int64
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
+from mindgrad.higher import hessian, jacfwd, jacrev, jvp, vjp
 from mindgrad.nn import Cell, Parameter, ParameterTuple
 from mindgrad.rules import adjoint, adjoint_attr, adjoint_method, d, nondifferentiable
 from mindgrad.tensor import Tensor
@@ -54,12 +55,17 @@ __all__ = [
                           "float64",
                           "get_grad",
                           "grad",
+                          "hessian",
                           "int32",
                           "int64",
+                          "jacfwd",
+                          "jacrev",
+                          "jvp",
                           "nn",
                           "nondifferentiable",
                           "ops",
                           "source",
                           "stop_gradient",
                           "value_and_grad",
+                          "vjp",
 ]

@@ -132,7 +132,12 @@ class GradFunction:
         # the argument kinds are part of the cache key, so checking them on a miss suffices
         for p in self.positions:
             _check_differentiable(p, args[p])
-        return pipeline.run(self.fn, self.positions, kinds=[cache.kind(a) for a in args],
+        fn = self.fn
+        if isinstance(fn, GradFunction):  # grad of grad: differentiate the gradient's code
+            from mindgrad.higher import as_python
+
+            fn = as_python(fn, args)
+        return pipeline.run(fn, self.positions, kinds=[cache.kind(a) for a in args],
                             weights=self.weights)
 
     def gradients(self, args, kwargs, sens):

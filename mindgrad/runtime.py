@@ -209,6 +209,47 @@ def reversed_items(seq, count=None):
     return pairs
 
 
+# ----- forward mode -----------------------------------------------------------------------------
+
+
+def tangent_setitem(t_x, x, idx, t_v):
+    """Tangent of ``x[idx] = v`` (after it ran): a copy of ``t_x`` with ``t_v`` at ``idx``."""
+    if isinstance(x, np.ndarray):
+        t = np.zeros(x.shape, np.result_type(x.dtype, np.float32)) if is_zero(t_x) else \
+            np.array(t_x, dtype=np.result_type(np.asarray(t_x).dtype, np.float32))
+        t[idx] = 0 if is_zero(t_v) else t_v
+        return t
+    if isinstance(x, dict):
+        t = {} if is_zero(t_x) else dict(t_x)
+        t[idx] = t_v
+        return t
+    t = [0] * len(x) if is_zero(t_x) else list(t_x)
+    t[idx] = t_v
+    return t
+
+
+def tangent_append(t_xs, xs, t_v):
+    """Tangent of ``xs.append(v)`` (after it ran): the tangent list, one entry longer."""
+    if is_zero(t_xs):
+        t_xs = [0] * (len(xs) - 1)
+    t_xs.append(t_v)
+    return t_xs
+
+
+def tangent_pop(t_xs):
+    """Tangent of ``v = xs.pop()``: pops the tangent list in step; 0 if it has none."""
+    if is_zero(t_xs) or not t_xs:
+        return 0
+    return t_xs.pop()
+
+
+def tangent_of_item(t_seq, seq, index, item):
+    """Tangent of the loop variable of ``for item in seq`` at position ``index``."""
+    if is_zero(t_seq) or isinstance(seq, dict):
+        return 0
+    return t_seq[index]
+
+
 def bprop_grads(cell, inputs, out, dout):
     """Call a Cell's custom ``bprop(*inputs, out, dout)``; it must give one gradient per input."""
     grads = cell.bprop(*inputs, out, dout)
@@ -225,6 +266,13 @@ def item(g, i):
     if is_zero(g):
         return 0
     return g[i]
+
+
+def push_grad(dxs, g):
+    """Gradient of ``v = xs.pop()``: ``g`` goes back on the end of the list's gradient."""
+    dxs = [] if is_zero(dxs) else list(dxs)
+    dxs.append(g)
+    return dxs
 
 
 def pop_grad(dxs):

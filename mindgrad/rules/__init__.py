@@ -435,7 +435,7 @@ def _load_builtin_rules():
     for name in ("numpy_elementwise", "numpy_reductions", "numpy_shape", "numpy_linalg",
                  "methods", "nondiff", "forward_operators", "forward_builtins_math",
                  "forward_numpy_elementwise", "forward_numpy_reductions", "forward_numpy_shape",
-                 "forward_numpy_linalg", "forward_methods", "forward_runtime"):
+                 "forward_numpy_linalg", "forward_methods", "forward_runtime", "runtime_rules"):
         try:
             importlib.import_module(f"mindgrad.rules.{name}")
         except ModuleNotFoundError as exc:

@@ -14,7 +14,7 @@ from mindgrad import rules
 from mindgrad.transform import astutil as A
 
 NONDIFF_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides",
-                           "flags"})
+                           "flags", "__class__"})
 NONDIFF_METHODS = frozenset({"argmax", "argmin", "argsort", "nonzero", "any", "all", "tolist",
                              "keys", "index", "count", "__len__", "isdigit", "startswith",
                              "endswith", "format", "lower", "upper"})

@@ -30,8 +30,12 @@ def literal(value, bind):
 
 
 class _Substitute(gast.NodeTransformer):
-    def __init__(self, rule, params, out_name, d_out, temps, gen):
-        self.rule, self.params, self.out_name, self.d_out = rule, params, out_name, d_out
+    """Template names to generated ones. ``d_reads`` maps the template's readable ``d[...]``
+    (the output's in an adjoint rule, the inputs' in a tangent rule) to expressions."""
+
+    def __init__(self, rule, params, out_name, d_reads, temps, gen):
+        self.rule, self.params, self.out_name = rule, params, out_name
+        self.d_reads = d_reads if isinstance(d_reads, dict) else {rule.out: A.load(d_reads)}
         self.temps, self.bind = temps, gen.bind
         self.same_shape = gen.same_shape
         self.comprehension_names = set()
@@ -61,10 +65,10 @@ class _Substitute(gast.NodeTransformer):
 
     def visit_Subscript(self, node):
         if isinstance(node.value, gast.Name) and node.value.id == "d":
-            if node.slice.id != self.rule.out:
-                raise RuleError(f"the rule for {self.rule.name} reads d[{node.slice.id}]; "
-                                "a rule may only read d[out]")
-            return A.load(self.d_out)
+            if node.slice.id not in self.d_reads:
+                raise RuleError(f"the rule for {self.rule.name} reads d[{node.slice.id}], "
+                                "which it may not read here")
+            return A.clone(self.d_reads[node.slice.id])
         return self.generic_visit(node)
 
     def visit_Name(self, node):
@@ -134,6 +138,52 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
             out.append(A.assign(temps[target.id], value))
         else:
             raise RuleError(f"the rule for {rule.name} assigns to {type(target).__name__}")
+    gen.adjoint_names.update(temps.values())
+    return out
+
+
+def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
+    """The tangent statements of ``out_name = f(*args, **keywords)`` from a tangent ``rule``:
+    each ``d[out] = expr`` reading ``d[p]`` becomes an accumulation into ``t_out``, dropped when
+    the argument bound to ``p`` carries no tangent. ``gen`` is the forward stage."""
+    try:
+        bound = rule.bind(args, keywords)
+    except TypeError as exc:
+        raise RuleError(f"the call does not fit the rule for {rule.name}: {exc}") from None
+    params, tangents = {}, {}
+    for name, value in bound.items():
+        if name in rule.varargs:
+            params[name] = A.tuple_(value)
+            if any(gen.is_active(v) for v in value):
+                tangents[name] = A.tuple_([gen.tangent_of(v) for v in value])
+        elif isinstance(value, gast.AST):
+            params[name] = value
+            if gen.is_active(value):
+                tangents[name] = gen.tangent_of(value)
+        elif not isinstance(value, dict):
+            params[name] = literal(value, gen.bind)
+    temps, out, dropped = {}, [], set()
+    for stmt in rule.body:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+            raise RuleError(f"the tangent rule for {rule.name} may only contain assignments")
+        reads = {sub.slice.id for sub in A.walk(stmt.value)
+                 if isinstance(sub, gast.Subscript) and isinstance(sub.value, gast.Name)
+                 and sub.value.id == "d"}
+        if reads - set(tangents) or A.names_in(stmt.value, gast.Load) & dropped:
+            # an input without tangent contributes nothing, nor what is computed from it
+            dropped |= A.names_in(stmt.targets, gast.Store)
+            continue
+        value = _Substitute(rule, params, out_name, tangents, temps, gen).visit(
+            A.clone(stmt.value))
+        target = stmt.targets[0]
+        if isinstance(target, gast.Subscript):
+            out.append(gen.accumulate_tangent(t_out, value))
+        elif isinstance(target, gast.Name):
+            temps.setdefault(target.id, gen.fresh(target.id))
+            out.append(A.assign(temps[target.id], value))
+        else:
+            raise RuleError(f"the tangent rule for {rule.name} assigns to "
+                            f"{type(target).__name__}")
     gen.adjoint_names.update(temps.values())
     return out
 

@@ -132,8 +132,10 @@ class Optimizer:
             if isinstance(s.value, gast.Constant) and s.value.value == 0:
                 return s, zero | stores
             loads = self.names(s)[0]
-            if loads & zero & self.adjoint:
-                # a linear function of a zero gradient: the result is zero
+            gradients = loads & self.adjoint
+            if gradients and gradients <= zero:
+                # linear in gradients that are all zero (push_grad(d_xs, d_v) reads two: it is
+                # zero only when both are): the result is zero
                 if isinstance(s.targets[0], gast.Name):
                     if rewrite:
                         s.value = A.const(0)

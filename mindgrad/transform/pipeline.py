@@ -17,6 +17,9 @@ from mindgrad.transform import astutil as A
 from mindgrad.transform import emit, fence, normalize, optimize, reverse, source
 
 STAGES = ("source", "fence", "normalize", "activity", "reverse", "optimize", "emit", "compile")
+# forward mode (jvp) runs "forward" where reverse mode runs "reverse"
+FORWARD_STAGES = ("source", "fence", "normalize", "activity", "forward", "optimize", "emit",
+                  "compile")
 
 
 class Spec:
@@ -294,9 +297,14 @@ class Build:
             target = A.tuple_([A.store(n) for n in locals_], gast.Store()) if len(locals_) > 1 \
                 else A.store(locals_[0])
             load = [A.assign(target, A.call(A.attr(A.load(gen.tape), "pop")))]
-        params = [a.id for a in gen.fdef.args.args]
-        forward = _def(fwd_name, _arguments([gen.tape] + params, []),
-                       prologue + fwd + save + [gast.Return(value=A.clone(result))])
+        # Callers pass every argument positionally, keyword-only ones too. The forward function
+        # keeps its own tape and returns it: the caller hands it to the backward function, so
+        # no list is shared and mutated across calls (grad of grad differentiates through it).
+        params = [a.id for a in gen.fdef.args.args + gen.fdef.args.kwonlyargs]
+        new_tape = A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))
+        returned_pair = A.tuple_([A.clone(result), A.load(gen.tape)])
+        forward = _def(fwd_name, _arguments(params, []),
+                       prologue + [new_tape] + fwd + save + [gast.Return(value=returned_pair)])
         d_in = d_res or gen.fresh("d_result")
         ret = returned[0] if len(returned) == 1 else A.tuple_(returned)
         backward = _def(bwd_name, _arguments([gen.tape, d_in], []),
@@ -328,6 +336,52 @@ class Build:
             caller.fresh.reserve([name])
         return fwd, bwd, weights
 
+    # ----- forward mode ----------------------------------------------------------------------
+
+    def forward_function(self, fn, obj, active, name, entry=False):
+        """The tangent function ``name(params..., t_<active>...) -> (result, tangent)``."""
+        from mindgrad.transform import forward
+
+        src, fdef, taken = self.parse(fn, obj)
+        names = A.NameGen(taken | {name})
+        fdef = A.clone(fdef)
+        params = [a.id for a in fdef.args.args]
+        active_params = [params[i] for i in active]
+        analysis = reverse.analyse(src, fdef, active_params, [])
+        gen = forward.Forward(self, src, fdef, active_params, names, analysis)
+        active_names = sorted(gen.active)
+        self.record("activity", src.name, lambda: "active: " + ", ".join(active_names))
+        body = gen.block(fdef.body[:-1])
+        result = fdef.body[-1].value
+        ret = gast.Return(value=A.tuple_([A.clone(result), gen.tangent_of(result)]))
+        self.record("forward", src.name, lambda: emit.unparse(list(body) + [ret]))
+        opt = optimize.Optimizer(gen.adjoint_names, gen.impure_calls, set(), set())
+        body = opt.run(body + [ret], set())
+        t_params = [gen.t(p) for p in active_params]
+        kwonly = [a.id for a in fdef.args.kwonlyargs]
+        args = _arguments(params + t_params, kwonly) if entry else \
+            _arguments(params + kwonly + t_params, [])
+        definition = _def(name, args, body)
+        self.record("optimize", src.name, lambda: emit.unparse(definition))
+        self.units.append((src, [definition], gen.bindings))
+        self._track(src, fdef)
+        return definition
+
+    def tangent_callee(self, fn, obj, mask, caller):
+        """The name of ``fn``'s tangent function for active arguments ``mask``."""
+        shared = type(obj) if obj is not None and not isinstance(obj, type) else id(obj)
+        key = ("jvp", fn.__code__, shared, mask)
+        if key not in self.callees:
+            label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
+            name = self.function_names(label + "_jvp")
+            self.callees[key] = name
+            offset = 0 if obj is None else 1
+            self.forward_function(fn, obj, [i + offset for i, m in enumerate(mask) if m], name)
+        name = self.callees[key]
+        caller.bindings[name] = _Pending(name)
+        caller.fresh.reserve([name])
+        return name
+
     # ----- compile -------------------------------------------------------------------------
 
     def compile(self, label):
@@ -340,10 +394,10 @@ class Build:
                 text, names, bindings, src.globals, src.closure, label)
             for d in defs:
                 fn = functions[d.name]
-                fn.__defaults__ = src.fn.__defaults__ if d.name.startswith("grad_") else None
-                if d.name.startswith("grad_"):
-                    kw = dict(src.fn.__kwdefaults__ or {})
-                    fn.__kwdefaults__ = kw
+                entry = d.name.startswith("grad_")
+                fn.__defaults__ = src.fn.__defaults__ if entry else None
+                if entry or d.name.endswith("_jvp") or d.name.startswith("jvp_"):
+                    fn.__kwdefaults__ = dict(src.fn.__kwdefaults__ or {})
             made.update(functions)
             files.append(filename)
         for fn in made.values():
@@ -397,6 +451,26 @@ def unbind(fn):
             isinstance(inspect.getattr_static(type(fn), "__call__", None), types.FunctionType):
         return type(fn).__call__, fn
     return fn, None
+
+
+def run_forward(fn, positions, dump=None):
+    """Transform ``fn`` into its tangent function for the inputs at ``positions`` and compile.
+
+    The entry takes the bound object first (a Cell or a bound method), then ``fn``'s
+    arguments, then one tangent per position, and returns ``(out, tangent of out)``.
+    """
+    build = Build(dump)
+    function, obj = unbind(fn)
+    offset = 0 if obj is None else 1
+    name = build.function_names("jvp_" + (type(obj).__name__ if reverse._is_cell(obj)
+                                          else function.__name__))
+    build.forward_function(function, obj, [p + offset for p in positions], name, entry=True)
+    made, files, text = build.compile(getattr(function, "__name__", "fn"))
+    build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
+    deps = build.dependencies + [("rules", None, (), rules.registry_version())]
+    generated = Generated(made[name], text, files, deps, build.stages)
+    generated.bound = obj
+    return generated
 
 
 def run(fn, positions, dump=None, kinds=(), weights=()):

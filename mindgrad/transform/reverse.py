@@ -331,7 +331,7 @@ class Reverse:
         if isinstance(value, gast.Call) and self.is_active_call(value):
             callee = self.callee_of(value)
             if callee is not None:
-                f, b = self.call_user(s, name, value, callee)
+                f, b = self.call_user(s, name, value, callee, in_loop)
                 fwd.extend(f)
                 bwd.extend(b)
             else:
@@ -343,6 +343,10 @@ class Reverse:
                 bwd.extend(self.adjoint_of(s, name, value))
         if name in self.active:
             bwd.append(A.assign(self.d(name), A.const(0), s))
+        receiver = self.resolve.receiver(value.func) if isinstance(value, gast.Call) else None
+        if receiver is not None and value.func.attr == "pop" and not value.args:
+            # undo the pop, so the statements before it see the list as it was
+            bwd.append(A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s))
         if push:
             bwd.append(A.assign(name, self.pop(), s))
         return fwd, bwd
@@ -435,6 +439,13 @@ class Reverse:
         if receiver is not None:
             if func.attr in activity.NONDIFF_METHODS:
                 return []
+            if func.attr == "pop" and not call.args and not call.keywords:
+                # v = xs.pop(): the gradient goes back on the end of the list's gradient
+                key = self.key(receiver)
+                self.indexed.add(key)
+                return [A.assign(self.d(key), A.call(self.helper(runtime.push_grad),
+                                                     A.load(self.d(key)), A.load(self.d(name))),
+                                 s)]
             rule = rules.lookup_method(func.attr)
             if rule is None:
                 self.fail(s, f"the method .{func.attr}() has no gradient rule; register one "
@@ -484,10 +495,14 @@ class Reverse:
                 rules.is_nondifferentiable(target) or (
                     not isinstance(target, type) and rules.lookup(type(target)) is not None):
             return None
-        return user_code(target, func)
+        # generated code (grad of grad) calls mindgrad's helpers: differentiated from source
+        return user_code(target, func, allow_helpers=True)
 
-    def call_user(self, s, name, call, callee):
-        """``name = f(...)`` for the user's own code: its forward now, its backward later."""
+    def call_user(self, s, name, call, callee, in_loop=False):
+        """``name = f(...)`` for the user's own code: its forward now, its backward later.
+
+        ``name, name_tape = f_forward(...)``; later ``f_backward(name_tape, d_name)``.
+        """
         fn, obj, self_expr = callee
         if obj is not None and hasattr(type(obj), "bprop") and _is_cell(obj):
             return self.call_bprop(s, name, call, obj)
@@ -505,12 +520,18 @@ class Reverse:
                 for value in bound.arguments.values()]
         mask = tuple(self.is_active(a) for a in args)
         scalar = tuple(self.is_scalar(a) for a in args)
-        fwd_name, bwd_name, weights = self.build.callee(fn, obj, mask, scalar, self)
-        self.uses_tape = True
-        head = [A.load(self.tape)] + ([A.clone(self_expr)] if obj is not None else [])
-        forward = A.assign(name, A.call(A.load(fwd_name), *head, *args), s)
         if name not in self.active:
-            return [forward], []
+            return [s], []  # nothing to differentiate: the call as written
+        fwd_name, bwd_name, weights = self.build.callee(fn, obj, mask, scalar, self)
+        head = [A.clone(self_expr)] if obj is not None else []
+        ctx = self.fresh(f"{name}_tape")
+        self.local_names.add(ctx)
+        forward = [A.assign(A.tuple_([A.store(name), A.store(ctx)], gast.Store()),
+                            A.call(A.load(fwd_name), *head, *args), s)]
+        restore = []
+        if in_loop or self.defs.get(name, 0) > 1:  # each run of the call keeps its own tape
+            forward.insert(0, self.push(A.load(ctx), s))
+            restore = [A.assign(ctx, self.pop(), s)]
         label = type(obj).__name__ if _is_cell(obj) else getattr(fn, "__name__", "f")
         active_args = [a for a, m in zip(args, mask) if m]
         parts = [self.fresh(f"d_{self.key(a).replace('.', '_')}_{label}") for a in active_args]
@@ -519,7 +540,7 @@ class Reverse:
         self.adjoint_names.update(everything)
         target = A.tuple_([A.store(p) for p in everything], gast.Store()) \
             if len(everything) != 1 else A.store(everything[0])
-        backward = A.assign(target, A.call(A.load(bwd_name), A.load(self.tape),
+        backward = A.assign(target, A.call(A.load(bwd_name), A.load(ctx),
                                            A.load(self.d(name))), s)
         self.impure_calls.add(bwd_name)
         bwd = [backward]
@@ -527,7 +548,7 @@ class Reverse:
             bwd.append(self.accumulate(arg, A.load(part), s))
         for part, index in zip(weight_parts, weights):
             bwd.append(self.accumulate(self.weight_accumulator(index), A.load(part), s))
-        return [forward], bwd
+        return forward, bwd + restore
 
     def weight_accumulator(self, index):
         """The key of the accumulator for weight ``index`` fed by callees."""
@@ -744,8 +765,8 @@ def _describe(fn) -> str:
         module = "np" + module[5:]
         if module.startswith(("np._core", "np.core")):
             module = "np"
-    if module == "builtins":
-        return name
+    if module in ("builtins", "_operator"):
+        return ("operator." if module == "_operator" else "") + name
     if module in ("", None):
         return name
     return f"{module}.{name}"
@@ -762,27 +783,34 @@ def _label(obj) -> str:
     return "".join(c if c.isalnum() else "_" for c in str(name))
 
 
-def user_code(target, func_node):
-    """``(function, bound self, self expression)`` if calling ``target`` runs user code."""
+def user_code(target, func_node, allow_helpers=False):
+    """``(function, bound self, self expression)`` if calling ``target`` runs user code (or,
+    with ``allow_helpers``, a mindgrad helper with Python source, as generated code calls)."""
     import types
 
+    is_user = _is_python_function if allow_helpers else _is_user_function
     if _is_cell(target):
         construct = getattr(type(target), "construct", None)
-        return (construct, target, func_node) if _is_user_function(construct) else None
+        return (construct, target, func_node) if is_user(construct) else None
     if isinstance(target, types.MethodType):
         fn = target.__func__
-        if not _is_user_function(fn):
+        if not is_user(fn):
             return None
         receiver = func_node.value if isinstance(func_node, gast.Attribute) else None
         if receiver is None:
             return None
         return fn, target.__self__, receiver
-    if _is_user_function(target):
+    if is_user(target):
         return target, None, None
     call = inspect.getattr_static(type(target), "__call__", None)
-    if not isinstance(target, type) and _is_user_function(call):
+    if not isinstance(target, type) and is_user(call):
         return call, target, func_node
     return None
+
+
+def _is_python_function(fn) -> bool:
+    module = getattr(fn, "__module__", "") or ""
+    return inspect.isfunction(fn) and not module.startswith("numpy")
 
 
 def _is_user_function(fn) -> bool:

@@ -1,0 +1,235 @@
+"""vjp, jvp, jacrev, jacfwd and hessian (API-SEMANTICS §5), on both transformations.
+
+``jvp`` runs the forward-mode transformation (tangent code next to the primal code); ``vjp``
+and ``jacrev`` the reverse mode. A gradient function (what ``grad`` returns) can itself be
+differentiated in forward mode: ``jvp(grad(f), (x,), (v,))`` is a Hessian-vector product that
+never forms the Hessian, and ``hessian(f) = jacfwd(grad(f))``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mindgrad import cache, runtime
+from mindgrad.api import GradFunction, _positions, grad
+from mindgrad.transform import pipeline
+
+__all__ = ["hessian", "jacfwd", "jacrev", "jvp", "vjp"]
+
+_counter = itertools.count(1)
+
+
+# ----- gradient functions as Python, so they can be transformed again ------------------------
+
+
+def as_python(grad_fn: GradFunction, args):
+    """A Python function with source computing what ``grad_fn(*args)`` returns, for arguments
+    of the kinds of ``args``: it calls the generated gradient code, so forward mode can
+    differentiate it (forward over reverse)."""
+    if grad_fn.has_aux or grad_fn.sens_param or grad_fn.weights or grad_fn.return_ids or \
+            grad_fn.with_value:
+        raise NotImplementedError("forward mode over a gradient function supports "
+                                  "grad(fn, grad_position) without has_aux, sens_param, "
+                                  "weights, return_ids or value_and_grad")
+    kinds = tuple(cache.kind(a) for a in args)
+    made = grad_fn.__dict__.setdefault("_as_python", {})
+    generated = grad_fn._generated(args)
+    if kinds in made and made[kinds][0] is generated:
+        return made[kinds][1]
+    entry = generated.function
+    params = [f"x{i}" for i in range(len(args))]
+    head = ["self_"] if generated.bound is not None else []
+    call_args = ", ".join(head + params)
+    grads = [f"as_grad(grads[{k}], x{p})" for k, p in enumerate(grad_fn.positions)]
+    result = grads[0] if len(grads) == 1 else "(" + ", ".join(grads) + ")"
+    name = f"{entry.__name__}_value"
+    text = (f"def {name}({', '.join(params)}):\n"
+            f"    out, grads, weight_grads = {entry.__name__}({call_args}, "
+            f"{entry.sens_name}=None)\n"
+            f"    return {result}\n")
+    filename = f"<mindgrad {name} #{next(_counter)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {entry.__name__: entry, "as_grad": runtime.as_grad, "self_": generated.bound}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
+    made[kinds] = (generated, namespace[name])
+    return namespace[name]
+
+
+def _differentiable(fn, args):
+    """``fn`` as something the transformations read: a gradient function becomes Python."""
+    if isinstance(fn, GradFunction):
+        return as_python(fn, args)
+    return fn
+
+
+# ----- jvp -------------------------------------------------------------------------------------
+
+
+def _as_tuple(value, label):
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, list):
+        raise TypeError(f"`{label}` must be an array or a tuple of arrays, got a list")
+    return (value,)
+
+
+def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
+    """Forward mode: ``(fn(*inputs), the derivative of fn at inputs along v)``.
+
+    ``inputs`` and ``v`` are an array or tuples of equal length; with ``has_aux``, ``fn``
+    returns ``(out, aux...)`` and the result is ``(out, jvp_out, aux)``.
+    """
+    inputs = _as_tuple(inputs, "inputs")
+    tangents = _as_tuple(v, "v")
+    if len(inputs) != len(tangents):
+        raise ValueError(f"`inputs` has {len(inputs)} element(s) but `v` has {len(tangents)}")
+    if not isinstance(has_aux, bool):
+        raise TypeError("`has_aux` must be a bool")
+    positions = tuple(i for i, t in enumerate(tangents) if t is not None)
+    target = _differentiable(fn, inputs)
+    generated = cache.lookup(target, ("jvp", positions), inputs,
+                             lambda: pipeline.run_forward(target, positions))
+    head = () if generated.bound is None else (generated.bound,)
+    out, t_out = generated.function(*head, *inputs, *(tangents[p] for p in positions))
+    t_out = _tangent_like(t_out, out)
+    if has_aux:
+        if not isinstance(out, tuple) or len(out) < 2:
+            raise ValueError("has_aux=True needs fn to return a tuple (out, aux, ...)")
+        aux = out[1:]
+        return out[0], t_out[0], (aux[0] if len(aux) == 1 else aux)
+    return out, t_out
+
+
+def _tangent_like(t, out):
+    """The tangent in the output's structure, zeros where a part has none."""
+    if isinstance(out, (tuple, list)):
+        t = [0] * len(out) if runtime.is_zero(t) else t
+        return type(out)(_tangent_like(ti, oi) for ti, oi in zip(t, out))
+    if runtime.is_zero(t):
+        if isinstance(out, np.ndarray):
+            return np.zeros_like(out)
+        return type(out)(0) if isinstance(out, (float, np.generic)) else 0
+    if isinstance(out, np.ndarray):
+        t = np.asarray(t)
+        if t.shape != out.shape:
+            t = np.broadcast_to(t, out.shape)
+        return np.array(t, dtype=np.result_type(out.dtype, t.dtype))
+    return t
+
+
+# ----- vjp -------------------------------------------------------------------------------------
+
+
+def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
+    """Reverse mode: ``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with ``has_aux``).
+
+    ``vjp_fn(v)`` gives the gradients of ``vdot(v, out)``: always a tuple over the inputs
+    (``((input grads), (weight grads))`` when ``weights`` are given).
+    """
+    if not isinstance(has_aux, bool):
+        raise TypeError("`has_aux` must be a bool")
+    positions = tuple(range(len(inputs)))
+    grad_fn = GradFunction(fn, positions, weights, has_aux, False, True, False)
+    out = fn(*inputs)
+    aux = None
+    if has_aux:
+        if not isinstance(out, tuple) or len(out) < 2:
+            raise ValueError("has_aux=True needs fn to return a tuple (out, aux, ...)")
+        aux = out[1:]
+        aux = aux[0] if len(aux) == 1 else aux
+        out = out[0]
+
+    def vjp_fn(v):
+        _, grads, wgrads = grad_fn.gradients(inputs, {}, v)
+        return (grads, wgrads) if weights is not None else grads
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+# ----- Jacobians -------------------------------------------------------------------------------
+
+
+def _flat_outputs(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def jacrev(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
+    """The Jacobian by reverse mode, one gradient per output element: ``out.shape +
+    in.shape``; a tuple position gives a tuple over inputs, several outputs a tuple over
+    outputs (outputs outside, inputs inside)."""
+    positions = _positions(grad_position, None)
+    single_position = isinstance(grad_position, int)
+    grad_fn = GradFunction(fn, positions, None, has_aux, False, True, False)
+
+    def jacobian(*args):
+        out = fn(*args)
+        aux = None
+        if has_aux:
+            out, aux = out[0], out[1:]
+        outputs = _flat_outputs(out)
+        per_output = []
+        for k, o in enumerate(outputs):
+            rows = [[] for _ in positions]
+            for index in np.ndindex(np.shape(o)):
+                sens = [np.zeros(np.shape(p), dtype=np.result_type(p, np.float32))
+                        for p in outputs]
+                sens[k][index] = 1.0
+                seed = type(out)(sens) if isinstance(out, (tuple, list)) else sens[0]
+                _, grads, _ = grad_fn.gradients(args, {}, seed)
+                for row, g in zip(rows, grads):
+                    row.append(np.asarray(g))
+            blocks = tuple(np.reshape(np.stack(row), np.shape(o) + np.shape(args[p]))
+                           for row, p in zip(rows, positions))
+            per_output.append(blocks[0] if single_position else blocks)
+        result = tuple(per_output) if isinstance(out, (tuple, list)) else per_output[0]
+        if has_aux:
+            return result, (aux[0] if len(aux) == 1 else aux)
+        return result
+
+    return jacobian
+
+
+def jacfwd(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
+    """The Jacobian by forward mode, one tangent per input element; the same structure as
+    ``jacrev``. ``fn`` may be a gradient function: ``jacfwd(grad(f))`` is the Hessian."""
+    positions = _positions(grad_position, None)
+    single_position = isinstance(grad_position, int)
+
+    def jacobian(*args):
+        columns = {p: [] for p in positions}
+        out = None
+        for p in positions:
+            x = np.asarray(args[p])
+            for index in np.ndindex(x.shape):
+                v = [None] * len(args)
+                e = np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))
+                e[index] = 1.0
+                v[p] = e if isinstance(args[p], np.ndarray) else type(args[p])(1.0)
+                result = jvp(fn, tuple(args), tuple(v), has_aux=has_aux)
+                out, t_out = result[0], result[1]
+                columns[p].append(t_out)
+        outputs = _flat_outputs(out)
+        per_output = []
+        for k, o in enumerate(outputs):
+            blocks = []
+            for p in positions:
+                ts = [np.asarray(_flat_outputs(t)[k]) for t in columns[p]]
+                stacked = np.stack(ts, axis=-1) if ts else np.zeros(np.shape(o) + (0,))
+                blocks.append(np.reshape(stacked, np.shape(o) + np.shape(args[p])))
+            per_output.append(blocks[0] if single_position else tuple(blocks))
+        result = per_output[0] if not isinstance(out, (tuple, list)) else tuple(per_output)
+        if has_aux:
+            return result, jvp(fn, tuple(args), tuple([None] * len(args)), has_aux=True)[2]
+        return result
+
+    return jacobian
+
+
+def hessian(fn: Callable, grad_position: Any = 0):
+    """The Hessian of a scalar function: forward mode over its reverse-mode gradient."""
+    return jacfwd(grad(fn, grad_position), grad_position)

@@ -1,0 +1,349 @@
+"""Tangent rules for NumPy's elementwise functions, array constructors and casts.
+
+Elementwise Jacobians are diagonal, so most tangents are the input's tangent times the slope;
+the adjoint helpers that only multiply by a slope or a mask (``maximum_grad``, ``sinc_grad``)
+serve both directions. A tangent that is not multiplied by something of the output's shape is
+broadcast to it (``broadcast_tangent``).
+"""
+
+import builtins
+import math
+
+import numpy as np
+
+from mindgrad.rules import d, tangent
+from mindgrad.rules.forward_operators import broadcast_tangent, float_dtype
+from mindgrad.rules.numpy_elementwise import clip_bounds, fmax_grad, maximum_grad, sinc_grad
+from mindgrad.runtime import is_zero
+
+# ----- exponentials and logarithms ---------------------------------------------------------
+
+
+@tangent(np.exp, math.exp)
+def _(out, x):
+    d[out] = d[x] * out
+
+
+@tangent(np.exp2)
+def _(out, x):
+    d[out] = d[x] * out * math.log(2.0)
+
+
+@tangent(np.expm1, math.expm1)
+def _(out, x):
+    d[out] = d[x] * (out + 1.0)
+
+
+@tangent(np.log)
+def _(out, x):
+    d[out] = d[x] / x
+
+
+@tangent(np.log2, math.log2)
+def _(out, x):
+    d[out] = d[x] / (x * math.log(2.0))
+
+
+@tangent(np.log10, math.log10)
+def _(out, x):
+    d[out] = d[x] / (x * math.log(10.0))
+
+
+@tangent(np.log1p)
+def _(out, x):
+    d[out] = d[x] / (x + 1.0)
+
+
+@tangent(np.logaddexp)
+def _(out, x, y):
+    d[out] = d[x] * np.exp(x - out)
+    d[out] = d[y] * np.exp(y - out)
+
+
+@tangent(np.logaddexp2)
+def _(out, x, y):
+    d[out] = d[x] * np.exp2(x - out)
+    d[out] = d[y] * np.exp2(y - out)
+
+
+# ----- powers and roots --------------------------------------------------------------------
+
+
+@tangent(np.sqrt, math.sqrt)
+def _(out, x):
+    d[out] = d[x] * 0.5 / out
+
+
+@tangent(np.cbrt)
+def _(out, x):
+    d[out] = d[x] / (3.0 * out * out)
+
+
+@tangent(np.square)
+def _(out, x):
+    d[out] = d[x] * 2.0 * x
+
+
+@tangent(np.reciprocal)
+def _(out, x):
+    d[out] = -d[x] * out * out
+
+
+@tangent(np.hypot)
+def _(out, x, y):
+    d[out] = d[x] * x / out
+    d[out] = d[y] * y / out
+
+
+# ----- trigonometric and hyperbolic --------------------------------------------------------
+
+
+@tangent(np.sin)
+def _(out, x):
+    d[out] = d[x] * np.cos(x)
+
+
+@tangent(np.cos)
+def _(out, x):
+    d[out] = -d[x] * np.sin(x)
+
+
+@tangent(np.tan, math.tan)
+def _(out, x):
+    d[out] = d[x] * (1.0 + out * out)
+
+
+@tangent(np.arcsin)
+def _(out, x):
+    d[out] = d[x] / np.sqrt(1.0 - x * x)
+
+
+@tangent(np.arccos)
+def _(out, x):
+    d[out] = -d[x] / np.sqrt(1.0 - x * x)
+
+
+@tangent(np.arctan, math.atan)
+def _(out, x):
+    d[out] = d[x] / (1.0 + x * x)
+
+
+@tangent(np.arctan2)
+def _(out, y, x):
+    d[out] = d[y] * x / (x * x + y * y)
+    d[out] = -d[x] * y / (x * x + y * y)
+
+
+@tangent(np.sinh)
+def _(out, x):
+    d[out] = d[x] * np.cosh(x)
+
+
+@tangent(np.cosh)
+def _(out, x):
+    d[out] = d[x] * np.sinh(x)
+
+
+@tangent(np.tanh, math.tanh)
+def _(out, x):
+    d[out] = d[x] * (1.0 - out * out)
+
+
+@tangent(np.arcsinh)
+def _(out, x):
+    d[out] = d[x] / np.sqrt(x * x + 1.0)
+
+
+@tangent(np.arccosh)
+def _(out, x):
+    d[out] = d[x] / np.sqrt(x * x - 1.0)
+
+
+@tangent(np.arctanh)
+def _(out, x):
+    d[out] = d[x] / (1.0 - x * x)
+
+
+@tangent(np.sinc)
+def _(out, x):
+    d[out] = sinc_grad(d[x], x)
+
+
+@tangent(np.deg2rad, np.radians)
+def _(out, x):
+    d[out] = d[x] * (math.pi / 180.0)
+
+
+@tangent(np.rad2deg, np.degrees)
+def _(out, x):
+    d[out] = d[x] * (180.0 / math.pi)
+
+
+# ----- absolute value, selection -----------------------------------------------------------
+
+
+@tangent(np.absolute, np.fabs, builtins.abs)
+def _(out, x):
+    d[out] = d[x] * np.sign(x)
+
+
+@tangent(np.copysign)
+def _(out, x, y):
+    d[out] = d[x] * np.sign(x) * np.sign(out)
+
+
+@tangent(np.maximum)
+def _(out, x, y):
+    d[out] = broadcast_tangent(maximum_grad(d[x], x, y), out)
+    d[out] = broadcast_tangent(maximum_grad(d[y], y, x), out)
+
+
+@tangent(np.minimum)
+def _(out, x, y):
+    d[out] = broadcast_tangent(maximum_grad(d[x], -x, -y), out)
+    d[out] = broadcast_tangent(maximum_grad(d[y], -y, -x), out)
+
+
+@tangent(np.fmax)
+def _(out, x, y):
+    d[out] = broadcast_tangent(fmax_grad(d[x], x, y), out)
+    d[out] = broadcast_tangent(fmax_grad(d[y], y, x), out)
+
+
+@tangent(np.fmin)
+def _(out, x, y):
+    d[out] = broadcast_tangent(fmax_grad(d[x], -x, -y), out)
+    d[out] = broadcast_tangent(fmax_grad(d[y], -y, -x), out)
+
+
+@tangent(np.where)
+def _(out, condition, x, y):
+    d[out] = broadcast_tangent(np.where(condition, d[x], d[x] * 0), out)
+    d[out] = broadcast_tangent(np.where(condition, d[y] * 0, d[y]), out)
+
+
+def clip_tangent_a(t, a, lo, hi, ans):
+    """Tangent of ``clip(a, lo, hi)`` from ``a``: passes where ``a`` is inside the bounds."""
+    return broadcast_tangent(np.where((a >= lo) & (a <= hi), t, t * 0), ans)
+
+
+def clip_tangent_lower(t, a, lo, hi, ans):
+    """Tangent of ``clip(a, lo, hi)`` from the lower bound: where it is the result."""
+    return broadcast_tangent(np.where((a < lo) & (lo <= hi), t, t * 0), ans)
+
+
+def clip_tangent_upper(t, a, lo, hi, ans):
+    """Tangent of ``clip(a, lo, hi)`` from the upper bound: where it is the result."""
+    return broadcast_tangent(np.where(np.maximum(a, lo) > hi, t, t * 0), ans)
+
+
+@tangent(np.clip)
+def _(ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    bounds = clip_bounds(a, a_min, a_max, min, max)
+    d[ans] = clip_tangent_a(d[a], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_lower(d[a_min], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_upper(d[a_max], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_lower(d[min], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_upper(d[max], a, bounds[0], bounds[1], ans)
+
+
+# ----- complex parts -----------------------------------------------------------------------
+
+
+@tangent(np.real)
+def _(out, val):
+    d[out] = np.real(d[val])
+
+
+@tangent(np.imag)
+def _(out, val):
+    d[out] = np.imag(d[val])
+
+
+@tangent(np.conjugate, np.conj)
+def _(out, x):
+    d[out] = np.conj(d[x])
+
+
+# ----- array constructors and casts --------------------------------------------------------
+
+
+def _fill(grid, t):
+    for i, ti in enumerate(t):
+        if is_zero(ti):
+            continue
+        if isinstance(ti, (list, tuple)):
+            _fill(grid[i], ti)
+        else:
+            grid[i] = ti
+
+
+def array_tangent(t, obj, out):
+    """Tangent of ``np.array(obj)`` (and ``asarray``, ``copy``, ...): a fresh array of the
+    output's shape and float dtype; the tangent of a list holds 0 for items without one. An
+    integer or boolean result is a constant."""
+    out_dtype = getattr(out, "dtype", None)
+    if out_dtype is not None and out_dtype.kind not in "fc":
+        return np.zeros(np.shape(out))
+    dtype = float_dtype(out)
+    if isinstance(t, (list, tuple)):
+        grid = np.zeros(np.shape(obj), dtype)
+        _fill(grid, t)
+        return grid.reshape(np.shape(out))
+    if dtype.kind == "f" and np.iscomplexobj(t):
+        t = np.real(t)
+    return np.array(t, dtype=dtype).reshape(np.shape(out))
+
+
+def astype_tangent(t, out):
+    """Tangent of a cast: ``t`` in the output's dtype (real part for a real one); zero for an
+    integer or boolean result."""
+    dtype = getattr(out, "dtype", None)
+    if dtype is None:
+        return t
+    if dtype.kind not in "fc":
+        return np.zeros(np.shape(out)) if isinstance(out, np.ndarray) else 0.0
+    if dtype.kind == "f" and np.iscomplexobj(t):
+        t = np.real(t)
+    if isinstance(out, np.ndarray):
+        return np.asarray(t).astype(dtype)
+    return dtype.type(t)
+
+
+@tangent(np.array)
+def _(out, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0,
+      like=None):
+    d[out] = array_tangent(d[object], object, out)
+
+
+@tangent(np.asarray, np.asanyarray)
+def _(out, a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    d[out] = array_tangent(d[a], a, out)
+
+
+@tangent(np.ascontiguousarray, np.asfortranarray)
+def _(out, a, dtype=None, *, like=None):
+    d[out] = array_tangent(d[a], a, out)
+
+
+@tangent(np.copy)
+def _(out, a, order="K", subok=False):
+    d[out] = array_tangent(d[a], a, out)
+
+
+# ----- constructors with a fill value, scalar float casts (nondiff.py's adjoint rules) -----
+
+
+@tangent(np.full)
+def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    d[out] = broadcast_tangent(d[fill_value], out)
+
+
+@tangent(np.full_like)
+def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    d[out] = broadcast_tangent(d[fill_value], out)
+
+
+@tangent(np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128)
+def _(out, x=0.0):
+    d[out] = astype_tangent(d[x], out)

@@ -1,0 +1,326 @@
+"""Tangent rules for NumPy's shape, joining, splitting, reordering and indexing functions.
+
+All of these are linear maps that move elements around: the tangent is the same function of
+the input's tangent. Functions of several arrays (``concatenate``, ``stack``, ``meshgrid``) get
+a list or tuple of tangents with 0 for arrays without one: helpers fill those with zeros.
+"""
+
+import numpy as np
+
+from mindgrad.rules import d, tangent, tangent_attr, tangent_method
+from mindgrad.rules.forward_operators import TangentTuple, float_dtype
+from mindgrad.runtime import is_zero
+
+# ----- reshaping ---------------------------------------------------------------------------
+
+
+@tangent(np.reshape)
+def _(out, a, shape=None, order="C", *, copy=None):
+    d[out] = np.reshape(d[a], np.shape(out), order=order)
+
+
+@tangent_method("ravel", "flatten")
+@tangent(np.ravel)
+def _(out, a, order="C"):
+    d[out] = np.reshape(d[a], np.shape(out), order=order)
+
+
+@tangent_method("squeeze")
+@tangent(np.expand_dims, np.squeeze)
+def _(out, a, axis=None):
+    d[out] = np.reshape(d[a], np.shape(out))
+
+
+def atleast_tangent(ts, arys, out):
+    """Tangent of ``np.atleast_Nd(*arys)``: each tangent reshaped like its result (one array for
+    one input, else a tuple with 0 for inputs without tangent)."""
+    if len(arys) == 1:
+        return np.reshape(ts[0], np.shape(out))
+    return TangentTuple(0 if is_zero(t) else np.reshape(t, np.shape(o)) for t, o in zip(ts, out))
+
+
+@tangent(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def _(out, *arys):
+    d[out] = atleast_tangent(d[arys], arys, out)
+
+
+@tangent(np.broadcast_to)
+def _(out, array, shape, subok=False):
+    d[out] = np.broadcast_to(d[array], np.shape(out))
+
+
+# ----- transposing -------------------------------------------------------------------------
+
+
+@tangent(np.transpose)
+def _(out, a, axes=None):
+    d[out] = np.transpose(d[a], axes)
+
+
+@tangent_method("swapaxes")
+@tangent(np.swapaxes)
+def _(out, a, axis1, axis2):
+    d[out] = np.swapaxes(d[a], axis1, axis2)
+
+
+@tangent(np.moveaxis)
+def _(out, a, source, destination):
+    d[out] = np.moveaxis(d[a], source, destination)
+
+
+if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
+
+    @tangent_attr("mT")
+    @tangent(np.matrix_transpose)
+    def _(out, x):
+        d[out] = np.swapaxes(d[x], -1, -2)
+
+
+# ----- joining -----------------------------------------------------------------------------
+
+
+def filled_tangents(ts, xs, dtype):
+    """The tangents ``ts`` of the arrays ``xs``, with zeros of each one's shape for 0."""
+    return [np.zeros(np.shape(x), dtype) if is_zero(t) else t for t, x in zip(ts, xs)]
+
+
+def join_tangent(join, ts, xs, out, *args, **kwargs):
+    """Tangent of a joining function ``join(xs, *args, **kwargs)``: the same join of the
+    tangents, in the output's dtype."""
+    dtype = float_dtype(out)
+    return np.asarray(join(filled_tangents(ts, xs, dtype), *args, **kwargs)).astype(dtype,
+                                                                                     copy=False)
+
+
+@tangent(np.concatenate)
+def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    d[ans] = join_tangent(np.concatenate, d[arrays], arrays, ans, axis)
+
+
+@tangent(np.stack)
+def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    d[ans] = join_tangent(np.stack, d[arrays], arrays, ans, axis)
+
+
+@tangent(np.hstack)
+def _(out, tup, *, dtype=None, casting="same_kind"):
+    d[out] = join_tangent(np.hstack, d[tup], tup, out)
+
+
+@tangent(np.vstack)
+def _(out, tup, *, dtype=None, casting="same_kind"):
+    d[out] = join_tangent(np.vstack, d[tup], tup, out)
+
+
+@tangent(np.dstack)
+def _(out, tup):
+    d[out] = join_tangent(np.dstack, d[tup], tup, out)
+
+
+@tangent(np.column_stack)
+def _(out, tup):
+    d[out] = join_tangent(np.column_stack, d[tup], tup, out)
+
+
+# ----- splitting ---------------------------------------------------------------------------
+
+
+@tangent(np.split)
+def _(out, ary, indices_or_sections, axis=0):
+    d[out] = np.split(d[ary], indices_or_sections, axis)
+
+
+@tangent(np.array_split)
+def _(out, ary, indices_or_sections, axis=0):
+    d[out] = np.array_split(d[ary], indices_or_sections, axis)
+
+
+@tangent(np.hsplit)
+def _(out, ary, indices_or_sections):
+    d[out] = np.hsplit(d[ary], indices_or_sections)
+
+
+@tangent(np.vsplit)
+def _(out, ary, indices_or_sections):
+    d[out] = np.vsplit(d[ary], indices_or_sections)
+
+
+@tangent(np.dsplit)
+def _(out, ary, indices_or_sections):
+    d[out] = np.dsplit(d[ary], indices_or_sections)
+
+
+if hasattr(np, "unstack"):  # NumPy >= 2.1
+
+    @tangent(np.unstack)
+    def _(out, x, *, axis=0):
+        d[out] = np.unstack(d[x], axis=axis)
+
+
+# ----- repeating ---------------------------------------------------------------------------
+
+
+@tangent(np.tile)
+def _(out, A, reps):
+    d[out] = np.tile(d[A], reps)
+
+
+@tangent_method("repeat")
+@tangent(np.repeat)
+def _(out, a, repeats, axis=None):
+    d[out] = np.repeat(d[a], repeats, axis)
+
+
+# ----- reordering --------------------------------------------------------------------------
+
+
+@tangent(np.flip)
+def _(out, m, axis=None):
+    d[out] = np.flip(d[m], axis)
+
+
+@tangent(np.fliplr)
+def _(out, m):
+    d[out] = np.fliplr(d[m])
+
+
+@tangent(np.flipud)
+def _(out, m):
+    d[out] = np.flipud(d[m])
+
+
+@tangent(np.roll)
+def _(out, a, shift, axis=None):
+    d[out] = np.roll(d[a], shift, axis)
+
+
+@tangent(np.rot90)
+def _(out, m, k=1, axes=(0, 1)):
+    d[out] = np.rot90(d[m], k, axes)
+
+
+def sort_tangent(t, a, axis=-1):
+    """Tangent of ``np.sort``: ``t`` gathered through the sorting permutation."""
+    x = np.asarray(a)
+    t = np.broadcast_to(t, x.shape)
+    if axis is None:
+        x, t, axis = x.ravel(), t.ravel(), -1
+    order = np.argsort(x, axis=axis, kind="stable")
+    return np.take_along_axis(t, order, axis=axis)
+
+
+@tangent(np.sort)
+def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
+    d[out] = sort_tangent(d[a], a, axis)
+
+
+# ----- diagonals and triangles -------------------------------------------------------------
+
+
+@tangent(np.diag)
+def _(out, v, k=0):
+    d[out] = np.diag(d[v], k)
+
+
+@tangent_method("diagonal")
+@tangent(np.diagonal)
+def _(out, a, offset=0, axis1=0, axis2=1):
+    d[out] = np.diagonal(d[a], offset, axis1, axis2)
+
+
+@tangent_method("trace")
+@tangent(np.trace)
+def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    d[ans] = np.trace(d[a], offset, axis1, axis2, dtype)
+
+
+@tangent(np.triu)
+def _(out, m, k=0):
+    d[out] = np.triu(d[m], k)
+
+
+@tangent(np.tril)
+def _(out, m, k=0):
+    d[out] = np.tril(d[m], k)
+
+
+# ----- indexing ----------------------------------------------------------------------------
+
+
+@tangent_method("take")
+@tangent(np.take)
+def _(ans, a, indices, axis=None, out=None, mode="raise"):
+    d[ans] = np.take(d[a], indices, axis, None, mode)
+
+
+@tangent(np.take_along_axis)
+def _(out, arr, indices, axis=-1):
+    d[out] = np.take_along_axis(d[arr], indices, axis)
+
+
+# ----- padding and differences -------------------------------------------------------------
+
+
+def pad_tangent(t, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
+    """Tangent of ``np.pad`` from ``array``: the same padding of ``t`` for the modes that are
+    linear in the array (constant values and end values have tangent 0 here)."""
+    if callable(mode) or mode in ("maximum", "minimum", "median"):
+        raise NotImplementedError(f"np.pad(mode={mode!r}) has no tangent rule; the modes "
+                                  "constant, edge, reflect, symmetric, wrap, linear_ramp, mean "
+                                  "and empty have one")
+    t = np.broadcast_to(t, np.shape(array))
+    if mode == "mean":
+        return np.pad(t, pad_width, mode, stat_length=stat_length)
+    if mode in ("reflect", "symmetric"):
+        return np.pad(t, pad_width, mode, reflect_type=reflect_type)
+    if mode == "empty":
+        mode = "constant"
+    return np.pad(t, pad_width, mode)  # constant / linear_ramp: values and end values 0
+
+
+def pad_constant_tangent(t, array, pad_width, mode="constant"):
+    """Tangent of ``np.pad(..., constant_values=c)`` from ``c``: ``t`` in the padding."""
+    if mode != "constant":
+        return np.zeros(np.shape(np.pad(np.asarray(array), pad_width, "constant")))
+    zeros = np.zeros(np.shape(array), dtype=np.result_type(t, 1.0))
+    return np.pad(zeros, pad_width, "constant", constant_values=t)
+
+
+@tangent(np.pad)
+def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0,
+      end_values=0, reflect_type="even"):
+    d[out] = pad_tangent(d[array], array, pad_width, mode, stat_length, reflect_type)
+    d[out] = pad_constant_tangent(d[constant_values], array, pad_width, mode)
+
+
+def diff_tangent(t, which, a, n=1, axis=-1, prepend=None, append=None):
+    """Tangent of ``np.diff(a, n, axis, prepend, append)`` from its input number ``which``
+    (0: ``a``, 1: ``prepend``, 2: ``append``): the difference with the others zeroed."""
+    parts = [a, prepend, append]
+    zeros = [None if p is None else np.zeros(np.shape(p), np.result_type(t, 1.0))
+             for p in parts]
+    zeros[which] = t
+    ends = {k: z for k, z in (("prepend", zeros[1]), ("append", zeros[2])) if z is not None}
+    return np.diff(zeros[0], n, axis, **ends)
+
+
+@tangent(np.diff)
+def _(out, a, n=1, axis=-1, prepend=None, append=None):
+    d[out] = diff_tangent(d[a], 0, a, n, axis, prepend, append)
+    d[out] = diff_tangent(d[prepend], 1, a, n, axis, prepend, append)
+    d[out] = diff_tangent(d[append], 2, a, n, axis, prepend, append)
+
+
+# ----- grids -------------------------------------------------------------------------------
+
+
+def meshgrid_tangent(ts, xi, out, sparse=False, indexing="xy"):
+    """Tangent of ``np.meshgrid(*xi)``: grid k is the same grid of ``t_k`` (0 without one)."""
+    zeros = [np.zeros(np.shape(x), float_dtype(x)) if is_zero(t) else t for t, x in zip(ts, xi)]
+    grids = np.meshgrid(*zeros, copy=True, sparse=sparse, indexing=indexing)
+    return TangentTuple(0 if is_zero(t) else g for t, g in zip(ts, grids))
+
+
+@tangent(np.meshgrid)
+def _(out, *xi, copy=True, sparse=False, indexing="xy"):
+    d[out] = meshgrid_tangent(d[xi], xi, out, sparse, indexing)

@@ -1,0 +1,339 @@
+"""Stage 5 (forward mode), forward: tangent code next to the primal code (``jvp``).
+
+Output guarantees:
+
+* Every statement of the normalized function is kept, in order, with the same control flow;
+  after each assignment to an active name ``y`` comes the assignment of its tangent ``t_y``,
+  from the tangent rule of the operation (or ``0`` when no operand carries a tangent).
+* ``t_x`` is the tangent of ``x`` for every active name; names without tangent have none.
+  Index assignments, list appends and pops update the tangent in parallel with the value.
+* Calls of the user's own code call their own tangent functions, which return
+  ``(value, tangent)``; the ``Build`` collects them.
+* The function returns ``(result, tangent of result)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import gast
+
+from mindgrad import rules, runtime
+from mindgrad.errors import NoGradientRuleError, UnsupportedSyntaxError
+from mindgrad.rules import RuleError
+from mindgrad.transform import activity
+from mindgrad.transform import astutil as A
+from mindgrad.transform.emit import comment
+from mindgrad.transform.inline import instantiate_tangent, literal
+from mindgrad.transform.reverse import (
+    _BINOPS,
+    _UNARYOPS,
+    A_text,
+    Resolver,
+    _describe,
+    _is_cell,
+    _Line,
+    user_code,
+)
+
+_MISSING = object()
+
+
+class Forward:
+    """Builds the tangent code of one function for one set of active inputs."""
+
+    def __init__(self, build, src, fdef, active_params, names, analysis):
+        self.build = build
+        self.src = src
+        self.fdef = fdef
+        self.params = [a.id for a in fdef.args.args]
+        self.active_params = list(active_params)
+        self.fresh = names
+        self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
+            A.assigned_names(fdef.body)
+        self.resolve = Resolver(src, self.local_names)
+        self.active = set(analysis[0])
+        self.tnames = {}
+        self.adjoint_names = set()   # names the optimizer may treat as pure: tangents, temps
+        self.bindings = {}
+        self._bound = {}
+        self.impure_calls = set()
+
+    # ----- names ---------------------------------------------------------------------------
+
+    def t(self, key: str) -> str:
+        """The tangent variable of a local name: ``t_x``."""
+        if key not in self.tnames:
+            self.tnames[key] = self.fresh("t_" + key.replace(".", "_"))
+            self.adjoint_names.add(self.tnames[key])
+        return self.tnames[key]
+
+    def bind(self, obj, preferred: str) -> str:
+        if self.src.resolve(preferred, _MISSING) is obj and preferred not in self.local_names:
+            return preferred
+        key = id(obj)
+        if key in self._bound:
+            return self._bound[key]
+        name = self.fresh(preferred)
+        self.bindings[name] = obj
+        self._bound[key] = name
+        return name
+
+    def helper(self, fn) -> gast.Name:
+        name = self.bind(fn, fn.__name__)
+        if fn in (runtime.tangent_pop, runtime.tangent_append):
+            self.impure_calls.add(name)  # they update a tangent list in step with the values
+        return A.load(name)
+
+    def same_shape(self, node, out_name) -> bool:
+        return False  # tangent rules never unbroadcast
+
+    def is_active(self, node) -> bool:
+        key = self.resolve.key(node)
+        return key is not None and key in self.active
+
+    def tangent_of(self, node):
+        """The tangent of an atom: ``t_x`` for an active name, else 0."""
+        if self.is_active(node):
+            return A.load(self.t(self.resolve.key(node)))
+        return A.const(0)
+
+    def accumulate_tangent(self, t_out, value):
+        # t_out starts at 0 on each assignment: the optimizer makes the first write a plain one
+        return A.assign(t_out, A.binop(A.load(t_out), gast.Add(), value))
+
+    def fail(self, node, message, error=UnsupportedSyntaxError):
+        lineno = self.src.line_of(node)
+        if error is UnsupportedSyntaxError:
+            raise UnsupportedSyntaxError(message, self.src.filename, lineno,
+                                         self.src.text_of(lineno))
+        raise error(f"{message}\n  at {self.src.filename}:{lineno}: "
+                    f"{self.src.text_of(lineno).strip()}")
+
+    # ----- blocks --------------------------------------------------------------------------
+
+    def block(self, stmts):
+        out, last = [], None
+        for s in stmts:
+            new = self.stmt(s)
+            lineno = getattr(s, "lineno", None)
+            if len(new) > 1 and lineno is not None and lineno != last:
+                text = self.src.text_of(self.src.line_of(_Line(lineno))).strip()
+                out.append(comment("tangent of: " + text, _Line(lineno)))
+                last = lineno
+            out.extend(new)
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, gast.Assign):
+            target = s.targets[0]
+            if isinstance(target, gast.Name):
+                return self.assign(s, target.id, s.value)
+            return self.setitem(s, target)
+        if isinstance(s, gast.If):
+            return [A.if_(s.test, self.block(s.body) or [gast.Pass()], self.block(s.orelse), s)]
+        if isinstance(s, gast.For):
+            return self.for_(s)
+        if isinstance(s, gast.While):
+            body = self.block(s.body)
+            return [A.located(gast.While(test=s.test, body=body or [gast.Pass()], orelse=[]), s)]
+        if isinstance(s, gast.Expr):
+            return self.expr(s)
+        if isinstance(s, (gast.Break, gast.Assert, gast.Raise, gast.Pass)):
+            return [s]
+        self.fail(s, f"{type(s).__name__} statements are not supported here")
+
+    # ----- assignments ---------------------------------------------------------------------
+
+    def assign(self, s, name, value):
+        if name not in self.active:
+            return [s]
+        t_out = self.t(name)
+        if isinstance(value, gast.Call):
+            callee = self.callee_of(value)
+            if callee is not None and self.is_active_call(value):
+                return self.call_user(s, name, value, callee)
+        out = [s, A.assign(t_out, A.const(0), s)]
+        if activity.value_is_active(value, self.active, self.resolve):
+            out.extend(A.located(st, s) for st in self.tangent(s, name, value, t_out))
+        return out
+
+    def tangent(self, s, name, value, t_out):
+        if isinstance(value, (gast.Name, gast.Attribute)) and self.resolve.key(value) and \
+                self.is_active(value) and not (isinstance(value, gast.Attribute) and
+                                               self.resolve(value) is None):
+            return [A.assign(t_out, self.tangent_of(value))]
+        if isinstance(value, gast.BinOp):
+            fn = _BINOPS[type(value.op)]
+            return self.apply(s, rules.lookup_tangent(fn), fn, [value.left, value.right], {},
+                              name, t_out)
+        if isinstance(value, gast.UnaryOp):
+            fn = _UNARYOPS.get(type(value.op))
+            return self.apply(s, rules.lookup_tangent(fn), fn, [value.operand], {}, name, t_out)
+        if isinstance(value, gast.Subscript):
+            if not self.is_active(value.value):
+                return []
+            index = _index_value(self, value.slice)
+            return [A.assign(t_out, A.call(self.helper(runtime.item),
+                                           self.tangent_of(value.value), index))]
+        if isinstance(value, (gast.Tuple, gast.List)):
+            elts = [self.tangent_of(e) for e in value.elts]
+            display = gast.Tuple(elts=elts, ctx=gast.Load()) if isinstance(value, gast.Tuple) \
+                else gast.List(elts=elts, ctx=gast.Load())
+            return [A.assign(t_out, display)]
+        if isinstance(value, gast.Dict):
+            return [A.assign(t_out, gast.Dict(keys=[A.clone(k) for k in value.keys],
+                                              values=[self.tangent_of(v) for v in value.values]))]
+        if isinstance(value, gast.Attribute):
+            rule = rules.lookup_tangent_attr(value.attr)
+            if rule is None:
+                self.fail(s, f"the attribute .{value.attr} has no tangent rule; register one "
+                             f"with @mindgrad.rules.tangent_attr({value.attr!r})",
+                          NoGradientRuleError)
+            return self.apply(s, rule, value.attr, [value.value], {}, name, t_out)
+        if isinstance(value, gast.Call):
+            return self.tangent_call(s, name, value, t_out)
+        self.fail(s, f"mindgrad has no tangent for a {type(value).__name__} expression",
+                  NoGradientRuleError)
+
+    def apply(self, s, rule, fn, args, keywords, name, t_out):
+        if rule is None:
+            label = _describe(fn)
+            self.fail(s, f"{label} has no tangent (forward-mode) rule; register one with "
+                         f"@mindgrad.rules.tangent({label})", NoGradientRuleError)
+        try:
+            return instantiate_tangent(rule, args, keywords, name, t_out, self)
+        except RuleError as exc:
+            self.fail(s, str(exc), NoGradientRuleError)
+
+    def is_active_call(self, call) -> bool:
+        operands = list(call.args) + [k.value for k in call.keywords]
+        receiver = self.resolve.receiver(call.func)
+        if receiver is not None:
+            operands.append(receiver)
+        return any(self.is_active(o) for o in operands)
+
+    def tangent_call(self, s, name, call, t_out):
+        func = call.func
+        keywords = {k.arg: k.value for k in call.keywords}
+        receiver = self.resolve.receiver(func)
+        if receiver is not None:
+            if func.attr in activity.NONDIFF_METHODS:
+                return []
+            if func.attr == "pop" and not call.args:
+                # v = xs.pop(): the tangent list pops in step
+                return [A.assign(t_out, A.call(self.helper(runtime.tangent_pop),
+                                               self.tangent_of(receiver)))]
+            rule = rules.lookup_tangent_method(func.attr)
+            if rule is None:
+                self.fail(s, f"the method .{func.attr}() has no tangent rule",
+                          NoGradientRuleError)
+            return self.apply(s, rule, func.attr, [receiver] + list(call.args), keywords, name,
+                              t_out)
+        target = self.resolve(func)
+        if target is None:
+            self.fail(s, f"cannot tell which function {A_text(func)} is", NameError)
+        if rules.is_nondifferentiable(target):
+            return []
+        rule = rules.lookup_tangent(target)
+        if rule is None and not isinstance(target, type) and \
+                rules.lookup_tangent(type(target)) is not None:
+            return self.apply(s, rules.lookup_tangent(type(target)), type(target),
+                              [A.clone(func)] + list(call.args), keywords, name, t_out)
+        return self.apply(s, rule, target, list(call.args), keywords, name, t_out)
+
+    def callee_of(self, call):
+        func = call.func
+        if self.resolve.receiver(func) is not None:
+            return None
+        target = self.resolve(func)
+        if target is None or rules.lookup_tangent(target) is not None or \
+                rules.is_nondifferentiable(target) or (
+                    not isinstance(target, type) and rules.lookup_tangent(type(target))):
+            return None
+        return user_code(target, func, allow_helpers=True)
+
+    def call_user(self, s, name, call, callee):
+        """``name = f(...)`` for code with Python source: its tangent function."""
+        fn, obj, self_expr = callee
+        if obj is not None and _is_cell(obj) and hasattr(type(obj), "bprop"):
+            self.fail(s, "forward mode does not use a Cell's custom bprop; differentiate it in "
+                         "reverse mode", NoGradientRuleError)
+        signature = inspect.signature(fn)
+        params = list(signature.parameters.values())
+        if obj is not None:
+            signature = signature.replace(parameters=params[1:])
+        try:
+            bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            self.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
+                      TypeError)
+        bound.apply_defaults()
+        args = [value if isinstance(value, gast.AST) else literal(value, self.bind)
+                for value in bound.arguments.values()]
+        mask = tuple(self.is_active(a) for a in args)
+        name_fn = self.build.tangent_callee(fn, obj, mask, self)
+        # the tangent function takes every argument positionally, then the tangents
+        head = [A.clone(self_expr)] if obj is not None else []
+        tangents = [self.tangent_of(a) for a, m in zip(args, mask) if m]
+        target = A.tuple_([A.store(name), A.store(self.t(name))], gast.Store())
+        return [A.assign(target, A.call(A.load(name_fn), *head, *args, *tangents), s)]
+
+    def setitem(self, s, target):
+        """``x[idx] = v``: the tangent array gets ``t_v`` at ``idx`` (a copy: tangents may be
+        shared by names whose values are not)."""
+        base = target.value.id
+        if base not in self.active:
+            return [s]
+        index = _index_value(self, target.slice)
+        update = A.call(self.helper(runtime.tangent_setitem), A.load(self.t(base)),
+                        A.load(base), index, self.tangent_of(s.value))
+        return [s, A.assign(self.t(base), update, s)]
+
+    def expr(self, s):
+        call = s.value
+        if not isinstance(call, gast.Call):
+            return [s]
+        func = call.func
+        receiver = self.resolve.receiver(func)
+        if receiver is not None and isinstance(receiver, gast.Name) and \
+                receiver.id in self.active:
+            key = receiver.id
+            if func.attr == "append" and call.args:
+                update = A.call(self.helper(runtime.tangent_append), A.load(self.t(key)),
+                                A.load(key), self.tangent_of(call.args[0]))
+                return [s, A.assign(self.t(key), update, s)]
+            if func.attr == "pop" and not call.args:
+                return [s, A.expr_stmt(A.call(self.helper(runtime.tangent_pop),
+                                              A.load(self.t(key))), s)]
+        return [s]
+
+    # ----- loops ---------------------------------------------------------------------------
+
+    def for_(self, s):
+        body = self.block(s.body)
+        target = s.target.id
+        if target in self.active and self.is_active(s.iter):
+            k = self.fresh("k")
+            head = A.assign(self.t(target), A.call(self.helper(runtime.tangent_of_item),
+                                                   self.tangent_of(s.iter), A.clone(s.iter),
+                                                   A.load(k), A.load(target)), s)
+            loop = gast.For(target=A.tuple_([A.store(k), A.store(target)], gast.Store()),
+                            iter=A.call("enumerate", s.iter), body=[head] + body, orelse=[],
+                            type_comment=None)
+            return [A.located(loop, s)]
+        if target in self.active:
+            body = [A.assign(self.t(target), A.const(0), s)] + body
+        return [A.located(gast.For(target=s.target, iter=s.iter, body=body or [gast.Pass()],
+                                   orelse=[], type_comment=None), s)]
+
+
+def _index_value(gen, index):
+    from mindgrad.transform.reverse import _as_load, _has_slice
+
+    index = _as_load(A.clone(index))
+    if not _has_slice(index):
+        return index
+    import numpy
+
+    return A.subscript(A.attr(A.load(gen.bind(numpy, "np")), "s_"), index)
