@@ -27,22 +27,28 @@ _counter = itertools.count(1)
 # ----- gradient functions as Python, so they can be transformed again ------------------------
 
 
-def as_python(grad_fn: GradFunction, args):
+def as_python(grad_fn: GradFunction, args, nargs=None):
     """A Python function with source computing what ``grad_fn(*args)`` returns, for arguments
-    of the kinds of ``args``: it calls the generated gradient code, so forward mode can
-    differentiate it (forward over reverse)."""
+    of the kinds of ``args`` (any kinds, for ``nargs`` arguments, when ``args`` is None): it
+    calls the generated gradient code, so the transformations can differentiate it again."""
     if grad_fn.has_aux or grad_fn.sens_param or grad_fn.weights or grad_fn.return_ids or \
             grad_fn.with_value:
         raise NotImplementedError("forward mode over a gradient function supports "
                                   "grad(fn, grad_position) without has_aux, sens_param, "
                                   "weights, return_ids or value_and_grad")
-    kinds = tuple(cache.kind(a) for a in args)
     made = grad_fn.__dict__.setdefault("_as_python", {})
-    generated = grad_fn._generated(args)
+    if args is None:  # called from code being transformed: no argument kinds to specialise on
+        kinds = ("any", nargs)
+        generated = made[kinds][0] if kinds in made else pipeline.run(
+            grad_fn.fn, grad_fn.positions, weights=grad_fn.weights)
+    else:
+        kinds = tuple(cache.kind(a) for a in args)
+        generated = grad_fn._generated(args)
+        nargs = len(args)
     if kinds in made and made[kinds][0] is generated:
         return made[kinds][1]
     entry = generated.function
-    params = [f"x{i}" for i in range(len(args))]
+    params = [f"x{i}" for i in range(nargs)]
     head = ["self_"] if generated.bound is not None else []
     call_args = ", ".join(head + params)
     grads = [f"as_grad(grads[{k}], x{p})" for k, p in enumerate(grad_fn.positions)]

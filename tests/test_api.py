@@ -529,8 +529,6 @@ def _g_inner(a, b):
     return a * a * b
 
 
-@pytest.mark.xfail(reason="a call of mindgrad.grad(...)(...) inside a differentiated function is "
-                          "rejected: 'calls through an expression are not supported'", strict=True)
 def test_grad_of_grad():
     outer = grad(lambda a, b: grad(_g_inner, (0, 1))(a, b)[0].sum(), (0, 1))
     # sum(2 a b): d/da = 2 b, d/db = 2 a

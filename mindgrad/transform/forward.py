@@ -251,7 +251,7 @@ class Forward:
                 rules.is_nondifferentiable(target) or (
                     not isinstance(target, type) and rules.lookup_tangent(type(target))):
             return None
-        return user_code(target, func, allow_helpers=True)
+        return user_code(target, func, allow_helpers=True, nargs=len(call.args))
 
     def call_user(self, s, name, call, callee):
         """``name = f(...)`` for code with Python source: its tangent function."""

@@ -490,8 +490,11 @@ class Normalizer:
                                     ctx=gast.Load())
             name = func.attr
         else:
-            self.fail(node, "calls through an expression are not supported; call a function "
-                            "by its name")
+            built = self._built_callee(func)
+            if built is None:
+                self.fail(node, "calls through an expression are not supported; call a "
+                                "function by its name")
+            callee, name = built, built.id
         for arg in node.args:
             if isinstance(arg, gast.Starred):
                 self.fail(arg, "starred arguments (*args) are not supported")
@@ -506,6 +509,31 @@ class Normalizer:
                                 "differentiate; assign the result instead (y = np.f(...))")
             keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, out, kw.arg)))
         return gast.Call(func=callee, args=args, keywords=keywords)
+
+    def _built_callee(self, func):
+        """``grad(g, (0, 1))`` called in place: built now, from arguments known before the run,
+        and called by a name. None when ``func`` is not such a call."""
+        from mindgrad import api
+
+        if not (isinstance(func, gast.Call) and not func.keywords or
+                isinstance(func, gast.Call) and all(
+                    isinstance(k.value, gast.Constant) for k in func.keywords)):
+            return None
+        maker = source.static_value(self.src, func.func, self.locals)
+        if maker not in (api.grad, api.value_and_grad):
+            return None
+        args = []
+        for arg in func.args:
+            value = _constant_value(arg)
+            if value is source.MISSING:
+                value = source.static_value(self.src, arg, self.locals)
+            if value is source.MISSING:
+                return None
+            args.append(value)
+        kwargs = {k.arg: k.value.value for k in func.keywords}
+        name = self.fresh(f"{maker.__name__}_{getattr(args[0], '__name__', 'fn')}")
+        self.src.constants[name] = maker(*args, **kwargs)
+        return A.load(name)
 
     def inline(self, fdef, node, out):
         """The call ``node`` of a local function, with its body inlined."""
@@ -548,6 +576,16 @@ class Normalizer:
 
 
 # ----- helpers --------------------------------------------------------------------------------
+
+
+def _constant_value(node):
+    """The value of a constant or a tuple of constants, else MISSING."""
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.Tuple):
+        values = [_constant_value(e) for e in node.elts]
+        return source.MISSING if source.MISSING in values else tuple(values)
+    return source.MISSING
 
 
 def _hint(target):

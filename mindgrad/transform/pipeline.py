@@ -391,7 +391,7 @@ class Build:
             texts.append(text)
             names = [d.name for d in defs]
             functions, filename = emit.compile_functions(
-                text, names, bindings, src.globals, src.closure, label)
+                text, names, {**src.constants, **bindings}, src.globals, src.closure, label)
             for d in defs:
                 fn = functions[d.name]
                 entry = d.name.startswith("grad_")

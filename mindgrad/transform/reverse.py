@@ -496,7 +496,7 @@ class Reverse:
                     not isinstance(target, type) and rules.lookup(type(target)) is not None):
             return None
         # generated code (grad of grad) calls mindgrad's helpers: differentiated from source
-        return user_code(target, func, allow_helpers=True)
+        return user_code(target, func, allow_helpers=True, nargs=len(call.args))
 
     def call_user(self, s, name, call, callee, in_loop=False):
         """``name = f(...)`` for the user's own code: its forward now, its backward later.
@@ -783,10 +783,18 @@ def _label(obj) -> str:
     return "".join(c if c.isalnum() else "_" for c in str(name))
 
 
-def user_code(target, func_node, allow_helpers=False):
+def user_code(target, func_node, allow_helpers=False, nargs=None):
     """``(function, bound self, self expression)`` if calling ``target`` runs user code (or,
-    with ``allow_helpers``, a mindgrad helper with Python source, as generated code calls)."""
+    with ``allow_helpers``, a mindgrad helper with Python source, as generated code calls).
+    A gradient function (what ``grad`` returns) runs its generated code, as Python."""
     import types
+
+    from mindgrad.api import GradFunction
+
+    if isinstance(target, GradFunction):
+        from mindgrad.higher import as_python
+
+        return as_python(target, None, nargs), None, None
 
     is_user = _is_python_function if allow_helpers else _is_user_function
     if _is_cell(target):

@@ -36,6 +36,7 @@ class Source:
         self.closure = dict(zip(code.co_freevars, cells))
         self.bound = {}  # parameter name -> the object it is known to be (``self`` of a Cell)
         self.aliases = {}  # local name -> the static expression it is assigned once (f = self.b)
+        self.constants = {}  # name -> object built while transforming (grad(g) in the body)
 
     @property
     def name(self) -> str:
@@ -49,6 +50,8 @@ class Source:
 
     def resolve(self, name: str, default=_MISSING):
         """The object ``name`` refers to in the function's scope (closure, globals, builtins)."""
+        if name in self.constants:
+            return self.constants[name]
         if name in self.closure:
             try:
                 return self.closure[name].cell_contents
