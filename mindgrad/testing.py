@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import linecache
+
 import numpy as np
 
 __all__ = ["check_grads"]
@@ -64,42 +67,107 @@ def _float_positions(args):
 
 
 def check_grads(fn, args, grad_position=None, kwargs=None, eps=1e-6, rtol=1e-5, atol=1e-7,
-                directions=2, seed=0):
-    """Check ``mindgrad.grad(fn)`` against central finite differences along random directions.
+                directions=2, seed=0, modes=("rev",), order=1):
+    """Check mindgrad's derivatives of ``fn`` against central finite differences, in float64.
 
-    For a random output sensitivity ``u`` and random input directions ``v``, compares
-    ``sum_i vdot(grad_i, v_i)`` (the gradients of ``vdot(u, fn(x))``) with
-    ``(vdot(u, fn(x + eps v)) - vdot(u, fn(x - eps v))) / (2 eps)``, all in float64.
-    ``grad_position`` defaults to every float (or container) argument. Raises AssertionError
-    on a mismatch, naming the direction and both numbers; returns the gradients otherwise.
+    Order 1, reverse mode: for a random output sensitivity ``u`` and random input directions
+    ``v``, compares ``sum_i vdot(grad_i, v_i)`` (the gradients of ``vdot(u, fn(x))``) with
+    ``(vdot(u, fn(x + eps v)) - vdot(u, fn(x - eps v))) / (2 eps)``; forward mode compares
+    ``vdot(u, jvp(fn, x, v))`` with the same difference. Order ``k`` checks the derivative of
+    ``s(x) = vdot(u_k, grad(... grad(vdot(u_1, fn(x)))...)(x))`` (``k - 1`` nested gradients,
+    with respect to the first position) the same way, in each of ``modes``: ``"rev"`` nests one
+    more reverse pass, ``"fwd"`` runs forward mode over the reverse passes.
+    ``grad_position`` defaults to every float (or container) argument. Raises AssertionError on
+    a mismatch, naming the order, mode, direction and both numbers; returns the first-order
+    reverse-mode gradients.
     """
-    from mindgrad.api import grad
-
     kwargs = dict(kwargs or {})
     args = tuple(_to_float64(a) for a in args)
     positions = _float_positions(args) if grad_position is None else (
         (grad_position,) if isinstance(grad_position, int) else tuple(grad_position))
     if not positions:
         raise ValueError("check_grads found no float argument to differentiate")
+    for mode in modes:
+        if mode not in ("rev", "fwd"):
+            raise ValueError(f"modes holds 'rev' and 'fwd', got {mode!r}")
+    if not isinstance(order, int) or order < 1:
+        raise ValueError(f"order must be a positive int, got {order!r}")
     rng = np.random.default_rng(seed)
+    result = _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions, rng,
+                                "rev")
+    if "fwd" in modes:
+        _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions, rng, "fwd")
+    scalar = None
+    for k in range(2, order + 1):
+        scalar = _nested(fn, args, positions[0], kwargs, scalar, rng)
+        for mode in modes:
+            _check_first_order(scalar, args, positions[:1], {}, max(eps, 1e-5), rtol * 10,
+                               atol * 10, directions, rng, mode, label=f"order {k}")
+    return result
+
+
+def _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions, rng, mode,
+                       label="order 1"):
+    from mindgrad.api import grad
+    from mindgrad.higher import jvp
+
     out = fn(*args, **kwargs)
     u = _random_like(out, rng)
     if u is None:
         raise ValueError(f"check_grads needs a float output, got {type(out).__name__}")
-    grads = grad(fn, positions, sens_param=True)(*args, u, **kwargs)
-    grads = (grads,) if len(positions) == 1 else grads
+    grads = None
+    if mode == "rev":
+        grads = grad(fn, positions, sens_param=True)(*args, u, **kwargs)
+        grads = (grads,) if len(positions) == 1 else grads
+    elif kwargs:
+        raise ValueError("forward mode in check_grads takes no keyword arguments")
     for direction in range(directions):
         v = {p: _random_like(args[p], rng) for p in positions}
-        plus = list(args)
-        minus = list(args)
+        plus, minus = list(args), list(args)
         for p in positions:
             plus[p] = _axpy(eps, v[p], args[p])
             minus[p] = _axpy(-eps, v[p], args[p])
         numeric = (_vdot(u, fn(*plus, **kwargs)) - _vdot(u, fn(*minus, **kwargs))) / (2 * eps)
-        analytic = sum(_vdot(g, v[p]) for g, p in zip(grads, positions))
+        if mode == "rev":
+            analytic = sum(_vdot(g, v[p]) for g, p in zip(grads, positions))
+        else:
+            tangents = tuple(v.get(i) for i in range(len(args)))
+            analytic = _vdot(u, jvp(fn, args, tangents)[1])
         if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
             raise AssertionError(
-                f"gradient check failed for {getattr(fn, '__name__', fn)} at positions "
-                f"{positions}, direction {direction}: mindgrad gives {analytic!r}, central "
-                f"differences give {numeric!r} (difference {analytic - numeric:.3e})")
-    return grads[0] if len(positions) == 1 else grads
+                f"{label} {mode}-mode check failed for {getattr(fn, '__name__', fn)} at "
+                f"positions {positions}, direction {direction}: mindgrad gives {analytic!r}, "
+                f"central differences give {numeric!r} (difference {analytic - numeric:.3e})")
+    return None if grads is None else (grads[0] if len(positions) == 1 else grads)
+
+
+_made = itertools.count(1)
+
+
+def _nested(fn, args, position, kwargs, inner, rng):
+    """``s(x) = sum(u * grad(inner)(x))`` as a Python function with source (so it can be
+    differentiated again), where ``inner`` starts as ``sum(u * fn(x))``."""
+    from mindgrad.api import grad
+
+    params = ", ".join(f"x{i}" for i in range(len(args)))
+    if inner is None:
+        out = fn(*args, **kwargs)
+        if not isinstance(out, (float, np.floating, np.ndarray)):
+            raise ValueError("order > 1 needs fn to return one float or array")
+        namespace = {"np": np, "fn": fn, "u": _random_like(out, rng)}
+        keywords = ""
+        for k, value in kwargs.items():  # passed by name, as constants of the function
+            namespace[f"keyword_{k}"] = value
+            keywords += f", {k}=keyword_{k}"
+        body = f"np.sum(u * fn({params}{keywords}))"
+    else:
+        gradient = grad(inner, position)
+        w = _random_like(args[position], rng)
+        namespace = {"np": np, "gradient": gradient, "u": w}
+        body = f"np.sum(u * gradient({params}))"
+    name = f"nested_{next(_made)}"
+    text = f"def {name}({params}):\n    return {body}\n"
+    filename = f"<mindgrad check_grads {name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
+    return namespace[name]

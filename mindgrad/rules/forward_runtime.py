@@ -1,0 +1,811 @@
+"""Tangent rules for the helpers that generated adjoint code calls, so that forward mode can run
+over reverse-mode code (Hessian-vector products, forward-over-reverse).
+
+Most helpers are linear in the incoming gradient ``g``: their tangent is the helper applied to
+``d[g]``. Many are also linear in another argument (``matmul_grad_x(g, x, y) = g @ y.T``) and
+get a second statement with that argument's tangent. Arguments read only for a shape, a dtype,
+a mask or a permutation (piecewise constant) give no statement. The few helpers nonlinear in a
+primal argument (``prod_grad``, ``det_grad``, ``norm_grad``, ``var_grad``, ...) have
+``*_tangent`` helpers with the derivative.
+
+``seed``, ``zeros_buffer``, ``reversed_items`` and ``bprop_grads`` are declared constants by
+``runtime_rules.py``; ``restore_item`` mutates in place and has no value to differentiate.
+"""
+
+import numpy as np
+
+from mindgrad import ops, runtime
+from mindgrad.rules import builtins_math as bm
+from mindgrad.rules import d, nondifferentiable, tangent
+from mindgrad.rules import methods as me
+from mindgrad.rules import numpy_elementwise as ne
+from mindgrad.rules import numpy_linalg as nl
+from mindgrad.rules import numpy_reductions as nr
+from mindgrad.rules import numpy_shape as ns
+from mindgrad.rules import operators as op_rules
+from mindgrad.rules.forward_numpy_linalg import norm_axes
+from mindgrad.rules.forward_numpy_reductions import cumprod_tangent
+from mindgrad.rules.forward_operators import (
+    TangentList,
+    TangentTuple,
+    broadcast_tangent,
+    summable,
+    zero_tangent,
+)
+from mindgrad.runtime import add_at, as_grad, concat_grads, is_zero, item, pop_grad, \
+    setitem_grad, unbroadcast, unreduce
+
+# ----- mindgrad.runtime --------------------------------------------------------------------
+
+
+@tangent(runtime.unbroadcast)
+def _(out, g, x):
+    d[out] = unbroadcast(d[g], x)
+
+
+@tangent(runtime.unreduce)
+def _(out, g, x, axis=None, keepdims=False):
+    d[out] = unreduce(d[g], x, axis, keepdims)
+
+
+def runtime_add_tangent(t, out):
+    """Tangent of one operand of ``add(a, b)``: in the result's shape (arrays), or adding element
+    by element (lists, tuples, dicts)."""
+    if isinstance(out, (list, tuple, dict)):
+        return summable(t)
+    return broadcast_tangent(t, out)
+
+
+@tangent(runtime.add)
+def _(out, a, b):
+    d[out] = runtime_add_tangent(d[a], out)
+    d[out] = runtime_add_tangent(d[b], out)
+
+
+def add_at_tangent(t, x, idx):
+    """Tangent of ``add_at(dx, x, idx, g)`` from ``g``: ``t`` added into a zero buffer."""
+    return summable(add_at(0, x, idx, t))
+
+
+@tangent(runtime.add_at)
+def _(out, dx, x, idx, g):
+    d[out] = summable(d[dx])
+    d[out] = add_at_tangent(d[g], x, idx)
+
+
+@tangent(runtime.item)
+def _(out, g, i):
+    d[out] = item(d[g], i)
+
+
+@tangent(runtime.concat_grads)
+def _(out, g, x, y):
+    d[out] = summable(concat_grads(d[g], x, y))
+
+
+@tangent(runtime.as_grad)
+def _(out, g, x):
+    d[out] = as_grad(d[g], x)
+
+
+def saved_item_tangent(t, x, idx):
+    """Tangent of ``saved_item(x, idx)``: a copy of ``t[idx]`` (0 for a key not in a dict)."""
+    if isinstance(x, dict):
+        return t.get(idx, 0) if idx in x else 0
+    value = item(t, idx)
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+@tangent(runtime.saved_item)
+def _(out, x, idx):
+    d[out] = saved_item_tangent(d[x], x, idx)
+
+
+def setitem_grad_tangent(t, idx, v):
+    """Tangent of ``setitem_grad(dx, idx, v)``: the same split of a copy of ``t``."""
+    t = np.array(t) if isinstance(t, np.ndarray) else list(t)
+    return summable(setitem_grad(t, idx, v))
+
+
+@tangent(runtime.setitem_grad)
+def _(out, dx, idx, v):
+    d[out] = setitem_grad_tangent(d[dx], idx, v)
+
+
+@tangent(runtime.pop_grad)
+def _(out, dxs):
+    d[out] = summable(pop_grad(d[dxs]))
+
+
+def push_grad_tangent(t, dxs, which):
+    """Tangent of ``push_grad(dxs, g) = dxs + [g]`` from ``dxs`` (which 0) or ``g`` (1)."""
+    n = 0 if is_zero(dxs) else len(dxs)
+    if which == 0:
+        return TangentList(list(t) + [0])
+    return TangentList([0] * n + [t])
+
+
+if hasattr(runtime, "push_grad"):
+
+    @tangent(runtime.push_grad)
+    def _(out, dxs, g):
+        d[out] = push_grad_tangent(d[dxs], dxs, 0)
+        d[out] = push_grad_tangent(d[g], dxs, 1)
+
+
+# ----- helpers of operators.py and ops.py --------------------------------------------------
+
+
+@tangent(op_rules.matmul_grad_x)
+def _(out, g, x, y):
+    d[out] = op_rules.matmul_grad_x(d[g], x, y)
+    d[out] = op_rules.matmul_grad_x(g, x, d[y])
+
+
+@tangent(op_rules.matmul_grad_y)
+def _(out, g, x, y):
+    d[out] = op_rules.matmul_grad_y(d[g], x, y)
+    d[out] = op_rules.matmul_grad_y(g, d[x], y)
+
+
+def matmul_op_grads_tangent(g, op, x, y, t, wrt):
+    """Tangent of ``matmul_op_grads(g, op, x, y)`` from ``x`` (wrt 0) or ``y`` (1): only the
+    other factor's gradient depends on it."""
+    if wrt == 0:
+        grads = ops.matmul_op_grads(g, op, t, y)
+        return TangentTuple((zero_tangent(grads[0]), grads[1]))
+    grads = ops.matmul_op_grads(g, op, x, t)
+    return TangentTuple((grads[0], zero_tangent(grads[1])))
+
+
+@tangent(ops.matmul_op_grads)
+def _(out, g, op, x, y):
+    d[out] = summable(ops.matmul_op_grads(d[g], op, x, y))
+    d[out] = matmul_op_grads_tangent(g, op, x, y, d[x], 0)
+    d[out] = matmul_op_grads_tangent(g, op, x, y, d[y], 1)
+
+
+@tangent(ops.reduce_op_grad)
+def _(out, g, op, x, axis, mean=False):
+    d[out] = ops.reduce_op_grad(d[g], op, x, axis, mean)
+
+
+# ----- helpers of builtins_math.py and methods.py: linear in the gradient ------------------
+
+
+@tangent(bm.sum_grad)
+def _(out, g, xs):
+    d[out] = bm.sum_grad(d[g], xs)
+
+
+@tangent(bm.select_grad)
+def _(ans, g, out, args):
+    d[ans] = bm.select_grad(d[g], out, args)
+
+
+@tangent(bm.sequence_grad)
+def _(out, g, iterable):
+    d[out] = bm.sequence_grad(d[g], iterable)
+
+
+@tangent(bm.reversed_grad)
+def _(out, g, seq):
+    d[out] = bm.reversed_grad(d[g], seq)
+
+
+@tangent(me.dict_items_grad)
+def _(out, g, mapping):
+    d[out] = me.dict_items_grad(d[g], mapping)
+
+
+@tangent(me.dict_values_grad)
+def _(out, g, mapping):
+    d[out] = me.dict_values_grad(d[g], mapping)
+
+
+@tangent(me.item_grad)
+def _(out, g, a, args):
+    d[out] = me.item_grad(d[g], a, args)
+
+
+nondifferentiable(me.method_transpose_axes, ns.hsplit_axis)
+
+# ----- helpers of numpy_elementwise.py -----------------------------------------------------
+
+
+@tangent(ne.astype_grad)
+def _(out, g, x):
+    d[out] = ne.astype_grad(d[g], x)
+
+
+@tangent(ne.array_grad)
+def _(out, g, obj):
+    d[out] = ne.array_grad(d[g], obj)
+
+
+@tangent(ne.imag_grad)
+def _(out, g, val):
+    d[out] = ne.imag_grad(d[g], val)
+
+
+@tangent(ne.maximum_grad)
+def _(out, g, x, y):
+    d[out] = ne.maximum_grad(d[g], x, y)
+
+
+@tangent(ne.fmax_grad)
+def _(out, g, x, y):
+    d[out] = ne.fmax_grad(d[g], x, y)
+
+
+@tangent(ne.clip_grad_a)
+def _(out, g, a, lo, hi):
+    d[out] = ne.clip_grad_a(d[g], a, lo, hi)
+
+
+@tangent(ne.clip_grad_lower)
+def _(out, g, a, lo, hi):
+    d[out] = ne.clip_grad_lower(d[g], a, lo, hi)
+
+
+@tangent(ne.clip_grad_upper)
+def _(out, g, a, lo, hi):
+    d[out] = ne.clip_grad_upper(d[g], a, lo, hi)
+
+
+def clip_bounds_tangent(t, position, chosen, out):
+    """Tangent of ``clip_bounds(...) = (lo, hi)`` from one bound: ``t`` at its ``position`` if
+    that bound was the one ``chosen``."""
+    parts = [zero_tangent(out[0]), zero_tangent(out[1])]
+    if chosen:
+        parts[position] = t
+    return TangentTuple(parts)
+
+
+@tangent(ne.clip_bounds)
+def _(out, a, a_min, a_max, lower, upper):
+    d[out] = clip_bounds_tangent(d[a_min], 0, True, out)
+    d[out] = clip_bounds_tangent(d[a_max], 1, True, out)
+    d[out] = clip_bounds_tangent(d[lower], 0, a_min is None, out)
+    d[out] = clip_bounds_tangent(d[upper], 1, a_max is None, out)
+
+
+def sinc_grad_tangent(g, x, t):
+    """Tangent of ``sinc_grad(g, x) = g sinc'(x)`` from ``x``: ``g sinc''(x) t``, with
+    ``sinc''(x) = (-pi sin(pi x) - 2 sinc'(x)) / x`` and ``sinc''(0) = -pi^2 / 3``."""
+    x_safe = np.where(x == 0, 1.0, x)
+    first = (np.cos(np.pi * x_safe) - np.sinc(x_safe)) / x_safe
+    second = (-np.pi * np.sin(np.pi * x_safe) - 2.0 * first) / x_safe
+    second = np.where(x == 0, -np.pi ** 2 / 3.0, second).astype(np.result_type(x, 1.0),
+                                                                 copy=False)
+    return g * second * t
+
+
+@tangent(ne.sinc_grad)
+def _(out, g, x):
+    d[out] = ne.sinc_grad(d[g], x)
+    d[out] = sinc_grad_tangent(g, x, d[x])
+
+
+# ----- helpers of numpy_reductions.py ------------------------------------------------------
+
+
+@tangent(nr.reduce_sum_grad)
+def _(out, g, a, axis=None, keepdims=False, where=True):
+    d[out] = nr.reduce_sum_grad(d[g], a, axis, keepdims, where)
+
+
+@tangent(nr.reduce_mean_grad)
+def _(out, g, a, axis=None, keepdims=False, where=True):
+    d[out] = nr.reduce_mean_grad(d[g], a, axis, keepdims, where)
+
+
+def average_grad_a_tangent(g, a, axis, weights, t, returned=False, keepdims=False):
+    """Tangent of ``average_grad_a`` (``g w / sum(w)``) from ``weights``."""
+    g = g[0] if returned else g
+    if is_zero(g):
+        return 0
+    w = nr.average_weights(a, axis, weights)
+    tw = nr.average_weights(a, axis, t)
+    axes = nr.reduced_axes(axis, np.ndim(a))
+    total = np.sum(w, axis=axes, keepdims=True)
+    t_total = np.sum(tw, axis=axes, keepdims=True)
+    return ne.astype_grad(unreduce(g, a, axis, keepdims) * (tw / total - w * t_total / total ** 2),
+                          a)
+
+
+@tangent(nr.average_grad_a)
+def _(out, g, a, axis, weights, returned=False, keepdims=False):
+    d[out] = nr.average_grad_a(d[g], a, axis, weights, returned, keepdims)
+    d[out] = average_grad_a_tangent(g, a, axis, weights, d[weights], returned, keepdims)
+
+
+def average_grad_weights_tangent(g, a, axis, weights, t, wrt, returned=False, keepdims=False):
+    """Tangent of ``average_grad_weights`` from ``a`` (wrt 0) or ``weights`` (1): the part
+    ``g_avg (a - mean) / total`` changes with both."""
+    if weights is None:
+        return 0
+    g_avg = g[0] if returned else g
+    if is_zero(g_avg):
+        return 0
+    w = nr.average_weights(a, axis, weights)
+    axes = nr.reduced_axes(axis, np.ndim(a))
+    total = np.sum(w, axis=axes, keepdims=True)
+    mean = np.sum(w * a, axis=axes, keepdims=True) / total
+    if wrt == 0:
+        t_mean = np.sum(w * t, axis=axes, keepdims=True) / total
+        change = (t - t_mean) / total
+    else:
+        tw = nr.average_weights(a, axis, t)
+        t_total = np.sum(tw, axis=axes, keepdims=True)
+        t_mean = np.sum(tw * (a - mean), axis=axes, keepdims=True) / total
+        change = -t_mean / total - (a - mean) * t_total / total ** 2
+    grad = unreduce(g_avg, a, axis, keepdims) * change
+    if np.ndim(weights) == 1 and np.shape(weights) != np.shape(a):
+        grad = np.sum(grad, axis=tuple(i for i in range(np.ndim(a)) if i not in axes))
+    return ne.astype_grad(unbroadcast(grad, weights), weights)
+
+
+@tangent(nr.average_grad_weights)
+def _(out, g, a, axis, weights, returned=False, keepdims=False):
+    d[out] = nr.average_grad_weights(d[g], a, axis, weights, returned, keepdims)
+    d[out] = average_grad_weights_tangent(g, a, axis, weights, d[a], 0, returned, keepdims)
+    d[out] = average_grad_weights_tangent(g, a, axis, weights, d[weights], 1, returned,
+                                          keepdims)
+
+
+def exclusive_products_tangent(x, t):
+    """Tangent of ``exclusive_products(x)`` (products of all the others along the last axis)
+    in the direction ``t``: exact with zeros, through the tangents of the two cumprods."""
+    ones, zeros = np.ones_like(x[..., :1]), np.zeros_like(t[..., :1])
+    head_x = np.concatenate([ones, x[..., :-1]], axis=-1)
+    head_t = np.concatenate([zeros, t[..., :-1]], axis=-1)
+    before = np.cumprod(head_x, axis=-1)
+    d_before = cumprod_tangent(head_t, head_x, before, -1)
+    tail_x = np.concatenate([ones, x[..., :0:-1]], axis=-1)
+    tail_t = np.concatenate([zeros, t[..., :0:-1]], axis=-1)
+    after = np.cumprod(tail_x, axis=-1)
+    d_after = cumprod_tangent(tail_t, tail_x, after, -1)
+    return d_before * after[..., ::-1] + before * d_after[..., ::-1]
+
+
+def prod_grad_tangent(g, a, t, axis=None, keepdims=False, initial=1, where=True):
+    """Tangent of ``prod_grad`` from ``a``: the products of the other elements change by the
+    sum over the others of ``t`` times the products without both."""
+    if np.size(a) == 0:
+        return np.zeros(np.shape(a), np.result_type(a, 1.0))
+    x = np.asarray(a)
+    t = np.broadcast_to(t, x.shape)
+    if where is not True:
+        x, t = np.where(where, x, np.ones_like(x)), np.where(where, t, np.zeros_like(t))
+    axes = nr.reduced_axes(axis, x.ndim)
+    kept = x.ndim - len(axes)
+    moved_x = np.moveaxis(x, axes, range(kept, x.ndim))
+    moved_t = np.moveaxis(t, axes, range(kept, x.ndim))
+    flat_x = moved_x.reshape(moved_x.shape[:kept] + (-1,))
+    flat_t = moved_t.reshape(moved_t.shape[:kept] + (-1,))
+    others = exclusive_products_tangent(flat_x, flat_t).reshape(moved_x.shape)
+    others = np.moveaxis(others, range(kept, x.ndim), axes)
+    grad = nr.masked_grad(unreduce(g, x, axis, keepdims) * others * initial, where)
+    return ne.astype_grad(grad, a)
+
+
+@tangent(nr.prod_grad)
+def _(out, g, a, axis=None, keepdims=False, initial=1, where=True):
+    d[out] = nr.prod_grad(d[g], a, axis, keepdims, initial, where)
+    d[out] = prod_grad_tangent(g, a, d[a], axis, keepdims, initial, where)
+    d[out] = nr.prod_grad(g, a, axis, keepdims, d[initial], where)
+
+
+@tangent(nr.extremum_grad)
+def _(out, g, a, ans, axis=None, keepdims=False, where=True):
+    d[out] = nr.extremum_grad(d[g], a, ans, axis, keepdims, where)
+
+
+def var_grad_tangent(g, a, t, wrt, axis=None, ddof=0, keepdims=False, correction=None,
+                     where=True, mean=None):
+    """Tangent of ``var_grad`` (``g 2 (a - mean) / (N - ddof)``) from ``a`` (wrt 0; the computed
+    mean moves with it) or from a given ``mean`` (wrt 1)."""
+    ddof = ddof if correction is None else correction
+    x = np.asarray(a)
+    axes = nr.reduced_axes(axis, x.ndim)
+    if wrt == 1:
+        change = -t
+    elif mean is None:
+        change = t - np.mean(np.broadcast_to(t, x.shape), axis=axes, keepdims=True, where=where)
+    else:
+        change = t
+    count = nr.reduced_count(x, axis, where)
+    grad = unreduce(g, x, axis, keepdims) * change * (2.0 / (count - ddof))
+    return ne.astype_grad(nr.masked_grad(grad, where), a)
+
+
+@tangent(nr.var_grad)
+def _(out, g, a, axis=None, ddof=0, keepdims=False, correction=None, where=True, mean=None):
+    d[out] = nr.var_grad(d[g], a, axis, ddof, keepdims, correction, where, mean)
+    d[out] = var_grad_tangent(g, a, d[a], 0, axis, ddof, keepdims, correction, where, mean)
+    d[out] = var_grad_tangent(g, a, d[mean], 1, axis, ddof, keepdims, correction, where, mean)
+
+
+def std_grad_tangent(g, a, ans, t, wrt, axis=None, ddof=0, keepdims=False, correction=None,
+                     where=True, mean=None):
+    """Tangent of ``std_grad`` (``var_grad(g / (2 ans), ...)``) from ``a`` (wrt 0), a given
+    ``mean`` (1) or ``ans`` (2: ``-g t / (2 ans^2)`` through ``var_grad``, 0 where ans is 0)."""
+    if wrt == 2:
+        scale = -g * 0.5 * t / np.where(ans == 0, np.inf, ans) ** 2
+        return nr.var_grad(scale, a, axis, ddof, keepdims, correction, where, mean)
+    scale = g * 0.5 / np.where(ans == 0, np.inf, ans)
+    return var_grad_tangent(scale, a, t, wrt, axis, ddof, keepdims, correction, where, mean)
+
+
+@tangent(nr.std_grad)
+def _(out, g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+      mean=None):
+    d[out] = nr.std_grad(d[g], a, ans, axis, ddof, keepdims, correction, where, mean)
+    d[out] = std_grad_tangent(g, a, ans, d[a], 0, axis, ddof, keepdims, correction, where, mean)
+    d[out] = std_grad_tangent(g, a, ans, d[mean], 1, axis, ddof, keepdims, correction, where,
+                              mean)
+    d[out] = std_grad_tangent(g, a, ans, d[ans], 2, axis, ddof, keepdims, correction, where,
+                              mean)
+
+
+@tangent(nr.cumsum_grad)
+def _(out, g, a, axis=None):
+    d[out] = nr.cumsum_grad(d[g], a, axis)
+
+
+def cumprod_grad_tangent(g, a, ans, t, axis=None):
+    """Tangent of ``cumprod_grad(g, a, ans)`` from ``a``, with ``ans = cumprod(a)`` moving
+    along (``ans`` is read as that function of ``a``: it gets no statement of its own)."""
+    if is_zero(g):
+        return 0
+    x = np.asarray(a)
+    t = np.broadcast_to(t, x.shape)
+    ax = -1 if axis is None else axis
+    if axis is None:
+        x, t = x.ravel(), t.ravel()
+    g = np.asarray(g)
+    if np.all(x != 0):
+        out = np.cumprod(x, axis=ax)
+        d_out = cumprod_tangent(t, x, out, ax)
+        rev = np.flip(np.cumsum(np.flip(g * out, ax), axis=ax), ax)
+        d_rev = np.flip(np.cumsum(np.flip(g * d_out, ax), axis=ax), ax)
+        grad = d_rev / x - rev * t / (x * x)
+        return ne.astype_grad(np.reshape(grad, np.shape(a)), a)
+    xm, tm, gm = np.moveaxis(x, ax, -1), np.moveaxis(t, ax, -1), np.moveaxis(g, ax, -1)
+    grad = np.zeros(np.broadcast_shapes(xm.shape, gm.shape), dtype=np.result_type(xm, gm, tm))
+    for i in range(xm.shape[-1]):
+        without_i, t_without_i = xm.copy(), np.array(tm)
+        without_i[..., i], t_without_i[..., i] = 1, 0
+        partial = np.cumprod(without_i, axis=-1)
+        d_partial = cumprod_tangent(t_without_i, without_i, partial, -1)
+        grad[..., i] = np.sum(gm[..., i:] * d_partial[..., i:], axis=-1)
+    return ne.astype_grad(np.reshape(np.moveaxis(grad, -1, ax), np.shape(a)), a)
+
+
+@tangent(nr.cumprod_grad)
+def _(out, g, a, ans, axis=None):
+    d[out] = nr.cumprod_grad(d[g], a, ans, axis)
+    d[out] = cumprod_grad_tangent(g, a, ans, d[a], axis)
+
+
+# ----- helpers of numpy_shape.py: all linear in the gradient -------------------------------
+
+
+@tangent(ns.atleast_grads)
+def _(out, g, arys):
+    d[out] = ns.atleast_grads(d[g], arys)
+
+
+@tangent(ns.transpose_grad)
+def _(out, g, axes=None):
+    d[out] = ns.transpose_grad(d[g], axes)
+
+
+@tangent(ns.concatenate_grad)
+def _(out, g, arrays, axis=0):
+    d[out] = ns.concatenate_grad(d[g], arrays, axis)
+
+
+@tangent(ns.stack_grad)
+def _(out, g, arrays, axis=0):
+    d[out] = ns.stack_grad(d[g], arrays, axis)
+
+
+@tangent(ns.hstack_grad)
+def _(out, g, tup):
+    d[out] = ns.hstack_grad(d[g], tup)
+
+
+@tangent(ns.vstack_grad)
+def _(out, g, tup):
+    d[out] = ns.vstack_grad(d[g], tup)
+
+
+@tangent(ns.dstack_grad)
+def _(out, g, tup):
+    d[out] = ns.dstack_grad(d[g], tup)
+
+
+@tangent(ns.column_stack_grad)
+def _(out, g, tup):
+    d[out] = ns.column_stack_grad(d[g], tup)
+
+
+@tangent(ns.split_grad)
+def _(out, gs, pieces, ary, axis=0):
+    d[out] = ns.split_grad(d[gs], pieces, ary, axis)
+
+
+@tangent(ns.unstack_grad)
+def _(out, gs, pieces, x, axis=0):
+    d[out] = ns.unstack_grad(d[gs], pieces, x, axis)
+
+
+@tangent(ns.tile_grad)
+def _(out, g, A, reps):
+    d[out] = ns.tile_grad(d[g], A, reps)
+
+
+@tangent(ns.repeat_grad)
+def _(out, g, a, repeats, axis=None):
+    d[out] = ns.repeat_grad(d[g], a, repeats, axis)
+
+
+@tangent(ns.sort_grad)
+def _(out, g, a, axis=-1, kind=None):
+    d[out] = ns.sort_grad(d[g], a, axis, kind)
+
+
+@tangent(ns.diagonal_grad)
+def _(out, g, a, offset=0, axis1=0, axis2=1):
+    d[out] = ns.diagonal_grad(d[g], a, offset, axis1, axis2)
+
+
+@tangent(ns.diag_grad)
+def _(out, g, v, k=0):
+    d[out] = ns.diag_grad(d[g], v, k)
+
+
+@tangent(ns.trace_grad)
+def _(out, g, a, offset=0, axis1=0, axis2=1):
+    d[out] = ns.trace_grad(d[g], a, offset, axis1, axis2)
+
+
+@tangent(ns.take_grad)
+def _(out, g, a, indices, axis=None, mode="raise"):
+    d[out] = ns.take_grad(d[g], a, indices, axis, mode)
+
+
+@tangent(ns.take_along_axis_grad)
+def _(out, g, arr, indices, axis=-1):
+    d[out] = ns.take_along_axis_grad(d[g], arr, indices, axis)
+
+
+@tangent(ns.pad_grad)
+def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
+    d[out] = ns.pad_grad(d[g], array, pad_width, mode, reflect_type)
+
+
+@tangent(ns.diff_grads)
+def _(out, g, a, n=1, axis=-1, prepend=None, append=None):
+    d[out] = summable(ns.diff_grads(d[g], a, n, axis, prepend, append))
+
+
+@tangent(ns.meshgrid_grads)
+def _(out, gs, xi, indexing="xy"):
+    d[out] = summable(ns.meshgrid_grads(d[gs], xi, indexing))
+
+
+# ----- helpers of numpy_linalg.py ----------------------------------------------------------
+
+
+@tangent(nl.swap_last_axes)
+def _(out, x):
+    d[out] = nl.swap_last_axes(d[x])
+
+
+@tangent(nl.dot_grad_a)
+def _(out, g, a, b):
+    d[out] = nl.dot_grad_a(d[g], a, b)
+    d[out] = nl.dot_grad_a(g, a, d[b])
+
+
+@tangent(nl.dot_grad_b)
+def _(out, g, a, b):
+    d[out] = nl.dot_grad_b(d[g], a, b)
+    d[out] = nl.dot_grad_b(g, d[a], b)
+
+
+@tangent(nl.inner_grad_a)
+def _(out, g, a, b):
+    d[out] = nl.inner_grad_a(d[g], a, b)
+    d[out] = nl.inner_grad_a(g, a, d[b])
+
+
+@tangent(nl.inner_grad_b)
+def _(out, g, a, b):
+    d[out] = nl.inner_grad_b(d[g], a, b)
+    d[out] = nl.inner_grad_b(g, d[a], b)
+
+
+@tangent(nl.outer_grad_a)
+def _(out, g, a, b):
+    d[out] = nl.outer_grad_a(d[g], a, b)
+    d[out] = nl.outer_grad_a(g, a, d[b])
+
+
+@tangent(nl.vecdot_grad)
+def _(out, g, x, other, axis=-1):
+    d[out] = nl.vecdot_grad(d[g], x, other, axis)
+    d[out] = nl.vecdot_grad(g, x, d[other], axis)
+
+
+@tangent(nl.tensordot_grad_a)
+def _(out, g, a, b, axes=2):
+    d[out] = nl.tensordot_grad_a(d[g], a, b, axes)
+    d[out] = nl.tensordot_grad_a(g, a, d[b], axes)
+
+
+@tangent(nl.tensordot_grad_b)
+def _(out, g, a, b, axes=2):
+    d[out] = nl.tensordot_grad_b(d[g], a, b, axes)
+    d[out] = nl.tensordot_grad_b(g, d[a], b, axes)
+
+
+def einsum_grads_tangent(g, subscripts, operands, ts):
+    """Tangent of ``einsum_grads(g, subscripts, operands)`` from the operands: operand j's
+    tangent enters every gradient but its own (multilinearity)."""
+    total = [0] * len(operands)
+    for j, t in enumerate(ts):
+        if is_zero(t):
+            continue
+        replaced = list(operands)
+        replaced[j] = t
+        grads = nl.einsum_grads(g, subscripts, tuple(replaced))
+        total = [tk if k == j else runtime.add(tk, gk)
+                 for k, (tk, gk) in enumerate(zip(total, grads))]
+    return TangentTuple(zero_tangent(x) if is_zero(tk) else tk for tk, x in zip(total, operands))
+
+
+@tangent(nl.einsum_grads)
+def _(out, g, subscripts, operands):
+    d[out] = summable(nl.einsum_grads(d[g], subscripts, operands))
+    d[out] = einsum_grads_tangent(g, subscripts, operands, d[operands])
+
+
+def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
+    """Tangent of ``norm_grad(g, x, ans, ...) = g slope(x, ans)`` from ``x`` (wrt 0) or ``ans``
+    (1). The slope of the 2-norm/Frobenius norm is ``x / ans``, of a p-norm
+    ``sign(x) (|x| / ans)^(p-1)``; those of the 1, inf, 0 norms and of the matrix 1/inf norms
+    are piecewise constant. The spectral and nuclear matrix norms are not supported."""
+    if is_zero(g):
+        return 0
+    x = np.asarray(x)
+    axes = norm_axes(x, ord, axis)
+    if not keepdims:
+        g, ans = np.expand_dims(g, axes), np.expand_dims(ans, axes)
+        if wrt == 1:
+            t = np.expand_dims(t, axes)
+    safe = np.where(ans == 0, 1, ans)
+    matrix = len(axes) == 2 and not (ord is None and axis is None)
+    if (ord is None and (axis is None or not matrix)) or ord == "fro" or (ord == 2 and not matrix):
+        p = 2
+    elif matrix and ord in ("nuc", 2, -2):
+        raise NotImplementedError(f"the derivative of norm_grad for the matrix norm ord={ord!r} "
+                                  "(singular values) has no tangent rule")
+    elif matrix or ord in (1, 0) or np.isinf(ord):
+        return np.zeros(x.shape, np.result_type(x, g, 1.0))
+    else:
+        p = ord
+    ratio = np.abs(x) / safe
+    if wrt == 0:
+        change = (p - 1) * ratio ** (p - 2) * t / safe
+    else:
+        change = (1 - p) * np.sign(x) * ratio ** (p - 1) * t / safe
+    return ne.astype_grad(g * change, x)
+
+
+@tangent(nl.norm_grad)
+def _(out, g, x, ans, ord=None, axis=None, keepdims=False):
+    d[out] = nl.norm_grad(d[g], x, ans, ord, axis, keepdims)
+    d[out] = norm_grad_tangent(g, x, ans, d[x], 0, ord, axis, keepdims)
+    d[out] = norm_grad_tangent(g, x, ans, d[ans], 1, ord, axis, keepdims)
+
+
+def inverse_transpose_tangent(a, t):
+    """Tangent of ``inv(a)^T`` in the direction ``t``: ``-(inv(a) t inv(a))^T``."""
+    inv = np.linalg.inv(a)
+    return -nl.swap_last_axes(np.matmul(inv, np.matmul(t, inv)))
+
+
+def det_grad_tangent(g, a, ans, t):
+    """Tangent of ``det_grad(g, a, ans) = g ans inv(a)^T`` from ``a`` (``ans`` held)."""
+    return np.expand_dims(g * ans, (-2, -1)) * inverse_transpose_tangent(a, t)
+
+
+@tangent(nl.det_grad)
+def _(out, g, a, ans):
+    d[out] = nl.det_grad(d[g], a, ans)
+    d[out] = nl.det_grad(g, a, d[ans])
+    d[out] = det_grad_tangent(g, a, ans, d[a])
+
+
+def slogdet_grad_tangent(g, a, t):
+    """Tangent of ``slogdet_grad(g, a) = g[1] inv(a)^T`` from ``a``."""
+    if is_zero(g[1]):
+        return 0
+    return np.expand_dims(g[1], (-2, -1)) * inverse_transpose_tangent(a, t)
+
+
+@tangent(nl.slogdet_grad)
+def _(out, g, a):
+    d[out] = nl.slogdet_grad(d[g], a)
+    d[out] = slogdet_grad_tangent(g, a, d[a])
+
+
+def solve_adjoint_tangent(g, a, b, t):
+    """Tangent of ``solve_adjoint(g, a, b) = solve(a^T, g)`` from ``a``:
+    ``-solve(a^T, t^T solve(a^T, g))``."""
+    r = nl.solve_adjoint(g, a, b)
+    if np.ndim(b) == 1:
+        rhs = np.matmul(nl.swap_last_axes(t), np.expand_dims(r, -1))[..., 0]
+    else:
+        rhs = np.matmul(nl.swap_last_axes(t), r)
+    return -nl.solve_adjoint(rhs, a, b)
+
+
+@tangent(nl.solve_adjoint)
+def _(out, g, a, b):
+    d[out] = nl.solve_adjoint(d[g], a, b)
+    d[out] = solve_adjoint_tangent(g, a, b, d[a])
+
+
+@tangent(nl.solve_grad_a)
+def _(out, g_b, a, b, x):
+    d[out] = nl.solve_grad_a(d[g_b], a, b, x)
+    d[out] = nl.solve_grad_a(g_b, a, b, d[x])
+
+
+# ----- helpers of runtime_rules.py (grad of grad of grad): linear in the gradient ----------
+
+try:
+    from mindgrad.rules import runtime_rules as rr
+except ImportError:  # pragma: no cover - written alongside
+    rr = None
+
+if rr is not None:
+    if hasattr(rr, "broadcast_back"):
+        @tangent(rr.broadcast_back)
+        def _(out, g, like):
+            d[out] = rr.broadcast_back(d[g], like)
+
+    if hasattr(rr, "gather"):
+        @tangent(rr.gather)
+        def _(out, g, x, idx):
+            d[out] = rr.gather(d[g], x, idx)
+
+    if hasattr(rr, "setitem_grad_adjoint"):
+        @tangent(rr.setitem_grad_adjoint)
+        def _(out, g_out, dx, idx, v):
+            d[out] = rr.setitem_grad_adjoint(d[g_out], dx, idx, v)
+
+    if hasattr(rr, "pop_grad_adjoint"):
+        @tangent(rr.pop_grad_adjoint)
+        def _(out, g_out):
+            d[out] = rr.pop_grad_adjoint(d[g_out])
+
+    if hasattr(rr, "push_grad_parts"):
+        @tangent(rr.push_grad_parts)
+        def _(out, g_out):
+            d[out] = summable(rr.push_grad_parts(d[g_out]))
+
+    if hasattr(rr, "concat_grads_adjoint"):
+        @tangent(rr.concat_grads_adjoint)
+        def _(out, g_out):
+            d[out] = rr.concat_grads_adjoint(d[g_out])
+
+    if hasattr(rr, "unreduce_adjoint"):
+        @tangent(rr.unreduce_adjoint)
+        def _(out, g_out, g, x, axis, keepdims):
+            d[out] = rr.unreduce_adjoint(d[g_out], g, x, axis, keepdims)
