@@ -50,6 +50,8 @@ def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``: the adjoint of NumPy broadcasting."""
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.shape == x.shape:
         return g  # the common case, without np.shape's overhead
+    if isinstance(g, (list, tuple, dict)) or isinstance(x, (list, tuple, dict)):
+        return g  # the gradient of a container (grad of grad): nothing was broadcast
     gshape = np.shape(g)
     xshape = np.shape(x)
     if gshape == xshape or is_zero(g):
@@ -126,8 +128,8 @@ def zeros_buffer(x):
 
 def add_at(dx, x, idx, g):
     """Gradient of ``y = x[idx]``: add ``g`` into ``dx`` at ``idx`` (``dx`` may be zero)."""
-    if is_zero(g):
-        return dx
+    if is_zero(g) or is_zero(x):
+        return dx  # x is a symbolic zero gradient (grad of grad): it depends on nothing
     if isinstance(x, np.ndarray):
         if is_zero(dx):
             dx = np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))

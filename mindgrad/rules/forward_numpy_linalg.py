@@ -34,6 +34,12 @@ def _(ans, a, b, out=None):
     d[ans] = np.outer(a, d[b])
 
 
+@tangent(np.multiply.outer)
+def _(out, a, b):
+    d[out] = np.multiply.outer(d[a], b)
+    d[out] = np.multiply.outer(a, d[b])
+
+
 @tangent(np.vdot)
 def _(out, a, b):
     d[out] = np.vdot(d[a], b)

@@ -17,6 +17,7 @@ from mindgrad.rules.numpy_reductions import (
     reduced_axes,
     reduced_count,
 )
+from mindgrad.runtime import is_zero
 
 
 def as_dtype_of(t, out):
@@ -58,6 +59,8 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 def average_tangent_a(t, a, axis, weights, returned, keepdims, out):
     """Tangent of ``np.average(a, axis, weights)`` from ``a``: the weighted average of ``t``
     (the returned sum of weights does not depend on ``a``)."""
+    if is_zero(t):
+        return 0
     w = average_weights(a, axis, weights)
     axes = reduced_axes(axis, np.ndim(a))
     total = np.sum(w, axis=axes, keepdims=keepdims)
@@ -70,6 +73,8 @@ def average_tangent_a(t, a, axis, weights, returned, keepdims, out):
 def average_tangent_weights(t, a, axis, weights, returned, keepdims, out):
     """Tangent of ``np.average`` (and of the returned sum of weights) from ``weights``:
     ``sum(t (a - avg)) / sum(w)`` and ``sum(t)``."""
+    if is_zero(t) or weights is None:
+        return 0
     w = average_weights(a, axis, weights)
     tw = average_weights(a, axis, t)
     axes = reduced_axes(axis, np.ndim(a))
@@ -149,6 +154,8 @@ def var_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, w
 def var_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None,
                      where=True, mean=None):
     """Tangent of ``np.var(a, mean=mean)`` from a given ``mean``."""
+    if is_zero(t) or mean is None:
+        return 0
     ddof = ddof if correction is None else correction
     x = np.asarray(a)
     axes = reduced_axes(axis, x.ndim)
@@ -160,6 +167,8 @@ def var_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=No
 def std_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
                 mean=None, wrt="a"):
     """Tangent of ``np.std = sqrt(var)``: the variance's over ``2 std``; 0 where the std is 0."""
+    if is_zero(t):
+        return 0
     fn = var_tangent if wrt == "a" else var_mean_tangent
     t_var = fn(t, a, ans, axis, ddof, keepdims, correction, where, mean)
     return as_dtype_of(t_var * 0.5 / np.where(ans == 0, np.inf, ans), ans)

@@ -280,6 +280,8 @@ def pad_tangent(t, array, pad_width, mode="constant", stat_length=None, reflect_
 
 def pad_constant_tangent(t, array, pad_width, mode="constant"):
     """Tangent of ``np.pad(..., constant_values=c)`` from ``c``: ``t`` in the padding."""
+    if is_zero(t):
+        return 0
     if mode != "constant":
         return np.zeros(np.shape(np.pad(np.asarray(array), pad_width, "constant")))
     zeros = np.zeros(np.shape(array), dtype=np.result_type(t, 1.0))
@@ -296,6 +298,8 @@ def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_valu
 def diff_tangent(t, which, a, n=1, axis=-1, prepend=None, append=None):
     """Tangent of ``np.diff(a, n, axis, prepend, append)`` from its input number ``which``
     (0: ``a``, 1: ``prepend``, 2: ``append``): the difference with the others zeroed."""
+    if is_zero(t):
+        return 0
     parts = [a, prepend, append]
     zeros = [None if p is None else np.zeros(np.shape(p), np.result_type(t, 1.0))
              for p in parts]

@@ -119,6 +119,8 @@ def _(out, dxs):
 
 def push_grad_tangent(t, dxs, which):
     """Tangent of ``push_grad(dxs, g) = dxs + [g]`` from ``dxs`` (which 0) or ``g`` (1)."""
+    if is_zero(t):
+        return 0
     n = 0 if is_zero(dxs) else len(dxs)
     if which == 0:
         return TangentList(list(t) + [0])
@@ -302,6 +304,8 @@ def _(out, g, a, axis=None, keepdims=False, where=True):
 
 def average_grad_a_tangent(g, a, axis, weights, t, returned=False, keepdims=False):
     """Tangent of ``average_grad_a`` (``g w / sum(w)``) from ``weights``."""
+    if is_zero(t):
+        return 0
     g = g[0] if returned else g
     if is_zero(g):
         return 0
@@ -323,6 +327,8 @@ def _(out, g, a, axis, weights, returned=False, keepdims=False):
 def average_grad_weights_tangent(g, a, axis, weights, t, wrt, returned=False, keepdims=False):
     """Tangent of ``average_grad_weights`` from ``a`` (wrt 0) or ``weights`` (1): the part
     ``g_avg (a - mean) / total`` changes with both."""
+    if is_zero(t):
+        return 0
     if weights is None:
         return 0
     g_avg = g[0] if returned else g
@@ -372,6 +378,8 @@ def exclusive_products_tangent(x, t):
 def prod_grad_tangent(g, a, t, axis=None, keepdims=False, initial=1, where=True):
     """Tangent of ``prod_grad`` from ``a``: the products of the other elements change by the
     sum over the others of ``t`` times the products without both."""
+    if is_zero(t):
+        return 0
     if np.size(a) == 0:
         return np.zeros(np.shape(a), np.result_type(a, 1.0))
     x = np.asarray(a)
@@ -406,6 +414,8 @@ def var_grad_tangent(g, a, t, wrt, axis=None, ddof=0, keepdims=False, correction
                      where=True, mean=None):
     """Tangent of ``var_grad`` (``g 2 (a - mean) / (N - ddof)``) from ``a`` (wrt 0; the computed
     mean moves with it) or from a given ``mean`` (wrt 1)."""
+    if is_zero(t):
+        return 0
     ddof = ddof if correction is None else correction
     x = np.asarray(a)
     axes = nr.reduced_axes(axis, x.ndim)
@@ -431,6 +441,8 @@ def std_grad_tangent(g, a, ans, t, wrt, axis=None, ddof=0, keepdims=False, corre
                      where=True, mean=None):
     """Tangent of ``std_grad`` (``var_grad(g / (2 ans), ...)``) from ``a`` (wrt 0), a given
     ``mean`` (1) or ``ans`` (2: ``-g t / (2 ans^2)`` through ``var_grad``, 0 where ans is 0)."""
+    if is_zero(t):
+        return 0
     if wrt == 2:
         scale = -g * 0.5 * t / np.where(ans == 0, np.inf, ans) ** 2
         return nr.var_grad(scale, a, axis, ddof, keepdims, correction, where, mean)
@@ -457,6 +469,8 @@ def _(out, g, a, axis=None):
 def cumprod_grad_tangent(g, a, ans, t, axis=None):
     """Tangent of ``cumprod_grad(g, a, ans)`` from ``a``, with ``ans = cumprod(a)`` moving
     along (``ans`` is read as that function of ``a``: it gets no statement of its own)."""
+    if is_zero(t):
+        return 0
     if is_zero(g):
         return 0
     x = np.asarray(a)
@@ -679,6 +693,8 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
     (1). The slope of the 2-norm/Frobenius norm is ``x / ans``, of a p-norm
     ``sign(x) (|x| / ans)^(p-1)``; those of the 1, inf, 0 norms and of the matrix 1/inf norms
     are piecewise constant. The spectral and nuclear matrix norms are not supported."""
+    if is_zero(t):
+        return 0
     if is_zero(g):
         return 0
     x = np.asarray(x)
@@ -733,6 +749,8 @@ def _(out, g, a, ans):
 
 def slogdet_grad_tangent(g, a, t):
     """Tangent of ``slogdet_grad(g, a) = g[1] inv(a)^T`` from ``a``."""
+    if is_zero(t):
+        return 0
     if is_zero(g[1]):
         return 0
     return np.expand_dims(g[1], (-2, -1)) * inverse_transpose_tangent(a, t)
@@ -809,3 +827,15 @@ if rr is not None:
         @tangent(rr.unreduce_adjoint)
         def _(out, g_out, g, x, axis, keepdims):
             d[out] = rr.unreduce_adjoint(d[g_out], g, x, axis, keepdims)
+
+    if hasattr(rr, "outer_grad_a"):
+        @tangent(rr.outer_grad_a)
+        def _(out, g, a, b):
+            d[out] = rr.outer_grad_a(d[g], a, b)
+            d[out] = rr.outer_grad_a(g, a, d[b])
+
+    if hasattr(rr, "outer_grad_b"):
+        @tangent(rr.outer_grad_b)
+        def _(out, g, a, b):
+            d[out] = rr.outer_grad_b(d[g], a, b)
+            d[out] = rr.outer_grad_b(g, d[a], b)

@@ -147,3 +147,27 @@ nondifferentiable(runtime.bprop_grads)  # a custom bprop has no second derivativ
 @adjoint(astype_grad)
 def _(out, g, x):
     d[g] = astype_grad(d[out], g)
+
+
+@adjoint(runtime.saved_item)
+def _(out, x, idx):
+    d[x] = runtime.add_at(0, x, idx, d[out])
+
+
+# ----- products the helpers use ------------------------------------------------------------
+
+
+def outer_grad_a(g, a, b):
+    """Gradient of ``np.multiply.outer(a, b)`` for ``a``: ``g`` contracted with ``b``."""
+    return np.tensordot(g, b, axes=np.ndim(b)) if np.ndim(b) else g * b
+
+
+def outer_grad_b(g, a, b):
+    """Gradient of ``np.multiply.outer(a, b)`` for ``b``."""
+    return np.tensordot(a, g, axes=np.ndim(a)) if np.ndim(a) else a * g
+
+
+@adjoint(np.multiply.outer)
+def _(out, a, b):
+    d[a] = outer_grad_a(d[out], a, b)
+    d[b] = outer_grad_b(d[out], a, b)

@@ -148,6 +148,10 @@ class Normalizer:
     def stmt_Expr(self, s, out):
         if isinstance(s.value, gast.Constant):
             return  # docstring or bare constant
+        restored = self._restore_item(s)
+        if restored is not None:  # generated code undoing an index assignment
+            self.stmt(restored, out)
+            return
         value = self.op(s.value, out, "value")
         if isinstance(value, (gast.Name, gast.Constant)):
             return
@@ -509,6 +513,20 @@ class Normalizer:
                                 "differentiate; assign the result instead (y = np.f(...))")
             keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, out, kw.arg)))
         return gast.Call(func=callee, args=args, keywords=keywords)
+
+    def _restore_item(self, s):
+        """``restore_item(x, idx, old)`` (in generated code) as the index assignment
+        ``x[idx] = old`` it performs on arrays and lists, so it is differentiated as one."""
+        from mindgrad import runtime
+
+        call = s.value
+        if not (isinstance(call, gast.Call) and len(call.args) == 3 and not call.keywords and
+                isinstance(call.args[0], gast.Name)):
+            return None
+        if source.static_value(self.src, call.func, self.locals) is not runtime.restore_item:
+            return None
+        target = A.subscript(A.load(call.args[0].id), call.args[1], gast.Store())
+        return A.assign(target, call.args[2], s)
 
     def _built_callee(self, func):
         """``grad(g, (0, 1))`` called in place: built now, from arguments known before the run,

@@ -82,8 +82,22 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
         A.assigned_names(fdef.body)
     resolve = Resolver(src, local_names, reads_weights)
     containers = activity.container_names(fdef, set(container_params))
+    # in generated code, what item()/add_at()/push_grad() take apart is a container gradient
+    takes_apart = (runtime.item, runtime.add_at, runtime.setitem_grad, runtime.pop_grad,
+                   runtime.push_grad, runtime.concat_grads)
+    maybe_containers = set()  # gradients accumulated with add(), which handles structure
+    for node in A.walk(fdef):
+        if isinstance(node, gast.Call) and node.args and isinstance(node.args[0], gast.Name) \
+                and resolve(node.func) in takes_apart:
+            maybe_containers.add(node.args[0].id)
+        # what a mindgrad helper returns in generated code may be a container gradient
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) and \
+                isinstance(node.value, gast.Call):
+            module = getattr(resolve(node.value.func), "__module__", None) or ""
+            if module.startswith(("mindgrad.runtime", "mindgrad.rules")):
+                maybe_containers.add(node.targets[0].id)
     return (activity.active_names(fdef, active_params, resolve), activity.defined_names(fdef),
-            activity.indexed_names(fdef) | containers,
+            activity.indexed_names(fdef) | containers | maybe_containers,
             activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims), containers,
             dict(array_ndims or {}))
 

@@ -1,0 +1,275 @@
+"""Higher order and forward mode: grad of grad, jvp, vjp, jacfwd, jacrev, hessian.
+
+Oracles: the documented outputs of API-SEMANTICS §5, closed forms (derivatives of polynomials),
+and central finite differences of lower-order derivatives in float64.
+"""
+
+import numpy as np
+import pytest
+
+import mindgrad as mg
+from mindgrad import grad, hessian, jacfwd, jacrev, jvp, vjp
+
+F32 = np.float32
+
+
+def X():
+    return np.array([1.0, 2.0], F32)
+
+
+def Y():
+    return np.array([3.0, 4.0], F32)
+
+
+def close(a, b, tol=1e-6):
+    np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float),
+                               rtol=tol, atol=tol)
+
+
+# ----- API-SEMANTICS §5: structures ------------------------------------------------------------
+
+
+def square(a):
+    return a * a
+
+
+def cube_plus(a, b):
+    return a ** 3 + b
+
+
+def two_outputs(a, b):
+    return a * b, a + b
+
+
+def with_aux(a):
+    return np.sum(a * a), a * 2.0
+
+
+def test_vjp_returns_a_tuple_of_input_gradients():
+    out, vjp_fn = vjp(square, X())
+    close(out, [1, 4])
+    grads = vjp_fn(np.ones(2, F32))
+    assert isinstance(grads, tuple) and len(grads) == 1
+    close(grads[0], [2, 4])
+    assert grads[0].dtype == F32
+
+
+def test_vjp_of_two_inputs_and_a_sensitivity():
+    _, vjp_fn = vjp(cube_plus, X(), Y())
+    ga, gb = vjp_fn(np.array([1.0, 10.0], F32))
+    close(ga, [3, 120])
+    close(gb, [1, 10])
+
+
+def test_vjp_with_aux_gives_the_aux_bare():
+    out, vjp_fn, aux = vjp(with_aux, X(), has_aux=True)
+    close(out, 5.0)
+    close(aux, [2, 4])
+    (g,) = vjp_fn(F32(1.0))
+    close(g, [2, 4])
+
+
+def test_vjp_with_weights():
+    w = mg.Parameter(np.array([2.0, 3.0]), name="w")
+
+    def scaled(a):
+        return a * w
+
+    _, vjp_fn = vjp(scaled, np.array([1.0, 2.0]), weights=[w])
+    (ga,), (gw,) = vjp_fn(np.ones(2))
+    close(ga, [2, 3])
+    close(gw, [1, 2])
+
+
+def test_jacrev_shape_is_output_then_input():
+    x = np.array([0.3, -0.2, 0.5])
+    j = jacrev(sin_times)(x)
+    assert j.shape == (3, 3)
+    close(j, np.diag(np.cos(x) * 2.0))
+
+
+def sin_times(a):
+    return np.sin(a) * 2.0
+
+
+def matrix_out(a):
+    return np.outer(a, a)
+
+
+def test_jacrev_of_a_matrix_output():
+    x = np.array([0.3, -0.2, 0.5])
+    j = jacrev(matrix_out)(x)
+    assert j.shape == (3, 3, 3)
+    expected = np.zeros((3, 3, 3))
+    for i in range(3):
+        for k in range(3):
+            expected[i, k, i] += x[k]
+            expected[i, k, k] += x[i]
+    close(j, expected)
+
+
+def test_jacrev_tuple_positions_and_several_outputs():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    j = jacrev(two_outputs, (0, 1))(x, y)
+    assert isinstance(j, tuple) and len(j) == 2           # outputs outside
+    (d1x, d1y), (d2x, d2y) = j                             # inputs inside
+    close(d1x, np.diag(y))
+    close(d1y, np.diag(x))
+    close(d2x, np.eye(2))
+    close(d2y, np.eye(2))
+
+
+def test_jacrev_with_aux():
+    j, aux = jacrev(with_aux, has_aux=True)(np.array([1.0, 2.0]))
+    close(j, [2, 4])
+    close(aux, [2, 4])
+
+
+# ----- grad of grad ----------------------------------------------------------------------------
+
+
+def g_product(a, b):
+    return a * a * b
+
+
+def test_grad_of_grad_as_the_spec_writes_it():
+    h = grad(lambda a, b: grad(g_product, (0, 1))(a, b)[0].sum(), (0, 1))
+    ga, gb = h(X(), Y())
+    close(ga, 2 * Y())          # d/da sum(2ab) = 2b
+    close(gb, 2 * X())          # d/db sum(2ab) = 2a
+
+
+def quintic(x):
+    return 3.0 * x ** 5 - 2.0 * x ** 4 + x ** 3 - 7.0 * x
+
+
+def quintic_loop(x):
+    total = 0.0
+    coefficients = [0.0, -7.0, 0.0, 1.0, -2.0, 3.0]
+    power = 1.0
+    for k in range(len(coefficients)):
+        total = total + coefficients[k] * power
+        power = power * x
+    return total
+
+
+@pytest.mark.parametrize("f", [quintic, quintic_loop])
+@pytest.mark.parametrize("x", [-1.3, 0.4, 2.0])
+def test_third_derivative_of_a_polynomial_in_closed_form(f, x):
+    d1 = grad(f)
+    d2 = grad(d1)
+    d3 = grad(d2)
+    close(d1(x), 15 * x ** 4 - 8 * x ** 3 + 3 * x ** 2 - 7, 1e-9)
+    close(d2(x), 60 * x ** 3 - 24 * x ** 2 + 6 * x, 1e-9)
+    close(d3(x), 180 * x ** 2 - 48 * x + 6, 1e-9)
+
+
+def test_fourth_derivative_of_a_polynomial():
+    d4 = grad(grad(grad(grad(quintic))))
+    close(d4(0.7), 360 * 0.7 - 48, 1e-9)
+
+
+def sum_of_quartics(x):
+    return np.sum(x ** 4 + 2.0 * x ** 3)
+
+
+def test_third_derivative_of_an_array_polynomial_along_directions():
+    x = np.array([0.5, -1.2, 2.0])
+    w = np.array([0.3, -0.7, 1.1])
+    # s(x) = sum(w * f''(x) * w) with f'' the Hessian's diagonal: 12x^2 + 12x
+    first = grad(sum_of_quartics)
+
+    def second_along(a):
+        return np.sum(w * first(a))
+
+    second = grad(second_along)            # = w * (12 x^2 + 12 x)
+
+    def third_along(a):
+        return np.sum(w * second(a))
+
+    third = grad(third_along)              # = w * w * (24 x + 12)
+    close(second(x), w * (12 * x ** 2 + 12 * x), 1e-9)
+    close(third(x), w * w * (24 * x + 12), 1e-9)
+
+
+# ----- Hessians against finite differences of the gradient ------------------------------------
+
+
+def h_quadratic(x):
+    a = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 3.0]])
+    return 0.5 * x @ a @ x
+
+
+def h_tanh_sum(x):
+    return np.sum(np.tanh(x) ** 2 * x)
+
+
+def h_logsumexp(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m)))
+
+
+def h_rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def h_loop(x):
+    h = x
+    for i in range(3):
+        h = np.sin(h) * 0.7 + h * 0.3
+    return np.sum(h * h)
+
+
+def h_branch(x):
+    s = np.sum(x * x)
+    if s > 1.0:
+        y = np.exp(-s) * np.sum(x)
+    else:
+        y = s * np.sum(x ** 3)
+    return y
+
+
+def h_index_assign(x):
+    y = np.zeros(3)
+    y[0] = x[0] * x[1]
+    y[1:] = x[1:] ** 2
+    return np.sum(y * x)
+
+
+def _helper_energy(a, scale=2.0):
+    return scale * np.sum(a ** 4) - np.sum(a[:-1] * a[1:])
+
+
+def h_subroutine(x):
+    return _helper_energy(x) + _helper_energy(x * 0.5, scale=1.0)
+
+
+def h_norm(x):
+    return np.sqrt(np.sum(x * x) + 1.0) * np.mean(x)
+
+
+def h_softplus(x):
+    return np.sum(np.log1p(np.exp(x)) * np.cos(x))
+
+
+def h_matrix(x):
+    m = np.outer(x, x) + np.eye(3)
+    return np.trace(np.linalg.inv(m))
+
+
+HESSIAN_FUNCTIONS = [h_quadratic, h_tanh_sum, h_logsumexp, h_rosenbrock, h_loop, h_branch,
+                     h_index_assign, h_subroutine, h_norm, h_softplus, h_matrix]
+
+
+def _fd_hessian(f, x, eps=1e-5):
+    g = grad(f)
+    return np.stack([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(x.size)])
+
+
+@pytest.mark.parametrize("f", HESSIAN_FUNCTIONS, ids=lambda f: f.__name__)
+def test_hessian_by_reverse_over_reverse(f):
+    x = np.array([0.3, -0.8, 0.6])
+    h = jacrev(grad(f))(x)
+    assert h.shape == (3, 3)
+    np.testing.assert_allclose(h, _fd_hessian(f, x), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(h, h.T, rtol=1e-9, atol=1e-9)
