@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mindgrad as mg
-from mindgrad import grad, hessian, jacfwd, jacrev, jvp, vjp
+from mindgrad import grad, jacrev, vjp
 
 F32 = np.float32
 

@@ -32,8 +32,17 @@ from mindgrad.rules.forward_operators import (
     summable,
     zero_tangent,
 )
-from mindgrad.runtime import add_at, as_grad, concat_grads, is_zero, item, pop_grad, \
-    setitem_grad, unbroadcast, unreduce
+from mindgrad.runtime import (
+    add_at,
+    as_grad,
+    concat_grads,
+    is_zero,
+    item,
+    pop_grad,
+    setitem_grad,
+    unbroadcast,
+    unreduce,
+)
 
 # ----- mindgrad.runtime --------------------------------------------------------------------
 
