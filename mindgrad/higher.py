@@ -101,7 +101,8 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     generated = cache.lookup(target, ("jvp", positions), inputs,
                              lambda: pipeline.run_forward(target, positions))
     head = () if generated.bound is None else (generated.bound,)
-    out, t_out = generated.function(*head, *inputs, *(tangents[p] for p in positions))
+    given = dict(zip(generated.tangent_names, (tangents[p] for p in positions)))
+    out, t_out = generated.function(*head, *inputs, **given)
     t_out = _tangent_like(t_out, out)
     if has_aux:
         if not isinstance(out, tuple) or len(out) < 2:

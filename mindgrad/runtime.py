@@ -214,6 +214,27 @@ def reversed_items(seq, count=None):
 # ----- forward mode -----------------------------------------------------------------------------
 
 
+def zero_tangent(value):
+    """A zero tangent shaped like ``value``: where a name that carries a tangent is given a
+    value that does not (``h = x`` before a loop makes ``h`` depend on the input)."""
+    if isinstance(value, np.ndarray):
+        return np.zeros(value.shape, np.result_type(value.dtype, np.float32))
+    if isinstance(value, (float, np.floating)):
+        return type(value)(0.0)
+    if isinstance(value, (list, tuple)):
+        return type(value)(zero_tangent(v) for v in value)
+    if isinstance(value, dict):
+        return {k: zero_tangent(v) for k, v in value.items()}
+    return 0
+
+
+def concat_tangents(t_x, x, t_y, y):
+    """Tangent of ``x + y`` for sequences: the two tangents concatenated (zeros filled in)."""
+    head = [0] * len(x) if is_zero(t_x) else list(t_x)
+    tail = [0] * len(y) if is_zero(t_y) else list(t_y)
+    return type(x)(head + tail) if isinstance(x, tuple) else head + tail
+
+
 def tangent_setitem(t_x, x, idx, t_v):
     """Tangent of ``x[idx] = v`` (after it ran): a copy of ``t_x`` with ``t_v`` at ``idx``."""
     if isinstance(x, np.ndarray):

@@ -95,8 +95,9 @@ def check_grads(fn, args, grad_position=None, kwargs=None, eps=1e-6, rtol=1e-5, 
     rng = np.random.default_rng(seed)
     result = _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions, rng,
                                 "rev")
-    if "fwd" in modes:
-        _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions, rng, "fwd")
+    if "fwd" in modes:  # jvp takes no keywords: they are bound in a generated wrapper
+        bound = _with_keywords(fn, len(args), kwargs) if kwargs else fn
+        _check_first_order(bound, args, positions, {}, eps, rtol, atol, directions, rng, "fwd")
     scalar = None
     for k in range(2, order + 1):
         scalar = _nested(fn, args, positions[0], kwargs, scalar, rng)
@@ -144,6 +145,27 @@ def _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions,
 _made = itertools.count(1)
 
 
+def _generated(text, name, namespace):
+    """Compile ``text`` (a def of ``name``) with its source registered, so it can be read."""
+    filename = f"<mindgrad check_grads {name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
+    return namespace[name]
+
+
+def _with_keywords(fn, nargs, kwargs):
+    """``fn`` with ``kwargs`` bound, as a Python function with source."""
+    params = ", ".join(f"x{i}" for i in range(nargs))
+    namespace = {"fn": fn}
+    keywords = ""
+    for k, value in kwargs.items():
+        namespace[f"keyword_{k}"] = value
+        keywords += f", {k}=keyword_{k}"
+    name = f"bound_{next(_made)}"
+    return _generated(f"def {name}({params}):\n    return fn({params}{keywords})\n", name,
+                      namespace)
+
+
 def _nested(fn, args, position, kwargs, inner, rng):
     """``s(x) = sum(u * grad(inner)(x))`` as a Python function with source (so it can be
     differentiated again), where ``inner`` starts as ``sum(u * fn(x))``."""
@@ -166,8 +188,4 @@ def _nested(fn, args, position, kwargs, inner, rng):
         namespace = {"np": np, "gradient": gradient, "u": w}
         body = f"np.sum(u * gradient({params}))"
     name = f"nested_{next(_made)}"
-    text = f"def {name}({params}):\n    return {body}\n"
-    filename = f"<mindgrad check_grads {name}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
-    return namespace[name]
+    return _generated(f"def {name}({params}):\n    return {body}\n", name, namespace)

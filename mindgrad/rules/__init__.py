@@ -192,7 +192,8 @@ def _register(keys, template, kind="adjoint"):
     table = _TANGENTS if kind == "tangent" else _RULES
     for key in keys:
         table[_key(key)] = Rule(key, template, kind)
-        _NONDIFF.discard(_key(key))
+        if kind == "adjoint":  # a tangent alone does not make a function differentiable
+            _NONDIFF.discard(_key(key))
     _bump()
     return template
 

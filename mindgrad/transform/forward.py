@@ -53,6 +53,7 @@ class Forward:
             A.assigned_names(fdef.body)
         self.resolve = Resolver(src, self.local_names)
         self.active = set(analysis[0])
+        self.containers = set(analysis[4])
         self.tnames = {}
         self.adjoint_names = set()   # names the optimizer may treat as pure: tangents, temps
         self.bindings = {}
@@ -153,9 +154,13 @@ class Forward:
             callee = self.callee_of(value)
             if callee is not None and self.is_active_call(value):
                 return self.call_user(s, name, value, callee)
+        if not activity.value_is_active(value, self.active, self.resolve):
+            # a value without tangent given to a name with one: a zero of its shape, so the
+            # tangent rules downstream get an array, not the symbolic 0
+            return [s, A.assign(t_out, A.call(self.helper(runtime.zero_tangent), A.load(name)),
+                                s)]
         out = [s, A.assign(t_out, A.const(0), s)]
-        if activity.value_is_active(value, self.active, self.resolve):
-            out.extend(A.located(st, s) for st in self.tangent(s, name, value, t_out))
+        out.extend(A.located(st, s) for st in self.tangent(s, name, value, t_out))
         return out
 
     def tangent(self, s, name, value, t_out):
@@ -163,6 +168,13 @@ class Forward:
                 self.is_active(value) and not (isinstance(value, gast.Attribute) and
                                                self.resolve(value) is None):
             return [A.assign(t_out, self.tangent_of(value))]
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and (
+                self.resolve.key(value.left) in self.containers or
+                self.resolve.key(value.right) in self.containers):
+            # sequences: x + y concatenates, and so do their tangents
+            return [A.assign(t_out, A.call(self.helper(runtime.concat_tangents),
+                                           self.tangent_of(value.left), A.clone(value.left),
+                                           self.tangent_of(value.right), A.clone(value.right)))]
         if isinstance(value, gast.BinOp):
             fn = _BINOPS[type(value.op)]
             return self.apply(s, rules.lookup_tangent(fn), fn, [value.left, value.right], {},
@@ -323,7 +335,8 @@ class Forward:
                             type_comment=None)
             return [A.located(loop, s)]
         if target in self.active:
-            body = [A.assign(self.t(target), A.const(0), s)] + body
+            zero = A.call(self.helper(runtime.zero_tangent), A.load(target))
+            body = [A.assign(self.t(target), zero, s)] + body
         return [A.located(gast.For(target=s.target, iter=s.iter, body=body or [gast.Pass()],
                                    orelse=[], type_comment=None), s)]
 

@@ -359,7 +359,8 @@ class Build:
         body = opt.run(body + [ret], set())
         t_params = [gen.t(p) for p in active_params]
         kwonly = [a.id for a in fdef.args.kwonlyargs]
-        args = _arguments(params + t_params, kwonly) if entry else \
+        # the entry takes the tangents by keyword (defaulted parameters may be left out)
+        args = _arguments(params, kwonly + t_params) if entry else \
             _arguments(params + kwonly + t_params, [])
         definition = _def(name, args, body)
         self.record("optimize", src.name, lambda: emit.unparse(definition))
@@ -394,9 +395,9 @@ class Build:
                 text, names, {**src.constants, **bindings}, src.globals, src.closure, label)
             for d in defs:
                 fn = functions[d.name]
-                entry = d.name.startswith("grad_")
+                entry = d.name.startswith(("grad_", "jvp_"))  # what users' calls reach
                 fn.__defaults__ = src.fn.__defaults__ if entry else None
-                if entry or d.name.endswith("_jvp") or d.name.startswith("jvp_"):
+                if entry or d.name.endswith("_jvp"):
                     fn.__kwdefaults__ = dict(src.fn.__kwdefaults__ or {})
             made.update(functions)
             files.append(filename)
@@ -470,7 +471,16 @@ def run_forward(fn, positions, dump=None):
     deps = build.dependencies + [("rules", None, (), rules.registry_version())]
     generated = Generated(made[name], text, files, deps, build.stages)
     generated.bound = obj
+    generated.tangent_names = [a.id for a in made_args(made[name])][-len(positions):] \
+        if positions else []
     return generated
+
+
+def made_args(fn):
+    """The keyword-only parameters of a generated entry function, in order."""
+    code = fn.__code__
+    names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    return [gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None) for n in names]
 
 
 def run(fn, positions, dump=None, kinds=(), weights=()):
