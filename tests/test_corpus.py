@@ -56,6 +56,14 @@ def _cases():
 CASES = _cases()
 
 
+def _first_cases_of(cases):
+    """The first input set of every function."""
+    firsts = {}
+    for case in cases:
+        firsts.setdefault(case[1].__name__, case)
+    return list(firsts.values())
+
+
 def _params(cases, table):
     params = []
     for case_id, *rest in cases:
@@ -75,6 +83,27 @@ def test_xfail_table_names_real_cases():
 @pytest.mark.parametrize("fn, args, position, kwargs", _params(CASES, XFAIL))
 def test_gradient_matches_finite_differences(fn, args, position, kwargs):
     mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs)
+
+
+@pytest.mark.parametrize("fn, args, position, kwargs", _params(CASES, XFAIL))
+def test_forward_mode_matches_finite_differences(fn, args, position, kwargs):
+    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, modes=("fwd",),
+                         directions=1)
+
+
+def _scalar_or_array_output(case):
+    _, fn, args, _, kwargs = case
+    return isinstance(fn(*args, **(kwargs or {})), (float, np.floating, np.ndarray))
+
+
+SECOND_ORDER = [case for case in _first_cases_of(CASES) if _scalar_or_array_output(case)]
+
+
+@pytest.mark.parametrize("fn, args, position, kwargs", _params(SECOND_ORDER, XFAIL))
+def test_second_order_matches_finite_differences(fn, args, position, kwargs):
+    # reverse over reverse, and forward over reverse, against differences of the gradient
+    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=2,
+                         modes=("rev", "fwd"), directions=1)
 
 
 # ----- (a) size ----------------------------------------------------------------------------------

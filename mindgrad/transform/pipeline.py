@@ -352,6 +352,11 @@ class Build:
         active_names = sorted(gen.active)
         self.record("activity", src.name, lambda: "active: " + ", ".join(active_names))
         body = gen.block(fdef.body[:-1])
+        # parameters given no tangent that become active later (x, y = y, x + y) start at zero
+        start = [A.assign(gen.t(p), A.call(gen.helper(runtime.zero_tangent), A.load(p)))
+                 for p in params + [a.id for a in fdef.args.kwonlyargs]
+                 if p in gen.active and p not in active_params]
+        body = start + body
         result = fdef.body[-1].value
         ret = gast.Return(value=A.tuple_([A.clone(result), gen.tangent_of(result)]))
         self.record("forward", src.name, lambda: emit.unparse(list(body) + [ret]))
