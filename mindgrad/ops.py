@@ -12,7 +12,7 @@ import numpy as np
 
 from mindgrad.api import GradOperation, grad, stop_gradient, value_and_grad
 from mindgrad.rules import adjoint, d
-from mindgrad.runtime import unbroadcast, unreduce
+from mindgrad.runtime import is_zero, unbroadcast, unreduce
 
 __all__ = [
     "Add",
@@ -41,6 +41,8 @@ class MatMul:
 
 def matmul_op_grads(g, op, x, y):
     """Gradients of ``MatMul(transpose_a, transpose_b)(x, y)`` for x and y."""
+    if is_zero(g):
+        return 0, 0
     a = x.T if op.transpose_a else x
     b = y.T if op.transpose_b else y
     ga, gb = g @ b.T, a.T @ g

@@ -100,7 +100,9 @@ def check_grads(fn, args, grad_position=None, kwargs=None, eps=1e-6, rtol=1e-5, 
         _check_first_order(bound, args, positions, {}, eps, rtol, atol, directions, rng, "fwd")
     scalar = None
     for k in range(2, order + 1):
-        scalar = _nested(fn, args, positions[0], kwargs, scalar, rng)
+        if scalar is None:  # s(x) = vdot(u, fn(x)), whose gradient is the first derivative
+            scalar = _nested(fn, args, positions[0], kwargs, None, rng)
+        scalar = _nested(fn, args, positions[0], kwargs, scalar, rng)  # one gradient deeper
         for mode in modes:
             _check_first_order(scalar, args, positions[:1], {}, max(eps, 1e-5), rtol * 10,
                                atol * 10, directions, rng, mode, label=f"order {k}")

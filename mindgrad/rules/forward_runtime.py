@@ -848,3 +848,15 @@ if rr is not None:
         def _(out, g, a, b):
             d[out] = rr.outer_grad_b(d[g], a, b)
             d[out] = rr.outer_grad_b(g, d[a], b)
+
+
+def reversed_items_tangent(t_seq, seq, count=None):
+    """Tangent of ``reversed_items(seq)``: the items' tangents, paired with no index tangent."""
+    if is_zero(t_seq) or isinstance(seq, dict):
+        return 0
+    return [(0, t_seq[index]) for index, _ in runtime.reversed_items(seq, count)]
+
+
+@tangent(runtime.reversed_items)
+def _(out, seq, count=None):
+    d[out] = reversed_items_tangent(d[seq], seq, count)

@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable
-from mindgrad.runtime import unbroadcast
+from mindgrad.runtime import is_zero, unbroadcast
 
 # ----- addition and subtraction ------------------------------------------------------------
 
@@ -66,6 +66,8 @@ nondifferentiable(operator.floordiv, np.floor_divide)
 
 def matmul_grad_x(g, x, y):
     """Gradient of ``x @ y`` with respect to ``x``, for any ranks NumPy's matmul accepts."""
+    if is_zero(g) or is_zero(y):  # symbolic zeros reach here under forward over reverse
+        return 0
     if getattr(x, "ndim", 0) == 2:  # no broadcasting to undo
         ndim = getattr(y, "ndim", 0)
         if ndim == 2:
@@ -82,6 +84,8 @@ def matmul_grad_x(g, x, y):
 
 def matmul_grad_y(g, x, y):
     """Gradient of ``x @ y`` with respect to ``y``."""
+    if is_zero(g) or is_zero(x):
+        return 0
     if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) in (1, 2):
         return x.T @ g
     if np.ndim(x) == 1:

@@ -10,8 +10,8 @@ from mindgrad.runtime import is_zero, unbroadcast
 
 # the output sensitivity (ones), gradient buffers and zero tests are constants; helpers read
 # dtypes and shapes through getattr/hasattr
-nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, runtime.reversed_items,
-                  getattr, hasattr, callable, id)
+nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, getattr, hasattr,
+                  callable, id)
 
 
 def broadcast_back(g, like):
@@ -171,3 +171,21 @@ def outer_grad_b(g, a, b):
 def _(out, a, b):
     d[a] = outer_grad_a(d[out], a, b)
     d[b] = outer_grad_b(d[out], a, b)
+
+
+def reversed_items_grad(g, seq, count=None):
+    """Adjoint of ``reversed_items(seq)``: each pair's item gradient back at its index."""
+    if is_zero(g):
+        return 0
+    pairs = runtime.reversed_items(seq, count)
+    grad = 0
+    for (index, _), g_pair in zip(pairs, g):
+        g_item = runtime.item(g_pair, 1)
+        if not isinstance(seq, dict) and not is_zero(g_item):
+            grad = runtime.add_at(grad, seq, index, g_item)
+    return grad
+
+
+@adjoint(runtime.reversed_items)
+def _(out, seq, count=None):
+    d[seq] = reversed_items_grad(d[out], seq, count)
