@@ -1,0 +1,117 @@
+"""The rules of the runtime helpers generated code calls (what grad of grad differentiates),
+checked through ``vjp_of`` against central differences in float64, and exactly for lists."""
+
+import numpy as np
+import pytest
+
+import mindgrad  # noqa: F401 (registers the rules)
+from mindgrad import runtime
+from mindgrad.rules import runtime_rules, vjp_of
+from mindgrad.rules.numpy_elementwise import astype_grad
+
+RNG = np.random.default_rng(3)
+
+
+def r(*shape):
+    return RNG.standard_normal(shape)
+
+
+def _check(fn, args, positions, key=None, **kwargs):
+    """vdot(vjp(u), v) against the central difference of vdot(u, fn) along v."""
+    if key is not None:
+        kwargs["_key"] = key
+    out, vjp = vjp_of(fn, *args, **kwargs)
+    kwargs.pop("_key", None)
+    u = RNG.standard_normal(np.shape(out))
+    grads = vjp(u)
+    eps = 1e-6
+    for p in positions:
+        v = RNG.standard_normal(np.shape(args[p]))
+        plus, minus = list(args), list(args)
+        plus[p] = args[p] + eps * v
+        minus[p] = args[p] - eps * v
+        numeric = (np.vdot(u, fn(*plus, **kwargs)) - np.vdot(u, fn(*minus, **kwargs))) / (2 * eps)
+        analytic = np.vdot(np.broadcast_to(grads[p], np.shape(args[p])), v)
+        np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("g, x", [(r(3, 4), r(4)), (r(2, 3), r(2, 1)), (r(3), r(3)), (r(2, 2), r())])
+def test_unbroadcast(g, x):
+    _check(runtime.unbroadcast, (g, x), [0])
+
+
+@pytest.mark.parametrize("a, b", [(r(3), r(3)), (r(2, 3), r(2, 3))])
+def test_add(a, b):
+    _check(runtime.add, (a, b), [0, 1])
+
+
+def test_as_grad_and_astype_grad():
+    _check(runtime.as_grad, (r(3, 2), r(3, 2)), [0])
+    _check(astype_grad, (r(4), r(4)), [0])
+
+
+@pytest.mark.parametrize("idx", [1, slice(0, 2), (slice(None), 0)])
+def test_add_at(idx):
+    x = r(3, 2)
+    g = np.asarray(x[idx]) * 0 + r(*np.shape(x[idx]))
+    # add_at updates its buffer in place (the generated code owns it): give it a copy each time
+    def add_at(dx, x, idx, g):
+        return runtime.add_at(dx.copy(), x, idx, g)
+
+    _check(add_at, (r(3, 2), x, idx, g), [0, 3], key=runtime.add_at)
+
+
+def test_item_and_saved_item():
+    _check(runtime.item, (r(3, 2), 1), [0])
+    _check(runtime.saved_item, (r(4), slice(1, 3)), [0])
+
+
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), ((0, 2), False)])
+def test_unreduce(axis, keepdims):
+    x = r(2, 3, 4)
+    g = np.sum(x, axis=axis, keepdims=keepdims) * 0 + r(*np.shape(np.sum(x, axis=axis,
+                                                                         keepdims=keepdims)))
+    _check(runtime.unreduce, (g, x, axis, keepdims), [0])
+
+
+@pytest.mark.parametrize("a, b", [(r(3), r(2)), (r(2, 2), r(3)), (r(3), r())])
+def test_outer_product(a, b):
+    _check(np.multiply.outer, (a, b), [0, 1])
+
+
+def test_list_helpers_route_gradients_exactly():
+    # push_grad(dxs, g) = dxs + [g]
+    _, vjp = vjp_of(runtime.push_grad, [1.0, 2.0], 3.0)
+    g_list, g_item = vjp([10.0, 20.0, 30.0])
+    assert g_list == [10.0, 20.0] and g_item == 30.0
+    # pop_grad(dxs) = (last, rest)
+    _, vjp = vjp_of(runtime.pop_grad, [1.0, 2.0, 3.0])
+    assert vjp((30.0, [10.0, 20.0]))[0] == [10.0, 20.0, 30.0]
+    # concat_grads(g, x, y) = (head, tail)
+    _, vjp = vjp_of(runtime.concat_grads, [1.0, 2.0, 3.0], [0, 0], [0])
+    assert vjp(([10.0, 20.0], [30.0]))[0] == [10.0, 20.0, 30.0]
+
+
+def test_setitem_grad_adjoint():
+    dx, v = r(4), r(2)
+    _, vjp = vjp_of(runtime.setitem_grad, dx.copy(), slice(1, 3), v)
+    g_v, g_rest = r(2), r(4)
+    (g_dx, _, _) = vjp((g_v, g_rest))
+    expected = g_rest.copy()
+    expected[1:3] = g_v
+    np.testing.assert_allclose(g_dx, expected)
+
+
+def test_reversed_items_gives_each_item_its_gradient():
+    seq = r(3, 2)
+    out, vjp = vjp_of(runtime.reversed_items, seq)
+    assert [k for k, _ in out] == [2, 1, 0]
+    grads = [(0, np.full(2, float(k))) for k, _ in out]
+    (g_seq,) = vjp(grads)[:1]
+    np.testing.assert_allclose(g_seq, [[0, 0], [1, 1], [2, 2]])
+
+
+def test_broadcast_back_and_gather():
+    np.testing.assert_allclose(runtime_rules.broadcast_back(np.ones(3), np.zeros((2, 3))),
+                               np.ones((2, 3)))
+    assert runtime_rules.gather(0, r(3), 1) == 0
