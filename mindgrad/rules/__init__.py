@@ -125,7 +125,7 @@ class Rule:
         body = fdef.body
         if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
             body = body[1:]  # docstring
-        self.body = body
+        self.body = [_MarkerNames(self.globals).visit(stmt) for stmt in body]
         self.differentiates = set()
         self._validate()
 
@@ -182,6 +182,26 @@ class Rule:
 
     def __repr__(self):
         return f"<{'tangent' if self.kind == 'tangent' else 'gradient'} rule for {self.name}>"
+
+
+class _MarkerNames(gast.NodeTransformer):
+    """``mindgrad.d`` or ``mg.d`` in a template: the marker ``d``, as if imported by name."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def visit_Attribute(self, node):
+        path, root = [node.attr], node.value
+        while isinstance(root, gast.Attribute):
+            path.append(root.attr)
+            root = root.value
+        if isinstance(root, gast.Name) and root.id in self.namespace:
+            obj = self.namespace[root.id]
+            for part in reversed(path):
+                obj = getattr(obj, part, None)
+            if obj is d:
+                return gast.Name(id="d", ctx=gast.Load(), annotation=None, type_comment=None)
+        return self.generic_visit(node)
 
 
 def _is_d(node) -> bool:
