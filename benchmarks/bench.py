@@ -70,6 +70,11 @@ def indexing(x):
     return s
 
 
+def energy(x):
+    pairs = xp.log1p(xp.exp(x[1:] * x[:-1]))
+    return xp.sum(pairs) + 0.5 * xp.sum(x * x) + xp.sum(xp.sin(x) ** 3)
+
+
 def thirty_lines(x, w, b):
     h = x @ w + b
     h = xp.tanh(h)
@@ -191,6 +196,19 @@ def main():
         _time(lambda: pipeline.run(np_mod.thirty_lines, (0,))) for _ in range(5))
     print(f"\nfirst call of a {lines}-line function: {t_first * 1e3:.1f} ms "
           f"(of which transform + compile {t_build * 1e3:.1f} ms)")
+    # Hessian-vector product, forward over reverse, of a 1,000-parameter function
+    rng = np.random.default_rng(2)
+    x, v = rng.standard_normal(1000), rng.standard_normal(1000)
+    gradient = mindgrad.grad(np_mod.energy)
+    t_grad = median_time(gradient, x)
+    t_hvp = median_time(lambda a: mindgrad.jvp(gradient, (a,), (v,)), x)
+    row = f"HVP of a 1,000-parameter function: {t_hvp * 1e3:.3f} ms, gradient " \
+          f"{t_grad * 1e3:.3f} ms, HVP/gradient {t_hvp / t_grad:.2f}x"
+    if ag_mod is not None:
+        ag_grad = autograd.grad(ag_mod.energy)
+        ag_hvp = autograd.grad(lambda a: anp.sum(ag_grad(a) * v))
+        row += f"; autograd's HVP {median_time(ag_hvp, x) * 1e3:.3f} ms"
+    print(row)
 
 
 def _time(fn):

@@ -369,6 +369,9 @@ def _describe(v):
 
 def as_grad(g, x):
     """The gradient ``g`` in the type, dtype and shape of the input ``x`` (zeros if ``g`` is 0)."""
+    if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.base is None and \
+            g.dtype == x.dtype and g.shape == x.shape:
+        return g  # the common case: an array of its own, as it should be
     if isinstance(x, np.ndarray):
         if is_zero(g):
             return np.zeros(x.shape, x.dtype)
