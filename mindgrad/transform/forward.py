@@ -14,8 +14,6 @@ Output guarantees:
 
 from __future__ import annotations
 
-import inspect
-
 import gast
 
 from mindgrad import rules, runtime
@@ -24,7 +22,7 @@ from mindgrad.rules import RuleError
 from mindgrad.transform import activity
 from mindgrad.transform import astutil as A
 from mindgrad.transform.emit import comment
-from mindgrad.transform.inline import instantiate_tangent, literal
+from mindgrad.transform.inline import instantiate_tangent
 from mindgrad.transform.reverse import (
     _BINOPS,
     _UNARYOPS,
@@ -33,6 +31,7 @@ from mindgrad.transform.reverse import (
     _describe,
     _is_cell,
     _Line,
+    bound_arguments,
     user_code,
 )
 
@@ -271,18 +270,7 @@ class Forward:
         if obj is not None and _is_cell(obj) and hasattr(type(obj), "bprop"):
             self.fail(s, "forward mode does not use a Cell's custom bprop; differentiate it in "
                          "reverse mode", NoGradientRuleError)
-        signature = inspect.signature(fn)
-        params = list(signature.parameters.values())
-        if obj is not None:
-            signature = signature.replace(parameters=params[1:])
-        try:
-            bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
-        except TypeError as exc:
-            self.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
-                      TypeError)
-        bound.apply_defaults()
-        args = [value if isinstance(value, gast.AST) else literal(value, self.bind)
-                for value in bound.arguments.values()]
+        args = bound_arguments(self, s, fn, obj, call)
         mask = tuple(self.is_active(a) for a in args)
         name_fn = self.build.tangent_callee(fn, obj, mask, self)
         # the tangent function takes every argument positionally, then the tangents

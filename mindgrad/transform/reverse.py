@@ -520,18 +520,7 @@ class Reverse:
         fn, obj, self_expr = callee
         if obj is not None and hasattr(type(obj), "bprop") and _is_cell(obj):
             return self.call_bprop(s, name, call, obj)
-        signature = inspect.signature(fn)
-        params = list(signature.parameters.values())
-        if obj is not None:
-            signature = signature.replace(parameters=params[1:])
-        try:
-            bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
-        except TypeError as exc:
-            self.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
-                      TypeError)
-        bound.apply_defaults()
-        args = [value if isinstance(value, gast.AST) else literal(value, self.bind)
-                for value in bound.arguments.values()]
+        args = bound_arguments(self, s, fn, obj, call)
         mask = tuple(self.is_active(a) for a in args)
         scalar = tuple(self.is_scalar(a) for a in args)
         if name not in self.active:
@@ -784,6 +773,23 @@ def _describe(fn) -> str:
     if module in ("", None):
         return name
     return f"{module}.{name}"
+
+
+def bound_arguments(gen, s, fn, obj, call):
+    """The call's arguments in the order of ``fn``'s parameters (after the bound ``self``, if
+    ``obj``), defaults filled in as constants: what a generated callee is given positionally."""
+    signature = inspect.signature(fn)
+    params = list(signature.parameters.values())
+    if obj is not None:
+        signature = signature.replace(parameters=params[1:])
+    try:
+        bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+    except TypeError as exc:
+        gen.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
+                 TypeError)
+    bound.apply_defaults()
+    return [value if isinstance(value, gast.AST) else literal(value, gen.bind)
+            for value in bound.arguments.values()]
 
 
 def _is_cell(obj) -> bool:
