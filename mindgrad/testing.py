@@ -168,6 +168,19 @@ def _with_keywords(fn, nargs, kwargs):
                       namespace)
 
 
+def _dot_text(left, right, structure):
+    """Source for ``vdot(left, right)``, unrolled over the structure of ``left`` (a gradient of
+    a list, tuple or dict argument has that structure), so mindgrad can differentiate it."""
+    if isinstance(structure, (list, tuple)):
+        parts = [_dot_text(f"{left}[{i}]", f"g[{i}]", s) for i, s in enumerate(structure)]
+    elif isinstance(structure, dict):
+        parts = [_dot_text(f"{left}[{k!r}]", f"g[{k!r}]", s) for k, s in structure.items()]
+    else:
+        return f"np.sum({left} * {right})"
+    # the gradient is computed once (as g), then taken apart
+    return f"g = {right}\n    return " + " + ".join(parts or ["0.0"])
+
+
 def _nested(fn, args, position, kwargs, inner, rng):
     """``s(x) = sum(u * grad(inner)(x))`` as a Python function with source (so it can be
     differentiated again), where ``inner`` starts as ``sum(u * fn(x))``."""
@@ -188,6 +201,7 @@ def _nested(fn, args, position, kwargs, inner, rng):
         gradient = grad(inner, position)
         w = _random_like(args[position], rng)
         namespace = {"np": np, "gradient": gradient, "u": w}
-        body = f"np.sum(u * gradient({params}))"
+        body = _dot_text("u", f"gradient({params})", w)
     name = f"nested_{next(_made)}"
-    return _generated(f"def {name}({params}):\n    return {body}\n", name, namespace)
+    body = body if body.startswith("g = ") else "return " + body
+    return _generated(f"def {name}({params}):\n    {body}\n", name, namespace)

@@ -29,6 +29,7 @@ from mindgrad.transform.reverse import (
     A_text,
     Resolver,
     _describe,
+    _differentiates_mindgrad_code,
     _is_cell,
     _Line,
     bound_arguments,
@@ -213,9 +214,22 @@ class Forward:
             self.fail(s, f"{label} has no tangent (forward-mode) rule; register one with "
                          f"@mindgrad.rules.tangent({label})", NoGradientRuleError)
         try:
-            return instantiate_tangent(rule, args, keywords, name, t_out, self)
+            stmts = instantiate_tangent(rule, args, keywords, name, t_out, self)
         except RuleError as exc:
             self.fail(s, str(exc), NoGradientRuleError)
+        if stmts and _differentiates_mindgrad_code(self.src):
+            # over mindgrad's own code, tangents are often the symbolic 0 at run time
+            guarded = []
+            for st in stmts:
+                targets = A.names_in(st.targets, gast.Store)
+                reads = [n for n in A.names_in(st.value, gast.Load)
+                         if n in self.tnames.values() and n not in targets]
+                if reads:
+                    test = A.call(self.helper(runtime.is_zero), A.load(reads[-1]))
+                    st = A.if_(gast.UnaryOp(op=gast.Not(), operand=test), [st], [])
+                guarded.append(st)
+            return guarded
+        return stmts
 
     def is_active_call(self, call) -> bool:
         operands = list(call.args) + [k.value for k in call.keywords]

@@ -434,7 +434,14 @@ class Reverse:
             stmts = instantiate(rule, args, keywords, name, self.d(name), self)
         except RuleError as exc:
             self.fail(s, str(exc), NoGradientRuleError)
-        return [A.located(st, s) for st in stmts]
+        stmts = [A.located(st, s) for st in stmts]
+        if stmts and _differentiates_mindgrad_code(self.src):
+            # in mindgrad's own code (grad of grad) a gradient is often the symbolic 0 at run
+            # time, which shape rules (np.reshape(d_out, ...)) cannot take
+            test = gast.UnaryOp(op=gast.Not(), operand=A.call(self.helper(runtime.is_zero),
+                                                              A.load(self.d(name))))
+            return [A.if_(test, stmts, [], s)]
+        return stmts
 
     def is_active_call(self, call) -> bool:
         operands = list(call.args) + [k.value for k in call.keywords]
@@ -790,6 +797,12 @@ def bound_arguments(gen, s, fn, obj, call):
     bound.apply_defaults()
     return [value if isinstance(value, gast.AST) else literal(value, gen.bind)
             for value in bound.arguments.values()]
+
+
+def _differentiates_mindgrad_code(src) -> bool:
+    """Whether ``src`` is generated code or one of mindgrad's helpers (grad of grad)."""
+    module = getattr(src.fn, "__module__", None) or ""
+    return src.filename.startswith("<mindgrad") or module.startswith("mindgrad.")
 
 
 def _is_cell(obj) -> bool:
