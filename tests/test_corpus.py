@@ -33,11 +33,7 @@ XFAIL_BUILD = {}
 # symbolic-zero gradients reaching helpers that expect arrays, or helpers whose source the
 # transformer cannot read again (comprehensions, ** unpacking) and that need rules of their own.
 XFAIL_SECOND_ORDER = {
-    "append_then_builtin_sum-0": "second order: IndexError: pop from empty list",
-    "append_then_index-0": "second order: IndexError: list index out of range",
-    "append_then_stack-0": "second order: IndexError: pop from empty list",
     "builtin_sum_and_max_of_list-0": "second order: IndexError: invalid index to scalar variable.",
-    "copy_and_update_in_loop-0": "second order: UnsupportedSyntaxError: index assignment into 'y', which is another name for the same value as 'copy': mindgrad cannot follow a write through two ",
     "diag_trace_triu-0": "second order: AssertionError: order 2 rev-mode check failed for the nested gradient at positions (0,), direction 0: mindgrad gives 0.22283596450840812, central ",
     "dict_built_incrementally-0": "second order: TypeError: list indices must be integers or slices, not str",
     "dict_literal-0": "second order: KeyError: 'c'",
@@ -48,9 +44,7 @@ XFAIL_SECOND_ORDER = {
     "einsum_bilinear-0": "second order: UnsupportedSyntaxError: dict comprehensions are not supported; build the dict with a loop (numpy_linalg.py, line 199)",
     "einsum_variants-0": "second order: UnsupportedSyntaxError: dict comprehensions are not supported; build the dict with a loop (numpy_linalg.py, line 199)",
     "enumerate_with_start-0": "second order: ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape after 1 dimensions. The detected shape was (2",
-    "generator_sum-0": "second order: IndexError: pop from empty list",
     "item_and_float-0": "second order: UnsupportedSyntaxError: index assignment is supported on a plain variable only (x[i] = v), not on an expression (methods.py, line 124)",
-    "list_comprehension-0": "second order: IndexError: pop from empty list",
     "list_of_weights-0": "second order: ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape after 2 dimensions. The detected shape was (2",
     "matrix_norms-0": "second order: UnsupportedSyntaxError: calls through an expression are not supported; call a function by its name (numpy_linalg.py, line 255)",
     "nested_container_params-0": "second order: SyntaxError: invalid syntax (<mindgrad check_grads the nested gradient>, line 3)",
@@ -58,14 +52,10 @@ XFAIL_SECOND_ORDER = {
     "normalize_rows-0": "second order: UnsupportedSyntaxError: calls through an expression are not supported; call a function by its name (numpy_linalg.py, line 255)",
     "power_iteration_normed-0": "second order: UnsupportedSyntaxError: calls through an expression are not supported; call a function by its name (numpy_linalg.py, line 255)",
     "ravel_flatten_trace-0": "second order: AssertionError: order 2 rev-mode check failed for the nested gradient at positions (0,), direction 0: mindgrad gives 0.0, central differences give",
-    "rnn_unroll-0": "second order: IndexError: pop from empty list",
     "roll_and_pad-0": "second order: UnsupportedSyntaxError: keyword unpacking (**kwargs) is not supported (numpy_shape.py, line 432)",
-    "sum_with_start-0": "second order: IndexError: pop from empty list",
-    "swap_rows-0": "second order: UnsupportedSyntaxError: index assignment into 'm', which is another name for the same value as 'copy': mindgrad cannot follow a write through two ",
     "take_and_tensordot-0": "second order: NoGradientRuleError: sorted has no gradient rule and no Python source to differentiate; register a rule with @mindgrad.adjoint(sorted)",
     "tuple_params-0": "second order: ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape after 1 dimensions. The detected shape was (2",
     "vector_norms-0": "second order: UnsupportedSyntaxError: calls through an expression are not supported; call a function by its name (numpy_linalg.py, line 255)",
-    "while_collect_states-0": "second order: IndexError: pop from empty list",
     "zip_layers-0": "second order: ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape after 1 dimensions. The detected shape was (2",
 }
 

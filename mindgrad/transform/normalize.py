@@ -155,6 +155,12 @@ class Normalizer:
         value = self.op(s.value, out, "value")
         if isinstance(value, (gast.Name, gast.Constant)):
             return
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+                value.func.attr == "pop" and isinstance(value.func.value, gast.Name) and \
+                value.func.value.id in self.locals and not value.args:
+            # xs.pop() taken as a value, so the backward sweep can put the item back
+            out.append(A.assign(self.fresh("popped"), value, s))
+            return
         out.append(A.expr_stmt(value, s))
 
     def stmt_AnnAssign(self, s, out):

@@ -139,7 +139,8 @@ class Reverse:
         self.pushed = set()
         self.seen = set(self.params) | {a.id for a in fdef.args.kwonlyargs}
         self.shapes = {}
-        self.user_names = A.names_in(src.tree)
+        # generated code copies through single-use temporaries: no user aliasing to guard
+        self.user_names = set() if _differentiates_mindgrad_code(src) else A.names_in(src.tree)
         self.alias_pairs = set()
 
     # ----- names ---------------------------------------------------------------------------
