@@ -115,3 +115,11 @@ def test_broadcast_back_and_gather():
     np.testing.assert_allclose(runtime_rules.broadcast_back(np.ones(3), np.zeros((2, 3))),
                                np.ones((2, 3)))
     assert runtime_rules.gather(0, r(3), 1) == 0
+
+
+def test_sorted_routes_each_gradient_to_where_its_item_came_from():
+    out, vjp = vjp_of(sorted, [3.0, 1.0, 2.0])
+    assert out == [1.0, 2.0, 3.0]
+    assert vjp([10.0, 20.0, 30.0])[0] == [30.0, 10.0, 20.0]
+    _, vjp = vjp_of(sorted, [3.0, 1.0, 2.0], reverse=True)
+    assert vjp([10.0, 20.0, 30.0])[0] == [10.0, 30.0, 20.0]

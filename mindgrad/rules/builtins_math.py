@@ -77,6 +77,24 @@ def _(out, sequence):
     d[sequence] = reversed_grad(d[out], sequence)
 
 
+def sorted_grad(g, iterable, key=None, reverse=False):
+    """Gradient of ``sorted(iterable)``: each item's gradient back where the item came from."""
+    if is_zero(g):
+        return 0
+    items = list(iterable)
+    order = sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
+                   reverse=reverse)
+    grads = [0] * len(items)
+    for position, index in enumerate(order):
+        grads[index] = g[position]
+    return grads
+
+
+@adjoint(builtins.sorted)
+def _(out, iterable, key=None, reverse=False):
+    d[iterable] = sorted_grad(d[out], iterable, key, reverse)
+
+
 nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,
                   builtins.isinstance, builtins.print, builtins.type, builtins.enumerate,
                   builtins.zip, builtins.str, builtins.repr, builtins.any, builtins.all)

@@ -158,3 +158,18 @@ def _(out, x):
 
 
 # builtins.abs shares np.absolute's rule (forward_numpy_elementwise)
+
+
+def sorted_tangent(t, iterable, key=None, reverse=False):
+    """Tangent of ``sorted(iterable)``: the items' tangents in the sorted order."""
+    if is_zero(t):
+        return 0
+    items = list(iterable)
+    order = sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
+                   reverse=reverse)
+    return [t[i] for i in order]
+
+
+@tangent(builtins.sorted)
+def _(out, iterable, key=None, reverse=False):
+    d[out] = sorted_tangent(d[iterable], iterable, key, reverse)

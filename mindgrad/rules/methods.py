@@ -152,14 +152,22 @@ def dict_items_grad(g, mapping):
     """Gradient of ``list(d.items())``: each (key, value) pair's value gradient, by key."""
     if is_zero(g):
         return 0
-    return {k: item[1] for k, item in zip(mapping, g) if not is_zero(item) and not is_zero(item[1])}
+    grads = {}  # a loop, not a comprehension: the function is differentiated again (grad of grad)
+    for k, item in zip(mapping, g):
+        if not is_zero(item) and not is_zero(item[1]):
+            grads[k] = item[1]
+    return grads
 
 
 def dict_values_grad(g, mapping):
     """Gradient of ``list(d.values())``: the values' gradients, by key."""
     if is_zero(g):
         return 0
-    return {k: gv for k, gv in zip(mapping, g) if not is_zero(gv)}
+    grads = {}
+    for k, gv in zip(mapping, g):
+        if not is_zero(gv):
+            grads[k] = gv
+    return grads
 
 
 @adjoint_method("items")

@@ -196,7 +196,7 @@ def einsum_grads(g, subscripts, operands):
         spec = ",".join([output] + [t for t, _ in others]) + "->" + known
         part = np.einsum(spec, g, *[y for _, y in others])
         part = np.reshape(part, [part.shape[known.index(c)] if c in known else 1 for c in labels])
-        own = {c: n for c, n in zip(terms[k], np.shape(x))}
+        own = dict(zip(terms[k], np.shape(x)))
         shrink = tuple(i for i, c in enumerate(labels) if own[c] == 1 and part.shape[i] != 1)
         if shrink:
             part = np.sum(part, axis=shrink, keepdims=True)
@@ -252,7 +252,10 @@ def norm_matrix_grad(x, norm, ord, axes):
         # ord 1 picks the column with the largest sum of |m| (inf: the row); -1, -inf the least
         summed, picked = (-2, -1) if ord in (1, -1) else (-1, -2)
         sums = np.sum(np.abs(m), axis=summed, keepdims=True)
-        best = (np.max if ord > 0 else np.min)(sums, axis=picked, keepdims=True)
+        if ord > 0:
+            best = np.max(sums, axis=picked, keepdims=True)
+        else:
+            best = np.min(sums, axis=picked, keepdims=True)
         hits = sums == best
         share = hits / np.sum(hits, axis=picked, keepdims=True)
         return np.moveaxis(np.sign(m) * share, (-2, -1), axes)

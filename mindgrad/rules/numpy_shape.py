@@ -429,8 +429,10 @@ def pad_grad(g, array, pad_width, mode="constant", reflect_type="even"):
             f"modes {', '.join(PAD_MODES_BY_INDEX)} (reflect_type='even') have one")
     x = np.asarray(array)
     numbers = np.arange(x.size).reshape(x.shape)
-    source = np.pad(numbers, pad_width, mode, **({"constant_values": -1} if mode == "constant"
-                                                 else {}))
+    if mode == "constant":
+        source = np.pad(numbers, pad_width, mode, constant_values=-1)
+    else:
+        source = np.pad(numbers, pad_width, mode)
     copied = source >= 0
     grad = np.zeros(x.size, dtype=np.result_type(g, x, 1.0))
     np.add.at(grad, source[copied], np.asarray(g)[copied])
