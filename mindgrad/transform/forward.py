@@ -27,6 +27,7 @@ from mindgrad.transform.reverse import (
     _BINOPS,
     _UNARYOPS,
     A_text,
+    Bindings,
     Resolver,
     _describe,
     _differentiates_mindgrad_code,
@@ -36,10 +37,9 @@ from mindgrad.transform.reverse import (
     user_code,
 )
 
-_MISSING = object()
 
 
-class Forward:
+class Forward(Bindings):
     """Builds the tangent code of one function for one set of active inputs."""
 
     def __init__(self, build, src, fdef, active_params, names, analysis):
@@ -68,17 +68,6 @@ class Forward:
             self.tnames[key] = self.fresh("t_" + key.replace(".", "_"))
             self.adjoint_names.add(self.tnames[key])
         return self.tnames[key]
-
-    def bind(self, obj, preferred: str) -> str:
-        if self.src.resolve(preferred, _MISSING) is obj and preferred not in self.local_names:
-            return preferred
-        key = id(obj)
-        if key in self._bound:
-            return self._bound[key]
-        name = self.fresh(preferred)
-        self.bindings[name] = obj
-        self._bound[key] = name
-        return name
 
     def helper(self, fn) -> gast.Name:
         name = self.bind(fn, fn.__name__)

@@ -102,7 +102,25 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
             dict(array_ndims or {}))
 
 
-class Reverse:
+class Bindings:
+    """Names for the objects generated code reaches (helpers, rule functions, defaults): the
+    user's own name when it already denotes the object, else a fresh one bound in a closure.
+    Needs ``src``, ``local_names``, ``fresh``, ``bindings`` and ``_bound``."""
+
+    def bind(self, obj, preferred: str) -> str:
+        """A name under which the generated code reaches ``obj``."""
+        if self.src.resolve(preferred, _MISSING) is obj and preferred not in self.local_names:
+            return preferred
+        key = id(obj)
+        if key in self._bound:
+            return self._bound[key]
+        name = self.fresh(preferred)
+        self.bindings[name] = obj
+        self._bound[key] = name
+        return name
+
+
+class Reverse(Bindings):
     """Builds the forward and backward sweeps of one function for one set of active inputs."""
 
     def __init__(self, build, src, fdef, active_params, names, split, analysis):
@@ -155,18 +173,6 @@ class Reverse:
 
     def key(self, node):
         return self.resolve.key(node)
-
-    def bind(self, obj, preferred: str) -> str:
-        """A name under which the generated code reaches ``obj``."""
-        if self.src.resolve(preferred, _MISSING) is obj and preferred not in self.local_names:
-            return preferred
-        key = id(obj)
-        if key in self._bound:
-            return self._bound[key]
-        name = self.fresh(preferred)
-        self.bindings[name] = obj
-        self._bound[key] = name
-        return name
 
     def helper(self, fn) -> gast.Name:
         return A.load(self.bind(fn, fn.__name__))
