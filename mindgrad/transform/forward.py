@@ -38,7 +38,6 @@ from mindgrad.transform.reverse import (
 )
 
 
-
 class Forward(Bindings):
     """Builds the tangent code of one function for one set of active inputs."""
 
