@@ -417,3 +417,38 @@ def test_registry_left_clean():
     assert rules.lookup(_wrapped) is None
     assert rules.lookup(_triple) is None
     assert not rules.is_nondifferentiable(_wrapped)
+
+
+# ----- notebook cells: source only in linecache -------------------------------------------------
+
+
+def _run_cell(text, number, namespace):
+    """What IPython does with a cell: register its text in linecache, then run it."""
+    import linecache
+
+    filename = f"<ipython-input-{number}-0123456789ab>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)
+
+
+def test_function_defined_in_a_notebook_cell_and_redefined():
+    namespace = {"np": np}
+    _run_cell("def cell_f(x):\n    return np.sum(x ** 3)\n", 1, namespace)
+    x = np.array([1.0, 2.0])
+    g = mindgrad.grad(namespace["cell_f"])
+    np.testing.assert_allclose(g(x), 3 * x ** 2)
+    assert "grad of: return np.sum(x ** 3)" in g.source(x)
+    # the user edits the cell and runs it again: a new function, fresh code
+    _run_cell("def cell_f(x):\n    return np.sum(x ** 4)\n", 2, namespace)
+    np.testing.assert_allclose(mindgrad.grad(namespace["cell_f"])(x), 4 * x ** 3)
+
+
+def test_helper_redefined_in_a_later_cell_is_picked_up():
+    namespace = {"np": np}
+    _run_cell("def helper(x):\n    return x * x\n\ndef model(x):\n    return np.sum(helper(x))\n",
+              3, namespace)
+    x = np.array([1.0, 2.0])
+    g = mindgrad.grad(namespace["model"])
+    np.testing.assert_allclose(g(x), 2 * x)
+    _run_cell("def helper(x):\n    return x * x * x\n", 4, namespace)
+    np.testing.assert_allclose(g(x), 3 * x ** 2)
