@@ -428,7 +428,7 @@ def _run_cell(text, number, namespace):
 
     filename = f"<ipython-input-{number}-0123456789ab>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    exec(compile(text, filename, "exec"), namespace)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (as IPython runs a cell)
 
 
 def test_function_defined_in_a_notebook_cell_and_redefined():
