@@ -66,6 +66,27 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
     return namespace[name]
 
 
+def tangent_as_python(fn, positions, nargs):
+    """A Python function with source computing ``jvp(fn, inputs, v)`` for ``nargs`` inputs with
+    tangents at ``positions``, taking the inputs then those tangents: it calls the generated
+    tangent code, so reverse mode can differentiate it (reverse over forward)."""
+    target = as_python(fn, None, nargs) if isinstance(fn, GradFunction) else fn
+    generated = pipeline.run_forward(target, positions)
+    entry = generated.function
+    params = [f"x{i}" for i in range(nargs)]
+    tangents = [f"t{p}" for p in positions]
+    head = ["self_"] if generated.bound is not None else []
+    given = [f"{name}=t{p}" for name, p in zip(generated.tangent_names, positions)]
+    name = f"{entry.__name__}_value"
+    text = (f"def {name}({', '.join(params + tangents)}):\n"
+            f"    return {entry.__name__}({', '.join(head + params + given)})\n")
+    filename = f"<mindgrad {name} #{next(_counter)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {entry.__name__: entry, "self_": generated.bound}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
+    return namespace[name]
+
+
 def _differentiable(fn, args):
     """``fn`` as something the transformations read: a gradient function becomes Python."""
     if isinstance(fn, GradFunction):

@@ -164,6 +164,9 @@ def setitem_grad(dx, idx, v):
             dx = dx.copy()
         dx[idx] = 0
         return unbroadcast(gv, v), dx
+    if isinstance(dx, dict):  # a dict gradient holds only the keys that received one
+        dx = dict(dx)
+        return dx.pop(idx, 0), dx
     gv = dx[idx]
     if isinstance(dx, tuple):
         dx = list(dx)
@@ -284,10 +287,20 @@ def bprop_grads(cell, inputs, out, dout):
     return tuple(grads)
 
 
+def as_sequence(x):
+    """``x`` when it can be indexed by position, else ``list(x)``: what ``zip``/``enumerate``
+    loops index (dict keys, sets, dict views and iterators become lists)."""
+    if isinstance(x, (list, tuple, np.ndarray, range, str)):
+        return x
+    return list(x)
+
+
 def item(g, i):
     """Gradient of element ``i`` of a container whose gradient is ``g``."""
     if is_zero(g):
         return 0
+    if g.__class__ is dict:
+        return g.get(i, 0)  # a dict gradient holds only the keys that received one
     return g[i]
 
 

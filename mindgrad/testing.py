@@ -171,14 +171,22 @@ def _with_keywords(fn, nargs, kwargs):
 def _dot_text(left, right, structure):
     """Source for ``vdot(left, right)``, unrolled over the structure of ``left`` (a gradient of
     a list, tuple or dict argument has that structure), so mindgrad can differentiate it."""
-    if isinstance(structure, (list, tuple)):
-        parts = [_dot_text(f"{left}[{i}]", f"g[{i}]", s) for i, s in enumerate(structure)]
-    elif isinstance(structure, dict):
-        parts = [_dot_text(f"{left}[{k!r}]", f"g[{k!r}]", s) for k, s in structure.items()]
-    else:
+    if not isinstance(structure, (list, tuple, dict)):
         return f"np.sum({left} * {right})"
-    # the gradient is computed once (as g), then taken apart
+    # the gradient is computed once (as g), then taken apart leaf by leaf
+    parts = [f"np.sum({left}{path} * g{path})" for path in _leaf_paths(structure)]
     return f"g = {right}\n    return " + " + ".join(parts or ["0.0"])
+
+
+def _leaf_paths(structure, path=""):
+    """Index paths (``[0]['w']``) to the float leaves of nested lists, tuples and dicts."""
+    if isinstance(structure, (list, tuple)):
+        items = enumerate(structure)
+    elif isinstance(structure, dict):
+        items = structure.items()
+    else:
+        return [] if structure is None else [path]
+    return [p for k, s in items for p in _leaf_paths(s, f"{path}[{k!r}]")]
 
 
 def _nested(fn, args, position, kwargs, inner, rng):

@@ -1713,6 +1713,47 @@ def dict_params_key_loop(params):
     return s
 
 
+def enumerate_dict_items(params):
+    s = 0.0
+    for i, (name, v) in enumerate(params.items()):
+        s = s + (i + 1.0) * np.sum(np.sin(v))
+    return s
+
+
+def zip_dict_keys_with_scales(params, scales):
+    s = 0.0
+    for k, c in zip(params, scales):
+        s = s + c * np.sum(params[k] ** 2)
+    return s
+
+
+def zip_reversed_pairs(xs):
+    s = 0.0
+    for a, b in zip(xs, reversed(xs)):
+        s = s + np.sum(a * b ** 2)
+    return s
+
+
+def pass_list_through(xs):
+    ys = xs
+    if len(ys) > 1:
+        zs = ys
+    else:
+        zs = xs
+    return zs
+
+
+def callee_returns_the_list(xs):
+    zs = pass_list_through(xs)
+    return np.sum(zs[0] * zs[1] ** 2)
+
+
+def dict_get_with_defaults(params, x):
+    w = params.get("w", 1.0)
+    b = params.get("b", x)  # absent: the default (x) is used
+    return np.sum(np.tanh(w * x + b) ** 2)
+
+
 def build_gram_elementwise(x):
     n = x.shape[0]
     g = np.zeros((n, n))
@@ -1767,6 +1808,12 @@ case(tuple_concatenation, (1.5, 2.0), (rn(2), rn(2)))
 case(dict_params_items, ({"a": rn(2), "b": rn(3)},), pos=0)
 case(dict_params_values, ({"a": rn(2), "b": rn(3)},), pos=0)
 case(dict_params_key_loop, ({"a": rn(2), "b": rn(3)},), pos=0)
+case(dict_get_with_defaults, ({"w": rn(3)}, rn(3)), ({"w": rn(2, 3), "b": rn(3)}, rn(3)),
+     pos=(0, 1))
+case(enumerate_dict_items, ({"a": rn(2), "b": rn(2, 3)},), pos=0)
+case(zip_dict_keys_with_scales, ({"a": rn(2), "b": rn(3)}, [0.5, -1.5]), pos=(0, 1))
+case(zip_reversed_pairs, ([rn(2), rn(2), rn(2)],), ([rn(3, 1), rn(1, 2)],), pos=0)
+case(callee_returns_the_list, ([rn(2), rn(2)],), ([rn(2, 3), rn(3)],), pos=0)
 case(build_gram_elementwise, (rn(3, 2),),)
 case(chained_subscripts, (rn(2, 3),),)
 case(strided_slice_update, (rn(5),), (rn(4, 2),))

@@ -29,35 +29,9 @@ XFAIL = {}
 # Functions whose gradient cannot even be built (so nothing is cached): none at present.
 XFAIL_BUILD = {}
 
-# Cases whose second derivative fails today (issue: higher order), with the error seen. Most are
-# symbolic-zero gradients reaching helpers that expect arrays, or helpers whose source the
-# transformer cannot read again (comprehensions, ** unpacking) and that need rules of their own.
-XFAIL_SECOND_ORDER = {
-    "builtin_sum_and_max_of_list-0": "second order: IndexError: invalid index to scalar variable.",
-    "diag_trace_triu-0": "second order: AssertionError: order 2 rev-mode check failed for the nested gradient at positions (0,), direction 0: mindgrad gives 0.22283596450840812, central ",
-    "dict_built_incrementally-0": "second order: TypeError: list indices must be integers or slices, not str",
-    "dict_literal-0": "second order: KeyError: 'c'",
-    "dict_params_items-0": "second order: KeyError: 0",
-    "dict_params_key_loop-0": "second order: IndexError: only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays are valid indices",
-    "dict_params_mlp-0": "second order: IndexError: only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays are valid indices",
-    "dict_params_values-0": "second order: KeyError: 0",
-    "einsum_bilinear-0": "second order: UnsupportedSyntaxError: starred expressions (*x) are not supported in a differentiated function; index the sequence instead (numpy_linalg.py, line",
-    "einsum_variants-0": "second order: UnsupportedSyntaxError: starred expressions (*x) are not supported in a differentiated function; index the sequence instead (numpy_linalg.py, line",
-    "enumerate_with_start-0": "second order: ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape after 1 dimensions. The detected shape was (2",
-    "item_and_float-0": "second order: UnsupportedSyntaxError: index assignment is supported on a plain variable only (x[i] = v), not on an expression (methods.py, line 124)",
-    "list_of_weights-0": "second order: ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape after 2 dimensions. The detected shape was (2",
-    "matrix_norms-0": "second order: NoGradientRuleError: np.linalg.svd has no gradient rule and no Python source to differentiate; register a rule with @mindgrad.adjoint(np.linalg.sv",
-    "nested_container_params-0": "second order: SyntaxError: invalid syntax (<mindgrad check_grads the nested gradient>, line 3)",
-    "nested_loop_matrix_power-0": "second order: ValueError: cannot broadcast a non-scalar to a scalar array",
-    "normalize_rows-0": "second order: NoGradientRuleError: np.linalg.svd has no gradient rule and no Python source to differentiate; register a rule with @mindgrad.adjoint(np.linalg.sv",
-    "power_iteration_normed-0": "second order: NoGradientRuleError: np.linalg.svd has no gradient rule and no Python source to differentiate; register a rule with @mindgrad.adjoint(np.linalg.sv",
-    "ravel_flatten_trace-0": "second order: AssertionError: order 2 rev-mode check failed for the nested gradient at positions (0,), direction 0: mindgrad gives 0.0, central differences give",
-    "roll_and_pad-0": "second order: AssertionError: order 2 rev-mode check failed for the nested gradient at positions (0,), direction 0: mindgrad gives 3.371989273097735, central di",
-    "take_and_tensordot-0": "second order: AssertionError: order 2 rev-mode check failed for the nested gradient at positions (0,), direction 0: mindgrad gives 0.0, central differences give",
-    "tuple_params-0": "second order: ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape after 1 dimensions. The detected shape was (2",
-    "vector_norms-0": "second order: NoGradientRuleError: np.linalg.svd has no gradient rule and no Python source to differentiate; register a rule with @mindgrad.adjoint(np.linalg.sv",
-    "zip_layers-0": "second order: ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape after 1 dimensions. The detected shape was (2",
-}
+# Cases whose second derivative fails today, with the error seen (strict xfails): none at
+# present. When a bug is found, add its case here until it is fixed.
+XFAIL_SECOND_ORDER = {}
 
 # Functions mindgrad rejects on purpose, with the error they must raise.
 REJECTED = {
@@ -134,6 +108,33 @@ def test_second_order_matches_finite_differences(fn, args, position, kwargs):
     # reverse over reverse, and forward over reverse, against differences of the gradient
     mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=2,
                          modes=("rev", "fwd"), directions=1)
+
+
+# Third order on functions with loops, branches, jumps, index assignment, containers and user
+# subroutines: reverse over reverse over reverse, and forward over both reverse passes.
+THIRD_ORDER_FUNCTIONS = (
+    "horner", "newton_sqrt", "break_at_threshold", "continue_on_odd", "early_return_in_loop",
+    "nested_loop_break_inner", "nested_branches", "huber_scalar", "fill_zeros_rows",
+    "slice_augmented", "overwrite_then_read", "swap_rows", "dict_literal", "append_then_stack",
+    "power_recursive", "helper_in_loop", "rnn_unroll", "take_and_tensordot", "roll_and_pad",
+    "item_and_float",
+)
+THIRD_ORDER = [case for case in SECOND_ORDER if case[1].__name__ in THIRD_ORDER_FUNCTIONS]
+XFAIL_THIRD_ORDER = {
+    "rnn_unroll-0": "third order: IndexError in stack_grad: the list appended in the loop has "
+                    "one item too few when the forward sweep of the second-order code is "
+                    "replayed",
+}
+
+
+@pytest.mark.parametrize("fn, args, position, kwargs", _params(THIRD_ORDER, XFAIL_THIRD_ORDER))
+def test_third_order_matches_finite_differences(fn, args, position, kwargs):
+    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=3,
+                         modes=("rev", "fwd"), directions=1)
+
+
+def test_third_order_covers_the_functions_named():
+    assert len(THIRD_ORDER) == len(THIRD_ORDER_FUNCTIONS)
 
 
 # ----- (a) size ----------------------------------------------------------------------------------

@@ -456,3 +456,60 @@ def test_undefined_value_names_the_users_line():
     with pytest.raises(NameError) as info:
         grad(e_undefined_value)(X())
     assert _error_names_line(info.value, _line("undefined_value"))
+
+
+# ----- writes into an array in place, which no data flow shows ------------------------------
+
+
+def w_copyto(x):
+    y = np.zeros(3)
+    np.copyto(y, x)  # @copyto
+    return np.sum(y ** 2)
+
+
+def w_add_at(x):
+    y = np.zeros(3)
+    np.add.at(y, [0, 0, 2], x[:3])  # @add_at
+    return np.sum(y ** 2)
+
+
+def w_fill_diagonal(x):
+    m = np.zeros((3, 3))
+    np.fill_diagonal(m, x[:3])  # @fill_diagonal
+    return np.sum(m ** 2)
+
+
+def w_sort_method(x):
+    y = x * 1.0
+    y.sort()  # @sort_method
+    return np.sum(y * np.arange(y.size))
+
+
+IN_PLACE = [(w_copyto, "copyto", r"np\.copyto\(\) writes into its first argument"),
+            (w_add_at, "add_at", r"np\.add\.at\(\) writes into its first argument"),
+            (w_fill_diagonal, "fill_diagonal", r"np\.fill_diagonal\(\) writes"),
+            (w_sort_method, "sort_method", r"in-place method \.sort\(\)")]
+
+
+@pytest.mark.parametrize("fn, marker, message", IN_PLACE, ids=[m for _, m, _ in IN_PLACE])
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_in_place_writes_with_a_differentiated_value_are_rejected(fn, marker, message, mode):
+    # without the error both modes would return zero gradients: the write is no data flow
+    x = np.array([0.3, -1.2, 0.7])
+    if mode == "grad":
+        error = _fail_twice(lambda: grad(fn)(x), mindgrad.UnsupportedSyntaxError)
+    else:
+        error = _fail_twice(lambda: mindgrad.jvp(fn, (x,), (np.ones(3),)),
+                            mindgrad.UnsupportedSyntaxError)
+    assert re.search(message, str(error.msg))
+    assert error.lineno == _line(marker)
+    assert error.text.rstrip("\n") == _text(_line(marker))
+
+
+def test_in_place_writes_of_constants_are_allowed():
+    def scaled(x):
+        mask = np.zeros(3)
+        np.copyto(mask, np.array([1.0, 0.0, 2.0]))  # no differentiated value involved
+        return np.sum(mask * x ** 2)
+    x = np.array([0.3, -1.2, 0.7])
+    np.testing.assert_allclose(grad(scaled)(x), np.array([1.0, 0.0, 2.0]) * 2 * x)

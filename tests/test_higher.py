@@ -391,3 +391,61 @@ def _cube_sum_rule(out, a):
 
 def _cube_sum_tangent(out, a):
     mg.d[out] = np.sum(mg.d[a] * cube_slope(a))
+
+
+# ----- reverse over forward: grad of a function that calls jvp ---------------------------------
+
+
+def _directional(f, v):
+    """x -> the derivative of f at x along v, by forward mode."""
+    def along(x):
+        _, slope = mg.jvp(f, (x,), (v,))
+        return slope
+    return along
+
+
+@pytest.mark.parametrize("f", HESSIAN_FUNCTIONS, ids=lambda f: f.__name__)
+def test_hessian_vector_product_by_reverse_over_forward(f):
+    x = np.array([0.3, -0.8, 0.6])
+    v = np.array([0.5, 1.5, -1.0])
+    along = _directional(f, v)
+    np.testing.assert_allclose(grad(along)(x), _fd_hessian(f, x) @ v, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [h_loop, h_branch, h_index_assign, h_subroutine],
+                         ids=lambda f: f.__name__)
+def test_third_derivatives_through_reverse_over_forward(f):
+    # order 2 of the directional derivative: third derivatives of f, by grad of grad of jvp
+    # and by forward over reverse over forward
+    along = _directional(f, np.array([0.5, 1.5, -1.0]))
+    mg.check_grads(along, (np.array([0.3, -0.8, 0.6]),), order=2, modes=("rev", "fwd"))
+
+
+def two_input_energy(a, b):
+    return np.sum(np.tanh(a * b) + a ** 2 * b)
+
+
+def mixed_partials(a, b):
+    # the tangent along a only (b's is None): d/da of two_input_energy, summed with weights
+    _, slope = mg.jvp(two_input_energy, (a, b), (np.ones(2), None))
+    return slope
+
+
+def test_reverse_over_forward_with_two_inputs_and_a_missing_tangent():
+    a, b = np.array([0.4, -0.7]), np.array([1.2, 0.3])
+    g_a, g_b = grad(mixed_partials, (0, 1))(a, b)
+    # d/da sum_i d/da_i E and d/db of the same, in closed form
+    t = np.tanh(a * b)
+    s2 = 1.0 - t ** 2
+    np.testing.assert_allclose(g_a, -2.0 * t * s2 * b * b + 2.0 * b, rtol=1e-10)
+    np.testing.assert_allclose(g_b, s2 - 2.0 * t * s2 * a * b + 2.0 * a, rtol=1e-10)
+
+
+def jvp_with_aux_inside(x):
+    _, slope, _ = mg.jvp(with_aux, (x,), (x,), has_aux=True)
+    return slope
+
+
+def test_jvp_inside_a_differentiated_function_rejects_has_aux():
+    with pytest.raises(mg.UnsupportedSyntaxError, match="has_aux is not supported there"):
+        grad(jvp_with_aux_inside)(np.array([0.3, 0.2]))

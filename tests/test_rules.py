@@ -7,12 +7,14 @@ and each gradient must have its input's shape (and structure, for lists and tupl
 
 import math
 
+import linalg_inputs
 import numpy as np
 import pytest
 
-import mindgrad  # noqa: F401  (registers the rules)
+import mindgrad
 from mindgrad import rules
 from mindgrad.rules import is_nondifferentiable, lookup, vjp_of
+from mindgrad.rules import numpy_linalg as nl
 from mindgrad.runtime import is_zero
 
 RNG = np.random.default_rng(20240607)
@@ -106,7 +108,11 @@ def tree_vdot(grad, v, where="gradient"):
 # ----- the check ---------------------------------------------------------------------------
 
 
-def check_vjp(fn, args, kwargs=None, key=None, zero_cotangent=()):
+def check_vjp(fn, args, kwargs=None, key=None, zero_cotangent=(), fix=None):
+    """``fix(out, values)``, if given, makes an output unique where it is so only up to signs
+    (the factors of svd and eigh): it keeps, negates or zeroes each entry of ``values`` as
+    ``out`` says, so it is linear and its own adjoint. The check is then of ``fix(y, y)`` for
+    ``y = fn(x)``, with the cotangent ``fix(out, g)``."""
     kwargs = kwargs or {}
     extra = {} if key is None else {"_key": key}
     out, vjp = vjp_of(fn, *args, **kwargs, **extra)
@@ -117,13 +123,15 @@ def check_vjp(fn, args, kwargs=None, key=None, zero_cotangent=()):
         g[i] = 0
     if isinstance(out, tuple) and isinstance(g, list):
         g = tuple(g)
-    grads = vjp(g)
+    grads = vjp(g if fix is None else fix(out, g))
     assert len(grads) == len(args)
     directions = [random_like(a) for a in args]
     analytic = sum(tree_vdot(gr, v, f"argument {i}")
                    for i, (gr, v) in enumerate(zip(grads, directions)))
     plus = fn(*[perturb(a, v, EPS) for a, v in zip(args, directions)], **kwargs)
     minus = fn(*[perturb(a, v, -EPS) for a, v in zip(args, directions)], **kwargs)
+    if fix is not None:
+        plus, minus = fix(plus, plus), fix(minus, minus)
     numeric = (tree_vdot(g, plus, "output") - tree_vdot(g, minus, "output")) / (2 * EPS)
     assert abs(analytic - numeric) <= RTOL * max(abs(analytic), abs(numeric)) + ATOL, \
         f"vjp gives {analytic!r}, central differences {numeric!r}"
@@ -131,10 +139,11 @@ def check_vjp(fn, args, kwargs=None, key=None, zero_cotangent=()):
 
 
 class Case:
-    def __init__(self, label, fn, *args, key=None, zero_cotangent=(), **kwargs):
+    def __init__(self, label, fn, *args, key=None, zero_cotangent=(), fix=None, **kwargs):
         self.label, self.fn, self.args, self.kwargs = label, fn, args, kwargs
         self.key = key
         self.zero_cotangent = zero_cotangent
+        self.fix = fix
 
     @property
     def rule_key(self):
@@ -437,6 +446,11 @@ EINSUM = [("ij,jk->ik", (2, 3), (3, 4)), ("ij->", (2, 3)), ("ii->i", (3, 3)), ("
           ("ij,jk->ik", (1, 3), (3, 4))]
 for spec, *shapes in EINSUM:
     case(np.einsum, spec, *[r(*s) for s in shapes])
+LINALG_RNG = np.random.default_rng(20240613)  # its own stream: the other inputs stay as they are
+case(nl.einsum_list, "ij,jk->ik", [LINALG_RNG.standard_normal((2, 3)),
+                                   LINALG_RNG.standard_normal((3, 4))])
+case(nl.einsum_list, "ii,i->i", [LINALG_RNG.standard_normal((3, 3)),
+                                 LINALG_RNG.standard_normal(3)])
 
 case(np.linalg.norm, r(5))
 case(np.linalg.norm, f())
@@ -466,6 +480,62 @@ case(np.linalg.solve, well_conditioned(2, 3, 3), r(3))
 case(np.linalg.solve, well_conditioned(2, 3, 3), r(2, 3, 4))
 case(np.linalg.solve, well_conditioned(3, 3), r(2, 3, 4))
 
+# svd and eigh: U, V^T and the eigenvectors are unique up to the sign of each vector (for
+# distinct singular values and eigenvalues, which these inputs keep well apart); ``fix`` flips
+# each to make its entry of largest magnitude positive, and zeroes the extra columns of U (rows
+# of V^T) of ``full_matrices=True``, which are not unique at all.
+
+
+def separated(*shape):
+    return linalg_inputs.separated(LINALG_RNG, *shape)
+
+
+def symmetric_in(uplo, *shape):
+    return linalg_inputs.symmetric_in(LINALG_RNG, uplo, *shape)
+
+
+def vector_signs(m, k, columns):
+    """The sign of the entry of largest magnitude of each of the first ``k`` columns of ``m``,
+    then zeros up to ``columns``, as a ``(..., 1, columns)`` array."""
+    cols = m[..., :, :k]
+    top = np.take_along_axis(cols, np.argmax(np.abs(cols), axis=-2)[..., None, :], axis=-2)
+    rest = np.zeros(np.shape(top)[:-1] + (columns - k,))
+    return np.concatenate([np.sign(top), rest], axis=-1)
+
+
+def times(v, signs):
+    return v if is_zero(v) else v * signs
+
+
+def fix_svd(out, values):
+    u, s, vt = out
+    k = np.shape(s)[-1]
+    u_signs = vector_signs(u, k, np.shape(u)[-1])
+    vt_signs = np.swapaxes(vector_signs(u, k, np.shape(vt)[-2]), -1, -2)
+    return (times(values[0], u_signs), values[1], times(values[2], vt_signs))
+
+
+def fix_eigh(out, values):
+    n = np.shape(out[1])[-1]
+    return (values[0], times(values[1], vector_signs(out[1], n, n)))
+
+
+for shape in [(3, 3), (4, 3), (3, 5), (2, 4, 3), (2, 3, 2, 4)]:
+    case(np.linalg.svd, separated(*shape), full_matrices=False, fix=fix_svd)
+    case(np.linalg.svd, separated(*shape), compute_uv=False)
+    case(np.linalg.svdvals, separated(*shape))
+for shape in [(3, 3), (2, 3, 3), (4, 3), (2, 3, 5)]:  # full_matrices: U (V^T) of a tall (wide)
+    case(np.linalg.svd, separated(*shape), fix=fix_svd)  # matrix gets no gradient beyond k
+case(np.linalg.svd, separated(4, 3), zero_cotangent=(0, 2), label="svd-values-only")
+case(np.linalg.svd, symmetric_in("L", 3, 3), hermitian=True, fix=fix_svd)
+case(np.linalg.svd, symmetric_in("L", 2, 4, 4), hermitian=True, fix=fix_svd)
+case(np.linalg.svd, symmetric_in("L", 4, 4), False, False, True)
+for uplo in ("L", "U"):
+    for shape in [(3, 3), (2, 4, 4)]:
+        case(np.linalg.eigh, symmetric_in(uplo, *shape), UPLO=uplo, fix=fix_eigh)
+        case(np.linalg.eigvalsh, symmetric_in(uplo, *shape), UPLO=uplo)
+case(np.linalg.eigh, symmetric_in("L", 3, 3), zero_cotangent=(1,), label="eigh-values-only")
+
 # ----- constructors and casts --------------------------------------------------------------
 
 case(np.full, (2, 3), f())
@@ -494,6 +564,9 @@ for name in ("cumsum", "cumprod"):
     method(name, r(3, 4))
     method(name, r(3, 4), 1)
 method("trace", r(3, 4))
+method("get", {"a": r(2), "b": r(2, 3)}, "b")
+method("get", {"a": r(2)}, "c", r(3))
+method("get", {"a": r(2)}, "a", r(3, 2))
 method("trace", r(2, 3, 3), 0, 1, 2)
 method("reshape", r(2, 3), 3, 2)
 method("reshape", r(2, 3), (6,))
@@ -535,7 +608,7 @@ attr("real", r(3))
 
 @pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
 def test_rule_matches_central_differences(c):
-    check_vjp(c.fn, c.args, c.kwargs, c.key, c.zero_cotangent)
+    check_vjp(c.fn, c.args, c.kwargs, c.key, c.zero_cotangent, c.fix)
 
 
 def _my_rule_keys():
@@ -669,6 +742,8 @@ DTYPE_CASES = [
     Case("inv", np.linalg.inv, well_conditioned(3, 3).astype(np.float32)),
     Case("det", np.linalg.det, well_conditioned(3, 3).astype(np.float32)),
     Case("solve", np.linalg.solve, well_conditioned(3, 3).astype(np.float32), x32(3)),
+    Case("svd-values", np.linalg.svd, separated(3, 4).astype(np.float32), compute_uv=False),
+    Case("eigvalsh", np.linalg.eigvalsh, symmetric_in("L", 3, 3).astype(np.float32)),
     Case("array", np.array, x32(3), dtype=np.float64),
     Case("asarray", np.asarray, x32(3), dtype=np.float64),
     Case("float64", np.float64, np.float32(1.5)),
@@ -698,8 +773,9 @@ REQUIRED = [
     "dot", "matmul", "inner", "outer", "tensordot", "einsum", "reshape", "ravel", "transpose",
     "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to", "concatenate", "stack",
     "hstack", "vstack", "split", "tile", "repeat", "flip", "diag", "trace", "triu", "tril", "take",
-    "linalg.norm", "linalg.inv", "linalg.det", "linalg.solve", "zeros", "ones", "zeros_like",
-    "ones_like", "full", "arange", "linspace", "shape", "argmax", "argmin", "sort", "indices",
+    "linalg.norm", "linalg.inv", "linalg.det", "linalg.solve", "linalg.svd", "linalg.eigh",
+    "zeros", "ones", "zeros_like", "ones_like", "full", "arange", "linspace", "shape", "argmax",
+    "argmin", "sort", "indices",
 ]
 
 
@@ -768,3 +844,144 @@ def test_dict_views_give_gradients_by_key():
     (g,) = vjp([[0, np.full(2, 5.0)], 0])
     assert set(g) == {"a"}
     np.testing.assert_allclose(g["a"], [5.0, 5.0])
+
+
+# ----- svd, eigh and einsum through the transformer, to second and third order -------------
+
+
+def svd_values(a):
+    s = np.linalg.svd(a, compute_uv=False)
+    return np.sum(np.sin(s) * np.arange(1.0, s.shape[-1] + 1.0))
+
+
+def svd_reconstruction(a):
+    # (u * c) @ diag(s) @ vt does not change when a pair of singular vectors flips sign
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    c = np.arange(1.0, s.shape[-1] + 1.0)
+    return np.sum(np.tanh((u * c) @ (s[..., :, None] * vt)))
+
+
+def svd_factor_magnitudes(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return np.sum(np.abs(u) * np.arange(u.shape[-1])) + np.sum(vt ** 2 * s[..., :, None])
+
+
+def svd_full_values(a):
+    return np.sum(np.linalg.svd(a)[1] ** 3)
+
+
+def svd_hermitian(a):
+    u, s, vt = np.linalg.svd(a, hermitian=True)
+    return np.sum(s ** 2) + np.sum(((u * s[..., None, :]) @ vt) * a)
+
+
+def svdvals_sines(a):
+    return np.sum(np.sin(np.linalg.svdvals(a)))
+
+
+def eigh_loss(a):
+    w, v = np.linalg.eigh(a)
+    weights = np.arange(w.shape[-1])
+    return np.sum(w * weights) + np.sum(v ** 2 * weights) + np.sum(np.exp(w))
+
+
+def eigvalsh_loss(a):
+    return np.sum(np.linalg.eigvalsh(a, "U") ** 2)
+
+
+def spectral_norms(a):
+    return np.linalg.norm(a, "nuc") + np.linalg.norm(a, 2) + np.linalg.norm(a, -2)
+
+
+SECOND_ORDER_DECOMPOSITIONS = [
+    (svd_values, separated(4, 3)), (svd_values, separated(2, 3, 5)),
+    (svd_reconstruction, separated(4, 3)), (svd_reconstruction, separated(3, 5)),
+    (svd_reconstruction, separated(2, 3, 3)), (svd_factor_magnitudes, separated(4, 3)),
+    (svd_factor_magnitudes, separated(2, 3, 4)), (svd_full_values, separated(3, 3)),
+    (svd_hermitian, symmetric_in("L", 3, 3)), (svdvals_sines, separated(3, 4)),
+    (eigh_loss, symmetric_in("L", 3, 3)), (eigh_loss, symmetric_in("L", 2, 3, 3)),
+    (eigvalsh_loss, symmetric_in("U", 3, 3)),
+]
+
+
+@pytest.mark.parametrize("fn, a", SECOND_ORDER_DECOMPOSITIONS,
+                         ids=[f"{fn.__name__}-{'x'.join(map(str, a.shape))}"
+                              for fn, a in SECOND_ORDER_DECOMPOSITIONS])
+def test_decompositions_to_second_order(fn, a):
+    mindgrad.check_grads(fn, (a,), order=2, modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("fn, a", [(svd_full_values, separated(4, 3)),
+                                   (svd_full_values, separated(3, 5)),
+                                   (spectral_norms, separated(3, 4))],
+                         ids=["svd-full-tall", "svd-full-wide", "spectral-norms"])
+def test_decompositions_to_second_order_in_reverse(fn, a):
+    # forward mode refuses full_matrices=True of a non-square matrix (it cannot tell which
+    # factors are used); the norms' forward-over-reverse goes through norm_grad's tangent rule
+    mindgrad.check_grads(fn, (a,), order=2, modes=("rev",))
+
+
+def test_svd_extra_columns_of_full_matrices_have_no_gradient():
+    a = separated(4, 3)
+    _, vjp = vjp_of(np.linalg.svd, a)
+    with pytest.raises(NotImplementedError, match="full_matrices=True"):
+        vjp((np.ones((4, 4)), 0, 0))
+    _, vjp = vjp_of(np.linalg.svd, a.T)
+    with pytest.raises(NotImplementedError, match="full_matrices=True"):
+        vjp((0, np.ones(3), np.ones((4, 4))))
+    (g,) = vjp((0, np.ones(3), 0))  # the singular values alone are fine
+    np.testing.assert_allclose(g, vjp_of(np.linalg.svd, a.T, compute_uv=False)[1](np.ones(3))[0])
+
+
+def test_svd_and_eigh_gradients_keep_float32():
+    a = separated(3, 3).astype(np.float32)
+    _, vjp = vjp_of(np.linalg.svd, a)
+    assert vjp((np.ones((3, 3)), np.ones(3), np.ones((3, 3))))[0].dtype == np.float32
+    _, vjp = vjp_of(np.linalg.eigh, symmetric_in("L", 3, 3).astype(np.float32))
+    assert vjp((np.ones(3), np.ones((3, 3))))[0].dtype == np.float32
+
+
+def test_decompositions_of_complex_matrices_say_so():
+    a = separated(3, 3) + 1j * separated(3, 3)
+    _, vjp = vjp_of(np.linalg.svd, a)
+    with pytest.raises(NotImplementedError, match="real matrices"):
+        vjp((np.ones((3, 3)), np.ones(3), np.ones((3, 3))))
+    _, vjp = vjp_of(np.linalg.eigh, a)
+    with pytest.raises(NotImplementedError, match="real matrices"):
+        vjp((np.ones(3), np.ones((3, 3))))
+
+
+def einsum_cubed(spec):
+    def one(a):
+        return np.sum(np.einsum(spec, a) ** 3)
+
+    def two(a, b):
+        return np.sum(np.einsum(spec, a, b) ** 3)
+
+    def three(a, b, c):
+        return np.sum(np.einsum(spec, a, b, c) ** 3)
+
+    return [one, two, three][spec.split("->")[0].count(",")]
+
+
+SECOND_ORDER_EINSUM = [("ii->i", (3, 3)), ("iij->j", (3, 3, 2)), ("ij->", (2, 3)),
+                       ("ij,j", (2, 3), (3,)), ("ii,i->i", (3, 3), (3,)),
+                       ("...ij,...jk->...ik", (2, 1, 3, 4), (5, 4, 2)),
+                       ("ij,jk->ik", (1, 3), (3, 4)), ("i,j->ij", (3,), (4,)),
+                       ("ij,jk,kl->il", (2, 3), (3, 4), (4, 2))]
+
+
+@pytest.mark.parametrize("spec, shapes", [(c[0], c[1:]) for c in SECOND_ORDER_EINSUM],
+                         ids=[c[0] for c in SECOND_ORDER_EINSUM])
+def test_einsum_to_second_order(spec, shapes):
+    args = tuple(0.5 * r(*shape) for shape in shapes)
+    mindgrad.check_grads(einsum_cubed(spec), args, order=2, modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (svd_values, (separated(3, 5),)),
+    (einsum_cubed("ii->i"), (0.5 * r(3, 3),)),
+    (einsum_cubed("...ij,...jk->...ik"), (0.5 * r(2, 1, 3, 4), 0.5 * r(5, 4, 2))),
+], ids=["svd-values", "einsum-diagonal", "einsum-broadcast"])
+def test_svd_and_einsum_to_third_order(fn, args):
+    mindgrad.check_grads(fn, args, order=3, modes=("rev", "fwd"), directions=1)

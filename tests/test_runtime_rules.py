@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import mindgrad  # noqa: F401 (registers the rules)
-from mindgrad import runtime
+from mindgrad import rules, runtime
+from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules import runtime_rules, vjp_of
+from mindgrad.rules.forward_operators import TangentList, TangentTuple
 from mindgrad.rules.numpy_elementwise import astype_grad
 
 RNG = np.random.default_rng(3)
@@ -123,3 +125,74 @@ def test_sorted_routes_each_gradient_to_where_its_item_came_from():
     assert vjp([10.0, 20.0, 30.0])[0] == [30.0, 10.0, 20.0]
     _, vjp = vjp_of(sorted, [3.0, 1.0, 2.0], reverse=True)
     assert vjp([10.0, 20.0, 30.0])[0] == [10.0, 30.0, 20.0]
+
+
+# ----- rule helpers that write in place: their adjoints are their transposes ----------------
+
+TRANSPOSED = [
+    (ns.repeat_grad, (r(6), r(3), 2), {}),
+    (ns.repeat_grad, (r(2, 6), r(2, 3), [1, 2, 3], 1), {}),
+    (ns.sort_grad, (r(4), r(4)), {}),
+    (ns.sort_grad, (r(3, 4), r(3, 4), 0), {}),
+    (ns.sort_grad, (r(6), r(2, 3), None), {}),
+    (ns.diagonal_grad, (r(3), r(3, 3)), {}),
+    (ns.diagonal_grad, (r(2, 3), r(2, 3, 4), 1, 1, 2), {}),
+    (ns.take_grad, (r(3, 3), r(3, 4), np.array([2, 0, 2]), 1), {}),
+    (ns.take_grad, (r(2), r(2, 3), np.array([5, 0]), None), {}),
+    (ns.take_grad, (r(3), r(4), np.array([-1, 7, 0]), 0, "wrap"), {}),
+    (ns.take_along_axis_grad, (r(3, 2), r(3, 4), np.array([[0, 3], [1, 1], [2, 0]]), 1), {}),
+    (ns.pad_grad, (r(7), r(3), 2), {}),
+    (ns.pad_grad, (r(5, 6), r(3, 4), ((1, 1), (0, 2)), "reflect"), {}),
+    (ns.pad_grad, (r(5), r(3), 1, "edge"), {}),
+    (runtime_rules.as_grad_adjoint, (r(4), r(3, 4), r(4)), {}),
+    (runtime_rules.as_sequence_grad, (r(3, 2), r(3, 2)), {}),
+    (runtime.as_sequence, (r(3, 2),), {}),
+    (TangentList, ([r(2), r(2)],), {}),
+    (TangentTuple, ((r(3), r(3)),), {}),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs", TRANSPOSED,
+                         ids=[f"{fn.__name__}-{i}" for i, (fn, _, _) in enumerate(TRANSPOSED)])
+def test_adjoint_of_a_helper_matches_central_differences(fn, args, kwargs):
+    # each helper is linear in its first argument: its adjoint must be the exact transpose
+    _check(fn, args, [0], key=fn, **kwargs)
+
+
+def test_container_helpers_route_gradients_exactly():
+    # as_grad_adjoint gives a list gradient back leaf by leaf, a dict one by its own keys
+    _, vjp = vjp_of(runtime.as_grad, [np.ones(2), 0], [np.ones(2), np.ones(3)])
+    g_list = vjp([np.full(2, 2.0), np.full(3, 3.0)])[0]
+    np.testing.assert_allclose(g_list[0], [2.0, 2.0])
+    assert g_list[1] == 0
+    _, vjp = vjp_of(runtime.as_grad, {"a": np.ones(2)}, {"a": np.ones(2), "b": np.ones(3)})
+    g_dict = vjp({"a": np.full(2, 5.0), "b": np.full(3, 7.0)})[0]
+    assert set(g_dict) == {"a"}
+    np.testing.assert_allclose(g_dict["a"], [5.0, 5.0])
+    # as_sequence of a dict lists its keys: no gradient reaches the dict
+    out, vjp = vjp_of(runtime.as_sequence, {"a": np.ones(2)})
+    assert out == ["a"] and vjp(["anything"])[0] == 0
+    # a dict gradient keeps only the keys that received one
+    assert runtime_rules.gather({"a": 1.0}, {"a": 1.0, "b": 2.0}, "b") == 0
+    g_v, rest = runtime.setitem_grad({"a": 1.0, "b": 2.0}, "a", 3.0)
+    assert g_v == 1.0 and rest == {"b": 2.0}
+    assert runtime.setitem_grad({"b": 2.0}, "a", 3.0) == (0, {"b": 2.0})
+    # dict(mapping): the same gradients by key; from pairs, each pair's value gradient
+    _, vjp = vjp_of(dict, {"a": 1.0, "b": 2.0})
+    assert vjp({"a": 3.0})[0] == {"a": 3.0}
+    _, vjp = vjp_of(dict, [("a", 1.0), ("b", 2.0)])
+    assert vjp({"b": 5.0})[0] == [(0, 0), (0, 5.0)]
+
+
+# the rules checked by the bespoke tests above
+CHECKED_ABOVE = {runtime.unbroadcast, runtime.add, runtime.as_grad, astype_grad,
+                 runtime.add_at, runtime.item, runtime.saved_item, runtime.unreduce,
+                 np.multiply.outer, runtime.push_grad, runtime.pop_grad, runtime.concat_grads,
+                 runtime.setitem_grad, runtime.reversed_items, sorted}
+
+
+def test_every_runtime_rule_has_a_check():
+    tested = {rules._key(k) for k in CHECKED_ABOVE} | {rules._key(fn) for fn, _, _ in TRANSPOSED}
+    untested = [k for k, rule in rules._RULES.items()
+                if rule.template.__module__ == runtime_rules.__name__ and k not in tested]
+    assert not untested, f"runtime rules without a numerical check: {untested}"

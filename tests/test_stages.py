@@ -312,10 +312,11 @@ NORMALIZED = {
     enumerated: """
         def enumerated(xs):
             s = 0.0
-            len_ = len(xs)
+            xs_seq = as_sequence(xs)
+            len_ = len(xs_seq)
             for k in range(len_):
                 i = k
-                v = xs[k]
+                v = xs_seq[k]
                 mul = i * v
                 add = s + mul
                 s = add

@@ -15,6 +15,7 @@ import math
 import operator
 import textwrap
 
+import linalg_inputs
 import numpy as np
 import pytest
 
@@ -28,6 +29,7 @@ from mindgrad.rules import numpy_linalg as nl
 from mindgrad.rules import numpy_reductions as nr
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules import operators as op_rules
+from mindgrad.rules import runtime_rules as rr
 from mindgrad.rules.forward_operators import TangentList, TangentTuple
 from mindgrad.runtime import is_zero
 
@@ -233,8 +235,13 @@ def run_inlined(rule, out, bound, tangents):
 
 
 class Case:
-    def __init__(self, label, fn, *args, key=None, derived=None, inlined_only=False, **kwargs):
+    def __init__(self, label, fn, *args, key=None, derived=None, inlined_only=False, fix=None,
+                 **kwargs):
         self.label, self.fn, self.args, self.kwargs = label, fn, args, kwargs
+        # fix(out, values): makes an output unique where it is so only up to signs (the factors
+        # of svd, eigh) by keeping, negating or zeroing each entry of ``values`` as ``out`` says;
+        # the check is then of fix(y, y) for y = fn(x), against fix(out, tangent)
+        self.fix = fix
         # jvp_of runs every statement, reading 0 for arguments without tangent: a rule whose
         # statement for such an argument fails on 0 (``xs * d[n]``) is checked inlined only
         self.inlined_only = inlined_only
@@ -351,6 +358,8 @@ for fn in (builtins.max, builtins.min):
     case(fn, r(), r())
 case(builtins.list, r(3, 2))
 case(builtins.list, [r(2), f()])
+case(builtins.dict, {"a": r(2), "b": f()})
+case(builtins.dict, [("a", r(2)), ("b", f())])
 case(builtins.tuple, (r(2), f(), r(1)))
 case(builtins.tuple, r(4))
 case(builtins.reversed, [r(2), f(), r(3)])
@@ -623,6 +632,11 @@ for spec, *shapes in EINSUM:
     case(np.einsum, spec, *[r(*s) for s in shapes])
 _x = r(3)
 case(np.einsum, "i,i->", _x, _x, label="einsum-same-operand-twice")
+LINALG_RNG = np.random.default_rng(20240614)  # its own stream: the other inputs stay as they are
+helper(nl.einsum_list, "ij,jk->ik", [LINALG_RNG.standard_normal((2, 3)),
+                                     LINALG_RNG.standard_normal((3, 4))])
+helper(nl.einsum_list, "ii,i->i", [LINALG_RNG.standard_normal((3, 3)),
+                                   LINALG_RNG.standard_normal(3)], optimize=True)
 
 case(np.linalg.norm, r(5))
 case(np.linalg.norm, f())
@@ -649,6 +663,52 @@ case(np.linalg.solve, well_conditioned(3, 3), r(3, 2))
 case(np.linalg.solve, well_conditioned(2, 3, 3), r(3))
 case(np.linalg.solve, well_conditioned(2, 3, 3), r(2, 3, 4))
 case(np.linalg.solve, well_conditioned(3, 3), r(2, 3, 4))
+
+# svd and eigh: U, V^T and the eigenvectors are unique up to the sign of each vector (for
+# distinct singular values and eigenvalues, which these inputs keep well apart); ``fix`` flips
+# each to make its entry of largest magnitude positive.
+
+
+def separated(*shape):
+    return linalg_inputs.separated(LINALG_RNG, *shape)
+
+
+def symmetric_in(uplo, *shape):
+    return linalg_inputs.symmetric_in(LINALG_RNG, uplo, *shape)
+
+
+def vector_signs(m):
+    """The sign of the entry of largest magnitude of each column of ``m``, as (..., 1, n)."""
+    return np.sign(np.take_along_axis(m, np.argmax(np.abs(m), axis=-2)[..., None, :], axis=-2))
+
+
+def times(v, signs):
+    return v if is_zero(v) else v * signs
+
+
+def fix_svd(out, values):
+    signs = vector_signs(out[0])
+    return (times(values[0], signs), values[1],
+            times(values[2], np.swapaxes(signs, -1, -2)))
+
+
+def fix_eigh(out, values):
+    return (values[0], times(values[1], vector_signs(out[1])))
+
+
+for _shape in [(3, 3), (4, 3), (3, 5), (2, 4, 3), (2, 3, 2, 4)]:
+    case(np.linalg.svd, separated(*_shape), full_matrices=False, fix=fix_svd)
+    case(np.linalg.svd, separated(*_shape), compute_uv=False)
+    case(np.linalg.svdvals, separated(*_shape))
+case(np.linalg.svd, separated(3, 3), fix=fix_svd)
+case(np.linalg.svd, separated(2, 3, 3), fix=fix_svd)
+case(np.linalg.svd, symmetric_in("L", 3, 3), hermitian=True, fix=fix_svd)
+case(np.linalg.svd, symmetric_in("L", 2, 4, 4), hermitian=True, fix=fix_svd)
+case(np.linalg.svd, symmetric_in("L", 4, 4), False, False, True)
+for _uplo in ("L", "U"):
+    for _shape in [(3, 3), (2, 4, 4)]:
+        case(np.linalg.eigh, symmetric_in(_uplo, *_shape), UPLO=_uplo, fix=fix_eigh)
+        case(np.linalg.eigvalsh, symmetric_in(_uplo, *_shape), UPLO=_uplo)
 
 # ----- methods and attributes --------------------------------------------------------------
 
@@ -696,6 +756,9 @@ method("item", r(1, 1))
 method("item", r(3, 4), 5)
 method("item", r(3, 4), 1, 2)
 method("items", {"a": r(2), "b": f()})
+method("get", {"a": r(2), "b": r(2, 3)}, "b")
+method("get", {"a": r(2)}, "c", r(3))
+method("get", {"a": r(2)}, "a", r(3, 2))
 method("values", {"a": r(2), "b": f(), "c": r(1, 2)})
 attr("T", r(2, 3))
 attr("T", r(2, 3, 4))
@@ -883,23 +946,27 @@ helper(nl.solve_adjoint, r(2, 3), well_conditioned(2, 3, 3), r(3))
 helper(nl.solve_grad_a, r(3), well_conditioned(3, 3), r(3), r(3))
 helper(nl.solve_grad_a, r(3, 2), well_conditioned(3, 3), r(3, 2), r(3, 2))
 
-try:
-    from mindgrad.rules import runtime_rules as rr
-except ImportError:  # pragma: no cover
-    rr = None
-if rr is not None:
-    for _name, _args in [("broadcast_back", (r(3), r(2, 3))), ("gather", (r(3, 4), r(3, 4), 1)),
-                         ("setitem_grad_adjoint", ((r(4), r(3, 4)), r(3, 4), 1, r(4))),
-                         ("pop_grad_adjoint", ((f(), [r(2)]),)),
-                         ("push_grad_parts", ([r(2), f()],)),
-                         ("concat_grads_adjoint", (([r(2)], [f()]),)),
-                         ("unreduce_adjoint", (r(3, 4), r(3), r(3, 4), 1, False)),
-                         ("outer_grad_a", (r(3, 2), r(3), r(2))),
-                         ("outer_grad_b", (r(3, 2), r(3), r(2))),
-                         ("outer_grad_a", (r(3, 2, 2), r(3), r(2, 2))),
-                         ("outer_grad_b", (r(3), f(), r(3)))]:
-        if hasattr(rr, _name):
-            helper(getattr(rr, _name), *_args)
+for _name, _args in [("broadcast_back", (r(3), r(2, 3))), ("gather", (r(3, 4), r(3, 4), 1)),
+                     ("setitem_grad_adjoint", ((r(4), r(3, 4)), r(3, 4), 1, r(4))),
+                     ("pop_grad_adjoint", ((f(), [r(2)]),)),
+                     ("push_grad_parts", ([r(2), f()],)),
+                     ("concat_grads_adjoint", (([r(2)], [f()]),)),
+                     ("unreduce_adjoint", (r(3, 4), r(3), r(3, 4), 1, False)),
+                     ("outer_grad_a", (r(3, 2), r(3), r(2))),
+                     ("outer_grad_b", (r(3, 2), r(3), r(2))),
+                     ("outer_grad_a", (r(3, 2, 2), r(3), r(2, 2))),
+                     ("outer_grad_b", (r(3), f(), r(3))),
+                     ("as_grad_adjoint", (r(4), r(3, 4), r(4))),
+                     ("add_operand_grad", (r(3, 4), r(4))),
+                     ("add_operand_grad", (r(3), 0)),
+                     ("as_grad_adjoint", ([r(2), f()], [r(3, 2), f()], [r(2), 1.5])),
+                     ("as_sequence_grad", (r(3, 2), r(3, 2))),
+                     ("as_sequence_grad", ([r(2), f()], [r(2), 1.5]))]:
+    helper(getattr(rr, _name), *_args)
+helper(TangentList, [r(2), f()])
+helper(TangentTuple, (r(2), r(1, 2)))
+helper(runtime.as_sequence, r(3, 2))
+helper(runtime.as_sequence, [r(2), f()])
 
 # ----- the checks --------------------------------------------------------------------------
 
@@ -930,7 +997,8 @@ def _numeric(c, directions, only=None):
                 for i, (a, v) in enumerate(zip(fresh, directions))]
         for i, fn in c.derived.items():
             args[i] = fn(args)
-        return tree(c.fn(*args, **c.kwargs))
+        out = c.fn(*args, **c.kwargs)
+        return tree(out if c.fix is None else c.fix(out, out))
     return difference(moved(EPS), moved(-EPS))
 
 
@@ -956,6 +1024,8 @@ def test_tangent_matches_central_differences(c):
     assert any(v is not None for v in directions), "a case needs an input to move"
     numeric = _numeric(c, directions)
     got = jvp(*_tangent_args(c, directions))
+    if c.fix is not None:
+        got = c.fix(out, got)
     if not isinstance(got, (dict, list, tuple)) and not is_zero(got) and \
             isinstance(out, np.ndarray) and out.dtype.kind in "fc":
         assert np.asarray(got).dtype == out.dtype, f"tangent dtype {np.asarray(got).dtype}"
@@ -981,6 +1051,8 @@ def test_tangent_per_input_as_inlined(c):
             elif value is c.args[i]:
                 tangents[name] = t
         got = run_inlined(rule, out, bound, tangents)
+        if c.fix is not None:
+            got = c.fix(out, got)
         numeric = _numeric(c, directions, only=i)
         assert_close(got, numeric, f"input {i}", scale_of(numeric))
 
@@ -1096,6 +1168,8 @@ DTYPE_CASES = [
                                                well_conditioned(3, 3).astype(np.float32)),
     Case("array", np.array, x32(3), dtype=np.float64),
     Case(".astype", lambda a, t: a.astype(t), x32(3), np.float64, key=("method", "astype")),
+    Case("svd-values", np.linalg.svd, separated(3, 4).astype(np.float32), compute_uv=False),
+    Case("eigvalsh", np.linalg.eigvalsh, symmetric_in("L", 3, 3).astype(np.float32)),
 ]
 
 
@@ -1132,3 +1206,19 @@ def test_pow_of_a_negative_base_by_an_int_exponent_drops_the_log():
     x = np.array([-2.0, 3.0])
     t = run_inlined(rule, x ** 2, {"x": x, "y": 2}, {"x": np.ones(2)})
     np.testing.assert_allclose(t, [-4.0, 6.0])
+
+
+def test_svd_of_full_matrices_of_a_non_square_matrix_has_no_tangent():
+    # its extra columns of U (rows of V^T) are an arbitrary basis of a complement
+    for a in (separated(4, 3), separated(2, 3, 5)):
+        _, jvp = jvp_of(np.linalg.svd, a)
+        with pytest.raises(NotImplementedError, match="full_matrices=True"):
+            jvp(np.ones_like(a))
+
+
+def test_svd_and_eigh_tangents_keep_float32_factors():
+    a = separated(3, 3).astype(np.float32)
+    _, jvp = jvp_of(np.linalg.svd, a)
+    assert [np.asarray(t).dtype for t in jvp(np.ones_like(a))] == [np.float32] * 3
+    _, jvp = jvp_of(np.linalg.eigh, symmetric_in("L", 3, 3).astype(np.float32))
+    assert [np.asarray(t).dtype for t in jvp(np.ones((3, 3), np.float32))] == [np.float32] * 2

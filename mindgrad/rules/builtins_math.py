@@ -52,12 +52,30 @@ def _(out, *args):
 def sequence_grad(g, iterable):
     """Gradient of ``list(iterable)``/``tuple(iterable)``: the items' gradients given back in the
     iterable's own form (rows of an array stacked; a list for anything else)."""
-    if is_zero(g):
-        return 0
+    if is_zero(g) or isinstance(iterable, (dict, set, frozenset, str)):
+        return 0  # the items are keys or characters: constants
     if isinstance(iterable, np.ndarray):
         return np.stack([np.zeros(iterable.shape[1:], iterable.dtype) if is_zero(gi) else
                          np.broadcast_to(gi, iterable.shape[1:]) for gi in g]) if len(g) else 0
     return list(g)
+
+
+def dict_grad(g, mapping):
+    """Gradient of ``dict(mapping)``: the same gradients by key (for a sequence of pairs, each
+    pair's value gradient; keys are constants)."""
+    if is_zero(g):
+        return 0
+    if isinstance(mapping, dict):
+        return dict(g)
+    grads = []
+    for key, _ in mapping:
+        grads.append((0, g.get(key, 0)))
+    return grads
+
+
+@adjoint(builtins.dict)
+def _(out, mapping=()):
+    d[mapping] = dict_grad(d[out], mapping)
 
 
 @adjoint(builtins.list, builtins.tuple)

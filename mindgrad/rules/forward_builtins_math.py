@@ -58,8 +58,28 @@ def _(out, *args):
 def sequence_tangent(t, out):
     """Tangent of ``list(iterable)``/``tuple(iterable)``: the items' tangents in a list (or a
     tuple), rows of an array's tangent for an array."""
+    if is_zero(t) or isinstance(t, dict):
+        return 0  # the items of a dict are its keys: constants
     items = list(t)
     return TangentTuple(items) if isinstance(out, tuple) else TangentList(items)
+
+
+def dict_tangent(t, mapping):
+    """Tangent of ``dict(mapping)``: the same tangents by key."""
+    if is_zero(t):
+        return 0
+    if isinstance(mapping, dict):
+        return dict(t)
+    tangents = {}
+    for (key, _), pair in zip(mapping, t):
+        if not is_zero(pair) and not is_zero(pair[1]):
+            tangents[key] = pair[1]
+    return tangents
+
+
+@tangent(builtins.dict)
+def _(out, mapping=()):
+    d[out] = dict_tangent(d[mapping], mapping)
 
 
 @tangent(builtins.list, builtins.tuple)

@@ -8,6 +8,7 @@ The receiver is the parameter after the output; the signatures are those of the 
 import numpy as np
 
 from mindgrad.rules import d, tangent_attr, tangent_method
+from mindgrad.rules import methods as me
 from mindgrad.rules.forward_numpy_elementwise import (
     astype_tangent,
     clip_tangent_a,
@@ -24,6 +25,7 @@ from mindgrad.rules.forward_numpy_reductions import (
 from mindgrad.rules.forward_operators import TangentList
 from mindgrad.rules.methods import method_transpose_axes
 from mindgrad.rules.numpy_elementwise import clip_bounds
+from mindgrad.runtime import is_zero
 
 # ----- reductions --------------------------------------------------------------------------
 
@@ -135,6 +137,19 @@ def dict_items_tangent(t, mapping):
 def dict_values_tangent(t, mapping):
     """Tangent of ``d.values()``: the values' tangents in order (0 for keys without one)."""
     return TangentList(t.get(k, 0) for k in mapping)
+
+
+def dict_get_tangent(t, mapping, key):
+    """Tangent of ``d.get(key, default)`` from ``d``: its tangent at ``key``, if ``d`` has it."""
+    if is_zero(t) or key not in mapping or key not in t:
+        return 0
+    return t[key]
+
+
+@tangent_method("get")
+def _(out, self, key, default=None):
+    d[out] = dict_get_tangent(d[self], self, key)
+    d[out] = me.dict_get_default_grad(d[default], self, key)
 
 
 @tangent_method("items")

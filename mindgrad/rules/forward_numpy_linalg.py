@@ -2,6 +2,8 @@
 
 Products are bilinear: the tangent from one factor is the same product with that factor
 replaced by its tangent. Batched matrix rules use ``swapaxes(., -1, -2)`` for the transpose.
+The decompositions (``svd``, ``eigh``) are for real matrices with distinct singular values
+(eigenvalues), as in ``numpy_linalg.py``.
 """
 
 import numpy as np
@@ -9,7 +11,14 @@ import numpy as np
 from mindgrad.rules import d, tangent, tangent_method
 from mindgrad.rules.forward_numpy_reductions import as_dtype_of
 from mindgrad.rules.forward_operators import TangentTuple, float_dtype
-from mindgrad.rules.numpy_linalg import norm_grad, swap_last_axes
+from mindgrad.rules.numpy_linalg import (
+    einsum_list,
+    full_matrices_message,
+    inverse_gaps,
+    norm_grad,
+    reject_complex,
+    swap_last_axes,
+)
 from mindgrad.runtime import is_zero
 
 # ----- dot, inner, outer, vdot, vecdot -----------------------------------------------------
@@ -67,12 +76,12 @@ def einsum_tangent(ts, subscripts, operands, ans, optimize=False):
     """Tangent of ``np.einsum(subscripts, *operands)``: one einsum per operand with a tangent,
     that operand replaced by its tangent (product rule), added up."""
     total = 0
-    for k, t in enumerate(ts):
-        if is_zero(t):
+    for k in range(len(ts)):
+        if is_zero(ts[k]):
             continue
         replaced = list(operands)
-        replaced[k] = t
-        total = total + np.einsum(subscripts, *replaced, optimize=optimize)
+        replaced[k] = ts[k]
+        total = total + einsum_list(subscripts, replaced, optimize)
     if is_zero(total):
         total = np.zeros(np.shape(ans))
     return as_dtype_of(total, ans)
@@ -82,6 +91,11 @@ def einsum_tangent(ts, subscripts, operands, ans, optimize=False):
 def _(ans, subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
       optimize=False):
     d[ans] = einsum_tangent(d[operands], subscripts, operands, ans, optimize)
+
+
+@tangent(einsum_list)
+def _(out, subscripts, operands, optimize=False):
+    d[out] = einsum_tangent(d[operands], subscripts, operands, out, optimize)
 
 
 # ----- norms -------------------------------------------------------------------------------
@@ -156,3 +170,101 @@ def solve_tangent_a(t, a, b, x):
 def _(out, a, b):
     d[out] = np.linalg.solve(a, d[b])
     d[out] = solve_tangent_a(d[a], a, b, out)
+
+
+# ----- decompositions: svd, eigh -----------------------------------------------------------
+
+
+def triangle_tangent(t, uplo="L"):
+    """The tangent of the symmetric matrix that ``eigh`` reads from ``a``'s ``uplo``
+    triangle: ``tril(t) + tril(t, -1)^T``."""
+    if uplo.upper() == "U":
+        return np.triu(t) + swap_last_axes(np.triu(t, 1))
+    return np.tril(t) + swap_last_axes(np.tril(t, -1))
+
+
+def svd_tangent(t, a, out, full_matrices=True, compute_uv=True, hermitian=False):
+    """Tangent of ``np.linalg.svd``. With ``a = U S V^T`` reduced, ``P = U^T t V`` and
+    ``F_ij = 1 / (s_j^2 - s_i^2)``::
+
+        ds = diag(P)
+        dU = U (F o (P S + S P^T)) + (I - U U^T) t V S^-1
+        dV = V (F o (S P + P^T S)) + (I - V V^T) t^T U S^-1
+
+    ``full_matrices=True`` of a non-square matrix is refused: the extra columns of U (rows of
+    V^T) are an arbitrary basis of a complement, with no tangent to give."""
+    reject_complex(a, "np.linalg.svd")
+    if hermitian:
+        t = triangle_tangent(t, "L")
+    m = np.shape(a)[-2]
+    n = np.shape(a)[-1]
+    k = min(m, n)
+    if compute_uv:
+        u = out[0]
+        s = out[1]
+        vt = out[2]
+        if full_matrices and m != n:
+            raise NotImplementedError(full_matrices_message(
+                "columns of U" if m > n else "rows of V^T"))
+    else:
+        reduced = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
+        u = reduced[0]
+        s = reduced[1]
+        vt = reduced[2]
+    v = swap_last_axes(vt)
+    p = swap_last_axes(u) @ t @ v
+    ds = np.diagonal(p, 0, -2, -1)
+    if not compute_uv:
+        return as_dtype_of(ds, out)
+    f = inverse_gaps(s * s)
+    right = np.expand_dims(s, -2)  # X * right = X S
+    left = np.expand_dims(s, -1)  # left * X = S X
+    du = u @ (f * (p * right + left * swap_last_axes(p)))
+    dv = v @ (f * (left * p + swap_last_axes(p) * right))
+    if m > k:
+        du = du + (t @ v - u @ p) / right
+    if n > k:
+        dv = dv + (swap_last_axes(t) @ u - v @ swap_last_axes(p)) / right
+    return TangentTuple((as_dtype_of(du, u), as_dtype_of(ds, s),
+                         as_dtype_of(swap_last_axes(dv), vt)))
+
+
+@tangent(np.linalg.svd)
+def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
+    d[out] = svd_tangent(d[a], a, out, full_matrices, compute_uv, hermitian)
+
+
+def eigh_tangent(t, a, out, UPLO="L", vectors=True):
+    """Tangent of ``np.linalg.eigh(a, UPLO)`` (``vectors``; else of ``eigvalsh``). With
+    ``a = V diag(w) V^T``, ``P = V^T ts V`` for the symmetric matrix's tangent ``ts`` and
+    ``F_ij = 1 / (w_j - w_i)``: ``dw = diag(P)``, ``dV = V (F o P)``."""
+    reject_complex(a, "np.linalg.eigh")
+    if vectors:
+        w = out[0]
+        v = out[1]
+    else:
+        both = np.linalg.eigh(a, UPLO)
+        w = both[0]
+        v = both[1]
+    p = swap_last_axes(v) @ triangle_tangent(t, UPLO) @ v
+    dw = np.diagonal(p, 0, -2, -1)
+    if not vectors:
+        return as_dtype_of(dw, out)
+    return TangentTuple((as_dtype_of(dw, w), as_dtype_of(v @ (inverse_gaps(w) * p), v)))
+
+
+@tangent(np.linalg.eigh)
+def _(out, a, UPLO="L"):
+    d[out] = eigh_tangent(d[a], a, out, UPLO)
+
+
+@tangent(np.linalg.eigvalsh)
+def _(out, a, UPLO="L"):
+    d[out] = eigh_tangent(d[a], a, out, UPLO, False)
+
+
+if hasattr(np.linalg, "svdvals"):  # NumPy >= 2.0
+
+    @tangent(np.linalg.svdvals)
+    def _(out, x):
+        d[out] = svd_tangent(d[x], x, out, False, False)

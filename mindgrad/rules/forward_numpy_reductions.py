@@ -26,7 +26,7 @@ def as_dtype_of(t, out):
     if isinstance(out, np.ndarray):
         return np.asarray(t).astype(dtype, copy=False)
     if np.ndim(t) == 0:
-        return dtype.type(t)
+        return np.asarray(t, dtype)[()]  # a NumPy scalar
     return np.asarray(t).astype(dtype, copy=False)
 
 

@@ -17,12 +17,14 @@ import numpy as np
 from mindgrad import ops, runtime
 from mindgrad.rules import builtins_math as bm
 from mindgrad.rules import d, nondifferentiable, tangent
+from mindgrad.rules import forward_builtins_math as bm_tangent
 from mindgrad.rules import methods as me
 from mindgrad.rules import numpy_elementwise as ne
 from mindgrad.rules import numpy_linalg as nl
 from mindgrad.rules import numpy_reductions as nr
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules import operators as op_rules
+from mindgrad.rules import runtime_rules as rr
 from mindgrad.rules.forward_numpy_linalg import norm_axes
 from mindgrad.rules.forward_numpy_reductions import cumprod_tangent
 from mindgrad.rules.forward_operators import (
@@ -112,8 +114,11 @@ def _(out, x, idx):
 
 def setitem_grad_tangent(t, idx, v):
     """Tangent of ``setitem_grad(dx, idx, v)``: the same split of a copy of ``t``."""
-    t = np.array(t) if isinstance(t, np.ndarray) else list(t)
-    return summable(setitem_grad(t, idx, v))
+    if isinstance(t, np.ndarray):
+        t = np.array(t)
+    elif isinstance(t, (list, tuple)):
+        t = list(t)
+    return summable(setitem_grad(t, idx, v))  # zeros and dicts are not written in place
 
 
 @tangent(runtime.setitem_grad)
@@ -796,58 +801,84 @@ def _(out, g_b, a, b, x):
 
 # ----- helpers of runtime_rules.py (grad of grad of grad): linear in the gradient ----------
 
-try:
-    from mindgrad.rules import runtime_rules as rr
-except ImportError:  # pragma: no cover - written alongside
-    rr = None
 
-if rr is not None:
-    if hasattr(rr, "broadcast_back"):
-        @tangent(rr.broadcast_back)
-        def _(out, g, like):
-            d[out] = rr.broadcast_back(d[g], like)
+@tangent(rr.broadcast_back)
+def _(out, g, like):
+    d[out] = rr.broadcast_back(d[g], like)
 
-    if hasattr(rr, "gather"):
-        @tangent(rr.gather)
-        def _(out, g, x, idx):
-            d[out] = rr.gather(d[g], x, idx)
 
-    if hasattr(rr, "setitem_grad_adjoint"):
-        @tangent(rr.setitem_grad_adjoint)
-        def _(out, g_out, dx, idx, v):
-            d[out] = rr.setitem_grad_adjoint(d[g_out], dx, idx, v)
+@tangent(rr.gather)
+def _(out, g, x, idx):
+    d[out] = rr.gather(d[g], x, idx)
 
-    if hasattr(rr, "pop_grad_adjoint"):
-        @tangent(rr.pop_grad_adjoint)
-        def _(out, g_out):
-            d[out] = rr.pop_grad_adjoint(d[g_out])
 
-    if hasattr(rr, "push_grad_parts"):
-        @tangent(rr.push_grad_parts)
-        def _(out, g_out):
-            d[out] = summable(rr.push_grad_parts(d[g_out]))
+@tangent(rr.setitem_grad_adjoint)
+def _(out, g_out, dx, idx, v):
+    d[out] = rr.setitem_grad_adjoint(d[g_out], dx, idx, v)
 
-    if hasattr(rr, "concat_grads_adjoint"):
-        @tangent(rr.concat_grads_adjoint)
-        def _(out, g_out):
-            d[out] = rr.concat_grads_adjoint(d[g_out])
 
-    if hasattr(rr, "unreduce_adjoint"):
-        @tangent(rr.unreduce_adjoint)
-        def _(out, g_out, g, x, axis, keepdims):
-            d[out] = rr.unreduce_adjoint(d[g_out], g, x, axis, keepdims)
+@tangent(rr.pop_grad_adjoint)
+def _(out, g_out):
+    d[out] = rr.pop_grad_adjoint(d[g_out])
 
-    if hasattr(rr, "outer_grad_a"):
-        @tangent(rr.outer_grad_a)
-        def _(out, g, a, b):
-            d[out] = rr.outer_grad_a(d[g], a, b)
-            d[out] = rr.outer_grad_a(g, a, d[b])
 
-    if hasattr(rr, "outer_grad_b"):
-        @tangent(rr.outer_grad_b)
-        def _(out, g, a, b):
-            d[out] = rr.outer_grad_b(d[g], a, b)
-            d[out] = rr.outer_grad_b(g, d[a], b)
+@tangent(rr.push_grad_parts)
+def _(out, g_out):
+    d[out] = summable(rr.push_grad_parts(d[g_out]))
+
+
+@tangent(rr.concat_grads_adjoint)
+def _(out, g_out, x=(), y=()):
+    d[out] = rr.concat_grads_adjoint(d[g_out], x, y)
+
+
+@tangent(rr.unreduce_adjoint)
+def _(out, g_out, g, x, axis, keepdims):
+    d[out] = rr.unreduce_adjoint(d[g_out], g, x, axis, keepdims)
+
+
+@tangent(rr.outer_grad_a)
+def _(out, g, a, b):
+    d[out] = rr.outer_grad_a(d[g], a, b)
+    d[out] = rr.outer_grad_a(g, a, d[b])
+
+
+@tangent(rr.outer_grad_b)
+def _(out, g, a, b):
+    d[out] = rr.outer_grad_b(d[g], a, b)
+    d[out] = rr.outer_grad_b(g, d[a], b)
+
+
+@tangent(rr.add_operand_grad)
+def _(out, g, a):
+    d[out] = rr.add_operand_grad(d[g], a)
+
+
+@tangent(rr.as_grad_adjoint)
+def _(out, g_out, g, x):
+    d[out] = rr.as_grad_adjoint(d[g_out], g, x)
+
+
+@tangent(rr.as_sequence_grad)
+def _(out, g, x):
+    d[out] = rr.as_sequence_grad(d[g], x)
+
+
+def as_sequence_tangent(t, x, out):
+    """Tangent of ``as_sequence(x)``: ``t`` itself, or the tangent of ``list(x)``."""
+    if is_zero(t) or out is x:
+        return t
+    return bm_tangent.sequence_tangent(t, out)
+
+
+@tangent(TangentList, TangentTuple)
+def _(out, iterable=()):
+    d[out] = bm_tangent.sequence_tangent(d[iterable], out)
+
+
+@tangent(runtime.as_sequence)
+def _(out, x):
+    d[out] = as_sequence_tangent(d[x], x, out)
 
 
 def reversed_items_tangent(t_seq, seq, count=None):

@@ -113,18 +113,24 @@ def _(out, a):
     d[a] = np.conj(d[out])
 
 
+def item_position(a, args):
+    """The position in ``a.ravel()`` that ``a.item(*args)`` reads."""
+    shape = np.shape(a)
+    if len(args) == 0:
+        return 0
+    if len(args) == 1 and np.ndim(args[0]) == 0:
+        return int(args[0]) % max(int(np.prod(shape)), 1)  # a flat index
+    index = args[0] if len(args) == 1 else args
+    return int(np.ravel_multi_index(tuple(index), shape, mode="wrap"))  # wrap: negative ones
+
+
 def item_grad(g, a, args):
     """Gradient of ``a.item(*args)``: ``g`` at the element read (the only one if no args)."""
     if is_zero(g):
         return 0
-    grad = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
-    if len(args) == 0:
-        grad.flat[0] = g
-    elif len(args) == 1:
-        grad.flat[args[0]] = g
-    else:
-        grad[args] = g
-    return astype_grad(grad, a)
+    grad = np.zeros(np.size(a), dtype=np.result_type(a, 1.0))
+    grad[item_position(a, args)] = g  # a plain index assignment: differentiable in turn
+    return astype_grad(np.reshape(grad, np.shape(a)), a)
 
 
 @adjoint_method("item")
@@ -168,6 +174,24 @@ def dict_values_grad(g, mapping):
         if not is_zero(gv):
             grads[k] = gv
     return grads
+
+
+def dict_get_grad(g, mapping, key):
+    """Gradient of ``d.get(key, default)`` for ``d``: ``g`` at ``key``, when ``d`` has it."""
+    if is_zero(g) or key not in mapping:
+        return 0
+    return {key: g}
+
+
+def dict_get_default_grad(g, mapping, key):
+    """Gradient of ``d.get(key, default)`` for ``default``: ``g`` when ``d`` lacks ``key``."""
+    return 0 if key in mapping else g
+
+
+@adjoint_method("get")
+def _(out, self, key, default=None):
+    d[self] = dict_get_grad(d[out], self, key)
+    d[default] = dict_get_default_grad(d[out], self, key)
 
 
 @adjoint_method("items")

@@ -2,14 +2,20 @@
 
 ``np.matmul`` lives in ``operators.py`` with ``@``. Products are written as contractions of the
 incoming gradient with the other factor (``tensordot``/``einsum``), batched matrix rules use
-``swapaxes(., -1, -2)`` for the transpose so that stacks of matrices work.
+``swapaxes(., -1, -2)`` for the transpose so that stacks of matrices work. The decompositions
+(``svd``, ``eigh``) are differentiated for real matrices with distinct singular values
+(eigenvalues).
+
+A gradient of a gradient differentiates the helpers below from their source, so they keep to
+the Python that mindgrad differentiates: no starred calls (``einsum_list`` takes the operands
+as one list), index assignment only on plain names, and NumPy functions that have rules.
 """
 
 import string
 
 import numpy as np
 
-from mindgrad.rules import adjoint, adjoint_method, d
+from mindgrad.rules import adjoint, adjoint_method, d, nondifferentiable
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, unbroadcast
 
@@ -177,39 +183,81 @@ def einsum_parse(subscripts, operands):
     return expanded, output.replace("...", ellipsis)
 
 
-def einsum_grads(g, subscripts, operands):
-    """Gradients of ``np.einsum(subscripts, *operands)``, one per operand.
+def einsum_list(subscripts, operands, optimize=False):
+    """``np.einsum(subscripts, *operands, optimize=optimize)`` with the operands as one list:
+    the form that gradient and tangent code calls, so that it can itself be differentiated."""
+    return np.einsum(subscripts, *operands, optimize=optimize)
 
-    For operand k: the einsum of ``g`` with the other operands onto k's labels. Labels that
-    appear nowhere else (summed over k alone) are broadcast back; axes of length 1 that the
-    other operands broadcast are summed; a label repeated in k's term (a diagonal, ``'ii->i'``)
-    gets its values written on that diagonal of a zero array.
+
+def einsum_grad_specs(subscripts, operands):
+    """How the gradient of ``np.einsum(subscripts, *operands)`` for each operand is one einsum
+    of the incoming gradient ``g`` with the other operands: the shape of the result (and of
+    ``g``), and a list of ``(spec, others, constants)``, one per operand, for
+    ``einsum_list(spec, [g] + [operands[j] for j in others] + constants)``.
+
+    The result is written in operand k's own labels. A label of k that the other terms do not
+    have, or have with another length (k's length 1, broadcast), gets a fresh letter and a
+    vector of ones: the gradient is broadcast along it (and the other length summed). A label
+    repeated in k's term (a diagonal, ``'ii->i'``) gets a fresh letter for each repeat and an
+    identity matrix tying it to the first, which puts the values on that diagonal. Only labels
+    and constants come out of here: the gradient depends on the operands through the einsum.
     """
     terms, output = einsum_parse(subscripts, operands)
-    g = np.asarray(g)
-    grads = []
+    used = set(subscripts).union(output, *terms)
+    fresh = [c for c in string.ascii_letters if c not in used]
+    sizes = {}  # each label's length (the longest, where operands broadcast)
+    for t, x in zip(terms, operands):
+        for c, n in zip(t, np.shape(x)):
+            sizes[c] = max(sizes.get(c, 1), n)
+    out_shape = tuple(sizes[c] for c in output)
+    specs = []
     for k, x in enumerate(operands):
-        labels = "".join(dict.fromkeys(terms[k]))  # unique, in order of first appearance
-        others = [(t, y) for j, (t, y) in enumerate(zip(terms, operands)) if j != k]
-        reachable = set(output).union(*[set(t) for t, _ in others])
-        known = "".join(c for c in labels if c in reachable)
-        spec = ",".join([output] + [t for t, _ in others]) + "->" + known
-        part = np.einsum(spec, g, *[y for _, y in others])
-        part = np.reshape(part, [part.shape[known.index(c)] if c in known else 1 for c in labels])
+        others = [j for j in range(len(operands)) if j != k]
+        elsewhere = {}  # each label's length outside operand k (the longest, if broadcast)
+        for t, shape in [(output, out_shape)] + [(terms[j], np.shape(operands[j]))
+                                                 for j in others]:
+            for c, n in zip(t, shape):
+                elsewhere[c] = max(elsewhere.get(c, 1), n)
         own = dict(zip(terms[k], np.shape(x)))
-        shrink = tuple(i for i, c in enumerate(labels) if own[c] == 1 and part.shape[i] != 1)
-        if shrink:
-            part = np.sum(part, axis=shrink, keepdims=True)
-        part = np.broadcast_to(part, [own[c] for c in labels])
-        if len(labels) == len(terms[k]):
-            grad = np.transpose(part, [labels.index(c) for c in terms[k]]) if labels else part
-        else:
-            grad = np.zeros(np.shape(x), dtype=part.dtype)
-            spots = [np.arange(own[c]).reshape([-1 if j == labels.index(c) else 1
-                                                for j in range(len(labels))])
-                     for c in terms[k]]
-            grad[tuple(spots)] = part
-        grads.append(astype_grad(np.array(grad), x))
+        letters, first, extra_terms, constants = [], {}, [], []
+        for c in terms[k]:
+            if c in first:  # a repeat: an identity matrix ties it to the first occurrence
+                letter = fresh[len(extra_terms)]
+                extra_terms.append(first[c] + letter)
+                constants.append(np.eye(own[c]))
+            elif elsewhere.get(c) == own[c]:
+                letter = c
+            else:  # broadcast along it (summing k's length-1 axis against the others')
+                letter = fresh[len(extra_terms)]
+                extra_terms.append(letter)
+                constants.append(np.ones(own[c]))
+            first.setdefault(c, letter)
+            letters.append(letter)
+        spec = ",".join([output] + [terms[j] for j in others] + extra_terms) + "->" + \
+            "".join(letters)
+        specs.append((spec, others, constants))
+    return out_shape, specs
+
+
+nondifferentiable(einsum_parse, einsum_grad_specs)
+
+
+def einsum_grads(g, subscripts, operands):
+    """Gradients of ``np.einsum(subscripts, *operands)``, one per operand: for operand k, the
+    einsum of ``g`` with the other operands onto k's labels (``einsum_grad_specs``). A ``g``
+    of another shape (a scalar for an array) is broadcast to the result's."""
+    out_shape, specs = einsum_grad_specs(subscripts, operands)
+    if np.shape(g) != out_shape:
+        g = np.broadcast_to(g, out_shape)
+    grads = []
+    for k in range(len(operands)):
+        spec, others, constants = specs[k]
+        factors = [g]
+        for j in others:
+            factors.append(operands[j])
+        for c in constants:  # appends, not list concatenation: differentiated to any order
+            factors.append(c)  # noqa: PERF402
+        grads.append(astype_grad(einsum_list(spec, factors), operands[k]))
     return tuple(grads)
 
 
@@ -217,6 +265,11 @@ def einsum_grads(g, subscripts, operands):
 def _(ans, subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
       optimize=False):
     d[operands] = einsum_grads(d[ans], subscripts, operands)
+
+
+@adjoint(einsum_list)
+def _(out, subscripts, operands, optimize=False):
+    d[operands] = einsum_grads(d[out], subscripts, operands)
 
 
 # ----- norms -------------------------------------------------------------------------------
@@ -343,3 +396,163 @@ def _(out, a, b):
     g_b = solve_adjoint(d[out], a, b)
     d[b] = unbroadcast(g_b, b)
     d[a] = solve_grad_a(g_b, a, b, out)
+
+
+# ----- decompositions: svd, eigh -----------------------------------------------------------
+# For real matrices (stacks too), with distinct singular values / eigenvalues: where two are
+# equal, their singular vectors (eigenvectors) are not unique and have infinite derivatives.
+
+
+def inverse_gaps(w):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it."""
+    eye = np.eye(np.shape(w)[-1])
+    return (1.0 - eye) / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + eye)
+
+
+def triangle_grad(g, uplo="L"):
+    """The gradient for ``a`` of a function of ``a``'s ``uplo`` triangle read as a symmetric
+    matrix (``a -> tril(a) + tril(a, -1)^T``, as ``eigh`` reads it), from the gradient ``g`` of
+    that symmetric matrix: each off-diagonal entry of the triangle stands for two."""
+    both = g + swap_last_axes(g)
+    diagonal = g * np.eye(np.shape(g)[-1])
+    if uplo.upper() == "U":
+        return np.triu(both, 1) + diagonal
+    return np.tril(both, -1) + diagonal
+
+
+def reject_complex(a, name):
+    """Refuse complex matrices: the rules below are for real ones."""
+    if np.iscomplexobj(a):
+        raise NotImplementedError(f"the derivative of {name} is implemented for real matrices "
+                                  "only")
+
+
+def full_matrices_message(extra):
+    """Why the extra columns of U (rows of V^T) of ``full_matrices=True`` have no derivative."""
+    return (f"np.linalg.svd(full_matrices=True) of a non-square matrix: its extra {extra} are "
+            "an arbitrary basis of a complement, not determined by the matrix, and have no "
+            "derivative; pass full_matrices=False (or give them no gradient)")
+
+
+nondifferentiable(reject_complex, full_matrices_message)
+
+
+def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
+    """Gradient of ``np.linalg.svd(a, full_matrices, compute_uv, hermitian)`` (Townsend 2016,
+    "Differentiating the singular value decomposition"). With ``a = U S V^T`` reduced,
+    ``F_ij = 1 / (s_j^2 - s_i^2)``, ``J = F o (U^T gU)`` and ``K = F o (V^T gV)``::
+
+        ga = U [diag(gs) + (J + J^T) S + S (K + K^T)] V^T
+             + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)
+
+    The last two terms are for a tall matrix (U has fewer columns than rows) and a wide one.
+    With ``compute_uv=False`` only ``gs`` is given, and U, V are computed here. With
+    ``full_matrices=True`` a non-square matrix has extra columns of U (or rows of V^T) that
+    are an arbitrary basis of a complement: their gradient must be zero. ``hermitian=True``
+    reads the lower triangle as a symmetric matrix (through ``eigh``), which gets the
+    gradient."""
+    if is_zero(g):
+        return 0
+    reject_complex(a, "np.linalg.svd")
+    m = np.shape(a)[-2]
+    n = np.shape(a)[-1]
+    k = min(m, n)
+    if compute_uv:
+        u = out[0]
+        s = out[1]
+        vt = out[2]
+        g_u = g[0]
+        g_s = g[1]
+        g_vt = g[2]
+        if full_matrices and m > n:
+            if not is_zero(g_u):
+                if np.any(g_u[..., :, k:] != 0):
+                    raise NotImplementedError(full_matrices_message("columns of U"))
+                g_u = g_u[..., :, :k]
+            u = u[..., :, :k]
+        if full_matrices and m < n:
+            if not is_zero(g_vt):
+                if np.any(g_vt[..., k:, :] != 0):
+                    raise NotImplementedError(full_matrices_message("rows of V^T"))
+                g_vt = g_vt[..., :k, :]
+            vt = vt[..., :k, :]
+    else:
+        reduced = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
+        u = reduced[0]
+        s = reduced[1]
+        vt = reduced[2]
+        g_u = 0
+        g_s = g
+        g_vt = 0
+    if is_zero(g_u) and is_zero(g_s) and is_zero(g_vt):
+        return 0
+    core = 0
+    if not is_zero(g_s):
+        core = np.expand_dims(g_s, -2) * np.eye(k)
+    if not (is_zero(g_u) and is_zero(g_vt)):
+        f = inverse_gaps(s * s)
+        if not is_zero(g_u):
+            j = f * (swap_last_axes(u) @ g_u)
+            core = core + (j + swap_last_axes(j)) * np.expand_dims(s, -2)
+        if not is_zero(g_vt):
+            kk = f * (vt @ swap_last_axes(g_vt))
+            core = core + np.expand_dims(s, -1) * (kk + swap_last_axes(kk))
+    grad = u @ core @ vt
+    if m > k and not is_zero(g_u):
+        grad = grad + ((g_u - u @ (swap_last_axes(u) @ g_u)) / np.expand_dims(s, -2)) @ vt
+    if n > k and not is_zero(g_vt):
+        grad = grad + u @ ((g_vt - (g_vt @ swap_last_axes(vt)) @ vt) / np.expand_dims(s, -1))
+    if hermitian:
+        grad = triangle_grad(grad, "L")
+    return astype_grad(grad, a)
+
+
+@adjoint(np.linalg.svd)
+def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
+    d[a] = svd_grad(d[out], a, out, full_matrices, compute_uv, hermitian)
+
+
+def eigh_grad(g, a, out, UPLO="L", vectors=True):
+    """Gradient of ``np.linalg.eigh(a, UPLO)`` (``vectors``; else of ``eigvalsh``). With
+    ``a = V diag(w) V^T`` and ``F_ij = 1 / (w_j - w_i)``, the symmetric matrix gets
+    ``V [diag(gw) + F o (V^T gV)] V^T``; eigh reads it from ``a``'s ``UPLO`` triangle, which
+    receives that gradient (``triangle_grad``)."""
+    if is_zero(g):
+        return 0
+    reject_complex(a, "np.linalg.eigh")
+    if vectors:
+        w = out[0]
+        v = out[1]
+        g_w = g[0]
+        g_v = g[1]
+    else:
+        both = np.linalg.eigh(a, UPLO)
+        w = both[0]
+        v = both[1]
+        g_w = g
+        g_v = 0
+    if is_zero(g_w) and is_zero(g_v):
+        return 0
+    core = 0
+    if not is_zero(g_w):
+        core = np.expand_dims(g_w, -2) * np.eye(np.shape(a)[-1])
+    if not is_zero(g_v):
+        core = core + inverse_gaps(w) * (swap_last_axes(v) @ g_v)
+    return astype_grad(triangle_grad(v @ core @ swap_last_axes(v), UPLO), a)
+
+
+@adjoint(np.linalg.eigh)
+def _(out, a, UPLO="L"):
+    d[a] = eigh_grad(d[out], a, out, UPLO)
+
+
+@adjoint(np.linalg.eigvalsh)
+def _(out, a, UPLO="L"):
+    d[a] = eigh_grad(d[out], a, out, UPLO, False)
+
+
+if hasattr(np.linalg, "svdvals"):  # NumPy >= 2.0
+
+    @adjoint(np.linalg.svdvals)
+    def _(out, x):
+        d[x] = svd_grad(d[out], x, out, False, False)

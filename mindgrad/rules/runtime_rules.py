@@ -5,6 +5,9 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.rules import adjoint, d, nondifferentiable
+from mindgrad.rules import numpy_shape as ns
+from mindgrad.rules.builtins_math import sequence_grad
+from mindgrad.rules.forward_operators import TangentList, TangentTuple
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, unbroadcast
 
@@ -30,15 +33,63 @@ def _(out, g, x):
     d[g] = broadcast_back(d[out], g)
 
 
+def add_operand_grad(g, a):
+    """Gradient of one operand ``a`` of ``add(a, b)``: ``g`` in ``a``'s shape, or nothing when
+    ``a`` is the symbolic zero (a constant, whose shape says nothing)."""
+    if is_zero(a):
+        return 0
+    return unbroadcast(g, a)
+
+
 @adjoint(runtime.add)
 def _(out, a, b):
-    d[a] = unbroadcast(d[out], a)
-    d[b] = unbroadcast(d[out], b)
+    d[a] = add_operand_grad(d[out], a)
+    d[b] = add_operand_grad(d[out], b)
+
+
+def as_grad_adjoint(g_out, g, x):
+    """Adjoint of ``as_grad(g, x)`` for ``g``: ``g_out`` in the structure and shape of ``g``
+    (lists, tuples and dicts leaf by leaf; a dict gradient keeps only the keys ``g`` has)."""
+    if is_zero(g_out) or is_zero(g):
+        return 0
+    if isinstance(x, (list, tuple)):
+        parts = []
+        for go, gi, xi in zip(g_out, g, x):
+            parts.append(as_grad_adjoint(go, gi, xi))
+        return parts
+    if isinstance(x, dict):
+        parts = {}
+        for k in g:
+            parts[k] = as_grad_adjoint(g_out[k], g[k], x[k])
+        return parts
+    return broadcast_back(g_out, g)
 
 
 @adjoint(runtime.as_grad)
 def _(out, g, x):
-    d[g] = broadcast_back(d[out], g)
+    d[g] = as_grad_adjoint(d[out], g, x)
+
+
+@adjoint(as_grad_adjoint)  # linear in g_out; as_grad is its transpose
+def _(out, g_out, g, x):
+    d[g_out] = runtime.as_grad(d[out], x)
+
+
+def as_sequence_grad(g, x):
+    """Adjoint of ``as_sequence(x)``: ``g`` itself, or the gradient of ``list(x)``."""
+    if is_zero(g) or isinstance(x, (list, tuple, np.ndarray, range, str)):
+        return g
+    return sequence_grad(g, x)
+
+
+@adjoint(runtime.as_sequence)
+def _(out, x):
+    d[x] = as_sequence_grad(d[out], x)
+
+
+@adjoint(as_sequence_grad)  # linear in g, and its own transpose
+def _(out, g, x):
+    d[g] = as_sequence_grad(d[out], x)
 
 
 # ----- indexing and lists ---------------------------------------------------------------------
@@ -48,13 +99,15 @@ def gather(g, x, idx):
     """``g[idx]``, or 0 when ``g`` is zero: the adjoint of adding into ``idx``."""
     if is_zero(g):
         return 0
+    if isinstance(g, dict):  # dict gradients hold only the keys that received one
+        return g.get(idx, 0)
     return g[idx] if not isinstance(g, np.ndarray) else np.asarray(g)[idx]
 
 
 @adjoint(runtime.add_at)
 def _(out, dx, x, idx, g):
     d[dx] = d[out]
-    d[g] = unbroadcast(gather(d[out], x, idx), g)
+    d[g] = add_operand_grad(gather(d[out], x, idx), g)
 
 
 @adjoint(runtime.item)
@@ -65,13 +118,17 @@ def _(out, g, i):
 def setitem_grad_adjoint(g_out, dx, idx, v):
     """Adjoint of ``(gv, dx') = setitem_grad(dx, idx, v)`` for ``dx``: ``dx'`` is ``dx`` with
     ``dx[idx]`` cleared, and ``gv`` is ``dx[idx]`` summed to ``v``'s shape."""
-    if is_zero(g_out):
+    if is_zero(g_out) or is_zero(dx):  # a symbolic zero dx is a constant
         return 0
     g_v, g_rest = g_out
     if isinstance(dx, np.ndarray):
         g = np.zeros(dx.shape, np.result_type(dx.dtype, np.float32)) if is_zero(g_rest) \
             else np.array(g_rest, dtype=np.result_type(np.asarray(g_rest).dtype, np.float32))
         g[idx] = 0 if is_zero(g_v) else broadcast_back(g_v, dx[idx])
+        return g
+    if isinstance(dx, dict):
+        g = {} if is_zero(g_rest) else dict(g_rest)
+        g[idx] = g_v
         return g
     g = [0] * len(dx) if is_zero(g_rest) else list(g_rest)
     g[idx] = g_v
@@ -109,17 +166,20 @@ def _(out, dxs, g):
     d[g] = push_grad_parts(d[out])[1]
 
 
-def concat_grads_adjoint(g_out):
-    """Adjoint of ``(head, tail) = concat_grads(g, x, y)``: ``head + tail``."""
+def concat_grads_adjoint(g_out, x=(), y=()):
+    """Adjoint of ``(head, tail) = concat_grads(g, x, y)``: ``head + tail``, a zero part as
+    zeros for each item of ``x`` (``y``), so every item keeps its place."""
     if is_zero(g_out):
         return 0
     head, tail = g_out
-    return ([] if is_zero(head) else list(head)) + ([] if is_zero(tail) else list(tail))
+    head = [0] * len(x) if is_zero(head) else list(head)
+    tail = [0] * len(y) if is_zero(tail) else list(tail)
+    return head + tail
 
 
 @adjoint(runtime.concat_grads)
 def _(out, g, x, y):
-    d[g] = concat_grads_adjoint(d[out])
+    d[g] = concat_grads_adjoint(d[out], x, y)
 
 
 
@@ -189,3 +249,59 @@ def reversed_items_grad(g, seq, count=None):
 @adjoint(runtime.reversed_items)
 def _(out, seq, count=None):
     d[seq] = reversed_items_grad(d[out], seq, count)
+
+
+# ----- rule helpers that write into a buffer in place ------------------------------------------
+# These helpers build their result with np.add.at or writes through a view, which mindgrad does
+# not see as a data flow. Each is linear in the gradient it receives, so its adjoint is its
+# transpose: the forward operation it undoes, applied to the incoming gradient.
+
+
+@adjoint(ns.repeat_grad)
+def _(out, g, a, repeats, axis=None):
+    d[g] = np.repeat(d[out], repeats, axis)
+
+
+def sort_grad_transpose(g, a, axis=-1):
+    """``g`` permuted as ``np.sort(a, axis)`` permutes ``a``: the adjoint of ``sort_grad``."""
+    x = np.asarray(a)
+    if axis is None:
+        x, g, axis = np.ravel(x), np.ravel(g), -1
+    order = np.argsort(x, axis=axis, kind="stable")
+    return np.take_along_axis(np.asarray(g), order, axis)
+
+
+@adjoint(ns.sort_grad)
+def _(out, g, a, axis=-1, kind=None):
+    d[g] = sort_grad_transpose(d[out], a, axis)
+
+
+@adjoint(ns.diagonal_grad)
+def _(out, g, a, offset=0, axis1=0, axis2=1):
+    d[g] = np.diagonal(d[out], offset, axis1, axis2)
+
+
+@adjoint(ns.take_grad)
+def _(out, g, a, indices, axis=None, mode="raise"):
+    d[g] = np.take(d[out], indices, axis, mode=mode)
+
+
+@adjoint(ns.take_along_axis_grad)
+def _(out, g, arr, indices, axis=-1):
+    d[g] = np.take_along_axis(d[out], np.asarray(indices), axis)
+
+
+@adjoint(ns.pad_grad)
+def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
+    d[g] = np.pad(d[out], pad_width, mode)
+
+
+# ----- helpers of forward mode, for reverse over forward ----------------------------------------
+
+# zeros in a value's structure: constants
+nondifferentiable(runtime.zero_tangent)
+
+
+@adjoint(TangentList, TangentTuple)
+def _(out, iterable=()):
+    d[iterable] = sequence_grad(d[out], iterable)

@@ -145,6 +145,21 @@ def is_scalar_kind(kind) -> bool:
                                        issubclass(kind, np.number))
 
 
+def _assigned_values(fdef, resolve):
+    """(parameter names, name -> the values assigned to it); a ``for`` target gets 0 for a
+    ``range`` loop and None (anything) for other loops."""
+    params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
+    defs = {}
+    for node in A.walk(fdef):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            defs.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, gast.For):
+            is_range = isinstance(node.iter, gast.Call) and resolve(node.iter.func) is range
+            defs.setdefault(node.target.id, []).append(
+                gast.Constant(value=0, kind=None) if is_range else None)
+    return params, defs
+
+
 def scalar_names(fdef, scalar_params, resolve, array_ndims=None) -> set:
     """Names that hold a scalar (Python or NumPy number) at every assignment.
 
@@ -156,15 +171,7 @@ def scalar_names(fdef, scalar_params, resolve, array_ndims=None) -> set:
 
     import numpy as np
 
-    params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
-    defs = {}
-    for node in A.walk(fdef):
-        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
-            defs.setdefault(node.targets[0].id, []).append(node.value)
-        elif isinstance(node, gast.For):
-            is_range = isinstance(node.iter, gast.Call) and resolve(node.iter.func) is range
-            defs.setdefault(node.target.id, []).append(
-                gast.Constant(value=0, kind=None) if is_range else None)
+    params, defs = _assigned_values(fdef, resolve)
     scalar = set(defs) | set(scalar_params)
     scalar -= {p for p in params if p not in scalar_params}
 
@@ -232,3 +239,61 @@ def container_names(fdef, container_params) -> set:
         if not dropped:
             return containers
         containers -= dropped
+
+
+# NumPy functions that return a tuple or a list of arrays
+_CONTAINER_RESULTS = {"split", "array_split", "hsplit", "vsplit", "dsplit", "meshgrid",
+                      "broadcast_arrays", "nonzero", "unique", "histogram", "gradient",
+                      "atleast_1d", "atleast_2d", "atleast_3d", "svd", "eig", "eigh", "qr",
+                      "slogdet", "lstsq", "unstack", "divmod", "frexp", "modf", "unravel_index",
+                      "indices", "where", "argwhere", "tolist"}
+
+
+def numeric_names(fdef, numeric_params, resolve) -> set:
+    """Names that hold an array or a number at every assignment, never a tuple, list or dict:
+    their gradients may be accumulated with ``+``. A parameter counts only when its argument
+    kind says so (``numeric_params``): a callee's parameter may receive a list.
+
+    The greatest fixed point, as for ``scalar_names``: arithmetic with an array or a float,
+    NumPy and ``math`` functions (except those returning several arrays), methods, attributes
+    and indexing of such values.
+    """
+    import math
+
+    import numpy as np
+
+    params, defs = _assigned_values(fdef, resolve)
+    numeric = (set(defs) | set(numeric_params)) - {p for p in params if p not in numeric_params}
+
+    def is_numeric(value):
+        if isinstance(value, gast.Constant):
+            return isinstance(value.value, (float, complex))  # 2 * xs repeats a list
+        if isinstance(value, gast.Name):
+            return value.id in numeric
+        if isinstance(value, gast.BinOp):
+            return is_numeric(value.left) or is_numeric(value.right)
+        if isinstance(value, gast.UnaryOp):
+            return is_numeric(value.operand)
+        if isinstance(value, (gast.Subscript, gast.Attribute)):
+            return is_numeric(value.value)
+        if isinstance(value, gast.IfExp):
+            return is_numeric(value.body) and is_numeric(value.orelse)
+        if isinstance(value, gast.Call):
+            if isinstance(value.func, gast.Attribute) and is_numeric(value.func.value):
+                return value.func.attr not in _CONTAINER_RESULTS  # x.sum(), x.reshape(...)
+            fn = resolve(value.func)
+            if isinstance(fn, np.ufunc) or fn in (float, abs, complex):
+                return True
+            module = getattr(fn, "__module__", None) or ""
+            if module == "math" or fn in (math.sqrt, math.exp):
+                return True
+            return module.startswith("numpy") and \
+                getattr(fn, "__name__", "") not in _CONTAINER_RESULTS
+        return False
+
+    while True:
+        dropped = {name for name in numeric - set(numeric_params)
+                   if any(v is None or not is_numeric(v) for v in defs.get(name, [None]))}
+        if not dropped:
+            return numeric
+        numeric -= dropped

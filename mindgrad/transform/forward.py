@@ -34,6 +34,7 @@ from mindgrad.transform.reverse import (
     _is_cell,
     _Line,
     bound_arguments,
+    in_place_write,
     user_code,
 )
 
@@ -296,6 +297,9 @@ class Forward(Bindings):
         call = s.value
         if not isinstance(call, gast.Call):
             return [s]
+        problem = in_place_write(call, self.resolve, self.is_active)
+        if problem:
+            self.fail(s, problem)
         func = call.func
         receiver = self.resolve.receiver(func)
         if receiver is not None and isinstance(receiver, gast.Name) and \

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gast
 
+from mindgrad import runtime
 from mindgrad.errors import UnsupportedSyntaxError
 from mindgrad.transform import astutil as A
 from mindgrad.transform import source
@@ -334,9 +335,26 @@ class Normalizer:
             else:
                 length = self.atom(A.call("min", *[p[0] for p in parts]), out, "n")
             return length, lambda k: A.tuple_([p[1](A.clone(k)) for p in parts])
-        seq = self.atom(node, out, "seq")
+        if _is_call_to(node, ("range", "list", "tuple", "sorted"), self):
+            seq = self.atom(node, out, "seq")
+        elif isinstance(node, gast.Call):  # d.items(), reversed(xs), map(...): one-shot views
+            seq = self.atom(A.call("list", node), out, "items")
+        else:  # indexed as it is, unless it is a dict, a set or an iterator
+            value = self.atom(node, out, "seq")
+            hint = value.id + "_seq" if isinstance(value, gast.Name) else "seq"
+            seq = A.load(self._emit(A.call(self.constant(runtime.as_sequence), value), out,
+                                    hint))
         length = self.atom(A.call("len", A.clone(seq)), out, "n")
         return length, lambda k: A.subscript(A.clone(seq), k)
+
+    def constant(self, obj):
+        """A name under which the normalized code reaches the mindgrad helper ``obj``."""
+        for name, value in self.src.constants.items():
+            if value is obj:
+                return name
+        name = self.fresh(obj.__name__)
+        self.src.constants[name] = obj
+        return name
 
     # ----- expressions --------------------------------------------------------------------
 
@@ -492,6 +510,9 @@ class Normalizer:
         func = node.func
         if isinstance(func, gast.Name) and func.id in self.local_functions:
             return self.inline(self.local_functions[func.id], node, out)
+        tangent_call = self._jvp_call(node, out)
+        if tangent_call is not None:
+            return tangent_call
         if isinstance(func, gast.Name) or self._is_module_attr(func):
             callee = func
             name = func.id if isinstance(func, gast.Name) else func.attr
@@ -520,10 +541,42 @@ class Normalizer:
             keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, out, kw.arg)))
         return gast.Call(func=callee, args=args, keywords=keywords)
 
+    def _jvp_call(self, node, out):
+        """``mindgrad.jvp(f, (x, y), (vx, vy))`` as a call of ``f``'s tangent code, written as
+        Python now, so that it is differentiated in turn (reverse over forward)."""
+        from mindgrad import higher
+
+        if not (isinstance(node.func, (gast.Name, gast.Attribute)) and
+                source.static_value(self.src, node.func, self.locals) is higher.jvp):
+            return None
+        for kw in node.keywords:
+            if not (kw.arg == "has_aux" and isinstance(kw.value, gast.Constant) and
+                    kw.value.value is False):
+                self.fail(node, "mindgrad.jvp inside a differentiated function takes (fn, "
+                                "inputs, v) only: has_aux is not supported there")
+        if len(node.args) != 3 or any(isinstance(a, gast.Starred) for a in node.args):
+            self.fail(node, "mindgrad.jvp inside a differentiated function takes (fn, inputs, "
+                            "v), with the inputs and tangents written as tuples")
+        fn = source.static_value(self.src, node.args[0], self.locals)
+        if fn is source.MISSING or not callable(fn):
+            self.fail(node, "the function given to mindgrad.jvp must be known before the run "
+                            "(a module-level function or a closure variable)")
+        inputs, tangents = ([*a.elts] if isinstance(a, gast.Tuple) else [a]
+                            for a in node.args[1:])
+        if len(inputs) != len(tangents):
+            self.fail(node, f"mindgrad.jvp: {len(inputs)} input(s) but {len(tangents)} "
+                            "tangent(s)")
+        positions = tuple(i for i, t in enumerate(tangents)
+                          if not (isinstance(t, gast.Constant) and t.value is None))
+        name = self.fresh(f"jvp_{getattr(fn, '__name__', 'fn')}")
+        self.src.constants[name] = higher.tangent_as_python(fn, positions, len(inputs))
+        args = [self.atom(a, out, "x") for a in inputs] + \
+            [self.atom(tangents[p], out, "v") for p in positions]
+        return gast.Call(func=A.load(name), args=args, keywords=[])
+
     def _restore_item(self, s):
         """``restore_item(x, idx, old)`` (in generated code) as the index assignment
         ``x[idx] = old`` it performs on arrays and lists, so it is differentiated as one."""
-        from mindgrad import runtime
 
         call = s.value
         if not (isinstance(call, gast.Call) and len(call.args) == 3 and not call.keywords and

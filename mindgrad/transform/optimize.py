@@ -19,8 +19,9 @@ _IMPURE_METHODS = frozenset({"pop", "append"})
 
 
 class Optimizer:
-    def __init__(self, adjoint_names, impure_calls, owned, accumulators):
+    def __init__(self, adjoint_names, impure_calls, owned, accumulators, add=None):
         self.adjoint = set(adjoint_names)
+        self.add = add  # the name of runtime.add: add(a, b) accumulates b into a
         self.impure_calls = set(impure_calls)
         self.owned = set(owned)
         self.accumulators = set(accumulators)  # helpers whose 1st argument is the accumulator
@@ -124,8 +125,12 @@ class Optimizer:
                 if any(A.names_in(p, gast.Load) & zero for p in parts):
                     self.changes += rewrite
                     return None, zero  # adds a zero: nothing changes
-                if target in zero and isinstance(s.value, gast.BinOp) and rewrite:
-                    s.value = s.value.right
+                if target in zero and rewrite and (
+                        isinstance(s.value, gast.BinOp) or
+                        (s.value.func.id == self.add and target not in self.owned)):
+                    # the first contribution: add() would copy it, which only an accumulator
+                    # updated in place (owned) needs
+                    s.value = parts[0]
                     self._rewritten(s)
                     self.changes += 1
                 return s, zero - {target}

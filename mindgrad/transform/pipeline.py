@@ -242,21 +242,22 @@ class Build:
         back = seed + inits + bwd
         returned = [A.load(g) if g else A.const(0) for g in grads]
         if optimize_:
+            add = gen.bind(runtime.add, "add")
             opt = optimize.Optimizer(adjoint_names, gen.impure_calls, owned,
-                                     {gen.bind(runtime.add, "add"),
-                                      gen.bind(runtime.add_at, "add_at")})
+                                     {add, gen.bind(runtime.add_at, "add_at")}, add)
             live_out = {g for g in grads if g} | A.names_in(weight_grads, gast.Load)
             back = opt.run(back, live_out, zero=())
         params = gen.fdef.args
+        arguments = {a.id for a in params.args + params.kwonlyargs}
         if split:
             saved = self._saved_locals(gen, back)
             always = {t.id for st in gen.fdef.body if isinstance(st, gast.Assign)
                       for t in st.targets if isinstance(t, gast.Name)}
             prologue = [A.assign(n, A.const(None)) for n in
-                        sorted(gen.pushed | (set(saved) - always)) if n not in gen.params]
+                        sorted(gen.pushed | (set(saved) - always)) if n not in arguments]
             return self._split_defs(gen, fwd, back, result, d_res, returned + weight_grads,
                                     prologue, saved)
-        prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - set(gen.params))]
+        prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - arguments)]
         tape = [A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))] if gen.uses_tape else []
         args = _arguments([a.id for a in params.args], [a.id for a in params.kwonlyargs] +
                           [gen.sens])

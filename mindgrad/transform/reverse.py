@@ -34,6 +34,36 @@ _MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", 
                                "update", "setdefault", "popitem", "resize", "put", "itemset"})
 
 
+def _mutating_functions():
+    import numpy as np
+
+    return (np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis,
+            np.random.shuffle)
+
+
+def in_place_write(call, resolve, is_active):
+    """Why the expression statement ``call`` cannot be differentiated, or None: it writes into
+    an array or a list in place (``x.sort()``, ``np.copyto(y, x)``, ``np.add.at(y, i, x)``)
+    with a differentiated value, a data flow the transformation does not see."""
+    import numpy as np
+
+    func = call.func
+    if isinstance(func, gast.Attribute) and func.attr in _MUTATING_METHODS and \
+            isinstance(func.value, gast.Name) and is_active(func.value):
+        return (f"the in-place method .{func.attr}() on a differentiated value is not "
+                "supported; build a new value instead")
+    fn = resolve(func)
+    ufunc_at = getattr(fn, "__name__", None) == "at" and \
+        isinstance(getattr(fn, "__self__", None), np.ufunc)
+    if (ufunc_at or any(fn is f for f in _mutating_functions())) and \
+            any(is_active(a) for a in call.args):
+        name = (f"np.{fn.__self__.__name__}.at" if ufunc_at
+                else f"np.{getattr(fn, '__name__', 'function')}")
+        return (f"{name}() writes into its first argument in place, which mindgrad cannot "
+                "differentiate; build a new value instead (x[i] = v, np.where, np.bincount)")
+    return None
+
+
 class Resolver:
     """What the names and callees of the normalized function refer to."""
 
@@ -77,7 +107,8 @@ class Resolver:
 def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None,
             array_ndims=None):
     """The facts about a normalized function that the reverse stage needs, computed once:
-    (active names, definition counts, indexed names, scalar names, container names)."""
+    (active names, definition counts, indexed names, scalar names, container names, argument
+    array ndims, numeric names: those whose gradients ``+`` may accumulate)."""
     local_names = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | \
         A.assigned_names(fdef.body)
     resolve = Resolver(src, local_names, reads_weights)
@@ -96,10 +127,11 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
             module = getattr(resolve(node.value.func), "__module__", None) or ""
             if module.startswith(("mindgrad.runtime", "mindgrad.rules")):
                 maybe_containers.add(node.targets[0].id)
+    scalars = activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims)
+    numeric = activity.numeric_names(fdef, set(scalar_params) | set(array_ndims or ()), resolve)
     return (activity.active_names(fdef, active_params, resolve), activity.defined_names(fdef),
-            activity.indexed_names(fdef) | containers | maybe_containers,
-            activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims), containers,
-            dict(array_ndims or {}))
+            activity.indexed_names(fdef) | containers | maybe_containers, scalars, containers,
+            dict(array_ndims or {}), numeric | scalars)
 
 
 class Bindings:
@@ -134,7 +166,8 @@ class Reverse(Bindings):
         self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
             A.assigned_names(fdef.body)
         self.resolve = Resolver(src, self.local_names, build.reads_weights)
-        self.active, self.defs, indexed, self.scalars, self.containers, arrays = analysis
+        self.active, self.defs, indexed, self.scalars, self.containers, arrays, \
+            self.numeric = analysis
         # array arguments read element by element get a gradient buffer, updated in place
         self.buffers = {p for p in arrays if p in indexed and self.defs.get(p) == 1}
         self.active = set(self.active)
@@ -270,7 +303,7 @@ class Reverse(Bindings):
         if not isinstance(name, str):
             name = self.key(name)
         dn = self.d(name)
-        if name in self.indexed:
+        if name in self.indexed or name not in self.numeric:  # may hold a list or a dict
             return A.assign(dn, A.call(self.helper(runtime.add), A.load(dn), value), like)
         return A.assign(dn, A.binop(A.load(dn), gast.Add(), value), like)
 
@@ -650,9 +683,9 @@ class Reverse(Bindings):
                 if self.needed is not None and base in self.needed:
                     bwd.append(A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s))
                 return [s], bwd
-            if func.attr in _MUTATING_METHODS and base in self.active:
-                self.fail(s, f"the in-place method .{func.attr}() on a differentiated value is "
-                             "not supported; build a new value instead")
+        problem = in_place_write(call, self.resolve, self.is_active)
+        if problem:
+            self.fail(s, problem)
         return [s], []
 
     # ----- control flow --------------------------------------------------------------------
