@@ -47,3 +47,16 @@ for step in range(6):
     w = w - np.linalg.solve(H(w), g(w))
     print(f"Newton step {step + 1}: |gradient| = {np.linalg.norm(g(w)):.2e}")
 print("minimum at", np.round(w, 6))
+
+
+# reverse over forward: the gradient of a directional derivative is a Hessian-vector product
+direction = np.array([1.0, -1.0, 0.5])
+
+
+def slope(w):
+    _, along = mg.jvp(energy, (w,), (direction,))
+    return along
+
+
+print("grad of the directional derivative:", np.round(mg.grad(slope)(w), 6))
+print("Hessian times the direction:       ", np.round(H(w) @ direction, 6))
