@@ -1754,6 +1754,15 @@ def dict_get_with_defaults(params, x):
     return np.sum(np.tanh(w * x + b) ** 2)
 
 
+def list_appended_then_indexed(x):
+    hs = []
+    h = x
+    for _ in range(3):
+        h = np.sin(h)
+        hs.append(h)
+    return np.sum(hs[2] ** 3 + hs[0])
+
+
 def build_gram_elementwise(x):
     n = x.shape[0]
     g = np.zeros((n, n))
@@ -1810,6 +1819,7 @@ case(dict_params_values, ({"a": rn(2), "b": rn(3)},), pos=0)
 case(dict_params_key_loop, ({"a": rn(2), "b": rn(3)},), pos=0)
 case(dict_get_with_defaults, ({"w": rn(3)}, rn(3)), ({"w": rn(2, 3), "b": rn(3)}, rn(3)),
      pos=(0, 1))
+case(list_appended_then_indexed, (rn(3),), (rn(2, 2),))
 case(enumerate_dict_items, ({"a": rn(2), "b": rn(2, 3)},), pos=0)
 case(zip_dict_keys_with_scales, ({"a": rn(2), "b": rn(3)}, [0.5, -1.5]), pos=(0, 1))
 case(zip_reversed_pairs, ([rn(2), rn(2), rn(2)],), ([rn(3, 1), rn(1, 2)],), pos=0)

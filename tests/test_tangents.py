@@ -948,7 +948,8 @@ helper(nl.solve_grad_a, r(3, 2), well_conditioned(3, 3), r(3, 2), r(3, 2))
 
 for _name, _args in [("broadcast_back", (r(3), r(2, 3))), ("gather", (r(3, 4), r(3, 4), 1)),
                      ("setitem_grad_adjoint", ((r(4), r(3, 4)), r(3, 4), 1, r(4))),
-                     ("pop_grad_adjoint", ((f(), [r(2)]),)),
+                     ("pop_grad_adjoint", ((f(), [r(2)]), [r(2), f()])),
+                     ("pop_grad_adjoint", ((r(3), 0), [0, 0, r(3)])),
                      ("push_grad_parts", ([r(2), f()],)),
                      ("concat_grads_adjoint", (([r(2)], [f()]),)),
                      ("unreduce_adjoint", (r(3, 4), r(3), r(3, 4), 1, False)),

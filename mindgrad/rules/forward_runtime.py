@@ -818,8 +818,8 @@ def _(out, g_out, dx, idx, v):
 
 
 @tangent(rr.pop_grad_adjoint)
-def _(out, g_out):
-    d[out] = rr.pop_grad_adjoint(d[g_out])
+def _(out, g_out, dxs=()):
+    d[out] = rr.pop_grad_adjoint(d[g_out], dxs)
 
 
 @tangent(rr.push_grad_parts)

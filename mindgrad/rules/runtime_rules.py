@@ -140,17 +140,19 @@ def _(out, dx, idx, v):
     d[dx] = setitem_grad_adjoint(d[out], dx, idx, v)
 
 
-def pop_grad_adjoint(g_out):
-    """Adjoint of ``(last, rest) = pop_grad(dxs)``: the list's gradient, ``rest + [last]``."""
-    if is_zero(g_out):
-        return 0
+def pop_grad_adjoint(g_out, dxs=()):
+    """Adjoint of ``(last, rest) = pop_grad(dxs)``: the list's gradient, ``rest + [last]``, a
+    zero ``rest`` as zeros for each item, so every item keeps its place."""
+    if is_zero(g_out) or is_zero(dxs) or len(dxs) == 0:
+        return 0  # pop_grad passed a zero (or empty) gradient through unchanged
     g_last, g_rest = g_out
-    return ([] if is_zero(g_rest) else list(g_rest)) + [g_last]
+    rest = [0] * (len(dxs) - 1) if is_zero(g_rest) else list(g_rest)
+    return rest + [g_last]
 
 
 @adjoint(runtime.pop_grad)
 def _(out, dxs):
-    d[dxs] = pop_grad_adjoint(d[out])
+    d[dxs] = pop_grad_adjoint(d[out], dxs)
 
 
 def push_grad_parts(g_out):
