@@ -295,6 +295,16 @@ def as_sequence(x):
     return list(x)
 
 
+def snapshot(x):
+    """A copy of a list or dict a callee's tape keeps, so that later appends and pops (by the
+    caller's backward sweep, at higher order) do not change what the tape holds."""
+    if x.__class__ is list:
+        return list(x)
+    if x.__class__ is dict:
+        return dict(x)
+    return x
+
+
 def item(g, i):
     """Gradient of element ``i`` of a container whose gradient is ``g``."""
     if is_zero(g):

@@ -120,11 +120,7 @@ THIRD_ORDER_FUNCTIONS = (
     "item_and_float", "list_appended_then_indexed",
 )
 THIRD_ORDER = [case for case in SECOND_ORDER if case[1].__name__ in THIRD_ORDER_FUNCTIONS]
-XFAIL_THIRD_ORDER = {
-    "rnn_unroll-0": "third order: IndexError in stack_grad: the tape holds the list the loop "
-                    "appends to, not a copy, and the inner backward sweeps pop and re-append "
-                    "its items, so a replayed sweep sees one item too many",
-}
+XFAIL_THIRD_ORDER = {}  # none at present: a case found failing goes here, as a strict xfail
 
 
 @pytest.mark.parametrize("fn, args, position, kwargs", _params(THIRD_ORDER, XFAIL_THIRD_ORDER))

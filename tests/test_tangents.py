@@ -967,6 +967,8 @@ for _name, _args in [("broadcast_back", (r(3), r(2, 3))), ("gather", (r(3, 4), r
 helper(TangentList, [r(2), f()])
 helper(TangentTuple, (r(2), r(1, 2)))
 helper(runtime.as_sequence, r(3, 2))
+helper(runtime.snapshot, [r(2), f()])
+helper(runtime.snapshot, {"a": r(2)})
 helper(runtime.as_sequence, [r(2), f()])
 
 # ----- the checks --------------------------------------------------------------------------

@@ -32,12 +32,12 @@ from mindgrad.runtime import is_zero
 
 @tangent_method("sum")
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, where=True):
-    d[ans] = np.sum(d[a], axis, dtype, None, keepdims, 0, where)
+    d[ans] = np.sum(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 @tangent_method("mean")
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, where=True):
-    d[ans] = np.mean(d[a], axis, dtype, None, keepdims, where=where)
+    d[ans] = np.mean(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 @tangent_method("prod")

@@ -35,13 +35,13 @@ def as_dtype_of(t, out):
 
 @tangent(np.sum)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
-    d[ans] = np.sum(d[a], axis, dtype, None, keepdims, 0, where)
+    d[ans] = np.sum(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     d[ans] = broadcast_tangent(d[initial], ans)
 
 
 @tangent(np.mean)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    d[ans] = np.mean(d[a], axis, dtype, None, keepdims, where=where)
+    d[ans] = np.mean(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 @tangent(np.nansum)

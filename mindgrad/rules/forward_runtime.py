@@ -876,6 +876,11 @@ def _(out, iterable=()):
     d[out] = bm_tangent.sequence_tangent(d[iterable], out)
 
 
+@tangent(runtime.snapshot)
+def _(out, x):
+    d[out] = d[x]
+
+
 @tangent(runtime.as_sequence)
 def _(out, x):
     d[out] = as_sequence_tangent(d[x], x, out)

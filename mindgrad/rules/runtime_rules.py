@@ -82,6 +82,11 @@ def as_sequence_grad(g, x):
     return sequence_grad(g, x)
 
 
+@adjoint(runtime.snapshot)
+def _(out, x):
+    d[x] = d[out]
+
+
 @adjoint(runtime.as_sequence)
 def _(out, x):
     d[x] = as_sequence_grad(d[out], x)

@@ -29,6 +29,7 @@ from mindgrad.transform.reverse import (
     A_text,
     Bindings,
     Resolver,
+    ShapeTokens,
     _describe,
     _differentiates_mindgrad_code,
     _is_cell,
@@ -39,7 +40,7 @@ from mindgrad.transform.reverse import (
 )
 
 
-class Forward(Bindings):
+class Forward(Bindings, ShapeTokens):
     """Builds the tangent code of one function for one set of active inputs."""
 
     def __init__(self, build, src, fdef, active_params, names, analysis):
@@ -53,7 +54,10 @@ class Forward(Bindings):
             A.assigned_names(fdef.body)
         self.resolve = Resolver(src, self.local_names)
         self.active = set(analysis[0])
+        self.scalars = set(analysis[3])
         self.containers = set(analysis[4])
+        self.numeric = set(analysis[6])  # arrays or numbers at every assignment: no lists
+        self.shapes = {}
         self.tnames = {}
         self.adjoint_names = set()   # names the optimizer may treat as pure: tangents, temps
         self.bindings = {}
@@ -74,9 +78,6 @@ class Forward(Bindings):
         if fn in (runtime.tangent_pop, runtime.tangent_append):
             self.impure_calls.add(name)  # they update a tangent list in step with the values
         return A.load(name)
-
-    def same_shape(self, node, out_name) -> bool:
-        return False  # tangent rules never unbroadcast
 
     def is_active(self, node) -> bool:
         key = self.resolve.key(node)
@@ -121,12 +122,23 @@ class Forward(Bindings):
                 return self.assign(s, target.id, s.value)
             return self.setitem(s, target)
         if isinstance(s, gast.If):
-            return [A.if_(s.test, self.block(s.body) or [gast.Pass()], self.block(s.orelse), s)]
-        if isinstance(s, gast.For):
-            return self.for_(s)
-        if isinstance(s, gast.While):
+            saved = dict(self.shapes)
             body = self.block(s.body)
-            return [A.located(gast.While(test=s.test, body=body or [gast.Pass()], orelse=[]), s)]
+            self.shapes = dict(saved)
+            orelse = self.block(s.orelse)
+            self.shapes = saved
+            self.forget_shapes(A.assigned_names(s))
+            return [A.if_(s.test, body or [gast.Pass()], orelse, s)]
+        if isinstance(s, (gast.For, gast.While)):
+            self.forget_shapes(A.assigned_names(s))  # the body runs after itself
+            if isinstance(s, gast.For):
+                out = self.for_(s)
+            else:
+                body = self.block(s.body)
+                out = [A.located(gast.While(test=s.test, body=body or [gast.Pass()],
+                                            orelse=[]), s)]
+            self.forget_shapes(A.assigned_names(s))
+            return out
         if isinstance(s, gast.Expr):
             return self.expr(s)
         if isinstance(s, (gast.Break, gast.Assert, gast.Raise, gast.Pass)):
@@ -136,6 +148,7 @@ class Forward(Bindings):
     # ----- assignments ---------------------------------------------------------------------
 
     def assign(self, s, name, value):
+        self.shapes[name] = self.result_token(value)
         if name not in self.active:
             return [s]
         t_out = self.t(name)

@@ -11,8 +11,10 @@ it is never dropped silently.
 from __future__ import annotations
 
 import builtins
+import inspect
 
 import gast
+import numpy as np
 
 from mindgrad.rules import RuleError
 from mindgrad.transform import astutil as A
@@ -39,9 +41,15 @@ class _Substitute(gast.NodeTransformer):
         self.temps, self.bind = temps, gen.bind
         self.same_shape = gen.same_shape
         self.comprehension_names = set()
+        from mindgrad.rules.forward_operators import add_tangent, broadcast_tangent
         from mindgrad.runtime import unbroadcast
 
         self.unbroadcast = unbroadcast
+        self.broadcasts = (broadcast_tangent, add_tangent)
+        numeric = getattr(gen, "numeric", set()) | getattr(gen, "scalars", set())
+        self.is_numeric = lambda node: isinstance(node, gast.Constant) and isinstance(
+            node.value, (int, float, complex)) or isinstance(node, gast.Name) and \
+            node.id in numeric
 
     def visit_comprehension(self, node):
         self.comprehension_names |= A.names_in(node.target, gast.Store)
@@ -61,7 +69,30 @@ class _Substitute(gast.NodeTransformer):
             bound = self.params.get(node.args[1].id)
             if bound is not None and self.same_shape(bound, self.out_name):
                 return self.visit(node.args[0])
-        return self.generic_visit(node)
+        callee = self._callee(node.func)
+        if callee in self.broadcasts and node.args:
+            # broadcast_tangent(d[x], out) is d[x] when x is a number or an array of out's shape
+            p = _tangent_param(node.args[0])
+            bound = self.params.get(p) if p else None
+            if bound is not None and self.same_shape(bound, self.out_name) and \
+                    self.is_numeric(bound):
+                return self.visit(node.args[0])
+        node = self.generic_visit(node)
+        return _without_defaults(node, callee)
+
+    def _callee(self, func):
+        """The object a template's callee names (``np.sum``, ``reduce_sum_grad``), or None."""
+        parts = []
+        while isinstance(func, gast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.params or func.id in self.temps \
+                or func.id not in self.rule.globals:
+            return None
+        value = self.rule.globals[func.id]
+        for attr in reversed(parts):
+            value = getattr(value, attr, None)
+        return value
 
     def visit_Subscript(self, node):
         if isinstance(node.value, gast.Name) and node.value.id == "d":
@@ -88,6 +119,63 @@ class _Substitute(gast.NodeTransformer):
             return A.load(self.bind(getattr(builtins, name), name))
         raise RuleError(f"the rule for {self.rule.name} reads {name!r}, which is neither a "
                         "parameter, a temporary, nor a name of its module")
+
+
+def _tangent_param(node):
+    """``p`` for a template argument ``d[p]`` or ``-d[p]``, else None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node = node.operand
+    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+            node.value.id == "d" and isinstance(node.slice, gast.Name):
+        return node.slice.id
+    return None
+
+
+_SIGNATURES = {}
+
+
+def _defaults(fn):
+    """Parameter name -> default of ``fn``, in order (None when it has no readable signature)."""
+    key = id(fn)
+    if key not in _SIGNATURES:
+        try:
+            params = inspect.signature(fn).parameters.values()
+            _SIGNATURES[key] = (fn, [(p.name, p.default, p.kind) for p in params])
+        except (TypeError, ValueError):
+            _SIGNATURES[key] = (fn, None)
+    return _SIGNATURES[key][1]
+
+
+# NumPy marks some defaults as "no value given"; these are what that means
+_NO_VALUE_MEANS = {"keepdims": False, "where": True}
+
+
+def _is_default(node, default, name=None) -> bool:
+    if default is getattr(np, "_NoValue", None) and name in _NO_VALUE_MEANS:
+        default = _NO_VALUE_MEANS[name]
+    return isinstance(node, gast.Constant) and type(node.value) is type(default) and \
+        node.value == default
+
+
+def _without_defaults(node, callee):
+    """``node`` without the arguments that restate ``callee``'s defaults: trailing positional
+    ones and keywords (``np.sum(t, None, None, None, False)`` reads ``np.sum(t)``)."""
+    params = _defaults(callee) if callable(callee) else None
+    if not params or any(isinstance(a, gast.Starred) for a in node.args):
+        return node
+    positional = [p for p in params
+                  if p[2] in (inspect.Parameter.POSITIONAL_ONLY,
+                              inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    defaults = {name: default for name, default, _ in params
+                if default is not inspect.Parameter.empty}
+    while node.args and len(node.args) <= len(positional):
+        name, default, _ = positional[len(node.args) - 1]
+        if default is inspect.Parameter.empty or not _is_default(node.args[-1], default, name):
+            break
+        node.args.pop()
+    node.keywords = [k for k in node.keywords
+                     if not (k.arg in defaults and _is_default(k.value, defaults[k.arg], k.arg))]
+    return node
 
 
 def instantiate(rule, args, keywords, out_name, d_out, gen):

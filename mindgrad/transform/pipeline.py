@@ -292,8 +292,9 @@ class Build:
         fwd_name, bwd_name = self.callees[gen.callee_key]
         save, load = [], []
         if locals_:
-            packed = A.tuple_([A.load(n) for n in locals_]) if len(locals_) > 1 else A.load(
-                locals_[0])
+            values = [A.call(gen.helper(runtime.snapshot), A.load(n))
+                      if n in gen.containers else A.load(n) for n in locals_]
+            packed = A.tuple_(values) if len(values) > 1 else values[0]
             save = [A.expr_stmt(A.call(A.attr(A.load(gen.tape), "append"), packed))]
             target = A.tuple_([A.store(n) for n in locals_], gast.Store()) if len(locals_) > 1 \
                 else A.store(locals_[0])

@@ -152,7 +152,66 @@ class Bindings:
         return name
 
 
-class Reverse(Bindings):
+class ShapeTokens:
+    """Shapes known equal, for both transformations. Within a straight-line block, an
+    elementwise operation whose array operands have one shape gives that shape, so unbroadcast
+    between them (broadcast in forward mode) is the identity. A "token" names a shape; names
+    assigned in a loop or branch get a fresh token after it. Needs ``shapes`` (a dict),
+    ``scalars``, ``resolve`` and ``local_names``."""
+
+    def is_scalar(self, node) -> bool:
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float, complex))
+        return isinstance(node, gast.Name) and node.id in self.scalars
+
+    def token(self, node):
+        if self.is_scalar(node):
+            return "scalar"
+        if not isinstance(node, gast.Name):
+            return None
+        if node.id not in self.shapes:
+            self.shapes[node.id] = object()
+        return self.shapes[node.id]
+
+    def result_token(self, value):
+        """The shape token of ``value``'s result, or a fresh one when it is not known."""
+        operands = None
+        if isinstance(value, gast.Name):
+            return self.token(value)
+        if isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult):
+            operands = [value.left, value.right]
+        elif isinstance(value, gast.UnaryOp):
+            operands = [value.operand]
+        elif isinstance(value, gast.Call) and not value.keywords:
+            func = value.func
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                    and func.value.id in self.local_names:
+                if func.attr in ("astype", "copy", "conj", "clip"):
+                    return self.token(func.value)
+            else:
+                import numpy
+
+                fn = self.resolve(func)
+                if isinstance(fn, numpy.ufunc) and fn.nout == 1:
+                    operands = list(value.args)
+        if operands:
+            tokens = {self.token(o) for o in operands} - {"scalar"}
+            if not tokens:
+                return "scalar"
+            if len(tokens) == 1 and None not in tokens:
+                return tokens.pop()
+        return object()
+
+    def same_shape(self, node, out_name) -> bool:
+        a, b = self.token(node), self.shapes.get(out_name)
+        return a is not None and a is b or (a == "scalar" and self.is_scalar(A.load(out_name)))
+
+    def forget_shapes(self, names):
+        for name in names:
+            self.shapes.pop(name, None)
+
+
+class Reverse(Bindings, ShapeTokens):
     """Builds the forward and backward sweeps of one function for one set of active inputs."""
 
     def __init__(self, build, src, fdef, active_params, names, split, analysis):
@@ -227,57 +286,6 @@ class Reverse(Bindings):
 
         return A.subscript(A.attr(A.load(self.bind(numpy, "np")), "s_"), index)
 
-    # ----- shapes known equal ---------------------------------------------------------------
-    # Within a straight-line block, an elementwise operation whose array operands have one
-    # shape gives that shape, so unbroadcast between them is the identity. A "token" names a
-    # shape; names assigned in a loop or branch get a fresh token after it.
-
-    def token(self, node):
-        if self.is_scalar(node):
-            return "scalar"
-        if not isinstance(node, gast.Name):
-            return None
-        if node.id not in self.shapes:
-            self.shapes[node.id] = object()
-        return self.shapes[node.id]
-
-    def result_token(self, value):
-        """The shape token of ``value``'s result, or a fresh one when it is not known."""
-        operands = None
-        if isinstance(value, gast.Name):
-            return self.token(value)
-        if isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult):
-            operands = [value.left, value.right]
-        elif isinstance(value, gast.UnaryOp):
-            operands = [value.operand]
-        elif isinstance(value, gast.Call) and not value.keywords:
-            func = value.func
-            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                    and func.value.id in self.local_names:
-                if func.attr in ("astype", "copy", "conj", "clip"):
-                    return self.token(func.value)
-            else:
-                import numpy
-
-                fn = self.resolve(func)
-                if isinstance(fn, numpy.ufunc) and fn.nout == 1:
-                    operands = list(value.args)
-        if operands:
-            tokens = {self.token(o) for o in operands} - {"scalar"}
-            if not tokens:
-                return "scalar"
-            if len(tokens) == 1 and None not in tokens:
-                return tokens.pop()
-        return object()
-
-    def same_shape(self, node, out_name) -> bool:
-        a, b = self.token(node), self.shapes.get(out_name)
-        return a is not None and a is b or (a == "scalar" and self.is_scalar(A.load(out_name)))
-
-    def forget_shapes(self, names):
-        for name in names:
-            self.shapes.pop(name, None)
-
     def basic_index(self, index) -> bool:
         """An index of ints, scalars and slices: ``d_x[idx] += g`` adds each element once."""
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
@@ -289,11 +297,6 @@ class Reverse(Bindings):
             elif not (self.is_scalar(part) or isinstance(part, gast.Constant)):
                 return False
         return True
-
-    def is_scalar(self, node) -> bool:
-        if isinstance(node, gast.Constant):
-            return isinstance(node.value, (int, float, complex))
-        return isinstance(node, gast.Name) and node.id in self.scalars
 
     def is_active(self, node) -> bool:
         key = self.resolve.key(node)
