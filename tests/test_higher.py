@@ -449,3 +449,38 @@ def jvp_with_aux_inside(x):
 def test_jvp_inside_a_differentiated_function_rejects_has_aux():
     with pytest.raises(mg.UnsupportedSyntaxError, match="has_aux is not supported there"):
         grad(jvp_with_aux_inside)(np.array([0.3, 0.2]))
+
+
+# ----- second derivatives through the singular values ----------------------------------------
+
+RNG_NORMS = np.random.default_rng(5)
+M34 = RNG_NORMS.standard_normal((3, 4))
+B233 = RNG_NORMS.standard_normal((2, 3, 3))
+
+
+def nuclear_squared(m):
+    return np.linalg.norm(m, "nuc") ** 2
+
+
+def spectral_times_sum(m):
+    return np.linalg.norm(m, 2) * np.sum(m)
+
+
+def smallest_singular_cubed(m):
+    return np.linalg.norm(m, -2) ** 3
+
+
+def batched_nuclear(b):
+    return np.sum(np.linalg.norm(b, "nuc", axis=(1, 2)) ** 2)
+
+
+def spectral_over_swapped_axes(b):
+    return np.sum(np.linalg.norm(b, 2, axis=(2, 0)))
+
+
+@pytest.mark.parametrize("f, x", [(nuclear_squared, M34), (spectral_times_sum, M34),
+                                  (smallest_singular_cubed, M34), (batched_nuclear, B233),
+                                  (spectral_over_swapped_axes, B233)],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_spectral_and_nuclear_norms_to_second_order_in_both_modes(f, x):
+    mg.check_grads(f, (x,), order=2, modes=("rev", "fwd"))

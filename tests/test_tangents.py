@@ -960,6 +960,8 @@ for _name, _args in [("broadcast_back", (r(3), r(2, 3))), ("gather", (r(3, 4), r
                      ("as_grad_adjoint", (r(4), r(3, 4), r(4))),
                      ("add_operand_grad", (r(3, 4), r(4))),
                      ("add_operand_grad", (r(3), 0)),
+                     ("add_operand_transpose", (r(4), r(3, 4), r(4))),
+                     ("add_operand_transpose", (r(3), r(3), 0)),
                      ("as_grad_adjoint", ([r(2), f()], [r(3, 2), f()], [r(2), 1.5])),
                      ("as_sequence_grad", (r(3, 2), r(3, 2))),
                      ("as_sequence_grad", ([r(2), f()], [r(2), 1.5]))]:

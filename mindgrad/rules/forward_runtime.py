@@ -18,6 +18,7 @@ from mindgrad import ops, runtime
 from mindgrad.rules import builtins_math as bm
 from mindgrad.rules import d, nondifferentiable, tangent
 from mindgrad.rules import forward_builtins_math as bm_tangent
+from mindgrad.rules import forward_numpy_linalg as fl
 from mindgrad.rules import methods as me
 from mindgrad.rules import numpy_elementwise as ne
 from mindgrad.rules import numpy_linalg as nl
@@ -706,7 +707,7 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
     """Tangent of ``norm_grad(g, x, ans, ...) = g slope(x, ans)`` from ``x`` (wrt 0) or ``ans``
     (1). The slope of the 2-norm/Frobenius norm is ``x / ans``, of a p-norm
     ``sign(x) (|x| / ans)^(p-1)``; those of the 1, inf, 0 norms and of the matrix 1/inf norms
-    are piecewise constant. The spectral and nuclear matrix norms are not supported."""
+    are piecewise constant; those of the spectral and nuclear norms come from the svd's tangent."""
     if is_zero(t):
         return 0
     if is_zero(g):
@@ -722,8 +723,19 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
     if (ord is None and (axis is None or not matrix)) or ord == "fro" or (ord == 2 and not matrix):
         p = 2
     elif matrix and ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"the derivative of norm_grad for the matrix norm ord={ord!r} "
-                                  "(singular values) has no tangent rule")
+        # the slope is U V^T (nuc) or u_i v_i^T (2, -2): its tangent comes from the svd's
+        if wrt == 1:
+            return 0  # the slope does not read ans
+        m = np.moveaxis(x, axes, (-2, -1))
+        tm = np.moveaxis(np.asarray(t), axes, (-2, -1))
+        u, sv, vt = np.linalg.svd(m, full_matrices=False)
+        tu, _, tvt = fl.svd_tangent(tm, m, (u, sv, vt), False)
+        if ord != "nuc":
+            i = 0 if ord == 2 else sv.shape[-1] - 1
+            u, vt, tu, tvt = (u[..., :, i:i + 1], vt[..., i:i + 1, :], tu[..., :, i:i + 1],
+                              tvt[..., i:i + 1, :])
+        change = np.moveaxis(tu @ vt + u @ tvt, (-2, -1), axes)
+        return ne.astype_grad(g * change, x)
     elif matrix or ord in (1, 0) or np.isinf(ord):
         return np.zeros(x.shape, np.result_type(x, g, 1.0))
     else:
@@ -852,6 +864,11 @@ def _(out, g, a, b):
 @tangent(rr.add_operand_grad)
 def _(out, g, a):
     d[out] = rr.add_operand_grad(d[g], a)
+
+
+@tangent(rr.add_operand_transpose)
+def _(out, g_out, g, a):
+    d[out] = rr.add_operand_transpose(d[g_out], g, a)
 
 
 @tangent(rr.as_grad_adjoint)

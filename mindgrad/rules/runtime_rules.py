@@ -21,6 +21,8 @@ def broadcast_back(g, like):
     """Adjoint of ``unbroadcast(like, x)``: ``g`` broadcast back to the shape of ``like``."""
     if is_zero(g):
         return 0
+    if isinstance(like, (list, tuple, dict)):
+        return g  # a container's gradient: unbroadcast passed it through
     shape = np.shape(like)
     g = np.asarray(g)
     if g.ndim < len(shape):
@@ -39,6 +41,18 @@ def add_operand_grad(g, a):
     if is_zero(a):
         return 0
     return unbroadcast(g, a)
+
+
+@adjoint(add_operand_grad)  # linear in g: its transpose broadcasts back
+def _(out, g, a):
+    d[g] = add_operand_transpose(d[out], g, a)
+
+
+def add_operand_transpose(g_out, g, a):
+    """Adjoint of ``add_operand_grad(g, a)`` for ``g``."""
+    if is_zero(a):
+        return 0
+    return broadcast_back(g_out, g)
 
 
 @adjoint(runtime.add)
