@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mindgrad import cache, runtime
+from mindgrad import api, cache, runtime
 from mindgrad.api import GradFunction, _positions, grad
 from mindgrad.transform import pipeline
 
@@ -157,23 +157,47 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
     """Reverse mode: ``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with ``has_aux``).
 
     ``vjp_fn(v)`` gives the gradients of ``vdot(v, out)``: always a tuple over the inputs
-    (``((input grads), (weight grads))`` when ``weights`` are given).
+    (``((input grads), (weight grads))`` when ``weights`` are given). ``vjp`` runs the forward
+    sweep of the generated code once and keeps its tape: the first ``vjp_fn(v)`` runs only the
+    backward sweep; later calls run the forward sweep again (the backward sweep restores the
+    values the function overwrote, so a tape serves once).
     """
     if not isinstance(has_aux, bool):
         raise TypeError("`has_aux` must be a bool")
     positions = tuple(range(len(inputs)))
     grad_fn = GradFunction(fn, positions, weights, has_aux, False, True, False)
-    out = fn(*inputs)
-    aux = None
+    if grad_fn.custom_bprop or isinstance(fn, GradFunction):
+        raw = fn(*inputs)
+        tape = None
+    else:
+        for p in positions:
+            api._check_differentiable(p, inputs[p])
+        options = ("vjp", positions, tuple(id(w) for w in grad_fn.weights))
+        generated = cache.lookup(fn, options, inputs, lambda: pipeline.run(
+            fn, positions, kinds=[cache.kind(a) for a in inputs], weights=grad_fn.weights,
+            split=True))
+        head = () if generated.bound is None else (generated.bound,)
+        raw, tape = generated.function(*head, *inputs)
+    out, aux = raw, None
     if has_aux:
-        if not isinstance(out, tuple) or len(out) < 2:
+        if not isinstance(raw, tuple) or len(raw) < 2:
             raise ValueError("has_aux=True needs fn to return a tuple (out, aux, ...)")
-        aux = out[1:]
+        out, aux = raw[0], raw[1:]
         aux = aux[0] if len(aux) == 1 else aux
-        out = out[0]
+    tapes = [tape] if tape is not None else []
 
     def vjp_fn(v):
-        _, grads, wgrads = grad_fn.gradients(inputs, {}, v)
+        if not tapes:  # the tape was used: the forward sweep runs again (via the full code)
+            _, grads, wgrads = grad_fn.gradients(inputs, {}, v)
+            return (grads, wgrads) if weights is not None else grads
+        d_out = runtime.seed(raw, runtime.AuxSens(v) if has_aux else v)
+        found = generated.backward(tapes.pop(), d_out)
+        count = len(positions) + len(grad_fn.weights)
+        found = (found,) if count == 1 else tuple(found)
+        grads = tuple(runtime.as_grad(g, inputs[p]) for g, p in zip(found, positions))
+        wgrads = tuple(runtime.as_grad(g, w)
+                       for g, w in zip(found[len(positions):], grad_fn.weights))
+        grads, wgrads = api._independent(grads + wgrads, len(grads))
         return (grads, wgrads) if weights is not None else grads
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)

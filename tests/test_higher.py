@@ -81,6 +81,46 @@ def test_vjp_with_weights():
     close(gw, [1, 2])
 
 
+FORWARD_SWEEPS = []
+
+
+def count_forward_sweep():
+    FORWARD_SWEEPS.append(1)
+
+
+mg.nondifferentiable(count_forward_sweep)
+
+
+def overwrites_and_appends(a, b):
+    count_forward_sweep()
+    y = a * 1.0
+    hs = []
+    for i in range(a.size):
+        y[i] = y[i] * b[i] + np.sin(y[i])
+        hs.append(y * b)
+    return np.stack(hs) ** 2
+
+
+def test_vjp_runs_the_forward_sweep_once_and_each_vjp_fn_call_agrees():
+    a, b = np.array([0.3, -0.7, 1.1]), np.array([1.5, 0.4, -0.8])
+    FORWARD_SWEEPS.clear()
+    out, vjp_fn = vjp(overwrites_and_appends, a, b)
+    assert len(FORWARD_SWEEPS) == 1
+    v = np.random.default_rng(7).standard_normal(out.shape)
+    first = vjp_fn(v)
+    assert len(FORWARD_SWEEPS) == 1  # the first call used the kept tape
+    np.testing.assert_allclose(out, overwrites_and_appends(a, b))
+    second = vjp_fn(v)  # the tape served once: the forward sweep runs again
+    third = vjp_fn(2.0 * v)
+    for g1, g2, g3 in zip(first, second, third):
+        np.testing.assert_allclose(g1, g2, rtol=1e-12)
+        np.testing.assert_allclose(g3, 2.0 * g1, rtol=1e-12)
+    # and against the full gradient code and central differences
+    np.testing.assert_allclose(first[0], grad(lambda a, b: np.sum(v * overwrites_and_appends(
+        a, b)))(a, b), rtol=1e-12)
+    mg.check_grads(overwrites_and_appends, (a, b), modes=("rev", "fwd"))
+
+
 def test_jacrev_shape_is_output_then_input():
     x = np.array([0.3, -0.2, 0.5])
     j = jacrev(sin_times)(x)

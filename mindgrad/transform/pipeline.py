@@ -490,13 +490,15 @@ def made_args(fn):
     return [gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None) for n in names]
 
 
-def run(fn, positions, dump=None, kinds=(), weights=()):
+def run(fn, positions, dump=None, kinds=(), weights=(), split=False):
     """Transform ``fn`` for gradients at ``positions`` (and ``weights``) and compile.
 
     ``kinds`` (see ``cache.kind``) of the positional arguments let the code specialise:
     arithmetic on scalars needs no ``unbroadcast``. The entry function takes the bound object
     first when ``fn`` is a Cell or a bound method, and returns ``(out, input grads, weight
-    grads)``.
+    grads)``. With ``split``, the result holds a forward function, returning ``(out, tape)``,
+    and ``backward(tape, d_out)``, returning the input gradients then the weights' (a bare
+    value when there is one): what ``vjp`` runs, the forward pass once.
     """
     from mindgrad.transform.activity import is_scalar_kind
 
@@ -510,6 +512,9 @@ def run(fn, positions, dump=None, kinds=(), weights=()):
 
     arrays = {i + offset: k[2] for i, k in enumerate(kinds)
               if isinstance(k, tuple) and k[0] is numpy.ndarray and k[1][1] in "fc"}
+    if split:
+        return _run_split(build, function, obj, [p + offset for p in positions], scalars,
+                          containers, arrays)
     defs = build.function(function, obj, [p + offset for p in positions], split=False,
                           scalars=scalars, containers=containers, arrays=arrays)
     entry = defs[0].name
@@ -522,5 +527,21 @@ def run(fn, positions, dump=None, kinds=(), weights=()):
     entry_fn.sens_name = sens_name
     deps = build.dependencies + [("rules", None, (), rules.registry_version())]
     generated = Generated(entry_fn, text, files, deps, build.stages)
+    generated.bound = obj
+    return generated
+
+
+def _run_split(build, function, obj, positions, scalars, containers, arrays):
+    label = type(obj).__name__ if reverse._is_cell(obj) else function.__name__
+    key = ("split entry", id(function))
+    names = (build.function_names(label + "_forward"), build.function_names(label + "_backward"))
+    build.callees[key] = names
+    build.function(function, obj, positions, split=True, key=key, scalars=scalars,
+                   containers=containers, arrays=arrays)
+    made, files, text = build.compile(getattr(function, "__name__", "fn"))
+    build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
+    deps = build.dependencies + [("rules", None, (), rules.registry_version())]
+    generated = Generated(made[names[0]], text, files, deps, build.stages)
+    generated.backward = made[names[1]]
     generated.bound = obj
     return generated
