@@ -137,6 +137,10 @@ class GradFunction:
             from mindgrad.higher import as_python
 
             fn = as_python(fn, args)
+        from mindgrad.higher import Jacobian, jacobian_as_python
+
+        if isinstance(fn, Jacobian):  # jacrev(jacrev(f)): differentiate the Jacobian's code
+            fn = jacobian_as_python(fn, len(args))
         return pipeline.run(fn, self.positions, kinds=[cache.kind(a) for a in args],
                             weights=self.weights)
 

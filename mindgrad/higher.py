@@ -8,6 +8,7 @@ never forms the Hessian, and ``hessian(f) = jacfwd(grad(f))``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import linecache
 from collections.abc import Callable
@@ -17,9 +18,10 @@ import numpy as np
 
 from mindgrad import api, cache, runtime
 from mindgrad.api import GradFunction, _positions, grad
+from mindgrad.rules import nondifferentiable
 from mindgrad.transform import pipeline
 
-__all__ = ["hessian", "jacfwd", "jacrev", "jvp", "vjp"]
+__all__ = ["Jacobian", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
 
 _counter = itertools.count(1)
 
@@ -30,11 +32,11 @@ _counter = itertools.count(1)
 def as_python(grad_fn: GradFunction, args, nargs=None):
     """A Python function with source computing what ``grad_fn(*args)`` returns, for arguments
     of the kinds of ``args`` (any kinds, for ``nargs`` arguments, when ``args`` is None): it
-    calls the generated gradient code, so the transformations can differentiate it again."""
-    if grad_fn.has_aux or grad_fn.sens_param or grad_fn.weights or grad_fn.return_ids or \
-            grad_fn.with_value:
-        raise NotImplementedError("forward mode over a gradient function supports "
-                                  "grad(fn, grad_position) without has_aux, sens_param, "
+    calls the generated gradient code, so the transformations can differentiate it again.
+    With ``sens_param``, the output sensitivity is its last parameter, as for ``grad_fn``."""
+    if grad_fn.has_aux or grad_fn.weights or grad_fn.return_ids or grad_fn.with_value:
+        raise NotImplementedError("a gradient function differentiated again supports "
+                                  "grad(fn, grad_position, sens_param) without has_aux, "
                                   "weights, return_ids or value_and_grad")
     made = grad_fn.__dict__.setdefault("_as_python", {})
     if args is None:  # called from code being transformed: no argument kinds to specialise on
@@ -42,6 +44,7 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
         generated = made[kinds][0] if kinds in made else pipeline.run(
             grad_fn.fn, grad_fn.positions, weights=grad_fn.weights)
     else:
+        args = args[:-1] if grad_fn.sens_param else args
         kinds = tuple(cache.kind(a) for a in args)
         generated = grad_fn._generated(args)
         nargs = len(args)
@@ -53,16 +56,23 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
     call_args = ", ".join(head + params)
     grads = [f"as_grad(grads[{k}], x{p})" for k, p in enumerate(grad_fn.positions)]
     result = grads[0] if len(grads) == 1 else "(" + ", ".join(grads) + ")"
+    sens = "sens" if grad_fn.sens_param else "None"
     name = f"{entry.__name__}_value"
-    text = (f"def {name}({', '.join(params)}):\n"
+    text = (f"def {name}({', '.join(params + (['sens'] if grad_fn.sens_param else []))}):\n"
             f"    out, grads, weight_grads = {entry.__name__}({call_args}, "
-            f"{entry.sens_name}=None)\n"
+            f"{entry.sens_name}={sens})\n"
             f"    return {result}\n")
+    made[kinds] = (generated, _compiled(text, name, {entry.__name__: entry,
+                                                      "as_grad": runtime.as_grad,
+                                                      "self_": generated.bound}))
+    return made[kinds][1]
+
+
+def _compiled(text, name, namespace):
+    """The function ``name`` defined by ``text``, with its source registered for reading."""
     filename = f"<mindgrad {name} #{next(_counter)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    namespace = {entry.__name__: entry, "as_grad": runtime.as_grad, "self_": generated.bound}
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
-    made[kinds] = (generated, namespace[name])
     return namespace[name]
 
 
@@ -80,17 +90,16 @@ def tangent_as_python(fn, positions, nargs):
     name = f"{entry.__name__}_value"
     text = (f"def {name}({', '.join(params + tangents)}):\n"
             f"    return {entry.__name__}({', '.join(head + params + given)})\n")
-    filename = f"<mindgrad {name} #{next(_counter)}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    namespace = {entry.__name__: entry, "self_": generated.bound}
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
-    return namespace[name]
+    return _compiled(text, name, {entry.__name__: entry, "self_": generated.bound})
 
 
 def _differentiable(fn, args):
-    """``fn`` as something the transformations read: a gradient function becomes Python."""
+    """``fn`` as something the transformations read: a gradient function or a Jacobian
+    becomes Python."""
     if isinstance(fn, GradFunction):
         return as_python(fn, args)
+    if isinstance(fn, Jacobian):
+        return jacobian_as_python(fn, len(args))
     return fn
 
 
@@ -243,7 +252,7 @@ def jacrev(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
             return result, (aux[0] if len(aux) == 1 else aux)
         return result
 
-    return jacobian
+    return Jacobian(jacobian, fn, grad_position, has_aux, "rev")
 
 
 def jacfwd(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
@@ -279,7 +288,68 @@ def jacfwd(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
             return result, jvp(fn, tuple(args), tuple([None] * len(args)), has_aux=True)[2]
         return result
 
-    return jacobian
+    return Jacobian(jacobian, fn, grad_position, has_aux, "fwd")
+
+
+class Jacobian:
+    """What ``jacrev`` and ``jacfwd`` return: call it like ``fn``. It can be differentiated
+    again (``jacfwd(jacrev(f))``): the transformations read it as Python that loops over the
+    unit vectors and calls ``fn``'s generated gradient or tangent code."""
+
+    def __init__(self, jacobian, fn, grad_position, has_aux, mode):
+        self._jacobian = jacobian
+        self.fn, self.grad_position, self.has_aux, self.mode = fn, grad_position, has_aux, mode
+        functools.update_wrapper(self, fn, updated=())
+        self.__name__ = f"jac{mode}_{getattr(fn, '__name__', type(fn).__name__)}"
+
+    def __call__(self, *args):
+        return self._jacobian(*args)
+
+
+def unit_vectors(x):
+    """Arrays of ``x``'s shape, each 1.0 at one element and 0 elsewhere, in C order."""
+    x = np.asarray(x)
+    dtype = np.result_type(x.dtype, np.float32)
+    return list(np.eye(x.size, dtype=dtype).reshape((x.size,) + x.shape))
+
+
+nondifferentiable(unit_vectors)  # constants: they depend on x's shape only
+
+
+def jacobian_as_python(jac: Jacobian, nargs: int):
+    """A Python function with source computing ``jac(*args)`` for ``nargs`` arguments, which
+    the transformations can differentiate: ``jacfwd(jacrev(f))``, ``jacrev(jacrev(f))``."""
+    if not isinstance(jac.grad_position, int) or jac.has_aux:
+        raise NotImplementedError("a Jacobian differentiated again supports one int "
+                                  "grad_position without has_aux")
+    made = jac.__dict__.setdefault("_as_python", {})
+    if nargs in made:
+        return made[nargs]
+    p = jac.grad_position
+    params = ", ".join(f"x{i}" for i in range(nargs))
+    name = jac.__name__
+    if jac.mode == "rev":
+        gradient = GradFunction(jac.fn, (p,), None, False, False, True, False)
+        namespace = {"fn": jac.fn, "gradient": as_python(gradient, None, nargs)}
+        text = (f"def {name}({params}):\n"
+                f"    out = fn({params})\n"
+                f"    rows = []\n"
+                f"    for e in unit_vectors(out):  # one output element at a time\n"
+                f"        rows.append(gradient({params}, e))\n"
+                f"    return np.reshape(np.stack(rows), np.shape(out) + np.shape(x{p}))\n")
+    else:
+        namespace = {"tangent": tangent_as_python(jac.fn, (p,), nargs)}
+        text = (f"def {name}({params}):\n"
+                f"    columns = []\n"
+                f"    for e in unit_vectors(x{p}):  # one input element at a time\n"
+                f"        pair = tangent({params}, e)\n"
+                f"        columns.append(pair[1])\n"
+                f"    out = pair[0]\n"
+                f"    return np.reshape(np.stack(columns, axis=-1), "
+                f"np.shape(out) + np.shape(x{p}))\n")
+    namespace.update(np=np, unit_vectors=unit_vectors)
+    made[nargs] = _compiled(text, name, namespace)
+    return made[nargs]
 
 
 def hessian(fn: Callable, grad_position: Any = 0):

@@ -524,3 +524,41 @@ def spectral_over_swapped_axes(b):
                          ids=lambda v: getattr(v, "__name__", ""))
 def test_spectral_and_nuclear_norms_to_second_order_in_both_modes(f, x):
     mg.check_grads(f, (x,), order=2, modes=("rev", "fwd"))
+
+
+# ----- Jacobians of Jacobians ------------------------------------------------------------------
+
+COMPOSITIONS = {"jacfwd(jacrev)": lambda f: jacfwd(jacrev(f)),
+                "jacrev(jacrev)": lambda f: jacrev(jacrev(f)),
+                "jacfwd(jacfwd)": lambda f: jacfwd(jacfwd(f)),
+                "jacrev(jacfwd)": lambda f: jacrev(jacfwd(f))}
+
+
+@pytest.mark.parametrize("compose", list(COMPOSITIONS), ids=list(COMPOSITIONS))
+@pytest.mark.parametrize("f", [h_rosenbrock, h_loop, h_branch, h_index_assign, h_subroutine],
+                         ids=lambda f: f.__name__)
+def test_hessian_as_a_jacobian_of_a_jacobian(compose, f):
+    # the issue writes the Hessian as mg.jacfwd(mg.jacrev(f))(x)
+    x = np.array([0.3, -0.8, 0.6])
+    h = COMPOSITIONS[compose](f)(x)
+    np.testing.assert_allclose(h, _fd_hessian(f, x), rtol=1e-6, atol=1e-6)
+
+
+def curve(x):
+    return np.stack([np.sin(x[0] * x[1]) + x[2] ** 3, np.exp(0.5 * x[0]) * x[2]])
+
+
+@pytest.mark.parametrize("compose", list(COMPOSITIONS), ids=list(COMPOSITIONS))
+def test_second_derivative_tensor_of_a_vector_function(compose):
+    x = np.array([0.4, -0.9, 0.7])
+    t = COMPOSITIONS[compose](curve)(x)
+    assert t.shape == (2, 3, 3)
+    eps = 1e-5
+    j = jacrev(curve)
+    fd = np.stack([(j(x + eps * e) - j(x - eps * e)) / (2 * eps) for e in np.eye(3)], axis=-1)
+    np.testing.assert_allclose(t, fd, rtol=1e-6, atol=1e-7)
+
+
+def test_jacobian_of_a_jacobian_with_tuple_positions_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="one int grad_position"):
+        jacfwd(jacrev(cube_plus, (0, 1)))(X(), Y())

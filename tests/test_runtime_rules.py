@@ -6,6 +6,7 @@ import pytest
 
 import mindgrad  # noqa: F401 (registers the rules)
 from mindgrad import rules, runtime
+from mindgrad.rules import forward_numpy_shape as fns
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules import runtime_rules, vjp_of
 from mindgrad.rules.forward_operators import TangentList, TangentTuple
@@ -160,6 +161,24 @@ TRANSPOSED = [
 def test_adjoint_of_a_helper_matches_central_differences(fn, args, kwargs):
     # each helper is linear in its first argument: its adjoint must be the exact transpose
     _check(fn, args, [0], key=fn, **kwargs)
+
+
+@pytest.mark.parametrize("join, pieces, axis", [
+    (np.concatenate, [(2, 3), (1, 3)], 0), (np.concatenate, [(2, 3), (4,)], None),
+    (np.stack, [(2, 3), (2, 3)], 1), (np.hstack, [(2,), (3,)], 0),
+    (np.vstack, [(3,), (2, 3)], 0), (np.column_stack, [(3,), (3, 2)], 0)])
+def test_join_tangent_adjoint_is_its_transpose(join, pieces, axis):
+    # reverse over forward takes the tangent of a join apart with the join's own gradient
+    xs = [r(*shape) for shape in pieces]
+    out = join(xs, axis) if join in (np.concatenate, np.stack) else join(xs)
+    ts = [r(*shape) for shape in pieces]
+    _, vjp = vjp_of(fns.join_tangent, join, ts, xs, out, axis, _key=fns.join_tangent)
+    u = r(*out.shape)
+    g_ts = vjp(u)[1]
+    joined = fns.join_tangent(join, ts, xs, out, axis)
+    assert joined.shape == out.shape
+    np.testing.assert_allclose(sum(np.vdot(g, t) for g, t in zip(g_ts, ts)), np.vdot(u, joined),
+                               rtol=1e-12)
 
 
 def test_container_helpers_route_gradients_exactly():

@@ -22,6 +22,7 @@ import pytest
 import mindgrad  # noqa: F401  (registers the rules)
 from mindgrad import ops, rules, runtime
 from mindgrad.rules import builtins_math as bm
+from mindgrad.rules import forward_numpy_shape as fns
 from mindgrad.rules import jvp_of
 from mindgrad.rules import methods as me
 from mindgrad.rules import numpy_elementwise as ne
@@ -969,6 +970,9 @@ for _name, _args in [("broadcast_back", (r(3), r(2, 3))), ("gather", (r(3, 4), r
 helper(TangentList, [r(2), f()])
 helper(TangentTuple, (r(2), r(1, 2)))
 helper(runtime.as_sequence, r(3, 2))
+helper(fns.join_tangent, np.concatenate, [r(2, 3), r(1, 3)], [r(2, 3), r(1, 3)], r(3, 3), 0)
+helper(fns.join_tangent, np.concatenate, [r(2, 3), r(4)], [r(2, 3), r(4)], r(10), None)
+helper(fns.join_tangent, np.vstack, [r(3), r(2, 3)], [r(3), r(2, 3)], r(3, 3))
 helper(runtime.snapshot, [r(2), f()])
 helper(runtime.snapshot, {"a": r(2)})
 helper(runtime.as_sequence, [r(2), f()])

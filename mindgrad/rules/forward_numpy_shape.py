@@ -7,7 +7,8 @@ a list or tuple of tangents with 0 for arrays without one: helpers fill those wi
 
 import numpy as np
 
-from mindgrad.rules import d, tangent, tangent_attr, tangent_method
+from mindgrad.rules import adjoint, d, tangent, tangent_attr, tangent_method
+from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.forward_operators import TangentTuple, float_dtype
 from mindgrad.runtime import is_zero
 
@@ -84,12 +85,37 @@ def filled_tangents(ts, xs, dtype):
     return [np.zeros(np.shape(x), dtype) if is_zero(t) else t for t, x in zip(ts, xs)]
 
 
-def join_tangent(join, ts, xs, out, *args, **kwargs):
-    """Tangent of a joining function ``join(xs, *args, **kwargs)``: the same join of the
-    tangents, in the output's dtype."""
+def join_tangent(join, ts, xs, out, axis=0):
+    """Tangent of a joining function ``join(xs[, axis])``: the same join of the tangents, in
+    the output's dtype (``axis`` is given to ``np.concatenate`` and ``np.stack`` only)."""
     dtype = float_dtype(out)
-    return np.asarray(join(filled_tangents(ts, xs, dtype), *args, **kwargs)).astype(dtype,
-                                                                                     copy=False)
+    filled = filled_tangents(ts, xs, dtype)
+    joined = join(filled, axis) if join in (np.concatenate, np.stack) else join(filled)
+    return np.asarray(joined).astype(dtype, copy=False)
+
+
+def join_tangent_adjoint(g, join, xs, axis=0):
+    """Adjoint of ``join_tangent(join, ts, xs, out, axis)`` for ``ts`` (reverse over forward):
+    the join's own gradient, which takes ``g`` apart into the pieces."""
+    if is_zero(g):
+        return 0
+    if join is np.concatenate:
+        return ns.concatenate_grad(g, xs, axis)
+    if join is np.stack:
+        return ns.stack_grad(g, xs, axis)
+    parts = {np.hstack: ns.hstack_grad, np.vstack: ns.vstack_grad, np.dstack: ns.dstack_grad,
+             np.column_stack: ns.column_stack_grad}
+    return parts[join](g, xs)
+
+
+@adjoint(join_tangent)
+def _(out, join, ts, xs, joined, axis=0):
+    d[ts] = join_tangent_adjoint(d[out], join, xs, axis)
+
+
+@tangent(join_tangent)  # linear in ts
+def _(out, join, ts, xs, joined, axis=0):
+    d[out] = join_tangent(join, d[ts], xs, joined, axis)
 
 
 @tangent(np.concatenate)

@@ -309,8 +309,14 @@ class Build:
                        prologue + [new_tape] + fwd + save + [gast.Return(value=returned_pair)])
         d_in = d_res or gen.fresh("d_result")
         ret = returned[0] if len(returned) == 1 else A.tuple_(returned)
+        guard = []
+        if not _restores_values(back, gen.tape):
+            # a zero gradient in gives zero gradients out: the rules never see a symbolic zero
+            zeros = A.const(0) if len(returned) == 1 else A.tuple_([A.const(0)] * len(returned))
+            guard = [A.if_(A.call(gen.helper(runtime.is_zero), A.load(d_in)),
+                           [gast.Return(value=zeros)], [])]
         backward = _def(bwd_name, _arguments([gen.tape, d_in], []),
-                        load + back + [gast.Return(value=ret)])
+                        guard + load + back + [gast.Return(value=ret)])
         return [forward, backward]
 
     # ----- callees -------------------------------------------------------------------------
@@ -545,3 +551,19 @@ def _run_split(build, function, obj, positions, scalars, containers, arrays):
     generated.backward = made[names[1]]
     generated.bound = obj
     return generated
+
+
+def _restores_values(stmts, tape) -> bool:
+    """Whether a backward sweep writes back values the forward sweep overwrote (index
+    assignments, list appends and pops other than the tape's): it must run even when its
+    gradient is zero, or the caller would read overwritten values."""
+    for node in (n for s in stmts for n in A.walk(s)):
+        if isinstance(node, gast.Assign) and any(isinstance(t, gast.Subscript)
+                                                 for t in node.targets):
+            return True
+        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
+            func = node.value.func
+            if not (isinstance(func, gast.Attribute) and func.attr == "pop" and
+                    isinstance(func.value, gast.Name) and func.value.id == tape):
+                return True
+    return False

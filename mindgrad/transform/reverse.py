@@ -871,6 +871,10 @@ def user_code(target, func_node, allow_helpers=False, nargs=None):
         from mindgrad.higher import as_python
 
         return as_python(target, None, nargs), None, None
+    from mindgrad.higher import Jacobian, jacobian_as_python
+
+    if isinstance(target, Jacobian):
+        return jacobian_as_python(target, nargs), None, None
 
     is_user = _is_python_function if allow_helpers else _is_user_function
     if _is_cell(target):
