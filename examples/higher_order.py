@@ -47,6 +47,8 @@ for step in range(6):
     w = w - np.linalg.solve(H(w), g(w))
     print(f"Newton step {step + 1}: |gradient| = {np.linalg.norm(g(w)):.2e}")
 print("minimum at", np.round(w, 6))
+same = np.allclose(mg.jacfwd(mg.jacrev(energy))(w), H(w), rtol=1e-12, atol=1e-12)
+print("jacfwd(jacrev(energy)) equals hessian(energy):", same)
 
 
 # reverse over forward: the gradient of a directional derivative is a Hessian-vector product

@@ -562,3 +562,26 @@ def test_second_derivative_tensor_of_a_vector_function(compose):
 def test_jacobian_of_a_jacobian_with_tuple_positions_is_refused_clearly():
     with pytest.raises(NotImplementedError, match="one int grad_position"):
         jacfwd(jacrev(cube_plus, (0, 1)))(X(), Y())
+
+
+def test_the_higher_order_example_runs_and_agrees_with_itself():
+    import os
+    import pathlib
+    import re
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root))  # this checkout's mindgrad
+    run = subprocess.run([sys.executable, str(root / "examples" / "higher_order.py")],
+                         cwd=str(root), capture_output=True, text=True, timeout=120, env=env,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    text = run.stdout
+    assert "def jvp_f(x, *, t_x):" in text and "t_h = t_mul + t_sin" in text
+    assert "jacfwd(jacrev(energy)) equals hessian(energy): True" in text
+    last_step = [line for line in text.splitlines() if line.startswith("Newton step")][-1]
+    assert float(last_step.rsplit("= ", 1)[1]) < 1e-10
+    rows = [re.findall(r"-?\d+\.\d+", line) for line in text.splitlines()
+            if line.startswith(("grad of the directional derivative", "Hessian times"))]
+    assert len(rows) == 2 and rows[0] == rows[1]
