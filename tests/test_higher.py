@@ -585,3 +585,33 @@ def test_the_higher_order_example_runs_and_agrees_with_itself():
     rows = [re.findall(r"-?\d+\.\d+", line) for line in text.splitlines()
             if line.startswith(("grad of the directional derivative", "Hessian times"))]
     assert len(rows) == 2 and rows[0] == rows[1]
+
+
+def _quadratic_energy(x):
+    return np.sum(x * x)
+
+
+def _cubic_energy(x):
+    return np.sum(x * x * x)
+
+
+ENERGY = _quadratic_energy
+
+
+def slope_of_the_global_energy(x):
+    _, t = mg.jvp(ENERGY, (x,), (np.ones(2),))
+    return t
+
+
+def test_rebinding_the_function_given_to_jvp_builds_fresh_code():
+    # as a notebook cell redefining it would: the cached gradient must not keep the old one
+    global ENERGY
+    x = np.array([0.5, -1.5])
+    g = grad(slope_of_the_global_energy)
+    np.testing.assert_allclose(g(x), [2.0, 2.0])
+    try:
+        ENERGY = _cubic_energy
+        np.testing.assert_allclose(g(x), 6.0 * x)
+    finally:
+        ENERGY = _quadratic_energy
+    np.testing.assert_allclose(g(x), [2.0, 2.0])

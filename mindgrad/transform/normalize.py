@@ -568,6 +568,7 @@ class Normalizer:
                             "tangent(s)")
         positions = tuple(i for i, t in enumerate(tangents)
                           if not (isinstance(t, gast.Constant) and t.value is None))
+        self.src.static_arguments.append(node.args[0])
         name = self.fresh(f"jvp_{getattr(fn, '__name__', 'fn')}")
         self.src.constants[name] = higher.tangent_as_python(fn, positions, len(inputs))
         args = [self.atom(a, out, "x") for a in inputs] + \
@@ -608,6 +609,7 @@ class Normalizer:
                 return None
             args.append(value)
         kwargs = {k.arg: k.value.value for k in func.keywords}
+        self.src.static_arguments.append(func.args[0])
         name = self.fresh(f"{maker.__name__}_{getattr(args[0], '__name__', 'fn')}")
         self.src.constants[name] = maker(*args, **kwargs)
         return A.load(name)

@@ -201,17 +201,18 @@ class Build:
         """Remember what each callee expression denotes, so a rebinding (a helper redefined in a
         notebook, ``net.block = Other()``, a closure variable reassigned) builds fresh code."""
         local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
-        for sub in A.walk(fdef):
-            if not isinstance(sub, gast.Call):
+        callees = [sub.func for sub in A.walk(fdef) if isinstance(sub, gast.Call)]
+        for node in callees + src.static_arguments:
+            obj = source.static_value(src, node, local_names)
+            if obj is source.MISSING or not isinstance(node, (gast.Name, gast.Attribute)):
                 continue
-            obj = source.static_value(src, sub.func, local_names)
-            if obj is source.MISSING:
-                continue
-            attrs, root = [], sub.func
+            attrs, root = [], node
             while isinstance(root, gast.Attribute):
                 attrs.append(root.attr)
                 root = root.value
             attrs = tuple(reversed(attrs))
+            if not isinstance(root, gast.Name):
+                continue
             if root.id in src.bound:
                 self.dependencies.append(("object", src.bound[root.id], attrs, obj))
             elif root.id in src.closure:

@@ -36,7 +36,10 @@ class Source:
         self.closure = dict(zip(code.co_freevars, cells))
         self.bound = {}  # parameter name -> the object it is known to be (``self`` of a Cell)
         self.aliases = {}  # local name -> the static expression it is assigned once (f = self.b)
-        self.constants = {}  # name -> object built while transforming (grad(g) in the body)
+        self.constants = {}
+        # expressions of functions used as values, not called (``jvp(f, ...)``, ``grad(f)``):
+        # rebinding them must build fresh code too
+        self.static_arguments = []  # name -> object built while transforming (grad(g) in the body)
 
     @property
     def name(self) -> str:
