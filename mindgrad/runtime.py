@@ -235,7 +235,7 @@ def concat_tangents(t_x, x, t_y, y):
     """Tangent of ``x + y`` for sequences: the two tangents concatenated (zeros filled in)."""
     head = [0] * len(x) if is_zero(t_x) else list(t_x)
     tail = [0] * len(y) if is_zero(t_y) else list(t_y)
-    return type(x)(head + tail) if isinstance(x, tuple) else head + tail
+    return tuple(head + tail) if isinstance(x, tuple) else head + tail
 
 
 def tangent_setitem(t_x, x, idx, t_v):

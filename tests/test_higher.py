@@ -4,6 +4,7 @@ Oracles: the documented outputs of API-SEMANTICS §5, closed forms (derivatives 
 and central finite differences of lower-order derivatives in float64.
 """
 
+import corpus
 import numpy as np
 import pytest
 
@@ -615,3 +616,32 @@ def test_rebinding_the_function_given_to_jvp_builds_fresh_code():
     finally:
         ENERGY = _quadratic_energy
     np.testing.assert_allclose(g(x), [2.0, 2.0])
+
+
+REVERSE_OVER_FORWARD_CORPUS = ("list_appended_then_indexed", "append_then_stack",
+                               "grow_list_by_concatenation", "while_collect_states",
+                               "copy_and_update_in_loop", "swap_rows", "dict_literal",
+                               "break_at_threshold")
+
+
+@pytest.mark.parametrize("name", REVERSE_OVER_FORWARD_CORPUS)
+def test_reverse_over_forward_and_forward_over_forward_on_corpus_functions(name):
+    # loops, jumps, index assignment, lists and dicts under jvp, differentiated again
+    fn, arg_sets, _, _ = next(c for c in corpus.CASES if c[0].__name__ == name)
+    (x,) = arg_sets[0]
+    along = _directional(fn, np.random.default_rng(3).standard_normal(x.shape))
+    mg.check_grads(along, (x,), modes=("rev", "fwd"))
+
+
+def rnn_first_input(xs):
+    return corpus.rnn_unroll(xs, RNN_WX, RNN_WH, RNN_H0)
+
+
+RNN_WX, RNN_WH, RNN_H0 = (np.random.default_rng(4).standard_normal(s) for s in
+                          [(3, 2), (2, 2), (2,)])
+
+
+def test_reverse_over_forward_through_an_rnn():
+    xs = np.random.default_rng(5).standard_normal((4, 3))
+    along = _directional(rnn_first_input, np.random.default_rng(6).standard_normal((4, 3)))
+    mg.check_grads(along, (xs,), modes=("rev", "fwd"))

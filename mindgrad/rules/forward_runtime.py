@@ -871,6 +871,17 @@ def _(out, g_out, g, a):
     d[out] = rr.add_operand_transpose(d[g_out], g, a)
 
 
+@tangent(runtime.concat_tangents)  # linear in the tangents
+def _(out, t_x, x, t_y, y):
+    d[out] = runtime.concat_tangents(d[t_x], x, 0, y)
+    d[out] = runtime.concat_tangents(0, x, d[t_y], y)
+
+
+@tangent(rr.concat_tangents_adjoint)
+def _(out, g, x, y, part):
+    d[out] = rr.concat_tangents_adjoint(d[g], x, y, part)
+
+
 @tangent(rr.as_grad_adjoint)
 def _(out, g_out, g, x):
     d[out] = rr.as_grad_adjoint(d[g_out], g, x)

@@ -319,6 +319,18 @@ def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
 
 # ----- helpers of forward mode, for reverse over forward ----------------------------------------
 
+
+def concat_tangents_adjoint(g, x, y, part):
+    """Adjoint of ``concat_tangents(t_x, x, t_y, y)`` for ``t_x`` (part 0) or ``t_y`` (1):
+    the head or the tail of ``g``."""
+    return runtime.concat_grads(g, x, y)[part]
+
+
+@adjoint(runtime.concat_tangents)
+def _(out, t_x, x, t_y, y):
+    d[t_x] = concat_tangents_adjoint(d[out], x, y, 0)
+    d[t_y] = concat_tangents_adjoint(d[out], x, y, 1)
+
 # zeros in a value's structure: constants
 nondifferentiable(runtime.zero_tangent)
 
