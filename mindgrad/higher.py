@@ -175,7 +175,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         raise TypeError("`has_aux` must be a bool")
     positions = tuple(range(len(inputs)))
     grad_fn = GradFunction(fn, positions, weights, has_aux, False, True, False)
-    if grad_fn.custom_bprop or isinstance(fn, GradFunction):
+    if grad_fn.custom_bprop or isinstance(fn, (GradFunction, Jacobian)):
         raw = fn(*inputs)
         tape = None
     else:
@@ -201,11 +201,12 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
             return (grads, wgrads) if weights is not None else grads
         d_out = runtime.seed(raw, runtime.AuxSens(v) if has_aux else v)
         found = generated.backward(tapes.pop(), d_out)
-        count = len(positions) + len(grad_fn.weights)
+        count = len(positions) + len(generated.weight_indices)
         found = (found,) if count == 1 else tuple(found)
         grads = tuple(runtime.as_grad(g, inputs[p]) for g, p in zip(found, positions))
-        wgrads = tuple(runtime.as_grad(g, w)
-                       for g, w in zip(found[len(positions):], grad_fn.weights))
+        by_weight = dict(zip(generated.weight_indices, found[len(positions):]))
+        wgrads = tuple(runtime.as_grad(by_weight.get(k, 0), w)
+                       for k, w in enumerate(grad_fn.weights))
         grads, wgrads = api._independent(grads + wgrads, len(grads))
         return (grads, wgrads) if weights is not None else grads
 

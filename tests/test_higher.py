@@ -645,3 +645,29 @@ def test_reverse_over_forward_through_an_rnn():
     xs = np.random.default_rng(5).standard_normal((4, 3))
     along = _directional(rnn_first_input, np.random.default_rng(6).standard_normal((4, 3)))
     mg.check_grads(along, (xs,), modes=("rev", "fwd"))
+
+
+def test_vjp_of_a_gradient_and_of_a_jacobian():
+    x = np.array([0.3, -0.8, 0.6])
+    v = np.array([1.0, -0.5, 2.0])
+    _, vjp_fn = vjp(grad(h_tanh_sum), x)
+    np.testing.assert_allclose(vjp_fn(v)[0], _fd_hessian(h_tanh_sum, x) @ v, rtol=1e-6)
+    _, vjp_fn = vjp(jacrev(h_tanh_sum), x)
+    np.testing.assert_allclose(vjp_fn(v)[0], _fd_hessian(h_tanh_sum, x) @ v, rtol=1e-6)
+
+
+def test_vjp_of_a_cell_with_its_weights_and_an_unused_one():
+    net = mg.nn.Dense(3, 2)
+    unused = mg.Parameter(np.ones(4, np.float32), name="unused")
+    x = np.random.default_rng(8).standard_normal((4, 3)).astype(np.float32)
+    weights = [*net.trainable_params(), unused]
+    out, vjp_fn = vjp(net, x, weights=weights)
+    v = np.random.default_rng(9).standard_normal(out.shape).astype(np.float32)
+    (gx,), (gw, gb, gu) = vjp_fn(v)
+    np.testing.assert_allclose(gx, v @ net.weight, rtol=1e-5)
+    np.testing.assert_allclose(gw, v.T @ x, rtol=1e-5)
+    np.testing.assert_allclose(gb, v.sum(axis=0), rtol=1e-5)
+    np.testing.assert_array_equal(gu, np.zeros(4, np.float32))
+    (gx2,), (gw2, gb2, gu2) = vjp_fn(v)  # the second call runs the forward sweep again
+    for again, first in [(gx2, gx), (gw2, gw), (gb2, gb), (gu2, gu)]:
+        np.testing.assert_allclose(again, first, rtol=1e-6)

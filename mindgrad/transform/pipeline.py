@@ -550,6 +550,8 @@ def _run_split(build, function, obj, positions, scalars, containers, arrays):
     deps = build.dependencies + [("rules", None, (), rules.registry_version())]
     generated = Generated(made[names[0]], text, files, deps, build.stages)
     generated.backward = made[names[1]]
+    # the backward function returns the gradients of the weights it reaches, in this order
+    generated.weight_indices = [index for _, index in build.weights_of((function, obj, None))]
     generated.bound = obj
     return generated
 
