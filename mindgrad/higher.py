@@ -179,12 +179,9 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         raw = fn(*inputs)
         tape = None
     else:
-        for p in positions:
-            api._check_differentiable(p, inputs[p])
         options = ("vjp", positions, tuple(id(w) for w in grad_fn.weights))
-        generated = cache.lookup(fn, options, inputs, lambda: pipeline.run(
-            fn, positions, kinds=[cache.kind(a) for a in inputs], weights=grad_fn.weights,
-            split=True))
+        generated = cache.lookup(fn, options, inputs, lambda: _build_split(fn, inputs,
+                                                                           grad_fn.weights))
         head = () if generated.bound is None else (generated.bound,)
         raw, tape = generated.function(*head, *inputs)
     out, aux = raw, None
@@ -211,6 +208,14 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         return (grads, wgrads) if weights is not None else grads
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _build_split(fn, inputs, weights):
+    # the argument kinds are part of the cache key, so checking them on a miss suffices
+    for p, value in enumerate(inputs):
+        api._check_differentiable(p, value)
+    return pipeline.run(fn, tuple(range(len(inputs))), kinds=[cache.kind(a) for a in inputs],
+                        weights=weights, split=True)
 
 
 # ----- Jacobians -------------------------------------------------------------------------------

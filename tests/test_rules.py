@@ -480,10 +480,8 @@ case(np.linalg.solve, well_conditioned(2, 3, 3), r(3))
 case(np.linalg.solve, well_conditioned(2, 3, 3), r(2, 3, 4))
 case(np.linalg.solve, well_conditioned(3, 3), r(2, 3, 4))
 
-# svd and eigh: U, V^T and the eigenvectors are unique up to the sign of each vector (for
-# distinct singular values and eigenvalues, which these inputs keep well apart); ``fix`` flips
-# each to make its entry of largest magnitude positive, and zeroes the extra columns of U (rows
-# of V^T) of ``full_matrices=True``, which are not unique at all.
+# svd and eigh: inputs with distinct singular values and eigenvalues, and outputs made
+# unique by ``fix`` (see linalg_inputs.py)
 
 
 def separated(*shape):
@@ -494,30 +492,7 @@ def symmetric_in(uplo, *shape):
     return linalg_inputs.symmetric_in(LINALG_RNG, uplo, *shape)
 
 
-def vector_signs(m, k, columns):
-    """The sign of the entry of largest magnitude of each of the first ``k`` columns of ``m``,
-    then zeros up to ``columns``, as a ``(..., 1, columns)`` array."""
-    cols = m[..., :, :k]
-    top = np.take_along_axis(cols, np.argmax(np.abs(cols), axis=-2)[..., None, :], axis=-2)
-    rest = np.zeros(np.shape(top)[:-1] + (columns - k,))
-    return np.concatenate([np.sign(top), rest], axis=-1)
-
-
-def times(v, signs):
-    return v if is_zero(v) else v * signs
-
-
-def fix_svd(out, values):
-    u, s, vt = out
-    k = np.shape(s)[-1]
-    u_signs = vector_signs(u, k, np.shape(u)[-1])
-    vt_signs = np.swapaxes(vector_signs(u, k, np.shape(vt)[-2]), -1, -2)
-    return (times(values[0], u_signs), values[1], times(values[2], vt_signs))
-
-
-def fix_eigh(out, values):
-    n = np.shape(out[1])[-1]
-    return (values[0], times(values[1], vector_signs(out[1], n, n)))
+fix_svd, fix_eigh = linalg_inputs.fix_svd, linalg_inputs.fix_eigh
 
 
 for shape in [(3, 3), (4, 3), (3, 5), (2, 4, 3), (2, 3, 2, 4)]:

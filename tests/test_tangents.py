@@ -665,9 +665,8 @@ case(np.linalg.solve, well_conditioned(2, 3, 3), r(3))
 case(np.linalg.solve, well_conditioned(2, 3, 3), r(2, 3, 4))
 case(np.linalg.solve, well_conditioned(3, 3), r(2, 3, 4))
 
-# svd and eigh: U, V^T and the eigenvectors are unique up to the sign of each vector (for
-# distinct singular values and eigenvalues, which these inputs keep well apart); ``fix`` flips
-# each to make its entry of largest magnitude positive.
+# svd and eigh: inputs with distinct singular values and eigenvalues, and outputs made
+# unique by ``fix`` (see linalg_inputs.py)
 
 
 def separated(*shape):
@@ -678,23 +677,7 @@ def symmetric_in(uplo, *shape):
     return linalg_inputs.symmetric_in(LINALG_RNG, uplo, *shape)
 
 
-def vector_signs(m):
-    """The sign of the entry of largest magnitude of each column of ``m``, as (..., 1, n)."""
-    return np.sign(np.take_along_axis(m, np.argmax(np.abs(m), axis=-2)[..., None, :], axis=-2))
-
-
-def times(v, signs):
-    return v if is_zero(v) else v * signs
-
-
-def fix_svd(out, values):
-    signs = vector_signs(out[0])
-    return (times(values[0], signs), values[1],
-            times(values[2], np.swapaxes(signs, -1, -2)))
-
-
-def fix_eigh(out, values):
-    return (values[0], times(values[1], vector_signs(out[1])))
+fix_svd, fix_eigh = linalg_inputs.fix_svd, linalg_inputs.fix_eigh
 
 
 for _shape in [(3, 3), (4, 3), (3, 5), (2, 4, 3), (2, 3, 2, 4)]:
