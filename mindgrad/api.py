@@ -119,16 +119,19 @@ class GradFunction:
         self.__name__ = ("value_and_grad_" if with_value else "grad_") + \
             getattr(fn, "__name__", type(fn).__name__)
 
-    def _generated(self, args):
+    def _generated(self, args, kwargs=None):
         positions = self.positions
         if positions and max(positions) >= len(args):
             p = max(positions)
             raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs of "
                              f"{getattr(self.fn, '__name__', 'fn')}")
         options = (positions, tuple(id(w) for w in self.weights))
-        return cache.lookup(self.fn, options, args, lambda: self._build(args))
+        keywords = tuple(sorted(kwargs)) if kwargs else ()
+        if keywords:  # they fix the parameters of a **kw
+            options += (keywords,)
+        return cache.lookup(self.fn, options, args, lambda: self._build(args, keywords))
 
-    def _build(self, args):
+    def _build(self, args, keywords=()):
         # the argument kinds are part of the cache key, so checking them on a miss suffices
         for p in self.positions:
             _check_differentiable(p, args[p])
@@ -142,13 +145,15 @@ class GradFunction:
         if isinstance(fn, Jacobian):  # jacrev(jacrev(f)): differentiate the Jacobian's code
             fn = jacobian_as_python(fn, len(args))
         return pipeline.run(fn, self.positions, kinds=[cache.kind(a) for a in args],
-                            weights=self.weights)
+                            weights=self.weights, keywords=keywords)
 
     def gradients(self, args, kwargs, sens):
         """``(output, input gradients, weight gradients)``, both tuples, no structure applied."""
         if self.custom_bprop:
             return _call_bprop(self.fn, args, kwargs, sens, self)
-        generated = self._generated(args)
+        generated = self._generated(args, kwargs)
+        if generated.keyword_params:  # a keyword of **kw whose name the function uses
+            kwargs = {generated.keyword_params.get(k, k): v for k, v in kwargs.items()}
         seed = runtime.AuxSens(sens) if self.has_aux else sens
         head = () if generated.bound is None else (generated.bound,)
         out, raw, raw_w = generated.function(*head, *args, **kwargs,
@@ -191,9 +196,9 @@ class GradFunction:
     def source(self, *args, **kwargs) -> str:
         """The generated adjoint (and the functions it calls) for arguments like ``args``."""
         args, _ = self._split_sens(args)
-        return self._generated(args).text
+        return self._generated(args, kwargs).text
 
-    def stages(self, *args) -> str:
+    def stages(self, *args, **kwargs) -> str:
         """The source after every stage of the pipeline, for arguments like ``args``."""
         args, _ = self._split_sens(args)
         for p in self.positions:
@@ -201,7 +206,8 @@ class GradFunction:
                 raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs")
         lines = []
         pipeline.run(self.fn, self.positions, dump=lines.append,
-                     kinds=[cache.kind(a) for a in args], weights=self.weights)
+                     kinds=[cache.kind(a) for a in args], weights=self.weights,
+                     keywords=tuple(sorted(kwargs)))
         return "\n".join(lines)
 
     def __repr__(self):

@@ -42,7 +42,7 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
     if args is None:  # called from code being transformed: no argument kinds to specialise on
         kinds = ("any", nargs)
         generated = made[kinds][0] if kinds in made else pipeline.run(
-            grad_fn.fn, grad_fn.positions, weights=grad_fn.weights)
+            grad_fn.fn, grad_fn.positions, weights=grad_fn.weights, nargs=nargs)
     else:
         args = args[:-1] if grad_fn.sens_param else args
         kinds = tuple(cache.kind(a) for a in args)
@@ -81,7 +81,7 @@ def tangent_as_python(fn, positions, nargs):
     tangents at ``positions``, taking the inputs then those tangents: it calls the generated
     tangent code, so reverse mode can differentiate it (reverse over forward)."""
     target = as_python(fn, None, nargs) if isinstance(fn, GradFunction) else fn
-    generated = pipeline.run_forward(target, positions)
+    generated = pipeline.run_forward(target, positions, nargs=nargs)
     entry = generated.function
     params = [f"x{i}" for i in range(nargs)]
     tangents = [f"t{p}" for p in positions]
@@ -129,7 +129,7 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     positions = tuple(i for i, t in enumerate(tangents) if t is not None)
     target = _differentiable(fn, inputs)
     generated = cache.lookup(target, ("jvp", positions), inputs,
-                             lambda: pipeline.run_forward(target, positions))
+                             lambda: pipeline.run_forward(target, positions, nargs=len(inputs)))
     head = () if generated.bound is None else (generated.bound,)
     given = dict(zip(generated.tangent_names, (tangents[p] for p in positions)))
     out, t_out = generated.function(*head, *inputs, **given)

@@ -42,16 +42,19 @@ def check(src, tree=None):
     """Raise ``UnsupportedSyntaxError`` at the first unsupported construct of ``src.tree``."""
     tree = tree if tree is not None else src.tree
     args = tree.args
-    if args.vararg is not None or args.kwarg is not None:
-        _fail(src, tree, "*args/**kwargs parameters are not supported in a differentiated "
-                         "function; pass a tuple or dict instead")
+    if args.vararg is not None or args.kwarg is not None:  # source.specialise removes them
+        _fail(src, tree, "*args/**kwargs parameters are not supported here; pass a tuple or "
+                         "dict instead")
+    # g(*t, **kw): normalize passes the items on one by one, or refuses at the line
+    call_stars = {id(arg) for node in A.walk(tree) if isinstance(node, gast.Call)
+                  for arg in node.args if isinstance(arg, gast.Starred)}
     for node in A.walk(tree):
         message = _REJECTED.get(type(node))
         if message:
             _fail(src, node, message)
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
             _fail(src, node, "`else` on a loop is not supported; use a flag")
-        if isinstance(node, gast.Starred):
+        if isinstance(node, gast.Starred) and id(node) not in call_stars:
             _fail(src, node, "starred expressions (*x) are not supported in a differentiated "
                              "function; index the sequence instead")
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):

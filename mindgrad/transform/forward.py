@@ -35,6 +35,7 @@ from mindgrad.transform.reverse import (
     _is_cell,
     _Line,
     bound_arguments,
+    call_shape,
     in_place_write,
     user_code,
 )
@@ -288,7 +289,7 @@ class Forward(Bindings, ShapeTokens):
                          "reverse mode", NoGradientRuleError)
         args = bound_arguments(self, s, fn, obj, call)
         mask = tuple(self.is_active(a) for a in args)
-        name_fn = self.build.tangent_callee(fn, obj, mask, self)
+        name_fn = self.build.tangent_callee(fn, obj, mask, self, call_shape(fn, obj, call))
         # the tangent function takes every argument positionally, then the tangents
         head = [A.clone(self_expr)] if obj is not None else []
         tangents = [self.tangent_of(a) for a, m in zip(args, mask) if m]

@@ -526,20 +526,52 @@ class Normalizer:
                 self.fail(node, "calls through an expression are not supported; call a "
                                 "function by its name")
             callee, name = built, built.id
-        for arg in node.args:
-            if isinstance(arg, gast.Starred):
-                self.fail(arg, "starred arguments (*args) are not supported")
-        args = [self.atom(a, out, name) for a in node.args]
+        args = [self.atom(a, out, name) for a in self._unpacked_args(node)]
         keywords = []
-        for kw in node.keywords:
-            if kw.arg is None:
-                self.fail(node, "keyword unpacking (**kwargs) is not supported")
+        for kw in self._unpacked_keywords(node):
             if kw.arg == "out" and not (isinstance(kw.value, gast.Constant)
                                         and kw.value.value is None):
                 self.fail(node, "out= writes into an existing array, which mindgrad cannot "
                                 "differentiate; assign the result instead (y = np.f(...))")
             keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, out, kw.arg)))
         return gast.Call(func=callee, args=args, keywords=keywords)
+
+    def _unpacked_args(self, node):
+        """The call's positional arguments with ``*t`` spelled out: ``t`` a tuple or list
+        display, or the function's own ``*args`` (see ``source.specialise``)."""
+        args = []
+        for arg in node.args:
+            if not isinstance(arg, gast.Starred):
+                args.append(arg)
+            elif isinstance(arg.value, (gast.Tuple, gast.List)):
+                args.extend(arg.value.elts)
+            elif isinstance(arg.value, gast.Name) and \
+                    isinstance(self.src.packed.get(arg.value.id), list):
+                args.extend(A.load(p) for p in self.src.packed[arg.value.id])
+            else:
+                self.fail(arg, "*-unpacking is supported for a tuple display (*(a, b)) or the "
+                               "function's own unchanged *args; pass the items one by one")
+        return args
+
+    def _unpacked_keywords(self, node):
+        """The call's keywords with ``**d`` spelled out: ``d`` a dict display with string keys,
+        or the function's own ``**kw`` (see ``source.specialise``)."""
+        keywords = []
+        for kw in node.keywords:
+            value = kw.value
+            if kw.arg is not None:
+                keywords.append(kw)
+            elif isinstance(value, gast.Dict) and all(
+                    isinstance(k, gast.Constant) and isinstance(k.value, str) for k in value.keys):
+                keywords.extend(gast.keyword(arg=k.value, value=v)
+                                for k, v in zip(value.keys, value.values))
+            elif isinstance(value, gast.Name) and isinstance(self.src.packed.get(value.id), dict):
+                keywords.extend(gast.keyword(arg=k, value=A.load(p))
+                                for k, p in self.src.packed[value.id].items())
+            else:
+                self.fail(node, "**-unpacking is supported for a dict display with string keys "
+                                "or the function's own unchanged **kw; pass keywords by name")
+        return keywords
 
     def _jvp_call(self, node, out):
         """``mindgrad.jvp(f, (x, y), (vx, vy))`` as a call of ``f``'s tangent code, written as
@@ -625,10 +657,11 @@ class Normalizer:
         body = [_renamed(s, renames) for s in fdef.body]
         defaults = fdef.args.defaults
         bound = {}
+        call_args = self._unpacked_args(node)
         for i, p in enumerate(params):
-            if i < len(node.args):
-                bound[p] = node.args[i]
-        for kw in node.keywords:
+            if i < len(call_args):
+                bound[p] = call_args[i]
+        for kw in self._unpacked_keywords(node):
             bound[kw.arg] = kw.value
         first_default = len(params) - len(defaults)
         for i, p in enumerate(params):

@@ -38,6 +38,7 @@ class Generated:
         self.files = files
         self.dependencies = dependencies
         self.stages = stages
+        self.keyword_params = {}  # a keyword of the entry's **kw -> its parameter, if renamed
 
 
 class _Pending:
@@ -72,12 +73,13 @@ class Build:
 
     # ----- one function --------------------------------------------------------------------
 
-    def parse(self, fn, obj=None):
+    def parse(self, fn, obj=None, shape=(0, ())):
         """Stages source, fence and normalize for ``fn`` (with ``obj`` bound to its first
-        parameter, for methods and Cells), done once per build."""
-        cache_key = (fn.__code__, id(obj))
+        parameter, for methods and Cells; ``*args`` and ``**kw`` specialised for a call of
+        ``shape``, see ``source.call_shape``), done once per build."""
+        cache_key = (fn.__code__, id(obj), shape)
         if cache_key not in self._parsed:
-            src = source.get_source(fn)
+            src = source.specialise(source.get_source(fn), shape)
             if obj is not None:
                 src.bound[src.tree.args.args[0].id] = obj
             self.record("source", src.name, "".join(src.lines))
@@ -154,8 +156,8 @@ class Build:
         return bool(inner and self.weights_of(inner))
 
     def function(self, fn, obj, active, split, key=None, scalars=(), containers=(),
-                 arrays=None):
-        src, fdef, taken = self.parse(fn, obj)
+                 arrays=None, shape=(0, ())):
+        src, fdef, taken = self.parse(fn, obj, shape)
         names = A.NameGen(taken)
         params = [a.id for a in fdef.args.args]
         active_params = [params[i] for i in active]
@@ -322,14 +324,14 @@ class Build:
 
     # ----- callees -------------------------------------------------------------------------
 
-    def callee(self, fn, obj, mask, scalar, caller):
+    def callee(self, fn, obj, mask, scalar, caller, shape=(0, ())):
         """Names of the forward and backward functions of ``fn`` (bound to ``obj``, if any) for
         active arguments ``mask`` and scalar arguments ``scalar``, and the indices of the weights
         whose gradients its backward function returns after the inputs'."""
         reached = self.weights_of((fn, obj, None))
         pattern = tuple(path for path, _ in reached)
         shared = type(obj) if obj is not None and not isinstance(obj, type) else id(obj)
-        key = (fn.__code__, shared, mask, scalar, pattern)
+        key = (fn.__code__, shared, mask, scalar, pattern, shape)
         weights = [index for _, index in reached]
         if key not in self.callees:
             label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
@@ -338,7 +340,8 @@ class Build:
             self.callees[key] = names
             offset = 0 if obj is None else 1
             self.function(fn, obj, [i + offset for i, m in enumerate(mask) if m], split=True,
-                          key=key, scalars=[i + offset for i, m in enumerate(scalar) if m])
+                          key=key, scalars=[i + offset for i, m in enumerate(scalar) if m],
+                          shape=shape)
         fwd, bwd = self.callees[key]
         for name in (fwd, bwd):
             caller.bindings[name] = _Pending(name)
@@ -347,11 +350,11 @@ class Build:
 
     # ----- forward mode ----------------------------------------------------------------------
 
-    def forward_function(self, fn, obj, active, name, entry=False):
+    def forward_function(self, fn, obj, active, name, entry=False, shape=(0, ())):
         """The tangent function ``name(params..., t_<active>...) -> (result, tangent)``."""
         from mindgrad.transform import forward
 
-        src, fdef, taken = self.parse(fn, obj)
+        src, fdef, taken = self.parse(fn, obj, shape)
         names = A.NameGen(taken | {name})
         fdef = A.clone(fdef)
         params = [a.id for a in fdef.args.args]
@@ -382,16 +385,17 @@ class Build:
         self._track(src, fdef)
         return definition
 
-    def tangent_callee(self, fn, obj, mask, caller):
+    def tangent_callee(self, fn, obj, mask, caller, shape=(0, ())):
         """The name of ``fn``'s tangent function for active arguments ``mask``."""
         shared = type(obj) if obj is not None and not isinstance(obj, type) else id(obj)
-        key = ("jvp", fn.__code__, shared, mask)
+        key = ("jvp", fn.__code__, shared, mask, shape)
         if key not in self.callees:
             label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
             name = self.function_names(label + "_jvp")
             self.callees[key] = name
             offset = 0 if obj is None else 1
-            self.forward_function(fn, obj, [i + offset for i, m in enumerate(mask) if m], name)
+            self.forward_function(fn, obj, [i + offset for i, m in enumerate(mask) if m], name,
+                                  shape=shape)
         name = self.callees[key]
         caller.bindings[name] = _Pending(name)
         caller.fresh.reserve([name])
@@ -410,7 +414,7 @@ class Build:
             for d in defs:
                 fn = functions[d.name]
                 entry = d.name.startswith(("grad_", "jvp_"))  # what users' calls reach
-                fn.__defaults__ = src.fn.__defaults__ if entry else None
+                fn.__defaults__ = src.defaults if entry else None
                 if entry or d.name.endswith("_jvp"):
                     fn.__kwdefaults__ = dict(src.fn.__kwdefaults__ or {})
             made.update(functions)
@@ -468,18 +472,19 @@ def unbind(fn):
     return fn, None
 
 
-def run_forward(fn, positions, dump=None):
+def run_forward(fn, positions, dump=None, nargs=0):
     """Transform ``fn`` into its tangent function for the inputs at ``positions`` and compile.
 
     The entry takes the bound object first (a Cell or a bound method), then ``fn``'s
-    arguments, then one tangent per position, and returns ``(out, tangent of out)``.
+    ``nargs`` arguments, then one tangent per position, and returns ``(out, tangent of out)``.
     """
     build = Build(dump)
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
     name = build.function_names("jvp_" + (type(obj).__name__ if reverse._is_cell(obj)
                                           else function.__name__))
-    build.forward_function(function, obj, [p + offset for p in positions], name, entry=True)
+    build.forward_function(function, obj, [p + offset for p in positions], name, entry=True,
+                           shape=source.call_shape(function, offset, nargs, ()))
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
     deps = build.dependencies + [("rules", None, (), rules.registry_version())]
@@ -497,11 +502,12 @@ def made_args(fn):
     return [gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None) for n in names]
 
 
-def run(fn, positions, dump=None, kinds=(), weights=(), split=False):
+def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None, keywords=()):
     """Transform ``fn`` for gradients at ``positions`` (and ``weights``) and compile.
 
     ``kinds`` (see ``cache.kind``) of the positional arguments let the code specialise:
-    arithmetic on scalars needs no ``unbroadcast``. The entry function takes the bound object
+    arithmetic on scalars needs no ``unbroadcast``. The number of positional arguments
+    (``nargs``, else ``len(kinds)``) and the names of the ``keywords`` fix ``*args``/``**kw``. The entry function takes the bound object
     first when ``fn`` is a Cell or a bound method, and returns ``(out, input grads, weight
     grads)``. With ``split``, the result holds a forward function, returning ``(out, tape)``,
     and ``backward(tape, d_out)``, returning the input gradients then the weights' (a bare
@@ -512,6 +518,8 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False):
     build = Build(dump, weights)
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
+    shape = source.call_shape(function, offset, len(kinds) if nargs is None else nargs,
+                              keywords)
     scalars = [i + offset for i, k in enumerate(kinds) if is_scalar_kind(k)]
     containers = [i + offset for i, k in enumerate(kinds)
                   if isinstance(k, tuple) and k[0] in (list, tuple, dict)]
@@ -521,9 +529,9 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False):
               if isinstance(k, tuple) and k[0] is numpy.ndarray and k[1][1] in "fc"}
     if split:
         return _run_split(build, function, obj, [p + offset for p in positions], scalars,
-                          containers, arrays)
+                          containers, arrays, shape)
     defs = build.function(function, obj, [p + offset for p in positions], split=False,
-                          scalars=scalars, containers=containers, arrays=arrays)
+                          scalars=scalars, containers=containers, arrays=arrays, shape=shape)
     entry = defs[0].name
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
@@ -535,16 +543,17 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False):
     deps = build.dependencies + [("rules", None, (), rules.registry_version())]
     generated = Generated(entry_fn, text, files, deps, build.stages)
     generated.bound = obj
+    generated.keyword_params = build.parse(function, obj, shape)[0].keyword_params
     return generated
 
 
-def _run_split(build, function, obj, positions, scalars, containers, arrays):
+def _run_split(build, function, obj, positions, scalars, containers, arrays, shape):
     label = type(obj).__name__ if reverse._is_cell(obj) else function.__name__
     key = ("split entry", id(function))
     names = (build.function_names(label + "_forward"), build.function_names(label + "_backward"))
     build.callees[key] = names
     build.function(function, obj, positions, split=True, key=key, scalars=scalars,
-                   containers=containers, arrays=arrays)
+                   containers=containers, arrays=arrays, shape=shape)
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
     deps = build.dependencies + [("rules", None, (), rules.registry_version())]

