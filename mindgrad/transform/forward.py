@@ -34,10 +34,12 @@ from mindgrad.transform.reverse import (
     _differentiates_mindgrad_code,
     _is_cell,
     _Line,
+    as_method,
     bound_arguments,
     call_shape,
     in_place_write,
     user_code,
+    without_receiver,
 )
 
 
@@ -279,11 +281,13 @@ class Forward(Bindings, ShapeTokens):
                 rules.is_nondifferentiable(target) or (
                     not isinstance(target, type) and rules.lookup_tangent(type(target))):
             return None
-        return user_code(target, func, allow_helpers=True, nargs=len(call.args))
+        return as_method(self.src, call, user_code(target, func, allow_helpers=True,
+                                                   nargs=len(call.args)))
 
     def call_user(self, s, name, call, callee):
         """``name = f(...)`` for code with Python source: its tangent function."""
         fn, obj, self_expr = callee
+        call = without_receiver(call, self_expr)
         if obj is not None and _is_cell(obj) and hasattr(type(obj), "bprop"):
             self.fail(s, "forward mode does not use a Cell's custom bprop; differentiate it in "
                          "reverse mode", NoGradientRuleError)

@@ -128,6 +128,7 @@ class Build:
                 continue
             target = resolver(node.func)
             inner = reverse.user_code(target, node.func) if target is not None else None
+            inner = reverse.as_method(src, node, inner)
             if inner is None:
                 continue
             inner_self = inner[2]
@@ -159,7 +160,8 @@ class Build:
                  arrays=None, shape=(0, ())):
         src, fdef, taken = self.parse(fn, obj, shape)
         names = A.NameGen(taken)
-        params = [a.id for a in fdef.args.args]
+        # a callee takes its keyword-only parameters positionally too, after the others
+        params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
         active_params = [params[i] for i in active]
         # Which values must the tape save? Those the backward sweep reads; but saving them
         # adds restoring code that reads more (branch tests, ...): iterate to a fixed point.
@@ -358,7 +360,7 @@ class Build:
         names = A.NameGen(taken | {name})
         fdef = A.clone(fdef)
         params = [a.id for a in fdef.args.args]
-        active_params = [params[i] for i in active]
+        active_params = [(params + [a.id for a in fdef.args.kwonlyargs])[i] for i in active]
         analysis = reverse.analyse(src, fdef, active_params, [])
         gen = forward.Forward(self, src, fdef, active_params, names, analysis)
         active_names = sorted(gen.active)

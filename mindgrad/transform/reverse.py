@@ -560,7 +560,8 @@ class Reverse(Bindings, ShapeTokens):
                     not isinstance(target, type) and rules.lookup(type(target)) is not None):
             return None
         # generated code (grad of grad) calls mindgrad's helpers: differentiated from source
-        return user_code(target, func, allow_helpers=True, nargs=len(call.args))
+        return as_method(self.src, call, user_code(target, func, allow_helpers=True,
+                                                   nargs=len(call.args)))
 
     def call_user(self, s, name, call, callee, in_loop=False):
         """``name = f(...)`` for the user's own code: its forward now, its backward later.
@@ -568,6 +569,7 @@ class Reverse(Bindings, ShapeTokens):
         ``name, name_tape = f_forward(...)``; later ``f_backward(name_tape, d_name)``.
         """
         fn, obj, self_expr = callee
+        call = without_receiver(call, self_expr)
         if obj is not None and hasattr(type(obj), "bprop") and _is_cell(obj):
             return self.call_bprop(s, name, call, obj)
         args = bound_arguments(self, s, fn, obj, call)
@@ -909,6 +911,25 @@ def user_code(target, func_node, allow_helpers=False, nargs=None):
     if not isinstance(target, type) and is_user(call):
         return call, target, func_node
     return None
+
+
+def as_method(src, call, callee):
+    """``callee`` as a method of the object bound in ``src`` (``self`` of a Cell) when a plain
+    function is given it first: a decorator's wrapper calling the method it wraps,
+    ``fn(*args)``. Its reads of weights through ``self`` are then known."""
+    if callee is None or callee[1] is not None or not call.args:
+        return callee
+    first = call.args[0]
+    if isinstance(first, gast.Name) and first.id in src.bound:
+        return callee[0], src.bound[first.id], first
+    return callee
+
+
+def without_receiver(call, self_expr):
+    """``call`` without its first argument when that argument is the receiver (``as_method``)."""
+    if self_expr is None or not call.args or call.args[0] is not self_expr:
+        return call
+    return gast.Call(func=call.func, args=call.args[1:], keywords=call.keywords)
 
 
 def _is_python_function(fn) -> bool:
