@@ -246,3 +246,54 @@ def test_unpacking_what_is_not_known_is_a_located_error():
 
     with pytest.raises(UnsupportedSyntaxError, match="unpacking"):
         mindgrad.grad(unpacks_a_local)(X)
+
+
+# ----- callables without source: by their rules; functools.partial -----------------------------
+
+
+def affine(x, y, w, shift=0.0):
+    return np.sum(np.tanh(x * w + y) + shift * x)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (np.sin, (X,)),
+    (np.sin, (0.3,)),
+    (np.multiply, (X, Y)),
+    (np.tanh, (X.astype(np.float32),)),
+    (np.sum, (X.reshape(3, 1) * Y,)),
+])
+def test_a_function_with_a_rule_is_differentiated_by_it(fn, args):
+    check(fn, args)
+
+
+def test_builtins_and_math_functions_with_rules():
+    import math
+
+    np.testing.assert_allclose(mindgrad.grad(math.sin)(0.7), math.cos(0.7))
+    assert mindgrad.grad(abs)(-2.5) == -1.0
+    np.testing.assert_allclose(mindgrad.grad(np.sin)(X), np.cos(X))
+    out, t = mindgrad.jvp(np.exp, (X,), (Y,))
+    np.testing.assert_allclose(t, np.exp(X) * Y)
+    check(math.exp, (0.4,))
+
+
+def test_a_partial_is_its_function_with_bound_arguments():
+    by_keyword = functools.partial(affine, y=Y, w=2.0 * X)
+    np.testing.assert_allclose(mindgrad.grad(by_keyword)(X),
+                               (1.0 - np.tanh(X * 2.0 * X + Y) ** 2) * 2.0 * X)
+    check(by_keyword, (X,))
+    by_position = functools.partial(affine, X, shift=0.5)
+    # grad_position counts the partial's remaining positional arguments: (y, w)
+    gy, gw = mindgrad.grad(by_position, (0, 1))(Y, 0.5 * X)
+    t = 1.0 - np.tanh(X * 0.5 * X + Y) ** 2
+    np.testing.assert_allclose(gy, t)
+    np.testing.assert_allclose(gw, t * X)
+    check(by_position, (Y, 0.5 * X))
+    check(functools.partial(np.multiply, Y), (X,))
+
+
+def test_a_callable_without_source_or_rule_is_named_in_the_error():
+    import time
+
+    with pytest.raises(TypeError, match="time.*no Python source and no gradient rule"):
+        mindgrad.grad(time.time)(1.0)

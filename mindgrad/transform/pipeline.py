@@ -471,6 +471,8 @@ def unbind(fn):
     if not isinstance(fn, (types.FunctionType, type)) and callable(fn) and \
             isinstance(inspect.getattr_static(type(fn), "__call__", None), types.FunctionType):
         return type(fn).__call__, fn
+    if not isinstance(fn, types.FunctionType):  # np.sin, abs, functools.partial(f, y=y)
+        return source.as_function(fn), None
     return fn, None
 
 

@@ -17,6 +17,7 @@ Output guarantees:
 
 from __future__ import annotations
 
+import functools
 import inspect
 
 import gast
@@ -893,6 +894,8 @@ def user_code(target, func_node, allow_helpers=False, nargs=None):
     if isinstance(target, Jacobian):
         return jacobian_as_python(target, nargs), None, None
 
+    if isinstance(target, functools.partial):
+        return source.as_function(target), None, None
     is_user = _is_python_function if allow_helpers else _is_user_function
     if _is_cell(target):
         construct = getattr(type(target), "construct", None)

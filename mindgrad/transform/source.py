@@ -17,6 +17,7 @@ import functools
 import inspect
 import linecache
 import textwrap
+import weakref
 
 import gast
 import numpy as np
@@ -176,6 +177,61 @@ def get_source(fn) -> Source:
 
 
 _MEMOIZERS = (type(functools.lru_cache(None)(len)),)
+
+
+def as_function(fn):
+    """A Python function with source that computes what calling ``fn`` computes: a
+    ``functools.partial`` is its function given the bound arguments first; a callable without
+    source but with a gradient rule (``np.sin``, ``math.sin``, ``abs``) is a call of it, so
+    its rule differentiates it. Raises ``NoSourceError`` naming ``fn`` when it has neither."""
+    from mindgrad import rules
+
+    if isinstance(fn, functools.partial):
+        return _partial_function(fn)
+    if rules.lookup(fn) is not None or rules.lookup_tangent(fn) is not None:
+        return _by_rule(fn)
+    raise NoSourceError(
+        f"{getattr(fn, '__qualname__', None) or fn!r} has no Python source and no gradient "
+        "rule, so mindgrad cannot differentiate it; register a rule for it with "
+        "@mindgrad.adjoint and @mindgrad.tangent")
+
+
+def _by_rule(fn):
+    def by_rule(*args, **kw):
+        return fn(*args, **kw)
+    return by_rule
+
+
+_partials = iter(range(1, 1 << 62))
+_partial_functions = weakref.WeakKeyDictionary()  # a partial's arguments never change
+
+
+def _partial_function(p):
+    """``def partial_f(*args, **kw): return f(a0, ..., k=k0, ..., *args, **kw)`` for
+    ``functools.partial(f, a0, ..., k=k0, ...)``, its source registered with linecache,
+    made once per partial."""
+    if p not in _partial_functions:
+        _partial_functions[p] = _write_partial(p)
+    return _partial_functions[p]
+
+
+def _write_partial(p):
+    label = "".join(c if c.isalnum() else "_" for c in getattr(p.func, "__name__", "fn"))
+    namespace = {"fn": p.func}
+    bound = []
+    for i, value in enumerate(p.args):
+        namespace[f"arg{i}"] = value
+        bound.append(f"arg{i}")
+    for i, (key, value) in enumerate(p.keywords.items()):
+        namespace[f"keyword{i}"] = value
+        bound.append(f"{key}=keyword{i}")
+    name = f"partial_{label}"
+    text = (f"def {name}(*args, **kw):\n"
+            f"    return fn({', '.join(bound + ['*args', '**kw'])})\n")
+    filename = f"<mindgrad partial {label} #{next(_partials)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the text is ours)
+    return namespace[name]
 
 
 def call_shape(fn, bound, npositional, keywords):
