@@ -181,7 +181,7 @@ def passes_everything_on(x, *rest, **kw):
 
 
 def unpacks_displays(x, y):
-    return weighted(*(x,), **{"w": y, "b": 1.0}) + product_of_all(*[x, y, x])
+    return weighted(*(x,), **{"w": y, "b": 1.0}) + product_of_all(*[x, y, x])  # noqa: PIE804
 
 
 class Sum(nn.Cell):
@@ -272,7 +272,7 @@ def test_builtins_and_math_functions_with_rules():
     np.testing.assert_allclose(mindgrad.grad(math.sin)(0.7), math.cos(0.7))
     assert mindgrad.grad(abs)(-2.5) == -1.0
     np.testing.assert_allclose(mindgrad.grad(np.sin)(X), np.cos(X))
-    out, t = mindgrad.jvp(np.exp, (X,), (Y,))
+    _, t = mindgrad.jvp(np.exp, (X,), (Y,))
     np.testing.assert_allclose(t, np.exp(X) * Y)
     check(math.exp, (0.4,))
 
