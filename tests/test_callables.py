@@ -297,3 +297,90 @@ def test_a_callable_without_source_or_rule_is_named_in_the_error():
 
     with pytest.raises(TypeError, match="time.*no Python source and no gradient rule"):
         mindgrad.grad(time.time)(1.0)
+
+
+# ----- lambdas called where they are defined; defs inside defs ----------------------------------
+
+
+def immediately_called_lambda(x):
+    return np.sum((lambda t: t * 2.0)(x) * x)  # noqa: PLC3002 (the form under test)
+
+
+def immediately_called_lambdas_nested(x, y):
+    return np.sum((lambda a, k=3.0: (lambda b: a * b + k)(y))(np.sin(x)))  # noqa: PLC3002
+
+
+def nested_two_deep(x):
+    def outer(t):
+        def inner(u):
+            return u * np.tanh(t)
+        return inner(t) + t ** 2
+    return np.sum(outer(x))
+
+
+def nested_defs_with_clashing_names(x):
+    def inner(u):
+        return u * 2.0
+
+    def outer(t):
+        def inner(u):  # shadows the outer inner only inside outer
+            return u ** 3
+        return inner(t)
+    return np.sum(outer(x) + inner(x))
+
+
+def nested_three_deep_with_closures(x, y):
+    scale = 0.5
+
+    def a(t):
+        s = t * scale
+
+        def b(u):
+            def c(v):
+                return v * s + y
+            return c(u) * u
+        return b(s)
+    return np.sum(a(x))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (immediately_called_lambda, (X,)),
+    (immediately_called_lambdas_nested, (X, Y)),
+    (nested_two_deep, (X,)),
+    (nested_defs_with_clashing_names, (X,)),
+    (nested_three_deep_with_closures, (X, Y)),
+])
+def test_lambdas_and_nested_defs_match_finite_differences(fn, args):
+    check(fn, args)
+
+
+def test_nested_def_shadowing_is_scoped():
+    np.testing.assert_allclose(mindgrad.grad(nested_defs_with_clashing_names)(X),
+                               3.0 * X ** 2 + 2.0)
+    np.testing.assert_allclose(mindgrad.grad(immediately_called_lambda)(X), 4.0 * X)
+
+
+def apply_twice(f, x):
+    return f(f(x))
+
+
+def lambda_to_a_helper(x):
+    return np.sum(apply_twice(lambda t: t * 3.0, x))
+
+
+def closure_from_a_factory(x):
+    def make(k):
+        def scaled(t):
+            return t * k
+        return scaled
+    return np.sum(make(2.0)(x))
+
+
+@pytest.mark.parametrize("fn, words", [
+    (lambda_to_a_helper, "lambda"),
+    (closure_from_a_factory, "scaled|expression"),
+])
+def test_functions_passed_or_returned_as_values_are_located_errors(fn, words):
+    with pytest.raises(UnsupportedSyntaxError, match=words) as info:
+        mindgrad.grad(fn)(X)
+    assert info.value.filename.endswith("test_callables.py")

@@ -102,12 +102,8 @@ class Normalizer:
             if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                     and isinstance(stmt.targets[0], gast.Name)
                     and isinstance(stmt.value, gast.Lambda)):
-                lam = stmt.value
-                fdef = gast.FunctionDef(name=stmt.targets[0].id, args=lam.args,
-                                        body=[A.located(gast.Return(value=lam.body), stmt)],
-                                        decorator_list=[], returns=None, type_comment=None,
-                                        type_params=[])
-                self.local_functions[fdef.name] = A.located(fdef, stmt)
+                fdef = _lambda_def(stmt.targets[0].id, stmt.value, stmt)
+                self.local_functions[fdef.name] = fdef
                 continue
             kept.append(stmt)
         return kept
@@ -510,6 +506,8 @@ class Normalizer:
         func = node.func
         if isinstance(func, gast.Name) and func.id in self.local_functions:
             return self.inline(self.local_functions[func.id], node, out)
+        if isinstance(func, gast.Lambda):  # (lambda t: t * 2.0)(x)
+            return self.inline(_lambda_def(self.fresh("lambda_"), func, node), node, out)
         tangent_call = self._jvp_call(node, out)
         if tangent_call is not None:
             return tangent_call
@@ -673,12 +671,13 @@ class Normalizer:
         for p in params:
             value = self.atom(bound[p], out, renames[p])
             out.append(A.assign(renames[p], value, self.current))
-        saved = self.locals
+        saved, outer_functions = self.locals, dict(self.local_functions)
         self.locals = self.locals | set(renames.values())
+        body = self._collect_local_functions(body)  # defs inside the def: in scope only here
         body = eliminate_jumps(body, self.fresh, self.src)
         inner = []
         self.block(body, inner)
-        self.locals = saved
+        self.locals, self.local_functions = saved, outer_functions
         self.inlining.pop()
         result = A.const(None)
         if inner and isinstance(inner[-1], gast.Return):
@@ -688,6 +687,14 @@ class Normalizer:
 
 
 # ----- helpers --------------------------------------------------------------------------------
+
+
+def _lambda_def(name, lam, like):
+    """``def name(params): return body`` for ``lambda params: body``, at the line of ``like``."""
+    fdef = gast.FunctionDef(name=name, args=lam.args,
+                            body=[A.located(gast.Return(value=lam.body), like)],
+                            decorator_list=[], returns=None, type_comment=None, type_params=[])
+    return A.located(fdef, like)
 
 
 def _constant_value(node):
