@@ -146,6 +146,35 @@ class Plain:
         return np.sum(self.k * x ** 2)
 
 
+class Doubled:
+    """A decorator written as a class."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kw):
+        return self.fn(*args, **kw) * 2.0
+
+
+@Doubled
+def doubled_cube_sum(x):
+    return np.sum(x ** 3)
+
+
+@functools.cache
+def cached_square(t):
+    return t * t
+
+
+def test_class_decorators_and_memoizers():
+    np.testing.assert_allclose(mindgrad.grad(doubled_cube_sum)(X), 6.0 * X ** 2)
+    check(doubled_cube_sum, (X,))
+    check(lambda x: doubled_cube_sum(x) * 0.5, (X,))
+    # a cache returns what the function returns: the gradient is the function's
+    assert mindgrad.grad(cached_square)(3.0) == 6.0
+    check(cached_square, (0.7,), order=1)
+
+
 def test_decorated_methods_of_a_cell_and_a_class():
     net = Scaled()
     gx, (gw,) = mindgrad.grad(net, 0, net.trainable_params())(X)
@@ -203,6 +232,18 @@ def test_positions_index_into_star_args():
     check(product_of_all, (X, Y, X + 1.0))
     check(product_of_all, (X,))
     check(first_and_rest, (X, Y, 0.5 * X))
+
+
+def test_star_args_in_vjp_and_jacobians():
+    pair = lambda *a: a[0] * np.sin(a[1])
+    _, vjp_fn = mindgrad.vjp(pair, X, Y)
+    gx, gy = vjp_fn(np.ones(3))
+    np.testing.assert_allclose(gx, np.sin(Y))
+    np.testing.assert_allclose(gy, X * np.cos(Y))
+    jx, jy = mindgrad.jacrev(pair, (0, 1))(X, Y)
+    np.testing.assert_allclose(jy, np.diag(X * np.cos(Y)))
+    np.testing.assert_allclose(jx, np.diag(np.sin(Y)))
+    np.testing.assert_allclose(mindgrad.jacfwd(pair, 1)(X, Y), np.diag(X * np.cos(Y)))
 
 
 def test_keyword_arguments_reach_star_star_kw():

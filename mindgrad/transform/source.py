@@ -188,6 +188,8 @@ def as_function(fn):
 
     if isinstance(fn, functools.partial):
         return _partial_function(fn)
+    if isinstance(fn, _MEMOIZERS):  # functools.cache returns what the function returns
+        return fn.__wrapped__
     if rules.lookup(fn) is not None or rules.lookup_tangent(fn) is not None:
         return _by_rule(fn)
     raise NoSourceError(
@@ -346,6 +348,17 @@ def _assign(name, value):
     return gast.Assign(targets=[target], value=value, type_comment=None)
 
 
+def _parameter_names(args):
+    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    return names + [a.id for a in (args.vararg, args.kwarg) if a is not None]
+
+
+def _code_parameters(code):
+    count = code.co_argcount + code.co_kwonlyargcount + \
+        bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return list(code.co_varnames[:count])
+
+
 def _shift_lines(tree, delta):
     if not delta:
         return
@@ -367,8 +380,8 @@ def _lambda_tree(fn, source):
     if module is None:
         raise NoSourceError(f"cannot parse the source line of a lambda: {text!r}")
     lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
-    argnames = list(fn.__code__.co_varnames[: fn.__code__.co_argcount])
-    lambdas = [n for n in lambdas if [a.id for a in n.args.args] == argnames] or lambdas
+    lambdas = [n for n in lambdas if _parameter_names(n.args) == _code_parameters(fn.__code__)] \
+        or lambdas
     if len(lambdas) != 1:
         raise NoSourceError(
             f"cannot tell which of the {len(lambdas)} lambdas on this line to differentiate: "
