@@ -1,7 +1,9 @@
 """Stage 2, fence: reject the Python that mindgrad does not differentiate, before any rewriting.
 
-Output guarantee: the tree is unchanged, and contains none of the constructs in ``_REJECTED``;
-otherwise an ``UnsupportedSyntaxError`` names the user's file, line and source text.
+Output guarantee: the tree is unchanged, and contains none of the constructs in ``_REJECTED``,
+no ``*args``/``**kw`` parameter (``source.specialise`` fixed them) and no starred expression
+other than a call's argument (normalize spells those out); otherwise an
+``UnsupportedSyntaxError`` names the user's file, line and source text.
 """
 
 from __future__ import annotations

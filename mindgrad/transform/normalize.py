@@ -11,7 +11,10 @@ Output guarantees, which every later stage relies on:
 * ``break`` only appears as ``if flag: break``, the last statement of a loop body;
   ``continue`` and early ``return`` are gone (flags guard the rest of the block); the function
   ends with its only ``return <atom>``.
-* Calls of local lambdas and nested defs are inlined; comprehensions are loops.
+* Calls of local lambdas and nested defs (at any depth, and lambdas called where they are
+  written) are inlined; comprehensions are loops.
+* Calls have no ``*``/``**`` arguments: those of displays and of the function's own
+  ``*args``/``**kw`` (see ``source.specialise``) are spelled out, others are refused.
 * Each statement keeps the ``lineno`` of the user statement it came from.
 """
 
