@@ -291,12 +291,17 @@ def e_attribute(x):
     return x * 2.0
 
 
-def e_varargs(*args):  # @varargs
-    return args[0] * 2.0
+def e_scaled(x, k=1.0):
+    return x * k
 
 
-def e_kwargs(x, **options):  # @kwargs
-    return x * 2.0
+def e_varargs(x):
+    pair = (x, 2.0)
+    return e_scaled(*pair)  # @varargs
+
+
+def e_kwargs(x, options):
+    return e_scaled(x, **options)  # @kwargs
 
 
 def e_import(x):
@@ -344,7 +349,8 @@ def _fail_twice(thunk, error):
 
 @pytest.mark.parametrize("fn, marker", SYNTAX, ids=[m for _, m in SYNTAX])
 def test_unsupported_syntax_points_at_the_line(fn, marker):
-    error = _fail_twice(lambda: grad(fn)(X()), mindgrad.UnsupportedSyntaxError)
+    args = (X(), {"k": 2.0}) if fn is e_kwargs else (X(),)
+    error = _fail_twice(lambda: grad(fn)(*args), mindgrad.UnsupportedSyntaxError)
     assert isinstance(error, SyntaxError)
     lineno = _line(marker)
     assert os.path.realpath(error.filename) == HERE
@@ -356,7 +362,7 @@ def test_unsupported_syntax_points_at_the_line(fn, marker):
 def test_unsupported_syntax_message_says_what():
     with pytest.raises(mindgrad.UnsupportedSyntaxError, match="try"):
         grad(e_try)(X())
-    with pytest.raises(mindgrad.UnsupportedSyntaxError, match=r"\*args"):
+    with pytest.raises(mindgrad.UnsupportedSyntaxError, match=r"\*-unpacking"):
         grad(e_varargs)(X())
     with pytest.raises(mindgrad.UnsupportedSyntaxError, match=":="):
         grad(e_walrus)(X())
