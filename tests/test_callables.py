@@ -412,14 +412,63 @@ def lambda_to_a_helper(x):
 def closure_from_a_factory(x):
     def make(k):
         def scaled(t):
-            return t * k
+            return t * k + x
         return scaled
-    return np.sum(make(2.0)(x))
+    return np.sum(make(2.0)(x) * make(0.5)(x))
+
+
+def closure_bound_to_a_name(x):
+    def make(k):
+        return lambda t: t ** k
+    cube = make(3.0)
+    square = make(2.0)
+    return np.sum(cube(x) + square(x))
+
+
+def lambda_to_a_local_helper(x, y):
+    def apply_twice_locally(f, t):
+        return f(f(t))
+    return np.sum(apply_twice_locally(lambda u: np.sin(u) * y, x))
+
+
+def functions_to_a_local_helper(x):
+    def apply(f, t):
+        return f(t) * t
+
+    def make(k):
+        def shifted(t):
+            return np.tanh(t + k)
+        return shifted
+    return np.sum(apply(np.sin, x) + apply(make(0.5), x) + apply(square_sum, x))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (closure_from_a_factory, (X,)),
+    (closure_bound_to_a_name, (np.abs(X) + 0.5,)),
+    (lambda_to_a_local_helper, (X, Y)),
+    (functions_to_a_local_helper, (X,)),
+])
+def test_closures_and_functions_as_arguments_of_local_defs(fn, args):
+    check(fn, args)
+
+
+def test_a_closure_factory_gives_the_closure_s_gradient():
+    # d/dx sum((2x + x) * (0.5x + x)) = 2 * 3 * 1.5 x
+    np.testing.assert_allclose(mindgrad.grad(closure_from_a_factory)(X), 9.0 * X)
+
+
+def closure_assigned_twice(x):
+    def make(k):
+        return lambda t: t * k
+    g = make(2.0)
+    if np.sum(x) > 100.0:
+        g = make(3.0)
+    return np.sum(g(x))
 
 
 @pytest.mark.parametrize("fn, words", [
     (lambda_to_a_helper, "lambda"),
-    (closure_from_a_factory, "scaled|expression"),
+    (closure_assigned_twice, "local function|value"),
 ])
 def test_functions_passed_or_returned_as_values_are_located_errors(fn, words):
     with pytest.raises(UnsupportedSyntaxError, match=words) as info:

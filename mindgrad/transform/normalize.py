@@ -41,6 +41,7 @@ class Normalizer:
         self.names = names
         self.local_functions = {}
         self.locals = set()
+        self.assignments = {}  # name -> how many statements bind it
         self.inlining = []
 
     def fresh(self, hint: str) -> str:
@@ -54,6 +55,7 @@ class Normalizer:
     def function(self, fdef: gast.FunctionDef) -> gast.FunctionDef:
         params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
         self.locals = set(params) | A.assigned_names(fdef.body)
+        self.assignments = _assignment_counts(fdef.body)
         body = self._collect_local_functions(fdef.body)
         body = eliminate_jumps(body, self.fresh, self.src)
         out = []
@@ -174,7 +176,21 @@ class Normalizer:
             for target in s.targets:
                 self.assign_to(target, first, out, s)
             return
-        self.assign_to(s.targets[0], value, out, s)
+        target = s.targets[0]
+        if isinstance(target, gast.Name) and self._names_a_function(value) and \
+                self.assignments.get(target.id) == 1:
+            # g = make(2.0) or g = inner: calls of g are calls of that def
+            self.local_functions[target.id] = self.function_value(value, out)
+            return
+        self.assign_to(target, value, out, s)
+
+    def _names_a_function(self, value) -> bool:
+        """Whether ``value`` is a local def's name, or a call of a local closure factory."""
+        if isinstance(value, gast.Call):
+            value = value.func
+            return isinstance(value, gast.Name) and value.id in self.local_functions and \
+                _returns_a_def(self.local_functions[value.id])
+        return isinstance(value, gast.Name) and value.id in self.local_functions
 
     def stmt_AugAssign(self, s, out):
         target = s.target
@@ -509,8 +525,10 @@ class Normalizer:
         func = node.func
         if isinstance(func, gast.Name) and func.id in self.local_functions:
             return self.inline(self.local_functions[func.id], node, out)
-        if isinstance(func, gast.Lambda):  # (lambda t: t * 2.0)(x)
-            return self.inline(_lambda_def(self.fresh("lambda_"), func, node), node, out)
+        if isinstance(func, (gast.Lambda, gast.Call)):  # (lambda t: t * 2.0)(x), make(k)(x)
+            fdef = self.function_value(func, out)
+            if fdef is not None:
+                return self.inline(fdef, node, out)
         tangent_call = self._jvp_call(node, out)
         if tangent_call is not None:
             return tangent_call
@@ -647,8 +665,27 @@ class Normalizer:
         self.src.constants[name] = maker(*args, **kwargs)
         return A.load(name)
 
-    def inline(self, fdef, node, out):
-        """The call ``node`` of a local function, with its body inlined."""
+    def function_value(self, node, out):
+        """The local def that ``node`` denotes as a value, or None: a lambda, the name of a
+        local function, or a call of a local function that returns one of its own defs (a
+        closure factory; its body up to that return is inlined into ``out`` now)."""
+        if isinstance(node, gast.Lambda):
+            return _lambda_def(self.fresh("lambda_"), node, node)
+        if isinstance(node, gast.Name) and node.id in self.local_functions:
+            return self.local_functions[node.id]
+        if isinstance(node, gast.Call):
+            factory = self.function_value(node.func, out)
+            if factory is not None and _returns_a_def(factory):
+                return self.inline(factory, node, out, returns_function=True)
+        return None
+
+    def inline(self, fdef, node, out, returns_function=False):
+        """The call ``node`` of a local function, with its body inlined: the atom it returns,
+        or with ``returns_function`` the local def it returns (see ``function_value``).
+
+        Arguments that are functions (a lambda, a local def) are bound as local functions, and
+        those known before the run (``np.sin``, a module-level function) are substituted, so
+        that calls through the parameter are calls of the argument."""
         if fdef.name in self.inlining:
             self.fail(node, f"the local function {fdef.name!r} calls itself; recursion is "
                             "supported for module-level functions only")
@@ -656,6 +693,7 @@ class Normalizer:
         assigned = A.assigned_names(fdef.body) | set(params)
         renames = {n: self.fresh(f"{fdef.name}_{n}") for n in assigned}
         body = [_renamed(s, renames) for s in fdef.body]
+        self.assignments.update(_assignment_counts(body))
         defaults = fdef.args.defaults
         bound = {}
         call_args = self._unpacked_args(node)
@@ -670,18 +708,36 @@ class Normalizer:
                 if i < first_default:
                     self.fail(node, f"missing argument {p!r} in the call of {fdef.name}")
                 bound[p] = defaults[i - first_default]
-        self.inlining.append(fdef.name)
+        passed_functions, known = {}, {}
+        rebound = A.assigned_names(fdef.body)
         for p in params:
-            value = self.atom(bound[p], out, renames[p])
-            out.append(A.assign(renames[p], value, self.current))
+            function = self.function_value(bound[p], out) if p not in rebound else None
+            if function is not None:
+                passed_functions[renames[p]] = function
+            elif p not in rebound and self._is_known_function(bound[p]):
+                known[renames[p]] = bound[p]
+            else:
+                value = self.atom(bound[p], out, renames[p])
+                out.append(A.assign(renames[p], value, self.current))
+        body = [_substituted(s, known) for s in body] if known else body
+        self.inlining.append(fdef.name)  # after the arguments: f(f(t)) is no recursion
         saved, outer_functions = self.locals, dict(self.local_functions)
-        self.locals = self.locals | set(renames.values())
+        self.locals = (self.locals | set(renames.values())) - set(passed_functions) - set(known)
+        self.local_functions.update(passed_functions)
         body = self._collect_local_functions(body)  # defs inside the def: in scope only here
+        returned = None
+        if returns_function:
+            value = body.pop().value
+            returned = _lambda_def(self.fresh("lambda_"), value, value) \
+                if isinstance(value, gast.Lambda) else self.local_functions[value.id]
         body = eliminate_jumps(body, self.fresh, self.src)
         inner = []
         self.block(body, inner)
         self.locals, self.local_functions = saved, outer_functions
         self.inlining.pop()
+        if returns_function:
+            out.extend(inner)
+            return returned
         result = A.const(None)
         if inner and isinstance(inner[-1], gast.Return):
             result = inner.pop().value
@@ -689,7 +745,57 @@ class Normalizer:
         return result
 
 
+    def _is_known_function(self, node) -> bool:
+        """Whether ``node`` names a function (or Cell) known before the run: ``np.sin``, ``f``."""
+        if not isinstance(node, (gast.Name, gast.Attribute)):
+            return False
+        value = source.static_value(self.src, node, self.locals)
+        return value is not source.MISSING and callable(value) and not isinstance(value, type)
+
+
 # ----- helpers --------------------------------------------------------------------------------
+
+
+def _assignment_counts(body) -> dict:
+    """Name -> how many times ``body`` binds it (loop targets count twice: they rebind)."""
+    counts = {}
+    for node in A.walk(body):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, (gast.For, gast.comprehension)):
+            for name in A.names_in(node.target, gast.Store):
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _returns_a_def(fdef) -> bool:
+    """Whether ``fdef`` ends by returning one of the defs or lambdas written in its body, and
+    returns nowhere else."""
+    body = fdef.body
+    if not body or not isinstance(body[-1], gast.Return):
+        return False
+    returns = [n for st in body[:-1] if not isinstance(st, gast.FunctionDef)
+               for n in A.walk(st) if isinstance(n, gast.Return)]
+    if isinstance(body[-1].value, gast.Lambda):
+        return not returns
+    if not isinstance(body[-1].value, gast.Name):
+        return False
+    name = body[-1].value.id
+    defined = {st.name for st in body if isinstance(st, gast.FunctionDef)} | {
+        st.targets[0].id for st in body if isinstance(st, gast.Assign) and len(st.targets) == 1
+        and isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Lambda)}
+    return name in defined and not returns
+
+
+def _substituted(node, values):
+    """``node`` with the names in ``values`` read as those expressions."""
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, name):
+            if name.id in values and isinstance(name.ctx, gast.Load):
+                return A.clone(values[name.id])
+            return name
+
+    return Substitute().visit(A.clone(node))
 
 
 def _lambda_def(name, lam, like):
