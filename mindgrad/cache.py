@@ -1,13 +1,22 @@
 """The one cache of generated gradients: what goes into a key, and nothing else.
 
-A key is (the function, the options, the kinds of the arguments). An entry stays valid while
-the function's code object, every global its generated code relies on (the user functions it
-calls, their rebinding in a notebook included) and the rule registry's version are unchanged;
-otherwise it is rebuilt. ``stats()`` counts builds and hits, so tests can count, not time.
+A key is (the function, the options, the kinds of the arguments); a bound method is keyed by its
+instance and function, so ``grad(obj.method)`` finds its entry although each ``obj.method`` is a
+new object. An entry stays valid while the function's code object, the rule registry's version
+(read before the build, so a rule registered during a build counts) and every dependency the
+build recorded are unchanged: the globals, closure variables and attributes it resolved (the
+user functions it calls, the Cells a loop was unrolled over and the length of that list, the
+weights it reads, the defaults it filled in); otherwise it is rebuilt.
+
+Entries hold the objects they depend on weakly where Python allows it, so caching a gradient
+never keeps a Cell, a callable object or a Parameter alive. ``stats()`` counts builds and hits,
+so tests can count, not time.
 """
 
 from __future__ import annotations
 
+import itertools
+import types
 import weakref
 
 import numpy as np
@@ -30,6 +39,59 @@ def kind(value):
     return cls
 
 
+class Items(tuple):
+    """A dependency on the items of a sequence or dict, by identity (not on the container):
+    ``Items.of(self.layers)`` stays valid while the list holds the same objects in order."""
+
+    @classmethod
+    def of(cls, value):
+        if value is None:
+            return cls()
+        if isinstance(value, dict):
+            return cls(itertools.chain.from_iterable(value.items()))
+        return cls(value)
+
+
+_GONE = object()
+
+
+class _Held:
+    """An object held weakly where it allows that: ``get()`` gives it, or _GONE once freed."""
+
+    __slots__ = ("_obj", "_ref")
+
+    def __init__(self, obj):
+        try:
+            self._ref, self._obj = weakref.ref(obj), None
+        except TypeError:
+            self._ref, self._obj = None, obj
+
+    def get(self):
+        if self._ref is None:
+            return self._obj
+        obj = self._ref()
+        return _GONE if obj is None else obj
+
+
+class _Entry:
+    """A generated gradient and what it was built from."""
+
+    __slots__ = ("code", "dependencies", "generated", "version")
+
+    def __init__(self, code, version, generated):
+        self.code = code
+        self.version = version
+        self.generated = generated
+        # held here, weakly; the strong list would keep the Cells it names alive
+        self.dependencies = [_held_dependency(*dep) for dep in generated.dependencies]
+        generated.dependencies = ()
+
+
+def _held_dependency(where, root, path, obj):
+    expected = Items(_Held(o) for o in obj) if isinstance(obj, Items) else _Held(obj)
+    return where, _Held(root), path, expected
+
+
 def _code_of(fn):
     """The code object whose change means ``fn`` was redefined."""
     code = getattr(fn, "__code__", None)
@@ -41,20 +103,30 @@ def _code_of(fn):
     return getattr(function, "__code__", None)
 
 
+def _table(fn):
+    """The entries of ``fn``, living as long as ``fn`` does (as long as the instance, for a
+    bound method), and the part of the key that names ``fn`` within that table."""
+    owner, name = fn, None
+    if isinstance(fn, types.MethodType):
+        owner, name = fn.__self__, fn.__func__
+    try:
+        return _entries.setdefault(owner, {}), name
+    except TypeError:  # not weak-referenceable (or not hashable): no caching
+        return {}, name
+
+
 def lookup(fn, options, args, build):
     """The generated entry for ``fn`` called with ``args``, built by ``build()`` on a miss."""
-    key = (options, tuple(kind(a) for a in args))
-    try:
-        table = _entries.setdefault(fn, {})
-    except TypeError:  # not weak-referenceable: no caching
-        table = {}
+    table, name = _table(fn)
+    key = (name, options, tuple(kind(a) for a in args))
     entry = table.get(key)
     if entry is not None and _valid(fn, entry):
         _stats["hits"] += 1
-        return entry[1]
+        return entry.generated
+    version = rules.registry_version()
     generated = build()
     _stats["builds"] += 1
-    table[key] = (_code_of(fn), generated)
+    table[key] = _Entry(_code_of(fn), version, generated)
     return generated
 
 
@@ -62,29 +134,34 @@ _MISSING = object()
 
 
 def _valid(fn, entry) -> bool:
-    code, generated = entry
-    if _code_of(fn) is not code:
+    if _code_of(fn) is not entry.code or entry.version != rules.registry_version():
         return False
-    for where, root, path, obj in generated.dependencies:
-        if where == "rules":
-            if obj != rules.registry_version():
-                return False
-            continue
+    for where, root, path, expected in entry.dependencies:
+        value = root.get()
         if where == "global":
-            value = root.get(path[0], _MISSING)
+            value = value.get(path[0], _MISSING)
             path = path[1:]
         elif where == "cell":
             try:
-                value = root.cell_contents
+                value = value.cell_contents
             except ValueError:
                 return False
-        else:
-            value = root
         for attr in path:
             value = getattr(value, attr, _MISSING)
-        if value is not obj:
+        if value is _MISSING or value is _GONE or not _matches(value, expected):
             return False
     return True
+
+
+def _matches(value, expected) -> bool:
+    if isinstance(expected, Items):
+        try:
+            items = Items.of(value)
+        except TypeError:
+            return False
+        return len(items) == len(expected) and \
+            all(a is b.get() for a, b in zip(items, expected))
+    return value is expected.get()
 
 
 def stats() -> dict:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import linecache
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +18,7 @@ import numpy as np
 from mindgrad import api, cache, runtime
 from mindgrad.api import GradFunction, _positions, grad
 from mindgrad.rules import nondifferentiable
-from mindgrad.transform import pipeline
+from mindgrad.transform import emit, pipeline
 
 __all__ = ["Jacobian", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
 
@@ -71,8 +70,8 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
 def _compiled(text, name, namespace):
     """The function ``name`` defined by ``text``, with its source registered for reading."""
     filename = f"<mindgrad {name} #{next(_counter)}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
+    emit.keep_lines(filename, text, [namespace[name].__code__])
     return namespace[name]
 
 

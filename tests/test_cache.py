@@ -452,3 +452,99 @@ def test_helper_redefined_in_a_later_cell_is_picked_up():
     np.testing.assert_allclose(g(x), 2 * x)
     _run_cell("def helper(x):\n    return x * x * x\n", 4, namespace)
     np.testing.assert_allclose(g(x), 3 * x ** 2)
+
+
+def test_a_rule_registered_during_a_build_builds_again(monkeypatch):
+    # the registry version is read before the build: code built while a rule was being
+    # registered (another thread, or an import the build triggers) is not kept
+    from mindgrad.transform import pipeline
+
+    compile_ = pipeline.Build.compile
+
+    def compile_while_registering(self, label):
+        monkeypatch.setattr(pipeline.Build, "compile", compile_)
+
+        @mindgrad.adjoint(_wrapped)
+        def _(out, a):
+            d[a] = d[out] * 100.0  # deliberately wrong, so its use shows
+
+        return compile_(self, label)
+
+    monkeypatch.setattr(pipeline.Build, "compile", compile_while_registering)
+    g = grad(_calls_wrapped)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(g(x), [4, 4])  # built from the source, as the build began
+    c = Counter()
+    np.testing.assert_allclose(g(x), [101, 101])
+    assert c.delta() == (1, 0)
+
+
+# ----- what the cache keeps alive ---------------------------------------------------------------
+
+
+class _Block(mindgrad.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = mindgrad.nn.Parameter(np.full((3, 3), 0.1), name="w")
+
+    def construct(self, x):
+        return np.tanh(x @ self.w)
+
+
+class _Model(mindgrad.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.a = _Block()
+        self.b = _Block()
+
+    def construct(self, x):
+        return np.sum(self.b(self.a(x)))
+
+
+class _Scaled:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return np.sum(x * self.k)
+
+    def loss(self, x):
+        return np.sum(x * x * self.k)
+
+
+def test_cached_models_and_callables_are_freed():
+    import gc
+    import weakref
+
+    x = np.full((2, 3), 0.5)
+    gc.collect()
+    lines = len(linecache.cache)
+    refs = []
+    for _ in range(30):
+        net, obj = _Model(), _Scaled(2.0)
+        weights = net.trainable_params()
+        mindgrad.grad(net, 0, weights)(x)
+        mindgrad.value_and_grad(net)(x)
+        mindgrad.jvp(net, (x,), (x,))
+        mindgrad.vjp(net, x)[1](1.0)
+        np.testing.assert_allclose(mindgrad.grad(obj)(x), np.full_like(x, 2.0))
+        np.testing.assert_allclose(mindgrad.grad(obj.loss)(x), 4.0 * x)
+        refs += [weakref.ref(net), weakref.ref(obj)] + [weakref.ref(w) for w in weights]
+        del net, obj, weights
+    gc.collect()
+    assert [r for r in refs if r() is not None] == []
+    # the generated code's lines are dropped with it
+    assert len(linecache.cache) <= lines + 2
+
+
+def test_grad_of_a_bound_method_builds_once():
+    obj = _Scaled(3.0)
+    x = np.array([0.5, -1.0, 2.0])
+    c = Counter()
+    for _ in range(3):
+        np.testing.assert_allclose(mindgrad.grad(obj.loss)(x), 6.0 * x)
+    assert c.delta() == (1, 2)
+    other = _Scaled(5.0)  # another instance: its own entry, its own numbers
+    np.testing.assert_allclose(mindgrad.grad(other.loss)(x), 10.0 * x)
+    np.testing.assert_allclose(mindgrad.grad(obj.loss)(x), 6.0 * x)
+    assert c.delta() == (1, 1)

@@ -9,10 +9,11 @@ returns is ``mindgrad.cache``'s business.
 from __future__ import annotations
 
 import inspect
+import weakref
 
 import gast
 
-from mindgrad import rules, runtime
+from mindgrad import runtime
 from mindgrad.transform import astutil as A
 from mindgrad.transform import emit, fence, normalize, optimize, reverse, source
 
@@ -30,7 +31,11 @@ class Spec:
 
 
 class Generated:
-    """The result of a build: the compiled entry point and everything shown to users."""
+    """The result of a build: the compiled entry point and everything shown to users.
+
+    ``bound`` (the Cell or instance the entry takes first, or None) is held weakly where it
+    allows that: the cache keeps this result as long as that object lives, never longer.
+    """
 
     def __init__(self, function, text, files, dependencies, stages):
         self.function = function
@@ -38,6 +43,18 @@ class Generated:
         self.files = files
         self.dependencies = dependencies
         self.stages = stages
+        self._bound = lambda: None
+
+    @property
+    def bound(self):
+        return self._bound()
+
+    @bound.setter
+    def bound(self, obj):
+        try:
+            self._bound = weakref.ref(obj)
+        except TypeError:
+            self._bound = lambda: obj
 
 
 class _Pending:
@@ -482,8 +499,7 @@ def run_forward(fn, positions, dump=None):
     build.forward_function(function, obj, [p + offset for p in positions], name, entry=True)
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
-    deps = build.dependencies + [("rules", None, (), rules.registry_version())]
-    generated = Generated(made[name], text, files, deps, build.stages)
+    generated = Generated(made[name], text, files, build.dependencies, build.stages)
     generated.bound = obj
     generated.tangent_names = [a.id for a in made_args(made[name])][-len(positions):] \
         if positions else []
@@ -532,8 +548,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False):
     sens_name = [a.id for a in defs[0].args.kwonlyargs][-1]
     entry_fn.__kwdefaults__[sens_name] = None
     entry_fn.sens_name = sens_name
-    deps = build.dependencies + [("rules", None, (), rules.registry_version())]
-    generated = Generated(entry_fn, text, files, deps, build.stages)
+    generated = Generated(entry_fn, text, files, build.dependencies, build.stages)
     generated.bound = obj
     return generated
 
@@ -547,8 +562,7 @@ def _run_split(build, function, obj, positions, scalars, containers, arrays):
                    containers=containers, arrays=arrays)
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
-    deps = build.dependencies + [("rules", None, (), rules.registry_version())]
-    generated = Generated(made[names[0]], text, files, deps, build.stages)
+    generated = Generated(made[names[0]], text, files, build.dependencies, build.stages)
     generated.backward = made[names[1]]
     # the backward function returns the gradients of the weights it reaches, in this order
     generated.weight_indices = [index for _, index in build.weights_of((function, obj, None))]
