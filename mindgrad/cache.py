@@ -146,11 +146,21 @@ def _valid(fn, entry) -> bool:
                 value = value.cell_contents
             except ValueError:
                 return False
-        for attr in path:
-            value = getattr(value, attr, _MISSING)
+        for step in path:
+            value = _step(value, step)
         if value is _MISSING or value is _GONE or not _matches(value, expected):
             return False
     return True
+
+
+def _step(value, step):
+    """``value.step``, or ``value[step]`` for an int (an element of a list of Cells)."""
+    if not isinstance(step, int):
+        return getattr(value, step, _MISSING)
+    try:
+        return value[step]
+    except (IndexError, KeyError, TypeError):
+        return _MISSING
 
 
 def _matches(value, expected) -> bool:

@@ -548,3 +548,86 @@ def test_grad_of_a_bound_method_builds_once():
     np.testing.assert_allclose(mindgrad.grad(other.loss)(x), 10.0 * x)
     np.testing.assert_allclose(mindgrad.grad(obj.loss)(x), 6.0 * x)
     assert c.delta() == (1, 1)
+
+
+# ----- loops unrolled over lists of Cells or functions ------------------------------------------
+
+
+class _Tanh(mindgrad.nn.Cell):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def construct(self, x):
+        return np.tanh(x * self.k)
+
+
+class _Stack(mindgrad.nn.Cell):
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = layers
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return np.sum(x * x)
+
+
+def _stack_value(ks, x):
+    for k in ks:
+        x = np.tanh(x * k)
+    return np.sum(x * x)
+
+
+def _check_stack(net, ks, x):
+    """grad and jvp of ``net`` against central differences of the same stack in NumPy."""
+    mindgrad.check_grads(net, (x,), modes=("rev", "fwd"))
+    v = np.linspace(-1.0, 1.0, x.size).reshape(x.shape)
+    eps = 1e-6
+    numeric = (_stack_value(ks, x + eps * v) - _stack_value(ks, x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(np.vdot(mindgrad.grad(net)(x), v), numeric, rtol=1e-6)
+    np.testing.assert_allclose(mindgrad.jvp(net, (x,), (v,))[1], numeric, rtol=1e-6)
+
+
+@pytest.mark.parametrize("container", [list, mindgrad.nn.CellList])
+def test_changing_the_list_of_cells_a_loop_was_unrolled_over_builds_again(container):
+    x = np.array([0.3, -0.7, 1.1])
+    net = _Stack(container([_Tanh(0.5), _Tanh(-1.5)]))
+    _check_stack(net, [0.5, -1.5], x)
+    c = Counter()
+    mindgrad.grad(net)(x)
+    assert c.delta() == (0, 1)
+    net.layers.append(_Tanh(2.0))
+    _check_stack(net, [0.5, -1.5, 2.0], x)
+    if container is list:  # a CellList has no item assignment
+        net.layers[0] = _Tanh(0.25)
+        _check_stack(net, [0.25, -1.5, 2.0], x)
+        del net.layers[1]
+        _check_stack(net, [0.25, 2.0], x)
+    net.layers = container([_Tanh(3.0)])
+    _check_stack(net, [3.0], x)
+
+
+_FUNCTIONS = [np.sin, np.tanh]
+
+
+def _through_functions(x):
+    for fn in _FUNCTIONS:
+        x = fn(x)
+    return np.sum(x)
+
+
+def test_changing_a_global_list_of_functions_a_loop_was_unrolled_over_builds_again():
+    x = np.array([0.2, 0.9])
+    g = grad(_through_functions)
+    np.testing.assert_allclose(g(x), np.cos(x) * (1 - np.tanh(np.sin(x)) ** 2))
+    try:
+        _FUNCTIONS.append(np.exp)
+        np.testing.assert_allclose(g(x), np.exp(np.tanh(np.sin(x))) *
+                                   (1 - np.tanh(np.sin(x)) ** 2) * np.cos(x))
+        _FUNCTIONS[0] = np.cos
+        np.testing.assert_allclose(g(x), np.exp(np.tanh(np.cos(x))) *
+                                   (1 - np.tanh(np.cos(x)) ** 2) * -np.sin(x))
+        mindgrad.check_grads(_through_functions, (x,), modes=("rev", "fwd"), order=2)
+    finally:
+        _FUNCTIONS[:] = [np.sin, np.tanh]

@@ -13,7 +13,7 @@ import weakref
 
 import gast
 
-from mindgrad import runtime
+from mindgrad import cache, runtime
 from mindgrad.transform import astutil as A
 from mindgrad.transform import emit, fence, normalize, optimize, reverse, source
 
@@ -216,26 +216,44 @@ class Build:
 
     def _track(self, src, fdef):
         """Remember what each callee expression denotes, so a rebinding (a helper redefined in a
-        notebook, ``net.block = Other()``, a closure variable reassigned) builds fresh code."""
+        notebook, ``net.block = Other()``, a closure variable reassigned) builds fresh code; and
+        the items of each list a loop was unrolled over (``net.layers.append(...)``)."""
         local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
         callees = [sub.func for sub in A.walk(fdef) if isinstance(sub, gast.Call)]
         for node in callees + src.static_arguments:
             obj = source.static_value(src, node, local_names)
-            if obj is source.MISSING or not isinstance(node, (gast.Name, gast.Attribute)):
+            if obj is not source.MISSING:
+                self._depend(src, node, obj)
+        for node, items in src.unrolled:
+            self._depend(src, node, cache.Items(items))
+
+    def _depend(self, src, node, obj):
+        """Record that the attribute chain ``node`` (``self.block``, ``layers[0]``) of ``src``
+        denotes ``obj``; an expression of another form is not recorded."""
+        path, root = [], node
+        while isinstance(root, (gast.Attribute, gast.Subscript, gast.Name)):
+            if isinstance(root, gast.Name):
+                if root.id in src.bound or root.id not in src.aliases:
+                    break
+                root = src.aliases[root.id]  # layers = self.layers: the chain it stands for
                 continue
-            attrs, root = [], node
-            while isinstance(root, gast.Attribute):
-                attrs.append(root.attr)
-                root = root.value
-            attrs = tuple(reversed(attrs))
-            if not isinstance(root, gast.Name):
-                continue
-            if root.id in src.bound:
-                self.dependencies.append(("object", src.bound[root.id], attrs, obj))
-            elif root.id in src.closure:
-                self.dependencies.append(("cell", src.closure[root.id], attrs, obj))
-            elif root.id in src.globals:
-                self.dependencies.append(("global", src.globals, (root.id,) + attrs, obj))
+            if isinstance(root, gast.Subscript):
+                if not (isinstance(root.slice, gast.Constant) and
+                        isinstance(root.slice.value, int)):
+                    return
+                path.append(root.slice.value)
+            else:
+                path.append(root.attr)
+            root = root.value
+        path = tuple(reversed(path))
+        if not isinstance(root, gast.Name):
+            return
+        if root.id in src.bound:
+            self.dependencies.append(("object", src.bound[root.id], path, obj))
+        elif root.id in src.closure:
+            self.dependencies.append(("cell", src.closure[root.id], path, obj))
+        elif root.id in src.globals:
+            self.dependencies.append(("global", src.globals, (root.id,) + path, obj))
 
     def _assemble(self, gen, fwd, bwd, result, split, optimize_):
         if not optimize_:  # only for the dump of the reverse stage: keep the originals intact

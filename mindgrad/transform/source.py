@@ -40,6 +40,9 @@ class Source:
         # expressions of functions used as values, not called (``jvp(f, ...)``, ``grad(f)``):
         # rebinding them must build fresh code too
         self.static_arguments = []  # name -> object built while transforming (grad(g) in the body)
+        # (expression, items) of the lists of Cells or functions a loop was unrolled over:
+        # appending to or replacing an element of one must build fresh code too
+        self.unrolled = []
 
     @property
     def name(self) -> str:
@@ -118,6 +121,7 @@ def static_sequence(src, node, local_names):
     items = list(seq)
     if any(isinstance(item, _DYNAMIC) for item in items) or not all(callable(i) for i in items):
         return None
+    src.unrolled.append((node, items))
     return items
 
 
