@@ -631,3 +631,51 @@ def test_changing_a_global_list_of_functions_a_loop_was_unrolled_over_builds_aga
         mindgrad.check_grads(_through_functions, (x,), modes=("rev", "fwd"), order=2)
     finally:
         _FUNCTIONS[:] = [np.sin, np.tanh]
+
+
+# ----- defaults ---------------------------------------------------------------------------------
+
+
+def _power(x, k=2.0):
+    return np.sum(x ** k)
+
+
+def _power_kw(x, *, k=2.0):
+    return np.sum(x ** k)
+
+
+def _power_helper(x, k=2.0):
+    return x ** k
+
+
+def _calls_power_helper(x):
+    return np.sum(_power_helper(x) * 1.5)
+
+
+@pytest.fixture
+def restore_defaults():
+    saved = [(f, f.__defaults__, dict(f.__kwdefaults__ or {}) or None)
+             for f in (_power, _power_kw, _power_helper)]
+    yield
+    for f, defaults, kwdefaults in saved:
+        f.__defaults__, f.__kwdefaults__ = defaults, kwdefaults
+
+
+@pytest.mark.parametrize("fn, scale, change", [
+    (_power, 1.0, lambda: setattr(_power, "__defaults__", (3.0,))),
+    (_power_kw, 1.0, lambda: _power_kw.__kwdefaults__.update(k=3.0)),
+    (_calls_power_helper, 1.5, lambda: setattr(_power_helper, "__defaults__", (3.0,))),
+])
+def test_changed_defaults_build_again(restore_defaults, fn, scale, change):
+    x = np.array([1.5, 2.0, 0.5])
+    v = np.array([0.3, -1.0, 2.0])
+    for k in (2.0, 3.0):
+        if k == 3.0:
+            change()
+        expected = scale * k * x ** (k - 1)  # d/dx sum(scale x^k)
+        np.testing.assert_allclose(grad(fn)(x), expected)
+        np.testing.assert_allclose(mindgrad.jvp(fn, (x,), (v,))[1], np.vdot(expected, v))
+        mindgrad.check_grads(fn, (x,), modes=("rev", "fwd"), order=2)
+    c = Counter()
+    grad(fn)(x)
+    assert c.delta() == (0, 1)

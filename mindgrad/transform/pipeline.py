@@ -95,6 +95,7 @@ class Build:
         cache_key = (fn.__code__, id(obj))
         if cache_key not in self._parsed:
             src = source.get_source(fn)
+            self._depend_on_defaults(fn)
             if obj is not None:
                 src.bound[src.tree.args.args[0].id] = obj
             self.record("source", src.name, "".join(src.lines))
@@ -105,6 +106,13 @@ class Build:
             self.record("normalize", src.name, lambda: emit.unparse(fdef))
             self._parsed[cache_key] = (src, fdef, set(names.taken))
         return self._parsed[cache_key]
+
+    def _depend_on_defaults(self, fn):
+        """The code fills in ``fn``'s defaults: changing them must build fresh code."""
+        for attr in ("__defaults__", "__kwdefaults__"):
+            if getattr(fn, attr):
+                self.dependencies.append(("object", fn, (attr,),
+                                          cache.Items.of(getattr(fn, attr))))
 
     def weight_reads(self, src, fdef):
         """Accumulator keys (``self.w``, ``w``) of the weights ``fdef`` reads directly."""
