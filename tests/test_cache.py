@@ -679,3 +679,51 @@ def test_changed_defaults_build_again(restore_defaults, fn, scale, change):
     c = Counter()
     grad(fn)(x)
     assert c.delta() == (0, 1)
+
+
+# ----- weights ----------------------------------------------------------------------------------
+
+
+class _TwoWeights(mindgrad.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.a = mindgrad.nn.Parameter(np.array([2.0, -1.0]), name="a")
+        self.b = mindgrad.nn.Parameter(np.array([5.0, 0.5]), name="b")
+
+    def construct(self, x):
+        return np.sum(x * self.a * self.a + np.sin(x * self.b))
+
+
+def test_swapping_parameters_between_attributes_builds_again():
+    net, x = _TwoWeights(), np.array([0.7, -1.3])
+    a, b = net.a, net.b
+    g = grad(net, None, [a, b])
+    for _ in range(2):
+        ga, gb = g(x)  # d/da sum(x a^2 + sin(x b)) = 2 x a, d/db = x cos(x b)
+        np.testing.assert_allclose(ga, 2 * x * net.a if net.a is a else x * np.cos(x * a))
+        np.testing.assert_allclose(gb, x * np.cos(x * b) if net.b is b else 2 * x * b)
+        net.a, net.b = b, a
+    net.a = mindgrad.nn.Parameter(np.array([1.0, 1.0]), name="c")  # neither weight asked for
+    ga, gb = g(x)
+    np.testing.assert_allclose(ga, x * np.cos(x * a))
+    np.testing.assert_allclose(gb, 0.0)
+
+
+def test_a_new_parameter_at_a_freed_ones_address_builds_again(monkeypatch):
+    import gc
+    import weakref
+
+    # a cache key names the weights by id, and CPython reuses a freed object's address:
+    # make every Parameter's id collide, as a reused address does
+    Parameter = mindgrad.nn.Parameter
+    monkeypatch.setattr(mindgrad.api, "id", lambda o: 1 if isinstance(o, Parameter) else id(o),
+                        raising=False)
+    net, x = _TwoWeights(), np.array([0.7, -1.3])
+    unused = Parameter(np.array([1.0]), name="unused")
+    np.testing.assert_allclose(grad(net, None, [unused])(x)[0], 0.0)
+    freed = weakref.ref(unused)
+    del unused
+    gc.collect()
+    assert freed() is None
+    (ga,) = grad(net, None, [net.a])(x)
+    np.testing.assert_allclose(ga, 2 * x * net.a)

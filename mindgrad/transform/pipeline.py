@@ -72,10 +72,14 @@ class Build:
         self.weights = list(weights)   # the Parameters whose gradients are asked for
         self._parsed = {}
         self._weight_sets = {}
+        self._parameter_reads = {}  # id(Source) -> paths of the Parameters it reads, recorded
         self.units = []          # (src, [FunctionDef], bindings)
         self.callees = {}        # (code, mask) -> (forward name, backward name)
         self.function_names = A.NameGen()
-        self.dependencies = []   # (globals dict, name, object) the result depends on
+        # (where, root, path, object): what the result depends on (see mindgrad.cache). The
+        # weights asked for come first: a cache key names them by id, so the entry must die
+        # with them, or a new Parameter at a freed one's address would find it
+        self.dependencies = [("object", w, (), w) for w in self.weights]
         self.stages = []         # (stage, function name, text)
 
     def record(self, stage, name, text):
@@ -115,17 +119,27 @@ class Build:
                                           cache.Items.of(getattr(fn, attr))))
 
     def weight_reads(self, src, fdef):
-        """Accumulator keys (``self.w``, ``w``) of the weights ``fdef`` reads directly."""
+        """Accumulator keys (``self.w``, ``w``) of the weights ``fdef`` reads directly. Each
+        Parameter read is a dependency, requested or not: which one a path holds decides
+        which gradient the code gives (``net.a, net.b = net.b, net.a`` builds fresh code)."""
         if not self.weights:
             return {}
+        from mindgrad.nn import Parameter
+
         local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
-        found = {}
+        found, depended = {}, self._parameter_reads.setdefault(id(src), set())
         for node in A.walk(fdef):
             if isinstance(node, (gast.Name, gast.Attribute)) and isinstance(node.ctx, gast.Load):
                 obj = source.static_value(src, node, local_names)
+                if not isinstance(obj, Parameter):
+                    continue
+                path = source.dotted(node)
+                if path not in depended:
+                    depended.add(path)
+                    self._depend(src, node, obj)
                 for index, weight in enumerate(self.weights):
                     if obj is weight:
-                        found[source.dotted(node)] = index
+                        found[path] = index
         return found
 
     def weights_of(self, callee):
