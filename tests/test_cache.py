@@ -727,3 +727,59 @@ def test_a_new_parameter_at_a_freed_ones_address_builds_again(monkeypatch):
     assert freed() is None
     (ga,) = grad(net, None, [net.a])(x)
     np.testing.assert_allclose(ga, 2 * x * net.a)
+
+
+# ----- a source file edited without a reload ----------------------------------------------------
+
+
+_FIRST = "import numpy as np\n\n\ndef f(x):\n    return np.sum(x * x)\n\n\ndef g(x):\n" \
+         "    return np.sum(x * 5.0)\n"
+
+
+def _import_file(path, text):
+    import importlib.util
+
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(f"_edited_{next(_cells)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _edit(path, text):
+    """Rewrite the file as an editor does, without reloading the module."""
+    import os
+
+    stat = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+
+
+def test_a_rebuild_reads_the_source_it_read_first(tmp_path):
+    module = _import_file(tmp_path / "model.py", _FIRST)
+    x = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(grad(module.f)(x), 2 * x)
+    _edit(tmp_path / "model.py", _FIRST.replace("x * x", "x * x * x"))
+    # new argument kinds build again, from the text the function was defined by
+    x32 = x.astype(np.float32)
+    np.testing.assert_allclose(grad(module.f)(x32), 2 * x32)
+    assert "grad of: return np.sum(x * x)\n" in grad(module.f).source(x32)
+    np.testing.assert_allclose(mindgrad.jvp(module.f, (x32,), (np.ones(3, np.float32),))[1],
+                               np.sum(2 * x32), rtol=1e-6)
+
+
+def test_a_function_whose_definition_moved_in_the_edited_file_is_a_clear_error(tmp_path):
+    module = _import_file(tmp_path / "model.py", _FIRST)
+    # g now sits on f's old line and f on g's: neither text is the function's own
+    _edit(tmp_path / "model.py", "import numpy as np\n\n\ndef g(x):\n    return np.sum(x * 5.0)"
+                                 "\n\n\ndef f(x):\n    return np.sum(x * x)\n")
+    x = np.array([1.0, 2.0])
+    with pytest.raises(mindgrad.NoSourceError, match=r"model\.py:4: def g\(x\):.*reload"):
+        grad(module.f)(x)
+    with pytest.raises(mindgrad.NoSourceError, match=r"model\.py:8: def f\(x\):"):
+        grad(module.g)(x)
+    # the same name with other parameters is no match either
+    module = _import_file(tmp_path / "other.py", _FIRST)
+    _edit(tmp_path / "other.py", _FIRST.replace("def f(x)", "def f(y)"))
+    with pytest.raises(mindgrad.NoSourceError, match=r"parameters \(y\), not \(x\)"):
+        grad(module.f)(x)
