@@ -6,7 +6,8 @@ new object. An entry stays valid while the function's code object, the rule regi
 (read before the build, so a rule registered during a build counts) and every dependency the
 build recorded are unchanged: the globals, closure variables and attributes it resolved (the
 user functions it calls, the Cells a loop was unrolled over and the length of that list, the
-weights it reads, the defaults it filled in); otherwise it is rebuilt.
+weights it reads, the defaults it filled in), and those of the generated code it calls
+(``grad(grad(f))`` runs the code of ``grad(f)``); otherwise it is rebuilt.
 
 Entries hold the objects they depend on weakly where Python allows it, so caching a gradient
 never keeps a Cell, a callable object or a Parameter alive. ``stats()`` counts builds and hits,
@@ -74,22 +75,36 @@ class _Held:
 
 
 class _Entry:
-    """A generated gradient and what it was built from."""
+    """A generated gradient and what it was built from: its own dependencies, and those of
+    the generated code it calls (``grad(grad(f))`` calls the code of ``grad(f)``)."""
 
     __slots__ = ("code", "dependencies", "generated", "version")
 
-    def __init__(self, code, version, generated):
-        self.code = code
+    def __init__(self, fn, version, generated, inherited):
+        self.code = _code_of(fn)
         self.version = version
         self.generated = generated
         # held here, weakly; the strong list would keep the Cells it names alive
         self.dependencies = [_held_dependency(*dep) for dep in generated.dependencies]
+        self.dependencies += inherited
         generated.dependencies = ()
+
+    def pass_up(self, fn):
+        """Make this entry's dependencies those of the build running, if any: code built from
+        it is stale when it is."""
+        if _collecting:
+            root = fn.__func__ if isinstance(fn, types.MethodType) else fn
+            _collecting[-1].extend(self.dependencies)
+            _collecting[-1].append(("code", _Held(root), (), _Held(self.code)))
 
 
 def _held_dependency(where, root, path, obj):
-    expected = Items(_Held(o) for o in obj) if isinstance(obj, Items) else _Held(obj)
-    return where, _Held(root), path, expected
+    expected = Items(_hold(o) for o in obj) if isinstance(obj, Items) else _hold(obj)
+    return where, _hold(root), path, expected
+
+
+def _hold(obj):
+    return obj if isinstance(obj, _Held) else _Held(obj)
 
 
 def _code_of(fn):
@@ -115,6 +130,10 @@ def _table(fn):
         return {}, name
 
 
+# the dependencies of the generated code each running build uses, innermost build last
+_collecting: list = []
+
+
 def lookup(fn, options, args, build):
     """The generated entry for ``fn`` called with ``args``, built by ``build()`` on a miss."""
     table, name = _table(fn)
@@ -122,12 +141,17 @@ def lookup(fn, options, args, build):
     entry = table.get(key)
     if entry is not None and _valid(fn, entry):
         _stats["hits"] += 1
-        return entry.generated
-    version = rules.registry_version()
-    generated = build()
-    _stats["builds"] += 1
-    table[key] = _Entry(_code_of(fn), version, generated)
-    return generated
+    else:
+        version = rules.registry_version()
+        _collecting.append([])
+        try:
+            generated = build()
+        finally:
+            inherited = _collecting.pop()
+        _stats["builds"] += 1
+        entry = table[key] = _Entry(fn, version, generated, inherited)
+    entry.pass_up(fn)
+    return entry.generated
 
 
 _MISSING = object()
@@ -138,7 +162,9 @@ def _valid(fn, entry) -> bool:
         return False
     for where, root, path, expected in entry.dependencies:
         value = root.get()
-        if where == "global":
+        if where == "code":
+            value = _code_of(value)
+        elif where == "global":
             value = value.get(path[0], _MISSING)
             path = path[1:]
         elif where == "cell":

@@ -783,3 +783,51 @@ def test_a_function_whose_definition_moved_in_the_edited_file_is_a_clear_error(t
     _edit(tmp_path / "other.py", _FIRST.replace("def f(x)", "def f(y)"))
     with pytest.raises(mindgrad.NoSourceError, match=r"parameters \(y\), not \(x\)"):
         grad(module.f)(x)
+
+
+# ----- generated code that calls generated code -------------------------------------------------
+
+
+def _inner_helper(a):
+    return a * a
+
+
+def _inner_cube(a):
+    return a * a * a
+
+
+def _inner_loss(a):
+    return np.sum(_inner_helper(a))
+
+
+_inner_gradient = grad(_inner_loss)
+
+
+def _calls_a_gradient(a):
+    return np.sum(_inner_gradient(a) * a)
+
+
+@pytest.fixture
+def restore_inner_helper():
+    saved = _inner_helper
+    yield
+    globals()["_inner_helper"] = saved
+
+
+def test_rebinding_what_an_inner_gradient_calls_builds_the_outer_again(restore_inner_helper):
+    x = np.array([0.5, -1.0, 2.0])
+    outer = {
+        "grad(grad(f))": mindgrad.grad(mindgrad.grad(_inner_loss)),
+        "jacrev(jacrev(f))": lambda a: np.diag(mindgrad.jacrev(mindgrad.jacrev(_inner_loss))(a)),
+        "jacfwd(jacrev(f))": lambda a: np.diag(mindgrad.jacfwd(mindgrad.jacrev(_inner_loss))(a)),
+        "jvp(grad(f))": lambda a: mindgrad.jvp(_inner_gradient, (a,), (np.ones_like(a),))[1],
+        "grad(f calling grad(g))": grad(_calls_a_gradient),
+    }
+    # f = sum(h(a)): f'' = h''; f calling grad: d/da sum(h'(a) a) = h''(a) a + h'(a)
+    for helper, h1, h2 in [(_inner_helper, lambda a: 2 * a, lambda a: 2 + 0 * a),
+                           (_inner_cube, lambda a: 3 * a ** 2, lambda a: 6 * a)]:
+        globals()["_inner_helper"] = helper
+        expected = {name: h2(x) for name in outer}
+        expected["grad(f calling grad(g))"] = h2(x) * x + h1(x)
+        for name, fn in outer.items():
+            np.testing.assert_allclose(fn(x), expected[name], err_msg=name)
