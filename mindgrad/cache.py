@@ -53,58 +53,61 @@ class Items(tuple):
         return cls(value)
 
 
-_GONE = object()
-
-
-class _Held:
-    """An object held weakly where it allows that: ``get()`` gives it, or _GONE once freed."""
-
-    __slots__ = ("_obj", "_ref")
-
-    def __init__(self, obj):
-        try:
-            self._ref, self._obj = weakref.ref(obj), None
-        except TypeError:
-            self._ref, self._obj = None, obj
-
-    def get(self):
-        if self._ref is None:
-            return self._obj
-        obj = self._ref()
-        return _GONE if obj is None else obj
+def _strong(obj):
+    """A callable giving ``obj`` back, as a live weak reference does."""
+    return itertools.repeat(obj).__next__
 
 
 class _Entry:
     """A generated gradient and what it was built from: its own dependencies, and those of
-    the generated code it calls (``grad(grad(f))`` calls the code of ``grad(f)``)."""
+    the generated code it calls (``grad(grad(f))`` calls the code of ``grad(f)``).
 
-    __slots__ = ("code", "dependencies", "generated", "version")
+    A dependency is ``(where, root, name, path, expected, items)``: ``root`` and ``expected``
+    are callables giving the objects back (``expected`` a tuple of them when ``items``), weak
+    references where the objects allow them; ``name`` is the global's name for a global. The death of any of those objects makes the
+    entry stale, so a live entry's weak references all give their objects.
+    """
+
+    __slots__ = ("__weakref__", "code", "dependencies", "generated", "stale", "version")
 
     def __init__(self, fn, version, generated, inherited):
         self.code = _code_of(fn)
         self.version = version
         self.generated = generated
+        self.stale = False
         # held here, weakly; the strong list would keep the Cells it names alive
-        self.dependencies = [_held_dependency(*dep) for dep in generated.dependencies]
-        self.dependencies += inherited
+        self.dependencies = [self._dependency(*dep)
+                             for dep in itertools.chain(generated.dependencies, inherited)]
         generated.dependencies = ()
+
+    def _dependency(self, where, root, path, obj):
+        name = None
+        if where == "global":
+            name, path = path[0], path[1:]
+        if isinstance(obj, Items):
+            return where, self._hold(root), name, path, tuple(map(self._hold, obj)), True
+        return where, self._hold(root), name, path, self._hold(obj), False
+
+    def _hold(self, obj):
+        try:
+            return weakref.ref(obj, self._expire)
+        except TypeError:
+            return _strong(obj)
+
+    def _expire(self, _):
+        self.stale = True
 
     def pass_up(self, fn):
         """Make this entry's dependencies those of the build running, if any: code built from
         it is stale when it is."""
-        if _collecting:
-            root = fn.__func__ if isinstance(fn, types.MethodType) else fn
-            _collecting[-1].extend(self.dependencies)
-            _collecting[-1].append(("code", _Held(root), (), _Held(self.code)))
-
-
-def _held_dependency(where, root, path, obj):
-    expected = Items(_hold(o) for o in obj) if isinstance(obj, Items) else _hold(obj)
-    return where, _hold(root), path, expected
-
-
-def _hold(obj):
-    return obj if isinstance(obj, _Held) else _Held(obj)
+        if not _collecting:
+            return
+        collected = _collecting[-1]
+        for where, root, name, path, expected, items in self.dependencies:
+            obj = Items(e() for e in expected) if items else expected()
+            collected.append((where, root(), path if name is None else (name,) + path, obj))
+        root = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        collected.append(("code", root, (), self.code))
 
 
 def _code_of(fn):
@@ -158,46 +161,45 @@ _MISSING = object()
 
 
 def _valid(fn, entry) -> bool:
-    if _code_of(fn) is not entry.code or entry.version != rules.registry_version():
+    if entry.stale or _code_of(fn) is not entry.code or \
+            entry.version != rules.registry_version():
         return False
-    for where, root, path, expected in entry.dependencies:
-        value = root.get()
-        if where == "code":
-            value = _code_of(value)
-        elif where == "global":
-            value = value.get(path[0], _MISSING)
-            path = path[1:]
+    for where, root, name, path, expected, items in entry.dependencies:
+        value = root()
+        if where == "global":
+            value = value.get(name, _MISSING)
         elif where == "cell":
             try:
                 value = value.cell_contents
             except ValueError:
                 return False
+        elif where == "code":
+            value = _code_of(value)
         for step in path:
-            value = _step(value, step)
-        if value is _MISSING or value is _GONE or not _matches(value, expected):
+            value = getattr(value, step, _MISSING) if step.__class__ is str else \
+                _item(value, step)
+        if items:
+            if not _same_items(value, expected):
+                return False
+        elif value is not expected():
             return False
-    return True
+    return not entry.stale  # an object that died during the checks
 
 
-def _step(value, step):
-    """``value.step``, or ``value[step]`` for an int (an element of a list of Cells)."""
-    if not isinstance(step, int):
-        return getattr(value, step, _MISSING)
+def _item(value, index):
+    """``value[index]`` (an element of a list of Cells), or _MISSING."""
     try:
-        return value[step]
+        return value[index]
     except (IndexError, KeyError, TypeError):
         return _MISSING
 
 
-def _matches(value, expected) -> bool:
-    if isinstance(expected, Items):
-        try:
-            items = Items.of(value)
-        except TypeError:
-            return False
-        return len(items) == len(expected) and \
-            all(a is b.get() for a, b in zip(items, expected))
-    return value is expected.get()
+def _same_items(value, expected) -> bool:
+    try:
+        items = Items.of(value)
+    except TypeError:
+        return False
+    return len(items) == len(expected) and all(a is b() for a, b in zip(items, expected))
 
 
 def stats() -> dict:

@@ -112,11 +112,13 @@ class Build:
         return self._parsed[cache_key]
 
     def _depend_on_defaults(self, fn):
-        """The code fills in ``fn``'s defaults: changing them must build fresh code."""
-        for attr in ("__defaults__", "__kwdefaults__"):
-            if getattr(fn, attr):
-                self.dependencies.append(("object", fn, (attr,),
-                                          cache.Items.of(getattr(fn, attr))))
+        """The code fills in ``fn``'s defaults: changing them must build fresh code. (The
+        defaults are a tuple, replaced whole; the keyword-only ones a dict, changed in place.)"""
+        if fn.__defaults__:
+            self.dependencies.append(("object", fn, ("__defaults__",), fn.__defaults__))
+        if fn.__kwdefaults__:
+            self.dependencies.append(("object", fn, ("__kwdefaults__",),
+                                      cache.Items.of(fn.__kwdefaults__)))
 
     def weight_reads(self, src, fdef):
         """Accumulator keys (``self.w``, ``w``) of the weights ``fdef`` reads directly. Each
