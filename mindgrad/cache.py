@@ -1,13 +1,23 @@
 """The one cache of generated gradients: what goes into a key, and nothing else.
 
-A key is (the function, the options, the kinds of the arguments). An entry stays valid while
-the function's code object, every global its generated code relies on (the user functions it
-calls, their rebinding in a notebook included) and the rule registry's version are unchanged;
-otherwise it is rebuilt. ``stats()`` counts builds and hits, so tests can count, not time.
+A key is (the function, the options, the kinds of the arguments); a bound method is keyed by its
+instance and function, so ``grad(obj.method)`` finds its entry although each ``obj.method`` is a
+new object. An entry stays valid while the function's code object, the rule registry's version
+(read before the build, so a rule registered during a build counts) and every dependency the
+build recorded are unchanged: the globals, closure variables and attributes it resolved (the
+user functions it calls, the Cells a loop was unrolled over and the length of that list, the
+weights it reads, the defaults it filled in), and those of the generated code it calls
+(``grad(grad(f))`` runs the code of ``grad(f)``); otherwise it is rebuilt.
+
+Entries hold the objects they depend on weakly where Python allows it, so caching a gradient
+never keeps a Cell, a callable object or a Parameter alive. ``stats()`` counts builds and hits,
+so tests can count, not time.
 """
 
 from __future__ import annotations
 
+import itertools
+import types
 import weakref
 
 import numpy as np
@@ -30,6 +40,76 @@ def kind(value):
     return cls
 
 
+class Items(tuple):
+    """A dependency on the items of a sequence or dict, by identity (not on the container):
+    ``Items.of(self.layers)`` stays valid while the list holds the same objects in order."""
+
+    @classmethod
+    def of(cls, value):
+        if value is None:
+            return cls()
+        if isinstance(value, dict):
+            return cls(itertools.chain.from_iterable(value.items()))
+        return cls(value)
+
+
+def _strong(obj):
+    """A callable giving ``obj`` back, as a live weak reference does."""
+    return itertools.repeat(obj).__next__
+
+
+class _Entry:
+    """A generated gradient and what it was built from: its own dependencies, and those of
+    the generated code it calls (``grad(grad(f))`` calls the code of ``grad(f)``).
+
+    A dependency is ``(where, root, name, path, expected, items)``: ``root`` and ``expected``
+    are callables giving the objects back (``expected`` a tuple of them when ``items``), weak
+    references where the objects allow them; ``name`` is the global's name for a global. The death of any of those objects makes the
+    entry stale, so a live entry's weak references all give their objects.
+    """
+
+    __slots__ = ("__weakref__", "code", "dependencies", "generated", "stale", "version")
+
+    def __init__(self, fn, version, generated, inherited):
+        self.code = _code_of(fn)
+        self.version = version
+        self.generated = generated
+        self.stale = False
+        # held here, weakly; the strong list would keep the Cells it names alive
+        self.dependencies = [self._dependency(*dep)
+                             for dep in itertools.chain(generated.dependencies, inherited)]
+        generated.dependencies = ()
+
+    def _dependency(self, where, root, path, obj):
+        name = None
+        if where == "global":
+            name, path = path[0], path[1:]
+        if isinstance(obj, Items):
+            return where, self._hold(root), name, path, tuple(map(self._hold, obj)), True
+        return where, self._hold(root), name, path, self._hold(obj), False
+
+    def _hold(self, obj):
+        try:
+            return weakref.ref(obj, self._expire)
+        except TypeError:
+            return _strong(obj)
+
+    def _expire(self, _):
+        self.stale = True
+
+    def pass_up(self, fn):
+        """Make this entry's dependencies those of the build running, if any: code built from
+        it is stale when it is."""
+        if not _collecting:
+            return
+        collected = _collecting[-1]
+        for where, root, name, path, expected, items in self.dependencies:
+            obj = Items(e() for e in expected) if items else expected()
+            collected.append((where, root(), path if name is None else (name,) + path, obj))
+        root = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        collected.append(("code", root, (), self.code))
+
+
 def _code_of(fn):
     """The code object whose change means ``fn`` was redefined."""
     code = getattr(fn, "__code__", None)
@@ -41,50 +121,85 @@ def _code_of(fn):
     return getattr(function, "__code__", None)
 
 
+def _table(fn):
+    """The entries of ``fn``, living as long as ``fn`` does (as long as the instance, for a
+    bound method), and the part of the key that names ``fn`` within that table."""
+    owner, name = fn, None
+    if isinstance(fn, types.MethodType):
+        owner, name = fn.__self__, fn.__func__
+    try:
+        return _entries.setdefault(owner, {}), name
+    except TypeError:  # not weak-referenceable (or not hashable): no caching
+        return {}, name
+
+
+# the dependencies of the generated code each running build uses, innermost build last
+_collecting: list = []
+
+
 def lookup(fn, options, args, build):
     """The generated entry for ``fn`` called with ``args``, built by ``build()`` on a miss."""
-    key = (options, tuple(kind(a) for a in args))
-    try:
-        table = _entries.setdefault(fn, {})
-    except TypeError:  # not weak-referenceable: no caching
-        table = {}
+    table, name = _table(fn)
+    key = (name, options, tuple(kind(a) for a in args))
     entry = table.get(key)
     if entry is not None and _valid(fn, entry):
         _stats["hits"] += 1
-        return entry[1]
-    generated = build()
-    _stats["builds"] += 1
-    table[key] = (_code_of(fn), generated)
-    return generated
+    else:
+        version = rules.registry_version()
+        _collecting.append([])
+        try:
+            generated = build()
+        finally:
+            inherited = _collecting.pop()
+        _stats["builds"] += 1
+        entry = table[key] = _Entry(fn, version, generated, inherited)
+    entry.pass_up(fn)
+    return entry.generated
 
 
 _MISSING = object()
 
 
 def _valid(fn, entry) -> bool:
-    code, generated = entry
-    if _code_of(fn) is not code:
+    if entry.stale or _code_of(fn) is not entry.code or \
+            entry.version != rules.registry_version():
         return False
-    for where, root, path, obj in generated.dependencies:
-        if where == "rules":
-            if obj != rules.registry_version():
-                return False
-            continue
+    for where, root, name, path, expected, items in entry.dependencies:
+        value = root()
         if where == "global":
-            value = root.get(path[0], _MISSING)
-            path = path[1:]
+            value = value.get(name, _MISSING)
         elif where == "cell":
             try:
-                value = root.cell_contents
+                value = value.cell_contents
             except ValueError:
                 return False
-        else:
-            value = root
-        for attr in path:
-            value = getattr(value, attr, _MISSING)
-        if value is not obj:
+        elif where == "code":
+            value = _code_of(value)
+        for step in path:
+            value = getattr(value, step, _MISSING) if step.__class__ is str else \
+                _item(value, step)
+        if items:
+            if not _same_items(value, expected):
+                return False
+        elif value is not expected():
             return False
-    return True
+    return not entry.stale  # an object that died during the checks
+
+
+def _item(value, index):
+    """``value[index]`` (an element of a list of Cells), or _MISSING."""
+    try:
+        return value[index]
+    except (IndexError, KeyError, TypeError):
+        return _MISSING
+
+
+def _same_items(value, expected) -> bool:
+    try:
+        items = Items.of(value)
+    except TypeError:
+        return False
+    return len(items) == len(expected) and all(a is b() for a, b in zip(items, expected))
 
 
 def stats() -> dict:

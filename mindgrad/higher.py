@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import linecache
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +18,7 @@ import numpy as np
 from mindgrad import api, cache, runtime
 from mindgrad.api import GradFunction, _positions, grad
 from mindgrad.rules import nondifferentiable
-from mindgrad.transform import pipeline
+from mindgrad.transform import emit, pipeline
 
 __all__ = ["Jacobian", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
 
@@ -41,8 +40,8 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
     made = grad_fn.__dict__.setdefault("_as_python", {})
     if args is None:  # called from code being transformed: no argument kinds to specialise on
         kinds = ("any", nargs)
-        generated = made[kinds][0] if kinds in made else pipeline.run(
-            grad_fn.fn, grad_fn.positions, weights=grad_fn.weights, nargs=nargs)
+        generated = cache.lookup(grad_fn.fn, ("any", grad_fn.positions, nargs), (),
+                                 lambda: pipeline.run(grad_fn.fn, grad_fn.positions, nargs=nargs))
     else:
         args = args[:-1] if grad_fn.sens_param else args
         kinds = tuple(cache.kind(a) for a in args)
@@ -71,8 +70,8 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
 def _compiled(text, name, namespace):
     """The function ``name`` defined by ``text``, with its source registered for reading."""
     filename = f"<mindgrad {name} #{next(_counter)}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
+    emit.keep_lines(filename, text, [namespace[name].__code__])
     return namespace[name]
 
 
@@ -80,8 +79,17 @@ def tangent_as_python(fn, positions, nargs):
     """A Python function with source computing ``jvp(fn, inputs, v)`` for ``nargs`` inputs with
     tangents at ``positions``, taking the inputs then those tangents: it calls the generated
     tangent code, so reverse mode can differentiate it (reverse over forward)."""
+    return _tangent_wrapper(_tangent_code(fn, positions, nargs), positions, nargs)
+
+
+def _tangent_code(fn, positions, nargs):
+    """The generated tangent code of ``fn`` for any argument kinds, from the cache."""
     target = as_python(fn, None, nargs) if isinstance(fn, GradFunction) else fn
-    generated = pipeline.run_forward(target, positions, nargs=nargs)
+    return cache.lookup(target, ("tangent", positions, nargs), (),
+                        lambda: pipeline.run_forward(target, positions, nargs=nargs))
+
+
+def _tangent_wrapper(generated, positions, nargs):
     entry = generated.function
     params = [f"x{i}" for i in range(nargs)]
     tangents = [f"t{p}" for p in positions]
@@ -329,14 +337,20 @@ def jacobian_as_python(jac: Jacobian, nargs: int):
         raise NotImplementedError("a Jacobian differentiated again supports one int "
                                   "grad_position without has_aux")
     made = jac.__dict__.setdefault("_as_python", {})
-    if nargs in made:
-        return made[nargs]
     p = jac.grad_position
+    # the code it calls, from the cache (so stale code is rebuilt); a new one makes a new wrapper
+    if jac.mode == "rev":
+        if ("gradient", nargs) not in made:
+            made["gradient", nargs] = GradFunction(jac.fn, (p,), None, False, False, True, False)
+        inner = as_python(made["gradient", nargs], None, nargs)
+    else:
+        inner = _tangent_code(jac.fn, (p,), nargs)
+    if nargs in made and made[nargs][0] is inner:
+        return made[nargs][1]
     params = ", ".join(f"x{i}" for i in range(nargs))
     name = jac.__name__
     if jac.mode == "rev":
-        gradient = GradFunction(jac.fn, (p,), None, False, False, True, False)
-        namespace = {"fn": jac.fn, "gradient": as_python(gradient, None, nargs)}
+        namespace = {"fn": jac.fn, "gradient": inner}
         text = (f"def {name}({params}):\n"
                 f"    out = fn({params})\n"
                 f"    rows = []\n"
@@ -344,7 +358,7 @@ def jacobian_as_python(jac: Jacobian, nargs: int):
                 f"        rows.append(gradient({params}, e))\n"
                 f"    return np.reshape(np.stack(rows), np.shape(out) + np.shape(x{p}))\n")
     else:
-        namespace = {"tangent": tangent_as_python(jac.fn, (p,), nargs)}
+        namespace = {"tangent": _tangent_wrapper(inner, (p,), nargs)}
         text = (f"def {name}({params}):\n"
                 f"    columns = []\n"
                 f"    for e in unit_vectors(x{p}):  # one input element at a time\n"
@@ -354,8 +368,8 @@ def jacobian_as_python(jac: Jacobian, nargs: int):
                 f"    return np.reshape(np.stack(columns, axis=-1), "
                 f"np.shape(out) + np.shape(x{p}))\n")
     namespace.update(np=np, unit_vectors=unit_vectors)
-    made[nargs] = _compiled(text, name, namespace)
-    return made[nargs]
+    made[nargs] = (inner, _compiled(text, name, namespace))
+    return made[nargs][1]
 
 
 def hessian(fn: Callable, grad_position: Any = 0):

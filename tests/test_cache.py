@@ -451,3 +451,382 @@ def test_helper_redefined_in_a_later_cell_is_picked_up():
     np.testing.assert_allclose(g(x), 2 * x)
     _run_cell("def helper(x):\n    return x * x * x\n", 4, namespace)
     np.testing.assert_allclose(g(x), 3 * x ** 2)
+
+
+def test_a_rule_registered_during_a_build_builds_again(monkeypatch):
+    # the registry version is read before the build: code built while a rule was being
+    # registered (another thread, or an import the build triggers) is not kept
+    from mindgrad.transform import pipeline
+
+    compile_ = pipeline.Build.compile
+
+    def compile_while_registering(self, label):
+        monkeypatch.setattr(pipeline.Build, "compile", compile_)
+
+        @mindgrad.adjoint(_wrapped)
+        def _(out, a):
+            d[a] = d[out] * 100.0  # deliberately wrong, so its use shows
+
+        return compile_(self, label)
+
+    monkeypatch.setattr(pipeline.Build, "compile", compile_while_registering)
+    g = grad(_calls_wrapped)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(g(x), [4, 4])  # built from the source, as the build began
+    c = Counter()
+    np.testing.assert_allclose(g(x), [101, 101])
+    assert c.delta() == (1, 0)
+
+
+# ----- what the cache keeps alive ---------------------------------------------------------------
+
+
+class _Block(mindgrad.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = mindgrad.nn.Parameter(np.full((3, 3), 0.1), name="w")
+
+    def construct(self, x):
+        return np.tanh(x @ self.w)
+
+
+class _Model(mindgrad.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.a = _Block()
+        self.b = _Block()
+
+    def construct(self, x):
+        return np.sum(self.b(self.a(x)))
+
+
+class _Scaled:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return np.sum(x * self.k)
+
+    def loss(self, x):
+        return np.sum(x * x * self.k)
+
+
+def test_cached_models_and_callables_are_freed():
+    import gc
+    import weakref
+
+    x = np.full((2, 3), 0.5)
+    gc.collect()
+    lines = len(linecache.cache)
+    refs = []
+    for _ in range(30):
+        net, obj = _Model(), _Scaled(2.0)
+        weights = net.trainable_params()
+        mindgrad.grad(net, 0, weights)(x)
+        mindgrad.value_and_grad(net)(x)
+        mindgrad.jvp(net, (x,), (x,))
+        mindgrad.vjp(net, x)[1](1.0)
+        np.testing.assert_allclose(mindgrad.grad(obj)(x), np.full_like(x, 2.0))
+        np.testing.assert_allclose(mindgrad.grad(obj.loss)(x), 4.0 * x)
+        refs += [weakref.ref(net), weakref.ref(obj)] + [weakref.ref(w) for w in weights]
+        del net, obj, weights
+    gc.collect()
+    assert [r for r in refs if r() is not None] == []
+    # the generated code's lines are dropped with it
+    assert len(linecache.cache) <= lines + 2
+
+
+def test_grad_of_a_bound_method_builds_once():
+    obj = _Scaled(3.0)
+    x = np.array([0.5, -1.0, 2.0])
+    c = Counter()
+    for _ in range(3):
+        np.testing.assert_allclose(mindgrad.grad(obj.loss)(x), 6.0 * x)
+    assert c.delta() == (1, 2)
+    other = _Scaled(5.0)  # another instance: its own entry, its own numbers
+    np.testing.assert_allclose(mindgrad.grad(other.loss)(x), 10.0 * x)
+    np.testing.assert_allclose(mindgrad.grad(obj.loss)(x), 6.0 * x)
+    assert c.delta() == (1, 1)
+
+
+# ----- loops unrolled over lists of Cells or functions ------------------------------------------
+
+
+class _Tanh(mindgrad.nn.Cell):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def construct(self, x):
+        return np.tanh(x * self.k)
+
+
+class _Stack(mindgrad.nn.Cell):
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = layers
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return np.sum(x * x)
+
+
+def _stack_value(ks, x):
+    for k in ks:
+        x = np.tanh(x * k)
+    return np.sum(x * x)
+
+
+def _check_stack(net, ks, x):
+    """grad and jvp of ``net`` against central differences of the same stack in NumPy."""
+    mindgrad.check_grads(net, (x,), modes=("rev", "fwd"))
+    v = np.linspace(-1.0, 1.0, x.size).reshape(x.shape)
+    eps = 1e-6
+    numeric = (_stack_value(ks, x + eps * v) - _stack_value(ks, x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(np.vdot(mindgrad.grad(net)(x), v), numeric, rtol=1e-6)
+    np.testing.assert_allclose(mindgrad.jvp(net, (x,), (v,))[1], numeric, rtol=1e-6)
+
+
+@pytest.mark.parametrize("container", [list, mindgrad.nn.CellList])
+def test_changing_the_list_of_cells_a_loop_was_unrolled_over_builds_again(container):
+    x = np.array([0.3, -0.7, 1.1])
+    net = _Stack(container([_Tanh(0.5), _Tanh(-1.5)]))
+    _check_stack(net, [0.5, -1.5], x)
+    c = Counter()
+    mindgrad.grad(net)(x)
+    assert c.delta() == (0, 1)
+    net.layers.append(_Tanh(2.0))
+    _check_stack(net, [0.5, -1.5, 2.0], x)
+    if container is list:  # a CellList has no item assignment
+        net.layers[0] = _Tanh(0.25)
+        _check_stack(net, [0.25, -1.5, 2.0], x)
+        del net.layers[1]
+        _check_stack(net, [0.25, 2.0], x)
+    net.layers = container([_Tanh(3.0)])
+    _check_stack(net, [3.0], x)
+
+
+_FUNCTIONS = [np.sin, np.tanh]
+
+
+def _through_functions(x):
+    for fn in _FUNCTIONS:
+        x = fn(x)
+    return np.sum(x)
+
+
+def test_changing_a_global_list_of_functions_a_loop_was_unrolled_over_builds_again():
+    x = np.array([0.2, 0.9])
+    g = grad(_through_functions)
+    np.testing.assert_allclose(g(x), np.cos(x) * (1 - np.tanh(np.sin(x)) ** 2))
+    try:
+        _FUNCTIONS.append(np.exp)
+        np.testing.assert_allclose(g(x), np.exp(np.tanh(np.sin(x))) *
+                                   (1 - np.tanh(np.sin(x)) ** 2) * np.cos(x))
+        _FUNCTIONS[0] = np.cos
+        np.testing.assert_allclose(g(x), np.exp(np.tanh(np.cos(x))) *
+                                   (1 - np.tanh(np.cos(x)) ** 2) * -np.sin(x))
+        mindgrad.check_grads(_through_functions, (x,), modes=("rev", "fwd"), order=2)
+    finally:
+        _FUNCTIONS[:] = [np.sin, np.tanh]
+
+
+# ----- defaults ---------------------------------------------------------------------------------
+
+
+def _power(x, k=2.0):
+    return np.sum(x ** k)
+
+
+def _power_kw(x, *, k=2.0):
+    return np.sum(x ** k)
+
+
+def _power_helper(x, k=2.0):
+    return x ** k
+
+
+def _calls_power_helper(x):
+    return np.sum(_power_helper(x) * 1.5)
+
+
+@pytest.fixture
+def restore_defaults():
+    saved = [(f, f.__defaults__, dict(f.__kwdefaults__ or {}) or None)
+             for f in (_power, _power_kw, _power_helper)]
+    yield
+    for f, defaults, kwdefaults in saved:
+        f.__defaults__, f.__kwdefaults__ = defaults, kwdefaults
+
+
+@pytest.mark.parametrize("fn, scale, change", [
+    (_power, 1.0, lambda: setattr(_power, "__defaults__", (3.0,))),
+    (_power_kw, 1.0, lambda: _power_kw.__kwdefaults__.update(k=3.0)),
+    (_calls_power_helper, 1.5, lambda: setattr(_power_helper, "__defaults__", (3.0,))),
+])
+def test_changed_defaults_build_again(restore_defaults, fn, scale, change):
+    x = np.array([1.5, 2.0, 0.5])
+    v = np.array([0.3, -1.0, 2.0])
+    for k in (2.0, 3.0):
+        if k == 3.0:
+            change()
+        expected = scale * k * x ** (k - 1)  # d/dx sum(scale x^k)
+        np.testing.assert_allclose(grad(fn)(x), expected)
+        np.testing.assert_allclose(mindgrad.jvp(fn, (x,), (v,))[1], np.vdot(expected, v))
+        mindgrad.check_grads(fn, (x,), modes=("rev", "fwd"), order=2)
+    c = Counter()
+    grad(fn)(x)
+    assert c.delta() == (0, 1)
+
+
+# ----- weights ----------------------------------------------------------------------------------
+
+
+class _TwoWeights(mindgrad.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.a = mindgrad.nn.Parameter(np.array([2.0, -1.0]), name="a")
+        self.b = mindgrad.nn.Parameter(np.array([5.0, 0.5]), name="b")
+
+    def construct(self, x):
+        return np.sum(x * self.a * self.a + np.sin(x * self.b))
+
+
+def test_swapping_parameters_between_attributes_builds_again():
+    net, x = _TwoWeights(), np.array([0.7, -1.3])
+    a, b = net.a, net.b
+    g = grad(net, None, [a, b])
+    for _ in range(2):
+        ga, gb = g(x)  # d/da sum(x a^2 + sin(x b)) = 2 x a, d/db = x cos(x b)
+        np.testing.assert_allclose(ga, 2 * x * net.a if net.a is a else x * np.cos(x * a))
+        np.testing.assert_allclose(gb, x * np.cos(x * b) if net.b is b else 2 * x * b)
+        net.a, net.b = b, a
+    net.a = mindgrad.nn.Parameter(np.array([1.0, 1.0]), name="c")  # neither weight asked for
+    ga, gb = g(x)
+    np.testing.assert_allclose(ga, x * np.cos(x * a))
+    np.testing.assert_allclose(gb, 0.0)
+
+
+def test_a_new_parameter_at_a_freed_ones_address_builds_again(monkeypatch):
+    import gc
+    import weakref
+
+    # a cache key names the weights by id, and CPython reuses a freed object's address:
+    # make every Parameter's id collide, as a reused address does
+    Parameter = mindgrad.nn.Parameter
+    monkeypatch.setattr(mindgrad.api, "id", lambda o: 1 if isinstance(o, Parameter) else id(o),
+                        raising=False)
+    net, x = _TwoWeights(), np.array([0.7, -1.3])
+    unused = Parameter(np.array([1.0]), name="unused")
+    np.testing.assert_allclose(grad(net, None, [unused])(x)[0], 0.0)
+    freed = weakref.ref(unused)
+    del unused
+    gc.collect()
+    assert freed() is None
+    (ga,) = grad(net, None, [net.a])(x)
+    np.testing.assert_allclose(ga, 2 * x * net.a)
+
+
+# ----- a source file edited without a reload ----------------------------------------------------
+
+
+_FIRST = "import numpy as np\n\n\ndef f(x):\n    return np.sum(x * x)\n\n\ndef g(x):\n" \
+         "    return np.sum(x * 5.0)\n"
+
+
+def _import_file(path, text):
+    import importlib.util
+
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(f"_edited_{next(_cells)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _edit(path, text):
+    """Rewrite the file as an editor does, without reloading the module."""
+    import os
+
+    stat = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+
+
+def test_a_rebuild_reads_the_source_it_read_first(tmp_path):
+    module = _import_file(tmp_path / "model.py", _FIRST)
+    x = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(grad(module.f)(x), 2 * x)
+    _edit(tmp_path / "model.py", _FIRST.replace("x * x", "x * x * x"))
+    # new argument kinds build again, from the text the function was defined by
+    x32 = x.astype(np.float32)
+    np.testing.assert_allclose(grad(module.f)(x32), 2 * x32)
+    assert "grad of: return np.sum(x * x)\n" in grad(module.f).source(x32)
+    np.testing.assert_allclose(mindgrad.jvp(module.f, (x32,), (np.ones(3, np.float32),))[1],
+                               np.sum(2 * x32), rtol=1e-6)
+
+
+def test_a_function_whose_definition_moved_in_the_edited_file_is_a_clear_error(tmp_path):
+    module = _import_file(tmp_path / "model.py", _FIRST)
+    # g now sits on f's old line and f on g's: neither text is the function's own
+    _edit(tmp_path / "model.py", "import numpy as np\n\n\ndef g(x):\n    return np.sum(x * 5.0)"
+                                 "\n\n\ndef f(x):\n    return np.sum(x * x)\n")
+    x = np.array([1.0, 2.0])
+    with pytest.raises(mindgrad.NoSourceError, match=r"model\.py:4: def g\(x\):.*reload"):
+        grad(module.f)(x)
+    with pytest.raises(mindgrad.NoSourceError, match=r"model\.py:8: def f\(x\):"):
+        grad(module.g)(x)
+    # the same name with other parameters is no match either
+    module = _import_file(tmp_path / "other.py", _FIRST)
+    _edit(tmp_path / "other.py", _FIRST.replace("def f(x)", "def f(y)"))
+    with pytest.raises(mindgrad.NoSourceError, match=r"parameters \(y\), not \(x\)"):
+        grad(module.f)(x)
+
+
+# ----- generated code that calls generated code -------------------------------------------------
+
+
+def _inner_helper(a):
+    return a * a
+
+
+def _inner_cube(a):
+    return a * a * a
+
+
+def _inner_loss(a):
+    return np.sum(_inner_helper(a))
+
+
+_inner_gradient = grad(_inner_loss)
+
+
+def _calls_a_gradient(a):
+    return np.sum(_inner_gradient(a) * a)
+
+
+@pytest.fixture
+def restore_inner_helper():
+    saved = _inner_helper
+    yield
+    globals()["_inner_helper"] = saved
+
+
+def test_rebinding_what_an_inner_gradient_calls_builds_the_outer_again(restore_inner_helper):
+    x = np.array([0.5, -1.0, 2.0])
+    outer = {
+        "grad(grad(f))": mindgrad.grad(mindgrad.grad(_inner_loss)),
+        "jacrev(jacrev(f))": lambda a: np.diag(mindgrad.jacrev(mindgrad.jacrev(_inner_loss))(a)),
+        "jacfwd(jacrev(f))": lambda a: np.diag(mindgrad.jacfwd(mindgrad.jacrev(_inner_loss))(a)),
+        "jvp(grad(f))": lambda a: mindgrad.jvp(_inner_gradient, (a,), (np.ones_like(a),))[1],
+        "grad(f calling grad(g))": grad(_calls_a_gradient),
+    }
+    # f = sum(h(a)): f'' = h''; f calling grad: d/da sum(h'(a) a) = h''(a) a + h'(a)
+    for helper, h1, h2 in [(_inner_helper, lambda a: 2 * a, lambda a: 2 + 0 * a),
+                           (_inner_cube, lambda a: 3 * a ** 2, lambda a: 6 * a)]:
+        globals()["_inner_helper"] = helper
+        expected = {name: h2(x) for name in outer}
+        expected["grad(f calling grad(g))"] = h2(x) * x + h1(x)
+        for name, fn in outer.items():
+            np.testing.assert_allclose(fn(x), expected[name], err_msg=name)

@@ -14,6 +14,7 @@ import io
 import itertools
 import linecache
 import types
+import weakref
 
 import astunparse
 import gast
@@ -182,7 +183,6 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
     body = "".join("    " + line + "\n" if line else "\n" for line in text.splitlines())
     full = header + body + "    return " + ", ".join(f"{n}" for n in names) + ",\n"
     code = compile(full, filename, "exec")
-    linecache.cache[filename] = (len(full), None, full.splitlines(True), filename)
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     functions = {}
     for fcode in factory_code.co_consts:
@@ -205,4 +205,20 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
         for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             if free in made:
                 cell.cell_contents = made[free]
+    keep_lines(filename, full, [fn.__code__ for fn in made.values()])
     return made, filename
+
+
+def keep_lines(filename: str, text: str, codes):
+    """Register ``text`` in ``linecache`` under ``filename`` while any of ``codes`` (the code
+    objects compiled from it) lives: tracebacks and ``inspect.getsource`` read it there."""
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    alive = [len(codes)]
+
+    def release():
+        alive[0] -= 1
+        if not alive[0]:
+            linecache.cache.pop(filename, None)
+
+    for code in codes:
+        weakref.finalize(code, release)

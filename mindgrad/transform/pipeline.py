@@ -9,10 +9,11 @@ returns is ``mindgrad.cache``'s business.
 from __future__ import annotations
 
 import inspect
+import weakref
 
 import gast
 
-from mindgrad import rules, runtime
+from mindgrad import cache, runtime
 from mindgrad.transform import astutil as A
 from mindgrad.transform import emit, fence, normalize, optimize, reverse, source
 
@@ -30,7 +31,11 @@ class Spec:
 
 
 class Generated:
-    """The result of a build: the compiled entry point and everything shown to users."""
+    """The result of a build: the compiled entry point and everything shown to users.
+
+    ``bound`` (the Cell or instance the entry takes first, or None) is held weakly where it
+    allows that: the cache keeps this result as long as that object lives, never longer.
+    """
 
     def __init__(self, function, text, files, dependencies, stages):
         self.function = function
@@ -39,6 +44,18 @@ class Generated:
         self.dependencies = dependencies
         self.stages = stages
         self.keyword_params = {}  # a keyword of the entry's **kw -> its parameter, if renamed
+        self._bound = lambda: None
+
+    @property
+    def bound(self):
+        return self._bound()
+
+    @bound.setter
+    def bound(self, obj):
+        try:
+            self._bound = weakref.ref(obj)
+        except TypeError:
+            self._bound = lambda: obj
 
 
 class _Pending:
@@ -56,10 +73,14 @@ class Build:
         self.weights = list(weights)   # the Parameters whose gradients are asked for
         self._parsed = {}
         self._weight_sets = {}
+        self._parameter_reads = {}  # id(Source) -> paths of the Parameters it reads, recorded
         self.units = []          # (src, [FunctionDef], bindings)
         self.callees = {}        # (code, mask) -> (forward name, backward name)
         self.function_names = A.NameGen()
-        self.dependencies = []   # (globals dict, name, object) the result depends on
+        # (where, root, path, object): what the result depends on (see mindgrad.cache). The
+        # weights asked for come first: a cache key names them by id, so the entry must die
+        # with them, or a new Parameter at a freed one's address would find it
+        self.dependencies = [("object", w, (), w) for w in self.weights]
         self.stages = []         # (stage, function name, text)
 
     def record(self, stage, name, text):
@@ -80,6 +101,7 @@ class Build:
         cache_key = (fn.__code__, id(obj), shape)
         if cache_key not in self._parsed:
             src = source.specialise(source.get_source(fn), shape)
+            self._depend_on_defaults(fn)
             if obj is not None:
                 src.bound[src.tree.args.args[0].id] = obj
             self.record("source", src.name, "".join(src.lines))
@@ -91,18 +113,37 @@ class Build:
             self._parsed[cache_key] = (src, fdef, set(names.taken))
         return self._parsed[cache_key]
 
+    def _depend_on_defaults(self, fn):
+        """The code fills in ``fn``'s defaults: changing them must build fresh code. (The
+        defaults are a tuple, replaced whole; the keyword-only ones a dict, changed in place.)"""
+        if fn.__defaults__:
+            self.dependencies.append(("object", fn, ("__defaults__",), fn.__defaults__))
+        if fn.__kwdefaults__:
+            self.dependencies.append(("object", fn, ("__kwdefaults__",),
+                                      cache.Items.of(fn.__kwdefaults__)))
+
     def weight_reads(self, src, fdef):
-        """Accumulator keys (``self.w``, ``w``) of the weights ``fdef`` reads directly."""
+        """Accumulator keys (``self.w``, ``w``) of the weights ``fdef`` reads directly. Each
+        Parameter read is a dependency, requested or not: which one a path holds decides
+        which gradient the code gives (``net.a, net.b = net.b, net.a`` builds fresh code)."""
         if not self.weights:
             return {}
+        from mindgrad.nn import Parameter
+
         local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
-        found = {}
+        found, depended = {}, self._parameter_reads.setdefault(id(src), set())
         for node in A.walk(fdef):
             if isinstance(node, (gast.Name, gast.Attribute)) and isinstance(node.ctx, gast.Load):
                 obj = source.static_value(src, node, local_names)
+                if not isinstance(obj, Parameter):
+                    continue
+                path = source.dotted(node)
+                if path not in depended:
+                    depended.add(path)
+                    self._depend(src, node, obj)
                 for index, weight in enumerate(self.weights):
                     if obj is weight:
-                        found[source.dotted(node)] = index
+                        found[path] = index
         return found
 
     def weights_of(self, callee):
@@ -203,26 +244,44 @@ class Build:
 
     def _track(self, src, fdef):
         """Remember what each callee expression denotes, so a rebinding (a helper redefined in a
-        notebook, ``net.block = Other()``, a closure variable reassigned) builds fresh code."""
+        notebook, ``net.block = Other()``, a closure variable reassigned) builds fresh code; and
+        the items of each list a loop was unrolled over (``net.layers.append(...)``)."""
         local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
         callees = [sub.func for sub in A.walk(fdef) if isinstance(sub, gast.Call)]
         for node in callees + src.static_arguments:
             obj = source.static_value(src, node, local_names)
-            if obj is source.MISSING or not isinstance(node, (gast.Name, gast.Attribute)):
+            if obj is not source.MISSING:
+                self._depend(src, node, obj)
+        for node, items in src.unrolled:
+            self._depend(src, node, cache.Items(items))
+
+    def _depend(self, src, node, obj):
+        """Record that the attribute chain ``node`` (``self.block``, ``layers[0]``) of ``src``
+        denotes ``obj``; an expression of another form is not recorded."""
+        path, root = [], node
+        while isinstance(root, (gast.Attribute, gast.Subscript, gast.Name)):
+            if isinstance(root, gast.Name):
+                if root.id in src.bound or root.id not in src.aliases:
+                    break
+                root = src.aliases[root.id]  # layers = self.layers: the chain it stands for
                 continue
-            attrs, root = [], node
-            while isinstance(root, gast.Attribute):
-                attrs.append(root.attr)
-                root = root.value
-            attrs = tuple(reversed(attrs))
-            if not isinstance(root, gast.Name):
-                continue
-            if root.id in src.bound:
-                self.dependencies.append(("object", src.bound[root.id], attrs, obj))
-            elif root.id in src.closure:
-                self.dependencies.append(("cell", src.closure[root.id], attrs, obj))
-            elif root.id in src.globals:
-                self.dependencies.append(("global", src.globals, (root.id,) + attrs, obj))
+            if isinstance(root, gast.Subscript):
+                if not (isinstance(root.slice, gast.Constant) and
+                        isinstance(root.slice.value, int)):
+                    return
+                path.append(root.slice.value)
+            else:
+                path.append(root.attr)
+            root = root.value
+        path = tuple(reversed(path))
+        if not isinstance(root, gast.Name):
+            return
+        if root.id in src.bound:
+            self.dependencies.append(("object", src.bound[root.id], path, obj))
+        elif root.id in src.closure:
+            self.dependencies.append(("cell", src.closure[root.id], path, obj))
+        elif root.id in src.globals:
+            self.dependencies.append(("global", src.globals, (root.id,) + path, obj))
 
     def _assemble(self, gen, fwd, bwd, result, split, optimize_):
         if not optimize_:  # only for the dump of the reverse stage: keep the originals intact
@@ -491,8 +550,7 @@ def run_forward(fn, positions, dump=None, nargs=0):
                            shape=source.call_shape(function, offset, nargs, ()))
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
-    deps = build.dependencies + [("rules", None, (), rules.registry_version())]
-    generated = Generated(made[name], text, files, deps, build.stages)
+    generated = Generated(made[name], text, files, build.dependencies, build.stages)
     generated.bound = obj
     generated.tangent_names = [a.id for a in made_args(made[name])][-len(positions):] \
         if positions else []
@@ -544,8 +602,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     sens_name = [a.id for a in defs[0].args.kwonlyargs][-1]
     entry_fn.__kwdefaults__[sens_name] = None
     entry_fn.sens_name = sens_name
-    deps = build.dependencies + [("rules", None, (), rules.registry_version())]
-    generated = Generated(entry_fn, text, files, deps, build.stages)
+    generated = Generated(entry_fn, text, files, build.dependencies, build.stages)
     generated.bound = obj
     generated.keyword_params = build.parse(function, obj, shape)[0].keyword_params
     return generated
@@ -560,8 +617,7 @@ def _run_split(build, function, obj, positions, scalars, containers, arrays, sha
                    containers=containers, arrays=arrays, shape=shape)
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
-    deps = build.dependencies + [("rules", None, (), rules.registry_version())]
-    generated = Generated(made[names[0]], text, files, deps, build.stages)
+    generated = Generated(made[names[0]], text, files, build.dependencies, build.stages)
     generated.backward = made[names[1]]
     # the backward function returns the gradients of the weights it reaches, in this order
     generated.weight_indices = [index for _, index in build.weights_of((function, obj, None))]

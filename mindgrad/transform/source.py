@@ -30,12 +30,13 @@ MISSING = _MISSING = object()
 class Source:
     """A user function's parsed source, with where it came from."""
 
-    def __init__(self, fn, tree, filename, first_line, lines):
+    def __init__(self, fn, tree, filename, first_line, lines, lines_start=None):
         self.fn = fn
         self.tree = tree
         self.filename = filename
         self.first_line = first_line
         self.lines = lines
+        self.lines_start = first_line if lines_start is None else lines_start  # of lines[0]
         self.globals = getattr(fn, "__globals__", {})
         code = fn.__code__
         cells = fn.__closure__ or ()
@@ -48,6 +49,9 @@ class Source:
         self.static_arguments = []  # name -> object built while transforming (grad(g) in the body)
         self.defaults = fn.__defaults__  # the defaults of the positional parameters of ``tree``
         self.packed = {}  # *args/**kw parameter -> the parameters it was specialised into
+        # (expression, items) of the lists of Cells or functions a loop was unrolled over:
+        # appending to or replacing an element of one must build fresh code too
+        self.unrolled = []
 
     @property
     def name(self) -> str:
@@ -57,6 +61,10 @@ class Source:
         return self.first_line + getattr(node, "lineno", 1) - 1
 
     def text_of(self, lineno: int) -> str:
+        """The text of the user's line ``lineno`` as it was read, not as the file is now."""
+        index = lineno - self.lines_start
+        if 0 <= index < len(self.lines):
+            return self.lines[index]
         return linecache.getline(self.filename, lineno) or ""
 
     def resolve(self, name: str, default=_MISSING):
@@ -126,6 +134,7 @@ def static_sequence(src, node, local_names):
     items = list(seq)
     if any(isinstance(item, _DYNAMIC) for item in items) or not all(callable(i) for i in items):
         return None
+    src.unrolled.append((node, items))
     return items
 
 
@@ -145,13 +154,18 @@ def dotted(node):
     return ".".join([node.id] + parts[::-1])
 
 
-def get_source(fn) -> Source:
-    """Parse ``fn``'s source. Works for module functions, methods, lambdas and notebook cells."""
-    fn = getattr(fn, "__func__", fn)
-    while isinstance(fn, _MEMOIZERS):  # functools.cache returns what the function returns
-        fn = fn.__wrapped__
-    if not inspect.isfunction(fn):
-        raise NoSourceError(f"{fn!r} is not a Python function, so mindgrad cannot read its source")
+# id(code object) -> (weak reference to it, lines, first line, filename): the text a function
+# was first differentiated from, kept while its code lives. A later build (new argument kinds)
+# reads the same text, even when the file was edited since without a reload.
+_READ: dict = {}
+
+
+def _read(fn):
+    """``(lines, first_line, filename)`` of ``fn``'s source, read once per code object."""
+    code = fn.__code__
+    held = _READ.get(id(code))
+    if held is not None and held[0]() is code:
+        return held[1:]
     try:
         # of the code object: inspect would unwrap a decorator's wrapper to the wrapped function
         lines, first_line = inspect.getsourcelines(fn.__code__)
@@ -160,20 +174,63 @@ def get_source(fn) -> Source:
             f"{fn.__qualname__} has no source that mindgrad can read. Functions typed at a plain "
             "`python` prompt keep no source: define it in a file or a notebook cell, or register "
             "a rule for it with @mindgrad.adjoint") from None
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    filename = inspect.getsourcefile(fn) or code.co_filename
+    key = id(code)
+    _READ[key] = (weakref.ref(code, lambda _, key=key: _READ.pop(key, None)),
+                  lines, first_line, filename)
+    return lines, first_line, filename
+
+
+def get_source(fn) -> Source:
+    """Parse ``fn``'s source. Works for module functions, methods, lambdas and notebook cells."""
+    fn = getattr(fn, "__func__", fn)
+    while isinstance(fn, _MEMOIZERS):  # functools.cache returns what the function returns
+        fn = fn.__wrapped__
+    if not inspect.isfunction(fn):
+        raise NoSourceError(f"{fn!r} is not a Python function, so mindgrad cannot read its source")
+    lines, first_line, filename = _read(fn)
     source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
         tree = _lambda_tree(fn, source)
     else:
-        module = gast.parse(source)
-        tree = module.body[0]
+        try:
+            module = gast.parse(source)
+        except SyntaxError:
+            module = None
+        tree = module.body[0] if module is not None and module.body else None
         if not isinstance(tree, gast.FunctionDef):
-            raise NoSourceError(f"the source found for {fn.__qualname__} is not a def")
+            _mismatch(fn, filename, first_line, lines, "is not a def")
         tree.decorator_list = []
+    _check_matches(fn, tree, filename, first_line, lines)
     # line numbers count from the def line, even when decorators came first
-    first_line = first_line + (tree.lineno - 1 if fn.__name__ != "<lambda>" else 0)
+    def_line = first_line + (tree.lineno - 1 if fn.__name__ != "<lambda>" else 0)
     _shift_lines(tree, -(tree.lineno - 1) if fn.__name__ != "<lambda>" else 0)
-    return Source(fn, tree, filename, first_line, lines)
+    return Source(fn, tree, filename, def_line, lines, first_line)
+
+
+def _check_matches(fn, tree, filename, first_line, lines):
+    """The source read is ``fn``'s own: it starts where its code says, with its name and its
+    parameters. A file edited since it was imported can hold another text there."""
+    code = fn.__code__
+    args = tree.args
+    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.id for a in (args.vararg, args.kwarg) if a is not None]
+    count = code.co_argcount + code.co_kwonlyargcount + \
+        bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    if names != list(code.co_varnames[:count]):
+        _mismatch(fn, filename, first_line, lines,
+                  f"has parameters ({', '.join(names)}), not ({', '.join(code.co_varnames[:count])})")
+    if code.co_name != "<lambda>" and (tree.name != code.co_name or
+                                        first_line != code.co_firstlineno):
+        _mismatch(fn, filename, first_line, lines, f"is a def of {tree.name}")
+
+
+def _mismatch(fn, filename, first_line, lines, what):
+    text = lines[0].strip() if lines else ""
+    raise NoSourceError(
+        f"the source of {fn.__qualname__} no longer matches its code: {filename}:{first_line}: "
+        f"{text} {what}. The file was edited after the function was defined; reload the module "
+        "(importlib.reload) or run the cell again")
 
 
 _MEMOIZERS = (type(functools.lru_cache(None)(len)),)
