@@ -339,9 +339,17 @@ def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     d[out] = broadcast_tangent(d[fill_value], out)
 
 
+def fill_tangent(t, out):
+    """Tangent of ``np.full_like``: the fill value's tangent broadcast to ``out``; zero when
+    ``out`` takes an integer or boolean dtype from its template array."""
+    if out.dtype.kind not in "fc":
+        return np.zeros(out.shape)
+    return broadcast_tangent(t, out)
+
+
 @tangent(np.full_like)
 def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    d[out] = broadcast_tangent(d[fill_value], out)
+    d[out] = fill_tangent(d[fill_value], out)
 
 
 @tangent(np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128)

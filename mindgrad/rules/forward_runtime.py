@@ -236,8 +236,8 @@ def _(out, g, x):
 
 
 @tangent(ne.array_grad)
-def _(out, g, obj):
-    d[out] = ne.array_grad(d[g], obj)
+def _(ans, g, obj, out=None):
+    d[ans] = ne.array_grad(d[g], obj, out)
 
 
 @tangent(ne.imag_grad)

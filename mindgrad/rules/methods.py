@@ -10,6 +10,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint_attr, adjoint_method, d
 from mindgrad.rules.numpy_elementwise import (
+    array_grad,
     astype_grad,
     clip_bounds,
     clip_grad_a,
@@ -100,7 +101,7 @@ def _(ans, a, min=None, max=None, out=None):
 
 @adjoint_method("astype")
 def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
-    d[a] = astype_grad(d[out], a)
+    d[a] = array_grad(d[out], a, out)
 
 
 @adjoint_method("copy")

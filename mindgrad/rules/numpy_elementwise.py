@@ -320,10 +320,11 @@ def astype_grad(g, x):
     return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g).astype(dtype, copy=False)
 
 
-def array_grad(g, obj):
-    """Gradient of ``np.array(obj)``: ``g`` reshaped (``ndmin``) and cast back to ``obj``; for a
-    list or tuple of scalars or arrays, one slice of ``g`` per element, in a list."""
-    if is_zero(g):
+def array_grad(g, obj, out=None):
+    """Gradient of ``np.array(obj)`` and other casts: ``g`` reshaped (``ndmin``) and cast back
+    to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a
+    list. An integer or boolean ``out`` is a constant: nothing flows back through that cast."""
+    if is_zero(g) or getattr(out, "dtype", np.dtype(float)).kind not in "fc":
         return 0
     if isinstance(obj, (list, tuple)):
         g = np.reshape(g, np.shape(obj))
@@ -334,17 +335,17 @@ def array_grad(g, obj):
 @adjoint(np.array)
 def _(out, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0,
       like=None):
-    d[object] = array_grad(d[out], object)
+    d[object] = array_grad(d[out], object, out)
 
 
 @adjoint(np.asarray, np.asanyarray)
 def _(out, a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    d[a] = array_grad(d[out], a)
+    d[a] = array_grad(d[out], a, out)
 
 
 @adjoint(np.ascontiguousarray, np.asfortranarray)
 def _(out, a, dtype=None, *, like=None):
-    d[a] = array_grad(d[out], a)
+    d[a] = array_grad(d[out], a, out)
 
 
 @adjoint(np.copy)
