@@ -153,6 +153,7 @@ class GradFunction:
         head = () if generated.bound is None else (generated.bound,)
         out, raw, raw_w = generated.function(*head, *args, **kwargs,
                                              **{generated.function.sens_name: seed})
+        runtime.check_output_differentiable(out, _name(self.fn), self.has_aux)
         grads = tuple(runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions))
         wgrads = tuple(runtime.as_grad(g, w) for g, w in zip(raw_w, self.weights))
         grads, wgrads = _independent(grads + wgrads, len(grads))
@@ -221,6 +222,11 @@ def _independent(grads, split):
     return tuple(out[:split]), tuple(out[split:])
 
 
+def _name(fn) -> str:
+    """How errors name the differentiated function."""
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
 def _custom_bprop(fn) -> bool:
     from mindgrad.nn import Cell
 
@@ -230,6 +236,7 @@ def _custom_bprop(fn) -> bool:
 def _call_bprop(cell, args, kwargs, sens, grad_fn):
     """A Cell with its own ``bprop``: ``bprop(*inputs, out, dout)`` gives the input gradients."""
     out = cell(*args, **kwargs)
+    runtime.check_output_differentiable(out, _name(cell), grad_fn.has_aux)
     seed = runtime.AuxSens(sens) if grad_fn.has_aux else sens
     dout = runtime.seed(out, seed)
     if grad_fn.has_aux:

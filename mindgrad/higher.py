@@ -184,6 +184,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
                                                                            grad_fn.weights))
         head = () if generated.bound is None else (generated.bound,)
         raw, tape = generated.function(*head, *inputs)
+    runtime.check_output_differentiable(raw, getattr(fn, "__name__", type(fn).__name__), has_aux)
     out, aux = raw, None
     if has_aux:
         if not isinstance(raw, tuple) or len(raw) < 2:

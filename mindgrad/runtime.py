@@ -337,6 +337,37 @@ def _is_float_like(v) -> bool:
     return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
 
 
+def holds_float(value) -> bool:
+    """Whether ``value`` (an output, or a tuple, list or dict of them) holds a float anywhere."""
+    if isinstance(value, (tuple, list)):
+        return any(holds_float(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_float(v) for v in value.values())
+    return _is_float_like(value)
+
+
+def check_output_differentiable(out, fn_name, has_aux=False):
+    """Raise a TypeError when the differentiated output holds no float at all: its gradient
+    would be zeros whatever ``fn`` computes (``None`` usually means a missing ``return``)."""
+    if _is_float_like(out):
+        return
+    if has_aux and isinstance(out, tuple) and len(out) >= 2:
+        out = out[0]
+    if holds_float(out):
+        return
+    if out is None:
+        raise TypeError(f"{fn_name} returned None: is a return missing?")
+    if isinstance(out, np.ndarray):
+        shown = f"an array of dtype {out.dtype} and shape {out.shape}"
+    elif isinstance(out, (numbers.Number, str, bytes, np.generic)):
+        shown = repr(out) if len(repr(out)) <= 60 else repr(out)[:57] + "..."
+        shown = f"{shown} ({type(out).__name__})"
+    else:
+        shown = _describe_output(out)
+    raise TypeError(f"{fn_name} returned {shown}, which holds no float: there is nothing to "
+                    "differentiate (ints, bools, strings and None are constants)")
+
+
 class AuxSens:
     """The sensitivity under ``has_aux``: seeds only the first output; the aux get none."""
 
