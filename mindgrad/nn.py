@@ -18,6 +18,9 @@ class Parameter(np.ndarray):
     """A named array whose gradient ``grad(..., weights=...)`` can ask for."""
 
     def __new__(cls, default_input, name=None, requires_grad=True):
+        if isinstance(default_input, np.ma.MaskedArray):
+            raise TypeError(f"Parameter {name!r}: a masked array would lose its mask; pass "
+                            "np.ma.filled(data, value) or a plain array")
         data = np.array(default_input, copy=True)
         if data.dtype.kind not in "fc":
             data = data.astype(np.float32)
