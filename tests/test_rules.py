@@ -523,6 +523,22 @@ for t in (np.float64, np.longdouble):
 case(np.float64, r(2, 2))
 # float32, float16, complex casts lose the precision central differences need: see
 # test_scalar_casts_pass_the_gradient_back
+
+
+def seeded(draw, seed):
+    """``draw`` after seeding NumPy's global generator: every call draws the same entries."""
+    def call(*args, **kwargs):
+        np.random.seed(seed)
+        return draw(*args, **kwargs)
+    return call
+
+
+case(seeded(np.random.permutation, 0), r(5), key=np.random.permutation, label="permutation")
+case(seeded(np.random.permutation, 1), r(4, 3), key=np.random.permutation,
+     label="permutation")
+case(seeded(np.random.choice, 2), r(5), 7, key=np.random.choice, label="choice")
+case(seeded(np.random.choice, 3), r(7), (2, 3), False, key=np.random.choice, label="choice")
+
 CHECKED_EXACTLY = {("method", "items"), ("method", "values"), np.float16, np.float32, np.complex64, np.complex128}
 
 # ----- methods and attributes --------------------------------------------------------------
@@ -572,6 +588,8 @@ method("take", r(3, 4), [0, 11])
 method("item", r(1, 1))
 method("item", r(3, 4), 5)
 method("item", r(3, 4), 1, 2)
+method("tolist", r(2, 3))
+method("tolist", r(3))
 attr("T", r(2, 3))
 attr("T", r(2, 3, 4))
 attr("mT", r(2, 3, 4))

@@ -13,8 +13,13 @@ import numpy as np
 
 from mindgrad.rules import d, tangent
 from mindgrad.rules.forward_operators import broadcast_tangent, float_dtype
-from mindgrad.rules.numpy_elementwise import clip_bounds, fmax_grad, maximum_grad, sinc_grad
-from mindgrad.runtime import is_zero
+from mindgrad.rules.numpy_elementwise import (
+    clip_bounds,
+    fill_nested,
+    fmax_grad,
+    maximum_grad,
+    sinc_grad,
+)
 
 # ----- exponentials and logarithms ---------------------------------------------------------
 
@@ -268,16 +273,6 @@ def _(out, x):
 # ----- array constructors and casts --------------------------------------------------------
 
 
-def _fill(grid, t):
-    for i, ti in enumerate(t):
-        if is_zero(ti):
-            continue
-        if isinstance(ti, (list, tuple)):
-            _fill(grid[i], ti)
-        else:
-            grid[i] = ti
-
-
 def array_tangent(t, obj, out):
     """Tangent of ``np.array(obj)`` (and ``asarray``, ``copy``, ...): a fresh array of the
     output's shape and float dtype; the tangent of a list holds 0 for items without one. An
@@ -288,7 +283,7 @@ def array_tangent(t, obj, out):
     dtype = float_dtype(out)
     if isinstance(t, (list, tuple)):
         grid = np.zeros(np.shape(obj), dtype)
-        _fill(grid, t)
+        fill_nested(grid, t)
         return grid.reshape(np.shape(out))
     if dtype.kind == "f" and np.iscomplexobj(t):
         t = np.real(t)

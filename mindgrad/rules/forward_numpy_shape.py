@@ -10,6 +10,7 @@ import numpy as np
 from mindgrad.rules import adjoint, d, tangent, tangent_attr, tangent_method
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.forward_operators import TangentTuple, float_dtype
+from mindgrad.rules.nondiff import draw_tangent
 from mindgrad.runtime import is_zero
 
 # ----- reshaping ---------------------------------------------------------------------------
@@ -354,3 +355,16 @@ def meshgrid_tangent(ts, xi, out, sparse=False, indexing="xy"):
 @tangent(np.meshgrid)
 def _(out, *xi, copy=True, sparse=False, indexing="xy"):
     d[out] = meshgrid_tangent(d[xi], xi, out, sparse, indexing)
+
+
+# ----- random draws of entries (nondiff.py's adjoint rules) --------------------------------
+
+
+@tangent(np.random.permutation)
+def _(out, x):
+    d[out] = draw_tangent(d[x], x, out)
+
+
+@tangent(np.random.choice)
+def _(out, a, size=None, replace=True, p=None):
+    d[out] = draw_tangent(d[a], a, out)

@@ -20,6 +20,7 @@ from mindgrad.rules import d, nondifferentiable, tangent
 from mindgrad.rules import forward_builtins_math as bm_tangent
 from mindgrad.rules import forward_numpy_linalg as fl
 from mindgrad.rules import methods as me
+from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_elementwise as ne
 from mindgrad.rules import numpy_linalg as nl
 from mindgrad.rules import numpy_reductions as nr
@@ -233,6 +234,21 @@ nondifferentiable(me.method_transpose_axes, ns.hsplit_axis)
 @tangent(ne.astype_grad)
 def _(out, g, x):
     d[out] = ne.astype_grad(d[g], x)
+
+
+@tangent(nd.draw_grad)
+def _(out, g, a, drawn):
+    d[out] = nd.draw_grad(d[g], a, drawn)
+
+
+@tangent(nd.draw_tangent)
+def _(out, t, a, drawn):
+    d[out] = nd.draw_tangent(d[t], a, drawn)
+
+
+@tangent(me.tolist_grad)
+def _(out, g, a):
+    d[out] = me.tolist_grad(d[g], a)
 
 
 @tangent(ne.array_grad)

@@ -16,6 +16,7 @@ from mindgrad.rules.numpy_elementwise import (
     clip_grad_a,
     clip_grad_lower,
     clip_grad_upper,
+    fill_nested,
 )
 from mindgrad.rules.numpy_reductions import (
     extremum_grad,
@@ -137,6 +138,23 @@ def item_grad(g, a, args):
 @adjoint_method("item")
 def _(out, a, *args):
     d[a] = item_grad(d[out], a, args)
+
+
+def tolist_grad(g, a):
+    """Gradient of ``a.tolist()``: the nested list of gradients (0 for elements without one)
+    as an array of ``a``'s shape and float dtype."""
+    if is_zero(g):
+        return 0
+    if np.ndim(a) == 0:
+        return astype_grad(g, a)
+    grid = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
+    fill_nested(grid, g)
+    return grid
+
+
+@adjoint_method("tolist")
+def _(out, a):
+    d[a] = tolist_grad(d[out], a)
 
 
 # ----- attributes --------------------------------------------------------------------------

@@ -320,6 +320,18 @@ def astype_grad(g, x):
     return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g).astype(dtype, copy=False)
 
 
+def fill_nested(grid, values):
+    """Write the nested list or tuple ``values`` into the array ``grid``; 0 entries (no
+    gradient) leave zeros."""
+    for i, value in enumerate(values):
+        if is_zero(value):
+            continue
+        if isinstance(value, (list, tuple)):
+            fill_nested(grid[i], value)
+        else:
+            grid[i] = value
+
+
 def array_grad(g, obj, out=None):
     """Gradient of ``np.array(obj)`` and other casts: ``g`` reshaped (``ndmin``) and cast back
     to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a
