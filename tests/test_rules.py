@@ -513,6 +513,15 @@ case(np.linalg.eigh, symmetric_in("L", 3, 3), zero_cotangent=(1,), label="eigh-v
 
 # ----- constructors and casts --------------------------------------------------------------
 
+case(np.linspace, f(), f(), 5)
+case(np.linspace, r(3), f(), 4, False, axis=-1)
+case(np.linspace, r(2, 3), r(3), 4, retstep=True, axis=1)
+case(np.linspace, f(), f(), 1)
+case(np.logspace, f(unit), f(unit), 5)
+case(np.logspace, r(2) * 0.3, f(unit), 4, base=f(pos) + 1.0, axis=-1)
+case(np.logspace, f(unit), f(unit), 4, True, pos(2) + 1.0)
+case(np.geomspace, f(pos), f(big), 5)
+case(np.geomspace, -pos(3), -f(big), 4, axis=1)
 case(np.full, (2, 3), f())
 case(np.full, (2, 3), r(3))
 case(np.full_like, r(2, 3), r(2, 1))
