@@ -8,7 +8,9 @@ returns is ``mindgrad.cache``'s business.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import types
 
 import gast
 
@@ -328,7 +330,7 @@ class Build:
         whose gradients its backward function returns after the inputs'."""
         reached = self.weights_of((fn, obj, None))
         pattern = tuple(path for path, _ in reached)
-        shared = type(obj) if obj is not None and not isinstance(obj, type) else id(obj)
+        shared = static_parts(obj) if obj is not None and not isinstance(obj, type) else id(obj)
         key = (fn.__code__, shared, mask, scalar, pattern)
         weights = [index for _, index in reached]
         if key not in self.callees:
@@ -425,6 +427,22 @@ class Build:
                     cell.cell_contents = made[value.key]
         self.record("emit", label, "\n\n".join(texts))
         return made, files, "\n\n".join(texts)
+
+
+def static_parts(obj):
+    """What the code of ``obj``'s method resolves through ``self`` before it runs: its class and,
+    for a Cell, the classes of its sub-cells (recursively) and the functions it holds. Cells
+    alike in these share generated code; two Dense layers with different activations do not."""
+    if not reverse._is_cell(obj):
+        return type(obj)
+    parts = []
+    for name, value in vars(obj).items():
+        if reverse._is_cell(value):
+            parts.append((name, static_parts(value)))
+        elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                                functools.partial)):
+            parts.append((name, id(value)))
+    return type(obj), tuple(parts)
 
 
 def _by_path(found):
