@@ -603,6 +603,9 @@ attr("T", r(2, 3))
 attr("T", r(2, 3, 4))
 attr("mT", r(2, 3, 4))
 attr("real", r(3))
+attr("imag", r(3))  # complex inputs: tests/test_complex.py
+case(np.angle, r(3))
+case(np.angle, r(2, 2), deg=True)
 
 
 # ----- the tests ---------------------------------------------------------------------------

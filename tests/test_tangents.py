@@ -836,6 +836,9 @@ CASES.append(Case("permutation", seeded(np.random.permutation, 0), r(5),
 CASES.append(Case("permutation", seeded(np.random.permutation, 1), r(4, 3),
                   key=np.random.permutation))
 CASES.append(Case("choice", seeded(np.random.choice, 2), r(5), 7, key=np.random.choice))
+attr("imag", r(3))  # complex inputs: tests/test_complex.py
+case(np.angle, r(3))
+case(np.angle, r(2, 2), deg=True)
 method("tolist", r(2, 3))
 method("tolist", r(3))
 

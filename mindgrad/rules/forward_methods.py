@@ -138,6 +138,11 @@ def _(out, x):
     d[out] = np.real(d[x])
 
 
+@tangent_attr("imag")
+def _(out, x):
+    d[out] = np.imag(d[x])
+
+
 # ----- dict views --------------------------------------------------------------------------
 
 

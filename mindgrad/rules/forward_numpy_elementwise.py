@@ -14,6 +14,7 @@ import numpy as np
 from mindgrad.rules import d, tangent
 from mindgrad.rules.forward_operators import broadcast_tangent, float_dtype
 from mindgrad.rules.numpy_elementwise import (
+    abs_slope,
     clip_bounds,
     fill_nested,
     fmax_grad,
@@ -189,7 +190,20 @@ def _(out, x):
 
 @tangent(np.absolute, np.fabs, builtins.abs)
 def _(out, x):
-    d[out] = d[x] * np.sign(x)
+    d[out] = np.real(d[x] * abs_slope(x))
+
+
+def angle_tangent(t, z, deg=False):
+    """Tangent of ``np.angle(z)``: ``imag(t / z)``; zero for a real ``z``."""
+    if not np.iscomplexobj(z):
+        return np.zeros(np.shape(z))
+    t = np.imag(t / np.where(z == 0, 1.0, z))
+    return t * (180.0 / np.pi) if deg else t
+
+
+@tangent(np.angle)
+def _(out, z, deg=False):
+    d[out] = angle_tangent(d[z], z, deg)
 
 
 @tangent(np.copysign)

@@ -728,6 +728,9 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
         return 0
     if is_zero(g):
         return 0
+    if np.iscomplexobj(x):
+        raise runtime.GradientError("forward mode over the gradient of np.linalg.norm of a "
+                                    "complex array is not supported; use reverse mode twice")
     x = np.asarray(x)
     axes = norm_axes(x, ord, axis)
     if not keepdims:

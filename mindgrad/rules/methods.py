@@ -17,6 +17,7 @@ from mindgrad.rules.numpy_elementwise import (
     clip_grad_lower,
     clip_grad_upper,
     fill_nested,
+    imag_grad,
 )
 from mindgrad.rules.numpy_reductions import (
     extremum_grad,
@@ -168,6 +169,11 @@ def _(out, x):
 @adjoint_attr("real")
 def _(out, x):
     d[x] = astype_grad(np.real(d[out]), x)
+
+
+@adjoint_attr("imag")
+def _(out, x):
+    d[x] = imag_grad(d[out], x)
 
 
 # ----- dict views ------------------------------------------------------------------------------

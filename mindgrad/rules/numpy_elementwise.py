@@ -186,9 +186,37 @@ def _(out, x):
 # ----- absolute value, selection -----------------------------------------------------------
 
 
+def abs_slope(x):
+    """The factor that takes the gradient of ``|x|`` to ``x``: ``sign(x)`` for real ``x``;
+    ``conj(x) / |x|`` for complex ``x`` (0 at 0), in the complex convention of the README."""
+    if np.iscomplexobj(x):
+        magnitude = np.abs(x)
+        return np.conj(x) / np.where(magnitude == 0, 1.0, magnitude)
+    return np.sign(x)
+
+
+def conj_if_complex(v):
+    """``conj(v)``, without the copy ``np.conj`` makes of a real ``v``."""
+    return np.conj(v) if np.iscomplexobj(v) else v
+
+
 @adjoint(np.absolute, np.fabs, builtins.abs)
 def _(out, x):
-    d[x] = d[out] * np.sign(x)
+    d[x] = np.real(d[out]) * abs_slope(x)  # a real result takes the real part of its gradient
+
+
+def angle_grad(g, z, deg=False):
+    """Gradient of ``np.angle(z)``: ``-1j * g / z``; a real ``z`` has angle 0 or pi, a constant
+    (the README's complex convention)."""
+    if is_zero(g) or not np.iscomplexobj(z):
+        return 0
+    grad = -1j * np.real(g) / np.where(z == 0, 1.0, z)
+    return grad * (180.0 / np.pi) if deg else grad
+
+
+@adjoint(np.angle)
+def _(out, z, deg=False):
+    d[z] = angle_grad(d[out], z, deg)
 
 
 @adjoint(np.copysign)
