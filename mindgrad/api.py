@@ -63,6 +63,72 @@ def _check_differentiable(position, value):
                             f"array of dtype {leaf.dtype}; convert it with .astype(float)")
 
 
+# Where an ndarray subclass may change what NumPy code means (np.matrix makes * a matrix
+# product, a masked array skips masked entries): a subclass overriding none of these computes
+# exactly as ndarray does.
+_ARRAY_SEMANTICS = ("__array_ufunc__", "__array_function__", "__array_wrap__",
+                    "__array_finalize__", "__array_priority__", "__getitem__", "__setitem__",
+                    "__add__", "__sub__", "__mul__", "__rmul__", "__truediv__", "__pow__",
+                    "__matmul__", "__iadd__", "__imul__", "__eq__", "__lt__", "__gt__",
+                    "sum", "mean", "reshape", "ravel", "dot", "astype")
+# the protocols by which an object outside NumPy offers to be read as an array
+_ARRAY_PROTOCOLS = ("__array__", "__array_interface__", "__array_struct__",
+                    "__array_function__", "__array_ufunc__", "__cuda_array_interface__",
+                    "__dlpack__")
+_PLAIN = (float, int, bool, complex, str, bytes, type(None))
+
+
+def _computes_like_ndarray(cls) -> bool:
+    from mindgrad.nn import Parameter
+
+    if issubclass(cls, Parameter):
+        return True  # results of computing with it are plain arrays (Parameter.__array_wrap__)
+    return all(getattr(cls, name, None) is getattr(np.ndarray, name) for name in _ARRAY_SEMANTICS)
+
+
+def _foreign_array(value) -> bool:
+    """Whether ``value`` is array-like but does not compute as a NumPy array does."""
+    cls = value.__class__
+    if cls is np.ndarray or cls in _PLAIN or isinstance(value, np.generic):
+        return False
+    if isinstance(value, np.ndarray):
+        return not _computes_like_ndarray(cls)
+    return any(hasattr(cls, name) for name in _ARRAY_PROTOCOLS)
+
+
+def _labelled_leaves(value, label):
+    if isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            yield from _labelled_leaves(v, f"{label}[{i}]")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _labelled_leaves(v, f"{label}[{k!r}]")
+    else:
+        yield value, label
+
+
+def check_array_types(values, labels):
+    """Raise a TypeError naming the first value (or element of a tuple, list or dict) that is
+    array-like but not a NumPy array or one of the ndarray subclasses that compute exactly like
+    it (a JAX, PyTorch, CuPy or Dask array, pandas data, np.matrix, a masked array): the
+    generated code would compute with its own semantics and give wrong numbers or zeros."""
+    for value, label in zip(values, labels):
+        for leaf, where in _labelled_leaves(value, label):
+            if _foreign_array(leaf):
+                cls = type(leaf)
+                raise TypeError(
+                    f"{where} is a {cls.__module__}.{cls.__qualname__}: mindgrad differentiates "
+                    "NumPy arrays and Python numbers only, and this type computes by rules of "
+                    "its own; convert it with np.asarray(...) first")
+
+
+def check_argument_types(args, kwargs=None):
+    """``check_array_types`` for a call's positional (``input i``) and keyword arguments."""
+    check_array_types(args, [f"input {i}" for i in range(len(args))])
+    if kwargs:
+        check_array_types(kwargs.values(), [f"keyword argument {k!r}" for k in kwargs])
+
+
 def _leaves(value):
     if isinstance(value, (tuple, list)):
         for v in value:
@@ -133,6 +199,7 @@ class GradFunction:
 
     def _build(self, args, keywords=()):
         # the argument kinds are part of the cache key, so checking them on a miss suffices
+        check_argument_types(args)
         for p in self.positions:
             _check_differentiable(p, args[p])
         fn = self.fn
@@ -149,7 +216,12 @@ class GradFunction:
 
     def gradients(self, args, kwargs, sens):
         """``(output, input gradients, weight gradients)``, both tuples, no structure applied."""
+        if kwargs:
+            check_argument_types((), kwargs)
+        if sens is not None and sens.__class__ is not np.ndarray:
+            check_array_types((sens,), ["the sens"])
         if self.custom_bprop:
+            check_argument_types(args)
             return _call_bprop(self.fn, args, kwargs, sens, self)
         generated = self._generated(args, kwargs)
         if generated.keyword_params:  # a keyword of **kw whose name the function uses
@@ -158,6 +230,10 @@ class GradFunction:
         head = () if generated.bound is None else (generated.bound,)
         out, raw, raw_w = generated.function(*head, *args, **kwargs,
                                              **{generated.function.sens_name: seed})
+        if not runtime.output_is_differentiable(out, self.has_aux):
+            # the backward sweep may have restored an early-returned value: ask fn itself
+            runtime.check_output_differentiable(self.fn(*args, **kwargs), _name(self.fn),
+                                                self.has_aux)
         grads = tuple(runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions))
         wgrads = tuple(runtime.as_grad(g, w) for g, w in zip(raw_w, self.weights))
         grads, wgrads = _independent(grads + wgrads, len(grads))
@@ -227,6 +303,11 @@ def _independent(grads, split):
     return tuple(out[:split]), tuple(out[split:])
 
 
+def _name(fn) -> str:
+    """How errors name the differentiated function."""
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
 def _custom_bprop(fn) -> bool:
     from mindgrad.nn import Cell
 
@@ -236,6 +317,7 @@ def _custom_bprop(fn) -> bool:
 def _call_bprop(cell, args, kwargs, sens, grad_fn):
     """A Cell with its own ``bprop``: ``bprop(*inputs, out, dout)`` gives the input gradients."""
     out = cell(*args, **kwargs)
+    runtime.check_output_differentiable(out, _name(cell), grad_fn.has_aux)
     seed = runtime.AuxSens(sens) if grad_fn.has_aux else sens
     dout = runtime.seed(out, seed)
     if grad_fn.has_aux:

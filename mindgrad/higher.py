@@ -135,9 +135,14 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     if not isinstance(has_aux, bool):
         raise TypeError("`has_aux` must be a bool")
     positions = tuple(i for i, t in enumerate(tangents) if t is not None)
+    api.check_array_types(tangents, [f"tangent {i}" for i in range(len(tangents))])
     target = _differentiable(fn, inputs)
-    generated = cache.lookup(target, ("jvp", positions), inputs,
-                             lambda: pipeline.run_forward(target, positions, nargs=len(inputs)))
+
+    def build():
+        api.check_argument_types(inputs)
+        return pipeline.run_forward(target, positions, nargs=len(inputs))
+
+    generated = cache.lookup(target, ("jvp", positions), inputs, build)
     head = () if generated.bound is None else (generated.bound,)
     given = dict(zip(generated.tangent_names, (tangents[p] for p in positions)))
     out, t_out = generated.function(*head, *inputs, **given)
@@ -183,6 +188,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         raise TypeError("`has_aux` must be a bool")
     positions = tuple(range(len(inputs)))
     grad_fn = GradFunction(fn, positions, weights, has_aux, False, True, False)
+    api.check_argument_types(inputs)
     if grad_fn.custom_bprop or isinstance(fn, (GradFunction, Jacobian)):
         raw = fn(*inputs)
         tape = None
@@ -192,6 +198,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
                                                                            grad_fn.weights))
         head = () if generated.bound is None else (generated.bound,)
         raw, tape = generated.function(*head, *inputs)
+    runtime.check_output_differentiable(raw, getattr(fn, "__name__", type(fn).__name__), has_aux)
     out, aux = raw, None
     if has_aux:
         if not isinstance(raw, tuple) or len(raw) < 2:
@@ -201,6 +208,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
     tapes = [tape] if tape is not None else []
 
     def vjp_fn(v):
+        api.check_array_types((v,), ["the cotangent v"])
         if not tapes:  # the tape was used: the forward sweep runs again (via the full code)
             _, grads, wgrads = grad_fn.gradients(inputs, {}, v)
             return (grads, wgrads) if weights is not None else grads

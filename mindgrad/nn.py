@@ -11,13 +11,48 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Cell", "CellList", "Dense", "Parameter", "ParameterTuple", "SequentialCell"]
+__all__ = [
+    "CELU",
+    "ELU",
+    "GELU",
+    "Cell",
+    "CellList",
+    "Dense",
+    "FastGelu",
+    "HShrink",
+    "HSigmoid",
+    "HSwish",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSigmoid",
+    "LogSoftmax",
+    "Mish",
+    "PReLU",
+    "Parameter",
+    "ParameterTuple",
+    "ReLU",
+    "ReLU6",
+    "SeLU",
+    "SequentialCell",
+    "SiLU",
+    "Sigmoid",
+    "SoftShrink",
+    "Softmax",
+    "Softmin",
+    "Softsign",
+    "Tanh",
+    "Tanhshrink",
+    "get_activation",
+]
 
 
 class Parameter(np.ndarray):
     """A named array whose gradient ``grad(..., weights=...)`` can ask for."""
 
     def __new__(cls, default_input, name=None, requires_grad=True):
+        if isinstance(default_input, np.ma.MaskedArray):
+            raise TypeError(f"Parameter {name!r}: a masked array would lose its mask; pass "
+                            "np.ma.filled(data, value) or a plain array")
         data = np.array(default_input, copy=True)
         if data.dtype.kind not in "fc":
             data = data.astype(np.float32)
@@ -217,6 +252,11 @@ class Dense(Cell):
     and the bias is zero.
     """
 
+    def __new__(cls, in_channels=None, out_channels=None, weight_init=None, bias_init=None,
+                has_bias=True, activation=None, dtype=np.float32):
+        # with an activation, construct ends in a call of it; without, the code has no such call
+        return super().__new__(ActivatedDense if cls is Dense and activation is not None else cls)
+
     def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None,
                  has_bias=True, activation=None, dtype=np.float32):
         super().__init__()
@@ -228,16 +268,237 @@ class Dense(Cell):
         if has_bias:
             bias = np.zeros(out_channels) if bias_init is None else bias_init
             self.bias = Parameter(np.asarray(bias, dtype=dtype), name="bias")
+        if isinstance(activation, str):  # a learnable slope takes the layer's dtype
+            activation = PReLU(dtype=dtype) if activation.lower() == "prelu" else \
+                get_activation(activation)
+        elif activation is not None and not callable(activation):
+            raise TypeError("Dense's activation must be a name, a Cell or a function, got "
+                            f"{type(activation).__name__}")
         self.activation = activation
 
     def construct(self, x):
         y = x @ self.weight.T
         if self.has_bias:
             y = y + self.bias
-        if self.activation == "tanh":
-            y = np.tanh(y)
-        elif self.activation == "relu":
-            y = np.maximum(y, 0.0)
-        elif self.activation == "sigmoid":
-            y = 1.0 / (1.0 + np.exp(-y))
         return y
+
+
+class ActivatedDense(Dense):
+    """What ``Dense(..., activation=...)`` makes: the affine map followed by the activation."""
+
+    def construct(self, x):
+        y = x @ self.weight.T
+        if self.has_bias:
+            y = y + self.bias
+        return self.activation(y)
+
+
+# ----- activations: the Cells mindspore.nn.get_activation names ------------------------------
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _relu6(x):
+    return np.minimum(np.maximum(x, 0.0), 6.0)
+
+
+class ReLU(Cell):
+    def construct(self, x):
+        return np.maximum(x, 0.0)
+
+
+class ReLU6(Cell):
+    def construct(self, x):
+        return _relu6(x)
+
+
+class Tanh(Cell):
+    def construct(self, x):
+        return np.tanh(x)
+
+
+class Sigmoid(Cell):
+    def construct(self, x):
+        return _sigmoid(x)
+
+
+class GELU(Cell):
+    """MindSpore's default is the tanh approximation; the exact form needs erf on arrays, which
+    NumPy lacks: ``approximate=False`` is refused."""
+
+    def __init__(self, approximate=True):
+        super().__init__()
+        if not approximate:
+            raise ValueError("GELU(approximate=False) needs an array erf, which NumPy lacks; "
+                             "use GELU() (the tanh approximation, MindSpore's default)")
+
+    def construct(self, x):
+        return 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+
+
+class FastGelu(Cell):
+    def construct(self, x):
+        return x / (1.0 + np.exp(-1.702 * np.abs(x))) * np.exp(0.851 * (x - np.abs(x)))
+
+
+class ELU(Cell):
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def construct(self, x):
+        return np.where(x > 0, x, self.alpha * np.expm1(np.minimum(x, 0.0)))
+
+
+class CELU(Cell):
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def construct(self, x):
+        return np.maximum(x, 0.0) + self.alpha * np.expm1(np.minimum(x, 0.0) / self.alpha)
+
+
+class SeLU(Cell):
+    def construct(self, x):
+        return 1.0507009873554805 * np.where(
+            x > 0, x, 1.6732632423543772 * np.expm1(np.minimum(x, 0.0)))
+
+
+class Softmax(Cell):
+    def __init__(self, axis=-1):
+        super().__init__()
+        self.axis = axis
+
+    def construct(self, x):
+        e = np.exp(x - np.max(x, axis=self.axis, keepdims=True))
+        return e / np.sum(e, axis=self.axis, keepdims=True)
+
+
+class Softmin(Softmax):
+    def construct(self, x):
+        e = np.exp(np.min(x, axis=self.axis, keepdims=True) - x)
+        return e / np.sum(e, axis=self.axis, keepdims=True)
+
+
+class LogSoftmax(Softmax):
+    def construct(self, x):
+        shifted = x - np.max(x, axis=self.axis, keepdims=True)
+        return shifted - np.log(np.sum(np.exp(shifted), axis=self.axis, keepdims=True))
+
+
+class PReLU(Cell):
+    """``max(x, 0) + w * min(x, 0)`` with a learnable slope ``w`` (one, or one per channel of
+    axis 1), initialised to 0.25 as in MindSpore."""
+
+    def __init__(self, channel=1, w=0.25, dtype=np.float32):
+        super().__init__()
+        self.w = Parameter(np.full(channel, w, dtype), name="a")
+
+    def construct(self, x):
+        w = self.w if np.ndim(x) < 2 or self.w.size == 1 else \
+            np.reshape(self.w, (-1,) + (1,) * (np.ndim(x) - 2))
+        return np.maximum(x, 0.0) + w * np.minimum(x, 0.0)
+
+
+class LeakyReLU(Cell):
+    def __init__(self, alpha=0.2):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def construct(self, x):
+        return np.where(x > 0, x, self.alpha * x)
+
+
+class HSwish(Cell):
+    def construct(self, x):
+        return x * _relu6(x + 3.0) / 6.0
+
+
+class HSigmoid(Cell):
+    def construct(self, x):
+        return _relu6(x + 3.0) / 6.0
+
+
+class LogSigmoid(Cell):
+    def construct(self, x):
+        return -_softplus(-x)
+
+
+class Softsign(Cell):
+    def construct(self, x):
+        return x / (1.0 + np.abs(x))
+
+
+class SiLU(Cell):
+    def construct(self, x):
+        return x * _sigmoid(x)
+
+
+class Mish(Cell):
+    def construct(self, x):
+        return x * np.tanh(_softplus(x))
+
+
+class Tanhshrink(Cell):
+    def construct(self, x):
+        return x - np.tanh(x)
+
+
+class Hardtanh(Cell):
+    def __init__(self, min_val=-1.0, max_val=1.0):
+        super().__init__()
+        self.min_val, self.max_val = float(min_val), float(max_val)
+
+    def construct(self, x):
+        return np.clip(x, self.min_val, self.max_val)
+
+
+class SoftShrink(Cell):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = float(lambd)
+
+    def construct(self, x):
+        return np.where(x > self.lambd, x - self.lambd,
+                        np.where(x < -self.lambd, x + self.lambd, 0.0 * x))
+
+
+class HShrink(Cell):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = float(lambd)
+
+    def construct(self, x):
+        return np.where(np.abs(x) > self.lambd, x, 0.0 * x)
+
+
+_ACTIVATIONS = {
+    "relu": ReLU, "relu6": ReLU6, "tanh": Tanh, "sigmoid": Sigmoid, "gelu": GELU,
+    "fast_gelu": FastGelu, "elu": ELU, "celu": CELU, "selu": SeLU, "softmax": Softmax,
+    "softmin": Softmin, "logsoftmax": LogSoftmax, "prelu": PReLU, "leakyrelu": LeakyReLU,
+    "hswish": HSwish, "hsigmoid": HSigmoid, "logsigmoid": LogSigmoid, "softsign": Softsign,
+    "silu": SiLU, "swish": SiLU, "mish": Mish, "tanhshrink": Tanhshrink, "hardtanh": Hardtanh,
+    "softshrink": SoftShrink, "hshrink": HShrink,
+}
+
+
+def get_activation(name, prim_name=None):
+    """The activation Cell MindSpore's ``nn.get_activation`` gives for ``name`` (None: None).
+    Names mindgrad cannot compute in plain NumPy (``rrelu`` draws at random, ``glu``,
+    ``threshold``) and unknown names are a ValueError listing the known ones."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise TypeError(f"an activation name must be a str, got {type(name).__name__}")
+    cls = _ACTIVATIONS.get(name.lower())
+    if cls is None:
+        raise ValueError(f"unknown activation {name!r}; mindgrad knows "
+                         f"{', '.join(sorted(_ACTIVATIONS))}, or pass a Cell or a function")
+    return cls()

@@ -337,6 +337,45 @@ def _is_float_like(v) -> bool:
     return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
 
 
+def holds_float(value) -> bool:
+    """Whether ``value`` (an output, or a tuple, list or dict of them) holds a float anywhere."""
+    if isinstance(value, (tuple, list)):
+        return any(holds_float(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_float(v) for v in value.values())
+    return _is_float_like(value)
+
+
+def output_is_differentiable(out, has_aux=False) -> bool:
+    """Whether the differentiated part of ``out`` (the first element under ``has_aux``) holds a
+    float."""
+    if _is_float_like(out):
+        return True
+    if has_aux and isinstance(out, tuple) and len(out) >= 2:
+        out = out[0]
+    return holds_float(out)
+
+
+def check_output_differentiable(out, fn_name, has_aux=False):
+    """Raise a TypeError when the differentiated output holds no float at all: its gradient
+    would be zeros whatever ``fn`` computes (``None`` usually means a missing ``return``)."""
+    if output_is_differentiable(out, has_aux):
+        return
+    if has_aux and isinstance(out, tuple) and len(out) >= 2:
+        out = out[0]
+    if out is None:
+        raise TypeError(f"{fn_name} returned None: is a return missing?")
+    if isinstance(out, np.ndarray):
+        shown = f"an array of dtype {out.dtype} and shape {out.shape}"
+    elif isinstance(out, (numbers.Number, str, bytes, np.generic)):
+        shown = repr(out) if len(repr(out)) <= 60 else repr(out)[:57] + "..."
+        shown = f"{shown} ({type(out).__name__})"
+    else:
+        shown = _describe_output(out)
+    raise TypeError(f"{fn_name} returned {shown}, which holds no float: there is nothing to "
+                    "differentiate (ints, bools, strings and None are constants)")
+
+
 class AuxSens:
     """The sensitivity under ``has_aux``: seeds only the first output; the aux get none."""
 
@@ -402,6 +441,8 @@ def as_grad(g, x):
         if g.shape != x.shape:
             g = unbroadcast(g, x)
         if g.dtype != x.dtype or not g.flags.writeable or g.base is not None:
+            if g.dtype.kind == "c" and x.dtype.kind != "c":
+                g = np.real(g)  # a real input takes the real part (the complex convention)
             g = np.array(g, dtype=x.dtype)
         return g
     if isinstance(x, (list, tuple)):
@@ -411,12 +452,13 @@ def as_grad(g, x):
     if isinstance(x, dict):
         g = {} if is_zero(g) else g
         return {k: as_grad(g.get(k, 0), v) for k, v in x.items()}
-    if isinstance(x, np.generic):
-        return x.dtype.type(0 if is_zero(g) else np.asarray(g).sum() if np.ndim(g) else g)
-    if isinstance(x, (float, complex)):
+    if isinstance(x, (np.generic, float, complex)):
         if is_zero(g):
             return type(x)(0)
-        return type(x)(np.sum(g) if np.ndim(g) else g)
+        g = np.sum(g) if np.ndim(g) else g
+        if np.iscomplexobj(g) and not np.iscomplexobj(x):
+            g = np.real(g)  # a real input takes the real part (the complex convention)
+        return type(x)(g)
     if is_zero(g):
         return 0
     return g

@@ -3,6 +3,8 @@
 Examples use the spec's values: ``x = [1., 2.]``, ``y = [3., 4.]`` (float32), ``f = x * y``.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -608,3 +610,53 @@ def test_returned_gradients_are_independent_writable_arrays():
         assert a.flags.writeable
     g[0][0] = 100.0
     check(g[1], [2, 3])
+
+
+# ----- an output with nothing to differentiate ---------------------------------------------
+
+
+def _returns_nothing(x):
+    x * 2.0
+
+
+def _returns_a_string(x):
+    return "done"
+
+
+def _returns_an_int(x):
+    return int(np.argmax(x))
+
+
+def _returns_a_bool(x):
+    return bool(x[0] > 0)
+
+
+def _returns_indices(x):
+    return np.argsort(x), None
+
+
+def _returns_a_float_and_labels(x):
+    return np.sum(x * x), "label", None, 3
+
+
+def test_an_output_without_return_names_the_missing_return():
+    with pytest.raises(TypeError, match=r"_returns_nothing returned None: is a return missing\?"):
+        grad(_returns_nothing)(X())
+    with pytest.raises(TypeError, match="returned None"):
+        mindgrad.vjp(_returns_nothing, X())
+
+
+@pytest.mark.parametrize("fn, shown", [(_returns_a_string, "'done' (str)"),
+                                       (_returns_an_int, "1 (int)"),
+                                       (_returns_a_bool, "True (bool)"),
+                                       (_returns_indices, "a tuple of 2")])
+def test_an_output_holding_no_float_is_a_type_error(fn, shown):
+    for make in (grad, value_and_grad):
+        with pytest.raises(TypeError, match=f"{fn.__name__} returned {re.escape(shown)}.*no float"):
+            make(fn)(X())
+
+
+def test_non_float_parts_of_a_mixed_output_are_still_ignored():
+    check(grad(_returns_a_float_and_labels)(X()), [2, 4])
+    with pytest.raises(TypeError, match="holds no float"):
+        grad(lambda x: ("aux", x * 2.0), has_aux=True)(X())

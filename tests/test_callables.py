@@ -474,3 +474,38 @@ def test_functions_passed_or_returned_as_values_are_located_errors(fn, words):
     with pytest.raises(UnsupportedSyntaxError, match=words) as info:
         mindgrad.grad(fn)(X)
     assert info.value.filename.endswith("test_callables.py")
+
+
+# ----- instances of one class holding different functions ------------------------------------
+
+
+class _Act:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def apply(self, x):
+        return self.fn(x)
+
+
+def _square(x):
+    return x * x
+
+
+def _cube(x):
+    return x * x * x
+
+
+_SQUARE, _CUBE = _Act(_square), _Act(_cube)
+
+
+def _two_acts(x):
+    return np.sum(_SQUARE.apply(x) + _CUBE.apply(x))
+
+
+def test_instances_of_one_class_holding_different_functions_get_their_own_code():
+    # the method's code resolves self.fn when it is built: two instances share code only when
+    # they hold the same functions
+    x = np.array([1.0, 2.0, -0.5])
+    np.testing.assert_allclose(mindgrad.grad(_two_acts)(x), 2 * x + 3 * x ** 2)
+    _, t = mindgrad.jvp(_two_acts, (x,), (np.ones(3),))
+    np.testing.assert_allclose(t, np.sum(2 * x + 3 * x ** 2))

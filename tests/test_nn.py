@@ -1641,3 +1641,110 @@ def test_two_instances_of_one_class_use_their_own_parameters():
     check(grad(b, 0)(x), [20.0, 40.0], F64)
     check_all(grad(b, None, [b.block.k])(x), [[2.0, 4.0]], F64)
     check(grad(a, 0)(x), [4.0, 6.0], F64)
+
+
+# ===== Dense activations ======================================================================
+
+
+def _dense_with(activation, seed=50):
+    np.random.seed(seed)
+    return nn.Dense(3, 4, bias_init=r64(4, seed=seed), activation=activation, dtype=F64)
+
+
+def _swish(x):
+    return x / (1.0 + np.exp(-x))
+
+
+class _Cube(nn.Cell):
+    def construct(self, x):
+        return x * x * x
+
+
+ACTIVATION_ORACLES = {  # NumPy formulas written out independently of mindgrad.nn
+    "relu": lambda y: np.maximum(y, 0), "relu6": lambda y: np.clip(y, 0, 6),
+    "tanh": np.tanh, "sigmoid": lambda y: 1 / (1 + np.exp(-y)),
+    "gelu": lambda y: 0.5 * y * (1 + np.tanh(np.sqrt(2 / np.pi) * (y + 0.044715 * y ** 3))),
+    "elu": lambda y: np.where(y > 0, y, np.exp(y) - 1),
+    "leakyrelu": lambda y: np.where(y > 0, y, 0.2 * y),
+    "softmax": lambda y: np.exp(y) / np.exp(y).sum(-1, keepdims=True),
+    "logsoftmax": lambda y: y - np.log(np.exp(y).sum(-1, keepdims=True)),
+    "hswish": lambda y: y * np.clip(y + 3, 0, 6) / 6, "hsigmoid": lambda y: np.clip(y + 3, 0, 6) / 6,
+    "logsigmoid": lambda y: np.log(1 / (1 + np.exp(-y))), "softsign": lambda y: y / (1 + abs(y)),
+    "silu": lambda y: y / (1 + np.exp(-y)), "mish": lambda y: y * np.tanh(np.log1p(np.exp(y))),
+    "prelu": lambda y: np.where(y > 0, y, 0.25 * y),
+}
+
+
+@pytest.mark.parametrize("name", sorted(nn._ACTIVATIONS))
+def test_dense_applies_every_named_activation(name):
+    net = _dense_with(name)
+    x = r64(5, 3, seed=51, scale=2.0)
+    if name in ACTIVATION_ORACLES:
+        np.testing.assert_allclose(net(x), ACTIVATION_ORACLES[name](x @ net.weight.T + net.bias),
+                                   rtol=1e-12, atol=1e-12)
+    positions, weights = (0,), net.trainable_params()
+    res = grad(net, positions, weights)(x)
+    ig, wg = split(res, positions, len(weights))
+    check_against_fd(net, (x,), ig, positions, wg, weights)
+    mindgrad.check_grads(lambda x: net(x), (x,), modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("activation", [nn.LeakyReLU(0.1), _Cube(), _swish],
+                         ids=["Cell with arguments", "own Cell", "function"])
+def test_dense_applies_a_cell_or_function_activation(activation):
+    net = _dense_with(activation)
+    x = r64(5, 3, seed=52)
+    y = x @ net.weight.T + net.bias
+    expected = activation(y) if callable(activation) else None
+    np.testing.assert_allclose(net(x), expected)
+    res = grad(net, (0,), net.trainable_params())(x)
+    ig, wg = split(res, (0,), len(net.trainable_params()))
+    check_against_fd(net, (x,), ig, (0,), wg, net.trainable_params())
+
+
+def test_prelu_slope_is_a_trainable_parameter():
+    net = _dense_with("prelu")
+    assert [p.name for p in net.trainable_params()] == ["weight", "bias", "activation.a"]
+
+
+@pytest.mark.parametrize("bad, error", [("swishy", ValueError), ("rrelu", ValueError),
+                                        (3, TypeError)])
+def test_dense_refuses_unknown_activations(bad, error):
+    with pytest.raises(error, match="activation"):
+        nn.Dense(3, 4, activation=bad)
+    with pytest.raises(ValueError, match="approximate"):
+        nn.GELU(approximate=False)
+
+
+class _SinCell(nn.Cell):
+    def construct(self, y):
+        return np.sin(y)
+
+
+class _Layer(nn.Cell):
+    def __init__(self, seed, act):
+        super().__init__()
+        self.w = Parameter(r64(3, 3, seed=seed), name="w")
+        self.act = act
+
+    def construct(self, x):
+        return self.act(x @ self.w)
+
+
+class _TwoLayers(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.a = _Layer(1, nn.Tanh())
+        self.b = _Layer(2, _SinCell())
+
+    def construct(self, x):
+        return self.b(self.a(x))
+
+
+def test_instances_of_one_cell_class_holding_different_sub_cells_get_their_own_code():
+    # one generated backward per class served both layers, with the first layer's activation
+    net, x = _TwoLayers(), r64(2, 3, seed=3)
+    weights = net.trainable_params()
+    res = grad(net, (0,), weights)(x)
+    ig, wg = split(res, (0,), len(weights))
+    check_against_fd(net, (x,), ig, (0,), wg, weights)

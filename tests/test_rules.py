@@ -513,6 +513,15 @@ case(np.linalg.eigh, symmetric_in("L", 3, 3), zero_cotangent=(1,), label="eigh-v
 
 # ----- constructors and casts --------------------------------------------------------------
 
+case(np.linspace, f(), f(), 5)
+case(np.linspace, r(3), f(), 4, False, axis=-1)
+case(np.linspace, r(2, 3), r(3), 4, retstep=True, axis=1)
+case(np.linspace, f(), f(), 1)
+case(np.logspace, f(unit), f(unit), 5)
+case(np.logspace, r(2) * 0.3, f(unit), 4, base=f(pos) + 1.0, axis=-1)
+case(np.logspace, f(unit), f(unit), 4, True, pos(2) + 1.0)
+case(np.geomspace, f(pos), f(big), 5)
+case(np.geomspace, -pos(3), -f(big), 4, axis=1)
 case(np.full, (2, 3), f())
 case(np.full, (2, 3), r(3))
 case(np.full_like, r(2, 3), r(2, 1))
@@ -523,6 +532,22 @@ for t in (np.float64, np.longdouble):
 case(np.float64, r(2, 2))
 # float32, float16, complex casts lose the precision central differences need: see
 # test_scalar_casts_pass_the_gradient_back
+
+
+def seeded(draw, seed):
+    """``draw`` after seeding NumPy's global generator: every call draws the same entries."""
+    def call(*args, **kwargs):
+        np.random.seed(seed)
+        return draw(*args, **kwargs)
+    return call
+
+
+case(seeded(np.random.permutation, 0), r(5), key=np.random.permutation, label="permutation")
+case(seeded(np.random.permutation, 1), r(4, 3), key=np.random.permutation,
+     label="permutation")
+case(seeded(np.random.choice, 2), r(5), 7, key=np.random.choice, label="choice")
+case(seeded(np.random.choice, 3), r(7), (2, 3), False, key=np.random.choice, label="choice")
+
 CHECKED_EXACTLY = {("method", "items"), ("method", "values"), np.float16, np.float32, np.complex64, np.complex128}
 
 # ----- methods and attributes --------------------------------------------------------------
@@ -572,10 +597,15 @@ method("take", r(3, 4), [0, 11])
 method("item", r(1, 1))
 method("item", r(3, 4), 5)
 method("item", r(3, 4), 1, 2)
+method("tolist", r(2, 3))
+method("tolist", r(3))
 attr("T", r(2, 3))
 attr("T", r(2, 3, 4))
 attr("mT", r(2, 3, 4))
 attr("real", r(3))
+attr("imag", r(3))  # complex inputs: tests/test_complex.py
+case(np.angle, r(3))
+case(np.angle, r(2, 2), deg=True)
 
 
 # ----- the tests ---------------------------------------------------------------------------

@@ -7,6 +7,8 @@ import pytest
 import mindgrad  # noqa: F401 (registers the rules)
 from mindgrad import rules, runtime
 from mindgrad.rules import forward_numpy_shape as fns
+from mindgrad.rules import methods as me
+from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules import runtime_rules, vjp_of
 from mindgrad.rules.forward_operators import TangentList, TangentTuple
@@ -17,6 +19,9 @@ RNG = np.random.default_rng(3)
 
 def r(*shape):
     return RNG.standard_normal(shape)
+
+
+_POPULATION = RNG.standard_normal(5)  # entries a random draw copies: distinct
 
 
 def _check(fn, args, positions, key=None, **kwargs):
@@ -154,6 +159,9 @@ TRANSPOSED = [
     (runtime_rules.add_operand_grad, (r(2, 3), r(2, 1)), {}),
     (TangentList, ([r(2), r(2)],), {}),
     (TangentTuple, ((r(3), r(3)),), {}),
+    (me.tolist_grad, (r(2, 3), r(2, 3)), {}),
+    (nd.draw_grad, (r(4), _POPULATION, _POPULATION[[2, 0, 4, 0]]), {}),
+    (nd.draw_tangent, (r(5), _POPULATION, _POPULATION[[3, 1, 1]]), {}),
 ]
 
 

@@ -25,6 +25,7 @@ from mindgrad.rules import builtins_math as bm
 from mindgrad.rules import forward_numpy_shape as fns
 from mindgrad.rules import jvp_of
 from mindgrad.rules import methods as me
+from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_elementwise as ne
 from mindgrad.rules import numpy_linalg as nl
 from mindgrad.rules import numpy_reductions as nr
@@ -378,6 +379,17 @@ for fn, gen in MATH:
 case(math.log, f(pos), f(big), label="log-base")
 case(math.pow, f(pos), f())
 case(math.atan2, f(), f())
+case(math.copysign, f(), f())
+case(math.copysign, f(), -f(pos))
+case(np.linspace, f(), f(), 5)
+case(np.linspace, r(3), f(), 4, False, axis=-1)
+case(np.linspace, r(2, 3), r(3), 4, retstep=True, axis=1)
+case(np.linspace, f(), f(), 1)
+case(np.logspace, f(unit), f(unit), 5)
+case(np.logspace, r(2) * 0.3, f(unit), 4, base=f(pos) + 1.0, axis=-1)
+case(np.logspace, f(unit), f(unit), 4, True, pos(2) + 1.0)
+case(np.geomspace, f(pos), f(big), 5)
+case(np.geomspace, -pos(3), -f(big), 4, axis=1)
 case(math.hypot, f(), f())
 case(math.hypot, f(), f(), f())
 case(math.hypot, f())
@@ -810,6 +822,33 @@ helper(me.dict_items_grad, [[0, r(2)], [0, f()]], {"a": r(2), "b": 1.0})
 helper(me.dict_values_grad, [r(2), f()], {"a": r(2), "b": 1.0})
 helper(me.item_grad, f(), r(3, 4), (1, 2))
 helper(me.item_grad, f(), r(3, 4), (5,))
+
+def seeded(draw, seed):
+    """``draw`` after seeding NumPy's global generator: every call draws the same entries."""
+    def call(*args, **kwargs):
+        np.random.seed(seed)
+        return draw(*args, **kwargs)
+    return call
+
+
+CASES.append(Case("permutation", seeded(np.random.permutation, 0), r(5),
+                  key=np.random.permutation))
+CASES.append(Case("permutation", seeded(np.random.permutation, 1), r(4, 3),
+                  key=np.random.permutation))
+CASES.append(Case("choice", seeded(np.random.choice, 2), r(5), 7, key=np.random.choice))
+attr("imag", r(3))  # complex inputs: tests/test_complex.py
+case(np.angle, r(3))
+case(np.angle, r(2, 2), deg=True)
+method("tolist", r(2, 3))
+method("tolist", r(3))
+
+helper(me.tolist_grad, [[f(), f(), f()], [f(), 0, f()]], r(2, 3))
+helper(me.tolist_grad, f(), r())
+_population = r(5)
+helper(nd.draw_grad, r(4), _population, _population[[2, 0, 4, 0]],
+       derived={2: lambda args: args[1][[2, 0, 4, 0]]})
+helper(nd.draw_tangent, r(5), _population, _population[[3, 1, 1]],
+       derived={2: lambda args: args[1][[3, 1, 1]]})
 
 helper(ne.astype_grad, r(3), r(3))
 helper(ne.astype_grad, r(3) + 1j * r(3), r(3))

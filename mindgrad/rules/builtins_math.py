@@ -187,5 +187,9 @@ def _(out, x):
     d[x] = d[out] * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
 
 
-nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
-                  math.copysign)
+@adjoint(math.copysign)
+def _(out, x, y):
+    d[x] = d[out] * math.copysign(1.0, x) * math.copysign(1.0, out)
+
+
+nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)

@@ -172,6 +172,11 @@ def _(out, x):
     d[out] = d[x] * math.copysign(1.0, x)
 
 
+@tangent(math.copysign)
+def _(out, x, y):
+    d[out] = d[x] * math.copysign(1.0, x) * math.copysign(1.0, out)
+
+
 @tangent(math.erf)
 def _(out, x):
     d[out] = d[x] * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)

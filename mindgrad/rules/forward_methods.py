@@ -113,6 +113,18 @@ def _(out, a, *args):
     d[out] = item_tangent(d[a], args)
 
 
+def tolist_tangent(t):
+    """Tangent of ``a.tolist()``: ``t`` as nested lists that add element by element."""
+    if np.ndim(t) == 0:
+        return np.asarray(t).item()
+    return TangentList(tolist_tangent(ti) for ti in t)
+
+
+@tangent_method("tolist")
+def _(out, a):
+    d[out] = tolist_tangent(d[a])
+
+
 # ----- attributes --------------------------------------------------------------------------
 
 
@@ -124,6 +136,11 @@ def _(out, x):
 @tangent_attr("real")
 def _(out, x):
     d[out] = np.real(d[x])
+
+
+@tangent_attr("imag")
+def _(out, x):
+    d[out] = np.imag(d[x])
 
 
 # ----- dict views --------------------------------------------------------------------------

@@ -13,8 +13,14 @@ import numpy as np
 
 from mindgrad.rules import d, tangent
 from mindgrad.rules.forward_operators import broadcast_tangent, float_dtype
-from mindgrad.rules.numpy_elementwise import clip_bounds, fmax_grad, maximum_grad, sinc_grad
-from mindgrad.runtime import is_zero
+from mindgrad.rules.numpy_elementwise import (
+    abs_slope,
+    clip_bounds,
+    fill_nested,
+    fmax_grad,
+    maximum_grad,
+    sinc_grad,
+)
 
 # ----- exponentials and logarithms ---------------------------------------------------------
 
@@ -184,7 +190,20 @@ def _(out, x):
 
 @tangent(np.absolute, np.fabs, builtins.abs)
 def _(out, x):
-    d[out] = d[x] * np.sign(x)
+    d[out] = np.real(d[x] * abs_slope(x))
+
+
+def angle_tangent(t, z, deg=False):
+    """Tangent of ``np.angle(z)``: ``imag(t / z)``; zero for a real ``z``."""
+    if not np.iscomplexobj(z):
+        return np.zeros(np.shape(z))
+    t = np.imag(t / np.where(z == 0, 1.0, z))
+    return t * (180.0 / np.pi) if deg else t
+
+
+@tangent(np.angle)
+def _(out, z, deg=False):
+    d[out] = angle_tangent(d[z], z, deg)
 
 
 @tangent(np.copysign)
@@ -268,16 +287,6 @@ def _(out, x):
 # ----- array constructors and casts --------------------------------------------------------
 
 
-def _fill(grid, t):
-    for i, ti in enumerate(t):
-        if is_zero(ti):
-            continue
-        if isinstance(ti, (list, tuple)):
-            _fill(grid[i], ti)
-        else:
-            grid[i] = ti
-
-
 def array_tangent(t, obj, out):
     """Tangent of ``np.array(obj)`` (and ``asarray``, ``copy``, ...): a fresh array of the
     output's shape and float dtype; the tangent of a list holds 0 for items without one. An
@@ -288,7 +297,7 @@ def array_tangent(t, obj, out):
     dtype = float_dtype(out)
     if isinstance(t, (list, tuple)):
         grid = np.zeros(np.shape(obj), dtype)
-        _fill(grid, t)
+        fill_nested(grid, t)
         return grid.reshape(np.shape(out))
     if dtype.kind == "f" and np.iscomplexobj(t):
         t = np.real(t)
@@ -339,9 +348,17 @@ def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     d[out] = broadcast_tangent(d[fill_value], out)
 
 
+def fill_tangent(t, out):
+    """Tangent of ``np.full_like``: the fill value's tangent broadcast to ``out``; zero when
+    ``out`` takes an integer or boolean dtype from its template array."""
+    if out.dtype.kind not in "fc":
+        return np.zeros(out.shape)
+    return broadcast_tangent(t, out)
+
+
 @tangent(np.full_like)
 def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    d[out] = broadcast_tangent(d[fill_value], out)
+    d[out] = fill_tangent(d[fill_value], out)
 
 
 @tangent(np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128)

@@ -115,7 +115,7 @@ def norm_tangent(t, x, ans, ord=None, axis=None, keepdims=False):
     """Tangent of ``np.linalg.norm``: ``t`` weighted by the norm's gradient, summed over the
     reduced axes (the gradient of each kind of norm is ``norm_grad``'s)."""
     slope = norm_grad(np.ones(np.shape(ans)), x, ans, ord, axis, keepdims)
-    return as_dtype_of(np.sum(np.real(np.conj(slope) * t), axis=norm_axes(x, ord, axis),
+    return as_dtype_of(np.sum(np.real(slope * t), axis=norm_axes(x, ord, axis),
                               keepdims=keepdims), ans)
 
 

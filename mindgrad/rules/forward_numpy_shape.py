@@ -10,6 +10,7 @@ import numpy as np
 from mindgrad.rules import adjoint, d, tangent, tangent_attr, tangent_method
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.forward_operators import TangentTuple, float_dtype
+from mindgrad.rules.nondiff import draw_tangent
 from mindgrad.runtime import is_zero
 
 # ----- reshaping ---------------------------------------------------------------------------
@@ -354,3 +355,60 @@ def meshgrid_tangent(ts, xi, out, sparse=False, indexing="xy"):
 @tangent(np.meshgrid)
 def _(out, *xi, copy=True, sparse=False, indexing="xy"):
     d[out] = meshgrid_tangent(d[xi], xi, out, sparse, indexing)
+
+
+# ----- random draws of entries (nondiff.py's adjoint rules) --------------------------------
+
+
+@tangent(np.random.permutation)
+def _(out, x):
+    d[out] = draw_tangent(d[x], x, out)
+
+
+@tangent(np.random.choice)
+def _(out, a, size=None, replace=True, p=None):
+    d[out] = draw_tangent(d[a], a, out)
+
+
+# ----- evenly spaced samples (numpy_shape.py's adjoint rules) ------------------------------
+
+
+def linspace_tangent(t, out, num, endpoint, retstep, axis, at_stop):
+    """Tangent of ``np.linspace`` from ``start`` or ``stop`` (``at_stop``): ``t`` spread over
+    the samples with weights ``1 - t`` or ``t`` (and the step's, with ``retstep``)."""
+    samples = out[0] if retstep else out
+    ndim = np.ndim(samples)
+    ax = ns.normalize_axis(axis, ndim)
+    fractions = ns.spacing_fractions(num, endpoint, ndim, axis)
+    across = np.shape(samples)[:ax] + np.shape(samples)[ax + 1:]
+    t = np.broadcast_to(t, across)
+    t_samples = (np.expand_dims(t, ax) * (fractions if at_stop else 1.0 - fractions)).astype(
+        float_dtype(samples), copy=False)
+    if not retstep:
+        return t_samples
+    intervals = num - 1 if endpoint else num
+    t_step = (t if at_stop else -t) / intervals if intervals > 0 else 0.0 * t
+    return TangentTuple((t_samples, t_step))
+
+
+@tangent(np.linspace)
+def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+      device=None):
+    d[out] = linspace_tangent(d[start], out, num, endpoint, retstep, axis, False)
+    d[out] = linspace_tangent(d[stop], out, num, endpoint, retstep, axis, True)
+
+
+@tangent(np.logspace)
+def _(out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    d[out] = out * ns.log_base(base, out, axis) * linspace_tangent(d[start], out, num, endpoint,
+                                                                   False, axis, False)
+    d[out] = out * ns.log_base(base, out, axis) * linspace_tangent(d[stop], out, num, endpoint,
+                                                                   False, axis, True)
+    d[out] = out * np.log(out) / ns.log_base(base, out, axis) / ns.expand_base(base, out, axis) * \
+        ns.expand_base(d[base], out, axis)
+
+
+@tangent(np.geomspace)
+def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    d[out] = out * linspace_tangent(d[start] / start, out, num, endpoint, False, axis, False)
+    d[out] = out * linspace_tangent(d[stop] / stop, out, num, endpoint, False, axis, True)

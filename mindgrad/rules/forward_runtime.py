@@ -20,6 +20,7 @@ from mindgrad.rules import d, nondifferentiable, tangent
 from mindgrad.rules import forward_builtins_math as bm_tangent
 from mindgrad.rules import forward_numpy_linalg as fl
 from mindgrad.rules import methods as me
+from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_elementwise as ne
 from mindgrad.rules import numpy_linalg as nl
 from mindgrad.rules import numpy_reductions as nr
@@ -235,9 +236,24 @@ def _(out, g, x):
     d[out] = ne.astype_grad(d[g], x)
 
 
+@tangent(nd.draw_grad)
+def _(out, g, a, drawn):
+    d[out] = nd.draw_grad(d[g], a, drawn)
+
+
+@tangent(nd.draw_tangent)
+def _(out, t, a, drawn):
+    d[out] = nd.draw_tangent(d[t], a, drawn)
+
+
+@tangent(me.tolist_grad)
+def _(out, g, a):
+    d[out] = me.tolist_grad(d[g], a)
+
+
 @tangent(ne.array_grad)
-def _(out, g, obj):
-    d[out] = ne.array_grad(d[g], obj)
+def _(ans, g, obj, out=None):
+    d[ans] = ne.array_grad(d[g], obj, out)
 
 
 @tangent(ne.imag_grad)
@@ -712,6 +728,9 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
         return 0
     if is_zero(g):
         return 0
+    if np.iscomplexobj(x):
+        raise runtime.GradientError("forward mode over the gradient of np.linalg.norm of a "
+                                    "complex array is not supported; use reverse mode twice")
     x = np.asarray(x)
     axes = norm_axes(x, ord, axis)
     if not keepdims:

@@ -10,11 +10,14 @@ import numpy as np
 
 from mindgrad.rules import adjoint_attr, adjoint_method, d
 from mindgrad.rules.numpy_elementwise import (
+    array_grad,
     astype_grad,
     clip_bounds,
     clip_grad_a,
     clip_grad_lower,
     clip_grad_upper,
+    fill_nested,
+    imag_grad,
 )
 from mindgrad.rules.numpy_reductions import (
     extremum_grad,
@@ -100,7 +103,7 @@ def _(ans, a, min=None, max=None, out=None):
 
 @adjoint_method("astype")
 def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
-    d[a] = astype_grad(d[out], a)
+    d[a] = array_grad(d[out], a, out)
 
 
 @adjoint_method("copy")
@@ -138,6 +141,23 @@ def _(out, a, *args):
     d[a] = item_grad(d[out], a, args)
 
 
+def tolist_grad(g, a):
+    """Gradient of ``a.tolist()``: the nested list of gradients (0 for elements without one)
+    as an array of ``a``'s shape and float dtype."""
+    if is_zero(g):
+        return 0
+    if np.ndim(a) == 0:
+        return astype_grad(g, a)
+    grid = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
+    fill_nested(grid, g)
+    return grid
+
+
+@adjoint_method("tolist")
+def _(out, a):
+    d[a] = tolist_grad(d[out], a)
+
+
 # ----- attributes --------------------------------------------------------------------------
 
 
@@ -149,6 +169,11 @@ def _(out, x):
 @adjoint_attr("real")
 def _(out, x):
     d[x] = astype_grad(np.real(d[out]), x)
+
+
+@adjoint_attr("imag")
+def _(out, x):
+    d[x] = imag_grad(d[out], x)
 
 
 # ----- dict views ------------------------------------------------------------------------------

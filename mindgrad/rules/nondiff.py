@@ -1,7 +1,8 @@
 """NumPy functions whose results are constants to the gradient, and the scalar-type casts.
 
 Constructors, shape queries, index-valued functions, comparisons, rounding (zero slope almost
-everywhere, as in JAX) and random sampling. ``np.float32(x)`` and friends are casts: the
+everywhere, as in JAX) and random sampling; a random permutation or choice of an array is a
+gather of its entries, with a rule. ``np.float32(x)`` and friends are casts: the
 gradient passes through them, cast back to the input's type; integer casts are constants.
 Names missing from this NumPy are skipped, so the list can name functions of several versions.
 """
@@ -9,8 +10,8 @@ Names missing from this NumPy are skipped, so the list can name functions of sev
 import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable
-from mindgrad.rules.numpy_elementwise import astype_grad
-from mindgrad.runtime import unbroadcast
+from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
+from mindgrad.runtime import GradientError, is_zero, unbroadcast
 
 
 def numpy_functions(*names, module=np):
@@ -21,8 +22,7 @@ def numpy_functions(*names, module=np):
 # ----- constructors and shape queries ------------------------------------------------------
 
 nondifferentiable(*numpy_functions(
-    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "linspace",
-    "logspace", "geomspace", "eye", "identity", "tri", "indices", "diag_indices",
+    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "eye", "identity", "tri", "indices", "diag_indices",
     "tril_indices", "triu_indices", "mask_indices", "ravel_multi_index", "unravel_index",
     "shape", "ndim", "size", "result_type", "broadcast_shapes", "promote_types", "can_cast",
     "min_scalar_type", "iinfo", "finfo", "dtype", "issubdtype", "isscalar", "iscomplexobj",
@@ -34,9 +34,17 @@ def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     d[fill_value] = unbroadcast(d[out], fill_value)
 
 
+def fill_grad(g, fill_value, out):
+    """Gradient of ``np.full_like``'s fill value: ``g`` summed to its shape; none when ``out``
+    takes an integer or boolean dtype from its template array."""
+    if out.dtype.kind not in "fc":
+        return 0
+    return unbroadcast(g, fill_value)
+
+
 @adjoint(np.full_like)
 def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    d[fill_value] = unbroadcast(d[out], fill_value)
+    d[fill_value] = fill_grad(d[out], fill_value, out)
 
 
 # ----- indices, searching, counting, sets --------------------------------------------------
@@ -67,10 +75,57 @@ nondifferentiable(*numpy_functions(
 nondifferentiable(*numpy_functions(
     "rand", "randn", "randint", "random", "random_sample", "ranf", "sample", "normal",
     "uniform", "standard_normal", "standard_exponential", "standard_cauchy", "standard_gamma",
-    "standard_t", "choice", "permutation", "shuffle", "seed", "default_rng", "beta", "binomial",
+    "standard_t", "shuffle", "seed", "default_rng", "beta", "binomial",
     "poisson", "exponential", "gamma", "laplace", "logistic", "lognormal", "multinomial",
     "multivariate_normal", "dirichlet", "bytes", "get_state", "set_state",
     module=np.random))
+
+# A permutation or choice of an array copies some of its entries: a gather whose indices are
+# found again from the values (exact: the draw copies them), so the sweep that runs the draw
+# once needs nothing recorded.
+
+
+def drawn_indices(out, a):
+    """The positions along the first axis of ``a`` whose entries a random draw copied into
+    ``out``. Equal entries of ``a`` would leave the positions ambiguous: a GradientError."""
+    a = np.asarray(a)
+    if a.ndim == 0:
+        raise GradientError("a random draw from a single number has no entries to gather")
+    rows = a.reshape(len(a), -1)
+    position = {row.tobytes(): i for i, row in enumerate(rows)}
+    if len(position) < len(rows):
+        raise GradientError(
+            "a random permutation or choice of an array with equal entries: which entry went "
+            "where is ambiguous, so its gradient is unknown; draw the indices and index "
+            "instead: idx = np.random.permutation(len(x)); x[idx]")
+    drawn = np.asarray(out, dtype=a.dtype).reshape(-1, rows.shape[1])
+    indices = np.array([position[row.tobytes()] for row in drawn], dtype=np.intp)
+    return indices.reshape(np.shape(out)[:np.ndim(out) - (a.ndim - 1)])
+
+
+def draw_grad(g, a, out):
+    """Gradient of ``out``, a random draw from ``a``: ``g`` sent back to the entries drawn."""
+    if is_zero(g):
+        return 0
+    grad = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
+    np.add.at(grad, drawn_indices(out, a), g)
+    return array_grad(grad, a)
+
+
+def draw_tangent(t, a, out):
+    """Tangent of ``out``, a random draw from ``a``: the drawn entries of ``t``."""
+    return np.asarray(t)[drawn_indices(out, a)]
+
+
+@adjoint(np.random.permutation)
+def _(out, x):
+    d[x] = draw_grad(d[out], x, out)
+
+
+@adjoint(np.random.choice)
+def _(out, a, size=None, replace=True, p=None):
+    d[a] = draw_grad(d[out], a, out)
+
 
 # ----- scalar types: float casts pass the gradient, integer casts are constants ------------
 

@@ -186,9 +186,37 @@ def _(out, x):
 # ----- absolute value, selection -----------------------------------------------------------
 
 
+def abs_slope(x):
+    """The factor that takes the gradient of ``|x|`` to ``x``: ``sign(x)`` for real ``x``;
+    ``conj(x) / |x|`` for complex ``x`` (0 at 0), in the complex convention of the README."""
+    if np.iscomplexobj(x):
+        magnitude = np.abs(x)
+        return np.conj(x) / np.where(magnitude == 0, 1.0, magnitude)
+    return np.sign(x)
+
+
+def conj_if_complex(v):
+    """``conj(v)``, without the copy ``np.conj`` makes of a real ``v``."""
+    return np.conj(v) if np.iscomplexobj(v) else v
+
+
 @adjoint(np.absolute, np.fabs, builtins.abs)
 def _(out, x):
-    d[x] = d[out] * np.sign(x)
+    d[x] = np.real(d[out]) * abs_slope(x)  # a real result takes the real part of its gradient
+
+
+def angle_grad(g, z, deg=False):
+    """Gradient of ``np.angle(z)``: ``-1j * g / z``; a real ``z`` has angle 0 or pi, a constant
+    (the README's complex convention)."""
+    if is_zero(g) or not np.iscomplexobj(z):
+        return 0
+    grad = -1j * np.real(g) / np.where(z == 0, 1.0, z)
+    return grad * (180.0 / np.pi) if deg else grad
+
+
+@adjoint(np.angle)
+def _(out, z, deg=False):
+    d[z] = angle_grad(d[out], z, deg)
 
 
 @adjoint(np.copysign)
@@ -320,10 +348,23 @@ def astype_grad(g, x):
     return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g).astype(dtype, copy=False)
 
 
-def array_grad(g, obj):
-    """Gradient of ``np.array(obj)``: ``g`` reshaped (``ndmin``) and cast back to ``obj``; for a
-    list or tuple of scalars or arrays, one slice of ``g`` per element, in a list."""
-    if is_zero(g):
+def fill_nested(grid, values):
+    """Write the nested list or tuple ``values`` into the array ``grid``; 0 entries (no
+    gradient) leave zeros."""
+    for i, value in enumerate(values):
+        if is_zero(value):
+            continue
+        if isinstance(value, (list, tuple)):
+            fill_nested(grid[i], value)
+        else:
+            grid[i] = value
+
+
+def array_grad(g, obj, out=None):
+    """Gradient of ``np.array(obj)`` and other casts: ``g`` reshaped (``ndmin``) and cast back
+    to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a
+    list. An integer or boolean ``out`` is a constant: nothing flows back through that cast."""
+    if is_zero(g) or getattr(out, "dtype", np.dtype(float)).kind not in "fc":
         return 0
     if isinstance(obj, (list, tuple)):
         g = np.reshape(g, np.shape(obj))
@@ -334,17 +375,17 @@ def array_grad(g, obj):
 @adjoint(np.array)
 def _(out, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0,
       like=None):
-    d[object] = array_grad(d[out], object)
+    d[object] = array_grad(d[out], object, out)
 
 
 @adjoint(np.asarray, np.asanyarray)
 def _(out, a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    d[a] = array_grad(d[out], a)
+    d[a] = array_grad(d[out], a, out)
 
 
 @adjoint(np.ascontiguousarray, np.asfortranarray)
 def _(out, a, dtype=None, *, like=None):
-    d[a] = array_grad(d[out], a)
+    d[a] = array_grad(d[out], a, out)
 
 
 @adjoint(np.copy)

@@ -16,7 +16,7 @@ import string
 import numpy as np
 
 from mindgrad.rules import adjoint, adjoint_method, d, nondifferentiable
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
 from mindgrad.runtime import is_zero, unbroadcast
 
 
@@ -96,7 +96,7 @@ def _(ans, a, b, out=None):
 
 @adjoint(np.vdot)
 def _(out, a, b):
-    d[a] = np.reshape(d[out] * np.conj(np.ravel(b)), np.shape(a))
+    d[a] = np.reshape(conj_if_complex(d[out] * np.ravel(b)), np.shape(a))
     d[b] = np.reshape(d[out] * np.conj(np.ravel(a)), np.shape(b))
 
 
@@ -335,7 +335,7 @@ def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
         slope = x / np.where(ans == 0, 1, ans)
     else:
         slope = norm_vector_grad(x, ans, ord, axes[0])
-    return astype_grad(g * slope, x)
+    return astype_grad(np.real(g) * conj_if_complex(slope), x)  # the README's complex convention
 
 
 @adjoint(np.linalg.norm)

@@ -494,3 +494,90 @@ def meshgrid_grads(gs, xi, indexing="xy"):
 @adjoint(np.meshgrid)
 def _(out, *xi, copy=True, sparse=False, indexing="xy"):
     d[xi] = meshgrid_grads(d[out], xi, indexing)
+
+
+# ----- evenly spaced samples: linspace is linear in start and stop --------------------------
+# linspace(start, stop) = start + (stop - start) * t along the samples' axis; logspace is
+# base ** linspace, geomspace start * (stop / start) ** t.
+
+
+def spacing_fractions(num, endpoint, ndim, axis):
+    """The fractions ``t`` of ``linspace``, shaped to broadcast along the samples' ``axis``."""
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint)
+    shape = [1] * ndim
+    shape[normalize_axis(axis, ndim)] = num
+    return t.reshape(shape)
+
+
+def linspace_grad(g, x, num, endpoint, retstep, axis, at_stop):
+    """Gradient of ``np.linspace`` for ``x``, its ``start`` (weights ``1 - t``) or its ``stop``
+    (``at_stop``, weights ``t``): the samples' gradient summed over their axis, plus the step's
+    (``retstep``) divided by the number of intervals."""
+    if is_zero(g):
+        return 0
+    g_samples, g_step = g if retstep else (g, 0)
+    grad = 0
+    if not is_zero(g_samples):
+        ndim = np.ndim(g_samples)
+        t = spacing_fractions(num, endpoint, ndim, axis)
+        grad = np.sum(g_samples * (t if at_stop else 1.0 - t), axis=normalize_axis(axis, ndim))
+    intervals = num - 1 if endpoint else num
+    if not is_zero(g_step) and intervals > 0:
+        grad = grad + (g_step if at_stop else -g_step) / intervals
+    if is_zero(grad):
+        return 0
+    return astype_grad(unbroadcast(grad, x), x)
+
+
+@adjoint(np.linspace)
+def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+      device=None):
+    d[start] = linspace_grad(d[out], start, num, endpoint, retstep, axis, False)
+    d[stop] = linspace_grad(d[out], stop, num, endpoint, retstep, axis, True)
+
+
+def expand_base(base, out, axis):
+    """``base`` (or its tangent) shaped as ``np.logspace`` broadcasts it against its samples."""
+    if np.ndim(base) == 0:
+        return base
+    base = np.asarray(base)
+    base = base.reshape((1,) * (np.ndim(out) - 1 - base.ndim) + base.shape)
+    return np.expand_dims(base, axis)
+
+
+def log_base(base, out, axis):
+    """``log(base)``, shaped as ``np.logspace`` broadcasts ``base`` against its samples."""
+    return np.log(expand_base(base, out, axis))
+
+
+def logspace_base_grad(g, out, base, axis):
+    """Gradient of ``np.logspace`` for its ``base``: ``out * y / base`` with ``y`` the exponents,
+    summed over the samples' axis."""
+    if is_zero(g):
+        return 0
+    slope = out * np.log(out) / log_base(base, out, axis) / expand_base(base, out, axis)
+    grad = np.sum(g * slope, axis=normalize_axis(axis, np.ndim(out)))
+    return astype_grad(unbroadcast(grad, base), base)
+
+
+@adjoint(np.logspace)
+def _(out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    d[start] = linspace_grad(d[out] * out * log_base(base, out, axis), start, num, endpoint,
+                             False, axis, False)
+    d[stop] = linspace_grad(d[out] * out * log_base(base, out, axis), stop, num, endpoint,
+                            False, axis, True)
+    d[base] = logspace_base_grad(d[out], out, base, axis)
+
+
+def geomspace_grad(g, out, x, num, endpoint, axis, at_stop):
+    """Gradient of ``np.geomspace`` for ``start`` or ``stop`` (``at_stop``): ``out / x``
+    weighted as in ``linspace``."""
+    if is_zero(g):
+        return 0
+    return astype_grad(linspace_grad(g * out, x, num, endpoint, False, axis, at_stop) / x, x)
+
+
+@adjoint(np.geomspace)
+def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    d[start] = geomspace_grad(d[out], out, start, num, endpoint, axis, False)
+    d[stop] = geomspace_grad(d[out], out, stop, num, endpoint, axis, True)

@@ -88,8 +88,8 @@ def matmul_grad_y(g, x, y):
         return 0
     if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) in (1, 2):
         return x.T @ g
-    if np.ndim(x) == 1:
-        g = np.multiply.outer(x, g) if np.ndim(y) > 1 else g * x
+    if np.ndim(x) == 1:  # x is a row (1, n): g's last axis is y's column axis
+        g = np.expand_dims(x, -1) * np.expand_dims(g, -2) if np.ndim(y) > 1 else g * x
         return unbroadcast(g, y)
     if np.ndim(y) == 1:
         return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), np.expand_dims(g, -1))[..., 0], y)

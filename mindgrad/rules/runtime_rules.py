@@ -5,6 +5,8 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.rules import adjoint, d, nondifferentiable
+from mindgrad.rules import methods as me
+from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.builtins_math import sequence_grad
 from mindgrad.rules.forward_operators import TangentList, TangentTuple
@@ -223,6 +225,24 @@ def unreduce_adjoint(g_out, g, x, axis, keepdims):
 
 
 nondifferentiable(runtime.bprop_grads)  # a custom bprop has no second derivative here
+
+
+nondifferentiable(nd.drawn_indices)
+
+
+@adjoint(nd.draw_grad)
+def _(out, g, a, drawn):
+    d[g] = nd.draw_tangent(d[out], a, drawn)
+
+
+@adjoint(nd.draw_tangent)
+def _(out, t, a, drawn):
+    d[t] = nd.draw_grad(d[out], a, drawn)
+
+
+@adjoint(me.tolist_grad)
+def _(out, g, a):
+    d[g] = np.asarray(d[out]).tolist()
 
 
 @adjoint(astype_grad)

@@ -15,7 +15,7 @@ from mindgrad.transform import astutil as A
 
 NONDIFF_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides",
                            "flags", "__class__"})
-NONDIFF_METHODS = frozenset({"argmax", "argmin", "argsort", "nonzero", "any", "all", "tolist",
+NONDIFF_METHODS = frozenset({"argmax", "argmin", "argsort", "nonzero", "any", "all",
                              "keys", "index", "count", "__len__", "isdigit", "startswith",
                              "endswith", "format", "lower", "upper"})
 

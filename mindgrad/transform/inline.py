@@ -188,6 +188,8 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
         bound = rule.bind(args, keywords)
     except TypeError as exc:
         raise RuleError(f"the call does not fit the rule for {rule.name}: {exc}") from None
+    if casts_to_integer(bound, gen):
+        return []
     params = {}
     for name, value in bound.items():
         if name in rule.varargs:
@@ -238,6 +240,8 @@ def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
         bound = rule.bind(args, keywords)
     except TypeError as exc:
         raise RuleError(f"the call does not fit the rule for {rule.name}: {exc}") from None
+    if casts_to_integer(bound, gen):
+        return []
     params, tangents = {}, {}
     for name, value in bound.items():
         if name in rule.varargs:
@@ -274,6 +278,19 @@ def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
                             f"{type(target).__name__}")
     gen.adjoint_names.update(temps.values())
     return out
+
+
+def casts_to_integer(bound, gen) -> bool:
+    """Whether the call's ``dtype=`` names an integer or boolean type (``np.sum(x, dtype=int)``,
+    ``np.full(n, v, dtype=np.int64)``): its result is then a constant, whatever the rule says."""
+    dtype = bound.get("dtype")
+    if not isinstance(dtype, gast.AST):
+        return False
+    value = gen.resolve(dtype)
+    try:
+        return value is not None and np.dtype(value).kind not in "fc"
+    except TypeError:
+        return False
 
 
 def _active_arguments(value, is_varargs, gen):

@@ -8,10 +8,13 @@ returns is ``mindgrad.cache``'s business.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import types
 import weakref
 
 import gast
+import numpy as np
 
 from mindgrad import cache, runtime
 from mindgrad.transform import astutil as A
@@ -391,7 +394,7 @@ class Build:
         whose gradients its backward function returns after the inputs'."""
         reached = self.weights_of((fn, obj, None))
         pattern = tuple(path for path, _ in reached)
-        shared = type(obj) if obj is not None and not isinstance(obj, type) else id(obj)
+        shared = static_parts(obj)
         key = (fn.__code__, shared, mask, scalar, pattern, shape)
         weights = [index for _, index in reached]
         if key not in self.callees:
@@ -448,7 +451,7 @@ class Build:
 
     def tangent_callee(self, fn, obj, mask, caller, shape=(0, ())):
         """The name of ``fn``'s tangent function for active arguments ``mask``."""
-        shared = type(obj) if obj is not None and not isinstance(obj, type) else id(obj)
+        shared = static_parts(obj)
         key = ("jvp", fn.__code__, shared, mask, shape)
         if key not in self.callees:
             label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
@@ -490,6 +493,31 @@ class Build:
                     cell.cell_contents = made[value.key]
         self.record("emit", label, "\n\n".join(texts))
         return made, files, "\n\n".join(texts)
+
+
+def static_parts(obj, seen=None):
+    """What the code of ``obj``'s methods resolves through ``self`` when it is built, so that
+    objects alike in it share generated code: ``id(obj)`` for None or a class; otherwise its
+    class, the functions it holds and, recursively, the parts of the objects it holds (Cells
+    included). Two Dense layers with different activations do not share code."""
+    if obj is None or isinstance(obj, type):
+        return id(obj)
+    attributes = getattr(obj, "__dict__", None)
+    if not isinstance(attributes, dict) or isinstance(obj, np.ndarray):
+        return type(obj)
+    seen = set() if seen is None else seen
+    if id(obj) in seen:  # a cycle (a child holding its parent)
+        return id(obj)
+    seen.add(id(obj))
+    parts = []
+    for name, value in attributes.items():
+        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                              functools.partial)):
+            parts.append((name, id(value)))
+        elif not isinstance(value, (types.ModuleType, type)) and \
+                isinstance(getattr(value, "__dict__", None), dict):
+            parts.append((name, static_parts(value, seen)))
+    return type(obj), tuple(parts)
 
 
 def _by_path(found):
