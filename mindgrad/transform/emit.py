@@ -29,11 +29,20 @@ _PREC = {
 
 
 def comment(text: str, like=None) -> gast.Expr:
-    """A statement that prints as ``# text``."""
+    """A statement that prints as ``# text`` on one line, whatever ``text`` holds."""
     node = gast.Expr(value=gast.Constant(value=_COMMENT + text, kind=None))
     if like is not None:
         node.lineno = getattr(like, "lineno", None)
     return node
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that is not printable (line and paragraph separators,
+    form feed, vertical tab, ``\\r``, NEL, control characters) written as its escape, so no
+    reader (``str.splitlines``, Python's tokenizer, an editor) sees a line break in it."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in text)
 
 
 def _precedence(node) -> int:
@@ -69,9 +78,14 @@ class Unparser(astunparse.Unparser):
         value = tree.value
         if isinstance(value, ast.Constant) and isinstance(value.value, str) \
                 and value.value.startswith(_COMMENT):
-            self.fill("# " + value.value[len(_COMMENT):])
+            self.fill("# " + one_line(value.value[len(_COMMENT):]))
             return
         super()._Expr(tree)
+
+    def _JoinedStr(self, t):
+        # astunparse writes an f-string's text unescaped (backslashes, line separators);
+        # Python's own printer escapes it
+        self.write(ast.unparse(t))
 
     def _BinOp(self, t):
         prec = _precedence(t)
@@ -179,10 +193,12 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
     header = "def __mindgrad_bindings__():\n"
     if cell_names:
         header += "    " + " = ".join(cell_names) + " = None\n"
-    body = "".join("    " + line + "\n" if line else "\n" for line in text.splitlines())
+    # lines end at "\n" only, as for Python's tokenizer (unparse escapes every other break)
+    body = "".join("    " + line + "\n" if line else "\n" for line in text.rstrip("\n").split("\n"))
     full = header + body + "    return " + ", ".join(f"{n}" for n in names) + ",\n"
     code = compile(full, filename, "exec")
-    linecache.cache[filename] = (len(full), None, full.splitlines(True), filename)
+    lines = [line + "\n" for line in full.split("\n")[:-1]]
+    linecache.cache[filename] = (len(full), None, lines, filename)
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     functions = {}
     for fcode in factory_code.co_consts:
