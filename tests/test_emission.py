@@ -2,6 +2,9 @@
 string literals with line-breaking characters round-trip, user values reach generated code as
 bindings (never as ``repr`` text), and long or deeply nested expressions build."""
 
+import math
+from typing import ClassVar
+
 import gast
 import numpy as np
 import pytest
@@ -88,3 +91,126 @@ def test_fstring_keeps_backslashes_and_braces(tmp_path):
                           "    return np.sum(x * len(s))\n", "f")
     assert f(np.ones(2)) == 2 * 8  # a, backslash, b, {, c, }, 2, tab
     np.testing.assert_allclose(mindgrad.grad(f)(np.ones(2)), [8.0, 8.0])
+
+
+# ----- user values reach generated code as bindings, never as text -----------------------------
+
+
+class _Hostile:
+    """A dict key whose repr is code: it must never be written into source."""
+
+    ran: ClassVar[list] = []
+
+    def __init__(self, n):
+        self.n = n
+
+    def __hash__(self):
+        return hash(self.n)
+
+    def __eq__(self, other):
+        return isinstance(other, _Hostile) and other.n == self.n
+
+    def __repr__(self):
+        return "__import__('tests.test_emission').test_emission._Hostile.ran.append(1) or 'w'"
+
+    __float__ = lambda self: float(self.n)
+
+
+def _with_hostile_key(p):
+    return np.sum(np.sin(p[_KEY]) * p["b"] ** 2) + np.sum(p["c"][0] * p[_KEY])
+
+
+_KEY = _Hostile(1)
+
+
+def test_check_grads_second_order_binds_dict_keys():
+    _Hostile.ran.clear()
+    p = {_KEY: np.array([0.3, 0.4]), "b": np.array([1.5, -0.5]), "c": [np.array([0.2, 0.1])]}
+    check_grads(_with_hostile_key, (p,), modes=("rev", "fwd"), order=3)
+    assert _Hostile.ran == []
+
+
+def _keyworded(x, **kw):
+    return np.sum(x * x) * len(kw)
+
+
+@pytest.mark.parametrize("key", ["a=1)\nimport os\nos.getcwd(", "if", "x y"])
+def test_check_grads_refuses_keywords_that_are_not_names(key):
+    with pytest.raises(ValueError, match="not a name"):
+        check_grads(_keyworded, (np.ones(2),), kwargs={key: 1.0}, modes=("fwd",), order=2)
+
+
+class _Boxed:
+    """A default that is neither a number nor an array."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __repr__(self):
+        raise AssertionError("a default's repr must not be taken")
+
+
+def _h_nan(x, a=float("nan")):
+    return x * 2.0 if math.isnan(a) else x
+
+
+def _h_inf(x, a=float("inf"), b=-float("inf")):
+    return x * 3.0 if a > 1e308 and b < -1e308 else x
+
+
+def _h_negzero(x, a=-0.0):
+    return x * np.copysign(1.0, a)
+
+
+def _h_float32(x, a=np.float32(1.5)):  # noqa: B008
+    return x * a
+
+
+def _h_float64(x, a=np.float64(2.5), b=np.int64(3)):  # noqa: B008
+    return x * a * b
+
+
+def _h_object(x, a=_Boxed(4.0)):  # noqa: B008
+    return x * a.v
+
+
+def _h_tuple(x, a=(1.0, float("nan"), np.float64(2.0))):  # noqa: B008
+    return x * a[0] * a[2] if math.isnan(a[1]) else x
+
+
+def _h_huge(x, a=10 ** 5000):
+    return x * 1.5 if a > 5 else x
+
+
+def _h_bool_none(x, a=True, b=None):
+    return x * 5.0 if a and b is None else x
+
+
+HELPERS = [(_h_nan, 2.0), (_h_inf, 3.0), (_h_negzero, -1.0), (_h_float32, 1.5),
+           (_h_float64, 7.5), (_h_object, 4.0), (_h_tuple, 2.0), (_h_huge, 1.5),
+           (_h_bool_none, 5.0)]
+
+
+@pytest.mark.parametrize("helper,scale", HELPERS, ids=lambda h: getattr(h, "__name__", ""))
+def test_helper_defaults_of_every_kind(helper, scale):
+    def f(x):
+        return np.sum(helper(x) * x)
+
+    for x in (np.array([0.5, -2.0, 1.25]), 0.75, np.array([[0.5], [1.5]], dtype=np.float32)):
+        g = mindgrad.grad(f)(x)
+        np.testing.assert_allclose(g, 2 * scale * np.asarray(x), rtol=1e-6)
+        assert np.asarray(g).dtype == np.asarray(x).dtype
+    _all_modes(f, np.array([0.5, -2.0, 1.25]))
+
+
+def test_unparse_refuses_what_is_not_a_literal():
+    for value in (float("nan"), np.float64(1.0), _Boxed(1.0), 10 ** 5000, (1, 2)):
+        with pytest.raises(TypeError, match="bound by name"):
+            emit.unparse([gast.Expr(value=gast.Constant(value=value, kind=None))])
+
+
+def test_unparse_negative_zero_keeps_its_sign():
+    pow_ = gast.BinOp(left=gast.Constant(value=-0.0, kind=None), op=gast.Pow(),
+                      right=gast.Constant(value=2, kind=None))
+    text = emit.unparse([gast.Expr(value=pow_)]).strip()
+    assert eval(text) == (-0.0) ** 2 and np.copysign(1, eval(text)) == 1

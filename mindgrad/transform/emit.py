@@ -13,10 +13,13 @@ import ast
 import io
 import itertools
 import linecache
+import math
 import types
 
 import astunparse
 import gast
+
+from mindgrad.transform import astutil as A
 
 _COMMENT = "__mindgrad_comment__:"
 
@@ -58,9 +61,16 @@ def _precedence(node) -> int:
         return 0
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex)) \
             and not isinstance(node.value, bool) and (
-                node.value.real < 0 if not isinstance(node.value, complex) else True):
-        return _PREC["Unary"]
+                math.copysign(1, node.value) < 0 if not isinstance(node.value, complex) else True):
+        return _PREC["Unary"]  # printed with a sign (-0.0 too) or as (a+bj)
     return _PREC["Atom"]
+
+
+def _printable(value) -> bool:
+    """Whether a constant prints as Python that evaluates back to it: a plain literal, or what
+    the user's own source can hold (a complex, an infinite float, ``...``)."""
+    return A.is_plain_literal(value) or type(value) is complex or value is Ellipsis or \
+        type(value) is float and not math.isnan(value)
 
 
 class Unparser(astunparse.Unparser):
@@ -81,6 +91,12 @@ class Unparser(astunparse.Unparser):
             self.fill("# " + one_line(value.value[len(_COMMENT):]))
             return
         super()._Expr(tree)
+
+    def _Constant(self, t):
+        if not _printable(t.value):
+            raise TypeError(f"mindgrad cannot write a {type(t.value).__name__} into generated "
+                            "code as text; such values are bound by name")
+        super()._Constant(t)
 
     def _JoinedStr(self, t):
         # astunparse writes an f-string's text unescaped (backslashes, line separators);

@@ -254,8 +254,9 @@ class _Fold(gast.NodeTransformer):
                 not isinstance(left.value, bool) and not isinstance(right.value, bool):
             ops = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
                    gast.Mult: lambda a, b: a * b}
-            if type(node.op) in ops:
-                return A.const(ops[type(node.op)](left.value, right.value))
+            value = ops[type(node.op)](left.value, right.value) if type(node.op) in ops else None
+            if A.is_plain_literal(value) and value is not None:
+                return A.const(value)
         if isinstance(node.op, gast.Pow) and isinstance(right, gast.Constant) and \
                 right.value == 1 and not isinstance(right.value, bool):
             return left
