@@ -155,6 +155,15 @@ class NameGen:
     def __init__(self, taken=()):
         self.taken = set(taken)
 
+    @property
+    def taken(self) -> set:
+        return self._taken
+
+    @taken.setter
+    def taken(self, names):
+        self._taken = names
+        self._next = {}  # base -> the first suffix not yet handed out
+
     def reserve(self, names):
         self.taken.update(names)
 
@@ -162,9 +171,11 @@ class NameGen:
         base = "".join(c if ("_" + c).isidentifier() else "_" for c in str(base)) or "t"
         if base[0].isdigit() or keyword.iskeyword(base) or hasattr(builtins, base):
             base = base + "_" if not base[0].isdigit() else "_" + base
-        candidate, n = base, 1
+        n = self._next.get(base, 1)
+        candidate = base if n == 1 else f"{base}{n}"
         while candidate in self.taken:
             n += 1
             candidate = f"{base}{n}"
+        self._next[base] = n
         self.taken.add(candidate)
         return candidate
