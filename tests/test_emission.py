@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import mindgrad
+from mindgrad.errors import UnsupportedSyntaxError
 from mindgrad.testing import check_grads
 from mindgrad.transform import emit
 
@@ -214,3 +215,57 @@ def test_unparse_negative_zero_keeps_its_sign():
                       right=gast.Constant(value=2, kind=None))
     text = emit.unparse([gast.Expr(value=pow_)]).strip()
     assert eval(text) == (-0.0) ** 2 and np.copysign(1, eval(text)) == 1
+
+
+# ----- long and deeply nested expressions ------------------------------------------------------
+
+
+def _long(tmp_path, name, expr, **namespace):
+    return _define(tmp_path, f"def {name}(x):\n    return np.sum({expr})\n", name, **namespace)
+
+
+@pytest.mark.parametrize("n", [300, 1000])
+def test_long_sum_builds(tmp_path, n):
+    f = _long(tmp_path, "long_sum", "np.sin(" + " + ".join(["x"] * n) + ")")
+    x, v = np.array([0.5, -2.0, 1.25]), np.array([1.0, 0.5, -1.0])
+    points = (x, 0.75, np.array([[0.5], [1.5]], dtype=np.float32)) if n < 1000 else (x,)
+    for point in points:
+        value, g = mindgrad.value_and_grad(f)(point)
+        assert value == f(point)  # the same operations in the same order
+        np.testing.assert_allclose(g, n * np.cos(n * np.asarray(point)), rtol=1e-4)
+    _, t = mindgrad.jvp(f, (x,), (v,))
+    np.testing.assert_allclose(t, np.sum(n * np.cos(n * x) * v))
+
+
+def test_long_sum_second_order(tmp_path):
+    n = 300
+    f = _long(tmp_path, "long_sum2", "np.sin(" + " + ".join(["x"] * n) + ")")
+    x, v = np.array([0.5, -2.0, 1.25]), np.array([1.0, 0.5, -1.0])
+    _, hv = mindgrad.jvp(mindgrad.grad(f), (x,), (v,))
+    np.testing.assert_allclose(hv, -n * n * np.sin(n * x) * v)
+
+
+NESTED = {
+    "left parentheses": "(" * 100 + "np.sin(x)" + " * 1.01)" * 100,
+    "right parentheses": "1.01 * (" * 100 + "np.sin(x)" + ")" * 100,
+    "calls": "np.sin(" * 100 + "x" + ")" * 100,
+    "unary": "- " * 100 + "np.sin(x)",
+    "power tower": " ** ".join(["x"] * 40),
+}
+
+
+@pytest.mark.parametrize("expr", NESTED.values(), ids=NESTED.keys())
+def test_deeply_nested_expression(tmp_path, expr):
+    f = _long(tmp_path, "nested", expr)
+    x = np.array([0.9, 1.05, 1.2])
+    check_grads(f, (x,), modes=("rev", "fwd"), order=2)
+    assert mindgrad.value_and_grad(f)(x)[0] == f(x)
+
+
+def test_deep_expression_that_cannot_be_split_is_a_located_error(tmp_path):
+    # g(x) runs before the nested product: moving the product out would run it first
+    text = "def deep(x):\n    return np.sum(g(x) * (" + "x * (" * 60 + "x" + ")" * 60 + "))\n"
+    f = _define(tmp_path, text, "deep", g=lambda t: t * 2.0)
+    with pytest.raises(UnsupportedSyntaxError, match="nests 6[0-9] operations deep") as info:
+        mindgrad.grad(f)(np.ones(2))
+    assert info.value.lineno == 2 and info.value.filename.endswith(".py")

@@ -17,6 +17,7 @@ import gast
 import numpy as np
 
 from mindgrad.errors import NoSourceError
+from mindgrad.transform import depth
 
 MISSING = _MISSING = object()
 
@@ -155,7 +156,7 @@ def get_source(fn) -> Source:
     if fn.__name__ == "<lambda>":
         tree = _lambda_tree(fn, source)
     else:
-        module = gast.parse(source)
+        module = depth.parse(source)
         tree = module.body[0]
         if not isinstance(tree, gast.FunctionDef):
             raise NoSourceError(f"the source found for {fn.__qualname__} is not a def")
@@ -163,7 +164,9 @@ def get_source(fn) -> Source:
     # line numbers count from the def line, even when decorators came first
     first_line = first_line + (tree.lineno - 1 if fn.__name__ != "<lambda>" else 0)
     _shift_lines(tree, -(tree.lineno - 1) if fn.__name__ != "<lambda>" else 0)
-    return Source(fn, tree, filename, first_line, lines)
+    src = Source(fn, tree, filename, first_line, lines)
+    depth.split(src)
+    return src
 
 
 def _shift_lines(tree, delta):
@@ -180,7 +183,7 @@ def _lambda_tree(fn, source):
     module = None
     for candidate in (text, text.rstrip(",;)"), "(" + text + ")", text.split("=", 1)[-1].strip()):
         try:
-            module = gast.parse(candidate)
+            module = depth.parse(candidate)
             break
         except SyntaxError:
             continue
