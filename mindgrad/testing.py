@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import keyword
 import linecache
 
 import numpy as np
@@ -92,6 +93,8 @@ def check_grads(fn, args, grad_position=None, kwargs=None, eps=1e-6, rtol=1e-5, 
             raise ValueError(f"modes holds 'rev' and 'fwd', got {mode!r}")
     if not isinstance(order, int) or order < 1:
         raise ValueError(f"order must be a positive int, got {order!r}")
+    if "fwd" in modes or order > 1:  # keywords are then passed by name in generated source
+        _keywords(kwargs, {})
     rng = np.random.default_rng(seed)
     result = _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions, rng,
                                 "rev")
@@ -155,43 +158,60 @@ def _generated(text, name, namespace):
     return namespace[name]
 
 
+def _keywords(kwargs, namespace):
+    """Source text ``, k=keyword_k`` passing ``kwargs`` by name, each value bound in
+    ``namespace`` (the text holds only the keyword names, which must be identifiers)."""
+    text = ""
+    for k, value in kwargs.items():
+        if not (isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k)):
+            raise ValueError(f"check_grads passes keyword arguments by name; {k!r} is not a name")
+        namespace[f"keyword_{k}"] = value
+        text += f", {k}=keyword_{k}"
+    return text
+
+
 def _with_keywords(fn, nargs, kwargs):
     """``fn`` with ``kwargs`` bound, as a Python function with source."""
     params = ", ".join(f"x{i}" for i in range(nargs))
     namespace = {"fn": fn}
-    keywords = ""
-    for k, value in kwargs.items():
-        namespace[f"keyword_{k}"] = value
-        keywords += f", {k}=keyword_{k}"
+    keywords = _keywords(kwargs, namespace)
     name = f"bound_{next(_made)}"
     return _generated(f"def {name}({params}):\n    return fn({params}{keywords})\n", name,
                       namespace)
 
 
-def _dot_text(left, right, structure):
+def _dot_text(left, right, structure, namespace):
     """Source for ``vdot(left, right)``, unrolled over the structure of ``left`` (a gradient of
-    a list, tuple or dict argument has that structure), so mindgrad can differentiate it."""
+    a list, tuple or dict argument has that structure), so mindgrad can differentiate it. Dict
+    keys are bound in ``namespace``, never written as text."""
     if not isinstance(structure, (list, tuple, dict)):
         return f"np.sum({left} * {right})"
     # the gradient is computed once (as g), then taken apart leaf by leaf
-    parts = [f"np.sum({left}{path} * g{path})" for path in _leaf_paths(structure)]
+    paths = _leaf_paths(structure, namespace)
+    parts = [f"np.sum({left}{path} * g{path})" for path in paths]
     return f"g = {right}\n    return " + " + ".join(parts or ["0.0"])
 
 
-def _leaf_paths(structure, path=""):
-    """Index paths (``[0]['w']``) to the float leaves of nested lists, tuples and dicts."""
+def _leaf_paths(structure, namespace, path=""):
+    """Index paths (``[0][key_1]``) to the float leaves of nested lists, tuples and dicts; each
+    dict key is bound in ``namespace`` under the name the path uses."""
     if isinstance(structure, (list, tuple)):
-        items = enumerate(structure)
+        items = [(str(i), s) for i, s in enumerate(structure)]
     elif isinstance(structure, dict):
-        items = structure.items()
+        items = []
+        for k, s in structure.items():
+            name = f"key_{len(namespace)}"
+            namespace[name] = k
+            items.append((name, s))
     else:
         return [] if structure is None else [path]
-    return [p for k, s in items for p in _leaf_paths(s, f"{path}[{k!r}]")]
+    return [p for k, s in items for p in _leaf_paths(s, namespace, f"{path}[{k}]")]
 
 
 def _nested(fn, args, position, kwargs, inner, rng):
     """``s(x) = sum(u * grad(inner)(x))`` as a Python function with source (so it can be
-    differentiated again), where ``inner`` starts as ``sum(u * fn(x))``."""
+    differentiated again), where ``inner`` starts as ``sum(u * fn(x))``. The source holds
+    only names: every value it uses is bound in its namespace."""
     from mindgrad.api import grad
 
     params = ", ".join(f"x{i}" for i in range(len(args)))
@@ -200,16 +220,12 @@ def _nested(fn, args, position, kwargs, inner, rng):
         if not isinstance(out, (float, np.floating, np.ndarray)):
             raise ValueError("order > 1 needs fn to return one float or array")
         namespace = {"np": np, "fn": fn, "u": _random_like(out, rng)}
-        keywords = ""
-        for k, value in kwargs.items():  # passed by name, as constants of the function
-            namespace[f"keyword_{k}"] = value
-            keywords += f", {k}=keyword_{k}"
-        body = f"np.sum(u * fn({params}{keywords}))"
+        body = f"np.sum(u * fn({params}{_keywords(kwargs, namespace)}))"
     else:
         gradient = grad(inner, position)
         w = _random_like(args[position], rng)
         namespace = {"np": np, "gradient": gradient, "u": w}
-        body = _dot_text("u", f"gradient({params})", w)
+        body = _dot_text("u", f"gradient({params})", w, namespace)
     name = f"nested_{next(_made)}"
     body = body if body.startswith("g = ") else "return " + body
     return _generated(f"def {name}({params}):\n    {body}\n", name, namespace)

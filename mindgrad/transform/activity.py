@@ -233,12 +233,20 @@ def container_names(fdef, container_params) -> set:
             return is_container(value.left) or is_container(value.right)
         return False
 
-    while True:
-        dropped = {n for n in containers - set(container_params)
-                   if not all(is_container(v) for v in defs.get(n, [None]))}
-        if not dropped:
-            return containers
-        containers -= dropped
+    # a worklist: a name is checked again only when a name its definitions read is dropped
+    readers = {}
+    for n, values in defs.items():
+        for m in A.names_in(values, gast.Load):
+            readers.setdefault(m, set()).add(n)
+    kept = set(container_params)
+    work = [n for n in containers if n not in kept]
+    while work:
+        n = work.pop()
+        if n in containers and n not in kept and \
+                not all(is_container(v) for v in defs.get(n, [None])):
+            containers.discard(n)
+            work.extend(readers.get(n, ()))
+    return containers
 
 
 # NumPy functions that return a tuple or a list of arrays

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import keyword
+import math
 
 import gast
 
@@ -18,6 +19,23 @@ def store(name: str) -> gast.Name:
 
 def const(value) -> gast.Constant:
     return gast.Constant(value=value, kind=None)
+
+
+def is_identifier(text) -> bool:
+    """Whether ``text`` may be written into generated code as a name."""
+    return isinstance(text, str) and text.isidentifier() and not keyword.iskeyword(text)
+
+
+def is_plain_literal(value) -> bool:
+    """Whether ``value`` may stand in generated code as a constant: None, a bool, an int short
+    enough to print, a finite float, a str or bytes, of exactly these types. Anything else (nan,
+    inf, a NumPy scalar, a subclass, any other object) reaches generated code as a bound name."""
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(value)
+    if kind is int:
+        return value.bit_length() <= 4096
+    return kind in (type(None), bool, str, bytes)
 
 
 def assign(target, value, like=None) -> gast.Assign:
@@ -137,16 +155,27 @@ class NameGen:
     def __init__(self, taken=()):
         self.taken = set(taken)
 
+    @property
+    def taken(self) -> set:
+        return self._taken
+
+    @taken.setter
+    def taken(self, names):
+        self._taken = names
+        self._next = {}  # base -> the first suffix not yet handed out
+
     def reserve(self, names):
         self.taken.update(names)
 
     def __call__(self, base: str) -> str:
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "t"
+        base = "".join(c if ("_" + c).isidentifier() else "_" for c in str(base)) or "t"
         if base[0].isdigit() or keyword.iskeyword(base) or hasattr(builtins, base):
             base = base + "_" if not base[0].isdigit() else "_" + base
-        candidate, n = base, 1
+        n = self._next.get(base, 1)
+        candidate = base if n == 1 else f"{base}{n}"
         while candidate in self.taken:
             n += 1
             candidate = f"{base}{n}"
+        self._next[base] = n
         self.taken.add(candidate)
         return candidate

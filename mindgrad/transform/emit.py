@@ -13,11 +13,14 @@ import ast
 import io
 import itertools
 import linecache
+import math
 import types
 import weakref
 
 import astunparse
 import gast
+
+from mindgrad.transform import astutil as A
 
 _COMMENT = "__mindgrad_comment__:"
 
@@ -30,11 +33,20 @@ _PREC = {
 
 
 def comment(text: str, like=None) -> gast.Expr:
-    """A statement that prints as ``# text``."""
+    """A statement that prints as ``# text`` on one line, whatever ``text`` holds."""
     node = gast.Expr(value=gast.Constant(value=_COMMENT + text, kind=None))
     if like is not None:
         node.lineno = getattr(like, "lineno", None)
     return node
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that is not printable (line and paragraph separators,
+    form feed, vertical tab, ``\\r``, NEL, control characters) written as its escape, so no
+    reader (``str.splitlines``, Python's tokenizer, an editor) sees a line break in it."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in text)
 
 
 def _precedence(node) -> int:
@@ -50,9 +62,16 @@ def _precedence(node) -> int:
         return 0
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex)) \
             and not isinstance(node.value, bool) and (
-                node.value.real < 0 if not isinstance(node.value, complex) else True):
-        return _PREC["Unary"]
+                math.copysign(1, node.value) < 0 if not isinstance(node.value, complex) else True):
+        return _PREC["Unary"]  # printed with a sign (-0.0 too) or as (a+bj)
     return _PREC["Atom"]
+
+
+def _printable(value) -> bool:
+    """Whether a constant prints as Python that evaluates back to it: a plain literal, or what
+    the user's own source can hold (a complex, an infinite float, ``...``)."""
+    return A.is_plain_literal(value) or type(value) is complex or value is Ellipsis or \
+        type(value) is float and not math.isnan(value)
 
 
 class Unparser(astunparse.Unparser):
@@ -70,9 +89,20 @@ class Unparser(astunparse.Unparser):
         value = tree.value
         if isinstance(value, ast.Constant) and isinstance(value.value, str) \
                 and value.value.startswith(_COMMENT):
-            self.fill("# " + value.value[len(_COMMENT):])
+            self.fill("# " + one_line(value.value[len(_COMMENT):]))
             return
         super()._Expr(tree)
+
+    def _Constant(self, t):
+        if not _printable(t.value):
+            raise TypeError(f"mindgrad cannot write a {type(t.value).__name__} into generated "
+                            "code as text; such values are bound by name")
+        super()._Constant(t)
+
+    def _JoinedStr(self, t):
+        # astunparse writes an f-string's text unescaped (backslashes, line separators);
+        # Python's own printer escapes it
+        self.write(ast.unparse(t))
 
     def _BinOp(self, t):
         prec = _precedence(t)
@@ -180,7 +210,8 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
     header = "def __mindgrad_bindings__():\n"
     if cell_names:
         header += "    " + " = ".join(cell_names) + " = None\n"
-    body = "".join("    " + line + "\n" if line else "\n" for line in text.splitlines())
+    # lines end at "\n" only, as for Python's tokenizer (unparse escapes every other break)
+    body = "".join("    " + line + "\n" if line else "\n" for line in text.rstrip("\n").split("\n"))
     full = header + body + "    return " + ", ".join(f"{n}" for n in names) + ",\n"
     code = compile(full, filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
@@ -212,7 +243,8 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
 def keep_lines(filename: str, text: str, codes):
     """Register ``text`` in ``linecache`` under ``filename`` while any of ``codes`` (the code
     objects compiled from it) lives: tracebacks and ``inspect.getsource`` read it there."""
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    lines = [line + "\n" for line in text.rstrip("\n").split("\n")]  # as the tokenizer does
+    linecache.cache[filename] = (len(text), None, lines, filename)
     alive = [len(codes)]
 
     def release():

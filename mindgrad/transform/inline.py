@@ -19,16 +19,17 @@ import numpy as np
 from mindgrad.rules import RuleError
 from mindgrad.transform import astutil as A
 
-_LITERALS = (type(None), bool, int, float, complex, str, bytes)
-
 
 def literal(value, bind):
-    """An AST for a default value: a constant, a tuple of them, or a bound name."""
-    if isinstance(value, _LITERALS):
+    """An AST for a value known before the code runs (a default, a rule's constant argument):
+    a constant when it is a plain literal, a tuple of such ASTs for a plain tuple, else a name
+    bound to the object itself (never its ``repr``)."""
+    if A.is_plain_literal(value):
         return A.const(value)
-    if isinstance(value, tuple) and all(isinstance(v, _LITERALS) for v in value):
-        return A.tuple_([A.const(v) for v in value])
-    return A.load(bind(value, getattr(value, "__name__", "default")))
+    if type(value) is tuple:
+        return A.tuple_([literal(v, bind) for v in value])
+    name = getattr(value, "__name__", None)
+    return A.load(bind(value, name if isinstance(name, str) else "default"))
 
 
 class _Substitute(gast.NodeTransformer):

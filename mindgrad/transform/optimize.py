@@ -154,27 +154,30 @@ class Optimizer:
     # ----- copy propagation ----------------------------------------------------------------
 
     def copies(self, stmts):
-        for i, s in enumerate(stmts):
+        """Reads of ``a`` after a copy ``a = b`` read ``b``, until ``a`` or ``b`` is assigned
+        again (a branch or loop assigning either keeps its reads of ``a``). One pass in order,
+        the copies in effect held in a map, so long straight-line code costs linear time."""
+        active = {}  # a -> b
+        for s in stmts:
+            assigned = A.assigned_names(s)
+            compound = isinstance(s, (gast.If, gast.For, gast.While))
+            if compound:
+                active = _without(active, assigned)
+            if active:
+                renamed = _rename_loads(s, active)
+                if renamed:
+                    self._rewritten(s)
+                    self.changes += renamed
             for child in ("body", "orelse"):
                 if hasattr(s, child) and isinstance(getattr(s, child), list):
                     self.copies(getattr(s, child))
-            if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                    and isinstance(s.value, gast.Name)):
-                continue
-            a, b = s.targets[0].id, s.value.id
-            if a not in self.adjoint or a in self.owned or b in self.owned or a == b:
-                continue
-            for later in stmts[i + 1:]:
-                assigned = A.assigned_names(later)
-                if isinstance(later, (gast.If, gast.For, gast.While)) and (a in assigned
-                                                                            or b in assigned):
-                    break
-                renamed = _rename_loads(later, a, b)
-                if renamed:
-                    self._rewritten(later)
-                    self.changes += renamed
-                if a in assigned or b in assigned:
-                    break
+            if assigned:
+                active = _without(active, assigned)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                    isinstance(s.value, gast.Name):
+                a, b = s.targets[0].id, s.value.id
+                if a in self.adjoint and a not in self.owned and b not in self.owned and a != b:
+                    active[a] = b
         return stmts
 
     # ----- dead code -----------------------------------------------------------------------
@@ -254,19 +257,28 @@ class _Fold(gast.NodeTransformer):
                 not isinstance(left.value, bool) and not isinstance(right.value, bool):
             ops = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
                    gast.Mult: lambda a, b: a * b}
-            if type(node.op) in ops:
-                return A.const(ops[type(node.op)](left.value, right.value))
+            value = ops[type(node.op)](left.value, right.value) if type(node.op) in ops else None
+            if A.is_plain_literal(value) and value is not None:
+                return A.const(value)
         if isinstance(node.op, gast.Pow) and isinstance(right, gast.Constant) and \
                 right.value == 1 and not isinstance(right.value, bool):
             return left
         return node
 
 
-def _rename_loads(node, old, new) -> int:
+def _without(copies, assigned):
+    """The copies ``a -> b`` in which neither name is in ``assigned``."""
+    if assigned.isdisjoint(copies) and assigned.isdisjoint(copies.values()):
+        return copies
+    return {a: b for a, b in copies.items() if a not in assigned and b not in assigned}
+
+
+def _rename_loads(node, renames) -> int:
+    """Rename the loads of ``node`` by ``renames`` (old -> new); the number renamed."""
     count = 0
     for sub in A.walk(node):
-        if isinstance(sub, gast.Name) and sub.id == old and isinstance(sub.ctx, gast.Load):
-            sub.id = new
+        if isinstance(sub, gast.Name) and sub.id in renames and isinstance(sub.ctx, gast.Load):
+            sub.id = renames[sub.id]
             count += 1
     return count
 

@@ -142,7 +142,8 @@ class Bindings:
 
     def bind(self, obj, preferred: str) -> str:
         """A name under which the generated code reaches ``obj``."""
-        if self.src.resolve(preferred, _MISSING) is obj and preferred not in self.local_names:
+        if A.is_identifier(preferred) and self.src.resolve(preferred, _MISSING) is obj and \
+                preferred not in self.local_names:
             return preferred
         key = id(obj)
         if key in self._bound:

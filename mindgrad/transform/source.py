@@ -23,6 +23,7 @@ import gast
 import numpy as np
 
 from mindgrad.errors import NoSourceError
+from mindgrad.transform import depth
 
 MISSING = _MISSING = object()
 
@@ -194,7 +195,7 @@ def get_source(fn) -> Source:
         tree = _lambda_tree(fn, source)
     else:
         try:
-            module = gast.parse(source)
+            module = depth.parse(source)
         except SyntaxError:
             module = None
         tree = module.body[0] if module is not None and module.body else None
@@ -205,7 +206,9 @@ def get_source(fn) -> Source:
     # line numbers count from the def line, even when decorators came first
     def_line = first_line + (tree.lineno - 1 if fn.__name__ != "<lambda>" else 0)
     _shift_lines(tree, -(tree.lineno - 1) if fn.__name__ != "<lambda>" else 0)
-    return Source(fn, tree, filename, def_line, lines, first_line)
+    src = Source(fn, tree, filename, def_line, lines, first_line)
+    depth.split(src)
+    return src
 
 
 def _check_matches(fn, tree, filename, first_line, lines):
@@ -430,7 +433,7 @@ def _lambda_tree(fn, source):
     module = None
     for candidate in (text, text.rstrip(",;)"), "(" + text + ")", text.split("=", 1)[-1].strip()):
         try:
-            module = gast.parse(candidate)
+            module = depth.parse(candidate)
             break
         except SyntaxError:
             continue
