@@ -153,12 +153,24 @@ def add_at(dx, x, idx, g):
     raise GradientError(f"cannot index a gradient for a value of type {type(x).__name__}")
 
 
+def _last_writes(shape, idx, block):
+    """For ``x[idx] = v`` with an advanced index: a mask shaped like ``x[idx]``, true where an
+    element of the block is the one NumPy leaves in ``x`` (an index repeated in ``idx`` writes
+    one element several times; only one write remains)."""
+    order = np.arange(int(np.prod(block)), dtype=np.intp).reshape(block)
+    written = np.full(shape, -1, dtype=np.intp)
+    written[idx] = order
+    return written[idx] == order
+
+
 def setitem_grad(dx, idx, v):
     """Gradient of ``x[idx] = v``: returns (gradient of v, dx with ``dx[idx]`` cleared)."""
     if is_zero(dx):
         return 0, dx
     if isinstance(dx, np.ndarray):
         gv = dx[idx]
+        if _is_advanced(idx):
+            gv = np.where(_last_writes(dx.shape, idx, np.shape(gv)), gv, 0)
         gv = gv.copy() if isinstance(gv, np.ndarray) else gv
         if not dx.flags.writeable:
             dx = dx.copy()
