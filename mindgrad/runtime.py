@@ -26,6 +26,8 @@ __all__ = [
     "is_zero",
     "item",
     "pop_grad",
+    "private_copy",
+    "refuse_array",
     "restore_item",
     "reversed_items",
     "saved_item",
@@ -195,6 +197,26 @@ def saved_item(x, idx):
         return x.get(idx, _ABSENT)
     value = x[idx]
     return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def private_copy(x, copies):
+    """``x`` if the backward sweep owns it (it is in ``copies``), else a copy it then owns.
+
+    The backward sweep restores overwritten items only into arrays, lists and dicts it owns:
+    never into one the function returned, the caller passed in, or a ``vjp`` keeps, so an
+    error or a second backward sweep finds them as the function left them."""
+    if copies.get(id(x)) is x:
+        return x
+    x = x.copy()
+    copies[id(x)] = x
+    return x
+
+
+def refuse_array(value, error):
+    """Raise ``error`` if ``value`` is an array: an in-place operator in the user's code would
+    write into it, and it may be the caller's (forward mode, built for any argument kinds)."""
+    if isinstance(value, np.ndarray):
+        raise error.with_traceback(None)
 
 
 def restore_item(x, idx, old):
