@@ -104,8 +104,18 @@ def writes_returned_list(x):
     return out
 
 
+def appends_and_returns_list(x):
+    out = []
+    for i in range(3):
+        out.append(x * float(i + 1))
+    s = np.stack(out)
+    out.append(x * np.sum(s * s))
+    return out
+
+
 @pytest.mark.parametrize("fn", [scale_first, scale_first_in_helper, rebinds_result,
-                                writes_argument, writes_returned_list])
+                                writes_argument, writes_returned_list,
+                                appends_and_returns_list])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_value_and_outputs_are_what_f_returns(fn, dtype):
     b = np.array([0.1, -0.25, 1.6], dtype=dtype)
@@ -123,9 +133,18 @@ def test_value_and_outputs_are_what_f_returns(fn, dtype):
     np.testing.assert_array_equal(np.asarray(vjp_out), np.asarray(expected))
 
 
+def stacked_appends(x):
+    return np.stack(appends_and_returns_list(x))
+
+
 @pytest.mark.parametrize("fn", [scale_first, scale_first_in_helper, rebinds_result])
 def test_gradients_of_functions_writing_what_they_return(fn):
     mg.check_grads(fn, (r(3),), modes=("rev", "fwd"), order=2)
+
+
+def test_gradients_of_a_function_appending_to_what_it_returns():
+    mg.check_grads(stacked_appends, (r(3),), modes=("rev", "fwd"))
+    mg.check_grads(stacked_appends, (r(3),), modes=("fwd",), order=2)
 
 
 def test_gradient_of_a_function_writing_its_argument():

@@ -288,8 +288,7 @@ class Reverse(Bindings, ShapeTokens):
         self.pushed = set()
         self.seen = set(self.params) | {a.id for a in fdef.args.kwonlyargs}
         self.shapes = {}
-        self.copies = None                    # see private_copies()
-        self.generated = _differentiates_mindgrad_code(src)
+        self.copies = None                    # see private()
         self.arguments_shared = False         # set for a function a user's function calls
         self.aliases = check_aliasing(self, (set(self.params) - self.scalars) | set(arrays))
         self.view_reads = _view_reads(fdef, self.containers, self.aliases.sharing_writes)
@@ -444,7 +443,9 @@ class Reverse(Bindings, ShapeTokens):
         receiver = self.resolve.receiver(value.func) if isinstance(value, gast.Call) else None
         if receiver is not None and value.func.attr == "pop" and not value.args:
             # undo the pop, so the statements before it see the list as it was
-            bwd.append(A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s))
+            undo = A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s)
+            bwd.extend([self.private(receiver.id, s), undo] if isinstance(receiver, gast.Name)
+                       else [undo])
         if push:
             bwd.append(A.assign(name, self.pop(), s))
         return fwd, bwd
@@ -700,18 +701,19 @@ class Reverse(Bindings, ShapeTokens):
             if self.is_active(v):
                 bwd.append(self.accumulate(v.id, A.load(part), s))
         if needed:
-            bwd.append(A.assign(base, A.call(self.helper(runtime.private_copy), A.load(base),
-                                             A.load(self.private_copies())), s))
             restore = A.call(self.helper(runtime.restore_item), A.load(base), A.clone(index),
                              self.pop())
-            bwd.append(A.expr_stmt(restore, s))
+            bwd.extend([self.private(base, s), A.expr_stmt(restore, s)])
         return fwd, bwd
 
-    def private_copies(self) -> str:
-        """The name of the backward sweep's ``{id: array}`` of the copies it restores into."""
+    def private(self, name, like):
+        """``name = private_copy(name, copies)``: before the backward sweep writes into the
+        array, list or dict ``name``, a copy it owns (it never writes into one the caller can
+        see); ``copies`` is the backward sweep's ``{id: copy}``."""
         if self.copies is None:
             self.copies = self.fresh("copies")
-        return self.copies
+        return A.assign(name, A.call(self.helper(runtime.private_copy), A.load(name),
+                                     A.load(self.copies)), like)
 
     def expr(self, s, in_loop):
         call = s.value
@@ -734,7 +736,8 @@ class Reverse(Bindings, ShapeTokens):
                     if call.args and self.is_active(call.args[0]):
                         bwd.append(self.accumulate(call.args[0].id, A.load(part), s))
                 if self.needed is not None and base in self.needed:
-                    bwd.append(A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s))
+                    bwd.extend([self.private(base, s),
+                                A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
                 return [s], bwd
         problem = in_place_write(call, self.resolve, self.is_active)
         if problem:
