@@ -291,7 +291,8 @@ class Reverse(Bindings, ShapeTokens):
         self.copies = None                    # see private()
         self.arguments_shared = False         # set for a function a user's function calls
         self.aliases = check_aliasing(self, (set(self.params) - self.scalars) | set(arrays))
-        self.view_reads = _view_reads(fdef, self.containers, self.aliases.sharing_writes)
+        self.view_reads = _view_reads(fdef, self.containers, self.aliases.sharing_writes) \
+            if self.aliases.checked else set()
 
     # ----- names ---------------------------------------------------------------------------
 
@@ -444,8 +445,8 @@ class Reverse(Bindings, ShapeTokens):
         if receiver is not None and value.func.attr == "pop" and not value.args:
             # undo the pop, so the statements before it see the list as it was
             undo = A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s)
-            bwd.extend([self.private(receiver.id, s), undo] if isinstance(receiver, gast.Name)
-                       else [undo])
+            bwd.extend((self.private(receiver.id, s) if isinstance(receiver, gast.Name)
+                        else []) + [undo])
         if push:
             bwd.append(A.assign(name, self.pop(), s))
         return fwd, bwd
@@ -703,17 +704,21 @@ class Reverse(Bindings, ShapeTokens):
         if needed:
             restore = A.call(self.helper(runtime.restore_item), A.load(base), A.clone(index),
                              self.pop())
-            bwd.extend([self.private(base, s), A.expr_stmt(restore, s)])
+            bwd.extend(self.private(base, s) + [A.expr_stmt(restore, s)])
         return fwd, bwd
 
     def private(self, name, like):
-        """``name = private_copy(name, copies)``: before the backward sweep writes into the
+        """``[name = private_copy(name, copies)]``: before the backward sweep writes into the
         array, list or dict ``name``, a copy it owns (it never writes into one the caller can
-        see); ``copies`` is the backward sweep's ``{id: copy}``."""
+        see); ``copies`` is the backward sweep's ``{id: copy}``. Generated code differentiated
+        again restores in place: its arrays and lists are its own, and what it shares with
+        its caller, the caller's backward sweep expects restored."""
+        if not self.aliases.checked:
+            return []
         if self.copies is None:
             self.copies = self.fresh("copies")
-        return A.assign(name, A.call(self.helper(runtime.private_copy), A.load(name),
-                                     A.load(self.copies)), like)
+        return [A.assign(name, A.call(self.helper(runtime.private_copy), A.load(name),
+                                      A.load(self.copies)), like)]
 
     def expr(self, s, in_loop):
         call = s.value
@@ -736,8 +741,8 @@ class Reverse(Bindings, ShapeTokens):
                     if call.args and self.is_active(call.args[0]):
                         bwd.append(self.accumulate(call.args[0].id, A.load(part), s))
                 if self.needed is not None and base in self.needed:
-                    bwd.extend([self.private(base, s),
-                                A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
+                    bwd.extend(self.private(base, s) +
+                               [A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
                 return [s], bwd
         problem = in_place_write(call, self.resolve, self.is_active)
         if problem:
