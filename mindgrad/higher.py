@@ -181,36 +181,43 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
     ``vjp_fn(v)`` gives the gradients of ``vdot(v, out)``: always a tuple over the inputs
     (``((input grads), (weight grads))`` when ``weights`` are given). ``vjp`` runs the forward
     sweep of the generated code once and keeps its tape: the first ``vjp_fn(v)`` runs only the
-    backward sweep; later calls run the forward sweep again (the backward sweep restores the
-    values the function overwrote, so a tape serves once).
+    backward sweep; later calls run the forward sweep again (a tape serves once).
+
+    What ``vjp_fn`` differentiates at is fixed when ``vjp`` is called: the forward sweep runs
+    on private copies of the input arrays (the values ``fn`` writes into them are then written
+    into the caller's arrays, as ``fn`` itself would), and the caller gets a copy of the output,
+    so changing an input or the output in place later changes no gradient.
     """
     if not isinstance(has_aux, bool):
         raise TypeError("`has_aux` must be a bool")
     positions = tuple(range(len(inputs)))
     grad_fn = GradFunction(fn, positions, weights, has_aux, False, True, False)
     api.check_argument_types(inputs)
+    kept = _private(inputs)  # the inputs as they were: a later call runs the forward again
+    run = _private(kept)
     if grad_fn.custom_bprop or isinstance(fn, (GradFunction, Jacobian)):
-        raw = fn(*inputs)
+        raw = fn(*run)
         tape = None
     else:
         options = ("vjp", positions, tuple(id(w) for w in grad_fn.weights))
         generated = cache.lookup(fn, options, inputs, lambda: _build_split(fn, inputs,
                                                                            grad_fn.weights))
         head = () if generated.bound is None else (generated.bound,)
-        raw, tape = generated.function(*head, *inputs)
+        raw, tape = generated.function(*head, *run)
+    _write_back(inputs, run)
     runtime.check_output_differentiable(raw, getattr(fn, "__name__", type(fn).__name__), has_aux)
-    out, aux = raw, None
+    out, aux = _private(raw), None  # the caller's copy: the backward sweep reads raw
     if has_aux:
         if not isinstance(raw, tuple) or len(raw) < 2:
             raise ValueError("has_aux=True needs fn to return a tuple (out, aux, ...)")
-        out, aux = raw[0], raw[1:]
+        out, aux = out[0], out[1:]
         aux = aux[0] if len(aux) == 1 else aux
     tapes = [tape] if tape is not None else []
 
     def vjp_fn(v):
         api.check_array_types((v,), ["the cotangent v"])
         if not tapes:  # the tape was used: the forward sweep runs again (via the full code)
-            _, grads, wgrads = grad_fn.gradients(inputs, {}, v)
+            _, grads, wgrads = grad_fn.gradients(_private(kept), {}, v)
             return (grads, wgrads) if weights is not None else grads
         d_out = runtime.seed(raw, runtime.AuxSens(v) if has_aux else v)
         found = generated.backward(tapes.pop(), d_out)
@@ -224,6 +231,32 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         return (grads, wgrads) if weights is not None else grads
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _private(value):
+    """``value`` with a copy of every array in it (through lists, tuples and dicts)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if value.__class__ in (list, tuple):
+        return value.__class__(_private(v) for v in value)
+    if value.__class__ is dict:
+        return {k: _private(v) for k, v in value.items()}
+    return value
+
+
+def _write_back(caller, ran):
+    """Write into the caller's arrays the values a function left in ``ran``, the private
+    copies it ran on: the caller's arrays end as running the function on them leaves them."""
+    if isinstance(caller, np.ndarray):
+        if not np.array_equal(caller, ran, equal_nan=caller.dtype.kind in "fc"):
+            caller[...] = ran
+    elif caller.__class__ in (list, tuple) and ran.__class__ is caller.__class__:
+        for a, b in zip(caller, ran):
+            _write_back(a, b)
+    elif caller.__class__ is dict and ran.__class__ is dict:
+        for k, a in caller.items():
+            if k in ran:
+                _write_back(a, ran[k])
 
 
 def _build_split(fn, inputs, weights):

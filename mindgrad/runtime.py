@@ -26,6 +26,8 @@ __all__ = [
     "is_zero",
     "item",
     "pop_grad",
+    "private_copy",
+    "refuse_array",
     "restore_item",
     "reversed_items",
     "saved_item",
@@ -153,12 +155,24 @@ def add_at(dx, x, idx, g):
     raise GradientError(f"cannot index a gradient for a value of type {type(x).__name__}")
 
 
+def _last_writes(shape, idx, block):
+    """For ``x[idx] = v`` with an advanced index: a mask shaped like ``x[idx]``, true where an
+    element of the block is the one NumPy leaves in ``x`` (an index repeated in ``idx`` writes
+    one element several times; only one write remains)."""
+    order = np.arange(int(np.prod(block)), dtype=np.intp).reshape(block)
+    written = np.full(shape, -1, dtype=np.intp)
+    written[idx] = order
+    return written[idx] == order
+
+
 def setitem_grad(dx, idx, v):
     """Gradient of ``x[idx] = v``: returns (gradient of v, dx with ``dx[idx]`` cleared)."""
     if is_zero(dx):
         return 0, dx
     if isinstance(dx, np.ndarray):
         gv = dx[idx]
+        if _is_advanced(idx):
+            gv = np.where(_last_writes(dx.shape, idx, np.shape(gv)), gv, 0)
         gv = gv.copy() if isinstance(gv, np.ndarray) else gv
         if not dx.flags.writeable:
             dx = dx.copy()
@@ -183,6 +197,26 @@ def saved_item(x, idx):
         return x.get(idx, _ABSENT)
     value = x[idx]
     return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def private_copy(x, copies):
+    """``x`` if the backward sweep owns it (it is in ``copies``), else a copy it then owns.
+
+    The backward sweep restores overwritten items only into arrays, lists and dicts it owns:
+    never into one the function returned, the caller passed in, or a ``vjp`` keeps, so an
+    error or a second backward sweep finds them as the function left them."""
+    if copies.get(id(x)) is x:
+        return x
+    x = x.copy()
+    copies[id(x)] = x
+    return x
+
+
+def refuse_array(value, error):
+    """Raise ``error`` if ``value`` is an array: an in-place operator in the user's code would
+    write into it, and it may be the caller's (forward mode, built for any argument kinds)."""
+    if isinstance(value, np.ndarray):
+        raise error.with_traceback(None)
 
 
 def restore_item(x, idx, old):

@@ -154,6 +154,7 @@ TRANSPOSED = [
     (runtime_rules.as_sequence_grad, (r(3, 2), r(3, 2)), {}),
     (runtime.as_sequence, (r(3, 2),), {}),
     (runtime.snapshot, (r(3),), {}),
+    (runtime.private_copy, (r(3), {}), {}),
     (runtime.concat_tangents, ([r(2), r(2)], [r(2), r(2)], [r(2)], [r(2)]), {}),
     (runtime_rules.add_operand_grad, (r(3, 4), r(4)), {}),
     (runtime_rules.add_operand_grad, (r(2, 3), r(2, 1)), {}),

@@ -1000,6 +1000,7 @@ helper(fns.join_tangent, np.concatenate, [r(2, 3), r(4)], [r(2, 3), r(4)], r(10)
 helper(fns.join_tangent, np.vstack, [r(3), r(2, 3)], [r(3), r(2, 3)], r(3, 3))
 helper(runtime.snapshot, [r(2), f()])
 helper(runtime.snapshot, {"a": r(2)})
+helper(runtime.private_copy, r(2, 3), {})
 helper(runtime.as_sequence, [r(2), f()])
 
 # ----- the checks --------------------------------------------------------------------------

@@ -928,6 +928,11 @@ def _(out, x):
     d[out] = d[x]
 
 
+@tangent(runtime.private_copy)
+def _(out, x, copies):
+    d[out] = d[x]
+
+
 @tangent(runtime.as_sequence)
 def _(out, x):
     d[out] = as_sequence_tangent(d[x], x, out)

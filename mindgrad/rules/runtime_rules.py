@@ -103,6 +103,11 @@ def _(out, x):
     d[x] = d[out]
 
 
+@adjoint(runtime.private_copy)
+def _(out, x, copies):
+    d[x] = d[out]
+
+
 @adjoint(runtime.as_sequence)
 def _(out, x):
     d[x] = as_sequence_grad(d[out], x)

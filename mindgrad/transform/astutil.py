@@ -137,13 +137,14 @@ def assigned_names(stmts) -> set:
 
 
 def clone(node):
-    """A deep copy of a gast tree (or list of trees); much faster than ``copy.deepcopy``."""
+    """A deep copy of a gast tree (or list of trees), locations and ``in_place`` marks kept;
+    much faster than ``copy.deepcopy``."""
     if isinstance(node, list):
         return [clone(n) for n in node]
     if not isinstance(node, gast.AST) or isinstance(node, gast.expr_context):
         return node
     new = node.__class__(**{f: clone(getattr(node, f, None)) for f in node._fields})
-    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "in_place"):
         if hasattr(node, attr):
             setattr(new, attr, getattr(node, attr))
     return new

@@ -37,7 +37,10 @@ from mindgrad.transform.reverse import (
     as_method,
     bound_arguments,
     call_shape,
+    check_aliasing,
     in_place_write,
+    number_check,
+    refuse_argument_write,
     user_code,
     without_receiver,
 )
@@ -66,6 +69,8 @@ class Forward(Bindings, ShapeTokens):
         self.bindings = {}
         self._bound = {}
         self.impure_calls = set()
+        self.arguments_shared = False  # set for a function a user's function calls
+        self.aliases = check_aliasing(self, set(self.params) - self.scalars)
 
     # ----- names ---------------------------------------------------------------------------
 
@@ -122,7 +127,7 @@ class Forward(Bindings, ShapeTokens):
         if isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Name):
-                return self.assign(s, target.id, s.value)
+                return number_check(self, s) + self.assign(s, target.id, s.value)
             return self.setitem(s, target)
         if isinstance(s, gast.If):
             saved = dict(self.shapes)
@@ -303,6 +308,7 @@ class Forward(Bindings, ShapeTokens):
     def setitem(self, s, target):
         """``x[idx] = v``: the tangent array gets ``t_v`` at ``idx`` (a copy: tangents may be
         shared by names whose values are not)."""
+        refuse_argument_write(self, s)
         base = target.value.id
         if base not in self.active:
             return [s]

@@ -197,6 +197,7 @@ class Normalizer:
         if isinstance(target, gast.Name):
             value = gast.BinOp(left=A.load(target.id), op=s.op, right=s.value)
             self.assign_to(A.store(target.id), value, out, s)
+            out[-1].in_place = True  # see aliasing.py: NumPy writes into the array
             return
         # x[i] += v  ->  x_i = x[i]; new = x_i + v; x[i] = new
         index = self.index(target.slice, out)

@@ -201,7 +201,7 @@ class Build:
         return bool(inner and self.weights_of(inner))
 
     def function(self, fn, obj, active, split, key=None, scalars=(), containers=(),
-                 arrays=None, shape=(0, ())):
+                 arrays=None, shape=(0, ()), arguments_shared=False):
         src, fdef, taken = self.parse(fn, obj, shape)
         names = A.NameGen(taken)
         # a callee takes its keyword-only parameters positionally too, after the others
@@ -221,6 +221,7 @@ class Build:
             names.taken = set(taken)
             gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split, analysis)
             gen.needed, gen.callee_key, gen.obj = needed, key, obj
+            gen.arguments_shared = arguments_shared
             if not recorded:
                 active = sorted(gen.active)
                 self.record("activity", src.name, lambda names=active: "active: " + ", ".join(names))
@@ -299,6 +300,8 @@ class Build:
         inits = [A.assign(dn, A.call(gen.helper(runtime.zeros_buffer), A.load(buffers[dn]))
                           if dn in buffers else A.const(0))
                  for dn in sorted(set(gen.dnames.values()) - {d_res}) if dn is not None]
+        if gen.copies is not None:
+            inits.append(A.assign(gen.copies, gast.Dict(keys=[], values=[])))
         if split:
             seed = []
         else:
@@ -325,6 +328,11 @@ class Build:
             return self._split_defs(gen, fwd, back, result, d_res, returned + weight_grads,
                                     prologue, saved)
         prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - arguments)]
+        if isinstance(result, gast.Name) and result.id in A.names_in(back, gast.Store):
+            # the backward sweep pops or restores this name: return the forward sweep's value
+            kept = gen.fresh(result.id + "_out")
+            fwd = fwd + [A.assign(kept, A.load(result.id))]
+            result = A.load(kept)
         tape = [A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))] if gen.uses_tape else []
         args = _arguments([a.id for a in params.args], [a.id for a in params.kwonlyargs] +
                           [gen.sens])
@@ -395,7 +403,9 @@ class Build:
         reached = self.weights_of((fn, obj, None))
         pattern = tuple(path for path, _ in reached)
         shared = static_parts(obj)
-        key = (fn.__code__, shared, mask, scalar, pattern, shape)
+        # a user's caller may read what the callee writes into its arguments (see aliasing.py)
+        user_caller = not reverse._differentiates_mindgrad_code(caller.src)
+        key = (fn.__code__, shared, mask, scalar, pattern, shape, user_caller)
         weights = [index for _, index in reached]
         if key not in self.callees:
             label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
@@ -405,7 +415,7 @@ class Build:
             offset = 0 if obj is None else 1
             self.function(fn, obj, [i + offset for i, m in enumerate(mask) if m], split=True,
                           key=key, scalars=[i + offset for i, m in enumerate(scalar) if m],
-                          shape=shape)
+                          shape=shape, arguments_shared=user_caller)
         fwd, bwd = self.callees[key]
         for name in (fwd, bwd):
             caller.bindings[name] = _Pending(name)
@@ -414,7 +424,8 @@ class Build:
 
     # ----- forward mode ----------------------------------------------------------------------
 
-    def forward_function(self, fn, obj, active, name, entry=False, shape=(0, ())):
+    def forward_function(self, fn, obj, active, name, entry=False, shape=(0, ()),
+                         arguments_shared=False):
         """The tangent function ``name(params..., t_<active>...) -> (result, tangent)``."""
         from mindgrad.transform import forward
 
@@ -425,6 +436,7 @@ class Build:
         active_params = [(params + [a.id for a in fdef.args.kwonlyargs])[i] for i in active]
         analysis = reverse.analyse(src, fdef, active_params, [])
         gen = forward.Forward(self, src, fdef, active_params, names, analysis)
+        gen.arguments_shared = arguments_shared
         active_names = sorted(gen.active)
         self.record("activity", src.name, lambda: "active: " + ", ".join(active_names))
         body = gen.block(fdef.body[:-1])
@@ -452,14 +464,15 @@ class Build:
     def tangent_callee(self, fn, obj, mask, caller, shape=(0, ())):
         """The name of ``fn``'s tangent function for active arguments ``mask``."""
         shared = static_parts(obj)
-        key = ("jvp", fn.__code__, shared, mask, shape)
+        user_caller = not reverse._differentiates_mindgrad_code(caller.src)
+        key = ("jvp", fn.__code__, shared, mask, shape, user_caller)
         if key not in self.callees:
             label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
             name = self.function_names(label + "_jvp")
             self.callees[key] = name
             offset = 0 if obj is None else 1
             self.forward_function(fn, obj, [i + offset for i, m in enumerate(mask) if m], name,
-                                  shape=shape)
+                                  shape=shape, arguments_shared=user_caller)
         name = self.callees[key]
         caller.bindings[name] = _Pending(name)
         caller.fresh.reserve([name])

@@ -25,7 +25,7 @@ import gast
 from mindgrad import rules, runtime
 from mindgrad.errors import NoGradientRuleError, UnsupportedSyntaxError
 from mindgrad.rules import RuleError
-from mindgrad.transform import activity, source
+from mindgrad.transform import activity, aliasing, source
 from mindgrad.transform import astutil as A
 from mindgrad.transform.emit import comment
 from mindgrad.transform.inline import instantiate, literal
@@ -154,6 +154,45 @@ class Bindings:
         return name
 
 
+def check_aliasing(gen, mutable_params):
+    """The aliasing facts of ``gen``'s function (see aliasing.py), its refusals raised now, or
+    for generated code (differentiated again), only the facts. An in-place operator on what
+    may be an argument is checked at run time (see number_check): a number is rebound."""
+    gen.number_checks = {}  # id(statement) -> the name, which must not hold an array
+    checked = not _differentiates_mindgrad_code(gen.src)
+    aliases = aliasing.Aliases(gen.fdef, gen.scalars, gen.containers, gen.resolve,
+                               gen.fail if checked else None, mutable_params,
+                               lambda s, name: gen.number_checks.__setitem__(id(s), name))
+    aliases.checked = checked
+    return aliases
+
+
+def number_check(gen, s):
+    """Before an in-place operator on what may be the caller's argument: a check that it holds
+    a number (rebound), not an array (NumPy would write into the caller's array)."""
+    name = gen.number_checks.get(id(s))
+    if name is None:
+        return []
+    lineno = gen.src.line_of(s)
+    error = UnsupportedSyntaxError(
+        f"the in-place operator on {name!r} would write into an array the caller passed in, "
+        f"which mindgrad cannot differentiate; write {name} = {name} <op> ... instead",
+        gen.src.filename, lineno, gen.src.text_of(lineno))
+    check = A.call(gen.helper(runtime.refuse_array), A.load(name),
+                   A.load(gen.bind(error, "in_place_error")))
+    return [A.expr_stmt(check, s)]
+
+
+def refuse_argument_write(gen, s):
+    """In a function a user's function calls, an index assignment into (a view of) an argument
+    writes into the caller's array, which the caller's code would not see: refused."""
+    base = gen.aliases.argument_writes.get(id(s))
+    if gen.arguments_shared and base is not None and gen.aliases.checked:
+        gen.fail(s, f"index assignment into {base!r} writes into an argument of a called "
+                    f"function, the caller's array, which mindgrad cannot follow across the "
+                    f"call; copy it first ({base} = {base}.copy()) and return it")
+
+
 class ShapeTokens:
     """Shapes known equal, for both transformations. Within a straight-line block, an
     elementwise operation whose array operands have one shape gives that shape, so unbroadcast
@@ -251,9 +290,11 @@ class Reverse(Bindings, ShapeTokens):
         self.pushed = set()
         self.seen = set(self.params) | {a.id for a in fdef.args.kwonlyargs}
         self.shapes = {}
-        # generated code copies through single-use temporaries: no user aliasing to guard
-        self.user_names = set() if _differentiates_mindgrad_code(src) else A.names_in(src.tree)
-        self.alias_pairs = set()
+        self.copies = None                    # see private()
+        self.arguments_shared = False         # set for a function a user's function calls
+        self.aliases = check_aliasing(self, (set(self.params) - self.scalars) | set(arrays))
+        self.view_reads = _view_reads(fdef, self.containers, self.aliases.sharing_writes) \
+            if self.aliases.checked else set()
 
     # ----- names ---------------------------------------------------------------------------
 
@@ -271,13 +312,11 @@ class Reverse(Bindings, ShapeTokens):
     def helper(self, fn) -> gast.Name:
         return A.load(self.bind(fn, fn.__name__))
 
-    def note_copy(self, name, value):
-        """Track which of the user's names may share one array (``z = y``), statement by
-        statement: an index assignment through such a name would change the other too."""
-        self.alias_pairs = {p for p in self.alias_pairs if name not in p}
-        if isinstance(value, gast.Name) and value.id != name and \
-                {name, value.id} <= self.user_names:
-            self.alias_pairs.add(frozenset((name, value.id)))
+    def reads_a_view_kept(self, name, value) -> bool:
+        """Whether ``name = x[idx]`` must copy: the backward sweep reads ``name``, which may be
+        a view of an array index-assigned later (the backward restores only private copies)."""
+        return isinstance(value, gast.Subscript) and name in self.view_reads and \
+            self.needed is not None and name in self.needed
 
     def index_value(self, index):
         """A subscript's index as an expression that can be passed to a function."""
@@ -379,14 +418,16 @@ class Reverse(Bindings, ShapeTokens):
     # ----- assignments ---------------------------------------------------------------------
 
     def assign(self, s, name, value, in_loop):
-        fwd, bwd = [], []
+        fwd, bwd = number_check(self, s), []
         push = self.needs_push(name, in_loop)
         self.shapes[name] = self.result_token(value)
-        self.note_copy(name, value)
         if push:
             fwd.append(self.push(A.load(name), s))
         if isinstance(value, gast.Call) and (self.weights or self.is_active_call(value)):
             self.check_callee(s, value)
+        if self.reads_a_view_kept(name, value):
+            s = A.assign(name, A.call(self.helper(runtime.saved_item), A.clone(value.value),
+                                      self.index_value(value.slice)), s)
         if isinstance(value, gast.Call) and self.is_active_call(value):
             callee = self.callee_of(value)
             if callee is not None:
@@ -405,7 +446,9 @@ class Reverse(Bindings, ShapeTokens):
         receiver = self.resolve.receiver(value.func) if isinstance(value, gast.Call) else None
         if receiver is not None and value.func.attr == "pop" and not value.args:
             # undo the pop, so the statements before it see the list as it was
-            bwd.append(A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s))
+            undo = A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s)
+            bwd.extend((self.private(receiver.id, s) if isinstance(receiver, gast.Name)
+                        else []) + [undo])
         if push:
             bwd.append(A.assign(name, self.pop(), s))
         return fwd, bwd
@@ -640,11 +683,12 @@ class Reverse(Bindings, ShapeTokens):
     def setitem(self, s, target, in_loop):
         """``x[idx] = v``: the old value is saved; its gradient is cleared in the backward."""
         base = target.value.id
-        other = next((next(iter(p - {base})) for p in self.alias_pairs if base in p), None)
-        if other is not None:
-            self.fail(s, f"index assignment into {base!r}, which is another name for the same "
-                         f"value as {other!r}: mindgrad cannot follow a write through two names; "
-                         f"make a copy ({base} = {other}.copy())")
+        refuse_argument_write(self, s)
+        read_back = self.aliases.sharing_writes.get(id(s), set()) & (self.needed or set())
+        for other in sorted(read_back - self.view_reads) if self.aliases.checked else ():
+            self.fail(s, f"index assignment into {base!r} changes {other!r}, which may share its "
+                         f"memory (another name for the same array, or a view) and which the "
+                         f"gradient reads; make a copy ({other} = {other}.copy())")
         index = self.index_value(target.slice)
         fwd, bwd = [], []
         needed = self.needed is not None and base in self.needed
@@ -665,8 +709,21 @@ class Reverse(Bindings, ShapeTokens):
         if needed:
             restore = A.call(self.helper(runtime.restore_item), A.load(base), A.clone(index),
                              self.pop())
-            bwd.append(A.expr_stmt(restore, s))
+            bwd.extend(self.private(base, s) + [A.expr_stmt(restore, s)])
         return fwd, bwd
+
+    def private(self, name, like):
+        """``[name = private_copy(name, copies)]``: before the backward sweep writes into the
+        array, list or dict ``name``, a copy it owns (it never writes into one the caller can
+        see); ``copies`` is the backward sweep's ``{id: copy}``. Generated code differentiated
+        again restores in place: its arrays and lists are its own, and what it shares with
+        its caller, the caller's backward sweep expects restored."""
+        if not self.aliases.checked:
+            return []
+        if self.copies is None:
+            self.copies = self.fresh("copies")
+        return [A.assign(name, A.call(self.helper(runtime.private_copy), A.load(name),
+                                      A.load(self.copies)), like)]
 
     def expr(self, s, in_loop):
         call = s.value
@@ -689,7 +746,8 @@ class Reverse(Bindings, ShapeTokens):
                     if call.args and self.is_active(call.args[0]):
                         bwd.append(self.accumulate(call.args[0].id, A.load(part), s))
                 if self.needed is not None and base in self.needed:
-                    bwd.append(A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s))
+                    bwd.extend(self.private(base, s) +
+                               [A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
                 return [s], bwd
         problem = in_place_write(call, self.resolve, self.is_active)
         if problem:
@@ -699,14 +757,12 @@ class Reverse(Bindings, ShapeTokens):
     # ----- control flow --------------------------------------------------------------------
 
     def if_(self, s, in_loop):
-        saved, seen, pairs = dict(self.shapes), set(self.seen), set(self.alias_pairs)
+        saved, seen = dict(self.shapes), set(self.seen)
         body_f, body_b = self.block(s.body, in_loop)
         self.shapes, seen_in_body, self.seen = dict(saved), self.seen, set(seen)
-        pairs_in_body, self.alias_pairs = self.alias_pairs, pairs
         else_f, else_b = self.block(s.orelse, in_loop)
         self.shapes = saved
         self.seen |= seen_in_body
-        self.alias_pairs |= pairs_in_body
         self.forget_shapes(A.assigned_names(s))
         fwd = [A.if_(s.test, body_f or [gast.Pass()], else_f, s)]
         if not _has_code(body_b) and not _has_code(else_b):
@@ -967,6 +1023,24 @@ def _has_code(stmts) -> bool:
             continue
         return True
     return False
+
+
+def _view_reads(fdef, containers, sharing_writes) -> set:
+    """Names that may share memory with an index-assigned array and are only ever assigned
+    ``name = x[idx]`` of an array ``x``: the reverse stage can make them copies."""
+    shared = set().union(*sharing_writes.values())
+    subscripts, others = set(), set()
+    for node in A.walk(fdef.body):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            value, name = node.value, node.targets[0].id
+            if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and \
+                    value.value.id not in containers:
+                subscripts.add(name)
+            else:
+                others.add(name)
+        elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+            others.add(node.target.id)
+    return (subscripts - others) & shared
 
 
 def _as_load(node):

@@ -1,0 +1,217 @@
+"""Which names of a normalized function may share memory, and the writes that would show it.
+
+NumPy arrays are mutable: after ``z = y``, ``v = y[0:2]``, ``v = y.T`` or ``for row in m``,
+writing into one name changes what another reads. The transformations follow values, not
+memory, so such a write is refused at the user's line when another name that may share the
+memory is read afterwards, or when the memory belongs to the caller:
+
+* ``y += v`` (an in-place operator, kept as ``in_place`` on the normalized assignment) on a
+  name that may hold an array: refused if another live name, or an argument of the function,
+  may share ``y``'s memory. On a fresh array it is the rebinding ``y = y + v`` it is compiled
+  as.
+* ``y[idx] = v``: refused if another name that may share ``y``'s memory is read afterwards.
+  ``sharing_writes`` tells the reverse stage, per such write, which names share ``y``: the
+  backward sweep may read them too; ``argument_writes`` which writes may reach an argument:
+  a called function cannot write into its caller's array (the caller's code would not see it).
+
+The relation is a may-relation, grown statement by statement: a name, a subscript, a view
+attribute (``.T``, ``.real``), a view method or function (``reshape``, ``np.asarray``, ...), a
+container display, a call of a user function, ``xs.append(v)`` and a ``for`` target share with
+their operands; arithmetic and other calls give fresh values.
+"""
+
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from mindgrad import rules
+from mindgrad.transform import astutil as A
+
+_VIEW_ATTRS = frozenset({"T", "mT", "real", "imag", "flat", "base"})
+_VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "view", "squeeze", "swapaxes",
+                           "diagonal", "get", "pop", "setdefault", "values", "items", "keys",
+                           "__getitem__"})
+_VIEW_FUNCTIONS = (np.reshape, np.ravel, np.transpose, np.asarray, np.asanyarray, np.squeeze,
+                   np.swapaxes, np.moveaxis, np.rollaxis, np.atleast_1d, np.atleast_2d,
+                   np.atleast_3d, np.expand_dims, np.broadcast_to, np.diagonal, np.real, np.imag,
+                   list, tuple, dict, reversed, sorted, zip, enumerate, iter)
+_CALLER = "<the caller's argument>"  # a pseudo name: memory the caller holds
+
+
+def _is_view_function(fn) -> bool:
+    return any(fn is f for f in _VIEW_FUNCTIONS)
+
+
+class Aliases:
+    """Runs over a normalized function once; ``fail(node, message)`` raises at a statement
+    (None: only ``sharing_writes`` is wanted, as for generated code differentiated again,
+    which writes only where the user's code, already checked, does)."""
+
+    def __init__(self, fdef, scalars, containers, resolve, fail, mutable_params, caller_write):
+        self.scalars = set(scalars)
+        self.containers = set(containers)
+        self.element_of = {}       # name -> the list or dict it was taken from (x = xs[i])
+        self.resolve = resolve
+        self.fail = fail or (lambda node, message: None)
+        # an in-place operator on what may be a caller's array (or a number: only the run can
+        # tell): caller_write(statement, name)
+        self.caller_write = caller_write
+        self.live_after = {}       # id(statement) -> names read after it
+        self.sharing_writes = {}   # id(index assignment) -> names that may share its base
+        self.argument_writes = {}  # id(index assignment) -> its base, which may be an argument
+        _liveness(fdef.body, set(), self.live_after)
+        self.mutable_params = set(mutable_params)
+        self.groups = {p: frozenset((p, _CALLER)) for p in mutable_params}
+        self.block(fdef.body)
+
+    # ----- the relation --------------------------------------------------------------------
+
+    def group(self, name):
+        return self.groups.get(name, frozenset((name,)))
+
+    def bind(self, name, sources, value=None):
+        """``name`` now shares memory with ``sources`` (names; its own old value if listed).
+        An item of a list or dict (``value``) is noted apart: writing an item of the list
+        rebinds a slot, but writing into the item in place changes the list's."""
+        self.element_of.pop(name, None)
+        container = value.value if isinstance(value, gast.Subscript) else value
+        if isinstance(container, gast.Name) and container.id in self.containers:
+            self.element_of[name] = container.id
+        joined = frozenset((name,)).union(*(self.group(s) for s in sources))
+        for other, members in list(self.groups.items()):
+            if name in members:
+                self.groups[other] = members - {name}
+        for member in joined - {name, _CALLER}:
+            self.groups[member] = self.group(member) | {name}
+        self.groups[name] = joined
+
+    def sources(self, value):
+        """The names whose memory ``value`` may share (empty: a fresh value)."""
+        if isinstance(value, gast.Name):
+            return [value.id]
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            return [] if value.value.id in self.containers else [value.value.id]
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            fresh = value.attr not in _VIEW_ATTRS and self.resolve(value) is not None
+            return [] if fresh or value.attr in ("shape", "size", "ndim", "dtype") else \
+                [value.value.id]
+        if isinstance(value, (gast.Tuple, gast.List)):
+            return [e.id for e in value.elts if isinstance(e, gast.Name)]
+        if isinstance(value, gast.Dict):
+            return [v.id for v in value.values if isinstance(v, gast.Name)]
+        if isinstance(value, gast.Call):
+            func = value.func
+            names = [a.id for a in value.args if isinstance(a, gast.Name)]
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+                    self.resolve(func) is None:
+                return [func.value.id] if func.attr in _VIEW_METHODS else []
+            fn = self.resolve(func)
+            if _is_view_function(fn) or (_is_python_function(fn) and rules.lookup(fn) is None):
+                return names  # a user function may return its argument, or a view of it
+        return []
+
+    # ----- statements ----------------------------------------------------------------------
+
+    def block(self, stmts):
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s):
+        if isinstance(s, gast.Assign):
+            target = s.targets[0]
+            if isinstance(target, gast.Name):
+                if getattr(s, "in_place", False) and (target.id not in self.scalars or
+                                                     _CALLER in self.group(target.id)):
+                    self.in_place(s, target.id)
+                self.bind(target.id, self.sources(s.value), s.value)
+            elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+                self.index_write(s, target.value.id)
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            func = s.value.func
+            if isinstance(func, gast.Attribute) and func.attr == "append" and \
+                    isinstance(func.value, gast.Name):
+                base = func.value.id
+                self.bind(base, [base] + self.sources(gast.List(elts=s.value.args,
+                                                                ctx=gast.Load())), None)
+        elif isinstance(s, gast.If):
+            before = dict(self.groups)
+            self.block(s.body)
+            after_body, self.groups = self.groups, dict(before)
+            self.block(s.orelse)
+            self.merge(after_body)
+        elif isinstance(s, (gast.For, gast.While)):
+            self.loop(s)
+
+    def merge(self, other):
+        for name, members in other.items():
+            self.groups[name] = self.group(name) | members
+
+    def loop(self, s):
+        while True:
+            before = dict(self.groups)
+            if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
+                self.bind(s.target.id, self.sources(s.iter), s.iter)
+            self.block(s.body)
+            self.merge(before)
+            if self.groups == before:
+                break
+        self.block(s.orelse)
+
+    # ----- the writes ----------------------------------------------------------------------
+
+    def in_place(self, s, name):
+        others = self.group(name) - {name}
+        if name in self.element_of:
+            others |= self.group(self.element_of[name])
+        if _CALLER in others:  # for a number, the rebinding is exact: nothing else to check
+            self.caller_write(s, name)
+            return
+        live = sorted(others & self.live_after.get(id(s), set()))
+        if live:
+            self.fail(s, f"the in-place operator on {name!r} also changes {live[0]!r}, which "
+                         f"may share its memory (another name for the same array, a view or "
+                         f"a container holding it) and is read afterwards; mindgrad cannot "
+                         f"follow that write: write {name} = {name} <op> ... instead")
+
+    def index_write(self, s, base):
+        others = set(self.group(base) - {base})
+        if base in self.containers:  # a list's slot is rebound: only the same list changes
+            others &= self.containers
+        if _CALLER in others or base in self.mutable_params or others & self.mutable_params:
+            self.argument_writes[id(s)] = base
+        others.discard(_CALLER)
+        live = sorted(others & self.live_after.get(id(s), set()))
+        if live:
+            self.fail(s, f"index assignment into {base!r} also changes {live[0]!r}, another "
+                         f"name for the same array (or a view of it, or a container holding "
+                         f"it), read afterwards: mindgrad cannot follow a write through two "
+                         f"names; make a copy ({base} = {base}.copy(), or copy the view)")
+        self.sharing_writes[id(s)] = others
+
+
+def _is_python_function(fn) -> bool:
+    return callable(fn) and hasattr(fn, "__code__")
+
+
+def _liveness(stmts, live, out):
+    """Names read after each statement (``out[id(s)]``); returns those read before ``stmts``."""
+    for s in reversed(stmts):
+        out[id(s)] = set(live)
+        if isinstance(s, gast.If):
+            live = _liveness(s.body, set(live), out) | _liveness(s.orelse, set(live), out) | \
+                A.names_in(s.test, gast.Load)
+        elif isinstance(s, (gast.For, gast.While)):
+            header = A.names_in(s.iter if isinstance(s, gast.For) else s.test, gast.Load)
+            entry = set(live) | header
+            while True:  # the body may run again: what it reads at its start is live at its end
+                new = _liveness(s.body, set(entry), out) | entry
+                if new == entry:
+                    break
+                entry = new
+            _liveness(s.orelse, set(live), out)
+            live = entry
+        else:
+            stores = {t.id for t in getattr(s, "targets", ()) if isinstance(t, gast.Name)}
+            live = (live - stores) | A.names_in(s, gast.Load)
+    return live
