@@ -220,7 +220,7 @@ def run(f, path, args, mode, seed=0) -> Result:
         problem = CHECKS[mode](f, args, rng)
     except Skip as exc:
         return Result("skipped", str(exc))
-    except Exception as exc:  # the tester's job is to classify every exception
+    except Exception as exc:  # noqa: BLE001  the tester's job is to classify every exception
         kind = "clear-error" if is_clear_error(exc, path) else "crash"
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
@@ -235,6 +235,6 @@ def check_program(program, mode, directory) -> Result:
     with np.errstate(all="ignore"):
         try:
             f, path = load(program.source, directory)
-        except Exception as exc:  # a program that does not even import
+        except Exception as exc:  # noqa: BLE001  a program that does not even import
             return Result("skipped", f"does not load: {exc}")
         return run(f, path, program.args(), mode, program.seed)
