@@ -29,8 +29,11 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown modes {sorted(unknown)}: choose from {', '.join(oracle.MODES)}")
 
+    def early(index, mode, result):
+        print(f"program {index}, {mode}: {result.outcome}: {result.detail}", flush=True)
+
     counts, failures, seconds = runner.timed_batch(opts.seed, opts.count, modes, opts.jobs,
-                                                   opts.timeout, opts.start)
+                                                   opts.timeout, opts.start, on_failure=early)
     print(runner.table(counts))
     print(f"{opts.count} programs in {seconds:.1f} s ({seconds / max(opts.count, 1):.3f} s each,"
           f" {opts.jobs} job(s))")

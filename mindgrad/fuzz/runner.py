@@ -57,10 +57,12 @@ def _work(task):
     return index, [(mode, check(program, mode, directory, timeout)) for mode in modes]
 
 
-def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0):
+def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
+              on_failure=None):
     """``(counts, failures)`` for programs ``start .. start + count - 1`` of batch ``seed``.
 
-    ``counts[mode][outcome]`` counts programs; ``failures`` lists ``(index, mode, Result)``.
+    ``counts[mode][outcome]`` counts programs; ``failures`` lists ``(index, mode, Result)``,
+    each also passed to ``on_failure`` as soon as it is known.
     """
     counts = {m: collections.Counter() for m in modes}
     failures = []
@@ -78,6 +80,8 @@ def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0):
                     counts[mode][result.outcome] += 1
                     if result.outcome in FAILURES:
                         failures.append((index, mode, result))
+                        if on_failure is not None:
+                            on_failure(index, mode, result)
         finally:
             if pool is not None:
                 pool.terminate()
