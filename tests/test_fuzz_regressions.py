@@ -22,6 +22,16 @@ def f(x, y):
         return y
     return v1
 """, [(2,), (2, 3, 2)], ("hvp",), None),
+    ("value_of_a_name_the_backward_sweep_restores", """
+def f(z):
+    s = np.sum(z) * 0.5
+    k = 0
+    while k < 3:
+        k += 1
+        s = np.sin(s) * 0.8 + np.sum(z)
+    return s
+""", [(3,)], ("value", "grad", "hvp"), None),
+], ("value",), None),
 ]
 
 

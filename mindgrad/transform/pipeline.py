@@ -259,6 +259,10 @@ class Build:
             return self._split_defs(gen, fwd, back, result, d_res, returned + weight_grads,
                                     prologue, saved)
         prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - arguments)]
+        if isinstance(result, gast.Name) and result.id in A.assigned_names(back):
+            kept = gen.fresh("value")  # the sweep restores the name: keep what f returned
+            fwd = fwd + [A.assign(kept, A.load(result.id))]
+            result = A.load(kept)
         tape = [A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))] if gen.uses_tape else []
         args = _arguments([a.id for a in params.args], [a.id for a in params.kwonlyargs] +
                           [gen.sens])
