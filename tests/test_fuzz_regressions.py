@@ -31,7 +31,15 @@ def f(z):
         s = np.sin(s) * 0.8 + np.sum(z)
     return s
 """, [(3,)], ("value", "grad", "hvp"), None),
-], ("value",), None),
+    ("solve_on_a_path_where_its_gradient_is_zero", """
+def f(y):
+    m = y @ y.T + 2.0 * np.eye(3)
+    v = np.linalg.solve(m, y[:, 0])
+    w = y - v
+    if np.sum(y * y) > 0.0:
+        return np.sum(m * m)
+    return np.sum(w * w)
+""", [(3, 1)], ("grad", "hvp", "jvp", "value"), None),
 ]
 
 
