@@ -12,18 +12,34 @@ import re
 
 @dataclasses.dataclass(frozen=True)
 class KnownIssue:
+    """A failure class: the program's source matches ``source`` and the failure's detail
+    matches ``detail`` (both regexes; empty matches anything), in one of ``modes``."""
+
     name: str
     area: str                 # the piece of work that owns the fix
-    pattern: str              # a regex that the program's source must contain
+    source: str = ""
+    detail: str = ""
     outcomes: tuple = ("wrong", "crash")
     modes: tuple = ("grad", "jvp", "hvp", "value")
 
     def matches(self, source, mode, result):
         return (mode in self.modes and result.outcome in self.outcomes
-                and re.search(self.pattern, source) is not None)
+                and re.search(self.source, source, re.M | re.S) is not None
+                and re.search(self.detail, result.detail) is not None)
 
 
-KNOWN_ISSUES: tuple = ()
+KNOWN_ISSUES = (
+    KnownIssue("index write into the returned array: the backward sweep restores old values "
+               "into the array handed back", "alias",
+               source=r"^\s*(\w+)\[[^\n]*\] *[-+*/]?= .*^\s*return [^\n]*\b\1\b",
+               outcomes=("wrong",), modes=("value",)),
+    KnownIssue("repeated integer indices in an index write: NumPy writes once, the gradient "
+               "counts each", "alias",
+               source=r"\[np\.array\(\[[^\]]*?\b(\d+)\b[^\]]*?\b\1\b[^\]]*\]\)\] *[-+*/]?= "),
+    KnownIssue("a shape rule (swapaxes, reshape) applied to a gradient that is the symbolic "
+               "zero at run time (a value unused on the path taken)", "open: reverse.py zero guards",
+               detail=r"out of bounds for array of dimension 0|cannot reshape array of size 1"),
+)
 
 
 def known_issue(source, mode, result):
