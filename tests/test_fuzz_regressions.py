@@ -13,6 +13,11 @@ from mindgrad.fuzz import generator, oracle
 
 HEAD = "import math\n\nimport numpy as np\n\n"
 
+ALIAS = "open (aliasing and in-place work): the backward sweep restores old values into an " \
+        "array the caller receives"
+ZERO = "open: a shape rule applied to a gradient that is the symbolic zero at run time"
+GATHER = "open: at second order a tuple output's gradient reaches gather() as a scalar"
+
 # (name, source of f and its helpers, input shapes (None: a Python float), modes, xfail reason)
 PROGRAMS = [
     ("hvp_zero_gradient_of_a_broadcast_input", """
@@ -40,6 +45,52 @@ def f(y):
         return np.sum(m * m)
     return np.sum(w * w)
 """, [(3, 1)], ("grad", "hvp", "jvp", "value"), None),
+    # ----- open, owned by other work ----------------------------------------------------------
+    ("write_into_the_returned_array", """
+def f(z):
+    c = z * 1.0
+    c[[0]] -= z[0]
+    return c
+""", [(3,)], ("value",), ALIAS),
+    ("write_into_an_array_whose_view_is_returned", """
+def f(z):
+    c = np.sin(z) * 1.0
+    c[1:] *= z[0]
+    return c[::-1]
+""", [(4,)], ("value",), ALIAS),
+    ("swapaxes_of_a_gradient_that_is_zero_at_run_time", """
+def r0(t, n):
+    pass
+
+def f(x):
+    v = np.swapaxes(x, -1, -2)
+    w = r0(v, 3)
+    return np.sum(x * x)
+""", [(2, 3, 2)], ("grad",), ZERO),
+    ("swapaxes_on_the_path_not_taken", """
+def f(x):
+    v = np.swapaxes(x, -1, -2)
+    if np.sum(x * x) > 0.0:
+        return np.sum(x)
+    return np.sum(v * v)
+""", [(2, 3, 2)], ("grad",), ZERO),
+    ("tuple_output_gradient_gathered_as_a_scalar", """
+def h0(p, q=0.5):
+    pass
+
+def f(x, y):
+    if np.sum(x) > -0.5:
+        v1 = np.log(y * y + 1.0)
+    else:
+        v1 = -y
+    v2 = np.arctan(v1) if np.sum(v1) > 0.0 else v1 / (v1 * v1 + 2.0)
+    c3 = v2 * 1.0
+    c3[..., 0] -= np.sum(v2)
+    c3[-1, 1:] = np.tanh(np.sum(y))
+    v4 = c3 * y
+    v5 = h0(c3)
+    return (np.sum(np.tanh(v2)), x)
+""", [(2, 3), (2, 3)], ("hvp",), GATHER),
 ]
 
 
