@@ -1,6 +1,6 @@
 """Shrinks a failing program to a small one that fails the same way (delta debugging).
 
-Steps, tried greedily until none applies: delete a statement (a body left empty gets
+Steps, tried greedily (after a success, from the step that succeeded) until none applies: delete a statement (a body left empty gets
 ``pass``), replace an expression by one of its operands, drop an input's leading axis or
 make an axis 1. A step is kept when the smaller program still fails with the same
 signature: same outcome, same exception type.
@@ -111,17 +111,28 @@ def shrink(program, mode, directory, max_checks=400, max_seconds=120.0):
         checks += 1
         return oracle.check_program(candidate, mode, directory).signature == want
 
-    progress = True
-    while progress:
-        progress = False
-        steps = [dataclasses.replace(best, source=s + "\n") for s in _deletions(best.source)]
-        steps += [dataclasses.replace(best, source=s + "\n") for s in _replacements(best.source)]
-        steps += [dataclasses.replace(best, inputs=s) for s in _shapes(best.inputs)]
-        for candidate in steps:
+    position, clean_from_zero = 0, False
+    while True:
+        steps = _steps(best)
+        found = None
+        for k in range(position, len(steps)):
             if checks >= max_checks or time.perf_counter() - start > max_seconds:
                 return best
-            if fails(candidate):
-                best = candidate
-                progress = True
+            if fails(steps[k]):
+                found = k
                 break
-    return best
+        if found is not None:
+            best, position, clean_from_zero = steps[found], found, False
+        elif position == 0 or clean_from_zero:
+            return best
+        else:  # earlier steps failed on a larger program: try them once more
+            position, clean_from_zero = 0, True
+
+
+def _steps(program):
+    """Every one-step reduction of ``program``: deletions first, then operands, then shapes."""
+    steps = [dataclasses.replace(program, source=s + "\n") for s in _deletions(program.source)]
+    steps += [dataclasses.replace(program, source=s + "\n")
+              for s in _replacements(program.source)]
+    steps += [dataclasses.replace(program, inputs=s) for s in _shapes(program.inputs)]
+    return steps
