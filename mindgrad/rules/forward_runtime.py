@@ -810,6 +810,8 @@ def _(out, g, a):
 def solve_adjoint_tangent(g, a, b, t):
     """Tangent of ``solve_adjoint(g, a, b) = solve(a^T, g)`` from ``a``:
     ``-solve(a^T, t^T solve(a^T, g))``."""
+    if is_zero(g):
+        return 0
     r = nl.solve_adjoint(g, a, b)
     if np.ndim(b) == 1:
         rhs = np.matmul(nl.swap_last_axes(t), np.expand_dims(r, -1))[..., 0]

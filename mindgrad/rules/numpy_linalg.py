@@ -377,7 +377,9 @@ def _(out, a):
 
 def solve_adjoint(g, a, b):
     """``solve(a^T, g)``: the gradient of ``x = solve(a, b)`` for ``b`` before it is summed to
-    b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.)"""
+    b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.) Zero for a zero ``g``."""
+    if is_zero(g):
+        return 0
     if np.ndim(b) == 1:
         return np.linalg.solve(swap_last_axes(a), np.expand_dims(g, -1))[..., 0]
     return np.linalg.solve(swap_last_axes(a), g)
@@ -386,6 +388,8 @@ def solve_adjoint(g, a, b):
 def solve_grad_a(g_b, a, b, x):
     """Gradient of ``x = solve(a, b)`` for ``a``, from ``g_b = solve_adjoint(...)``:
     ``-g_b x^T``."""
+    if is_zero(g_b):
+        return 0
     if np.ndim(b) == 1:
         return unbroadcast(-np.expand_dims(g_b, -1) * np.expand_dims(x, -2), a)
     return unbroadcast(-np.matmul(g_b, swap_last_axes(x)), a)

@@ -29,6 +29,8 @@ def broadcast_back(g, like):
     g = np.asarray(g)
     if g.ndim < len(shape):
         g = g.reshape((1,) * (len(shape) - g.ndim) + g.shape)
+    if g.ndim > len(shape) or any(n != m and n != 1 for n, m in zip(g.shape, shape)):
+        g = unbroadcast(g, like)  # unbroadcast broadcast a smaller `like` up: sum back down
     return np.broadcast_to(g, shape)
 
 

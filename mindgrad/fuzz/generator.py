@@ -1,0 +1,523 @@
+"""Random NumPy programs as Python source, for the differentiation tester.
+
+``generate(seed, index)`` returns a ``Program``: the text of a module defining ``f`` (and the
+helpers it calls), the kinds of ``f``'s inputs, and the construct classes the text uses. Every
+program is valid: the generator tracks the shape of each name it defines, so every operation
+it writes is well formed for the inputs it chooses. Values stay in smooth domains (``log`` and
+``sqrt`` of ``t * t + c``, division by ``t * t + c``, ``max``/``min`` only of inputs, whose
+entries are distinct and away from 0), so central differences are valid at the sample point.
+The same ``(seed, index)`` always gives the same program and inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+
+#: every construct class the generator writes; ``Program.constructs`` holds a subset
+CONSTRUCTS = (
+    "elementwise", "broadcast", "reduction", "method", "matmul", "einsum", "index_basic",
+    "index_slice", "index_negative", "index_newaxis", "index_ellipsis", "index_intarray",
+    "index_repeated", "index_bool", "index_assign", "aug_assign", "for_range", "for_iter",
+    "while", "break", "continue", "branch", "early_return", "list", "dict", "helper",
+    "closure", "lambda", "recursion", "linalg", "pyscalar",
+)
+
+
+@dataclasses.dataclass
+class Program:
+    """A module's text defining ``f``, and how to make ``f``'s inputs."""
+
+    source: str
+    inputs: list            # one entry per input: None for a Python float, else a shape tuple
+    seed: int               # seeds the input values
+    constructs: frozenset = frozenset()
+
+    def args(self):
+        """``f``'s inputs: float64 arrays and Python floats, entries in +-[0.3, 1.5]."""
+        rng = np.random.default_rng(self.seed)
+        out = []
+        for shape in self.inputs:
+            size = () if shape is None else shape
+            mag = rng.uniform(0.3, 1.5, size)
+            val = np.where(rng.random(size) < 0.5, -mag, mag).astype(np.float64)
+            out.append(float(val) if shape is None else np.array(val))
+        return out
+
+
+@dataclasses.dataclass
+class Var:
+    name: str
+    shape: tuple
+    py: bool = False        # a Python float
+    distinct: bool = False  # an input: entries distinct and away from 0
+
+
+def broadcast(a, b):
+    """The broadcast shape of ``a`` and ``b``, or None."""
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        return None
+
+
+UNARY = (
+    "np.tanh({0})", "np.sin({0})", "np.cos({0})", "np.exp(np.tanh({0}))",
+    "np.log({0} * {0} + 1.0)", "np.sqrt({0} * {0} + 0.5)", "{0} / ({0} * {0} + 2.0)",
+    "{0} ** 2", "np.square({0})", "-{0}", "np.arctan({0})", "0.5 * {0} + 1.0",
+    "np.where({0} > 0.0, {0}, 0.1 * {0})",
+)
+PY_UNARY = ("math.sin({0})", "math.tanh({0})", "math.exp(math.tanh({0}))", "{0} * {0} + 0.5",
+            "math.sqrt({0} * {0} + 1.0)", "abs({0})")
+#: the last two only of two different inputs, whose entries never tie
+BINARY = ("{0} * {1}", "{0} + {1}", "{0} - {1}", "{0} / ({1} * {1} + 1.0)",
+          "np.maximum({0}, {1})", "np.hypot({0}, {1})")
+
+
+class Generator:
+    """Writes one program; ``run()`` returns its module text."""
+
+    def __init__(self, rng: random.Random, size: int):
+        self.rng = rng
+        self.size = size
+        self.vars: list[Var] = []
+        self.count = 0
+        self.helpers: list[str] = []
+        self.used: set[str] = set()
+        self.inputs: list = []
+
+    # ----- names and shapes ------------------------------------------------------------------
+
+    def fresh(self, stem="v"):
+        self.count += 1
+        return f"{stem}{self.count}"
+
+    def pick(self, pred=lambda v: True):
+        """A defined name satisfying ``pred``, recent ones more likely (None if there is none)."""
+        choices = [v for v in self.vars if pred(v)]
+        if not choices:
+            return None
+        return self.rng.choices(choices, [1 + i for i in range(len(choices))])[0]
+
+    def fit(self, var: Var, shape):
+        """An expression of ``var`` that broadcasts to exactly ``shape``."""
+        if broadcast(var.shape, shape) == tuple(shape):
+            return var.name
+        self.used.add("reduction")
+        return f"np.{self.rng.choice(['sum', 'mean'])}({var.name})"
+
+    def other_fit(self, shape):
+        return self.fit(self.pick(), shape)
+
+    def full(self, var: Var):
+        """An expression with exactly ``var``'s shape, mixing in another name."""
+        return f"({var.name} * 0.5 + {self.other_fit(var.shape)})"
+
+    def define(self, lines, expr, shape, py=False, stem="v"):
+        name = self.fresh(stem)
+        lines.append(f"{name} = {expr}")
+        self.vars.append(Var(name, tuple(shape), py))
+        return name
+
+    # ----- inputs ----------------------------------------------------------------------------
+
+    def make_inputs(self):
+        base = self.rng.choice([(), (3,), (2, 3), (3, 2), (3, 3), (2, 3, 2), (4,)])
+        n = self.rng.choice([1, 2, 2, 3])
+        names = ["x", "y", "z"][:n]
+        for i, name in enumerate(names):
+            if i == 0 or self.rng.random() < 0.3:
+                shape = base
+            else:
+                shape = list(base[self.rng.randrange(len(base) + 1):]) if base else []
+                shape = tuple(1 if self.rng.random() < 0.3 else s for s in shape)
+            kind = self.rng.random()
+            if shape == () and kind < 0.5:
+                self.inputs.append(None)
+                self.vars.append(Var(name, (), py=True, distinct=True))
+                self.used.add("pyscalar")
+            else:
+                self.inputs.append(tuple(shape))
+                self.vars.append(Var(name, tuple(shape), distinct=True))
+            if i and broadcast(shape, base) == base and tuple(shape) != base:
+                self.used.add("broadcast")
+        return names
+
+    # ----- statements ------------------------------------------------------------------------
+
+    def s_unary(self, lines):
+        v = self.pick()
+        if v.py and self.rng.random() < 0.6:
+            self.used.add("pyscalar")
+            return self.define(lines, self.rng.choice(PY_UNARY).format(v.name), (), py=True)
+        self.used.add("elementwise")
+        return self.define(lines, self.rng.choice(UNARY).format(v.name), v.shape)
+
+    def s_binary(self, lines):
+        a = self.pick()
+        b = self.pick(lambda w: w.name != a.name) or a
+        shape = broadcast(a.shape, b.shape)
+        if shape is None:
+            return self.define(lines, f"{a.name} * {self.fit(b, a.shape)}", a.shape)
+        if a.shape != b.shape:
+            self.used.add("broadcast")
+        self.used.add("elementwise")
+        ops = BINARY if a.distinct and b.distinct and a is not b else BINARY[:4]
+        expr = self.rng.choice(ops).format(a.name, b.name)
+        return self.define(lines, expr, shape, py=a.py and b.py and "np." not in expr)
+
+    def axis_args(self, v):
+        nd = len(v.shape)
+        if nd == 0 or self.rng.random() < 0.25:
+            return "", ()
+        axis = self.rng.randrange(-nd, nd)
+        keep = self.rng.random() < 0.4
+        shape = list(v.shape)
+        if keep:
+            shape[axis] = 1
+        else:
+            del shape[axis]
+        return f"axis={axis}" + (", keepdims=True" if keep else ""), tuple(shape)
+
+    def s_reduction(self, lines):
+        v = self.pick(lambda v: not v.py)
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("reduction")
+        args, shape = self.axis_args(v)
+        fns = ["sum", "mean", "var"] + (["max", "min"] if v.distinct and v.shape else [])
+        fn = self.rng.choice(fns)
+        if self.rng.random() < 0.4 and len(v.shape) > 0:
+            self.used.add("method")
+            return self.define(lines, f"{v.name}.{fn}({args})", shape)
+        sep = ", " if args else ""
+        return self.define(lines, f"np.{fn}({v.name}{sep}{args})", shape)
+
+    def s_method(self, lines):
+        v = self.pick(lambda v: len(v.shape) >= 1)
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("method")
+        s = v.shape
+        size = int(np.prod(s))
+        options = [(f"{v.name}.T", s[::-1]), (f"{v.name}.reshape(-1)", (size,)),
+                   (f"{v.name}.ravel()", (size,)), (f"{v.name}.flatten()", (size,)),
+                   (f"np.transpose({v.name})", s[::-1]), (f"{v.name}.copy()", s),
+                   (f"np.expand_dims({v.name}, 0)", (1,) + s),
+                   (f"np.concatenate([{v.name}, {self.full(v)}], axis=0)", (2 * s[0],) + s[1:]),
+                   (f"np.stack([{v.name}, {self.full(v)}])", (2,) + s),
+                   (f"{v.name}.reshape({s[-1]}, -1)", (s[-1], size // s[-1])),
+                   (f"np.cumsum({v.name}, axis=0)", s), (f"np.prod({v.name}, axis=0)", s[1:]),
+                   (f"np.flip({v.name}, axis=0)", s), (f"np.clip({v.name}, -5.0, 5.0)", s),
+                   (f"np.tile({v.name}, 2)", s[:-1] + (2 * s[-1],))]
+        if len(s) >= 2:
+            options.append((f"{v.name}.transpose(1, 0{', 2' * (len(s) == 3)})",
+                            (s[1], s[0]) + s[2:]))
+            options.append((f"np.swapaxes({v.name}, 0, -1)", (s[-1],) + s[1:-1] + (s[0],)))
+        expr, shape = self.rng.choice(options)
+        return self.define(lines, expr, shape)
+
+    def s_matmul(self, lines):
+        v = self.pick(lambda v: len(v.shape) >= 1)
+        if v is None:
+            return self.s_unary(lines)
+        s = v.shape
+        w = self.pick(lambda w: w.shape == s and w.name != v.name) or v
+        n = v.name
+        if len(s) == 1:
+            options = [(f"{n} @ {w.name}", ()), (f"np.dot({n}, {w.name})", ()),
+                       (f"np.einsum('i,i->', {n}, {w.name})", ()),
+                       (f"np.outer({n}, {w.name})", (s[0], s[0])),
+                       (f"np.einsum('i,j->ij', {n}, {w.name})", (s[0], s[0]))]
+            m = self.pick(lambda m: len(m.shape) == 2 and m.shape[0] == s[0])
+            if m is not None:
+                options.append((f"{n} @ {m.name}", (m.shape[1],)))
+        elif len(s) == 2:
+            options = [(f"{n} @ {w.name}.T", (s[0], s[0])), (f"{n}.T @ {w.name}", (s[1], s[1])),
+                       (f"np.dot({n}, {w.name}.T)", (s[0], s[0])),
+                       (f"np.matmul({n}.T, {w.name})", (s[1], s[1])),
+                       (f"np.einsum('ij,ij->i', {n}, {w.name})", (s[0],)),
+                       (f"np.einsum('ij->j', {n})", (s[1],)),
+                       (f"np.einsum('ij,kj->ik', {n}, {w.name})", (s[0], s[0])),
+                       (f"{n} @ {w.name}[0]", (s[0],))]
+        else:
+            options = [(f"{n} @ np.swapaxes({w.name}, -1, -2)", s[:-1] + (s[-2],)),
+                       (f"np.einsum('bij,bkj->bik', {n}, {w.name})", s[:-1] + (s[-2],))]
+        expr, shape = self.rng.choice(options)
+        self.used.add("einsum" if "einsum" in expr else "matmul")
+        return self.define(lines, expr, shape)
+
+    def index_expr(self, v: Var, write=False):
+        """``(index text, result shape, construct)`` for an index into ``v``."""
+        s = v.shape
+        r = self.rng
+        s0 = s[0]
+        options = [("[0]", s[1:], "index_basic"), ("[-1]", s[1:], "index_negative"),
+                   ("[::-1]", s, "index_slice"), ("[::2]", ((s0 + 1) // 2,) + s[1:], "index_slice"),
+                   ("[..., 0]", s[:-1], "index_ellipsis"), ("[...]", s, "index_ellipsis")]
+        if s0 >= 2:
+            options += [("[1:]", (s0 - 1,) + s[1:], "index_slice"),
+                        ("[:-1]", (s0 - 1,) + s[1:], "index_slice")]
+        idx = [r.randrange(s0) for _ in range(r.choice([1, 2, 3]))]
+        repeated = len(set(idx)) < len(idx)
+        if write and repeated and r.random() < 0.7:
+            idx = sorted(set(idx))
+            repeated = False
+        options.append((f"[np.array({idx})]", (len(idx),) + s[1:],
+                        "index_repeated" if repeated else "index_intarray"))
+        mask = [r.random() < 0.5 for _ in range(s0)]
+        mask[r.randrange(s0)] = True
+        options.append((f"[np.array({mask})]", (sum(mask),) + s[1:], "index_bool"))
+        if len(s) >= 2 and s[1] >= 2:
+            options += [("[0, 1]", s[2:], "index_basic"), ("[:, 1]", (s0,) + s[2:], "index_slice"),
+                        (f"[{s0 - 1}, :]", s[1:], "index_slice"),
+                        ("[-1, 1:]", (s[1] - 1,) + s[2:], "index_negative")]
+        if not write:
+            options += [("[None]", (1,) + s, "index_newaxis"),
+                        ("[:, None]", (s0, 1) + s[1:], "index_newaxis"),
+                        ("[..., np.newaxis]", s + (1,), "index_newaxis")]
+        return r.choice(options)
+
+    def s_index(self, lines):
+        v = self.pick(lambda v: len(v.shape) >= 1)
+        if v is None:
+            return self.s_unary(lines)
+        if self.rng.random() < 0.15:
+            self.used.add("index_bool")
+            return self.define(lines, f"np.sum({v.name}[{v.name} > 0.0])", ())
+        text, shape, kind = self.index_expr(v)
+        self.used.add(kind)
+        return self.define(lines, f"{v.name}{text}", shape)
+
+    def s_write(self, lines):
+        """A fresh array, then one or two index or augmented writes into it."""
+        v = self.pick()
+        if v.py or not v.shape:
+            return self.s_aug(lines)
+        name = self.define(lines, f"{v.name} * 1.0", v.shape, stem="c")
+        var = self.vars[-1]
+        self.vars.pop()
+        for _ in range(self.rng.choice([1, 2])):
+            text, shape, kind = self.index_expr(var, write=True)
+            if kind == "index_ellipsis" and text == "[...]":
+                text = "[..., 0]" if self.rng.random() < 0.5 else text
+                shape = shape[:-1] if text == "[..., 0]" else shape
+            self.used.update((kind, "index_assign"))
+            if self.rng.random() < 0.2:
+                self.used.add("index_bool")
+                lines.append(f"{name}[{name} > 0.0] *= 2.0")
+                continue
+            op = self.rng.choice(["=", "+=", "*=", "-="])
+            rhs = self.other_fit(shape)
+            if op == "=":
+                rhs = f"np.tanh({rhs})"
+            lines.append(f"{name}{text} {op} {rhs}")
+        self.vars.append(var)
+        return name
+
+    def s_aug(self, lines):
+        v = self.pick()
+        name = self.define(lines, f"{v.name} * 1.5", v.shape, py=v.py, stem="a")
+        self.used.add("aug_assign")
+        for _ in range(self.rng.choice([1, 2])):
+            op = self.rng.choice(["+=", "-=", "*="])
+            rhs = self.fit(self.pick(lambda w: w.shape == () or not v.py), v.shape)
+            if v.py:
+                rhs = self.pick(lambda w: w.py).name
+            lines.append(f"{name} {op} {rhs}")
+        return name
+
+    def update(self, acc: Var):
+        """A shape-keeping update expression for accumulator ``acc``."""
+        other = self.other_fit(acc.shape)
+        return self.rng.choice([f"np.sin({acc.name}) * 0.8 + {other}",
+                                f"{acc.name} * 0.7 + np.tanh({other})",
+                                f"np.tanh({acc.name} + {other})"])
+
+    def start_acc(self, lines, stem="s"):
+        """A fresh accumulator array (never a Python float), defined in ``lines``."""
+        v = self.pick()
+        self.define(lines, f"{v.name} * 0.5", v.shape, stem=stem)
+        return self.vars[-1]
+
+    def s_loop(self, lines):
+        acc = self.start_acc(lines)
+        kind = self.rng.choice(["for_range", "for_range", "for_iter", "while"])
+        self.used.add(kind)
+        body = [f"{acc.name} = {self.update(acc)}"]
+        if self.rng.random() < 0.35:
+            self.used.add("break")
+            body.append(f"if np.sum({acc.name}) > {self.rng.choice([0.5, 2.0, 5.0])}:")
+            body.append("    break")
+        if self.rng.random() < 0.35:
+            self.used.add("continue")
+            body.insert(0, "if i == 1:")
+            body.insert(1, "    continue")
+        if kind == "for_range":
+            head = [f"for i in range({self.rng.choice([1, 2, 3])}):"]
+        elif kind == "for_iter":
+            rows = self.pick(lambda v: len(v.shape) >= 1)
+            if rows is None:
+                head = ["for i in [0, 1, 2]:"]
+                self.used.add("list")
+            else:
+                row = self.fresh("row")
+                head = [f"for i, {row} in enumerate({rows.name}):"]
+                body.insert(0, f"{acc.name} = {acc.name} + {self.fit(Var(row, rows.shape[1:]), acc.shape)} * 0.3")
+        else:
+            k = self.fresh("k")
+            lines.append(f"{k} = 0")
+            head = [f"while {k} < {self.rng.choice([2, 3])}:"]
+            body = [f"{k} += 1", f"i = {k}"] + body
+        lines += head + ["    " + b for b in body]
+        return acc.name
+
+    def s_branch(self, lines):
+        c = self.pick()
+        cond = f"np.sum({c.name}) > {self.rng.choice(['0.0', '0.5', '-0.5'])}"
+        self.used.add("branch")
+        a = self.pick()
+        e1 = self.rng.choice(UNARY).format(a.name)
+        e2 = self.rng.choice(UNARY).format(a.name)
+        name = self.fresh()
+        if self.rng.random() < 0.3:
+            lines.append(f"{name} = {e1} if {cond} else {e2}")
+        else:
+            lines += [f"if {cond}:", f"    {name} = {e1}", "else:", f"    {name} = {e2}"]
+        self.vars.append(Var(name, a.shape))
+        return name
+
+    def s_early_return(self, lines):
+        v = self.pick()
+        self.used.update(("early_return", "branch"))
+        lines += [f"if np.sum({v.name}) > {self.rng.choice(['1.0', '0.0'])}:",
+                  f"    return {self.result()}"]
+
+    def s_list(self, lines):
+        v = self.pick()
+        self.used.add("list")
+        lst = self.fresh("lst")
+        lines.append(f"{lst} = [{v.name}, np.tanh({self.other_fit(v.shape)})]")
+        if self.rng.random() < 0.5:
+            lines.append(f"{lst}.append({v.name} * 0.5)")
+        if self.rng.random() < 0.4:
+            acc = self.start_acc(lines)
+            self.used.add("for_iter")
+            lines += [f"for item in {lst}:", f"    {acc.name} = {acc.name} + item * 0.5"]
+            return acc.name
+        return self.define(lines, f"{lst}[0] * {lst}[-1] + {lst}[1]", broadcast(v.shape, v.shape))
+
+    def s_dict(self, lines):
+        v = self.pick()
+        self.used.add("dict")
+        dct = self.fresh("dct")
+        lines.append(f"{dct} = {{'u': {v.name}, 'w': np.sin({self.other_fit(v.shape)})}}")
+        if self.rng.random() < 0.5:
+            lines.append(f"{dct}['p'] = {dct}['u'] * 2.0")
+        if self.rng.random() < 0.4:
+            acc = self.start_acc(lines)
+            self.used.add("for_iter")
+            it = self.rng.choice([f"{dct}.values()", f"{dct}", f"{dct}.items()"])
+            if it.endswith("items()"):
+                lines += [f"for key, val in {it}:", f"    {acc.name} = {acc.name} + val * 0.5"]
+            elif it.endswith("values()"):
+                lines += [f"for val in {it}:", f"    {acc.name} = {acc.name} * val"]
+            else:
+                lines += [f"for key in {it}:", f"    {acc.name} = {acc.name} + np.tanh({dct}[key])"]
+            return acc.name
+        return self.define(lines, f"{dct}['u'] * {dct}['w']", v.shape)
+
+    def s_helper(self, lines):
+        v = self.pick()
+        self.used.add("helper")
+        h = f"h{len(self.helpers)}"
+        body = self.rng.choice(["    t = np.tanh(p) * q\n    return t + p * p",
+                                "    if np.sum(p) > 0.0:\n        return p * q\n    return p - q",
+                                "    return np.sin(p) / (q * q + 1.0)"])
+        self.helpers.append(f"def {h}(p, q=0.5):\n{body}\n")
+        q = self.other_fit(v.shape)
+        call = self.rng.choice([f"{h}({v.name}, {q})", f"{h}({v.name}, q={q})", f"{h}({v.name})"])
+        return self.define(lines, call, v.shape)
+
+    def s_recursion(self, lines):
+        v = self.pick()
+        self.used.update(("recursion", "helper"))
+        h = f"r{len(self.helpers)}"
+        self.helpers.append(f"def {h}(t, n):\n    if n == 0:\n        return t\n"
+                            f"    return {h}(np.sin(t) * 0.9 + t * 0.1, n - 1)\n")
+        return self.define(lines, f"{h}({v.name}, {self.rng.choice([1, 2, 3])})", v.shape)
+
+    def s_closure(self, lines):
+        v = self.pick()
+        self.used.add("closure")
+        inner = self.fresh("inner")
+        cap = self.other_fit(v.shape)
+        lines += [f"def {inner}(t):", f"    return t * {cap} + np.cos(t)"]
+        return self.define(lines, f"{inner}({v.name})", v.shape)
+
+    def s_lambda(self, lines):
+        v = self.pick()
+        self.used.add("lambda")
+        lam = self.fresh("lam")
+        lines.append(f"{lam} = lambda t, u=1.0: t * t * u + 0.5")
+        arg = self.other_fit(v.shape)
+        return self.define(lines, self.rng.choice([f"{lam}({v.name})", f"{lam}({v.name}, {arg})"]),
+                           v.shape)
+
+    def s_linalg(self, lines):
+        v = self.pick(lambda v: len(v.shape) in (1, 2))
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("linalg")
+        if len(v.shape) == 1:
+            return self.define(lines, f"np.linalg.norm({v.name})", ())
+        m = v.shape[0]
+        mat = self.define(lines, f"{v.name} @ {v.name}.T + 2.0 * np.eye({m})", (m, m), stem="m")
+        expr, shape = self.rng.choice([(f"np.linalg.solve({mat}, {v.name}[:, 0])", (m,)),
+                                       (f"np.linalg.inv({mat})", (m, m)),
+                                       (f"np.linalg.det({mat})", ()),
+                                       (f"np.linalg.slogdet({mat})[1]", ()),
+                                       (f"np.linalg.norm({v.name})", ()),
+                                       (f"np.linalg.norm({v.name}, axis=1)", (m,)),
+                                       (f"np.linalg.solve({mat}, {v.name})", v.shape)])
+        return self.define(lines, expr, shape)
+
+    STATEMENTS = (("s_unary", 4), ("s_binary", 4), ("s_reduction", 2), ("s_method", 2),
+                  ("s_matmul", 1.5), ("s_index", 3), ("s_write", 1.5), ("s_aug", 0.7),
+                  ("s_loop", 1), ("s_branch", 1), ("s_early_return", 0.3), ("s_list", 0.6),
+                  ("s_dict", 0.6), ("s_helper", 0.5), ("s_recursion", 0.3), ("s_closure", 0.4),
+                  ("s_lambda", 0.4), ("s_linalg", 0.8))
+
+    def result(self):
+        """A return value: a scalar made of a few names, an array, or a tuple."""
+        vs = [self.pick() for _ in range(self.rng.choice([1, 2]))]
+        terms = " + ".join(f"np.sum({v.name} * {v.name})" if self.rng.random() < 0.5
+                           else f"np.sum(np.tanh({v.name}))" for v in vs)
+        r = self.rng.random()
+        if r < 0.75:
+            return terms
+        if r < 0.9:
+            return self.pick().name
+        return f"{terms}, {self.pick().name}"
+
+    def run(self):
+        names = self.make_inputs()
+        lines = []
+        funcs, weights = zip(*self.STATEMENTS)
+        for _ in range(self.size):
+            getattr(self, self.rng.choices(funcs, weights)[0])(lines)
+        lines.append(f"return {self.result()}")
+        body = "\n".join("    " + ln for ln in lines)
+        helpers = "\n\n".join(self.helpers)
+        head = "import math\n\nimport numpy as np\n\n\n"
+        return head + (helpers + "\n\n" if helpers else "") + f"def f({', '.join(names)}):\n{body}\n"
+
+
+def generate(seed: int, index: int, size: int | None = None) -> Program:
+    """The ``index``-th program of the batch ``seed``."""
+    rng = random.Random(f"{seed}:{index}")
+    gen = Generator(rng, size or rng.randint(2, 9))
+    source = gen.run()
+    return Program(source, gen.inputs, rng.randrange(2 ** 31), frozenset(gen.used))

@@ -1,0 +1,240 @@
+"""Runs one program in one mode and says what happened: the tester's oracle.
+
+Modes: ``grad`` (reverse mode against central differences of the summed output), ``jvp``
+(forward mode against central differences of ``vdot(u, f)``), ``hvp`` (grad of grad against
+central differences of the summed gradient) and ``value`` (``value_and_grad``'s value and its
+effect on the caller's arrays against plain ``f``'s). Each difference is taken at two step
+sizes: a number counts as wrong only when both disagree with mindgrad and agree with each
+other; when they disagree with each other the function is not smooth there and the program is
+skipped.
+
+Outcomes: ``ok``, ``wrong``, ``crash`` (an exception that is not a clear error),
+``clear-error`` (see ``is_clear_error``) and ``skipped`` (``f`` raises or is not finite).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import itertools
+import os
+import sys
+import traceback
+
+import numpy as np
+
+import mindgrad
+from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
+
+MODES = ("grad", "jvp", "hvp", "value")
+OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped")
+STEPS = (1e-5, 1e-4)
+RTOL = 1e-4
+ATOL = 1e-6
+
+_module_ids = itertools.count()
+
+
+@dataclasses.dataclass
+class Result:
+    """What one mode did on one program; ``detail`` says what disagreed or what was raised."""
+
+    outcome: str
+    detail: str = ""
+    error: str = ""     # the exception's type name, for crashes and clear errors
+
+    @property
+    def signature(self):
+        """The failure class: outcome and exception type (what the shrinker keeps fixed)."""
+        return (self.outcome, self.error)
+
+
+class Skip(Exception):
+    """``f`` itself fails or is not finite at the sample point (or near it)."""
+
+
+def is_clear_error(exc: BaseException, filename: str) -> bool:
+    """Whether ``exc`` is a clear error about the program in ``filename``.
+
+    mindgrad's located error classes are clear by construction; a ``TypeError``,
+    ``ValueError`` or ``NotImplementedError`` is clear when its message names the program's
+    file and a line (``file.py:12``).
+    """
+    if isinstance(exc, (UnsupportedSyntaxError, NoGradientRuleError, NoSourceError)):
+        return True
+    if isinstance(exc, (TypeError, ValueError, NotImplementedError)):
+        base = os.path.basename(filename)
+        text = str(exc)
+        return any(f"{name}:" in text and text.split(f"{name}:", 1)[1][:1].isdigit()
+                   for name in (filename, base))
+    return False
+
+
+def load(source: str, directory: str):
+    """``f`` of ``source``, written to a fresh module file in ``directory`` and imported."""
+    name = f"mgfuzz_{os.getpid()}_{next(_module_ids)}"
+    path = os.path.join(directory, name + ".py")
+    with open(path, "w") as fh:
+        fh.write(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module.f, path
+
+
+# ----- values ------------------------------------------------------------------------------
+
+
+def leaves(value):
+    """The float leaves of an output, in order (ints, bools, None and strings dropped)."""
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in leaves(v)]
+    if isinstance(value, dict):
+        return [x for k in value for x in leaves(value[k])]
+    if isinstance(value, (bool, int, str)) or value is None:
+        return []
+    return [np.asarray(value, dtype=np.float64)]
+
+
+def total(value):
+    return float(sum(np.sum(v) for v in leaves(value)))
+
+
+def vdot(a, b):
+    return float(sum(np.vdot(np.ravel(x), np.ravel(y)) for x, y in zip(leaves(a), leaves(b))))
+
+
+def copy_args(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def shifted(args, dirs, eps):
+    return [a + eps * d for a, d in zip(args, dirs)]
+
+
+def directions(args, rng):
+    return [rng.standard_normal(np.shape(a)) if isinstance(a, np.ndarray)
+            else float(rng.standard_normal()) for a in args]
+
+
+def plain(f, args):
+    """``f(*args)`` on copies; Skip if it raises or gives a non-finite value."""
+    try:
+        out = f(*copy_args(args))
+    except Exception as exc:  # the program itself fails: nothing to test
+        raise Skip(f"f raises {type(exc).__name__}: {exc}") from exc
+    if not all(np.all(np.isfinite(v)) for v in leaves(out)):
+        raise Skip("f is not finite")
+    return out
+
+
+def central(fn, args, dirs):
+    """Central differences of the scalar ``fn`` along ``dirs`` at each step size."""
+    return [(fn(shifted(args, dirs, h)) - fn(shifted(args, dirs, -h))) / (2 * h) for h in STEPS]
+
+
+def compare(ad, fds, scale):
+    """None if ``ad`` matches; else why it is wrong; Skip if the differences are noise."""
+    tol = ATOL * (1 + scale)
+    close = [abs(ad - fd) <= tol + RTOL * max(abs(ad), abs(fd)) for fd in fds]
+    if any(close):
+        return None
+    a, b = fds
+    if abs(a - b) > tol + RTOL * max(abs(a), abs(b)):
+        raise Skip("not smooth at the sample point")
+    if not np.isfinite(ad):
+        return f"mindgrad gives {ad}, differences give {fds[0]:.10g}"
+    return f"mindgrad gives {ad:.10g}, differences give {fds[0]:.10g} and {fds[1]:.10g}"
+
+
+def finite_grads(grads):
+    if not all(np.all(np.isfinite(g)) for g in leaves(grads)):
+        raise Skip("gradient not finite")
+
+
+# ----- modes -------------------------------------------------------------------------------
+
+
+def check_grad(f, args, rng):
+    positions = tuple(range(len(args)))
+    grads = mindgrad.grad(f, positions)(*copy_args(args))
+    dirs = directions(args, rng)
+    fds = central(lambda a: total(plain(f, a)), args, dirs)
+    ad = vdot(grads, dirs)
+    return compare(ad, fds, abs(total(plain(f, args))) + abs(ad))
+
+
+def check_jvp(f, args, rng):
+    dirs = directions(args, rng)
+    out, tangent = mindgrad.jvp(f, tuple(copy_args(args)), tuple(dirs))
+    us = [rng.standard_normal(v.shape) for v in leaves(plain(f, args))]
+    fds = central(lambda a: vdot(plain(f, a), us), args, dirs)
+    ad = vdot(tangent, us)
+    return compare(ad, fds, abs(vdot(out, us)) + abs(ad))
+
+
+def check_hvp(f, args, rng):
+    positions = tuple(range(len(args)))
+    g = mindgrad.grad(f, positions)
+    hv = mindgrad.grad(g, positions)(*copy_args(args))
+    dirs = directions(args, rng)
+
+    def summed(a):
+        grads = g(*copy_args(a))
+        finite_grads(grads)
+        return total(grads)
+
+    fds = central(summed, args, dirs)
+    ad = vdot(hv, dirs)
+    return compare(ad, fds, abs(summed(args)) + abs(ad))
+
+
+def same(a, b):
+    la, lb = leaves(a), leaves(b)
+    return len(la) == len(lb) and all(x.shape == y.shape and np.allclose(x, y, rtol=1e-12,
+                                                                        atol=0, equal_nan=True)
+                                      for x, y in zip(la, lb))
+
+
+def check_value(f, args, rng):
+    positions = tuple(range(len(args)))
+    mine, theirs = copy_args(args), copy_args(args)
+    value, _ = mindgrad.value_and_grad(f, positions)(*mine)
+    expected = f(*theirs)
+    if not same(value, expected):
+        return f"value_and_grad gives {value!r}, f gives {expected!r}"
+    if not all(same(a, b) for a, b in zip(mine, theirs)):
+        return "value_and_grad leaves the inputs different from what f leaves"
+    return None
+
+
+CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value}
+
+
+def run(f, path, args, mode, seed=0) -> Result:
+    """One mode on one loaded program."""
+    rng = np.random.default_rng(seed)
+    try:
+        plain(f, args)
+        problem = CHECKS[mode](f, args, rng)
+    except Skip as exc:
+        return Result("skipped", str(exc))
+    except Exception as exc:  # noqa: BLE001  the tester's job is to classify every exception
+        kind = "clear-error" if is_clear_error(exc, path) else "crash"
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+        return Result(kind, f"{type(exc).__name__}: {exc}{where}"[:600], type(exc).__name__)
+    finally:
+        mindgrad.clear_cache()
+    return Result("wrong", problem) if problem else Result("ok")
+
+
+def check_program(program, mode, directory) -> Result:
+    """Load ``program`` (a ``generator.Program``) and run ``mode`` on it."""
+    with np.errstate(all="ignore"):
+        try:
+            f, path = load(program.source, directory)
+        except Exception as exc:  # noqa: BLE001  a program that does not even import
+            return Result("skipped", f"does not load: {exc}")
+        return run(f, path, program.args(), mode, program.seed)

@@ -1,0 +1,113 @@
+"""Runs a batch of random programs in several modes, in parallel, and counts the outcomes.
+
+Each job is its own process; each (program, mode) has a time limit, after which it counts as
+a crash of type ``Timeout``. Failures (wrong, crash) are shrunk and written to ``out``.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import multiprocessing
+import os
+import signal
+import tempfile
+import time
+
+from mindgrad.fuzz import generator, oracle
+
+FAILURES = ("wrong", "crash")
+
+
+class Timeout(BaseException):
+    """A (program, mode) ran past its time limit."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise Timeout in the main thread after ``seconds`` (no limit off the main thread)."""
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise Timeout()
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def check(program, mode, directory, timeout):
+    """``oracle.check_program`` under a time limit."""
+    try:
+        with time_limit(timeout):
+            return oracle.check_program(program, mode, directory)
+    except Timeout:
+        return oracle.Result("crash", f"no answer within {timeout} s", "Timeout")
+
+
+def _work(task):
+    seed, index, modes, timeout, directory = task
+    program = generator.generate(seed, index)
+    return index, [(mode, check(program, mode, directory, timeout)) for mode in modes]
+
+
+def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
+              on_failure=None):
+    """``(counts, failures)`` for programs ``start .. start + count - 1`` of batch ``seed``.
+
+    ``counts[mode][outcome]`` counts programs; ``failures`` lists ``(index, mode, Result)``,
+    each also passed to ``on_failure`` as soon as it is known.
+    """
+    counts = {m: collections.Counter() for m in modes}
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="mindgrad-fuzz-") as directory:
+        tasks = [(seed, i, tuple(modes), timeout, directory) for i in range(start, start + count)]
+        if jobs <= 1:
+            results = map(_work, tasks)
+            pool = None
+        else:
+            pool = multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=100)
+            results = pool.imap_unordered(_work, tasks, chunksize=4)
+        try:
+            for index, outcomes in results:
+                for mode, result in outcomes:
+                    counts[mode][result.outcome] += 1
+                    if result.outcome in FAILURES:
+                        failures.append((index, mode, result))
+                        if on_failure is not None:
+                            on_failure(index, mode, result)
+        finally:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
+    failures.sort(key=lambda f: (f[0], f[1]))
+    return counts, failures
+
+
+def table(counts):
+    """The counts as text: one row per mode, one column per outcome."""
+    head = f"{'mode':<6}" + "".join(f"{o:>13}" for o in oracle.OUTCOMES)
+    rows = [f"{m:<6}" + "".join(f"{c[o]:>13}" for o in oracle.OUTCOMES) for m, c in counts.items()]
+    return "\n".join([head] + rows)
+
+
+def timed_batch(*args, **kwargs):
+    start = time.perf_counter()
+    counts, failures = run_batch(*args, **kwargs)
+    return counts, failures, time.perf_counter() - start
+
+
+def write_failure(out, seed, index, mode, result, source):
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, f"seed{seed}_{index:05d}_{mode}_{result.outcome}.py")
+    header = (f"# mindgrad fuzz: seed {seed}, program {index}, mode {mode}: {result.outcome}\n"
+              + "".join(f"# {line}\n" for line in result.detail.splitlines()[:6]))
+    with open(path, "w") as fh:
+        fh.write(header + source)
+    return path
