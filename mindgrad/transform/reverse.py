@@ -553,8 +553,8 @@ class Reverse(Bindings, ShapeTokens):
                 key = self.key(receiver)
                 self.indexed.add(key)
                 return [A.assign(self.d(key), A.call(self.helper(runtime.push_grad),
-                                                     A.load(self.d(key)), A.load(self.d(name))),
-                                 s)]
+                                                     A.load(self.d(key)), A.load(self.d(name)),
+                                                     A.clone(receiver)), s)]
             rule = rules.lookup_method(func.attr)
             if rule is None:
                 self.fail(s, f"the method .{func.attr}() has no gradient rule; register one "
