@@ -108,6 +108,9 @@ def add(a, b):
     if is_zero(b):
         return a
     if isinstance(a, (list, tuple)):
+        if len(a) != len(b):  # zip would drop entries: a gradient silently lost
+            raise ValueError(f"internal error: adding gradients of sequences of {len(a)} "
+                             f"and {len(b)} items")
         return type(a)(add(p, q) for p, q in zip(a, b))
     if isinstance(a, dict):
         out = dict(a)
@@ -348,9 +351,13 @@ def item(g, i):
     return g[i]
 
 
-def push_grad(dxs, g):
-    """Gradient of ``v = xs.pop()``: ``g`` goes back on the end of the list's gradient."""
-    dxs = [] if is_zero(dxs) else list(dxs)
+def push_grad(dxs, g, xs=()):
+    """Gradient of ``v = xs.pop()``: ``g`` goes back on the end of the list's gradient.
+
+    ``xs`` is the list after the pop. A list's gradient is zero or has one entry per item, so a
+    zero ``dxs`` becomes a zero per item of ``xs``: ``g`` then sits at the popped item's place,
+    where ``pop_grad``, ``item`` and ``add`` look for it."""
+    dxs = [0] * len(xs) if is_zero(dxs) else list(dxs)
     dxs.append(g)
     return dxs
 

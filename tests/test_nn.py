@@ -1748,3 +1748,58 @@ def test_instances_of_one_cell_class_holding_different_sub_cells_get_their_own_c
     res = grad(net, (0,), weights)(x)
     ig, wg = split(res, (0,), len(weights))
     check_against_fd(net, (x,), ig, (0,), wg, weights)
+
+
+# ===== Cells and bound methods at second order ================================================
+
+
+class _TanhNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(np.array([[0.5, -0.3], [0.2, 0.8]]), name="w")
+
+    def construct(self, x):
+        return np.sum(np.tanh(x @ self.w) ** 2)
+
+
+_NET = _TanhNet()
+_CONSTRUCT = _NET.construct
+
+
+def _calls_a_bound_method_held_in_a_name(x):
+    return _CONSTRUCT(x) * 2.0
+
+
+def test_a_bound_method_held_in_a_name_is_differentiated_as_the_method():
+    x = np.array([0.3, -0.7])
+    mindgrad.check_grads(_calls_a_bound_method_held_in_a_name, (x,), modes=("rev", "fwd"))
+    np.testing.assert_allclose(grad(_calls_a_bound_method_held_in_a_name)(x),
+                               2.0 * grad(_NET)(x), rtol=1e-12)
+    weights = ParameterTuple(_NET.trainable_params())
+    _, (g_w,) = grad(_calls_a_bound_method_held_in_a_name, 0, weights)(x)
+    _, (g_w_net,) = grad(_NET, 0, weights)(x)
+    np.testing.assert_allclose(g_w, 2.0 * g_w_net, rtol=1e-12)
+
+
+_DENSE = nn.Dense(2, 2, has_bias=True)
+
+
+def _dense_in_a_closure(x):
+    return np.sum(np.tanh(_DENSE(x)) ** 2)
+
+
+@pytest.mark.parametrize("fn", [_NET, _CONSTRUCT, _dense_in_a_closure],
+                         ids=["cell", "bound method", "cell in a closure"])
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_second_order_through_a_cell_called_inside_is_a_clear_error(fn, mode):
+    with pytest.raises(mindgrad.NoGradientRuleError,
+                       match=r"second order .* Cell or a method .* not supported yet: it reads "
+                             r"self\.(w|has_bias) in the gradient of `"):
+        mindgrad.check_grads(fn, (np.array([0.3, -0.7]),), order=2, modes=(mode,))
+
+
+def test_a_gradient_of_a_cell_differentiated_again_matches_finite_differences():
+    g = grad(_NET)
+    u = np.array([1.0, 2.0])
+    mindgrad.check_grads(lambda x: np.sum(g(x) * u), (np.array([0.3, -0.7]),),
+                         modes=("rev", "fwd"))

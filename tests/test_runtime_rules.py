@@ -100,6 +100,14 @@ def test_list_helpers_route_gradients_exactly():
     assert vjp(([10.0, 20.0], [30.0]))[0] == [10.0, 20.0, 30.0]
 
 
+def test_a_list_gradient_keeps_one_entry_per_item():
+    # a zero gradient pushed back after a pop stands for a zero per item left in the list
+    assert runtime.push_grad(0, 3.0, [1.0, 2.0]) == [0, 0, 3.0]
+    # sequences of gradients of different lengths are never added by dropping entries
+    with pytest.raises(ValueError, match="1 and 2 items"):
+        runtime.add([1.0], [1.0, 2.0])
+
+
 def test_setitem_grad_adjoint():
     dx, v = r(4), r(2)
     _, vjp = vjp_of(runtime.setitem_grad, dx.copy(), slice(1, 3), v)

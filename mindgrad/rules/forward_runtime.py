@@ -133,11 +133,12 @@ def _(out, dxs):
     d[out] = summable(pop_grad(d[dxs]))
 
 
-def push_grad_tangent(t, dxs, which):
-    """Tangent of ``push_grad(dxs, g) = dxs + [g]`` from ``dxs`` (which 0) or ``g`` (1)."""
+def push_grad_tangent(t, dxs, xs, which):
+    """Tangent of ``push_grad(dxs, g, xs) = dxs + [g]`` from ``dxs`` (which 0) or ``g`` (1); a
+    zero ``dxs`` stands for a zero per item of ``xs``."""
     if is_zero(t):
         return 0
-    n = 0 if is_zero(dxs) else len(dxs)
+    n = len(xs) if is_zero(dxs) else len(dxs)
     if which == 0:
         return TangentList(list(t) + [0])
     return TangentList([0] * n + [t])
@@ -146,9 +147,9 @@ def push_grad_tangent(t, dxs, which):
 if hasattr(runtime, "push_grad"):
 
     @tangent(runtime.push_grad)
-    def _(out, dxs, g):
-        d[out] = push_grad_tangent(d[dxs], dxs, 0)
-        d[out] = push_grad_tangent(d[g], dxs, 1)
+    def _(out, dxs, g, xs=()):
+        d[out] = push_grad_tangent(d[dxs], dxs, xs, 0)
+        d[out] = push_grad_tangent(d[g], dxs, xs, 1)
 
 
 # ----- helpers of operators.py and ops.py --------------------------------------------------

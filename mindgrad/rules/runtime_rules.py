@@ -191,7 +191,7 @@ def push_grad_parts(g_out):
 
 
 @adjoint(runtime.push_grad)
-def _(out, dxs, g):
+def _(out, dxs, g, xs=()):
     d[dxs] = push_grad_parts(d[out])[0]
     d[g] = push_grad_parts(d[out])[1]
 

@@ -39,6 +39,7 @@ from mindgrad.transform.reverse import (
     call_shape,
     check_aliasing,
     in_place_write,
+    no_attribute_rule,
     number_check,
     refuse_argument_write,
     user_code,
@@ -209,9 +210,10 @@ class Forward(Bindings, ShapeTokens):
         if isinstance(value, gast.Attribute):
             rule = rules.lookup_tangent_attr(value.attr)
             if rule is None:
-                self.fail(s, f"the attribute .{value.attr} has no tangent rule; register one "
-                             f"with @mindgrad.rules.tangent_attr({value.attr!r})",
-                          NoGradientRuleError)
+                self.fail(s, no_attribute_rule(
+                    self.src, s, value.attr, f"the attribute .{value.attr} has no tangent rule; "
+                    f"register one with @mindgrad.rules.tangent_attr({value.attr!r})"),
+                    NoGradientRuleError)
             return self.apply(s, rule, value.attr, [value.value], {}, name, t_out)
         if isinstance(value, gast.Call):
             return self.tangent_call(s, name, value, t_out)

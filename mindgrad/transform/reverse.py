@@ -504,9 +504,10 @@ class Reverse(Bindings, ShapeTokens):
         if isinstance(value, gast.Attribute):
             rule = rules.lookup_attr(value.attr)
             if rule is None:
-                self.fail(s, f"the attribute .{value.attr} of a differentiated value has no "
-                             f"gradient rule; register one with @mindgrad.adjoint_attr"
-                             f"({value.attr!r})", NoGradientRuleError)
+                self.fail(s, no_attribute_rule(
+                    self.src, s, value.attr, f"the attribute .{value.attr} of a differentiated "
+                    f"value has no gradient rule; register one with @mindgrad.adjoint_attr"
+                    f"({value.attr!r})"), NoGradientRuleError)
             return self.apply_rule(s, rule, value.attr, [value.value], {}, name)
         if isinstance(value, gast.Call):
             return self.adjoint_call(s, name, value)
@@ -553,8 +554,8 @@ class Reverse(Bindings, ShapeTokens):
                 key = self.key(receiver)
                 self.indexed.add(key)
                 return [A.assign(self.d(key), A.call(self.helper(runtime.push_grad),
-                                                     A.load(self.d(key)), A.load(self.d(name))),
-                                 s)]
+                                                     A.load(self.d(key)), A.load(self.d(name)),
+                                                     A.clone(receiver)), s)]
             rule = rules.lookup_method(func.attr)
             if rule is None:
                 self.fail(s, f"the method .{func.attr}() has no gradient rule; register one "
@@ -923,6 +924,25 @@ def _differentiates_mindgrad_code(src) -> bool:
     return src.filename.startswith("<mindgrad") or module.startswith("mindgrad.")
 
 
+def no_attribute_rule(src, node, attr, message) -> str:
+    """``message`` for a read of ``.attr`` that has no rule, unless ``src`` is generated code
+    (grad of grad): there such a read is a Cell's or a method's ``self.attr``, carried on the
+    tape, which second order does not support yet. That message names the user's line whose
+    gradient reads it (the ``# grad of:`` comment above ``node``)."""
+    if not _differentiates_mindgrad_code(src):
+        return message
+    origin = ""
+    for lineno in range(src.line_of(node), src.first_line - 1, -1):
+        text = src.text_of(lineno).strip()
+        if text.startswith("# grad of:"):
+            origin = f" in the gradient of `{text[len('# grad of:'):].strip()}`"
+            break
+    return (f"second order (a gradient of a gradient) through a Cell or a method called inside "
+            f"the differentiated function is not supported yet: it reads self.{attr}{origin}. "
+            f"A gradient of the Cell itself can be differentiated: call mindgrad.grad(net) "
+            f"inside the function differentiated again")
+
+
 def _is_cell(obj) -> bool:
     from mindgrad.nn import Cell
 
@@ -961,8 +981,11 @@ def user_code(target, func_node, allow_helpers=False, nargs=None):
         fn = target.__func__
         if not is_user(fn):
             return None
-        receiver = func_node.value if isinstance(func_node, gast.Attribute) else None
-        if receiver is None:
+        if isinstance(func_node, gast.Attribute):
+            receiver = func_node.value
+        elif isinstance(func_node, gast.Name):  # a bound method held in a name: fn.__self__
+            receiver = A.attr(A.load(func_node.id), "__self__")
+        else:
             return None
         return fn, target.__self__, receiver
     if is_user(target):
