@@ -21,6 +21,7 @@ Methods and attributes of arrays have rules keyed by their name: ``@adjoint_meth
 
 from __future__ import annotations
 
+import functools
 import inspect
 import textwrap
 
@@ -173,6 +174,35 @@ class Rule:
                 raise RuleError(f"the tangent rule for {self.name}: each statement may read one "
                                 f"input tangent, this one reads {sorted(reads)}")
             self.differentiates |= reads
+
+    @functools.cached_property
+    def reads_zero_unsafely(self) -> bool:
+        """Whether the template may fail on the symbolic zero gradient (the int 0): it passes
+        ``d[out]`` to a function other than mindgrad's runtime helpers (``np.reshape(d[out],
+        ...)``), or indexes it or reads an attribute of it. Arithmetic on ``d[out]`` is safe."""
+        for node in self.body:
+            for sub in gast.walk(node):
+                if isinstance(sub, gast.Call):
+                    operands = list(sub.args) + [k.value for k in sub.keywords]
+                    if any(self._is_d_out(a) for a in operands) and not self._takes_zero(sub.func):
+                        return True
+                elif isinstance(sub, (gast.Subscript, gast.Attribute)) and \
+                        self._is_d_out(sub.value):
+                    return True
+        return False
+
+    def _is_d_out(self, node) -> bool:
+        return isinstance(node, gast.Subscript) and _is_d(node.value) and \
+            isinstance(node.slice, gast.Name) and node.slice.id == self.out
+
+    def _takes_zero(self, func) -> bool:
+        """Whether ``func`` names a function of mindgrad.runtime, all of which take 0, or
+        one marked with ``runtime.takes_zero``."""
+        if not isinstance(func, gast.Name):
+            return False
+        value = self.globals.get(func.id)
+        return getattr(value, "__module__", None) == "mindgrad.runtime" or \
+            getattr(value, "takes_zero", False) is True
 
     def bind(self, args, kwargs):
         """Map parameter names to the call's arguments; missing ones get the defaults."""

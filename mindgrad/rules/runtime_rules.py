@@ -11,7 +11,7 @@ from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.builtins_math import sequence_grad
 from mindgrad.rules.forward_operators import TangentList, TangentTuple
 from mindgrad.rules.numpy_elementwise import astype_grad
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
 # the output sensitivity (ones), gradient buffers and zero tests are constants; helpers read
 # dtypes and shapes through getattr/hasattr
@@ -19,6 +19,7 @@ nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, getattr, 
                   callable, id)
 
 
+@takes_zero
 def broadcast_back(g, like):
     """Adjoint of ``unbroadcast(like, x)``: ``g`` broadcast back to the shape of ``like``."""
     if is_zero(g):
@@ -93,6 +94,7 @@ def _(out, g_out, g, x):
     d[g_out] = runtime.as_grad(d[out], x)
 
 
+@takes_zero(keeps_values=False)
 def as_sequence_grad(g, x):
     """Adjoint of ``as_sequence(x)``: ``g`` itself, or the gradient of ``list(x)``."""
     if is_zero(g) or isinstance(x, (list, tuple, np.ndarray, range, str)):
