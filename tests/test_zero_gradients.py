@@ -136,3 +136,47 @@ def test_zero_test_only_where_the_gradient_may_be_zero():
     assert "is_zero" not in grad(swapped_reshaped).source(x)  # straight-line code
     assert "if not is_zero(d_v):" in grad(swapped_where_not_taken).source(x)
     np.testing.assert_allclose(grad(swapped_where_not_taken)(x), np.ones_like(x))
+
+
+# ----- grad of grad: the adjoint of an index-add the first gradient skipped ---------------------
+
+
+def write_then_ignore(y):
+    c = y * 1.0
+    c[0] -= y[1]
+    w = ignore(c)  # noqa: F841  (an assigned call: the form the first gradient skips)
+    return np.sum(y * y)
+
+
+def tuple_output(x, y):
+    c = np.tanh(y) * 1.0
+    c[..., 0] -= np.sum(y)
+    w = ignore(c)  # noqa: F841  (an assigned call: the form the first gradient skips)
+    return (np.sum(np.tanh(y)), x)
+
+
+def _r(*shape):
+    return np.random.default_rng(5).standard_normal(shape)
+
+
+def _central_hvp(f, x, v, eps=1e-5):
+    g = grad(f)
+    return np.sum(g(x + eps * v) - g(x - eps * v)) / (2 * eps)
+
+
+def test_grad_of_grad_through_an_index_write_a_helper_ignores():
+    y, v = _r(3), _r(3) + 1.0
+    g2 = grad(grad(write_then_ignore))(y)  # of the summed gradient 2y
+    np.testing.assert_allclose(g2, 2.0 * np.ones(3), rtol=1e-6)
+    np.testing.assert_allclose(np.vdot(g2, v), _central_hvp(write_then_ignore, y, v),
+                               rtol=1e-6)
+
+
+def test_grad_of_grad_of_a_tuple_output_through_an_ignored_index_write():
+    x, y = _r(2, 3), _r(2, 3) - 0.3
+    gx, gy = grad(grad(tuple_output, (0, 1)), (0, 1))(x, y)
+    # the gradients are ones for x (the tuple's array is differentiated as its sum) and
+    # 1 - tanh(y)^2 for y; their summed derivatives:
+    np.testing.assert_allclose(gx, 0.0)
+    t = np.tanh(y)
+    np.testing.assert_allclose(gy, -2.0 * t * (1.0 - t * t), rtol=1e-6)

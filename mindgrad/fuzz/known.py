@@ -29,9 +29,6 @@ class KnownIssue:
 
 
 KNOWN_ISSUES = (
-    KnownIssue("grad of grad of a function returning a tuple whose output gradient reaches "
-               "runtime_rules.gather as a scalar", "open: runtime_rules.gather",
-               detail=r"IndexError: invalid index to scalar variable", modes=("hvp",)),
 )
 
 

@@ -134,10 +134,19 @@ def gather(g, x, idx):
     return g[idx] if not isinstance(g, np.ndarray) else np.asarray(g)[idx]
 
 
+def added_grad(g_out, x, idx, g):
+    """Adjoint of ``add_at(dx, x, idx, g)`` for ``g``: ``g_out[idx]`` in ``g``'s shape, or 0
+    where ``add_at`` ignored ``g`` (``g`` or ``x`` the symbolic zero). Its result is then the
+    symbolic zero too, whose ``g_out`` need not have ``x``'s shape."""
+    if is_zero(g) or is_zero(x):
+        return 0
+    return add_operand_grad(gather(g_out, x, idx), g)
+
+
 @adjoint(runtime.add_at)
 def _(out, dx, x, idx, g):
     d[dx] = d[out]
-    d[g] = add_operand_grad(gather(d[out], x, idx), g)
+    d[g] = added_grad(d[out], x, idx, g)
 
 
 @adjoint(runtime.item)
