@@ -85,6 +85,15 @@ def f(x, y):
     v5 = h0(c3)
     return (np.sum(np.tanh(v2)), x)
 """, [(2, 3), (2, 3)], ("hvp", "grad"), None),
+    ("index_write_into_a_scaled_symbolic_zero", """
+def f(x):
+    c1 = x * 1.0
+    c1[np.array([True, False, True])] -= np.sum(x)
+    v3 = np.where(c1 > 0.0, c1, 0.1 * c1)
+    if np.sum(x) > 100.0:
+        return np.sum(np.tanh(v3))
+    return np.sum(np.tanh(x))
+""", [(3, 3)], ("grad", "hvp"), None),
 ]
 
 

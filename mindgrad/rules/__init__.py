@@ -184,7 +184,8 @@ class Rule:
             for sub in gast.walk(node):
                 if isinstance(sub, gast.Call):
                     operands = list(sub.args) + [k.value for k in sub.keywords]
-                    if any(self._is_d_out(a) for a in operands) and not self._takes_zero(sub.func):
+                    if any(self._is_d_out(a) for a in operands) and not self._takes_zero(sub.func) \
+                            and not _elementwise(sub.func):
                         return True
                 elif isinstance(sub, (gast.Subscript, gast.Attribute)) and \
                         self._is_d_out(sub.value):
@@ -232,6 +233,17 @@ class _MarkerNames(gast.NodeTransformer):
             if obj is d:
                 return gast.Name(id="d", ctx=gast.Load(), annotation=None, type_comment=None)
         return self.generic_visit(node)
+
+
+def _elementwise(func) -> bool:
+    """Whether ``func`` is ``np.where`` or a NumPy ufunc (``np.<name>``): these take the
+    symbolic 0 as a number and give zeros of the shape of their other operands."""
+    import numpy as np
+
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        return False
+    fn = getattr(np, func.attr, None)
+    return fn is np.where or isinstance(fn, np.ufunc)
 
 
 def _is_d(node) -> bool:
