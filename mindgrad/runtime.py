@@ -11,6 +11,7 @@ Conventions shared by every helper here and by the generated code:
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -41,6 +42,17 @@ __all__ = [
 
 class GradientError(ValueError):
     """A value met at run time that a gradient cannot be formed for (wrong sens shape, ...)."""
+
+
+def takes_zero(fn=None, *, keeps_values=True):
+    """Mark a gradient helper outside this module as accepting the symbolic zero for its
+    gradient (every function here does): rules passing ``d[out]`` to it need no zero guard.
+    ``keeps_values``: given a gradient that holds a value, it returns one (never the 0)."""
+    if fn is None:
+        return functools.partial(takes_zero, keeps_values=keeps_values)
+    fn.takes_zero = True
+    fn.keeps_values = keeps_values
+    return fn
 
 
 def is_zero(g) -> bool:

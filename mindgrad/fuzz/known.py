@@ -29,12 +29,6 @@ class KnownIssue:
 
 
 KNOWN_ISSUES = (
-    KnownIssue("a shape rule (swapaxes, reshape) applied to a gradient that is the symbolic "
-               "zero at run time (a value unused on the path taken)", "open: reverse.py zero guards",
-               detail=r"out of bounds for array of dimension 0|cannot reshape array of size 1"),
-    KnownIssue("grad of grad of a function returning a tuple whose output gradient reaches "
-               "runtime_rules.gather as a scalar", "open: runtime_rules.gather",
-               detail=r"IndexError: invalid index to scalar variable", modes=("hvp",)),
 )
 
 

@@ -21,6 +21,7 @@ Methods and attributes of arrays have rules keyed by their name: ``@adjoint_meth
 
 from __future__ import annotations
 
+import functools
 import inspect
 import textwrap
 
@@ -174,6 +175,36 @@ class Rule:
                                 f"input tangent, this one reads {sorted(reads)}")
             self.differentiates |= reads
 
+    @functools.cached_property
+    def reads_zero_unsafely(self) -> bool:
+        """Whether the template may fail on the symbolic zero gradient (the int 0): it passes
+        ``d[out]`` to a function other than mindgrad's runtime helpers (``np.reshape(d[out],
+        ...)``), or indexes it or reads an attribute of it. Arithmetic on ``d[out]`` is safe."""
+        for node in self.body:
+            for sub in gast.walk(node):
+                if isinstance(sub, gast.Call):
+                    operands = list(sub.args) + [k.value for k in sub.keywords]
+                    if any(self._is_d_out(a) for a in operands) and not self._takes_zero(sub.func) \
+                            and not _elementwise(sub.func):
+                        return True
+                elif isinstance(sub, (gast.Subscript, gast.Attribute)) and \
+                        self._is_d_out(sub.value):
+                    return True
+        return False
+
+    def _is_d_out(self, node) -> bool:
+        return isinstance(node, gast.Subscript) and _is_d(node.value) and \
+            isinstance(node.slice, gast.Name) and node.slice.id == self.out
+
+    def _takes_zero(self, func) -> bool:
+        """Whether ``func`` names a function of mindgrad.runtime, all of which take 0, or
+        one marked with ``runtime.takes_zero``."""
+        if not isinstance(func, gast.Name):
+            return False
+        value = self.globals.get(func.id)
+        return getattr(value, "__module__", None) == "mindgrad.runtime" or \
+            getattr(value, "takes_zero", False) is True
+
     def bind(self, args, kwargs):
         """Map parameter names to the call's arguments; missing ones get the defaults."""
         bound = self.signature.bind(*args, **kwargs)
@@ -202,6 +233,17 @@ class _MarkerNames(gast.NodeTransformer):
             if obj is d:
                 return gast.Name(id="d", ctx=gast.Load(), annotation=None, type_comment=None)
         return self.generic_visit(node)
+
+
+def _elementwise(func) -> bool:
+    """Whether ``func`` is ``np.where`` or a NumPy ufunc (``np.<name>``): these take the
+    symbolic 0 as a number and give zeros of the shape of their other operands."""
+    import numpy as np
+
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        return False
+    fn = getattr(np, func.attr, None)
+    return fn is np.where or isinstance(fn, np.ufunc)
 
 
 def _is_d(node) -> bool:

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
 # ----- builtins ----------------------------------------------------------------------------
 
@@ -49,6 +49,7 @@ def _(out, *args):
 
 
 
+@takes_zero(keeps_values=False)
 def sequence_grad(g, iterable):
     """Gradient of ``list(iterable)``/``tuple(iterable)``: the items' gradients given back in the
     iterable's own form (rows of an array stacked; a list for anything else)."""
@@ -60,6 +61,7 @@ def sequence_grad(g, iterable):
     return list(g)
 
 
+@takes_zero
 def dict_grad(g, mapping):
     """Gradient of ``dict(mapping)``: the same gradients by key (for a sequence of pairs, each
     pair's value gradient; keys are constants)."""
@@ -83,6 +85,7 @@ def _(out, iterable=()):
     d[iterable] = sequence_grad(d[out], iterable)
 
 
+@takes_zero(keeps_values=False)
 def reversed_grad(g, seq):
     """Gradient of ``reversed(seq)``: the items' gradients in ``seq``'s order."""
     if is_zero(g):
@@ -95,6 +98,7 @@ def _(out, sequence):
     d[sequence] = reversed_grad(d[out], sequence)
 
 
+@takes_zero
 def sorted_grad(g, iterable, key=None, reverse=False):
     """Gradient of ``sorted(iterable)``: each item's gradient back where the item came from."""
     if is_zero(g):

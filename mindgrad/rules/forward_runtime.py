@@ -841,6 +841,11 @@ def _(out, g, like):
     d[out] = rr.broadcast_back(d[g], like)
 
 
+@tangent(rr.added_grad)
+def _(out, g_out, x, idx, g):
+    d[out] = rr.added_grad(d[g_out], x, idx, g)
+
+
 @tangent(rr.gather)
 def _(out, g, x, idx):
     d[out] = rr.gather(d[g], x, idx)

@@ -30,7 +30,7 @@ from mindgrad.rules.numpy_reductions import (
 from mindgrad.rules.numpy_shape import (
     transpose_grad,
 )
-from mindgrad.runtime import is_zero
+from mindgrad.runtime import is_zero, takes_zero
 
 # ----- reductions --------------------------------------------------------------------------
 
@@ -179,6 +179,7 @@ def _(out, x):
 # ----- dict views ------------------------------------------------------------------------------
 
 
+@takes_zero
 def dict_items_grad(g, mapping):
     """Gradient of ``list(d.items())``: each (key, value) pair's value gradient, by key."""
     if is_zero(g):
@@ -190,6 +191,7 @@ def dict_items_grad(g, mapping):
     return grads
 
 
+@takes_zero
 def dict_values_grad(g, mapping):
     """Gradient of ``list(d.values())``: the values' gradients, by key."""
     if is_zero(g):

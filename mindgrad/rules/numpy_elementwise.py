@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from mindgrad.rules import adjoint, d
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
 # ----- exponentials and logarithms ---------------------------------------------------------
 
@@ -224,12 +224,14 @@ def _(out, x, y):
     d[x] = unbroadcast(d[out] * np.sign(x) * np.sign(out), x)
 
 
+@takes_zero
 def maximum_grad(g, x, y):
     """The share of ``g`` that ``maximum(x, y)`` routes to ``x``: all where x wins, half on ties
     (as JAX), so the gradients of both arguments add up to ``g``."""
     return np.where(x > y, g, np.where(x == y, g * 0.5, g * 0))
 
 
+@takes_zero
 def fmax_grad(g, x, y):
     """As ``maximum_grad``, but ``fmax`` ignores NaNs: x takes everything where only y is NaN."""
     return np.where(np.isnan(y) & ~np.isnan(x), g, maximum_grad(g, x, y))
@@ -273,6 +275,7 @@ def clip_bounds(a, a_min, a_max, lower, upper):
     return (-np.inf if lo is None else lo), (np.inf if hi is None else hi)
 
 
+@takes_zero
 def clip_grad_a(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for ``a``: passes where ``a`` is inside the bounds."""
     return unbroadcast(np.where((a >= lo) & (a <= hi), g, g * 0), a)
@@ -331,6 +334,7 @@ def _(out, x):
 # ----- array constructors and casts: the gradient passes through ---------------------------
 
 
+@takes_zero
 def astype_grad(g, x):
     """``g`` cast back to the floating (or complex) dtype of ``x``: the gradient of a cast.
 
@@ -360,6 +364,7 @@ def fill_nested(grid, values):
             grid[i] = value
 
 
+@takes_zero(keeps_values=False)
 def array_grad(g, obj, out=None):
     """Gradient of ``np.array(obj)`` and other casts: ``g`` reshaped (``ndmin``) and cast back
     to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a

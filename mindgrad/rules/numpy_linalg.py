@@ -17,7 +17,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, adjoint_method, d, nondifferentiable
 from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
 
 def swap_last_axes(x):
@@ -28,8 +28,11 @@ def swap_last_axes(x):
 # ----- dot, inner, outer, vdot -------------------------------------------------------------
 
 
+@takes_zero
 def dot_grad_a(g, a, b):
     """Gradient of ``np.dot(a, b)`` for ``a``: contract ``g`` with ``b`` over b's free axes."""
+    if is_zero(g):
+        return 0
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * b, a)
@@ -40,8 +43,11 @@ def dot_grad_a(g, a, b):
     return astype_grad(np.tensordot(g, b, axes=(g_axes, free_b)), a)
 
 
+@takes_zero
 def dot_grad_b(g, a, b):
     """Gradient of ``np.dot(a, b)`` for ``b``: contract ``a`` with ``g`` over a's free axes."""
+    if is_zero(g):
+        return 0
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * a, b)
@@ -315,6 +321,7 @@ def norm_matrix_grad(x, norm, ord, axes):
     raise NotImplementedError(f"np.linalg.norm(ord={ord!r}) of a matrix has no gradient rule")
 
 
+@takes_zero
 def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
     """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``: vector norms (2, 1, inf, -inf,
     any p) along one axis or over the flattened array, matrix norms (fro, nuc, 2, -2, 1, -1,

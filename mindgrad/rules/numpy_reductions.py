@@ -10,7 +10,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, adjoint_method, d
 from mindgrad.rules.numpy_elementwise import astype_grad
-from mindgrad.runtime import is_zero, unbroadcast, unreduce
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce
 
 
 def reduced_axes(axis, ndim):
@@ -41,6 +41,7 @@ def masked_grad(g, where):
 # ----- sums and means ----------------------------------------------------------------------
 
 
+@takes_zero
 def reduce_sum_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.sum(a, axis, keepdims=keepdims, where=where)``."""
     if is_zero(g):
@@ -50,6 +51,7 @@ def reduce_sum_grad(g, a, axis=None, keepdims=False, where=True):
     return astype_grad(masked_grad(unreduce(g, a, axis, keepdims), where), a)
 
 
+@takes_zero
 def reduce_mean_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.mean``: the sum's gradient divided by the number of elements averaged."""
     if is_zero(g):
@@ -140,6 +142,7 @@ def exclusive_products(x):
     return before * after
 
 
+@takes_zero
 def prod_grad(g, a, axis=None, keepdims=False, initial=1, where=True):
     """Gradient of ``np.prod``: each element gets ``g`` times the product of the others."""
     if is_zero(g) or np.size(a) == 0:
@@ -163,6 +166,7 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=
 # ----- extrema -----------------------------------------------------------------------------
 
 
+@takes_zero
 def extremum_grad(g, a, ans, axis=None, keepdims=False, where=True):
     """Gradient of ``np.max``/``np.min``: ``g`` split equally among the elements equal to the
     result (ties share it, as in JAX); none where ``initial`` won."""
@@ -188,6 +192,7 @@ def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
 # ----- variance and standard deviation -----------------------------------------------------
 
 
+@takes_zero
 def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=True, mean=None):
     """Gradient of ``np.var``: ``2 (a - mean) / (N - ddof)`` times ``g`` (``mean`` given or
     computed, over the elements ``where`` selects)."""
@@ -203,6 +208,7 @@ def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=Tru
     return astype_grad(masked_grad(grad, where), a)
 
 
+@takes_zero
 def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
              mean=None):
     """Gradient of ``np.std = sqrt(var)``: the variance's gradient for ``g / (2 std)``; 0 where
@@ -228,6 +234,7 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 # ----- cumulative sums and products --------------------------------------------------------
 
 
+@takes_zero
 def cumsum_grad(g, a, axis=None):
     """Gradient of ``np.cumsum``: the reversed cumulative sum of ``g`` (flattened for None)."""
     if is_zero(g):
@@ -238,6 +245,7 @@ def cumsum_grad(g, a, axis=None):
     return astype_grad(np.reshape(grad, np.shape(a)), a)
 
 
+@takes_zero
 def cumprod_grad(g, a, ans, axis=None):
     """Gradient of ``np.cumprod``: element i gets sum over j >= i of ``g_j`` times the product of
     ``a_0..a_j`` without ``a_i``. Without zeros that is a reversed cumsum of ``g * out`` over

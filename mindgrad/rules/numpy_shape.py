@@ -8,7 +8,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, adjoint_attr, adjoint_method, d
 from mindgrad.rules.numpy_elementwise import astype_grad
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
 
 def normalize_axis(axis, ndim):
@@ -54,8 +54,11 @@ def _(out, array, shape, subok=False):
 # ----- transposing -------------------------------------------------------------------------
 
 
+@takes_zero
 def transpose_grad(g, axes=None):
     """Gradient of ``np.transpose(a, axes)``: the inverse permutation applied to ``g``."""
+    if is_zero(g):
+        return 0
     if axes is None:
         return np.transpose(g)
     inverse = np.argsort([normalize_axis(a, len(axes)) for a in axes])
@@ -305,6 +308,7 @@ def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
 # ----- diagonals and triangles -------------------------------------------------------------
 
 
+@takes_zero
 def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     """Gradient of ``np.diagonal``: ``g`` written on the diagonal of a zero array like ``a``."""
     if is_zero(g):
@@ -316,14 +320,18 @@ def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     return astype_grad(grad, a)
 
 
+@takes_zero
 def diag_grad(g, v, k=0):
     """Gradient of ``np.diag``: a vector became a matrix (take its diagonal back) or a matrix's
     diagonal was taken (put it back in place)."""
+    if is_zero(g):
+        return 0
     if np.ndim(v) == 1:
         return astype_grad(np.diagonal(g, k), v)
     return diagonal_grad(g, v, k, 0, 1)
 
 
+@takes_zero
 def trace_grad(g, a, offset=0, axis1=0, axis2=1):
     """Gradient of ``np.trace``: ``g`` on every element of the summed diagonal."""
     if is_zero(g):
@@ -373,6 +381,7 @@ def take_indices(indices, n, mode="raise"):
     return index
 
 
+@takes_zero
 def take_grad(g, a, indices, axis=None, mode="raise"):
     """Gradient of ``np.take``: ``g`` added back at the indices (repeats accumulate)."""
     if is_zero(g):
@@ -394,6 +403,7 @@ def _(ans, a, indices, axis=None, out=None, mode="raise"):
     d[a] = take_grad(d[ans], a, indices, axis, mode)
 
 
+@takes_zero
 def take_along_axis_grad(g, arr, indices, axis=-1):
     """Gradient of ``np.take_along_axis``: ``g`` added back at the indices along ``axis``."""
     if is_zero(g):

@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
 # ----- addition and subtraction ------------------------------------------------------------
 
@@ -64,6 +64,7 @@ nondifferentiable(operator.floordiv, np.floor_divide)
 # ----- matrix product ----------------------------------------------------------------------
 
 
+@takes_zero
 def matmul_grad_x(g, x, y):
     """Gradient of ``x @ y`` with respect to ``x``, for any ranks NumPy's matmul accepts."""
     if is_zero(g) or is_zero(y):  # symbolic zeros reach here under forward over reverse
@@ -82,6 +83,7 @@ def matmul_grad_x(g, x, y):
     return unbroadcast(np.matmul(g, np.swapaxes(y, -1, -2)), x)
 
 
+@takes_zero
 def matmul_grad_y(g, x, y):
     """Gradient of ``x @ y`` with respect to ``y``."""
     if is_zero(g) or is_zero(x):

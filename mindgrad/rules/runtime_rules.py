@@ -11,7 +11,7 @@ from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.builtins_math import sequence_grad
 from mindgrad.rules.forward_operators import TangentList, TangentTuple
 from mindgrad.rules.numpy_elementwise import astype_grad
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
 # the output sensitivity (ones), gradient buffers and zero tests are constants; helpers read
 # dtypes and shapes through getattr/hasattr
@@ -19,6 +19,7 @@ nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, getattr, 
                   callable, id)
 
 
+@takes_zero
 def broadcast_back(g, like):
     """Adjoint of ``unbroadcast(like, x)``: ``g`` broadcast back to the shape of ``like``."""
     if is_zero(g):
@@ -93,6 +94,7 @@ def _(out, g_out, g, x):
     d[g_out] = runtime.as_grad(d[out], x)
 
 
+@takes_zero(keeps_values=False)
 def as_sequence_grad(g, x):
     """Adjoint of ``as_sequence(x)``: ``g`` itself, or the gradient of ``list(x)``."""
     if is_zero(g) or isinstance(x, (list, tuple, np.ndarray, range, str)):
@@ -132,10 +134,19 @@ def gather(g, x, idx):
     return g[idx] if not isinstance(g, np.ndarray) else np.asarray(g)[idx]
 
 
+def added_grad(g_out, x, idx, g):
+    """Adjoint of ``add_at(dx, x, idx, g)`` for ``g``: ``g_out[idx]`` in ``g``'s shape, or 0
+    where ``add_at`` ignored ``g`` (``g`` or ``x`` the symbolic zero). Its result is then the
+    symbolic zero too, whose ``g_out`` need not have ``x``'s shape."""
+    if is_zero(g) or is_zero(x):
+        return 0
+    return add_operand_grad(gather(g_out, x, idx), g)
+
+
 @adjoint(runtime.add_at)
 def _(out, dx, x, idx, g):
     d[dx] = d[out]
-    d[g] = add_operand_grad(gather(d[out], x, idx), g)
+    d[g] = added_grad(d[out], x, idx, g)
 
 
 @adjoint(runtime.item)

@@ -5,7 +5,9 @@ Works on the backward sweep, where every statement assigning only adjoint names 
 compute the same gradients; an accumulation into a gradient known to be zero became a plain
 assignment ("first write assigns"), contributions of known-zero gradients are gone, and pure
 statements whose results are never read are removed. Statements that pop the tape, restore
-values, or call a generated backward function are never removed.
+values, or call a generated backward function are never removed. A rule that cannot take the
+symbolic zero arrives guarded by ``if not is_zero(d_v):``; the guard is dropped where ``d_v``
+is known to hold a value on every path (in the user's code; mindgrad's own keeps them all).
 """
 
 from __future__ import annotations
@@ -19,8 +21,12 @@ _IMPURE_METHODS = frozenset({"pop", "append"})
 
 
 class Optimizer:
-    def __init__(self, adjoint_names, impure_calls, owned, accumulators, add=None):
+    def __init__(self, adjoint_names, impure_calls, owned, accumulators, add=None,
+                 is_zero=None, array_helper=lambda name: None):
         self.adjoint = set(adjoint_names)
+        self.is_zero = is_zero  # the name of runtime.is_zero, which guards zero-unsafe rules
+        # what a helper returns: "always" an array, an array given one ("keeps"), or None
+        self.array_helper = array_helper
         self.add = add  # the name of runtime.add: add(a, b) accumulates b into a
         self.impure_calls = set(impure_calls)
         self.owned = set(owned)
@@ -151,6 +157,85 @@ class Optimizer:
                 return None, zero | (stores - loads)
         return s, zero - stores
 
+    # ----- guards of zero-unsafe rules ------------------------------------------------------
+
+    def arrays(self, stmts, known, rewrite=True):
+        """Drop the guards ``if not is_zero(d_v):`` where ``d_v`` is known to hold a value,
+        not the symbolic 0: ``known`` holds such names on entry; returns (stmts, known on
+        exit). A name is known after ``d_v = e`` where ``e`` computes from a known gradient
+        (arithmetic, a NumPy function or method, a helper that keeps arrays)."""
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.If):
+                guarded = self._guarded(s)
+                if guarded is not None and guarded in known:
+                    body, known = self.arrays(s.body, known, rewrite)
+                    self.changes += rewrite
+                    out.extend(body)
+                    continue
+                body, k1 = self.arrays(s.body, set(known), rewrite)
+                orelse, k2 = self.arrays(s.orelse, set(known), rewrite)
+                if rewrite:
+                    s.body, s.orelse = body or [gast.Pass()], orelse
+                known = k1 & k2
+            elif isinstance(s, (gast.For, gast.While)):
+                entry = set(known)
+                while True:
+                    _, after = self.arrays(s.body, set(entry), False)
+                    new = known & after
+                    if new == entry:
+                        break
+                    entry = new
+                body, after = self.arrays(s.body, set(entry), rewrite)
+                if rewrite:
+                    s.body = body or [gast.Pass()]
+                known = known & after
+            elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                    len(s.targets) == 1:
+                target = s.targets[0].id
+                known = known | {target} if self._holds_array(s.value, known) \
+                    else known - {target}
+            else:
+                known = known - self.names(s)[1]
+            out.append(s)
+        return out, known
+
+    def _guarded(self, s):
+        """The gradient ``s`` tests when it is ``if not is_zero(d_v):`` alone, else None."""
+        test = s.test
+        if s.orelse or not (isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not)):
+            return None
+        call = test.operand
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and \
+                call.func.id == self.is_zero and len(call.args) == 1 and \
+                isinstance(call.args[0], gast.Name):
+            return call.args[0].id
+        return None
+
+    def _holds_array(self, node, known) -> bool:
+        """Whether ``node`` cannot be the symbolic 0: it reads a gradient in ``known``
+        through arithmetic, NumPy functions and methods, and helpers that keep arrays."""
+        if isinstance(node, gast.Name):
+            return node.id in known
+        if isinstance(node, gast.BinOp):
+            return self._holds_array(node.left, known) or self._holds_array(node.right, known)
+        if isinstance(node, gast.UnaryOp):
+            return self._holds_array(node.operand, known)
+        if isinstance(node, gast.Call):
+            func, operands = node.func, list(node.args)
+            if isinstance(func, gast.Name):
+                kind = self.array_helper(func.id)
+                if kind == "always":
+                    return True
+                if kind != "keeps":
+                    return False
+            elif isinstance(func, gast.Attribute) and func.attr not in _IMPURE_METHODS:
+                operands.append(func.value)  # a method of a known gradient
+            else:
+                return False
+            return any(self._holds_array(a, known) for a in operands)
+        return False
+
     # ----- copy propagation ----------------------------------------------------------------
 
     def copies(self, stmts):
@@ -235,11 +320,15 @@ class Optimizer:
         folder = _Fold()
         return [folder.visit(s) for s in stmts]
 
-    def run(self, stmts, live_out, zero=()):
+    def run(self, stmts, live_out, zero=(), arrays=()):
+        """Optimize ``stmts``; ``zero`` holds gradients known zero on entry, ``arrays`` those
+        known to hold a value (never the symbolic 0)."""
         stmts = self.fold(stmts)
         for _ in range(8):
             self.changes = 0
             stmts, _ = self.zeros(stmts, set(zero))
+            if self.is_zero is not None:
+                stmts, _ = self.arrays(stmts, set(arrays))
             stmts = self.copies(stmts)
             stmts, _ = self.dead(stmts, set(live_out))
             if not self.changes:

@@ -314,9 +314,12 @@ class Build:
         if optimize_:
             add = gen.bind(runtime.add, "add")
             opt = optimize.Optimizer(adjoint_names, gen.impure_calls, owned,
-                                     {add, gen.bind(runtime.add_at, "add_at")}, add)
+                                     {add, gen.bind(runtime.add_at, "add_at")}, add,
+                                     _zero_test(gen), functools.partial(_array_helper, gen))
             live_out = {g for g in grads if g} | A.names_in(weight_grads, gast.Load)
-            back = opt.run(back, live_out, zero=())
+            # a backward function that restores no values returns at once for a zero d_res
+            guarded = split and d_res is not None and not _restores_values(back, gen.tape)
+            back = opt.run(back, live_out, zero=(), arrays={d_res} if guarded else ())
         params = gen.fdef.args
         arguments = {a.id for a in params.args + params.kwonlyargs}
         if split:
@@ -680,3 +683,29 @@ def _restores_values(stmts, tape) -> bool:
                     isinstance(func.value, gast.Name) and func.value.id == tape):
                 return True
     return False
+
+
+def _zero_test(gen):
+    """The name of ``runtime.is_zero`` in ``gen``'s code, whose guards of zero-unsafe rules the
+    optimize stage drops where the gradient is known to hold a value; None in mindgrad's own
+    code (grad of grad), where any value may be a symbolic zero: its guards all stay."""
+    if reverse._differentiates_mindgrad_code(gen.src):
+        return None
+    return gen.bind(runtime.is_zero, "is_zero")
+
+
+def _array_helper(gen, name):
+    """What the helper ``name`` of ``gen``'s code returns: ``"always"`` a value (never the
+    symbolic 0), ``"keeps"``: a value when a gradient it is given holds one (helpers marked
+    ``runtime.takes_zero``, and ``add_at``: in the user's code the array it indexes is a
+    value, never a zero), or None: not known."""
+    obj = gen.bindings.get(name)
+    if obj is None:
+        obj = gen.src.resolve(name, None)
+    if obj is runtime.seed or obj is runtime.zeros_buffer:
+        return "always"
+    if getattr(obj, "keeps_values", False) is True or any(
+            obj is f for f in (runtime.unbroadcast, runtime.unreduce, runtime.add,
+                               runtime.add_at)):
+        return "keeps"
+    return None

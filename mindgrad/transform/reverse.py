@@ -524,9 +524,11 @@ class Reverse(Bindings, ShapeTokens):
         except RuleError as exc:
             self.fail(s, str(exc), NoGradientRuleError)
         stmts = [A.located(st, s) for st in stmts]
-        if stmts and _differentiates_mindgrad_code(self.src):
-            # in mindgrad's own code (grad of grad) a gradient is often the symbolic 0 at run
-            # time, which shape rules (np.reshape(d_out, ...)) cannot take
+        if stmts and (rule.reads_zero_unsafely or _differentiates_mindgrad_code(self.src)):
+            # the gradient may be the symbolic 0 at run time (a value unused on the path
+            # taken; in mindgrad's own code, grad of grad, often), which shape rules
+            # (np.reshape(d_out, ...)) cannot take. The optimize stage drops the guard where
+            # the gradient is known to be an array.
             test = gast.UnaryOp(op=gast.Not(), operand=A.call(self.helper(runtime.is_zero),
                                                               A.load(self.d(name))))
             return [A.if_(test, stmts, [], s)]

@@ -1,0 +1,182 @@
+"""Gradients that are the symbolic zero (the int 0) at run time, met by rules that move axes.
+
+A value unused on the path taken (the branch not run, a helper that ignores its argument)
+gets the symbolic zero as its gradient at run time. Shape rules (``np.swapaxes(d_out, ...)``,
+``np.reshape(d_out, ...)``) cannot take it: they run only where the gradient holds an array,
+and the generated code tests that only where it may not.
+
+Oracles: closed forms, ``mindgrad.check_grads`` (central differences in float64, reverse and
+forward mode, second order) and central differences of the gradient for grad of grad.
+"""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import mindgrad
+from mindgrad import grad, jvp
+
+
+def ignore(t):
+    pass
+
+
+# each moves the axes of a (2, 3, 2) array, or of a 0-d one (names ending in _0d)
+SHAPE_OPS = {
+    "swapaxes": "np.swapaxes(x, -1, -2)",
+    "method_swapaxes": "x.swapaxes(0, 2)",
+    "reshape": "np.reshape(x, (3, 4))",
+    "reshape_0d": "np.reshape(x, (1, 1))",
+    "transpose_axes": "np.transpose(x, (2, 0, 1))",
+    "moveaxis": "np.moveaxis(x, 0, -1)",
+    "expand_dims": "np.expand_dims(x, 1)",
+    "expand_dims_0d": "np.expand_dims(x, 0)",
+    "ravel": "x.ravel()",
+    "squeeze": "np.squeeze(x[:1], 0)",
+}
+
+# the shape function written in the differentiated function itself, so that its rule meets
+# the gradient of ``v`` directly
+PROGRAMS = """
+import numpy as np
+
+from test_zero_gradients import ignore
+
+
+def branch_not_taken(x):
+    v = {op}
+    if np.sum(x * x) > 0.0:
+        return np.sum(x * x)
+    return np.sum(v * v)
+
+
+def unused_by_helper(x):
+    v = {op}
+    w = ignore(v)
+    return np.sum(np.sin(x) * x)
+
+
+def branch_taken(x):
+    v = {op}
+    if np.sum(x * x) > 0.0:
+        return np.sum(np.sin(v) * v)
+    return np.sum(x)
+"""
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    """name -> the module of PROGRAMS for that shape function."""
+    directory = tmp_path_factory.mktemp("zero_programs")
+    modules = {}
+    for name, op in SHAPE_OPS.items():
+        path = directory / f"zero_{name}.py"
+        path.write_text(PROGRAMS.format(op=op))
+        spec = importlib.util.spec_from_file_location(f"zero_{name}", path)
+        modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+    return modules
+
+
+def _x(name, dtype=np.float64):
+    shape = () if name.endswith("_0d") else (2, 3, 2)
+    return np.asarray(np.random.default_rng(3).standard_normal(shape) + 0.5, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(SHAPE_OPS))
+def test_shape_rule_on_the_branch_not_taken(programs, name, dtype):
+    f, x = programs[name].branch_not_taken, _x(name, dtype)
+    g = grad(f)(x)
+    np.testing.assert_allclose(g, 2.0 * x, rtol=1e-6)
+    assert np.shape(g) == np.shape(x)
+    _, t = jvp(f, (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(t, np.sum(2.0 * x), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(SHAPE_OPS))
+def test_shape_rule_of_a_value_a_helper_ignores(programs, name, dtype):
+    x = _x(name, dtype)
+    g = grad(programs[name].unused_by_helper)(x)
+    np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_OPS))
+def test_shape_rules_unused_on_the_path_taken_to_second_order(programs, name):
+    module, x = programs[name], _x(name)
+    for f in (module.branch_not_taken, module.unused_by_helper, module.branch_taken):
+        mindgrad.check_grads(f, (x,), modes=("rev", "fwd"), order=2)
+
+
+def test_hessian_vector_product_through_a_value_a_helper_ignores(programs):
+    f = programs["swapaxes"].unused_by_helper
+    x, v = _x("swapaxes"), np.random.default_rng(4).standard_normal((2, 3, 2))
+    hv = grad(lambda y: np.sum(grad(f)(y) * v))(x)
+    closed = (2.0 * np.cos(x) - np.sin(x) * x) * v  # f'' of sin(x) * x, elementwise
+    np.testing.assert_allclose(hv, closed, rtol=1e-6)
+
+
+def swapped_reshaped(x):
+    v = np.swapaxes(x, -1, -2)
+    w = np.reshape(np.sin(v) * v, (3, 4))
+    return np.sum(np.moveaxis(w, 0, 1)[1:] * 2.0)
+
+
+def swapped_where_not_taken(x):
+    v = np.swapaxes(x, -1, -2)
+    if np.sum(x * x) > 0.0:
+        return np.sum(x)
+    return np.sum(np.sin(v) * v)
+
+
+def test_zero_test_only_where_the_gradient_may_be_zero():
+    x = _x("swapaxes")
+    assert "is_zero" not in grad(swapped_reshaped).source(x)  # straight-line code
+    assert "if not is_zero(d_v):" in grad(swapped_where_not_taken).source(x)
+    np.testing.assert_allclose(grad(swapped_where_not_taken)(x), np.ones_like(x))
+
+
+# ----- grad of grad: the adjoint of an index-add the first gradient skipped ---------------------
+
+
+def write_then_ignore(y):
+    c = y * 1.0
+    c[0] -= y[1]
+    w = ignore(c)  # noqa: F841  (an assigned call: the form the first gradient skips)
+    return np.sum(y * y)
+
+
+def tuple_output(x, y):
+    c = np.tanh(y) * 1.0
+    c[..., 0] -= np.sum(y)
+    w = ignore(c)  # noqa: F841  (an assigned call: the form the first gradient skips)
+    return (np.sum(np.tanh(y)), x)
+
+
+def _r(*shape):
+    return np.random.default_rng(5).standard_normal(shape)
+
+
+def _central_hvp(f, x, v, eps=1e-5):
+    g = grad(f)
+    return np.sum(g(x + eps * v) - g(x - eps * v)) / (2 * eps)
+
+
+def test_grad_of_grad_through_an_index_write_a_helper_ignores():
+    y, v = _r(3), _r(3) + 1.0
+    g2 = grad(grad(write_then_ignore))(y)  # of the summed gradient 2y
+    np.testing.assert_allclose(g2, 2.0 * np.ones(3), rtol=1e-6)
+    np.testing.assert_allclose(np.vdot(g2, v), _central_hvp(write_then_ignore, y, v),
+                               rtol=1e-6)
+
+
+def test_grad_of_grad_of_a_tuple_output_through_an_ignored_index_write():
+    x, y = _r(2, 3), _r(2, 3) - 0.3
+    gx, gy = grad(grad(tuple_output, (0, 1)), (0, 1))(x, y)
+    # the gradients are ones for x (the tuple's array is differentiated as its sum) and
+    # 1 - tanh(y)^2 for y; their summed derivatives:
+    np.testing.assert_allclose(gx, 0.0)
+    t = np.tanh(y)
+    np.testing.assert_allclose(gy, -2.0 * t * (1.0 - t * t), rtol=1e-6)
