@@ -78,7 +78,13 @@ def unbroadcast(g, x):
         if axes:
             g = np.sum(g, axis=axes, keepdims=True)
     if np.shape(g) != xshape:  # x was broadcast to a larger shape (e.g. by np.broadcast_to)
-        g = np.broadcast_to(g, xshape)
+        try:
+            g = np.broadcast_to(g, xshape)
+        except ValueError:
+            # a product with the symbolic 0 (0 * y) has y's shape, not the broadcast one
+            if np.any(g):
+                raise
+            g = np.zeros(xshape, np.result_type(g))
     return g
 
 

@@ -94,6 +94,47 @@ def f(x):
         return np.sum(np.tanh(v3))
     return np.sum(np.tanh(x))
 """, [(3, 3)], ("grad", "hvp"), None),
+    ("zero_gradient_times_an_operand_of_another_shape", """
+def h1(p, q=0.5):
+    t = np.tanh(p) * q
+    return t + p * p
+
+def f(x):
+    v3 = x.reshape(4, -1)
+    v4 = v3 * x
+    v6 = h1(v4, q=v4)
+    return np.sum(x * x)
+""", [(4,)], ("grad", "hvp"), None),
+    ("inverse_of_a_matrix_whose_gradient_is_zero", """
+def h0(p, q=0.5):
+    return np.sin(p) / (q * q + 1.0)
+
+def f(x):
+    m6 = x @ x.T + 2.0 * np.eye(3)
+    v7 = np.linalg.inv(m6)
+    v10 = h0(m6, q=v7)
+    return np.sum(np.tanh(m6))
+""", [(3, 3)], ("grad", "hvp"), None),
+    # ----- open ---------------------------------------------------------------------------------
+    ("float_zero_indexed_by_an_index_write", """
+def h0(p, q=0.5):
+    if np.sum(p) > 0.0:
+        return p * q
+    return p - q
+
+def f(x):
+    c1 = x * 1.0
+    c1[c1 > 0.0] *= 2.0
+    v2 = c1[-1]
+    c3 = c1 * 1.0
+    c3[0, 1] -= np.sum(v2)
+    v4 = c3[0]
+    a5 = v2 * 1.5
+    a5 += v4
+    v6 = h0(c3)
+    return np.sum(x * x)
+""", [(3, 3)], ("grad",), ("open: arithmetic on the symbolic zero (0 * 1.0) gives the "
+                           "float 0.0, which an index write's adjoint then indexes")),
 ]
 
 

@@ -180,3 +180,21 @@ def test_grad_of_grad_of_a_tuple_output_through_an_ignored_index_write():
     np.testing.assert_allclose(gx, 0.0)
     t = np.tanh(y)
     np.testing.assert_allclose(gy, -2.0 * t * (1.0 - t * t), rtol=1e-6)
+
+
+def _times(p, q):
+    return p * q
+
+
+def _outer_product_unused(x):
+    v3 = x.reshape(4, -1)
+    v4 = v3 * x            # (4, 1) * (4,): a (4, 4) value whose gradient is the symbolic 0
+    v6 = _times(v4, v4)  # noqa: F841 (the assignment keeps the call, whose result is unused)
+    return np.sum(x * x)
+
+
+def test_a_zero_gradient_times_an_operand_of_another_shape_unbroadcasts():
+    # d_v4 is 0 at run time, so d_v4 * x has x's shape (4,), not v3's (4, 1)
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    np.testing.assert_allclose(mindgrad.grad(_outer_product_unused)(x), 2.0 * x)
+    mindgrad.check_grads(_outer_product_unused, (x,), modes=("rev", "fwd"), order=2)

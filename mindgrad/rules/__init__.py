@@ -179,7 +179,8 @@ class Rule:
     def reads_zero_unsafely(self) -> bool:
         """Whether the template may fail on the symbolic zero gradient (the int 0): it passes
         ``d[out]`` to a function other than mindgrad's runtime helpers (``np.reshape(d[out],
-        ...)``), or indexes it or reads an attribute of it. Arithmetic on ``d[out]`` is safe."""
+        ...)``), indexes it, reads an attribute of it or multiplies it with ``@``. Elementwise
+        arithmetic on ``d[out]`` is safe."""
         for node in self.body:
             for sub in gast.walk(node):
                 if isinstance(sub, gast.Call):
@@ -190,6 +191,9 @@ class Rule:
                 elif isinstance(sub, (gast.Subscript, gast.Attribute)) and \
                         self._is_d_out(sub.value):
                     return True
+                elif isinstance(sub, gast.BinOp) and isinstance(sub.op, gast.MatMult) and \
+                        (self._is_d_out(sub.left) or self._is_d_out(sub.right)):
+                    return True  # 0 @ y fails: matmul takes no 0-d operand
         return False
 
     def _is_d_out(self, node) -> bool:
@@ -236,14 +240,15 @@ class _MarkerNames(gast.NodeTransformer):
 
 
 def _elementwise(func) -> bool:
-    """Whether ``func`` is ``np.where`` or a NumPy ufunc (``np.<name>``): these take the
-    symbolic 0 as a number and give zeros of the shape of their other operands."""
+    """Whether ``func`` is ``np.where`` or an elementwise NumPy ufunc (``np.<name>``): these
+    take the symbolic 0 as a number and give zeros of the shape of their other operands. A
+    generalized ufunc (``np.matmul``, with a core signature) does not: it needs dimensions."""
     import numpy as np
 
     if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
         return False
     fn = getattr(np, func.attr, None)
-    return fn is np.where or isinstance(fn, np.ufunc)
+    return fn is np.where or isinstance(fn, np.ufunc) and fn.signature is None
 
 
 def _is_d(node) -> bool:
