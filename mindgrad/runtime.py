@@ -45,8 +45,9 @@ class GradientError(ValueError):
 
 
 def takes_zero(fn=None, *, keeps_values=True):
-    """Mark a gradient helper outside this module as accepting the symbolic zero for its
-    gradient (every function here does): rules passing ``d[out]`` to it need no zero guard.
+    """Mark a gradient helper outside this module as accepting the symbolic zero (the int 0)
+    for its gradient, as every function here does. A rule passing ``d[out]`` to it is still
+    guarded by ``is_zero(d_v, v)``, for a number 0 standing for an array (see ``is_zero``).
     ``keeps_values``: given a gradient that holds a value, it returns one (never the 0)."""
     if fn is None:
         return functools.partial(takes_zero, keeps_values=keeps_values)
@@ -55,9 +56,19 @@ def takes_zero(fn=None, *, keeps_values=True):
     return fn
 
 
-def is_zero(g) -> bool:
-    """True for the symbolic zero gradient (the int 0) and None."""
-    return g is None or (g.__class__ is int and g == 0)
+def is_zero(g, like=None) -> bool:
+    """True for the symbolic zero gradient (the int 0) and None.
+
+    Given ``like``, the value ``g`` is the gradient of, also for a number 0 standing for an
+    array: arithmetic on the symbolic zero (``0 * 1.0``, ``0 * z`` with ``z`` 0-d) gives a
+    number, not an array of ``like``'s shape. The gradient of an array of one or more
+    dimensions is otherwise never a number, so this zero is a constant too."""
+    if g is None or (g.__class__ is int and g == 0):
+        return True
+    if like is None or g.__class__ is np.ndarray and g.ndim:
+        return False
+    return getattr(like, "ndim", 0) > 0 and isinstance(g, (float, complex, np.number, np.ndarray)) \
+        and np.ndim(g) == 0 and not g
 
 
 def unbroadcast(g, x):
@@ -154,7 +165,7 @@ def add_at(dx, x, idx, g):
     if is_zero(g) or is_zero(x):
         return dx  # x is a symbolic zero gradient (grad of grad): it depends on nothing
     if isinstance(x, np.ndarray):
-        if is_zero(dx):
+        if is_zero(dx, x):
             dx = np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))
         if _is_advanced(idx):
             np.add.at(dx, idx, g)
@@ -186,9 +197,18 @@ def _last_writes(shape, idx, block):
     return written[idx] == order
 
 
+def _lost_zero(dx, idx) -> bool:
+    """Whether ``dx``, the gradient of an array written at ``idx``, is a number 0 standing for
+    the symbolic zero (see ``is_zero``): only a 0-d array takes ``x[()]`` or ``x[...]``, any
+    other index means an array of one or more dimensions, whose gradient is never a number."""
+    if isinstance(dx, (np.ndarray, list, dict)) or np.ndim(dx) or dx:
+        return False
+    return idx is not Ellipsis and not (isinstance(idx, tuple) and not idx)
+
+
 def setitem_grad(dx, idx, v):
     """Gradient of ``x[idx] = v``: returns (gradient of v, dx with ``dx[idx]`` cleared)."""
-    if is_zero(dx):
+    if is_zero(dx) or _lost_zero(dx, idx):
         return 0, dx
     if isinstance(dx, np.ndarray):
         gv = dx[idx]

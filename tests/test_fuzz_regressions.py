@@ -115,7 +115,6 @@ def f(x):
     v10 = h0(m6, q=v7)
     return np.sum(np.tanh(m6))
 """, [(3, 3)], ("grad", "hvp"), None),
-    # ----- open ---------------------------------------------------------------------------------
     ("float_zero_indexed_by_an_index_write", """
 def h0(p, q=0.5):
     if np.sum(p) > 0.0:
@@ -133,8 +132,35 @@ def f(x):
     a5 += v4
     v6 = h0(c3)
     return np.sum(x * x)
-""", [(3, 3)], ("grad",), ("open: arithmetic on the symbolic zero (0 * 1.0) gives the "
-                           "float 0.0, which an index write's adjoint then indexes")),
+""", [(3, 3)], ("grad", "hvp"), None),
+    ("zero_times_a_0d_array_reshaped_on_a_path_not_taken", """
+def f(x, y, z):
+    v1 = np.sum(z)
+    v2 = np.expand_dims(y, 0)
+    v3 = z * v2
+    if np.sum(z) > -10.0:
+        return np.sum(x * x) + np.sum(y * y * y)
+    return np.sum(np.tanh(v3)) + np.sum(z * z)
+""", [(3,), (3,), ()], ("grad", "hvp"), None),
+    ("zero_times_a_number_written_at_an_index_at_second_order", """
+def f(x, y, z):
+    c2 = z * 1.0
+    c2[0] = y
+    c3 = c2 * 1.0
+    v5 = np.einsum('bij,bkj->bik', c2, c3)
+    return np.sum(x * x) * np.sum(z * z)
+""", [(), (), (1, 1, 1)], ("grad", "hvp"), None),
+    ("zero_times_a_number_into_a_matrix_product_after_a_loop", """
+def f(x, y):
+    v1 = x.T @ x
+    s2 = v1 * 0.5
+    for i in range(2):
+        s2 = s2 * 0.7 + np.tanh(np.sum(x))
+        if np.sum(s2) > 5.0:
+            break
+    v3 = np.einsum('ij,kj->ik', s2, v1)
+    return y
+""", [(3, 2), (2,)], ("grad", "hvp"), None),
 ]
 
 

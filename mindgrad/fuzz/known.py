@@ -28,11 +28,7 @@ class KnownIssue:
                 and re.search(self.detail, result.detail) is not None)
 
 
-KNOWN_ISSUES = (
-    KnownIssue("arithmetic on a gradient that is the symbolic zero at run time (0 * 1.0) gives "
-               "the float 0.0, which an index write's adjoint then indexes", "open: symbolic zeros",
-               detail=r"'float' object is not subscriptable"),
-)
+KNOWN_ISSUES = ()
 
 
 def known_issue(source, mode, result):

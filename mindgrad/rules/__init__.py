@@ -177,15 +177,16 @@ class Rule:
 
     @functools.cached_property
     def reads_zero_unsafely(self) -> bool:
-        """Whether the template may fail on the symbolic zero gradient (the int 0): it passes
-        ``d[out]`` to a function other than mindgrad's runtime helpers (``np.reshape(d[out],
-        ...)``), indexes it, reads an attribute of it or multiplies it with ``@``. Elementwise
-        arithmetic on ``d[out]`` is safe."""
+        """Whether the template may fail on the symbolic zero gradient (the int 0, or the
+        number arithmetic on it gives): it passes ``d[out]`` to a function other than
+        mindgrad's runtime helpers (``np.reshape(d[out], ...)``), indexes it, reads an
+        attribute of it or multiplies it with ``@``. Elementwise arithmetic on ``d[out]`` is
+        safe."""
         for node in self.body:
             for sub in gast.walk(node):
                 if isinstance(sub, gast.Call):
                     operands = list(sub.args) + [k.value for k in sub.keywords]
-                    if any(self._is_d_out(a) for a in operands) and not self._takes_zero(sub.func) \
+                    if any(self._is_d_out(a) for a in operands) and not self._in_runtime(sub.func) \
                             and not _elementwise(sub.func):
                         return True
                 elif isinstance(sub, (gast.Subscript, gast.Attribute)) and \
@@ -200,14 +201,15 @@ class Rule:
         return isinstance(node, gast.Subscript) and _is_d(node.value) and \
             isinstance(node.slice, gast.Name) and node.slice.id == self.out
 
-    def _takes_zero(self, func) -> bool:
-        """Whether ``func`` names a function of mindgrad.runtime, all of which take 0, or
-        one marked with ``runtime.takes_zero``."""
+    def _in_runtime(self, func) -> bool:
+        """Whether ``func`` names a function of mindgrad.runtime: all of them take the
+        symbolic 0, and a number 0 standing for an array (``0 * 1.0``) as any number. A helper
+        marked ``runtime.takes_zero`` takes the 0 but may need the array's shape, so a rule
+        passing it ``d[out]`` is guarded by ``is_zero(d_v, v)``, which tells that number."""
         if not isinstance(func, gast.Name):
             return False
         value = self.globals.get(func.id)
-        return getattr(value, "__module__", None) == "mindgrad.runtime" or \
-            getattr(value, "takes_zero", False) is True
+        return getattr(value, "__module__", None) == "mindgrad.runtime"
 
     def bind(self, args, kwargs):
         """Map parameter names to the call's arguments; missing ones get the defaults."""

@@ -157,7 +157,7 @@ def _(out, g, i):
 def setitem_grad_adjoint(g_out, dx, idx, v):
     """Adjoint of ``(gv, dx') = setitem_grad(dx, idx, v)`` for ``dx``: ``dx'`` is ``dx`` with
     ``dx[idx]`` cleared, and ``gv`` is ``dx[idx]`` summed to ``v``'s shape."""
-    if is_zero(g_out) or is_zero(dx):  # a symbolic zero dx is a constant
+    if is_zero(g_out) or is_zero(dx) or runtime._lost_zero(dx, idx):  # a constant dx
         return 0
     g_v, g_rest = g_out
     if isinstance(dx, np.ndarray):

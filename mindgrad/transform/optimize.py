@@ -207,7 +207,7 @@ class Optimizer:
             return None
         call = test.operand
         if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and \
-                call.func.id == self.is_zero and len(call.args) == 1 and \
+                call.func.id == self.is_zero and len(call.args) in (1, 2) and \
                 isinstance(call.args[0], gast.Name):
             return call.args[0].id
         return None

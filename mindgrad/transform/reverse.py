@@ -529,8 +529,9 @@ class Reverse(Bindings, ShapeTokens):
             # taken; in mindgrad's own code, grad of grad, often), which shape rules
             # (np.reshape(d_out, ...)) cannot take. The optimize stage drops the guard where
             # the gradient is known to be an array.
+            # is_zero(d_v, v): v tells a number 0 standing for an array (0 * 1.0) from a value
             test = gast.UnaryOp(op=gast.Not(), operand=A.call(self.helper(runtime.is_zero),
-                                                              A.load(self.d(name))))
+                                                              A.load(self.d(name)), A.load(name)))
             return [A.if_(test, stmts, [], s)]
         return stmts
 
