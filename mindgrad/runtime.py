@@ -71,6 +71,15 @@ def is_zero(g, like=None) -> bool:
         and np.ndim(g) == 0 and not g
 
 
+def inexact(dtype) -> bool:
+    """Whether ``dtype`` (a ``dtype=`` argument known at run time) is a float or complex type,
+    through which a gradient flows; integer and boolean types make a constant."""
+    try:
+        return np.dtype(dtype).kind in "fc"
+    except TypeError:
+        return True  # not a dtype: NumPy itself refuses it, in the forward pass
+
+
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``: the adjoint of NumPy broadcasting."""
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.shape == x.shape:

@@ -13,10 +13,10 @@ from mindgrad.rules.forward_operators import TangentList, TangentTuple
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
-# the output sensitivity (ones), gradient buffers and zero tests are constants; helpers read
-# dtypes and shapes through getattr/hasattr
-nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, getattr, hasattr,
-                  callable, id)
+# the output sensitivity (ones), gradient buffers, zero and dtype tests are constants; helpers
+# read dtypes and shapes through getattr/hasattr
+nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, runtime.inexact,
+                  getattr, hasattr, callable, id)
 
 
 @takes_zero

@@ -231,17 +231,25 @@ class Forward(Bindings, ShapeTokens):
             self.fail(s, str(exc), NoGradientRuleError)
         if stmts and _differentiates_mindgrad_code(self.src):
             # over mindgrad's own code, tangents are often the symbolic 0 at run time
-            guarded = []
-            for st in stmts:
-                targets = A.names_in(st.targets, gast.Store)
-                reads = [n for n in A.names_in(st.value, gast.Load)
-                         if n in self.tnames.values() and n not in targets]
-                if reads:
-                    test = A.call(self.helper(runtime.is_zero), A.load(reads[-1]))
-                    st = A.if_(gast.UnaryOp(op=gast.Not(), operand=test), [st], [])
-                guarded.append(st)
-            return guarded
+            return self.zero_guarded(stmts)
         return stmts
+
+    def zero_guarded(self, stmts):
+        """Each assignment of ``stmts`` under ``if not is_zero(t):`` for the tangent it reads."""
+        guarded = []
+        for st in stmts:
+            if isinstance(st, gast.If):  # a rule under a run-time dtype test
+                st.body = self.zero_guarded(st.body)
+                guarded.append(st)
+                continue
+            targets = A.names_in(st.targets, gast.Store)
+            reads = [n for n in A.names_in(st.value, gast.Load)
+                     if n in self.tnames.values() and n not in targets]
+            if reads:
+                test = A.call(self.helper(runtime.is_zero), A.load(reads[-1]))
+                st = A.if_(gast.UnaryOp(op=gast.Not(), operand=test), [st], [])
+            guarded.append(st)
+        return guarded
 
     def is_active_call(self, call) -> bool:
         operands = list(call.args) + [k.value for k in call.keywords]

@@ -230,7 +230,7 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
         else:
             raise RuleError(f"the rule for {rule.name} assigns to {type(target).__name__}")
     gen.adjoint_names.update(temps.values())
-    return out
+    return _unless_integer_at_run_time(out, bound, gen)
 
 
 def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
@@ -278,7 +278,21 @@ def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
             raise RuleError(f"the tangent rule for {rule.name} assigns to "
                             f"{type(target).__name__}")
     gen.adjoint_names.update(temps.values())
-    return out
+    return _unless_integer_at_run_time(out, bound, gen)
+
+
+def _unless_integer_at_run_time(stmts, bound, gen):
+    """``stmts`` under ``if inexact(dt):`` when the call's ``dtype=`` is a value known only
+    at run time (``np.sum(x, dtype=dt)``, ``x.astype(y.dtype)``): an integer or boolean type
+    makes the result a constant, whose gradient is zero."""
+    dtype = bound.get("dtype")
+    if not stmts or not isinstance(dtype, gast.AST) or \
+            (isinstance(dtype, gast.Constant) and dtype.value is None) or \
+            gen.resolve(dtype) is not None:
+        return stmts
+    from mindgrad import runtime
+
+    return [A.if_(A.call(gen.helper(runtime.inexact), A.clone(dtype)), stmts, [])]
 
 
 def casts_to_integer(bound, gen) -> bool:
