@@ -230,7 +230,8 @@ class GradFunction:
         head = () if generated.bound is None else (generated.bound,)
         out, raw, raw_w = generated.function(*head, *args, **kwargs,
                                              **{generated.function.sens_name: seed})
-        runtime.check_output_differentiable(out, _name(self.fn), self.has_aux)
+        runtime.check_output_differentiable(out, _name(self.fn), self.has_aux,
+                                            _where(self.fn))
         grads = tuple(runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions))
         wgrads = tuple(runtime.as_grad(g, w) for g, w in zip(raw_w, self.weights))
         grads, wgrads = _independent(grads + wgrads, len(grads))
@@ -305,6 +306,17 @@ def _name(fn) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
 
 
+def _where(fn) -> str:
+    """``file:line`` of the ``def`` of ``fn`` (a Cell's ``construct``), or ""."""
+    from mindgrad.nn import Cell
+
+    target = type(fn).construct if isinstance(fn, Cell) else fn
+    while isinstance(target, functools.partial):
+        target = target.func
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+
+
 def _custom_bprop(fn) -> bool:
     from mindgrad.nn import Cell
 
@@ -314,7 +326,7 @@ def _custom_bprop(fn) -> bool:
 def _call_bprop(cell, args, kwargs, sens, grad_fn):
     """A Cell with its own ``bprop``: ``bprop(*inputs, out, dout)`` gives the input gradients."""
     out = cell(*args, **kwargs)
-    runtime.check_output_differentiable(out, _name(cell), grad_fn.has_aux)
+    runtime.check_output_differentiable(out, _name(cell), grad_fn.has_aux, _where(cell))
     seed = runtime.AuxSens(sens) if grad_fn.has_aux else sens
     dout = runtime.seed(out, seed)
     if grad_fn.has_aux:

@@ -444,15 +444,17 @@ def output_is_differentiable(out, has_aux=False) -> bool:
     return holds_float(out)
 
 
-def check_output_differentiable(out, fn_name, has_aux=False):
+def check_output_differentiable(out, fn_name, has_aux=False, where=""):
     """Raise a TypeError when the differentiated output holds no float at all: its gradient
-    would be zeros whatever ``fn`` computes (``None`` usually means a missing ``return``)."""
+    would be zeros whatever ``fn`` computes (``None`` usually means a missing ``return``).
+    ``where``: the ``file:line`` of the function's ``def``, named in the message."""
     if output_is_differentiable(out, has_aux):
         return
     if has_aux and isinstance(out, tuple) and len(out) >= 2:
         out = out[0]
+    at = f" (def at {where})" if where else ""
     if out is None:
-        raise TypeError(f"{fn_name} returned None: is a return missing?")
+        raise TypeError(f"{fn_name} returned None: is a return missing?{at}")
     if isinstance(out, np.ndarray):
         shown = f"an array of dtype {out.dtype} and shape {out.shape}"
     elif isinstance(out, (numbers.Number, str, bytes, np.generic)):
@@ -461,7 +463,7 @@ def check_output_differentiable(out, fn_name, has_aux=False):
     else:
         shown = _describe_output(out)
     raise TypeError(f"{fn_name} returned {shown}, which holds no float: there is nothing to "
-                    "differentiate (ints, bools, strings and None are constants)")
+                    f"differentiate (ints, bools, strings and None are constants){at}")
 
 
 class AuxSens:

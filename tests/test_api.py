@@ -644,6 +644,20 @@ def test_an_output_without_return_names_the_missing_return():
         grad(_returns_nothing)(X())
     with pytest.raises(TypeError, match="returned None"):
         mindgrad.vjp(_returns_nothing, X())
+    with pytest.raises(TypeError, match="returned None"):
+        mindgrad.jvp(_returns_nothing, (X(),), (X(),))
+
+
+def test_an_output_without_float_names_the_def_line():
+    def where(fn):
+        return re.escape(f"(def at {__file__}:{fn.__code__.co_firstlineno})")
+
+    for fn, call in ((_returns_nothing, lambda f: grad(f)(X())),
+                     (_returns_nothing, lambda f: mindgrad.jvp(f, (X(),), (X(),))),
+                     (_returns_nothing, lambda f: mindgrad.vjp(f, X())),
+                     (_returns_an_int, lambda f: value_and_grad(f)(X()))):
+        with pytest.raises(TypeError, match=where(fn)):
+            call(fn)
 
 
 @pytest.mark.parametrize("fn, shown", [(_returns_a_string, "'done' (str)"),
