@@ -45,8 +45,10 @@ class Result:
 
     @property
     def signature(self):
-        """The failure class: outcome and exception type (what the shrinker keeps fixed)."""
-        return (self.outcome, self.error)
+        """The failure class: outcome, exception type and the place that raised it (what the
+        shrinker keeps fixed, so a crash does not shrink into another one of the same type)."""
+        where = self.detail.rsplit(" (at ", 1)[1] if " (at " in self.detail else ""
+        return (self.outcome, self.error, where)
 
 
 class Skip(Exception):
