@@ -102,11 +102,35 @@ class Rule:
     carry no tangent can be dropped.
     """
 
-    def __init__(self, key, template, kind="adjoint"):
+    # what parsing the template gives; read through __getattr__, which parses on first use
+    _PARSED = frozenset({"out", "signature", "params", "varargs", "globals", "body",
+                         "differentiates"})
+
+    def __init__(self, key, template, kind="adjoint", lazy=False):
         self.kind = kind
         self.key = key
         self.template = template
         self.name = getattr(key, "__name__", None) or (key[1] if isinstance(key, tuple) else str(key))
+        if not lazy:
+            self._parse()
+
+    def __getattr__(self, attr):
+        # only called for attributes not set yet: mindgrad's own rules parse when a program
+        # first uses them, so `import mindgrad` does not read ~600 templates
+        if attr in Rule._PARSED:
+            self._parse()
+            return self.__dict__[attr]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+    def _parse(self):
+        try:
+            self._read_template(self.template)
+        except BaseException:
+            for attr in Rule._PARSED:  # all or nothing: a later use raises again
+                self.__dict__.pop(attr, None)
+            raise
+
+    def _read_template(self, template):
         try:
             source = textwrap.dedent(inspect.getsource(template))
         except (OSError, TypeError) as exc:
@@ -259,8 +283,11 @@ def _is_d(node) -> bool:
 
 def _register(keys, template, kind="adjoint"):
     table = _TANGENTS if kind == "tangent" else _RULES
+    # a user's rule is checked when registered, so a malformed one fails at its decorator;
+    # mindgrad's own are tested, and parsed when first used
+    lazy = getattr(template, "__module__", "").startswith("mindgrad.")
     for key in keys:
-        table[_key(key)] = Rule(key, template, kind)
+        table[_key(key)] = Rule(key, template, kind, lazy=lazy)
         if kind == "adjoint":  # a tangent alone does not make a function differentiable
             _NONDIFF.discard(_key(key))
     _bump()
@@ -506,8 +533,4 @@ def _load_builtin_rules():
                  "methods", "nondiff", "forward_operators", "forward_builtins_math",
                  "forward_numpy_elementwise", "forward_numpy_reductions", "forward_numpy_shape",
                  "forward_numpy_linalg", "forward_methods", "forward_runtime", "runtime_rules"):
-        try:
-            importlib.import_module(f"mindgrad.rules.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"mindgrad.rules.{name}":
-                raise
+        importlib.import_module(f"mindgrad.rules.{name}")  # a module that fails, fails loudly
