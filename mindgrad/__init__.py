@@ -20,7 +20,12 @@ from mindgrad.api import (
 from mindgrad.cache import clear as clear_cache
 from mindgrad.cache import stats as cache_stats
 from mindgrad.dtype import float16, float32, float64, int32, int64
-from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
+from mindgrad.errors import (
+    NoGradientRuleError,
+    NoSourceError,
+    NoTangentRuleError,
+    UnsupportedSyntaxError,
+)
 from mindgrad.higher import hessian, jacfwd, jacrev, jvp, vjp
 from mindgrad.nn import Cell, Parameter, ParameterTuple
 from mindgrad.rules import adjoint, adjoint_attr, adjoint_method, d, nondifferentiable
@@ -38,6 +43,7 @@ __all__ = [
                           "GradOperation",
                           "NoGradientRuleError",
                           "NoSourceError",
+                          "NoTangentRuleError",
                           "Parameter",
                           "ParameterTuple",
                           "Tensor",

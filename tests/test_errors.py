@@ -404,6 +404,23 @@ def test_call_without_rule_or_source(fn, marker, name):
     assert "@mindgrad.adjoint" in message
 
 
+def test_located_errors_carry_the_line_as_fields():
+    line = _line("frexp")
+    with pytest.raises(mindgrad.NoGradientRuleError) as info:
+        grad(e_frexp)(X())
+    with pytest.raises(mindgrad.NoTangentRuleError) as forward:
+        mindgrad.jvp(e_frexp, (X(),), (X(),))
+    assert not isinstance(info.value, mindgrad.NoTangentRuleError)
+    assert "tangent" in str(forward.value)
+    for error in (info.value, forward.value):
+        assert os.path.realpath(error.filename) == HERE and error.lineno == line
+        assert error.source_line == "mantissa, _exponent = np.frexp(x)  # @frexp"
+    with pytest.raises(mindgrad.UnsupportedSyntaxError) as syntax:
+        grad(e_with)(X())
+    assert os.path.realpath(syntax.value.filename) == HERE
+    assert syntax.value.source_line.startswith("with ")
+
+
 def test_no_rule_error_is_not_a_key_error():
     with pytest.raises(mindgrad.NoGradientRuleError) as info:
         grad(e_reduce)(X())

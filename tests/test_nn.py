@@ -7,6 +7,7 @@ are perturbed in place, as an optimizer would update them).
 """
 
 import importlib.util
+import os
 import pathlib
 import re
 import subprocess
@@ -220,8 +221,12 @@ SCRIPTS = ["seed_000_grad_operation.py", "seed_001_grad.py", "seed_002_gradient.
 
 @pytest.fixture(scope="module")
 def script_output():
+    # this checkout's mindgrad, installed or not (a script's own folder comes first on its path)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
     procs = {name: subprocess.Popen([sys.executable, str(EXAMPLES / name)], cwd=str(ROOT),
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
              for name in SCRIPTS}
     results = {}
     for name, proc in procs.items():

@@ -64,3 +64,13 @@ def test_a_users_malformed_rule_fails_at_its_decorator():
         rules.adjoint(my_function)(_writes_the_output)
     assert rules.lookup(my_function) is None
 
+
+def test_runtime_all_lists_every_public_helper():
+    import types
+
+    from mindgrad import runtime
+
+    public = {n for n, v in vars(runtime).items() if not n.startswith("_")
+              and isinstance(v, (types.FunctionType, type))
+              and getattr(v, "__module__", "") == "mindgrad.runtime"}
+    assert set(runtime.__all__) == public

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.errors import NoGradientRuleError, UnsupportedSyntaxError
+from mindgrad.errors import Located, NoGradientRuleError, NoTangentRuleError
 from mindgrad.rules import RuleError
 from mindgrad.transform import activity
 from mindgrad.transform import astutil as A
@@ -47,7 +47,7 @@ from mindgrad.transform.reverse import (
 )
 
 
-class Forward(Bindings, ShapeTokens):
+class Forward(Located, Bindings, ShapeTokens):
     """Builds the tangent code of one function for one set of active inputs."""
 
     def __init__(self, build, src, fdef, active_params, names, analysis):
@@ -101,14 +101,6 @@ class Forward(Bindings, ShapeTokens):
     def accumulate_tangent(self, t_out, value):
         # t_out starts at 0 on each assignment: the optimizer makes the first write a plain one
         return A.assign(t_out, A.binop(A.load(t_out), gast.Add(), value))
-
-    def fail(self, node, message, error=UnsupportedSyntaxError):
-        lineno = self.src.line_of(node)
-        if error is UnsupportedSyntaxError:
-            raise UnsupportedSyntaxError(message, self.src.filename, lineno,
-                                         self.src.text_of(lineno))
-        raise error(f"{message}\n  at {self.src.filename}:{lineno}: "
-                    f"{self.src.text_of(lineno).strip()}")
 
     # ----- blocks --------------------------------------------------------------------------
 
@@ -213,22 +205,22 @@ class Forward(Bindings, ShapeTokens):
                 self.fail(s, no_attribute_rule(
                     self.src, s, value.attr, f"the attribute .{value.attr} has no tangent rule; "
                     f"register one with @mindgrad.rules.tangent_attr({value.attr!r})"),
-                    NoGradientRuleError)
+                    NoTangentRuleError)
             return self.apply(s, rule, value.attr, [value.value], {}, name, t_out)
         if isinstance(value, gast.Call):
             return self.tangent_call(s, name, value, t_out)
         self.fail(s, f"mindgrad has no tangent for a {type(value).__name__} expression",
-                  NoGradientRuleError)
+                  NoTangentRuleError)
 
     def apply(self, s, rule, fn, args, keywords, name, t_out):
         if rule is None:
             label = _describe(fn)
             self.fail(s, f"{label} has no tangent (forward-mode) rule; register one with "
-                         f"@mindgrad.rules.tangent({label})", NoGradientRuleError)
+                         f"@mindgrad.rules.tangent({label})", NoTangentRuleError)
         try:
             stmts = instantiate_tangent(rule, args, keywords, name, t_out, self)
         except RuleError as exc:
-            self.fail(s, str(exc), NoGradientRuleError)
+            self.fail(s, str(exc), NoTangentRuleError)
         if stmts and _differentiates_mindgrad_code(self.src):
             # over mindgrad's own code, tangents are often the symbolic 0 at run time
             return self.zero_guarded(stmts)
@@ -272,7 +264,7 @@ class Forward(Bindings, ShapeTokens):
             rule = rules.lookup_tangent_method(func.attr)
             if rule is None:
                 self.fail(s, f"the method .{func.attr}() has no tangent rule",
-                          NoGradientRuleError)
+                          NoTangentRuleError)
             return self.apply(s, rule, func.attr, [receiver] + list(call.args), keywords, name,
                               t_out)
         target = self.resolve(func)

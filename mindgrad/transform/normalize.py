@@ -23,7 +23,7 @@ from __future__ import annotations
 import gast
 
 from mindgrad import runtime
-from mindgrad.errors import UnsupportedSyntaxError
+from mindgrad.errors import Located
 from mindgrad.transform import astutil as A
 from mindgrad.transform import source
 
@@ -35,7 +35,7 @@ _OP_NAMES = {
 _SEQUENCE_HELPERS = ("enumerate", "zip")
 
 
-class Normalizer:
+class Normalizer(Located):
     def __init__(self, src, names: A.NameGen):
         self.src = src
         self.names = names
@@ -112,11 +112,6 @@ class Normalizer:
                 continue
             kept.append(stmt)
         return kept
-
-    def fail(self, node, message):
-        lineno = self.src.line_of(node)
-        raise UnsupportedSyntaxError(message, self.src.filename, lineno,
-                                     self.src.text_of(lineno), getattr(node, "col_offset", 0))
 
     # ----- statements ---------------------------------------------------------------------
 

@@ -22,15 +22,6 @@ from mindgrad.transform import emit, fence, normalize, optimize, reverse, source
 
 STAGES = ("source", "fence", "normalize", "activity", "reverse", "optimize", "emit", "compile")
 # forward mode (jvp) runs "forward" where reverse mode runs "reverse"
-FORWARD_STAGES = ("source", "fence", "normalize", "activity", "forward", "optimize", "emit",
-                  "compile")
-
-
-class Spec:
-    """What to build: which positional parameters get gradients."""
-
-    def __init__(self, positions):
-        self.positions = tuple(positions)
 
 
 class Generated:

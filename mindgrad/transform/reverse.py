@@ -23,7 +23,7 @@ import inspect
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.errors import NoGradientRuleError, UnsupportedSyntaxError
+from mindgrad.errors import Located, NoGradientRuleError, UnsupportedSyntaxError
 from mindgrad.rules import RuleError
 from mindgrad.transform import activity, aliasing, source
 from mindgrad.transform import astutil as A
@@ -252,7 +252,7 @@ class ShapeTokens:
             self.shapes.pop(name, None)
 
 
-class Reverse(Bindings, ShapeTokens):
+class Reverse(Located, Bindings, ShapeTokens):
     """Builds the forward and backward sweeps of one function for one set of active inputs."""
 
     def __init__(self, build, src, fdef, active_params, names, split, analysis):
@@ -369,14 +369,6 @@ class Reverse(Bindings, ShapeTokens):
     def pop(self):
         self.uses_tape = True
         return A.call(A.attr(A.load(self.tape), "pop"))
-
-    def fail(self, node, message, error=UnsupportedSyntaxError):
-        lineno = self.src.line_of(node)
-        if error is UnsupportedSyntaxError:
-            raise UnsupportedSyntaxError(message, self.src.filename, lineno,
-                                         self.src.text_of(lineno))
-        raise error(f"{message}\n  at {self.src.filename}:{lineno}: "
-                    f"{self.src.text_of(lineno).strip()}")
 
     # ----- blocks --------------------------------------------------------------------------
 
