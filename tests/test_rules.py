@@ -816,7 +816,7 @@ def test_integer_casts_are_constants_and_float_casts_are_not():
 
 
 def test_templates_are_inlinable():
-    """Bodies hold only ``d[p] = expr`` / ``name = expr`` assignments with plain ``d[...]``
+    """Bodies hold only ``d[p] = expr`` (``slope[p] = expr``) / ``name = expr`` assignments with plain ``d[...]``
     indices, and defaults are literal constants: the transformer inlines them."""
     import ast
     import inspect
@@ -833,7 +833,7 @@ def test_templates_are_inlinable():
             assert isinstance(stmt, ast.Assign) and len(stmt.targets) == 1, rule.name
             target = stmt.targets[0]
             if isinstance(target, ast.Subscript):
-                assert isinstance(target.value, ast.Name) and target.value.id == "d"
+                assert isinstance(target.value, ast.Name) and target.value.id in ("d", "slope")
                 assert isinstance(target.slice, ast.Name), rule.name
             else:
                 assert isinstance(target, ast.Name), rule.name

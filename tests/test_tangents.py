@@ -13,8 +13,8 @@ import copy
 import inspect
 import math
 import operator
-import textwrap
 
+import gast
 import linalg_inputs
 import numpy as np
 import pytest
@@ -197,11 +197,8 @@ class _Reads(ast.NodeTransformer):
 
 
 def _body(rule):
-    fdef = ast.parse(textwrap.dedent(inspect.getsource(rule.template))).body[0]
-    body = fdef.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    return body
+    """The statements the transformer inlines (an @elementwise rule's are derived)."""
+    return gast.gast_to_ast(gast.Module(body=rule.body, type_ignores=[])).body
 
 
 def run_inlined(rule, out, bound, tangents):

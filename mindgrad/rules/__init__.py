@@ -34,6 +34,7 @@ __all__ = [
     "adjoint_attr",
     "adjoint_method",
     "d",
+    "elementwise",
     "is_nondifferentiable",
     "jvp_of",
     "lookup",
@@ -44,6 +45,7 @@ __all__ = [
     "lookup_tangent_method",
     "nondifferentiable",
     "registry_version",
+    "slope",
     "tangent",
     "tangent_attr",
     "tangent_method",
@@ -69,6 +71,16 @@ class _Marker:
 
 
 d = _Marker()
+
+
+class _SlopeMarker(_Marker):
+    """The ``slope`` of ``@elementwise`` templates: ``slope[x] = dout/dx``."""
+
+    def __repr__(self):
+        return "mindgrad.rules.slope"
+
+
+slope = _SlopeMarker()
 
 _RULES: dict = {}
 _TANGENTS: dict = {}
@@ -104,12 +116,13 @@ class Rule:
 
     # what parsing the template gives; read through __getattr__, which parses on first use
     _PARSED = frozenset({"out", "signature", "params", "varargs", "globals", "body",
-                         "differentiates"})
+                         "differentiates", "_fdef"})
 
-    def __init__(self, key, template, kind="adjoint", lazy=False):
+    def __init__(self, key, template, kind="adjoint", lazy=False, from_slopes=False):
         self.kind = kind
         self.key = key
         self.template = template
+        self.from_slopes = from_slopes  # an @elementwise template: the body is derived
         self.name = getattr(key, "__name__", None) or (key[1] if isinstance(key, tuple) else str(key))
         if not lazy:
             self._parse()
@@ -138,6 +151,7 @@ class Rule:
         fdef = gast.parse(source).body[0]
         if not isinstance(fdef, gast.FunctionDef):
             raise RuleError(f"the rule for {self.name} must be a def")
+        self._fdef = fdef
         sig = inspect.signature(template)
         params = list(sig.parameters.values())
         if not params:
@@ -151,8 +165,30 @@ class Rule:
         if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
             body = body[1:]  # docstring
         self.body = [_MarkerNames(self.globals).visit(stmt) for stmt in body]
+        if self.from_slopes:
+            self.body = _from_slopes(self.body, self.kind, self.out, self.name)
         self.differentiates = set()
         self._validate()
+
+    @functools.cached_property
+    def runnable(self):
+        """The template as a function ``vjp_of``/``jvp_of`` run: for an ``@elementwise`` one,
+        its derived body compiled (``d[x] = d[out] * slope``), else the template itself."""
+        if not self.from_slopes:
+            return self.template
+        fields = {"name": "_", "args": self._fdef.args, "body": self.body,
+                  "decorator_list": [], "returns": None, "type_comment": None,
+                  "type_params": []}
+        fdef = gast.FunctionDef(**{k: v for k, v in fields.items()
+                                   if k in gast.FunctionDef._fields})
+        tree = gast.gast_to_ast(gast.Module(body=[fdef], type_ignores=[]))
+        import ast
+
+        ast.fix_missing_locations(tree)
+        made = {}
+        exec(compile(tree, inspect.getsourcefile(self.template) or "<rule>", "exec"),  # noqa: S102
+             self.globals, made)
+        return made["_"]
 
     def _validate(self):
         if self.kind == "tangent":
@@ -260,8 +296,9 @@ class _MarkerNames(gast.NodeTransformer):
             obj = self.namespace[root.id]
             for part in reversed(path):
                 obj = getattr(obj, part, None)
-            if obj is d:
-                return gast.Name(id="d", ctx=gast.Load(), annotation=None, type_comment=None)
+            if obj is d or obj is slope:
+                name = "d" if obj is d else "slope"
+                return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
         return self.generic_visit(node)
 
 
@@ -281,13 +318,85 @@ def _is_d(node) -> bool:
     return isinstance(node, gast.Name) and node.id == "d"
 
 
-def _register(keys, template, kind="adjoint"):
+def _from_slopes(body, kind, out, name):
+    """The adjoint (``d[x] = d[out] * s``) or tangent (``d[out] = d[x] * s``) statements of
+    an ``@elementwise`` template's ``slope[x] = s``; other statements (temporaries) stay."""
+    derived = []
+    for stmt in body:
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            else None
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+                and target.value.id == "slope" and isinstance(target.slice, gast.Name)):
+            if any(isinstance(n, gast.Name) and n.id == "slope" for n in gast.walk(stmt)):
+                raise RuleError(f"the elementwise rule for {name}: write slope[x] = ... "
+                                "as a statement of its own")
+            derived.append(stmt)
+            continue
+        param = target.slice.id
+        if kind == "tangent":
+            stmt = _d_assign(out, scaled(_d_load(param), stmt.value))
+        else:
+            stmt = _d_assign(param, scaled(_d_load(out), stmt.value))
+        derived.append(stmt)
+    return derived
+
+
+def _d_load(name):
+    return gast.Subscript(value=gast.Name(id="d", ctx=gast.Load(), annotation=None,
+                                          type_comment=None),
+                          slice=gast.Name(id=name, ctx=gast.Load(), annotation=None,
+                                          type_comment=None),
+                          ctx=gast.Load())
+
+
+def _d_assign(name, value):
+    target = _d_load(name)
+    target.ctx = gast.Store()
+    return gast.Assign(targets=[target], value=value, type_comment=None)
+
+
+def scaled(g, factor):
+    """``g`` times ``factor`` written as a person would: ``g * a / b`` for ``a / b``, ``g / b``
+    for ``1.0 / b``, ``-g * a`` for ``-a``, ``g * (a + b)`` otherwise."""
+    if isinstance(factor, gast.BinOp) and isinstance(factor.op, (gast.Mult, gast.Div)):
+        return gast.BinOp(left=scaled(g, factor.left), op=factor.op, right=factor.right)
+    if isinstance(factor, gast.UnaryOp) and isinstance(factor.op, gast.USub):
+        return scaled(gast.UnaryOp(op=gast.USub(), operand=g), factor.operand)
+    if isinstance(factor, gast.Constant) and not isinstance(factor.value, bool) and \
+            factor.value == 1:
+        return g
+    return gast.BinOp(left=g, op=gast.Mult(), right=factor)
+
+
+def elementwise(*fns):
+    """Register the adjoint and the tangent of elementwise functions of one argument from
+    their slope, ``dout/dx``::
+
+        @elementwise(np.tanh, math.tanh)
+        def _(out, x):
+            slope[x] = 1.0 - out * out
+
+    gives ``d[x] = d[out] * (1.0 - out * out)`` (reverse mode) and ``d[out] = d[x] * (1.0 -
+    out * out)`` (forward mode). A template may assign temporaries before its slopes.
+    """
+    if not fns:
+        raise TypeError("elementwise() needs at least one function to register a rule for")
+
+    def decorate(template):
+        _register(fns, template, "adjoint", from_slopes=True)
+        _register(fns, template, "tangent", from_slopes=True)
+        return template
+
+    return decorate
+
+
+def _register(keys, template, kind="adjoint", from_slopes=False):
     table = _TANGENTS if kind == "tangent" else _RULES
     # a user's rule is checked when registered, so a malformed one fails at its decorator;
     # mindgrad's own are tested, and parsed when first used
     lazy = getattr(template, "__module__", "").startswith("mindgrad.")
     for key in keys:
-        table[_key(key)] = Rule(key, template, kind, lazy=lazy)
+        table[_key(key)] = Rule(key, template, kind, lazy=lazy, from_slopes=from_slopes)
         if kind == "adjoint":  # a tangent alone does not make a function differentiable
             _NONDIFF.discard(_key(key))
     _bump()
@@ -433,9 +542,9 @@ def vjp_of(fn, *args, **kwargs):
         recorder = _Recorder(out, g, bound)
         env = dict(rule.globals)
         env["d"] = recorder
-        body = types.FunctionType(rule.template.__code__, env, "rule", rule.template.__defaults__,
-                                  rule.template.__closure__)
-        body.__kwdefaults__ = rule.template.__kwdefaults__
+        body = types.FunctionType(rule.runnable.__code__, env, "rule", rule.runnable.__defaults__,
+                                  rule.runnable.__closure__)
+        body.__kwdefaults__ = rule.runnable.__kwdefaults__
         pos = [bound[p] for p in rule.params if p not in rule.varargs and
                rule.signature.parameters[p].kind not in (inspect.Parameter.KEYWORD_ONLY,
                                                          inspect.Parameter.VAR_KEYWORD)]
@@ -506,9 +615,9 @@ def jvp_of(fn, *args, **kwargs):
         recorder = _TangentRecorder(by_value)
         env = dict(rule.globals)
         env["d"] = recorder
-        body = types.FunctionType(rule.template.__code__, env, "rule", rule.template.__defaults__,
-                                  rule.template.__closure__)
-        body.__kwdefaults__ = rule.template.__kwdefaults__
+        body = types.FunctionType(rule.runnable.__code__, env, "rule", rule.runnable.__defaults__,
+                                  rule.runnable.__closure__)
+        body.__kwdefaults__ = rule.runnable.__kwdefaults__
         kinds = inspect.Parameter
         pos = [bound[p] for p in rule.params if p not in rule.varargs and
                rule.signature.parameters[p].kind not in (kinds.KEYWORD_ONLY, kinds.VAR_KEYWORD)]

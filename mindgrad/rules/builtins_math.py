@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, nondifferentiable
+from mindgrad.rules import adjoint, d, elementwise, nondifferentiable, slope
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
 # ----- builtins ----------------------------------------------------------------------------
@@ -124,14 +124,14 @@ nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, bui
 # ----- math --------------------------------------------------------------------------------
 
 
-@adjoint(math.sin)
+@elementwise(math.sin)
 def _(out, x):
-    d[x] = d[out] * math.cos(x)
+    slope[x] = math.cos(x)
 
 
-@adjoint(math.cos)
+@elementwise(math.cos)
 def _(out, x):
-    d[x] = -d[out] * math.sin(x)
+    slope[x] = -math.sin(x)
 
 
 @adjoint(math.log)
@@ -139,9 +139,9 @@ def _(out, x, base=math.e):
     d[x] = d[out] / (x * math.log(base))
 
 
-@adjoint(math.log1p)
+@elementwise(math.log1p)
 def _(out, x):
-    d[x] = d[out] / (1.0 + x)
+    slope[x] = 1.0 / (1.0 + x)
 
 
 @adjoint(math.pow)
@@ -150,24 +150,24 @@ def _(out, x, y):
     d[y] = d[out] * out * math.log(x)
 
 
-@adjoint(math.sinh)
+@elementwise(math.sinh)
 def _(out, x):
-    d[x] = d[out] * math.cosh(x)
+    slope[x] = math.cosh(x)
 
 
-@adjoint(math.cosh)
+@elementwise(math.cosh)
 def _(out, x):
-    d[x] = d[out] * math.sinh(x)
+    slope[x] = math.sinh(x)
 
 
-@adjoint(math.asin)
+@elementwise(math.asin)
 def _(out, x):
-    d[x] = d[out] / math.sqrt(1.0 - x * x)
+    slope[x] = 1.0 / math.sqrt(1.0 - x * x)
 
 
-@adjoint(math.acos)
+@elementwise(math.acos)
 def _(out, x):
-    d[x] = -d[out] / math.sqrt(1.0 - x * x)
+    slope[x] = -1.0 / math.sqrt(1.0 - x * x)
 
 
 @adjoint(math.atan2)
@@ -181,14 +181,14 @@ def _(out, *coordinates):
     d[coordinates] = tuple(d[out] * c / out for c in coordinates)
 
 
-@adjoint(math.fabs)
+@elementwise(math.fabs)
 def _(out, x):
-    d[x] = d[out] * math.copysign(1.0, x)
+    slope[x] = math.copysign(1.0, x)
 
 
-@adjoint(math.erf)
+@elementwise(math.erf)
 def _(out, x):
-    d[x] = d[out] * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+    slope[x] = 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
 
 
 @adjoint(math.copysign)

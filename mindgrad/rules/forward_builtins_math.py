@@ -100,51 +100,16 @@ def _(out, sequence):
 # ----- math --------------------------------------------------------------------------------
 
 
-@tangent(math.sin)
-def _(out, x):
-    d[out] = d[x] * math.cos(x)
-
-
-@tangent(math.cos)
-def _(out, x):
-    d[out] = -d[x] * math.sin(x)
-
-
 @tangent(math.log)
 def _(out, x, base=2.718281828459045):
     d[out] = d[x] / (x * math.log(base))
     d[out] = -d[base] * out / (base * math.log(base))
 
 
-@tangent(math.log1p)
-def _(out, x):
-    d[out] = d[x] / (1.0 + x)
-
-
 @tangent(math.pow)
 def _(out, x, y):
     d[out] = d[x] * y * math.pow(x, y - 1.0)
     d[out] = d[y] * out * math.log(x)
-
-
-@tangent(math.sinh)
-def _(out, x):
-    d[out] = d[x] * math.cosh(x)
-
-
-@tangent(math.cosh)
-def _(out, x):
-    d[out] = d[x] * math.sinh(x)
-
-
-@tangent(math.asin)
-def _(out, x):
-    d[out] = d[x] / math.sqrt(1.0 - x * x)
-
-
-@tangent(math.acos)
-def _(out, x):
-    d[out] = -d[x] / math.sqrt(1.0 - x * x)
 
 
 @tangent(math.atan2)
@@ -167,19 +132,9 @@ def _(out, *coordinates):
     d[out] = hypot_tangent(d[coordinates], coordinates, out)
 
 
-@tangent(math.fabs)
-def _(out, x):
-    d[out] = d[x] * math.copysign(1.0, x)
-
-
 @tangent(math.copysign)
 def _(out, x, y):
     d[out] = d[x] * math.copysign(1.0, x) * math.copysign(1.0, out)
-
-
-@tangent(math.erf)
-def _(out, x):
-    d[out] = d[x] * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
 
 
 # builtins.abs shares np.absolute's rule (forward_numpy_elementwise)

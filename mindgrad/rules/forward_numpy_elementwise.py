@@ -25,41 +25,6 @@ from mindgrad.rules.numpy_elementwise import (
 # ----- exponentials and logarithms ---------------------------------------------------------
 
 
-@tangent(np.exp, math.exp)
-def _(out, x):
-    d[out] = d[x] * out
-
-
-@tangent(np.exp2)
-def _(out, x):
-    d[out] = d[x] * out * math.log(2.0)
-
-
-@tangent(np.expm1, math.expm1)
-def _(out, x):
-    d[out] = d[x] * (out + 1.0)
-
-
-@tangent(np.log)
-def _(out, x):
-    d[out] = d[x] / x
-
-
-@tangent(np.log2, math.log2)
-def _(out, x):
-    d[out] = d[x] / (x * math.log(2.0))
-
-
-@tangent(np.log10, math.log10)
-def _(out, x):
-    d[out] = d[x] / (x * math.log(10.0))
-
-
-@tangent(np.log1p)
-def _(out, x):
-    d[out] = d[x] / (x + 1.0)
-
-
 @tangent(np.logaddexp)
 def _(out, x, y):
     d[out] = d[x] * np.exp(x - out)
@@ -75,26 +40,6 @@ def _(out, x, y):
 # ----- powers and roots --------------------------------------------------------------------
 
 
-@tangent(np.sqrt, math.sqrt)
-def _(out, x):
-    d[out] = d[x] * 0.5 / out
-
-
-@tangent(np.cbrt)
-def _(out, x):
-    d[out] = d[x] / (3.0 * out * out)
-
-
-@tangent(np.square)
-def _(out, x):
-    d[out] = d[x] * 2.0 * x
-
-
-@tangent(np.reciprocal)
-def _(out, x):
-    d[out] = -d[x] * out * out
-
-
 @tangent(np.hypot)
 def _(out, x, y):
     d[out] = d[x] * x / out
@@ -104,70 +49,10 @@ def _(out, x, y):
 # ----- trigonometric and hyperbolic --------------------------------------------------------
 
 
-@tangent(np.sin)
-def _(out, x):
-    d[out] = d[x] * np.cos(x)
-
-
-@tangent(np.cos)
-def _(out, x):
-    d[out] = -d[x] * np.sin(x)
-
-
-@tangent(np.tan, math.tan)
-def _(out, x):
-    d[out] = d[x] * (1.0 + out * out)
-
-
-@tangent(np.arcsin)
-def _(out, x):
-    d[out] = d[x] / np.sqrt(1.0 - x * x)
-
-
-@tangent(np.arccos)
-def _(out, x):
-    d[out] = -d[x] / np.sqrt(1.0 - x * x)
-
-
-@tangent(np.arctan, math.atan)
-def _(out, x):
-    d[out] = d[x] / (1.0 + x * x)
-
-
 @tangent(np.arctan2)
 def _(out, y, x):
     d[out] = d[y] * x / (x * x + y * y)
     d[out] = -d[x] * y / (x * x + y * y)
-
-
-@tangent(np.sinh)
-def _(out, x):
-    d[out] = d[x] * np.cosh(x)
-
-
-@tangent(np.cosh)
-def _(out, x):
-    d[out] = d[x] * np.sinh(x)
-
-
-@tangent(np.tanh, math.tanh)
-def _(out, x):
-    d[out] = d[x] * (1.0 - out * out)
-
-
-@tangent(np.arcsinh)
-def _(out, x):
-    d[out] = d[x] / np.sqrt(x * x + 1.0)
-
-
-@tangent(np.arccosh)
-def _(out, x):
-    d[out] = d[x] / np.sqrt(x * x - 1.0)
-
-
-@tangent(np.arctanh)
-def _(out, x):
-    d[out] = d[x] / (1.0 - x * x)
 
 
 @tangent(np.sinc)

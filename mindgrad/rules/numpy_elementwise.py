@@ -10,45 +10,45 @@ import math
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d
+from mindgrad.rules import adjoint, d, elementwise, slope
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 
 # ----- exponentials and logarithms ---------------------------------------------------------
 
 
-@adjoint(np.exp, math.exp)
+@elementwise(np.exp, math.exp)
 def _(out, x):
-    d[x] = d[out] * out
+    slope[x] = out
 
 
-@adjoint(np.exp2)
+@elementwise(np.exp2)
 def _(out, x):
-    d[x] = d[out] * out * math.log(2.0)
+    slope[x] = out * math.log(2.0)
 
 
-@adjoint(np.expm1, math.expm1)
+@elementwise(np.expm1, math.expm1)
 def _(out, x):
-    d[x] = d[out] * (out + 1.0)
+    slope[x] = out + 1.0
 
 
-@adjoint(np.log)
+@elementwise(np.log)
 def _(out, x):
-    d[x] = d[out] / x
+    slope[x] = 1.0 / x
 
 
-@adjoint(np.log2, math.log2)
+@elementwise(np.log2, math.log2)
 def _(out, x):
-    d[x] = d[out] / (x * math.log(2.0))
+    slope[x] = 1.0 / (x * math.log(2.0))
 
 
-@adjoint(np.log10, math.log10)
+@elementwise(np.log10, math.log10)
 def _(out, x):
-    d[x] = d[out] / (x * math.log(10.0))
+    slope[x] = 1.0 / (x * math.log(10.0))
 
 
-@adjoint(np.log1p)
+@elementwise(np.log1p)
 def _(out, x):
-    d[x] = d[out] / (x + 1.0)
+    slope[x] = 1.0 / (x + 1.0)
 
 
 @adjoint(np.logaddexp)
@@ -66,24 +66,24 @@ def _(out, x, y):
 # ----- powers and roots --------------------------------------------------------------------
 
 
-@adjoint(np.sqrt, math.sqrt)
+@elementwise(np.sqrt, math.sqrt)
 def _(out, x):
-    d[x] = d[out] * 0.5 / out
+    slope[x] = 0.5 / out
 
 
-@adjoint(np.cbrt)
+@elementwise(np.cbrt)
 def _(out, x):
-    d[x] = d[out] / (3.0 * out * out)
+    slope[x] = 1.0 / (3.0 * out * out)
 
 
-@adjoint(np.square)
+@elementwise(np.square)
 def _(out, x):
-    d[x] = d[out] * 2.0 * x
+    slope[x] = 2.0 * x
 
 
-@adjoint(np.reciprocal)
+@elementwise(np.reciprocal)
 def _(out, x):
-    d[x] = -d[out] * out * out
+    slope[x] = -out * out
 
 
 @adjoint(np.hypot)
@@ -95,34 +95,34 @@ def _(out, x, y):
 # ----- trigonometric and hyperbolic --------------------------------------------------------
 
 
-@adjoint(np.sin)
+@elementwise(np.sin)
 def _(out, x):
-    d[x] = d[out] * np.cos(x)
+    slope[x] = np.cos(x)
 
 
-@adjoint(np.cos)
+@elementwise(np.cos)
 def _(out, x):
-    d[x] = -d[out] * np.sin(x)
+    slope[x] = -np.sin(x)
 
 
-@adjoint(np.tan, math.tan)
+@elementwise(np.tan, math.tan)
 def _(out, x):
-    d[x] = d[out] * (1.0 + out * out)
+    slope[x] = 1.0 + out * out
 
 
-@adjoint(np.arcsin)
+@elementwise(np.arcsin)
 def _(out, x):
-    d[x] = d[out] / np.sqrt(1.0 - x * x)
+    slope[x] = 1.0 / np.sqrt(1.0 - x * x)
 
 
-@adjoint(np.arccos)
+@elementwise(np.arccos)
 def _(out, x):
-    d[x] = -d[out] / np.sqrt(1.0 - x * x)
+    slope[x] = -1.0 / np.sqrt(1.0 - x * x)
 
 
-@adjoint(np.arctan, math.atan)
+@elementwise(np.arctan, math.atan)
 def _(out, x):
-    d[x] = d[out] / (1.0 + x * x)
+    slope[x] = 1.0 / (1.0 + x * x)
 
 
 @adjoint(np.arctan2)
@@ -131,34 +131,34 @@ def _(out, y, x):
     d[x] = unbroadcast(-d[out] * y / (x * x + y * y), x)
 
 
-@adjoint(np.sinh)
+@elementwise(np.sinh)
 def _(out, x):
-    d[x] = d[out] * np.cosh(x)
+    slope[x] = np.cosh(x)
 
 
-@adjoint(np.cosh)
+@elementwise(np.cosh)
 def _(out, x):
-    d[x] = d[out] * np.sinh(x)
+    slope[x] = np.sinh(x)
 
 
-@adjoint(np.tanh, math.tanh)
+@elementwise(np.tanh, math.tanh)
 def _(out, x):
-    d[x] = d[out] * (1.0 - out * out)
+    slope[x] = 1.0 - out * out
 
 
-@adjoint(np.arcsinh)
+@elementwise(np.arcsinh)
 def _(out, x):
-    d[x] = d[out] / np.sqrt(x * x + 1.0)
+    slope[x] = 1.0 / np.sqrt(x * x + 1.0)
 
 
-@adjoint(np.arccosh)
+@elementwise(np.arccosh)
 def _(out, x):
-    d[x] = d[out] / np.sqrt(x * x - 1.0)
+    slope[x] = 1.0 / np.sqrt(x * x - 1.0)
 
 
-@adjoint(np.arctanh)
+@elementwise(np.arctanh)
 def _(out, x):
-    d[x] = d[out] / (1.0 - x * x)
+    slope[x] = 1.0 / (1.0 - x * x)
 
 
 def sinc_grad(g, x):
