@@ -60,10 +60,10 @@ class Forward(Located, Bindings, ShapeTokens):
         self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
             A.assigned_names(fdef.body)
         self.resolve = Resolver(src, self.local_names)
-        self.active = set(analysis[0])
-        self.scalars = set(analysis[3])
-        self.containers = set(analysis[4])
-        self.numeric = set(analysis[6])  # arrays or numbers at every assignment: no lists
+        self.active = set(analysis.active)
+        self.scalars = set(analysis.scalars)
+        self.containers = set(analysis.containers)
+        self.numeric = set(analysis.numeric)  # arrays or numbers at every assignment: no lists
         self.shapes = {}
         self.tnames = {}
         self.adjoint_names = set()   # names the optimizer may treat as pure: tangents, temps

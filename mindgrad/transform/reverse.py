@@ -17,6 +17,7 @@ Output guarantees:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 
@@ -105,11 +106,22 @@ class Resolver:
         return None
 
 
+@dataclasses.dataclass(frozen=True)
+class Analysis:
+    """The facts about a normalized function that both passes need, computed once."""
+
+    active: set        # names whose values depend on a differentiated input
+    defs: dict         # name -> how many statements assign it
+    indexed: set       # names read element by element, or taken apart as containers
+    scalars: set       # names that hold Python or NumPy numbers
+    containers: set    # names that hold lists, tuples or dicts
+    arrays: dict       # array argument -> its ndim
+    numeric: set       # names whose gradients ``+`` may accumulate (numbers or arrays)
+
+
 def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None,
-            array_ndims=None):
-    """The facts about a normalized function that the reverse stage needs, computed once:
-    (active names, definition counts, indexed names, scalar names, container names, argument
-    array ndims, numeric names: those whose gradients ``+`` may accumulate)."""
+            array_ndims=None) -> Analysis:
+    """The ``Analysis`` of a normalized function."""
     local_names = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | \
         A.assigned_names(fdef.body)
     resolve = Resolver(src, local_names, reads_weights)
@@ -130,9 +142,11 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
                 maybe_containers.add(node.targets[0].id)
     scalars = activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims)
     numeric = activity.numeric_names(fdef, set(scalar_params) | set(array_ndims or ()), resolve)
-    return (activity.active_names(fdef, active_params, resolve), activity.defined_names(fdef),
-            activity.indexed_names(fdef) | containers | maybe_containers, scalars, containers,
-            dict(array_ndims or {}), numeric | scalars)
+    return Analysis(active=activity.active_names(fdef, active_params, resolve),
+                    defs=activity.defined_names(fdef),
+                    indexed=activity.indexed_names(fdef) | containers | maybe_containers,
+                    scalars=scalars, containers=containers, arrays=dict(array_ndims or {}),
+                    numeric=numeric | scalars)
 
 
 class Bindings:
@@ -266,12 +280,13 @@ class Reverse(Located, Bindings, ShapeTokens):
         self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
             A.assigned_names(fdef.body)
         self.resolve = Resolver(src, self.local_names, build.reads_weights)
-        self.active, self.defs, indexed, self.scalars, self.containers, arrays, \
-            self.numeric = analysis
+        self.defs, self.scalars = analysis.defs, analysis.scalars
+        self.containers, self.numeric = analysis.containers, analysis.numeric
+        arrays = analysis.arrays
         # array arguments read element by element get a gradient buffer, updated in place
-        self.buffers = {p for p in arrays if p in indexed and self.defs.get(p) == 1}
-        self.active = set(self.active)
-        self.indexed = set(indexed)
+        self.buffers = {p for p in arrays if p in analysis.indexed and self.defs.get(p) == 1}
+        self.active = set(analysis.active)
+        self.indexed = set(analysis.indexed)
         self.weights = build.weights          # the Parameters whose gradients are asked for
         self.weight_keys = {}                 # accumulator key -> index into self.weights
         self.fdef_fn = src.fn
