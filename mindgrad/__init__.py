@@ -7,7 +7,6 @@ so MindSpore code runs with its imports changed.
 """
 
 from mindgrad import dtype, nn, ops
-from mindgrad import rules as _rules
 from mindgrad.api import (
                           GradFunction,
                           GradOperation,
@@ -21,18 +20,18 @@ from mindgrad.cache import clear as clear_cache
 from mindgrad.cache import stats as cache_stats
 from mindgrad.dtype import float16, float32, float64, int32, int64
 from mindgrad.errors import (
-    NoGradientRuleError,
-    NoSourceError,
-    NoTangentRuleError,
-    UnsupportedSyntaxError,
+                          NoGradientRuleError,
+                          NoSourceError,
+                          NoTangentRuleError,
+                          UnsupportedSyntaxError,
 )
 from mindgrad.higher import hessian, jacfwd, jacrev, jvp, vjp
 from mindgrad.nn import Cell, Parameter, ParameterTuple
 from mindgrad.rules import adjoint, adjoint_attr, adjoint_method, d, nondifferentiable
+from mindgrad.rules import builtin as _builtin_rules  # noqa: F401  (registers them)
 from mindgrad.tensor import Tensor
 from mindgrad.testing import check_grads
 
-_rules._load_builtin_rules()
 nondifferentiable(stop_gradient)
 
 __version__ = "0.1.0"

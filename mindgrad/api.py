@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from mindgrad import cache, runtime
-from mindgrad.transform import pipeline
+from mindgrad.transform import expansions, pipeline
 
 __all__ = ["GradOperation", "get_grad", "grad", "source", "stop_gradient", "value_and_grad"]
 
@@ -203,14 +203,8 @@ class GradFunction:
         for p in self.positions:
             _check_differentiable(p, args[p])
         fn = self.fn
-        if isinstance(fn, GradFunction):  # grad of grad: differentiate the gradient's code
-            from mindgrad.higher import as_python
-
-            fn = as_python(fn, args)
-        from mindgrad.higher import Jacobian, jacobian_as_python
-
-        if isinstance(fn, Jacobian):  # jacrev(jacrev(f)): differentiate the Jacobian's code
-            fn = jacobian_as_python(fn, len(args))
+        # grad of grad, jacrev(jacrev(f)): differentiate the gradient's code, as Python
+        fn = expansions.python_of(fn, args, len(args)) or fn
         return pipeline.run(fn, self.positions, kinds=[cache.kind(a) for a in args],
                             weights=self.weights, keywords=keywords)
 
@@ -451,3 +445,6 @@ class GradOperation:
 
         gradient_function.__name__ = "grad_" + getattr(fn, "__name__", type(fn).__name__)
         return gradient_function
+
+
+expansions.register_gradient_maker(grad, value_and_grad)

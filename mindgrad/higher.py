@@ -18,7 +18,7 @@ import numpy as np
 from mindgrad import api, cache, runtime
 from mindgrad.api import GradFunction, _positions, grad
 from mindgrad.rules import nondifferentiable
-from mindgrad.transform import emit, pipeline
+from mindgrad.transform import emit, expansions, pipeline
 
 __all__ = ["Jacobian", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
 
@@ -372,6 +372,10 @@ def unit_vectors(x):
 nondifferentiable(unit_vectors)  # constants: they depend on x's shape only
 
 
+def _jacobian_python(jac, args, nargs):
+    return jacobian_as_python(jac, len(args) if args is not None else nargs)
+
+
 def jacobian_as_python(jac: Jacobian, nargs: int):
     """A Python function with source computing ``jac(*args)`` for ``nargs`` arguments, which
     the transformations can differentiate: ``jacfwd(jacrev(f))``, ``jacrev(jacrev(f))``."""
@@ -417,3 +421,9 @@ def jacobian_as_python(jac: Jacobian, nargs: int):
 def hessian(fn: Callable, grad_position: Any = 0):
     """The Hessian of a scalar function: forward mode over its reverse-mode gradient."""
     return jacfwd(grad(fn, grad_position), grad_position)
+
+
+# what grad(...), jacrev(...) and jvp(...) become inside code that is differentiated again
+GradFunction.__mindgrad_python__ = as_python
+Jacobian.__mindgrad_python__ = _jacobian_python
+expansions.register_jvp(jvp, tangent_as_python)

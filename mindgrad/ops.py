@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from mindgrad.api import GradOperation, grad, stop_gradient, value_and_grad
-from mindgrad.rules import adjoint, d
-from mindgrad.runtime import is_zero, unbroadcast, unreduce
+from mindgrad.rules import adjoint, d, tangent
+from mindgrad.rules.forward_operators import TangentTuple, broadcast_tangent, summable
+from mindgrad.runtime import is_zero, unbroadcast, unreduce, zero_tangent
 
 __all__ = [
     "Add",
@@ -55,6 +56,12 @@ def _(out, op, x, y):
     d[y] = matmul_op_grads(d[out], op, x, y)[1]
 
 
+@tangent(MatMul)
+def _(out, op, x, y):
+    d[out] = op(d[x], y)
+    d[out] = op(x, d[y])
+
+
 class Mul:
     """``Mul()(x, y)``: an elementwise product."""
 
@@ -68,6 +75,12 @@ def _(out, op, x, y):
     d[y] = unbroadcast(d[out] * x, y)
 
 
+@tangent(Mul)
+def _(out, op, x, y):
+    d[out] = op(d[x], y)
+    d[out] = op(x, d[y])
+
+
 class Add:
     def __call__(self, x, y):
         return np.add(x, y)
@@ -79,6 +92,12 @@ def _(out, op, x, y):
     d[y] = unbroadcast(d[out], y)
 
 
+@tangent(Add)
+def _(out, op, x, y):
+    d[out] = broadcast_tangent(d[x], out)
+    d[out] = broadcast_tangent(d[y], out)
+
+
 class Sub:
     def __call__(self, x, y):
         return np.subtract(x, y)
@@ -88,6 +107,12 @@ class Sub:
 def _(out, op, x, y):
     d[x] = unbroadcast(d[out], x)
     d[y] = unbroadcast(-d[out], y)
+
+
+@tangent(Sub)
+def _(out, op, x, y):
+    d[out] = broadcast_tangent(d[x], out)
+    d[out] = broadcast_tangent(-d[y], out)
 
 
 def _axis(axis):
@@ -127,3 +152,33 @@ class ReduceMean(ReduceSum):
 @adjoint(ReduceMean)
 def _(out, op, x, axis=()):
     d[x] = reduce_op_grad(d[out], op, x, axis, mean=True)
+
+
+@tangent(ReduceSum, ReduceMean)  # linear: the same reduction of the tangent
+def _(out, op, x, axis=()):
+    d[out] = op(d[x], axis)
+
+
+# ----- tangents of the gradient helpers above (forward over reverse) -----------------------
+
+
+def matmul_op_grads_tangent(g, op, x, y, t, wrt):
+    """Tangent of ``matmul_op_grads(g, op, x, y)`` from ``x`` (wrt 0) or ``y`` (1): only the
+    other factor's gradient depends on it."""
+    if wrt == 0:
+        grads = matmul_op_grads(g, op, t, y)
+        return TangentTuple((zero_tangent(grads[0]), grads[1]))
+    grads = matmul_op_grads(g, op, x, t)
+    return TangentTuple((grads[0], zero_tangent(grads[1])))
+
+
+@tangent(matmul_op_grads)
+def _(out, g, op, x, y):
+    d[out] = summable(matmul_op_grads(d[g], op, x, y))
+    d[out] = matmul_op_grads_tangent(g, op, x, y, d[x], 0)
+    d[out] = matmul_op_grads_tangent(g, op, x, y, d[y], 1)
+
+
+@tangent(reduce_op_grad)
+def _(out, g, op, x, axis, mean=False):
+    d[out] = reduce_op_grad(d[g], op, x, axis, mean)

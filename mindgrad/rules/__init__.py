@@ -628,18 +628,3 @@ def jvp_of(fn, *args, **kwargs):
         return recorder.out
 
     return out, jvp
-
-
-def _load_builtin_rules():
-    import importlib
-
-    from mindgrad.rules import (
-        builtins_math,  # noqa: F401
-        operators,  # noqa: F401
-    )
-
-    for name in ("numpy_elementwise", "numpy_reductions", "numpy_shape", "numpy_linalg",
-                 "methods", "nondiff", "forward_operators", "forward_builtins_math",
-                 "forward_numpy_elementwise", "forward_numpy_reductions", "forward_numpy_shape",
-                 "forward_numpy_linalg", "forward_methods", "forward_runtime", "runtime_rules"):
-        importlib.import_module(f"mindgrad.rules.{name}")  # a module that fails, fails loudly

@@ -167,32 +167,3 @@ def _(out, x, y):
 def _(out, x, y):
     d[out] = np.matmul(d[x], y)
     d[out] = np.matmul(x, d[y])
-
-
-# ----- mindgrad.ops primitives (the instance follows the output) ---------------------------
-
-
-def _register_ops():
-    from mindgrad import ops
-
-    @tangent(ops.MatMul, ops.Mul)
-    def _(out, op, x, y):
-        d[out] = op(d[x], y)
-        d[out] = op(x, d[y])
-
-    @tangent(ops.Add)
-    def _(out, op, x, y):
-        d[out] = broadcast_tangent(d[x], out)
-        d[out] = broadcast_tangent(d[y], out)
-
-    @tangent(ops.Sub)
-    def _(out, op, x, y):
-        d[out] = broadcast_tangent(d[x], out)
-        d[out] = broadcast_tangent(-d[y], out)
-
-    @tangent(ops.ReduceSum, ops.ReduceMean)
-    def _(out, op, x, axis=()):
-        d[out] = op(d[x], axis)
-
-
-_register_ops()

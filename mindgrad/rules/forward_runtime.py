@@ -14,7 +14,7 @@ primal argument (``prod_grad``, ``det_grad``, ``norm_grad``, ``var_grad``, ...) 
 
 import numpy as np
 
-from mindgrad import ops, runtime
+from mindgrad import runtime
 from mindgrad.rules import builtins_math as bm
 from mindgrad.rules import d, nondifferentiable, tangent
 from mindgrad.rules import forward_builtins_math as bm_tangent
@@ -152,7 +152,7 @@ if hasattr(runtime, "push_grad"):
         d[out] = push_grad_tangent(d[g], dxs, xs, 1)
 
 
-# ----- helpers of operators.py and ops.py --------------------------------------------------
+# ----- helpers of operators.py -----------------------------------------------------------
 
 
 @tangent(op_rules.matmul_grad_x)
@@ -165,28 +165,6 @@ def _(out, g, x, y):
 def _(out, g, x, y):
     d[out] = op_rules.matmul_grad_y(d[g], x, y)
     d[out] = op_rules.matmul_grad_y(g, d[x], y)
-
-
-def matmul_op_grads_tangent(g, op, x, y, t, wrt):
-    """Tangent of ``matmul_op_grads(g, op, x, y)`` from ``x`` (wrt 0) or ``y`` (1): only the
-    other factor's gradient depends on it."""
-    if wrt == 0:
-        grads = ops.matmul_op_grads(g, op, t, y)
-        return TangentTuple((zero_tangent(grads[0]), grads[1]))
-    grads = ops.matmul_op_grads(g, op, x, t)
-    return TangentTuple((grads[0], zero_tangent(grads[1])))
-
-
-@tangent(ops.matmul_op_grads)
-def _(out, g, op, x, y):
-    d[out] = summable(ops.matmul_op_grads(d[g], op, x, y))
-    d[out] = matmul_op_grads_tangent(g, op, x, y, d[x], 0)
-    d[out] = matmul_op_grads_tangent(g, op, x, y, d[y], 1)
-
-
-@tangent(ops.reduce_op_grad)
-def _(out, g, op, x, axis, mean=False):
-    d[out] = ops.reduce_op_grad(d[g], op, x, axis, mean)
 
 
 # ----- helpers of builtins_math.py and methods.py: linear in the gradient ------------------

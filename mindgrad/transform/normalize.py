@@ -25,7 +25,7 @@ import gast
 from mindgrad import runtime
 from mindgrad.errors import Located
 from mindgrad.transform import astutil as A
-from mindgrad.transform import source
+from mindgrad.transform import expansions, source
 
 _OP_NAMES = {
     gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",
@@ -591,10 +591,11 @@ class Normalizer(Located):
     def _jvp_call(self, node, out):
         """``mindgrad.jvp(f, (x, y), (vx, vy))`` as a call of ``f``'s tangent code, written as
         Python now, so that it is differentiated in turn (reverse over forward)."""
-        from mindgrad import higher
-
-        if not (isinstance(node.func, (gast.Name, gast.Attribute)) and
-                source.static_value(self.src, node.func, self.locals) is higher.jvp):
+        if not isinstance(node.func, (gast.Name, gast.Attribute)):
+            return None
+        as_python = expansions.jvp_expander(source.static_value(self.src, node.func,
+                                                                self.locals))
+        if as_python is None:
             return None
         for kw in node.keywords:
             if not (kw.arg == "has_aux" and isinstance(kw.value, gast.Constant) and
@@ -617,7 +618,7 @@ class Normalizer(Located):
                           if not (isinstance(t, gast.Constant) and t.value is None))
         self.src.static_arguments.append(node.args[0])
         name = self.fresh(f"jvp_{getattr(fn, '__name__', 'fn')}")
-        self.src.constants[name] = higher.tangent_as_python(fn, positions, len(inputs))
+        self.src.constants[name] = as_python(fn, positions, len(inputs))
         args = [self.atom(a, out, "x") for a in inputs] + \
             [self.atom(tangents[p], out, "v") for p in positions]
         return gast.Call(func=A.load(name), args=args, keywords=[])
@@ -638,14 +639,12 @@ class Normalizer(Located):
     def _built_callee(self, func):
         """``grad(g, (0, 1))`` called in place: built now, from arguments known before the run,
         and called by a name. None when ``func`` is not such a call."""
-        from mindgrad import api
-
         if not (isinstance(func, gast.Call) and not func.keywords or
                 isinstance(func, gast.Call) and all(
                     isinstance(k.value, gast.Constant) for k in func.keywords)):
             return None
         maker = source.static_value(self.src, func.func, self.locals)
-        if maker not in (api.grad, api.value_and_grad):
+        if not expansions.is_gradient_maker(maker):
             return None
         args = []
         for arg in func.args:

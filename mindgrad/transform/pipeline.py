@@ -9,7 +9,6 @@ returns is ``mindgrad.cache``'s business.
 from __future__ import annotations
 
 import functools
-import inspect
 import types
 import weakref
 
@@ -19,6 +18,7 @@ import numpy as np
 from mindgrad import cache, runtime
 from mindgrad.transform import astutil as A
 from mindgrad.transform import emit, fence, normalize, optimize, reverse, source
+from mindgrad.transform.source import unbind
 
 STAGES = ("source", "fence", "normalize", "activity", "reverse", "optimize", "emit", "compile")
 # forward mode (jvp) runs "forward" where reverse mode runs "reverse"
@@ -552,22 +552,6 @@ def _def(name, args, body):
         n.ctx = gast.Param()
     return gast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
                             type_comment=None, type_params=[])
-
-
-def unbind(fn):
-    """``(function to transform, the object bound to its first parameter or None)``."""
-    import types
-
-    if reverse._is_cell(fn):
-        return type(fn).construct, fn
-    if isinstance(fn, types.MethodType):
-        return fn.__func__, fn.__self__
-    if not isinstance(fn, (types.FunctionType, type)) and callable(fn) and \
-            isinstance(inspect.getattr_static(type(fn), "__call__", None), types.FunctionType):
-        return type(fn).__call__, fn
-    if not isinstance(fn, types.FunctionType):  # np.sin, abs, functools.partial(f, y=y)
-        return source.as_function(fn), None
-    return fn, None
 
 
 def run_forward(fn, positions, dump=None, nargs=0):

@@ -26,7 +26,7 @@ import gast
 from mindgrad import rules, runtime
 from mindgrad.errors import Located, NoGradientRuleError, UnsupportedSyntaxError
 from mindgrad.rules import RuleError
-from mindgrad.transform import activity, aliasing, source
+from mindgrad.transform import activity, aliasing, expansions, source
 from mindgrad.transform import astutil as A
 from mindgrad.transform.emit import comment
 from mindgrad.transform.inline import instantiate, literal
@@ -970,16 +970,9 @@ def user_code(target, func_node, allow_helpers=False, nargs=None):
     A gradient function (what ``grad`` returns) runs its generated code, as Python."""
     import types
 
-    from mindgrad.api import GradFunction
-
-    if isinstance(target, GradFunction):
-        from mindgrad.higher import as_python
-
-        return as_python(target, None, nargs), None, None
-    from mindgrad.higher import Jacobian, jacobian_as_python
-
-    if isinstance(target, Jacobian):
-        return jacobian_as_python(target, nargs), None, None
+    python = expansions.python_of(target, None, nargs)  # grad(f), jacrev(f): their code
+    if python is not None:
+        return python, None, None
 
     if isinstance(target, functools.partial):
         return source.as_function(target), None, None

@@ -453,3 +453,21 @@ def _lambda_tree(fn, source):
                             returns=None, type_comment=None, type_params=[])
     gast.copy_location(fdef, lam)
     return fdef
+
+
+def unbind(fn):
+    """``(function to transform, the object bound to its first parameter or None)``."""
+    import types
+
+    from mindgrad.nn import Cell
+
+    if isinstance(fn, Cell):
+        return type(fn).construct, fn
+    if isinstance(fn, types.MethodType):
+        return fn.__func__, fn.__self__
+    if not isinstance(fn, (types.FunctionType, type)) and callable(fn) and \
+            isinstance(inspect.getattr_static(type(fn), "__call__", None), types.FunctionType):
+        return type(fn).__call__, fn
+    if not isinstance(fn, types.FunctionType):  # np.sin, abs, functools.partial(f, y=y)
+        return as_function(fn), None
+    return fn, None

@@ -1,0 +1,44 @@
+"""mindgrad's own API met inside code being differentiated, expanded when that code is built.
+
+The API sits above the compiler and registers here how its objects expand; the compiler reads
+this module and never imports the API.
+
+* A gradient object (what ``grad`` or ``jacrev`` returns) carries the method
+  ``__mindgrad_python__(args, nargs)``: a Python function with source computing what calling
+  the object computes, so that it can be differentiated again. ``python_of`` calls it.
+* ``mindgrad.jvp(f, inputs, v)`` written in differentiated code becomes a call of ``f``'s
+  tangent code, written as Python by the function registered with ``register_jvp``.
+* ``grad(g, ...)`` and ``value_and_grad(g, ...)`` called in place with arguments known before
+  the run are built then (``register_gradient_maker``).
+"""
+
+from __future__ import annotations
+
+_JVP: dict = {}       # id(jvp) -> (jvp, tangent_as_python(fn, positions, nargs))
+_MAKERS: list = []    # grad, value_and_grad
+
+
+def python_of(obj, args=None, nargs=None):
+    """``obj`` as a Python function with source (``args``: the call's arguments, or None with
+    their count ``nargs`` when they are not known yet), or None when ``obj`` is not a
+    gradient object."""
+    method = getattr(type(obj), "__mindgrad_python__", None)
+    return None if method is None else method(obj, args, nargs)
+
+
+def register_jvp(jvp, tangent_as_python):
+    _JVP[id(jvp)] = (jvp, tangent_as_python)
+
+
+def jvp_expander(fn):
+    """``tangent_as_python`` when ``fn`` is mindgrad's ``jvp``, else None."""
+    entry = _JVP.get(id(fn))
+    return entry[1] if entry is not None and entry[0] is fn else None
+
+
+def register_gradient_maker(*makers):
+    _MAKERS.extend(makers)
+
+
+def is_gradient_maker(fn) -> bool:
+    return any(fn is maker for maker in _MAKERS)
