@@ -71,6 +71,10 @@ class Build:
         self.units = []          # (src, [FunctionDef], bindings)
         self.callees = {}        # (code, mask) -> (forward name, backward name)
         self.function_names = A.NameGen()
+        # the role of each generated function that is not a plain split callee: "entry" (what
+        # a user's call reaches: it takes the user function's defaults) or "tangent" (a
+        # callee's tangent function, with the user function's keyword defaults)
+        self.roles = {}
         # (where, root, path, object): what the result depends on (see mindgrad.cache). The
         # weights asked for come first: a cache key names them by id, so the entry must die
         # with them, or a new Parameter at a freed one's address would find it
@@ -336,6 +340,7 @@ class Build:
         if not hasattr(gen, "entry_name"):
             label = type(gen.obj).__name__ if reverse._is_cell(gen.obj) else gen.fdef.name
             gen.entry_name = self.function_names("grad_" + label)
+            self.roles[gen.entry_name] = "entry"
         return [_def(gen.entry_name, args, body)]
 
     def _weight_returns(self, gen, split):
@@ -463,6 +468,7 @@ class Build:
         if key not in self.callees:
             label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
             name = self.function_names(label + "_jvp")
+            self.roles[name] = "tangent"
             self.callees[key] = name
             offset = 0 if obj is None else 1
             self.forward_function(fn, obj, [i + offset for i, m in enumerate(mask) if m], name,
@@ -484,9 +490,9 @@ class Build:
                 text, names, {**src.constants, **bindings}, src.globals, src.closure, label)
             for d in defs:
                 fn = functions[d.name]
-                entry = d.name.startswith(("grad_", "jvp_"))  # what users' calls reach
-                fn.__defaults__ = src.defaults if entry else None
-                if entry or d.name.endswith("_jvp"):
+                role = self.roles.get(d.name)
+                fn.__defaults__ = src.defaults if role == "entry" else None
+                if role in ("entry", "tangent"):
                     fn.__kwdefaults__ = dict(src.fn.__kwdefaults__ or {})
             made.update(functions)
             files.append(filename)
@@ -565,6 +571,7 @@ def run_forward(fn, positions, dump=None, nargs=0):
     offset = 0 if obj is None else 1
     name = build.function_names("jvp_" + (type(obj).__name__ if reverse._is_cell(obj)
                                           else function.__name__))
+    build.roles[name] = "entry"
     build.forward_function(function, obj, [p + offset for p in positions], name, entry=True,
                            shape=source.call_shape(function, offset, nargs, ()))
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
