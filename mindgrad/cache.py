@@ -64,8 +64,9 @@ class _Entry:
 
     A dependency is ``(where, root, name, path, expected, items)``: ``root`` and ``expected``
     are callables giving the objects back (``expected`` a tuple of them when ``items``), weak
-    references where the objects allow them; ``name`` is the global's name for a global. The death of any of those objects makes the
-    entry stale, so a live entry's weak references all give their objects.
+    references where the objects allow them; ``name`` is the global's name for a global. The
+    death of any of those objects makes the entry stale, so a live entry's weak references all
+    give their objects.
     """
 
     __slots__ = ("__weakref__", "code", "dependencies", "generated", "stale", "version")

@@ -62,7 +62,9 @@ def _vdot(a, b):
 def _float_positions(args):
     out = []
     for i, a in enumerate(args):
-        if isinstance(a, (float, np.floating)) and not isinstance(a, bool) or isinstance(a, np.ndarray) and a.dtype.kind == "f" or isinstance(a, (tuple, list, dict)) and a:
+        if isinstance(a, (float, np.floating)) and not isinstance(a, bool) or \
+                isinstance(a, np.ndarray) and a.dtype.kind == "f" or \
+                isinstance(a, (tuple, list, dict)) and a:
             out.append(i)
     return tuple(out)
 

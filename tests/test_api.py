@@ -522,7 +522,8 @@ def _stop(a, b):
     return mindgrad.stop_gradient(a * b) + a * a
 
 
-@pytest.mark.skipif(not hasattr(mindgrad, "stop_gradient"), reason="stop_gradient not yet available")
+@pytest.mark.skipif(not hasattr(mindgrad, "stop_gradient"),
+                    reason="stop_gradient not yet available")
 def test_stop_gradient():
     check_all(grad(_stop, (0, 1))(X(), Y()), [[2, 4], [0, 0]])
 

@@ -534,7 +534,8 @@ def test_cached_models_and_callables_are_freed():
         pass
     assert [r for r in refs if r() is not None] == []
     # the generated code's lines are dropped with it
-    assert _generated_lines() <= lines + 2, sorted(n for n in linecache.cache if n.startswith("<mindgrad"))
+    assert _generated_lines() <= lines + 2, \
+        sorted(n for n in linecache.cache if n.startswith("<mindgrad"))
 
 
 def _generated_lines():

@@ -215,7 +215,8 @@ def test_sens_of_the_wrong_shape_with_has_aux():
 
 @pytest.mark.parametrize("value, type_name", [
     (3, "int"), (True, "bool"), (np.array([3, 4]), "int"), (np.int64(3), "int"),
-    (np.bool_(True), "bool"), (np.array([True, False]), "bool"), (np.array([3, 4], np.uint8), "uint8"),
+    (np.bool_(True), "bool"), (np.array([True, False]), "bool"),
+    (np.array([3, 4], np.uint8), "uint8"),
 ], ids=["int", "bool", "int-array", "np.int64", "np.bool_", "bool-array", "uint8-array"])
 def test_int_or_bool_input_at_a_requested_position(value, type_name):
     with pytest.raises(TypeError) as info:

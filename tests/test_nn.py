@@ -266,7 +266,8 @@ def test_seed_script_002(script_output):
 def test_seed_script_003(script_output):
     out = run_ok(script_output, "seed_003_tf_gradients.py")
     np.testing.assert_allclose(numbers(out),
-                               [1.4100001, 1.5999999, 6.6] * 2 + [2, 2, 3, 2, 2, 3, 5, 4, 7, 3, 2, 4],
+                               [1.4100001, 1.5999999, 6.6] * 2
+                               + [2, 2, 3, 2, 2, 3, 5, 4, 7, 3, 2, 4],
                                rtol=1e-6)
     assert out.count("dtype=float32") == 4
 
@@ -1673,7 +1674,8 @@ ACTIVATION_ORACLES = {  # NumPy formulas written out independently of mindgrad.n
     "leakyrelu": lambda y: np.where(y > 0, y, 0.2 * y),
     "softmax": lambda y: np.exp(y) / np.exp(y).sum(-1, keepdims=True),
     "logsoftmax": lambda y: y - np.log(np.exp(y).sum(-1, keepdims=True)),
-    "hswish": lambda y: y * np.clip(y + 3, 0, 6) / 6, "hsigmoid": lambda y: np.clip(y + 3, 0, 6) / 6,
+    "hswish": lambda y: y * np.clip(y + 3, 0, 6) / 6,
+    "hsigmoid": lambda y: np.clip(y + 3, 0, 6) / 6,
     "logsigmoid": lambda y: np.log(1 / (1 + np.exp(-y))), "softsign": lambda y: y / (1 + abs(y)),
     "silu": lambda y: y / (1 + np.exp(-y)), "mish": lambda y: y * np.tanh(np.log1p(np.exp(y))),
     "prelu": lambda y: np.where(y > 0, y, 0.25 * y),

@@ -149,7 +149,8 @@ HAND_WRITTEN = [
 
 
 @pytest.mark.parametrize("fns, adjoint_text, tangent_text", HAND_WRITTEN,
-                         ids=lambda v: getattr(v[0], "__name__", "") if isinstance(v, tuple) else "")
+                         ids=lambda v: getattr(v[0], "__name__", "")
+                         if isinstance(v, tuple) else "")
 def test_elementwise_rules_derive_the_templates_once_written_by_hand(fns, adjoint_text,
                                                                       tangent_text):
     for fn in fns:

@@ -548,7 +548,8 @@ case(seeded(np.random.permutation, 1), r(4, 3), key=np.random.permutation,
 case(seeded(np.random.choice, 2), r(5), 7, key=np.random.choice, label="choice")
 case(seeded(np.random.choice, 3), r(7), (2, 3), False, key=np.random.choice, label="choice")
 
-CHECKED_EXACTLY = {("method", "items"), ("method", "values"), np.float16, np.float32, np.complex64, np.complex128}
+CHECKED_EXACTLY = {("method", "items"), ("method", "values"), np.float16, np.float32,
+                   np.complex64, np.complex128}
 
 # ----- methods and attributes --------------------------------------------------------------
 
@@ -816,8 +817,9 @@ def test_integer_casts_are_constants_and_float_casts_are_not():
 
 
 def test_templates_are_inlinable():
-    """Bodies hold only ``d[p] = expr`` (``slope[p] = expr``) / ``name = expr`` assignments with plain ``d[...]``
-    indices, and defaults are literal constants: the transformer inlines them."""
+    """Bodies hold only ``d[p] = expr`` (``slope[p] = expr``) / ``name = expr`` assignments
+    with plain ``d[...]`` indices, and defaults are literal constants: the transformer
+    inlines them."""
     import ast
     import inspect
     import textwrap

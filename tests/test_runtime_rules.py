@@ -43,7 +43,8 @@ def _check(fn, args, positions, key=None, **kwargs):
         np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("g, x", [(r(3, 4), r(4)), (r(2, 3), r(2, 1)), (r(3), r(3)), (r(2, 2), r())])
+@pytest.mark.parametrize("g, x", [(r(3, 4), r(4)), (r(2, 3), r(2, 1)), (r(3), r(3)),
+                                  (r(2, 2), r())])
 def test_unbroadcast(g, x):
     _check(runtime.unbroadcast, (g, x), [0])
 

@@ -440,7 +440,8 @@ def test_normalize_guarantees(fn):
             assert isinstance(node.target, gast.Name)
         if isinstance(node, (gast.For, gast.While)):
             breaks = [i for i, s in enumerate(node.body) if isinstance(s, gast.Break)
-                      or (isinstance(s, gast.If) and any(isinstance(b, gast.Break) for b in s.body))]
+                      or (isinstance(s, gast.If)
+                          and any(isinstance(b, gast.Break) for b in s.body))]
             assert all(i == len(node.body) - 1 for i in breaks)
 
 

@@ -365,7 +365,8 @@ class Generator:
             else:
                 row = self.fresh("row")
                 head = [f"for i, {row} in enumerate({rows.name}):"]
-                body.insert(0, f"{acc.name} = {acc.name} + {self.fit(Var(row, rows.shape[1:]), acc.shape)} * 0.3")
+                term = self.fit(Var(row, rows.shape[1:]), acc.shape)
+                body.insert(0, f"{acc.name} = {acc.name} + {term} * 0.3")
         else:
             k = self.fresh("k")
             lines.append(f"{k} = 0")
@@ -512,7 +513,8 @@ class Generator:
         body = "\n".join("    " + ln for ln in lines)
         helpers = "\n\n".join(self.helpers)
         head = "import math\n\nimport numpy as np\n\n\n"
-        return head + (helpers + "\n\n" if helpers else "") + f"def f({', '.join(names)}):\n{body}\n"
+        signature = f"def f({', '.join(names)}):\n{body}\n"
+        return head + (helpers + "\n\n" if helpers else "") + signature
 
 
 def generate(seed: int, index: int, size: int | None = None) -> Program:

@@ -1,9 +1,10 @@
 """Shrinks a failing program to a small one that fails the same way (delta debugging).
 
 Steps, tried greedily (after a success, from the step that succeeded) until none applies:
-delete a statement (a body left empty gets ``pass``), replace an expression by one of its operands, drop an input's leading axis or
-make an axis 1. A step is kept when the smaller program still fails with the same
-signature: same outcome, same exception type, raised at the same place.
+delete a statement (a body left empty gets ``pass``), replace an expression by one of its
+operands, drop an input's leading axis or make an axis 1. A step is kept when the smaller
+program still fails with the same signature: same outcome, same exception type, raised at the
+same place.
 """
 
 from __future__ import annotations

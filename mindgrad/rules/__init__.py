@@ -123,7 +123,8 @@ class Rule:
         self.key = key
         self.template = template
         self.from_slopes = from_slopes  # an @elementwise template: the body is derived
-        self.name = getattr(key, "__name__", None) or (key[1] if isinstance(key, tuple) else str(key))
+        self.name = getattr(key, "__name__", None) or \
+            (key[1] if isinstance(key, tuple) else str(key))
         if not lazy:
             self._parse()
 
@@ -197,7 +198,8 @@ class Rule:
             for sub in gast.walk(node):
                 if isinstance(sub, gast.Subscript) and _is_d(sub.value):
                     target = sub.slice
-                    if not isinstance(target, gast.Name) or target.id not in self.params + [self.out]:
+                    if not isinstance(target, gast.Name) or \
+                            target.id not in self.params + [self.out]:
                         raise RuleError(
                             f"the rule for {self.name}: d[...] must name the output or a "
                             f"parameter, got d[{gast.dump(target)}]")
@@ -516,7 +518,8 @@ class _Recorder:
 
         for name, v in self.slots.items():
             same = v is value or (isinstance(v, tuple) and isinstance(value, tuple)
-                                  and len(v) == len(value) and all(a is b for a, b in zip(v, value)))
+                                  and len(v) == len(value)
+                                  and all(a is b for a, b in zip(v, value)))
             if same:
                 self.grads[name] = add(self.grads.get(name, 0), grad)
                 return

@@ -22,7 +22,8 @@ def numpy_functions(*names, module=np):
 # ----- constructors and shape queries ------------------------------------------------------
 
 nondifferentiable(*numpy_functions(
-    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "eye", "identity", "tri", "indices", "diag_indices",
+    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "eye",
+    "identity", "tri", "indices", "diag_indices",
     "tril_indices", "triu_indices", "mask_indices", "ravel_multi_index", "unravel_index",
     "shape", "ndim", "size", "result_type", "broadcast_shapes", "promote_types", "can_cast",
     "min_scalar_type", "iinfo", "finfo", "dtype", "issubdtype", "isscalar", "iscomplexobj",

@@ -29,7 +29,8 @@ def value_is_active(value, active, resolve) -> bool:
     if isinstance(value, (gast.Constant, gast.Compare, gast.JoinedStr)):
         return False
     if isinstance(value, gast.UnaryOp):
-        return not isinstance(value.op, gast.Not) and value_is_active(value.operand, active, resolve)
+        return not isinstance(value.op, gast.Not) and \
+            value_is_active(value.operand, active, resolve)
     if isinstance(value, gast.BinOp):
         if isinstance(value.op, gast.FloorDiv):
             return False

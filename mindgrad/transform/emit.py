@@ -232,7 +232,7 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
     for name, (fcode, cells) in functions.items():
         made[name] = types.FunctionType(fcode, globals_, name, None, tuple(cells))
     # generated functions that call each other (a gradient calling its helpers, recursion)
-    for name, fn in made.items():
+    for fn in made.values():
         for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             if free in made:
                 cell.cell_contents = made[free]

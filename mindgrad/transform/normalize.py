@@ -45,7 +45,8 @@ class Normalizer(Located):
         self.inlining = []
 
     def fresh(self, hint: str) -> str:
-        """A new local name; it counts as a local from now on (``t.T`` is not a module attribute)."""
+        """A new local name; it counts as a local from now on (``t.T`` is not a module
+        attribute)."""
         name = self.names(hint)
         self.locals.add(name)
         return name

@@ -219,7 +219,8 @@ class Build:
             gen.arguments_shared = arguments_shared
             if not recorded:
                 active = sorted(gen.active)
-                self.record("activity", src.name, lambda names=active: "active: " + ", ".join(names))
+                self.record("activity", src.name,
+                            lambda names=active: "active: " + ", ".join(names))
                 recorded = True
             fwd, bwd, result = self._sweeps(gen, gen.fdef)
             reads = (_loads(bwd) & gen.local_names) - gen.adjoint_names
@@ -595,11 +596,12 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
 
     ``kinds`` (see ``cache.kind``) of the positional arguments let the code specialise:
     arithmetic on scalars needs no ``unbroadcast``. The number of positional arguments
-    (``nargs``, else ``len(kinds)``) and the names of the ``keywords`` fix ``*args``/``**kw``. The entry function takes the bound object
-    first when ``fn`` is a Cell or a bound method, and returns ``(out, input grads, weight
-    grads)``. With ``split``, the result holds a forward function, returning ``(out, tape)``,
-    and ``backward(tape, d_out)``, returning the input gradients then the weights' (a bare
-    value when there is one): what ``vjp`` runs, the forward pass once.
+    (``nargs``, else ``len(kinds)``) and the names of the ``keywords`` fix ``*args``/``**kw``.
+    The entry function takes the bound object first when ``fn`` is a Cell or a bound method,
+    and returns ``(out, input grads, weight grads)``. With ``split``, the result holds a
+    forward function, returning ``(out, tape)``, and ``backward(tape, d_out)``, returning the
+    input gradients then the weights' (a bare value when there is one): what ``vjp`` runs, the
+    forward pass once.
     """
     from mindgrad.transform.activity import is_scalar_kind
 

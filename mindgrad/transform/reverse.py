@@ -314,7 +314,8 @@ class Reverse(Located, Bindings, ShapeTokens):
     # ----- names ---------------------------------------------------------------------------
 
     def d(self, key: str) -> str:
-        """The adjoint variable of a local name, or of a weight read as ``self.w`` (``d_self_w``)."""
+        """The adjoint variable of a local name, or of a weight read as ``self.w``
+        (``d_self_w``)."""
         if key not in self.dnames:
             label = self.weight_labels.get(key, key)
             self.dnames[key] = self.fresh("d_" + label.replace(".", "_"))

@@ -222,7 +222,8 @@ def _check_matches(fn, tree, filename, first_line, lines):
         bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
     if names != list(code.co_varnames[:count]):
         _mismatch(fn, filename, first_line, lines,
-                  f"has parameters ({', '.join(names)}), not ({', '.join(code.co_varnames[:count])})")
+                  f"has parameters ({', '.join(names)}), "
+                  f"not ({', '.join(code.co_varnames[:count])})")
     if code.co_name != "<lambda>" and (tree.name != code.co_name or
                                         first_line != code.co_firstlineno):
         _mismatch(fn, filename, first_line, lines, f"is a def of {tree.name}")
