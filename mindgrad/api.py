@@ -224,8 +224,7 @@ class GradFunction:
         head = () if generated.bound is None else (generated.bound,)
         out, raw, raw_w = generated.function(*head, *args, **kwargs,
                                              **{generated.function.sens_name: seed})
-        runtime.check_output_differentiable(out, _name(self.fn), self.has_aux,
-                                            _where(self.fn))
+        check_output(out, self.fn, self.has_aux)
         grads = tuple(runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions))
         wgrads = tuple(runtime.as_grad(g, w) for g, w in zip(raw_w, self.weights))
         grads, wgrads = _independent(grads + wgrads, len(grads))
@@ -300,6 +299,13 @@ def _name(fn) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
 
 
+def check_output(out, fn, has_aux):
+    """``runtime.check_output_differentiable`` for ``fn``'s output, naming ``fn`` and the
+    line of its ``def`` only when it raises (the check runs on every call)."""
+    if not runtime.output_is_differentiable(out, has_aux):
+        runtime.check_output_differentiable(out, _name(fn), has_aux, _where(fn))
+
+
 def _where(fn) -> str:
     """``file:line`` of the ``def`` of ``fn`` (a Cell's ``construct``), or ""."""
     from mindgrad.nn import Cell
@@ -320,7 +326,7 @@ def _custom_bprop(fn) -> bool:
 def _call_bprop(cell, args, kwargs, sens, grad_fn):
     """A Cell with its own ``bprop``: ``bprop(*inputs, out, dout)`` gives the input gradients."""
     out = cell(*args, **kwargs)
-    runtime.check_output_differentiable(out, _name(cell), grad_fn.has_aux, _where(cell))
+    check_output(out, cell, grad_fn.has_aux)
     seed = runtime.AuxSens(sens) if grad_fn.has_aux else sens
     dout = runtime.seed(out, seed)
     if grad_fn.has_aux:

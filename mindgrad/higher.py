@@ -146,7 +146,7 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     head = () if generated.bound is None else (generated.bound,)
     given = dict(zip(generated.tangent_names, (tangents[p] for p in positions)))
     out, t_out = generated.function(*head, *inputs, **given)
-    runtime.check_output_differentiable(out, api._name(fn), has_aux, api._where(fn))
+    api.check_output(out, fn, has_aux)
     t_out = _tangent_like(t_out, out)
     if has_aux:
         if not isinstance(out, tuple) or len(out) < 2:
@@ -206,7 +206,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         head = () if generated.bound is None else (generated.bound,)
         raw, tape = generated.function(*head, *run)
     _write_back(inputs, run)
-    runtime.check_output_differentiable(raw, api._name(fn), has_aux, api._where(fn))
+    api.check_output(raw, fn, has_aux)
     out, aux = _private(raw), None  # the caller's copy: the backward sweep reads raw
     if has_aux:
         if not isinstance(raw, tuple) or len(raw) < 2:

@@ -65,7 +65,6 @@ def takes_zero(fn=None, *, keeps_values=True):
     ``keeps_values``: given a gradient that holds a value, it returns one (never the 0)."""
     if fn is None:
         return functools.partial(takes_zero, keeps_values=keeps_values)
-    fn.takes_zero = True
     fn.keeps_values = keeps_values
     return fn
 

@@ -198,3 +198,24 @@ def test_a_zero_gradient_times_an_operand_of_another_shape_unbroadcasts():
     x = np.array([0.5, -1.0, 2.0, 0.25])
     np.testing.assert_allclose(mindgrad.grad(_outer_product_unused)(x), 2.0 * x)
     mindgrad.check_grads(_outer_product_unused, (x,), modes=("rev", "fwd"), order=2)
+
+
+def unused_product_after_a_loop(x, y):
+    v1 = x.T @ x
+    s2 = v1 * 0.5
+    for i in range(2):
+        s2 = s2 * 0.7 + np.tanh(np.sum(x))
+        if np.sum(s2) > 5.0:
+            break
+    v3 = np.einsum("ij,kj->ik", s2, v1)  # noqa: F841  (unused: its gradient is zero)
+    return np.sum(y * y)
+
+
+def test_a_guard_on_a_gradient_known_to_be_zero_is_dropped_with_its_rule():
+    x, y = np.random.default_rng(7).standard_normal((3, 2)), np.array([0.5, -2.0])
+    code = grad(unused_product_after_a_loop, (0, 1)).source(x, y)
+    assert "einsum_grads" not in code and "matmul_grad" not in code, code  # v3 is unused
+    dx, dy = grad(unused_product_after_a_loop, (0, 1))(x, y)
+    np.testing.assert_array_equal(dx, np.zeros_like(x))
+    np.testing.assert_allclose(dy, 2.0 * y, rtol=1e-12)
+    mindgrad.check_grads(unused_product_after_a_loop, (x, y), modes=("rev", "fwd"), order=2)

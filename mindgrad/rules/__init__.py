@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import inspect
 import textwrap
+import types
 
 import gast
 
@@ -190,6 +191,15 @@ class Rule:
         exec(compile(tree, inspect.getsourcefile(self.template) or "<rule>", "exec"),  # noqa: S102
              self.globals, made)
         return made["_"]
+
+    def run_with(self, marker):
+        """The template as a function whose ``d`` is ``marker`` (``vjp_of``/``jvp_of``)."""
+        fn = self.runnable
+        env = dict(self.globals)
+        env["d"] = marker
+        body = types.FunctionType(fn.__code__, env, "rule", fn.__defaults__, fn.__closure__)
+        body.__kwdefaults__ = fn.__kwdefaults__
+        return body
 
     def _validate(self):
         if self.kind == "tangent":
@@ -532,8 +542,6 @@ def vjp_of(fn, *args, **kwargs):
     ``vjp(g)`` returns one gradient per positional argument of the call (0 where the rule gives
     none). The transformer inlines the same template; this evaluates it directly.
     """
-    import types
-
     key = kwargs.pop("_key", fn)
     rule = _RULES.get(_key(key))
     if rule is None:
@@ -543,11 +551,7 @@ def vjp_of(fn, *args, **kwargs):
 
     def vjp(g):
         recorder = _Recorder(out, g, bound)
-        env = dict(rule.globals)
-        env["d"] = recorder
-        body = types.FunctionType(rule.runnable.__code__, env, "rule", rule.runnable.__defaults__,
-                                  rule.runnable.__closure__)
-        body.__kwdefaults__ = rule.runnable.__kwdefaults__
+        body = rule.run_with(recorder)
         pos = [bound[p] for p in rule.params if p not in rule.varargs and
                rule.signature.parameters[p].kind not in (inspect.Parameter.KEYWORD_ONLY,
                                                          inspect.Parameter.VAR_KEYWORD)]
@@ -596,8 +600,6 @@ def jvp_of(fn, *args, **kwargs):
     ``jvp(*tangents)`` takes one tangent per positional argument (None for none) and returns
     the output's tangent, evaluating the template directly, as a check on tangent rules.
     """
-    import types
-
     key = kwargs.pop("_key", fn)
     rule = _TANGENTS.get(_key(key))
     if rule is None:
@@ -616,11 +618,7 @@ def jvp_of(fn, *args, **kwargs):
             parts = [known.get(id(v), 0) for v in bound[name]]
             by_value.append((bound[name], tuple(parts)))
         recorder = _TangentRecorder(by_value)
-        env = dict(rule.globals)
-        env["d"] = recorder
-        body = types.FunctionType(rule.runnable.__code__, env, "rule", rule.runnable.__defaults__,
-                                  rule.runnable.__closure__)
-        body.__kwdefaults__ = rule.runnable.__kwdefaults__
+        body = rule.run_with(recorder)
         kinds = inspect.Parameter
         pos = [bound[p] for p in rule.params if p not in rule.varargs and
                rule.signature.parameters[p].kind not in (kinds.KEYWORD_ONLY, kinds.VAR_KEYWORD)]

@@ -16,7 +16,9 @@ import inspect
 import gast
 import numpy as np
 
+from mindgrad import runtime
 from mindgrad.rules import RuleError
+from mindgrad.rules.forward_operators import add_tangent, broadcast_tangent
 from mindgrad.transform import astutil as A
 
 
@@ -42,10 +44,7 @@ class _Substitute(gast.NodeTransformer):
         self.temps, self.bind = temps, gen.bind
         self.same_shape = gen.same_shape
         self.comprehension_names = set()
-        from mindgrad.rules.forward_operators import add_tangent, broadcast_tangent
-        from mindgrad.runtime import unbroadcast
-
-        self.unbroadcast = unbroadcast
+        self.unbroadcast = runtime.unbroadcast
         self.broadcasts = (broadcast_tangent, add_tangent)
         numeric = getattr(gen, "numeric", set()) | getattr(gen, "scalars", set())
         self.is_numeric = lambda node: isinstance(node, gast.Constant) and isinstance(
@@ -290,8 +289,6 @@ def _unless_integer_at_run_time(stmts, bound, gen):
             (isinstance(dtype, gast.Constant) and dtype.value is None) or \
             gen.resolve(dtype) is not None:
         return stmts
-    from mindgrad import runtime
-
     return [A.if_(A.call(gen.helper(runtime.inexact), A.clone(dtype)), stmts, [])]
 
 

@@ -90,39 +90,59 @@ class Optimizer:
 
     # ----- zero propagation ----------------------------------------------------------------
 
-    def zeros(self, stmts, zero, rewrite=True):
+    def flow(self, stmts, facts, rewrite, simple, branch=None):
+        """A forward walk of ``stmts`` holding ``facts``, names a property surely holds for:
+        a branch's two sides meet in what both keep, a loop's body runs to a fixed point.
+        ``simple(s, facts, rewrite)`` gives (statements kept, facts after) for a statement
+        that is neither; ``branch(s, facts, rewrite)`` may take an ``if`` whole the same way,
+        or return None. Returns (statements, facts on exit)."""
         out = []
         for s in stmts:
             if isinstance(s, gast.If):
-                body, z1 = self.zeros(s.body, set(zero), rewrite)
-                orelse, z2 = self.zeros(s.orelse, set(zero), rewrite)
+                taken = branch(s, facts, rewrite) if branch is not None else None
+                if taken is not None:
+                    kept, facts = taken
+                    out.extend(kept)
+                    continue
+                body, f1 = self.flow(s.body, set(facts), rewrite, simple, branch)
+                orelse, f2 = self.flow(s.orelse, set(facts), rewrite, simple, branch)
                 if rewrite:
                     s.body, s.orelse = body or [gast.Pass()], orelse
-                zero = z1 & z2
+                facts = f1 & f2
                 out.append(s)
-                continue
-            if isinstance(s, (gast.For, gast.While)):
-                entry = set(zero)
+            elif isinstance(s, (gast.For, gast.While)):
+                entry = set(facts)
                 while True:
-                    _, after = self.zeros(s.body, set(entry), False)
-                    new = zero & after
+                    _, after = self.flow(s.body, set(entry), False, simple, branch)
+                    new = facts & after
                     if new == entry:
                         break
                     entry = new
-                body, after = self.zeros(s.body, set(entry), rewrite)
+                body, after = self.flow(s.body, set(entry), rewrite, simple, branch)
                 if rewrite:
                     s.body = body or [gast.Pass()]
-                zero = zero & after
+                facts = facts & after
                 out.append(s)
-                continue
-            s, zero = self._zero_stmt(s, zero, rewrite)
-            if s is not None:
-                out.append(s)
-        return out, zero
+            else:
+                kept, facts = simple(s, facts, rewrite)
+                out.extend(kept)
+        return out, facts
+
+    def zeros(self, stmts, zero, rewrite=True):
+        """Zero propagation: ``zero`` holds the gradients known to be the symbolic 0."""
+        return self.flow(stmts, zero, rewrite, self._zero_stmt, self._zero_guard)
+
+    def _zero_guard(self, s, zero, rewrite):
+        """``if not is_zero(d_v):`` with ``d_v`` known to be 0 never runs its body: gone."""
+        guarded = self._guarded(s)
+        if guarded is None or guarded not in zero:
+            return None
+        self.changes += rewrite
+        return [], zero
 
     def _zero_stmt(self, s, zero, rewrite):
         if not isinstance(s, gast.Assign):
-            return s, zero - self.names(s)[1]
+            return [s], zero - self.names(s)[1]
         stores = self.names(s)[1]
         if self.is_pure(s):
             acc = self._accumulation(s)
@@ -130,7 +150,7 @@ class Optimizer:
                 target, parts = acc
                 if any(A.names_in(p, gast.Load) & zero for p in parts):
                     self.changes += rewrite
-                    return None, zero  # adds a zero: nothing changes
+                    return [], zero  # adds a zero: nothing changes
                 if target in zero and rewrite and (
                         isinstance(s.value, gast.BinOp) or
                         (s.value.func.id == self.add and target not in self.owned)):
@@ -139,9 +159,9 @@ class Optimizer:
                     s.value = parts[0]
                     self._rewritten(s)
                     self.changes += 1
-                return s, zero - {target}
+                return [s], zero - {target}
             if isinstance(s.value, gast.Constant) and s.value.value == 0:
-                return s, zero | stores
+                return [s], zero | stores
             loads = self.names(s)[0]
             gradients = loads & self.adjoint
             if gradients and gradients <= zero:
@@ -152,10 +172,10 @@ class Optimizer:
                         s.value = A.const(0)
                         self._rewritten(s)
                         self.changes += 1
-                    return s, zero | stores
+                    return [s], zero | stores
                 self.changes += rewrite
-                return None, zero | (stores - loads)
-        return s, zero - stores
+                return [], zero | (stores - loads)
+        return [s], zero - stores
 
     # ----- guards of zero-unsafe rules ------------------------------------------------------
 
@@ -164,41 +184,22 @@ class Optimizer:
         not the symbolic 0: ``known`` holds such names on entry; returns (stmts, known on
         exit). A name is known after ``d_v = e`` where ``e`` computes from a known gradient
         (arithmetic, a NumPy function or method, a helper that keeps arrays)."""
-        out = []
-        for s in stmts:
-            if isinstance(s, gast.If):
-                guarded = self._guarded(s)
-                if guarded is not None and guarded in known:
-                    body, known = self.arrays(s.body, known, rewrite)
-                    self.changes += rewrite
-                    out.extend(body)
-                    continue
-                body, k1 = self.arrays(s.body, set(known), rewrite)
-                orelse, k2 = self.arrays(s.orelse, set(known), rewrite)
-                if rewrite:
-                    s.body, s.orelse = body or [gast.Pass()], orelse
-                known = k1 & k2
-            elif isinstance(s, (gast.For, gast.While)):
-                entry = set(known)
-                while True:
-                    _, after = self.arrays(s.body, set(entry), False)
-                    new = known & after
-                    if new == entry:
-                        break
-                    entry = new
-                body, after = self.arrays(s.body, set(entry), rewrite)
-                if rewrite:
-                    s.body = body or [gast.Pass()]
-                known = known & after
-            elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
-                    len(s.targets) == 1:
-                target = s.targets[0].id
-                known = known | {target} if self._holds_array(s.value, known) \
-                    else known - {target}
-            else:
-                known = known - self.names(s)[1]
-            out.append(s)
-        return out, known
+        return self.flow(stmts, known, rewrite, self._array_stmt, self._array_guard)
+
+    def _array_guard(self, s, known, rewrite):
+        guarded = self._guarded(s)
+        if guarded is None or guarded not in known:
+            return None
+        self.changes += rewrite
+        return self.arrays(s.body, known, rewrite)  # the guard always passes: its body
+
+    def _array_stmt(self, s, known, rewrite):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                len(s.targets) == 1:
+            target = s.targets[0].id
+            return [s], (known | {target} if self._holds_array(s.value, known)
+                         else known - {target})
+        return [s], known - self.names(s)[1]
 
     def _guarded(self, s):
         """The gradient ``s`` tests when it is ``if not is_zero(d_v):`` alone, else None."""
