@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import mindgrad
-from mindgrad.transform import pipeline
+from mindgrad.compiler import driver as pipeline
 
 try:
     import autograd

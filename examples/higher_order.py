@@ -4,7 +4,7 @@ and Newton's method with ``hessian``."""
 import numpy as np
 
 import mindgrad as mg
-from mindgrad.transform import pipeline
+from mindgrad.compiler import driver as pipeline
 
 
 def f(x):

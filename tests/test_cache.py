@@ -456,12 +456,12 @@ def test_helper_redefined_in_a_later_cell_is_picked_up():
 def test_a_rule_registered_during_a_build_builds_again(monkeypatch):
     # the registry version is read before the build: code built while a rule was being
     # registered (another thread, or an import the build triggers) is not kept
-    from mindgrad.transform import pipeline
+    from mindgrad.compiler import driver
 
-    compile_ = pipeline.Build.compile
+    compile_ = driver.Build.compile
 
     def compile_while_registering(self, label):
-        monkeypatch.setattr(pipeline.Build, "compile", compile_)
+        monkeypatch.setattr(driver.Build, "compile", compile_)
 
         @mindgrad.adjoint(_wrapped)
         def _(out, a):
@@ -469,7 +469,7 @@ def test_a_rule_registered_during_a_build_builds_again(monkeypatch):
 
         return compile_(self, label)
 
-    monkeypatch.setattr(pipeline.Build, "compile", compile_while_registering)
+    monkeypatch.setattr(driver.Build, "compile", compile_while_registering)
     g = grad(_calls_wrapped)
     x = np.array([1.0, 2.0])
     np.testing.assert_allclose(g(x), [4, 4])  # built from the source, as the build began
@@ -722,7 +722,8 @@ def test_a_new_parameter_at_a_freed_ones_address_builds_again(monkeypatch):
     # a cache key names the weights by id, and CPython reuses a freed object's address:
     # make every Parameter's id collide, as a reused address does
     Parameter = mindgrad.nn.Parameter
-    monkeypatch.setattr(mindgrad.api, "id", lambda o: 1 if isinstance(o, Parameter) else id(o),
+    monkeypatch.setattr(mindgrad.api.gradients, "id",
+                        lambda o: 1 if isinstance(o, Parameter) else id(o),
                         raising=False)
     net, x = _TwoWeights(), np.array([0.7, -1.3])
     unused = Parameter(np.array([1.0]), name="unused")

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import mindgrad
+from mindgrad.api.check import check_grads
+from mindgrad.compiler import emit
 from mindgrad.errors import UnsupportedSyntaxError
-from mindgrad.testing import check_grads
-from mindgrad.transform import emit
 
 # every character that str.splitlines() or Python's tokenizer reads as a line break
 LINE_BREAKS = ["\u2028", "\u2029", "\x0c", "\x0b", "\x85", "\x1c", "\x1d", "\x1e", "\r", "\n",

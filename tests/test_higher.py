@@ -354,9 +354,9 @@ def test_jacfwd_equals_jacrev():
 
 
 def test_generated_tangent_code_reads_like_the_primal():
-    from mindgrad.transform import pipeline
+    from mindgrad.compiler import driver
 
-    text = pipeline.run_forward(h_loop, (0,)).text
+    text = driver.run_forward(h_loop, (0,)).text
     assert "# tangent of: h = np.sin(h) * 0.7 + h * 0.3" in text
     assert "t_h" in text and "tape" not in text  # forward mode keeps no tape
 

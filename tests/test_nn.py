@@ -19,7 +19,7 @@ import pytest
 import mindgrad
 import mindgrad as ms
 from mindgrad import GradOperation, get_grad, grad, nn, ops, stop_gradient, value_and_grad
-from mindgrad.nn import Parameter, ParameterTuple
+from mindgrad.mindspore.nn import Parameter, ParameterTuple
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -1666,7 +1666,7 @@ class _Cube(nn.Cell):
         return x * x * x
 
 
-ACTIVATION_ORACLES = {  # NumPy formulas written out independently of mindgrad.nn
+ACTIVATION_ORACLES = {  # NumPy formulas written out independently of mindgrad.mindspore.nn
     "relu": lambda y: np.maximum(y, 0), "relu6": lambda y: np.clip(y, 0, 6),
     "tanh": np.tanh, "sigmoid": lambda y: 1 / (1 + np.exp(-y)),
     "gelu": lambda y: 0.5 * y * (1 + np.tanh(np.sqrt(2 / np.pi) * (y + 0.044715 * y ** 3))),

@@ -11,8 +11,8 @@ import pytest
 
 import mindgrad
 from mindgrad import rules
+from mindgrad.compiler.emit import unparse
 from mindgrad.rules import Rule, RuleError, slope
-from mindgrad.transform.emit import unparse
 
 
 def _all_rules():

@@ -1,4 +1,4 @@
-"""Each stage of the pipeline, source in, source out, through the modules in mindgrad.transform."""
+"""Each stage of the pipeline, source in, source out, through the modules in mindgrad.compiler."""
 
 import ast
 import functools
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import mindgrad
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler import driver, emit, fence, normalize, optimize, source
 from mindgrad.errors import NoSourceError, UnsupportedSyntaxError
-from mindgrad.transform import astutil as A
-from mindgrad.transform import emit, fence, normalize, optimize, pipeline, source
 
 HERE = os.path.realpath(__file__)
 
@@ -622,7 +622,7 @@ def with_callee(x, y):
 
 def _dumped(fn, positions=(0,)):
     lines = []
-    generated = pipeline.run(fn, positions, dump=lines.append)
+    generated = driver.run(fn, positions, dump=lines.append)
     headers = [line.splitlines()[0] for line in lines]
     stages = [(h.split()[2].rstrip(":"), h.split()[3]) for h in headers]
     return generated, lines, stages
@@ -631,7 +631,7 @@ def _dumped(fn, positions=(0,)):
 def test_pipeline_dumps_its_stages_in_order():
     _, lines, stages = _dumped(simple)
     names = [s for s, _ in stages]
-    order = [pipeline.STAGES.index(s) for s in names]
+    order = [driver.STAGES.index(s) for s in names]
     assert order == sorted(order)
     assert len(set(names)) == len(names)
     assert all(line.startswith("# ---- ") for line in lines)
@@ -639,7 +639,7 @@ def test_pipeline_dumps_its_stages_in_order():
 
 def test_pipeline_dumps_every_stage():
     _, _, stages = _dumped(simple)
-    assert [s for s, _ in stages] == list(pipeline.STAGES)
+    assert [s for s, _ in stages] == list(driver.STAGES)
 
 
 def test_pipeline_dumps_callee_stages_in_order_per_function():
@@ -668,7 +668,7 @@ def test_pipeline_dump_texts():
 
 
 def test_pipeline_generated_code_reads_well():
-    generated = pipeline.run(simple, (0,))
+    generated = driver.run(simple, (0,))
     assert generated.text.strip() == _text("""
         def grad_simple(x, y, *, sens):
             z = x * y
@@ -684,7 +684,7 @@ def test_pipeline_generated_code_reads_well():
 
 
 def test_generated_function_is_in_linecache():
-    generated = pipeline.run(with_callee, (0,))
+    generated = driver.run(with_callee, (0,))
     fn = generated.function
     assert fn.__code__.co_filename.startswith("<mindgrad")
     assert all(f.startswith("<mindgrad") for f in generated.files)
@@ -697,7 +697,7 @@ def test_grad_function_source_matches_the_pipeline():
     g = mindgrad.grad(simple)
     x, y = np.ones(2), np.ones(2)
     assert g.source(x, y) == mindgrad.source(g, x, y)
-    assert g.source(x, y).strip() == pipeline.run(simple, (0,)).text.strip()
+    assert g.source(x, y).strip() == driver.run(simple, (0,)).text.strip()
     assert "# ---- normalize: simple ----" in g.stages(x, y)
 
 

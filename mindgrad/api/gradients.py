@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from mindgrad import cache, runtime
-from mindgrad.transform import expansions, pipeline
+from mindgrad import runtime
+from mindgrad.compiler import cache, driver, expansions, objects
 
-__all__ = ["GradOperation", "get_grad", "grad", "source", "stop_gradient", "value_and_grad"]
+__all__ = ["GradFunction", "get_grad", "grad", "source", "stop_gradient", "value_and_grad"]
 
 
 # ----- argument checks ------------------------------------------------------------------------
@@ -79,9 +79,7 @@ _PLAIN = (float, int, bool, complex, str, bytes, type(None))
 
 
 def _computes_like_ndarray(cls) -> bool:
-    from mindgrad.nn import Parameter
-
-    if issubclass(cls, Parameter):
+    if objects.is_weight_class(cls):
         return True  # results of computing with it are plain arrays (Parameter.__array_wrap__)
     return all(getattr(cls, name, None) is getattr(np.ndarray, name) for name in _ARRAY_SEMANTICS)
 
@@ -146,15 +144,13 @@ def _leaves(value):
 def _weights(weights):
     """(list of Parameters, whether the result is bare): a single Parameter gives a bare
     gradient; a list or tuple (ParameterTuple included) always a tuple."""
-    from mindgrad.nn import Parameter
-
     if weights is None:
         return [], False
-    if isinstance(weights, Parameter):
+    if objects.is_weight(weights):
         return [weights], True
     if isinstance(weights, (list, tuple)):
         for i, w in enumerate(weights):
-            if not isinstance(w, Parameter):
+            if not objects.is_weight(w):
                 raise TypeError(f"`weights` must hold Parameters, but element {i} is a "
                                 f"{type(w).__name__}")
         return list(weights), False
@@ -166,7 +162,7 @@ class GradFunction:
     """What ``grad`` and ``value_and_grad`` return: call it like ``fn``.
 
     ``.source(*args)`` gives the generated adjoint for those arguments' kinds;
-    ``.stages(*args)`` the source after every stage of the pipeline.
+    ``.stages(*args)`` the source after every stage of the driver.
     """
 
     def __init__(self, fn, positions, weights, has_aux, return_ids, sens_param, with_value):
@@ -205,7 +201,7 @@ class GradFunction:
         fn = self.fn
         # grad of grad, jacrev(jacrev(f)): differentiate the gradient's code, as Python
         fn = expansions.python_of(fn, args, len(args)) or fn
-        return pipeline.run(fn, self.positions, kinds=[cache.kind(a) for a in args],
+        return driver.run(fn, self.positions, kinds=[cache.kind(a) for a in args],
                             weights=self.weights, keywords=keywords)
 
     def gradients(self, args, kwargs, sens):
@@ -272,7 +268,7 @@ class GradFunction:
             if p >= len(args):
                 raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs")
         lines = []
-        pipeline.run(self.fn, self.positions, dump=lines.append,
+        driver.run(self.fn, self.positions, dump=lines.append,
                      kinds=[cache.kind(a) for a in args], weights=self.weights,
                      keywords=tuple(sorted(kwargs)))
         return "\n".join(lines)
@@ -308,9 +304,7 @@ def check_output(out, fn, has_aux):
 
 def _where(fn) -> str:
     """``file:line`` of the ``def`` of ``fn`` (a Cell's ``construct``), or ""."""
-    from mindgrad.nn import Cell
-
-    target = type(fn).construct if isinstance(fn, Cell) else fn
+    target = type(fn).construct if objects.is_module(fn) else fn
     while isinstance(target, functools.partial):
         target = target.func
     code = getattr(getattr(target, "__func__", target), "__code__", None)
@@ -318,9 +312,7 @@ def _where(fn) -> str:
 
 
 def _custom_bprop(fn) -> bool:
-    from mindgrad.nn import Cell
-
-    return isinstance(fn, Cell) and callable(getattr(fn, "bprop", None))
+    return objects.is_module(fn) and callable(getattr(fn, "bprop", None))
 
 
 def _call_bprop(cell, args, kwargs, sens, grad_fn):
@@ -404,53 +396,6 @@ def source(grad_fn: GradFunction, *args) -> str:
 def stop_gradient(value):
     """``value`` itself, through which no gradient flows."""
     return value
-
-
-class GradOperation:
-    """MindSpore's ``GradOperation(get_all=False, get_by_list=False, sens_param=False)``.
-
-    ``GradOperation(...)(fn[, weights])`` returns the gradient function: by default the gradient
-    of the first input (bare); ``get_all`` a tuple over all inputs (always a tuple);
-    ``get_by_list`` a tuple over ``weights``; both ``((inputs), (weights))``; ``sens_param``
-    takes the output sensitivity as the extra last argument.
-    """
-
-    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
-        _check_bool("get_all", get_all)
-        _check_bool("get_by_list", get_by_list)
-        _check_bool("sens_param", sens_param)
-        self.get_all = get_all
-        self.get_by_list = get_by_list
-        self.sens_param = sens_param
-
-    def __call__(self, fn, weights=None):
-        if self.get_by_list and weights is None:
-            raise ValueError("GradOperation(get_by_list=True) needs `weights`")
-        weight_list = list(_weights(weights)[0]) if self.get_by_list else []
-        op = self
-
-        def gradient_function(*args, **kwargs):
-            inputs = args[:-1] if op.sens_param else args
-            if op.get_all:
-                positions = tuple(range(len(inputs)))
-            elif op.get_by_list:
-                positions = ()
-            else:
-                positions = (0,)
-            inner = GradFunction(fn, positions, weight_list if op.get_by_list else None,
-                                 False, False, op.sens_param, False)
-            args, sens = inner._split_sens(args)
-            _, grads, wgrads = inner.gradients(args, kwargs, sens)
-            if op.get_all and op.get_by_list:
-                return grads, wgrads
-            if op.get_all:
-                return grads
-            if op.get_by_list:
-                return wgrads
-            return grads[0]
-
-        gradient_function.__name__ = "grad_" + getattr(fn, "__name__", type(fn).__name__)
-        return gradient_function
 
 
 expansions.register_gradient_maker(grad, value_and_grad)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gast
 
 from mindgrad import rules
-from mindgrad.transform import astutil as A
+from mindgrad.compiler import astutil as A
 
 NONDIFF_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides",
                            "flags", "__class__"})

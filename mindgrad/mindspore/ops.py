@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mindgrad.api import GradOperation, grad, stop_gradient, value_and_grad
+from mindgrad.api.gradients import grad, stop_gradient, value_and_grad
+from mindgrad.mindspore.grad_operation import GradOperation
 from mindgrad.rules import adjoint, d, tangent
 from mindgrad.rules.forward_operators import TangentTuple, broadcast_tangent, summable
 from mindgrad.runtime import is_zero, unbroadcast, unreduce, zero_tangent

@@ -17,8 +17,8 @@ import sys
 
 import gast
 
+from mindgrad.compiler import astutil as A
 from mindgrad.errors import UnsupportedSyntaxError
-from mindgrad.transform import astutil as A
 
 MAX_HEIGHT = 32  # expression levels a statement keeps; deeper parts become statements
 _STEP = MAX_HEIGHT // 2  # levels below the statement at which a part is moved out

@@ -17,9 +17,9 @@ import gast
 import numpy as np
 
 from mindgrad import runtime
+from mindgrad.compiler import astutil as A
 from mindgrad.rules import RuleError
 from mindgrad.rules.forward_operators import add_tangent, broadcast_tangent
-from mindgrad.transform import astutil as A
 
 
 def literal(value, bind):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mindgrad.compiler import objects
+
 __all__ = [
     "CELU",
     "ELU",
@@ -502,3 +504,6 @@ def get_activation(name, prim_name=None):
         raise ValueError(f"unknown activation {name!r}; mindgrad knows "
                          f"{', '.join(sorted(_ACTIVATIONS))}, or pass a Cell or a function")
     return cls()
+
+
+objects.register(module=Cell, module_list=CellList, weight=Parameter)

@@ -20,7 +20,7 @@ import weakref
 import astunparse
 import gast
 
-from mindgrad.transform import astutil as A
+from mindgrad.compiler import astutil as A
 
 _COMMENT = "__mindgrad_comment__:"
 

@@ -24,12 +24,12 @@ import inspect
 import gast
 
 from mindgrad import rules, runtime
+from mindgrad.compiler import activity, aliasing, expansions, objects, source
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler.emit import comment
+from mindgrad.compiler.expand import instantiate, literal
 from mindgrad.errors import Located, NoGradientRuleError, UnsupportedSyntaxError
 from mindgrad.rules import RuleError
-from mindgrad.transform import activity, aliasing, expansions, source
-from mindgrad.transform import astutil as A
-from mindgrad.transform.emit import comment
-from mindgrad.transform.inline import instantiate, literal
 
 _MISSING = object()
 _MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", "clear", "fill",
@@ -955,9 +955,7 @@ def no_attribute_rule(src, node, attr, message) -> str:
 
 
 def _is_cell(obj) -> bool:
-    from mindgrad.nn import Cell
-
-    return isinstance(obj, Cell)
+    return objects.is_module(obj)
 
 
 def _label(obj) -> str:
@@ -1042,7 +1040,7 @@ def _breaks(body) -> bool:
 
 
 def _has_code(stmts) -> bool:
-    from mindgrad.transform.emit import _COMMENT
+    from mindgrad.compiler.emit import _COMMENT
 
     for s in stmts:
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant) and \
@@ -1082,6 +1080,6 @@ def _has_slice(node) -> bool:
 
 
 def A_text(node) -> str:
-    from mindgrad.transform.emit import unparse
+    from mindgrad.compiler.emit import unparse
 
     return unparse([gast.Expr(value=node)]).strip()

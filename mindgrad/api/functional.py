@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from mindgrad import api, cache, runtime
-from mindgrad.api import GradFunction, _positions, grad
+from mindgrad import runtime
+from mindgrad.api import gradients as api
+from mindgrad.api.gradients import GradFunction, _positions, grad
+from mindgrad.compiler import cache, driver, emit, expansions
 from mindgrad.rules import nondifferentiable
-from mindgrad.transform import emit, expansions, pipeline
 
 __all__ = ["Jacobian", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
 
@@ -41,7 +42,7 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
     if args is None:  # called from code being transformed: no argument kinds to specialise on
         kinds = ("any", nargs)
         generated = cache.lookup(grad_fn.fn, ("any", grad_fn.positions, nargs), (),
-                                 lambda: pipeline.run(grad_fn.fn, grad_fn.positions, nargs=nargs))
+                                 lambda: driver.run(grad_fn.fn, grad_fn.positions, nargs=nargs))
     else:
         args = args[:-1] if grad_fn.sens_param else args
         kinds = tuple(cache.kind(a) for a in args)
@@ -86,7 +87,7 @@ def _tangent_code(fn, positions, nargs):
     """The generated tangent code of ``fn`` for any argument kinds, from the cache."""
     target = as_python(fn, None, nargs) if isinstance(fn, GradFunction) else fn
     return cache.lookup(target, ("tangent", positions, nargs), (),
-                        lambda: pipeline.run_forward(target, positions, nargs=nargs))
+                        lambda: driver.run_forward(target, positions, nargs=nargs))
 
 
 def _tangent_wrapper(generated, positions, nargs):
@@ -140,7 +141,7 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
 
     def build():
         api.check_argument_types(inputs)
-        return pipeline.run_forward(target, positions, nargs=len(inputs))
+        return driver.run_forward(target, positions, nargs=len(inputs))
 
     generated = cache.lookup(target, ("jvp", positions), inputs, build)
     head = () if generated.bound is None else (generated.bound,)
@@ -264,7 +265,7 @@ def _build_split(fn, inputs, weights):
     # the argument kinds are part of the cache key, so checking them on a miss suffices
     for p, value in enumerate(inputs):
         api._check_differentiable(p, value)
-    return pipeline.run(fn, tuple(range(len(inputs))), kinds=[cache.kind(a) for a in inputs],
+    return driver.run(fn, tuple(range(len(inputs))), kinds=[cache.kind(a) for a in inputs],
                         weights=weights, split=True)
 
 

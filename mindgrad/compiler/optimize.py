@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import gast
 
-from mindgrad.transform import astutil as A
-from mindgrad.transform.emit import _COMMENT
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler.emit import _COMMENT
 
 _IMPURE_METHODS = frozenset({"pop", "append"})
 

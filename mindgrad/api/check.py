@@ -116,8 +116,8 @@ def check_grads(fn, args, grad_position=None, kwargs=None, eps=1e-6, rtol=1e-5, 
 
 def _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions, rng, mode,
                        label="order 1"):
-    from mindgrad.api import grad
-    from mindgrad.higher import jvp
+    from mindgrad.api.functional import jvp
+    from mindgrad.api.gradients import grad
 
     out = fn(*args, **kwargs)
     u = _random_like(out, rng)
@@ -214,7 +214,7 @@ def _nested(fn, args, position, kwargs, inner, rng):
     """``s(x) = sum(u * grad(inner)(x))`` as a Python function with source (so it can be
     differentiated again), where ``inner`` starts as ``sum(u * fn(x))``. The source holds
     only names: every value it uses is bound in its namespace."""
-    from mindgrad.api import grad
+    from mindgrad.api.gradients import grad
 
     params = ", ".join(f"x{i}" for i in range(len(args)))
     if inner is None:

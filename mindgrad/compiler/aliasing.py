@@ -26,7 +26,7 @@ import gast
 import numpy as np
 
 from mindgrad import rules
-from mindgrad.transform import astutil as A
+from mindgrad.compiler import astutil as A
 
 _VIEW_ATTRS = frozenset({"T", "mT", "real", "imag", "flat", "base"})
 _VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "view", "squeeze", "swapaxes",

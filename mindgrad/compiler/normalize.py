@@ -23,9 +23,9 @@ from __future__ import annotations
 import gast
 
 from mindgrad import runtime
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler import expansions, source
 from mindgrad.errors import Located
-from mindgrad.transform import astutil as A
-from mindgrad.transform import expansions, source
 
 _OP_NAMES = {
     gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",

@@ -17,13 +17,11 @@ from __future__ import annotations
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.errors import Located, NoGradientRuleError, NoTangentRuleError
-from mindgrad.rules import RuleError
-from mindgrad.transform import activity
-from mindgrad.transform import astutil as A
-from mindgrad.transform.emit import comment
-from mindgrad.transform.inline import instantiate_tangent
-from mindgrad.transform.reverse import (
+from mindgrad.compiler import activity
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler.emit import comment
+from mindgrad.compiler.expand import instantiate_tangent
+from mindgrad.compiler.reverse import (
     _BINOPS,
     _UNARYOPS,
     A_text,
@@ -45,6 +43,8 @@ from mindgrad.transform.reverse import (
     user_code,
     without_receiver,
 )
+from mindgrad.errors import Located, NoGradientRuleError, NoTangentRuleError
+from mindgrad.rules import RuleError
 
 
 class Forward(Located, Bindings, ShapeTokens):
@@ -362,7 +362,7 @@ class Forward(Located, Bindings, ShapeTokens):
 
 
 def _index_value(gen, index):
-    from mindgrad.transform.reverse import _as_load, _has_slice
+    from mindgrad.compiler.reverse import _as_load, _has_slice
 
     index = _as_load(A.clone(index))
     if not _has_slice(index):

@@ -3,7 +3,7 @@
     source -> fence -> normalize -> activity -> reverse -> optimize -> emit -> compile
 
 ``run(fn, spec, dump=print)`` prints the source after each stage. The caching of what ``run``
-returns is ``mindgrad.cache``'s business.
+returns is ``mindgrad.compiler.cache``'s business.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import weakref
 import gast
 import numpy as np
 
-from mindgrad import cache, runtime
-from mindgrad.transform import astutil as A
-from mindgrad.transform import emit, fence, normalize, optimize, reverse, source
-from mindgrad.transform.source import unbind
+from mindgrad import runtime
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler import cache, emit, fence, normalize, objects, optimize, reverse, source
+from mindgrad.compiler.source import unbind
 
 STAGES = ("source", "fence", "normalize", "activity", "reverse", "optimize", "emit", "compile")
 # forward mode (jvp) runs "forward" where reverse mode runs "reverse"
@@ -75,7 +75,7 @@ class Build:
         # a user's call reaches: it takes the user function's defaults) or "tangent" (a
         # callee's tangent function, with the user function's keyword defaults)
         self.roles = {}
-        # (where, root, path, object): what the result depends on (see mindgrad.cache). The
+        # (where, root, path, object): what the result depends on (see mindgrad.compiler.cache). The
         # weights asked for come first: a cache key names them by id, so the entry must die
         # with them, or a new Parameter at a freed one's address would find it
         self.dependencies = [("object", w, (), w) for w in self.weights]
@@ -126,14 +126,12 @@ class Build:
         which gradient the code gives (``net.a, net.b = net.b, net.a`` builds fresh code)."""
         if not self.weights:
             return {}
-        from mindgrad.nn import Parameter
-
         local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
         found, depended = {}, self._parameter_reads.setdefault(id(src), set())
         for node in A.walk(fdef):
             if isinstance(node, (gast.Name, gast.Attribute)) and isinstance(node.ctx, gast.Load):
                 obj = source.static_value(src, node, local_names)
-                if not isinstance(obj, Parameter):
+                if not objects.is_weight(obj):
                     continue
                 path = source.dotted(node)
                 if path not in depended:
@@ -427,7 +425,7 @@ class Build:
     def forward_function(self, fn, obj, active, name, entry=False, shape=(0, ()),
                          arguments_shared=False):
         """The tangent function ``name(params..., t_<active>...) -> (result, tangent)``."""
-        from mindgrad.transform import forward
+        from mindgrad.compiler import forward
 
         src, fdef, taken = self.parse(fn, obj, shape)
         names = A.NameGen(taken | {name})
@@ -603,7 +601,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     input gradients then the weights' (a bare value when there is one): what ``vjp`` runs, the
     forward pass once.
     """
-    from mindgrad.transform.activity import is_scalar_kind
+    from mindgrad.compiler.activity import is_scalar_kind
 
     build = Build(dump, weights)
     function, obj = unbind(fn)

@@ -22,8 +22,8 @@ import weakref
 import gast
 import numpy as np
 
+from mindgrad.compiler import depth, objects
 from mindgrad.errors import NoSourceError
-from mindgrad.transform import depth
 
 MISSING = _MISSING = object()
 
@@ -121,9 +121,7 @@ def static_value(src, node, local_names):
 
 
 def _is_cell_list(obj) -> bool:
-    from mindgrad.nn import CellList
-
-    return isinstance(obj, CellList)
+    return objects.is_module_list(obj)
 
 
 def static_sequence(src, node, local_names):
@@ -460,9 +458,7 @@ def unbind(fn):
     """``(function to transform, the object bound to its first parameter or None)``."""
     import types
 
-    from mindgrad.nn import Cell
-
-    if isinstance(fn, Cell):
+    if objects.is_module(fn):
         return type(fn).construct, fn
     if isinstance(fn, types.MethodType):
         return fn.__func__, fn.__self__

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import gast
 
+from mindgrad.compiler import astutil as A
 from mindgrad.errors import UnsupportedSyntaxError
-from mindgrad.transform import astutil as A
 
 _REJECTED = {
     gast.Try: "try/except is not supported in a differentiated function; move the error "

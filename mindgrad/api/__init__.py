@@ -1,0 +1,17 @@
+"""The user's API: ``grad``/``value_and_grad`` (``gradients``), ``jvp``, ``vjp``, ``jacfwd``,
+``jacrev``, ``hessian`` (``functional``) and ``check_grads`` (``check``). It builds on the
+compiler and registers into it how calls of ``grad``/``jvp`` inside differentiated code expand."""
+
+from mindgrad.api.check import check_grads
+from mindgrad.api.functional import hessian, jacfwd, jacrev, jvp, vjp
+from mindgrad.api.gradients import (
+    GradFunction,
+    get_grad,
+    grad,
+    source,
+    stop_gradient,
+    value_and_grad,
+)
+
+__all__ = ["GradFunction", "check_grads", "get_grad", "grad", "hessian", "jacfwd", "jacrev", "jvp",
+           "source", "stop_gradient", "value_and_grad", "vjp"]

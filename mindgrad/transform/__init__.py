@@ -1,1 +1,0 @@
-"""The source-to-source transformation, one module per stage; ``pipeline.STAGES`` orders them."""
