@@ -12,7 +12,7 @@ import pytest
 import mindgrad
 from mindgrad import rules
 from mindgrad.compiler.emit import unparse
-from mindgrad.rules import Rule, RuleError, slope
+from mindgrad.rules import Rule, RuleError, d, slope
 
 
 def _all_rules():
@@ -194,3 +194,57 @@ def test_a_derived_rule_runs_directly_before_any_other_use():
     x = np.array([0.2, -1.1])
     _, vjp = rules.vjp_of(np.tanh, x)
     np.testing.assert_allclose(vjp(np.ones(2))[0], 1.0 - np.tanh(x) ** 2, rtol=1e-12)
+
+
+def _shift(a, k, scale=1.0):
+    return scale * np.roll(a, k)
+
+
+def _bilinear(a, b):
+    return np.outer(a, b)
+
+
+def test_linear_derives_the_tangent_from_the_signature():
+    @rules.linear(_shift)
+    @rules.adjoint(_shift)
+    def _(out, a, k, scale=1.0):
+        d[a] = scale * np.roll(d[out], -k)
+
+    @rules.linear(_bilinear, wrt=("a", "b"))
+    @rules.adjoint(_bilinear)
+    def _(out, a, b):
+        d[a] = d[out] @ b
+        d[b] = a @ d[out]
+
+    try:
+        assert unparse(rules.lookup_tangent(_shift).body).strip() == \
+            "d[out] = _shift(d[a], k, scale)"
+        assert unparse(rules.lookup_tangent(_bilinear).body).strip().splitlines() == \
+            ["d[out] = _bilinear(d[a], b)", "d[out] = _bilinear(a, d[b])"]
+        a, b = np.array([0.3, -1.2, 2.0]), np.array([0.7, 1.1])
+        _, tangent = mindgrad.jvp(lambda u: _shift(u, 1, 2.5), (a,), (np.array([1.0, 2, 3]),))
+        np.testing.assert_allclose(tangent, 2.5 * np.array([3.0, 1, 2]))
+        _, tangent = mindgrad.jvp(_bilinear, (a, b), (np.ones(3), np.zeros(2)))
+        np.testing.assert_allclose(tangent, np.outer(np.ones(3), b))
+
+        def loss(u, v):
+            return np.sum(np.sin(_bilinear(_shift(u, 2, scale=0.5), v)))
+
+        mindgrad.check_grads(loss, (a, b), modes=("rev", "fwd"), order=2)
+    finally:
+        for fn in (_shift, _bilinear):
+            rules._RULES.pop(fn, None)
+            rules._TANGENTS.pop(fn, None)
+        rules._bump()
+
+
+def test_linear_refuses_a_parameter_the_template_lacks():
+    def f(a):
+        return a
+
+    def template(out, a):
+        d[a] = d[out]
+
+    with pytest.raises(rules.RuleError, match="names 'b', which is not a parameter"):
+        rules.linear(f, wrt="b")(template)
+    assert rules.lookup_tangent(f) is None  # nothing half-registered

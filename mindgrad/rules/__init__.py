@@ -37,6 +37,9 @@ __all__ = [
     "d",
     "elementwise",
     "is_nondifferentiable",
+    "linear",
+    "linear_attr",
+    "linear_method",
     "jvp_of",
     "lookup",
     "lookup_attr",
@@ -119,11 +122,13 @@ class Rule:
     _PARSED = frozenset({"out", "signature", "params", "varargs", "globals", "body",
                          "differentiates", "_fdef"})
 
-    def __init__(self, key, template, kind="adjoint", lazy=False, from_slopes=False):
+    def __init__(self, key, template, kind="adjoint", lazy=False, from_slopes=False,
+                 linear_in=None):
         self.kind = kind
         self.key = key
         self.template = template
         self.from_slopes = from_slopes  # an @elementwise template: the body is derived
+        self.linear_in = linear_in  # a @linear tangent: d[out] = key(..., d[p], ...) per p
         self.name = getattr(key, "__name__", None) or \
             (key[1] if isinstance(key, tuple) else str(key))
         if not lazy:
@@ -163,12 +168,16 @@ class Rule:
         self.params = [p.name for p in params[1:]]
         self.varargs = {p.name for p in params[1:] if p.kind is p.VAR_POSITIONAL}
         self.globals = template.__globals__
+        if self.linear_in is not None:
+            self.globals = dict(self.globals)  # the derived body may name the function
         body = fdef.body
         if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
             body = body[1:]  # docstring
         self.body = [_MarkerNames(self.globals).visit(stmt) for stmt in body]
         if self.from_slopes:
             self.body = _from_slopes(self.body, self.kind, self.out, self.name)
+        elif self.linear_in is not None:
+            self.body = _linear_body(self, params[1:])
         self.differentiates = set()
         self._validate()
 
@@ -176,7 +185,7 @@ class Rule:
     def runnable(self):
         """The template as a function ``vjp_of``/``jvp_of`` run: for an ``@elementwise`` one,
         its derived body compiled (``d[x] = d[out] * slope``), else the template itself."""
-        if not self.from_slopes:
+        if not (self.from_slopes or self.linear_in is not None):
             return self.template
         fields = {"name": "_", "args": self._fdef.args, "body": self.body,
                   "decorator_list": [], "returns": None, "type_comment": None,
@@ -200,6 +209,11 @@ class Rule:
         body = types.FunctionType(fn.__code__, env, "rule", fn.__defaults__, fn.__closure__)
         body.__kwdefaults__ = fn.__kwdefaults__
         return body
+
+    @property
+    def derived(self) -> bool:
+        """Whether the body is derived (``@elementwise``, ``@linear``), not written by hand."""
+        return self.from_slopes or self.linear_in is not None
 
     def _validate(self):
         if self.kind == "tangent":
@@ -413,6 +427,112 @@ def _register(keys, template, kind="adjoint", from_slopes=False):
             _NONDIFF.discard(_key(key))
     _bump()
     return template
+
+
+def _callee(rule):
+    """An expression naming the function ``rule`` is for, as the template's module would write
+    it: ``np.reshape`` where the module has ``np``, the function's own name where it has that,
+    else a name added to the rule's namespace."""
+    fn = rule.key
+    name = getattr(fn, "__name__", None)
+    if isinstance(name, str) and name.isidentifier():
+        for module_name, module in sorted(rule.globals.items()):
+            if isinstance(module, types.ModuleType) and getattr(module, name, None) is fn:
+                return gast.Attribute(value=_name(module_name), attr=name, ctx=gast.Load())
+        if rule.globals.get(name) is fn:
+            return _name(name)
+    alias = f"{name if isinstance(name, str) and name.isidentifier() else 'linear_fn'}_"
+    rule.globals[alias] = fn
+    return _name(alias)
+
+
+def _name(ident):
+    return gast.Name(id=ident, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _linear_body(rule, params):
+    """``d[out] = f(..., d[p], ...)`` for each parameter ``p`` a ``@linear`` rule is linear in:
+    the function applied to the tangent, its other arguments as the call gave them (positional
+    parameters by position, keyword-only ones by keyword; defaults are dropped when the
+    template is expanded). An array method applies to the receiver's tangent
+    (``d[a].ravel(order)``), an attribute reads it (``d[x].T``)."""
+    kinds = inspect.Parameter
+    names = [p.name for p in params]
+    for p in rule.linear_in:
+        if p not in names:
+            raise RuleError(f"the linear rule for {rule.name} names {p!r}, which is not a "
+                            f"parameter of its template")
+    if any(p.kind in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD) for p in params
+           if p.name in rule.linear_in):
+        raise RuleError(f"the linear rule for {rule.name}: a *args or **kwargs parameter needs "
+                        "a hand-written tangent")
+    body = []
+    for wrt in rule.linear_in:
+        def arg(p, wrt=wrt):
+            return _d_load(p.name) if p.name == wrt else _name(p.name)
+
+        if isinstance(rule.key, tuple) and rule.key[0] == "attr":
+            call = gast.Attribute(value=arg(params[0]), attr=rule.key[1], ctx=gast.Load())
+        else:
+            rest = params
+            if isinstance(rule.key, tuple):  # a method: the receiver is the first parameter
+                func = gast.Attribute(value=arg(params[0]), attr=rule.key[1], ctx=gast.Load())
+                rest = params[1:]
+            else:
+                func = _callee(rule)
+            args = [arg(p) if p.kind is not kinds.VAR_POSITIONAL else
+                    gast.Starred(value=arg(p), ctx=gast.Load())
+                    for p in rest if p.kind in (kinds.POSITIONAL_ONLY,
+                                                kinds.POSITIONAL_OR_KEYWORD,
+                                                kinds.VAR_POSITIONAL)]
+            keywords = [gast.keyword(arg=p.name, value=arg(p)) for p in rest
+                        if p.kind is kinds.KEYWORD_ONLY]
+            keywords += [gast.keyword(arg=None, value=_name(p.name)) for p in rest
+                         if p.kind is kinds.VAR_KEYWORD]
+            call = gast.Call(func=func, args=args, keywords=keywords)
+        body.append(_d_assign(rule.out, call))
+    return body
+
+
+def linear(*fns, wrt=None):
+    """Derive the tangent of functions linear in some of their arguments from a template's
+    signature: the function applied to the tangent. Stack it on the hand-written adjoint::
+
+        @linear(np.reshape)                  # d[out] = np.reshape(d[a], shape, order)
+        @adjoint(np.reshape)
+        def _(out, a, shape=None, order="C", *, copy=None):
+            d[a] = np.reshape(d[out], np.shape(a))
+
+    ``wrt`` names the parameters the function is linear in (the first one by default); naming
+    several makes it multilinear, one term per parameter: ``@linear(np.dot, wrt=("a", "b"))``
+    gives ``d[out] = np.dot(d[a], b)`` and ``d[out] = np.dot(a, d[b])``. Keys made by
+    ``adjoint_method``/``adjoint_attr`` names work too: ``linear(("method", "ravel"))``.
+    """
+    if not fns:
+        raise TypeError("linear() needs at least one function to register a rule for")
+    if isinstance(wrt, str):
+        wrt = (wrt,)
+
+    def decorate(template):
+        params = list(inspect.signature(template).parameters)[1:]
+        names = tuple(wrt) if wrt is not None else tuple(params[:1])
+        lazy = getattr(template, "__module__", "").startswith("mindgrad.")
+        for key in fns:
+            _TANGENTS[_key(key)] = Rule(key, template, "tangent", lazy=lazy, linear_in=names)
+        _bump()
+        return template
+
+    return decorate
+
+
+def linear_method(*names, wrt=None):
+    """``@linear`` for the array methods ``names`` (the receiver follows ``out``)."""
+    return linear(*(("method", n) for n in names), wrt=wrt)
+
+
+def linear_attr(*names):
+    """``@linear`` for the array attributes ``names`` (``x.T``)."""
+    return linear(*(("attr", n) for n in names))
 
 
 def tangent(*fns):
