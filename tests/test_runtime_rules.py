@@ -11,8 +11,8 @@ from mindgrad.rules import methods as me
 from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules import runtime_rules, vjp_of
-from mindgrad.rules.forward_operators import TangentList, TangentTuple
 from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.runtime.tangents import TangentList, TangentTuple
 
 RNG = np.random.default_rng(3)
 

@@ -32,8 +32,8 @@ from mindgrad.rules import numpy_reductions as nr
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules import operators as op_rules
 from mindgrad.rules import runtime_rules as rr
-from mindgrad.rules.forward_operators import TangentList, TangentTuple
 from mindgrad.runtime import is_zero
+from mindgrad.runtime.tangents import TangentList, TangentTuple
 
 RNG = np.random.default_rng(20240611)
 EPS = 1e-6

@@ -19,7 +19,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.rules import RuleError
-from mindgrad.rules.forward_operators import add_tangent, broadcast_tangent
+from mindgrad.runtime.tangents import add_tangent, broadcast_tangent
 
 
 def literal(value, bind):

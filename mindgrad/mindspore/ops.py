@@ -13,8 +13,8 @@ import numpy as np
 from mindgrad.api.gradients import grad, stop_gradient, value_and_grad
 from mindgrad.mindspore.grad_operation import GradOperation
 from mindgrad.rules import adjoint, d, tangent
-from mindgrad.rules.forward_operators import TangentTuple, broadcast_tangent, summable
 from mindgrad.runtime import is_zero, unbroadcast, unreduce, zero_tangent
+from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, summable
 
 __all__ = [
     "Add",

@@ -4,13 +4,8 @@ import builtins
 import math
 
 from mindgrad.rules import d, tangent
-from mindgrad.rules.forward_operators import (
-    TangentList,
-    TangentTuple,
-    broadcast_tangent,
-    zero_tangent,
-)
 from mindgrad.runtime import is_zero
+from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
 # ----- builtins ----------------------------------------------------------------------------
 
@@ -28,7 +23,7 @@ def sum_tangent(ts, out):
         if not is_zero(t):
             total = total + t
     if is_zero(total):
-        return zero_tangent(out)
+        return zero_tangent_of(out)
     return broadcast_tangent(total, out)
 
 
@@ -43,11 +38,11 @@ def select_tangent(ts, out, args):
     items = args[0] if len(args) == 1 else args
     ts = ts[0] if len(args) == 1 else ts
     if is_zero(ts):
-        return zero_tangent(out)
+        return zero_tangent_of(out)
     for v, t in zip(items, ts):
         if v is out or v == out:
-            return zero_tangent(out) if is_zero(t) else t
-    return zero_tangent(out)
+            return zero_tangent_of(out) if is_zero(t) else t
+    return zero_tangent_of(out)
 
 
 @tangent(builtins.max, builtins.min)

@@ -22,10 +22,10 @@ from mindgrad.rules.forward_numpy_reductions import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.rules.forward_operators import TangentList
 from mindgrad.rules.methods import method_transpose_axes
 from mindgrad.rules.numpy_elementwise import clip_bounds
 from mindgrad.runtime import is_zero
+from mindgrad.runtime.tangents import TangentList
 
 # ----- reductions --------------------------------------------------------------------------
 

@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 from mindgrad.rules import d, tangent
-from mindgrad.rules.forward_operators import broadcast_tangent, float_dtype
 from mindgrad.rules.numpy_elementwise import (
     abs_slope,
     clip_bounds,
@@ -21,6 +20,7 @@ from mindgrad.rules.numpy_elementwise import (
     maximum_grad,
     sinc_grad,
 )
+from mindgrad.runtime.tangents import broadcast_tangent, float_dtype
 
 # ----- exponentials and logarithms ---------------------------------------------------------
 

@@ -10,7 +10,6 @@ import numpy as np
 
 from mindgrad.rules import d, tangent, tangent_method
 from mindgrad.rules.forward_numpy_reductions import as_dtype_of
-from mindgrad.rules.forward_operators import TangentTuple, float_dtype
 from mindgrad.rules.numpy_linalg import (
     einsum_list,
     full_matrices_message,
@@ -20,6 +19,7 @@ from mindgrad.rules.numpy_linalg import (
     swap_last_axes,
 )
 from mindgrad.runtime import is_zero
+from mindgrad.runtime.tangents import TangentTuple, float_dtype
 
 # ----- dot, inner, outer, vdot, vecdot -----------------------------------------------------
 

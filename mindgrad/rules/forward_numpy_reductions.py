@@ -8,7 +8,6 @@ output's dtype.
 import numpy as np
 
 from mindgrad.rules import d, tangent, tangent_method
-from mindgrad.rules.forward_operators import TangentTuple, broadcast_tangent, float_dtype
 from mindgrad.rules.numpy_reductions import (
     average_weights,
     extremum_grad,
@@ -18,6 +17,7 @@ from mindgrad.rules.numpy_reductions import (
     reduced_count,
 )
 from mindgrad.runtime import is_zero
+from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, float_dtype
 
 
 def as_dtype_of(t, out):

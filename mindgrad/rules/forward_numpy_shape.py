@@ -9,9 +9,9 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, tangent, tangent_attr, tangent_method
 from mindgrad.rules import numpy_shape as ns
-from mindgrad.rules.forward_operators import TangentTuple, float_dtype
 from mindgrad.rules.nondiff import draw_tangent
 from mindgrad.runtime import is_zero
+from mindgrad.runtime.tangents import TangentTuple, float_dtype
 
 # ----- reshaping ---------------------------------------------------------------------------
 

@@ -29,13 +29,6 @@ from mindgrad.rules import operators as op_rules
 from mindgrad.rules import runtime_rules as rr
 from mindgrad.rules.forward_numpy_linalg import norm_axes
 from mindgrad.rules.forward_numpy_reductions import cumprod_tangent
-from mindgrad.rules.forward_operators import (
-    TangentList,
-    TangentTuple,
-    broadcast_tangent,
-    summable,
-    zero_tangent,
-)
 from mindgrad.runtime import (
     add_at,
     as_grad,
@@ -46,6 +39,13 @@ from mindgrad.runtime import (
     setitem_grad,
     unbroadcast,
     unreduce,
+)
+from mindgrad.runtime.tangents import (
+    TangentList,
+    TangentTuple,
+    broadcast_tangent,
+    summable,
+    zero_tangent_of,
 )
 
 # ----- mindgrad.runtime --------------------------------------------------------------------
@@ -268,7 +268,7 @@ def _(out, g, a, lo, hi):
 def clip_bounds_tangent(t, position, chosen, out):
     """Tangent of ``clip_bounds(...) = (lo, hi)`` from one bound: ``t`` at its ``position`` if
     that bound was the one ``chosen``."""
-    parts = [zero_tangent(out[0]), zero_tangent(out[1])]
+    parts = [zero_tangent_of(out[0]), zero_tangent_of(out[1])]
     if chosen:
         parts[position] = t
     return TangentTuple(parts)
@@ -689,7 +689,7 @@ def einsum_grads_tangent(g, subscripts, operands, ts):
         grads = nl.einsum_grads(g, subscripts, tuple(replaced))
         total = [tk if k == j else runtime.add(tk, gk)
                  for k, (tk, gk) in enumerate(zip(total, grads))]
-    return TangentTuple(zero_tangent(x) if is_zero(tk) else tk for tk, x in zip(total, operands))
+    return TangentTuple(zero_tangent_of(x) if is_zero(tk) else tk for tk, x in zip(total, operands))
 
 
 @tangent(nl.einsum_grads)

@@ -9,9 +9,9 @@ from mindgrad.rules import methods as me
 from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.builtins_math import sequence_grad
-from mindgrad.rules.forward_operators import TangentList, TangentTuple
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.runtime.tangents import TangentList, TangentTuple
 
 # the output sensitivity (ones), gradient buffers, zero and dtype tests are constants; helpers
 # read dtypes and shapes through getattr/hasattr

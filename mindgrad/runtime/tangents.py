@@ -1,0 +1,102 @@
+"""Helpers that generated forward-mode (tangent) code calls.
+
+Tangents of lists, tuples and dicts that several statements contribute to are built as
+``TangentList``/``TangentTuple``/``TangentDict``, which add element by element under ``+``
+(plain lists and tuples would concatenate). ``broadcast_tangent`` and ``add_tangent`` give an
+input's tangent the shape of the output it contributes to.
+"""
+
+import numpy as np
+
+from mindgrad.runtime import add, is_zero
+
+
+class TangentList(list):
+    """A list of tangents that ``+`` adds element by element (0 is the zero tangent)."""
+
+    def __add__(self, other):
+        if is_zero(other):
+            return self
+        return TangentList(add(a, b) for a, b in zip(self, other))
+
+    __radd__ = __add__
+
+
+class TangentTuple(tuple):
+    """A tuple of tangents that ``+`` adds element by element (0 is the zero tangent)."""
+
+    def __add__(self, other):
+        if is_zero(other):
+            return self
+        return TangentTuple(add(a, b) for a, b in zip(self, other))
+
+    __radd__ = __add__
+
+
+class TangentDict(dict):
+    """A dict of tangents that ``+`` merges, adding the values of common keys."""
+
+    def __add__(self, other):
+        if is_zero(other):
+            return self
+        return TangentDict(add(dict(self), dict(other)))
+
+    __radd__ = __add__
+
+
+def summable(t):
+    """``t`` with lists, tuples and dicts made to add element by element under ``+``."""
+    if isinstance(t, dict) and not isinstance(t, TangentDict):
+        return TangentDict(t)
+    if isinstance(t, tuple) and not isinstance(t, TangentTuple):
+        return TangentTuple(t)
+    if isinstance(t, list) and not isinstance(t, TangentList):
+        return TangentList(t)
+    return t
+
+
+def float_dtype(value):
+    """The dtype a tangent of ``value`` has: its own if floating or complex, else float64."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and dtype.kind in "fc":
+        return dtype
+    if isinstance(value, complex):
+        return np.dtype(complex)
+    return np.dtype(np.float64)
+
+
+def zero_tangent_of(out):
+    """The zero tangent of ``out`` with its shape and type (a structure for lists/tuples)."""
+    if isinstance(out, (list, tuple)):
+        return type(out)(zero_tangent_of(o) for o in out)
+    if isinstance(out, np.ndarray):
+        return np.zeros(out.shape, float_dtype(out))
+    if isinstance(out, np.generic):
+        return float_dtype(out).type(0)
+    if isinstance(out, complex):
+        return 0j
+    return 0.0
+
+
+def broadcast_tangent(t, out):
+    """The tangent ``t`` of an input broadcast to the shape (and float dtype) of ``out``."""
+    shape = np.shape(out)
+    if np.shape(t) == shape:
+        if isinstance(out, np.ndarray) and isinstance(t, np.ndarray) and \
+                t.dtype != out.dtype and out.dtype.kind in "fc":
+            return t.astype(out.dtype)
+        return t
+    dtype = float_dtype(out) if isinstance(out, (np.ndarray, np.generic)) else \
+        np.result_type(t, 1.0)
+    return np.broadcast_to(np.asarray(t), shape).astype(dtype)
+
+
+def add_tangent(t, out, head, tail):
+    """Tangent of one operand of ``x + y``: broadcast to ``out`` for numbers and arrays; for a
+    concatenation of sequences, the operand's tangents with zeros for the ``head`` before and
+    the ``tail`` after it."""
+    if isinstance(out, (list, tuple)):
+        items = [0] * len(head) + [0] * len(tail)
+        items[len(head):len(head)] = list(t)
+        return TangentList(items) if isinstance(out, list) else TangentTuple(items)
+    return broadcast_tangent(t, out)
