@@ -1,14 +1,16 @@
-"""mindgrad's own rules: importing this module registers every topic module, in order.
+"""mindgrad's own rules: importing this module registers every topic module of the package.
 
-The registry (``mindgrad.rules``) imports none of them; they import it. A topic module that
-fails to import fails ``import mindgrad`` loudly.
+The registry (``mindgrad.rules``) imports none of them; they import it. Every module of the
+package is a topic module (sorted by name, so the order is fixed); one that fails to import
+fails ``import mindgrad`` loudly.
 """
 
 import importlib
+import pkgutil
 
-for _name in ("builtins_math", "operators", "numpy_elementwise", "numpy_reductions",
-              "numpy_shape", "numpy_linalg", "methods", "nondiff", "forward_operators",
-              "forward_builtins_math", "forward_numpy_elementwise", "forward_numpy_reductions",
-              "forward_numpy_shape", "forward_numpy_linalg", "forward_methods", "forward_runtime",
-              "runtime_rules"):
+import mindgrad.rules as _package
+
+TOPICS = sorted(m.name for m in pkgutil.iter_modules(_package.__path__) if m.name != "builtin")
+
+for _name in TOPICS:
     importlib.import_module(f"mindgrad.rules.{_name}")
