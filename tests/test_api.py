@@ -675,3 +675,42 @@ def test_non_float_parts_of_a_mixed_output_are_still_ignored():
     check(grad(_returns_a_float_and_labels)(X()), [2, 4])
     with pytest.raises(TypeError, match="holds no float"):
         grad(lambda x: ("aux", x * 2.0), has_aux=True)(X())
+
+
+# ----- errors that name the user's function and say what to do -----------------------------
+
+
+def _two(x, y=2.0):
+    return np.sum(x * x * y)
+
+
+def test_a_wrong_argument_count_names_the_function_not_generated_code():
+    with pytest.raises(TypeError, match=r"^_two\(\): too many positional arguments") as info:
+        grad(_two)(np.ones(3), 1.0, 3.0)
+    assert "mindgrad" not in str(info.value) and "<locals>" not in str(info.value)
+
+
+def test_an_input_given_by_keyword_says_to_pass_it_positionally():
+    with pytest.raises(IndexError, match="'x', given by keyword.*pass x positionally"):
+        grad(_two)(x=np.ones(3))
+
+
+def test_sens_param_without_a_sens_says_what_the_call_takes():
+    op = mindgrad.GradOperation(sens_param=True)
+    with pytest.raises(IndexError, match="sens_param=True: call the gradient function with "
+                                         "_two's inputs and then the output sensitivity"):
+        op(_two)(np.ones(3))
+    np.testing.assert_allclose(op(_two)(np.ones(3), 1.0), 4.0 * np.ones(3))
+
+
+def test_source_without_example_arguments_asks_for_them():
+    with pytest.raises(TypeError, match=r"needs _two's arguments.*source\(grad_fn, x\)"):
+        mindgrad.source(grad(_two))
+
+
+def test_check_grads_returns_the_gradients_grad_gives():
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(mindgrad.check_grads(_two, (x,)), 4.0 * x)  # d/dx sum(2 x^2)
+    gx, gy = mindgrad.check_grads(_two, (x, 3.0))
+    np.testing.assert_allclose(gx, 6.0 * x)
+    np.testing.assert_allclose(gy, np.sum(x * x))

@@ -7,6 +7,7 @@ bare-vs-tuple rules, ``has_aux``, ``return_ids``, ``sens_param`` and ``get_grad`
 from __future__ import annotations
 
 import functools
+import inspect
 import numbers
 from collections.abc import Callable
 from typing import Any
@@ -184,18 +185,52 @@ class GradFunction:
     def _generated(self, args, kwargs=None):
         positions = self.positions
         if positions and max(positions) >= len(args):
-            p = max(positions)
-            raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs of "
-                             f"{getattr(self.fn, '__name__', 'fn')}")
+            self._explain_missing_input(args, kwargs or {})
         options = (positions, tuple(id(w) for w in self.weights))
         keywords = tuple(sorted(kwargs)) if kwargs else ()
         if keywords:  # they fix the parameters of a **kw
             options += (keywords,)
         return cache.lookup(self.fn, options, args, lambda: self._build(args, keywords))
 
+    def _explain_missing_input(self, args, kwargs):
+        """Raise the error for a ``grad_position`` past the positional arguments given: an
+        IndexError saying why (an input given by keyword, a missing sens), or a TypeError when
+        no argument was given at all (``source(grad_fn)``)."""
+        p, name = max(self.positions), _name(self.fn)
+        signature = _signature(self.fn)
+        params = [q.name for q in signature.parameters.values()
+                  if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)] if signature else []
+        if p < len(params) and params[p] in kwargs:
+            raise IndexError(f"grad_position {p} is {name}'s input {params[p]!r}, given by "
+                            f"keyword: gradients are taken with respect to positional "
+                            f"arguments, so pass {params[p]} positionally")
+        if self.sens_param:
+            raise IndexError(f"sens_param=True: call the gradient function with {name}'s inputs "
+                            f"and then the output sensitivity (sens) last; it got "
+                            f"{len(args) + 1} positional argument(s), so grad_position {p} "
+                            f"has no input")
+        if not args and not kwargs:
+            raise TypeError(f"the gradient of {name} needs {name}'s arguments (the code is "
+                            f"built for their shapes and types): source(grad_fn, x) or "
+                            f"grad_fn.source(x) with example arguments like x")
+        raise IndexError(f"grad_position {p} exceeds the {len(args)} positional input(s) "
+                         f"of {name}")
+
+    def _check_call(self, args, kwargs):
+        """Bind the call to ``fn``'s signature, so a wrong argument count names ``fn`` (not the
+        generated function it calls)."""
+        signature = _signature(self.fn)
+        if signature is None:
+            return
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{_name(self.fn)}(): {exc}") from None
+
     def _build(self, args, keywords=()):
         # the argument kinds are part of the cache key, so checking them on a miss suffices
         check_argument_types(args)
+        self._check_call(args, dict.fromkeys(keywords))
         for p in self.positions:
             _check_differentiable(p, args[p])
         fn = self.fn
@@ -275,6 +310,15 @@ class GradFunction:
 
     def __repr__(self):
         return f"<mindgrad {self.__name__} at positions {self.positions}>"
+
+
+def _signature(fn):
+    """``fn``'s signature as its callers see it (a Cell's ``construct`` without ``self``), or
+    None where Python cannot tell it."""
+    try:
+        return inspect.signature(fn.construct if objects.is_module(fn) else fn)
+    except (TypeError, ValueError):
+        return None
 
 
 def _independent(grads, split):
