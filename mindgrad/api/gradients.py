@@ -213,8 +213,7 @@ class GradFunction:
             raise TypeError(f"the gradient of {name} needs {name}'s arguments (the code is "
                             f"built for their shapes and types): source(grad_fn, x) or "
                             f"grad_fn.source(x) with example arguments like x")
-        raise IndexError(f"grad_position {p} exceeds the {len(args)} positional input(s) "
-                         f"of {name}")
+        raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs of {name}")
 
     def _check_call(self, args, kwargs):
         """Bind the call to ``fn``'s signature, so a wrong argument count names ``fn`` (not the
