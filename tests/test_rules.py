@@ -7,7 +7,6 @@ and each gradient must have its input's shape (and structure, for lists and tupl
 
 import math
 
-import linalg_inputs
 import numpy as np
 import pytest
 
@@ -16,6 +15,7 @@ from mindgrad import rules
 from mindgrad.rules import is_nondifferentiable, lookup, vjp_of
 from mindgrad.rules import numpy_linalg as nl
 from mindgrad.runtime import is_zero
+from tests.support import linalg_inputs
 
 RNG = np.random.default_rng(20240607)
 EPS = 1e-6

@@ -15,7 +15,6 @@ import math
 import operator
 
 import gast
-import linalg_inputs
 import numpy as np
 import pytest
 
@@ -34,6 +33,7 @@ from mindgrad.rules import operators as op_rules
 from mindgrad.rules import runtime_rules as rr
 from mindgrad.runtime import is_zero
 from mindgrad.runtime.tangents import TangentList, TangentTuple
+from tests.support import linalg_inputs
 
 RNG = np.random.default_rng(20240611)
 EPS = 1e-6

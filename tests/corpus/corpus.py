@@ -7,7 +7,7 @@ from one fixed ``numpy`` Generator and kept inside each function's smooth domain
 the kinks of abs/max/relu/clip, positive where logs and square roots need it, and matrices
 well conditioned.
 
-``tests/test_corpus.py`` checks each case with ``mindgrad.check_grads``.
+``tests/corpus/test_corpus.py`` checks each case with ``mindgrad.check_grads``.
 """
 
 import math
