@@ -1,91 +1,136 @@
-"""The rules of the runtime helpers generated code calls (what grad of grad differentiates),
-checked through ``vjp_of`` against central differences in float64, and exactly for lists."""
+"""The rules of the runtime helpers generated code calls (what grad of grad differentiates, and
+reverse over forward), in both directions, against central differences in float64, and exactly
+for lists and dicts. The checks: tests/support/rule_check.py.
+"""
 
 import numpy as np
 import pytest
 
-import mindgrad  # noqa: F401 (registers the rules)
-from mindgrad import rules, runtime
-from mindgrad.rules import forward_numpy_shape as fns
-from mindgrad.rules import methods as me
-from mindgrad.rules import nondiff as nd
-from mindgrad.rules import numpy_shape as ns
+from mindgrad import runtime
 from mindgrad.rules import runtime_rules, vjp_of
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules import runtime_rules as rr
 from mindgrad.runtime.tangents import TangentList, TangentTuple
+from tests.support.inputs import Draw
+from tests.support.rule_check import (
+    ADJOINT,
+    INLINED,
+    TANGENT,
+    TANGENTS,
+    Cases,
+    check_adjoint,
+    check_tangent,
+    check_tangent_inlined,
+)
 
-RNG = np.random.default_rng(3)
+draw = Draw(3)
+r, f = draw.r, draw.f
+CASES = Cases()
+helper = CASES.helper
+
+for g, x in [(r(3, 4), r(4)), (r(2, 3), r(2, 1)), (r(3), r(3)), (r(2, 2), r()),
+             (r(2, 3, 4), r(3, 1))]:
+    helper(runtime.unbroadcast, g, x)
+helper(runtime.unreduce, r(3), r(3, 4), 1)
+helper(runtime.unreduce, r(3, 1), r(3, 4), -1, True)
+helper(runtime.unreduce, r(), r(2, 2))
+for _axis, _keepdims in [(None, False), (0, False), (1, True), ((0, 2), False)]:
+    _x = r(2, 3, 4)
+    helper(runtime.unreduce, r(*np.shape(np.sum(_x, axis=_axis, keepdims=_keepdims))), _x,
+           _axis, _keepdims)
+helper(runtime.add, r(3), r(3))
+helper(runtime.add, r(2, 3), r(2, 3))
+helper(runtime.add, r(3), f())
+helper(runtime.add, [r(2), f()], [r(2), f()])
+helper(runtime.add, (r(2), 0), [r(2), f()])
+helper(runtime.add, {"a": r(2)}, {"a": r(2), "b": f()})
+helper(runtime.add_at, r(4), r(4), 1, f())
+helper(runtime.add_at, r(3, 4), r(3, 4), (slice(None), [0, 2, 2]), r(3, 3))
+helper(runtime.add_at, 0, r(3, 4), 1, r(4))
+helper(runtime.add_at, [r(2), 0, f()], [r(2), r(3), f()], 1, r(3))
+helper(runtime.add_at, {"a": r(2)}, {"a": r(2), "b": f()}, "b", f())
+for _idx in (1, slice(0, 2), (slice(None), 0)):
+    helper(runtime.add_at, r(3, 2), r(3, 2), _idx, r(*np.shape(np.ones((3, 2))[_idx])))
+helper(runtime.item, [r(2), f()], 1)
+helper(runtime.item, r(3, 2), 2)
+helper(runtime.item, r(3, 2), 1)
+helper(runtime.reversed_items, r(3, 2))
+helper(runtime.reversed_items, r(4), 2)
+helper(runtime.concat_grads, [r(2), f(), r(1)], [1.0, 2.0], [3.0])
+helper(runtime.as_grad, r(3, 1), r(3, 4))
+helper(runtime.as_grad, r(3), r(3))
+helper(runtime.as_grad, r(3, 2), r(3, 2))
+helper(runtime.as_grad, [r(2), f()], [r(2), 1.5])
+helper(runtime.as_grad, r(2), 1.5)
+helper(runtime.saved_item, r(3, 4), 1)
+helper(runtime.saved_item, r(4), slice(1, 3))
+helper(runtime.saved_item, [r(2), f()], 0)
+helper(runtime.saved_item, {"a": r(2)}, "a")
+helper(runtime.setitem_grad, r(3, 4), 1, r(4))
+helper(runtime.setitem_grad, r(3, 4), (slice(None), 0), r(1))
+helper(runtime.setitem_grad, [r(2), f()], 1, 1.0)
+helper(runtime.pop_grad, [r(2), f(), r(3)])
+helper(runtime.push_grad, [r(2), f()], r(3))
+helper(runtime.push_grad, 0, r(3))
+helper(runtime.as_sequence, r(3, 2))
+helper(runtime.as_sequence, [r(2), f()])
+helper(runtime.concat_tangents, [r(2), f()], [r(2), f()], [r(3)], [r(3)])
+helper(runtime.concat_tangents, [r(2), r(2)], [r(2), r(2)], [r(2)], [r(2)])
+helper(runtime.snapshot, [r(2), f()])
+helper(runtime.snapshot, {"a": r(2)})
+helper(runtime.snapshot, r(3))
+helper(runtime.private_copy, r(2, 3), {})
+helper(runtime.private_copy, r(3), {})
+helper(TangentList, [r(2), f()])
+helper(TangentList, [r(2), r(2)])
+helper(TangentTuple, (r(2), r(1, 2)))
+helper(TangentTuple, (r(3), r(3)))
+
+# the adjoints of the helpers above, and the helpers of those adjoints: linear in their first
+# argument; those that write in place have adjoints, their transposes
+helper(rr.as_grad_adjoint, r(4), r(3, 4), r(4))
+helper(rr.as_grad_adjoint, [r(2), f()], [r(3, 2), f()], [r(2), 1.5])
+helper(rr.add_operand_grad, r(3, 4), r(4))
+helper(rr.add_operand_grad, r(2, 3), r(2, 1))
+helper(rr.add_operand_grad, r(3), 0)
+helper(rr.as_sequence_grad, r(3, 2), r(3, 2))
+helper(rr.as_sequence_grad, [r(2), f()], [r(2), 1.5])
+helper(rr.added_grad, r(3, 4), r(3, 4), 1, r(4), only=TANGENTS)
+helper(rr.added_grad, r(3, 4), r(3, 4), (slice(None), [0, 2, 2]), r(3, 3), only=TANGENTS)
+helper(rr.added_grad, r(4), r(4), 2, f(), only=TANGENTS)
+helper(rr.broadcast_back, r(3), r(2, 3), only=TANGENTS)
+helper(rr.gather, r(3, 4), r(3, 4), 1, only=TANGENTS)
+helper(rr.setitem_grad_adjoint, (r(4), r(3, 4)), r(3, 4), 1, r(4), only=TANGENTS)
+helper(rr.pop_grad_adjoint, (f(), [r(2)]), [r(2), f()], only=TANGENTS)
+helper(rr.pop_grad_adjoint, (r(3), 0), [0, 0, r(3)], only=TANGENTS)
+helper(rr.push_grad_parts, [r(2), f()], only=TANGENTS)
+helper(rr.concat_grads_adjoint, ([r(2)], [f()]), only=TANGENTS)
+helper(rr.unreduce_adjoint, r(3, 4), r(3), r(3, 4), 1, False, only=TANGENTS)
+helper(rr.outer_grad_a, r(3, 2), r(3), r(2), only=TANGENTS)
+helper(rr.outer_grad_b, r(3, 2), r(3), r(2), only=TANGENTS)
+helper(rr.outer_grad_a, r(3, 2, 2), r(3), r(2, 2), only=TANGENTS)
+helper(rr.outer_grad_b, r(3), f(), r(3), only=TANGENTS)
+helper(rr.add_operand_transpose, r(4), r(3, 4), r(4), only=TANGENTS)
+helper(rr.add_operand_transpose, r(3), r(3), 0, only=TANGENTS)
+helper(rr.concat_tangents_adjoint, [r(2), f(), r(3)], [r(2), f()], [r(3)], 0, only=TANGENTS)
+helper(rr.concat_tangents_adjoint, [r(2), f(), r(3)], [r(2), f()], [r(3)], 1, only=TANGENTS)
 
 
-def r(*shape):
-    return RNG.standard_normal(shape)
+@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
+def test_adjoint_matches_central_differences(c):
+    check_adjoint(c)
 
 
-_POPULATION = RNG.standard_normal(5)  # entries a random draw copies: distinct
+@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
+def test_tangent_matches_central_differences(c):
+    check_tangent(c)
 
 
-def _check(fn, args, positions, key=None, **kwargs):
-    """vdot(vjp(u), v) against the central difference of vdot(u, fn) along v."""
-    if key is not None:
-        kwargs["_key"] = key
-    out, vjp = vjp_of(fn, *args, **kwargs)
-    kwargs.pop("_key", None)
-    u = RNG.standard_normal(np.shape(out))
-    grads = vjp(u)
-    eps = 1e-6
-    for p in positions:
-        v = RNG.standard_normal(np.shape(args[p]))
-        plus, minus = list(args), list(args)
-        plus[p] = args[p] + eps * v
-        minus[p] = args[p] - eps * v
-        numeric = (np.vdot(u, fn(*plus, **kwargs)) - np.vdot(u, fn(*minus, **kwargs))) / (2 * eps)
-        analytic = np.vdot(np.broadcast_to(grads[p], np.shape(args[p])), v)
-        np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8)
+@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
+def test_tangent_per_input_as_inlined(c):
+    check_tangent_inlined(c)
 
 
-@pytest.mark.parametrize("g, x", [(r(3, 4), r(4)), (r(2, 3), r(2, 1)), (r(3), r(3)),
-                                  (r(2, 2), r())])
-def test_unbroadcast(g, x):
-    _check(runtime.unbroadcast, (g, x), [0])
-
-
-@pytest.mark.parametrize("a, b", [(r(3), r(3)), (r(2, 3), r(2, 3))])
-def test_add(a, b):
-    _check(runtime.add, (a, b), [0, 1])
-
-
-def test_as_grad_and_astype_grad():
-    _check(runtime.as_grad, (r(3, 2), r(3, 2)), [0])
-    _check(astype_grad, (r(4), r(4)), [0])
-
-
-@pytest.mark.parametrize("idx", [1, slice(0, 2), (slice(None), 0)])
-def test_add_at(idx):
-    x = r(3, 2)
-    g = np.asarray(x[idx]) * 0 + r(*np.shape(x[idx]))
-    # add_at updates its buffer in place (the generated code owns it): give it a copy each time
-    def add_at(dx, x, idx, g):
-        return runtime.add_at(dx.copy(), x, idx, g)
-
-    _check(add_at, (r(3, 2), x, idx, g), [0, 3], key=runtime.add_at)
-
-
-def test_item_and_saved_item():
-    _check(runtime.item, (r(3, 2), 1), [0])
-    _check(runtime.saved_item, (r(4), slice(1, 3)), [0])
-
-
-@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), ((0, 2), False)])
-def test_unreduce(axis, keepdims):
-    x = r(2, 3, 4)
-    g = np.sum(x, axis=axis, keepdims=keepdims) * 0 + r(*np.shape(np.sum(x, axis=axis,
-                                                                         keepdims=keepdims)))
-    _check(runtime.unreduce, (g, x, axis, keepdims), [0])
-
-
-@pytest.mark.parametrize("a, b", [(r(3), r(2)), (r(2, 2), r(3)), (r(3), r())])
-def test_outer_product(a, b):
-    _check(np.multiply.outer, (a, b), [0, 1])
+# ----- exact values: lists, dicts, where each gradient goes --------------------------------
 
 
 def test_list_helpers_route_gradients_exactly():
@@ -99,14 +144,6 @@ def test_list_helpers_route_gradients_exactly():
     # concat_grads(g, x, y) = (head, tail)
     _, vjp = vjp_of(runtime.concat_grads, [1.0, 2.0, 3.0], [0, 0], [0])
     assert vjp(([10.0, 20.0], [30.0]))[0] == [10.0, 20.0, 30.0]
-
-
-def test_a_list_gradient_keeps_one_entry_per_item():
-    # a zero gradient pushed back after a pop stands for a zero per item left in the list
-    assert runtime.push_grad(0, 3.0, [1.0, 2.0]) == [0, 0, 3.0]
-    # sequences of gradients of different lengths are never added by dropping entries
-    with pytest.raises(ValueError, match="1 and 2 items"):
-        runtime.add([1.0], [1.0, 2.0])
 
 
 def test_setitem_grad_adjoint():
@@ -142,64 +179,6 @@ def test_sorted_routes_each_gradient_to_where_its_item_came_from():
     assert vjp([10.0, 20.0, 30.0])[0] == [10.0, 30.0, 20.0]
 
 
-# ----- rule helpers that write in place: their adjoints are their transposes ----------------
-
-TRANSPOSED = [
-    (ns.repeat_grad, (r(6), r(3), 2), {}),
-    (ns.repeat_grad, (r(2, 6), r(2, 3), [1, 2, 3], 1), {}),
-    (ns.sort_grad, (r(4), r(4)), {}),
-    (ns.sort_grad, (r(3, 4), r(3, 4), 0), {}),
-    (ns.sort_grad, (r(6), r(2, 3), None), {}),
-    (ns.diagonal_grad, (r(3), r(3, 3)), {}),
-    (ns.diagonal_grad, (r(2, 3), r(2, 3, 4), 1, 1, 2), {}),
-    (ns.take_grad, (r(3, 3), r(3, 4), np.array([2, 0, 2]), 1), {}),
-    (ns.take_grad, (r(2), r(2, 3), np.array([5, 0]), None), {}),
-    (ns.take_grad, (r(3), r(4), np.array([-1, 7, 0]), 0, "wrap"), {}),
-    (ns.take_along_axis_grad, (r(3, 2), r(3, 4), np.array([[0, 3], [1, 1], [2, 0]]), 1), {}),
-    (ns.pad_grad, (r(7), r(3), 2), {}),
-    (ns.pad_grad, (r(5, 6), r(3, 4), ((1, 1), (0, 2)), "reflect"), {}),
-    (ns.pad_grad, (r(5), r(3), 1, "edge"), {}),
-    (runtime_rules.as_grad_adjoint, (r(4), r(3, 4), r(4)), {}),
-    (runtime_rules.as_sequence_grad, (r(3, 2), r(3, 2)), {}),
-    (runtime.as_sequence, (r(3, 2),), {}),
-    (runtime.snapshot, (r(3),), {}),
-    (runtime.private_copy, (r(3), {}), {}),
-    (runtime.concat_tangents, ([r(2), r(2)], [r(2), r(2)], [r(2)], [r(2)]), {}),
-    (runtime_rules.add_operand_grad, (r(3, 4), r(4)), {}),
-    (runtime_rules.add_operand_grad, (r(2, 3), r(2, 1)), {}),
-    (TangentList, ([r(2), r(2)],), {}),
-    (TangentTuple, ((r(3), r(3)),), {}),
-    (me.tolist_grad, (r(2, 3), r(2, 3)), {}),
-    (nd.draw_grad, (r(4), _POPULATION, _POPULATION[[2, 0, 4, 0]]), {}),
-    (nd.draw_tangent, (r(5), _POPULATION, _POPULATION[[3, 1, 1]]), {}),
-]
-
-
-@pytest.mark.parametrize("fn, args, kwargs", TRANSPOSED,
-                         ids=[f"{fn.__name__}-{i}" for i, (fn, _, _) in enumerate(TRANSPOSED)])
-def test_adjoint_of_a_helper_matches_central_differences(fn, args, kwargs):
-    # each helper is linear in its first argument: its adjoint must be the exact transpose
-    _check(fn, args, [0], key=fn, **kwargs)
-
-
-@pytest.mark.parametrize("join, pieces, axis", [
-    (np.concatenate, [(2, 3), (1, 3)], 0), (np.concatenate, [(2, 3), (4,)], None),
-    (np.stack, [(2, 3), (2, 3)], 1), (np.hstack, [(2,), (3,)], 0),
-    (np.vstack, [(3,), (2, 3)], 0), (np.column_stack, [(3,), (3, 2)], 0)])
-def test_join_tangent_adjoint_is_its_transpose(join, pieces, axis):
-    # reverse over forward takes the tangent of a join apart with the join's own gradient
-    xs = [r(*shape) for shape in pieces]
-    out = join(xs, axis) if join in (np.concatenate, np.stack) else join(xs)
-    ts = [r(*shape) for shape in pieces]
-    _, vjp = vjp_of(fns.join_tangent, join, ts, xs, out, axis, _key=fns.join_tangent)
-    u = r(*out.shape)
-    g_ts = vjp(u)[1]
-    joined = fns.join_tangent(join, ts, xs, out, axis)
-    assert joined.shape == out.shape
-    np.testing.assert_allclose(sum(np.vdot(g, t) for g, t in zip(g_ts, ts)), np.vdot(u, joined),
-                               rtol=1e-12)
-
-
 def test_container_helpers_route_gradients_exactly():
     # as_grad_adjoint gives a list gradient back leaf by leaf, a dict one by its own keys
     _, vjp = vjp_of(runtime.as_grad, [np.ones(2), 0], [np.ones(2), np.ones(3)])
@@ -223,17 +202,3 @@ def test_container_helpers_route_gradients_exactly():
     assert vjp({"a": 3.0})[0] == {"a": 3.0}
     _, vjp = vjp_of(dict, [("a", 1.0), ("b", 2.0)])
     assert vjp({"b": 5.0})[0] == [(0, 0), (0, 5.0)]
-
-
-# the rules checked by the bespoke tests above
-CHECKED_ABOVE = {runtime.unbroadcast, runtime.add, runtime.as_grad, astype_grad,
-                 runtime.add_at, runtime.item, runtime.saved_item, runtime.unreduce,
-                 np.multiply.outer, runtime.push_grad, runtime.pop_grad, runtime.concat_grads,
-                 runtime.setitem_grad, runtime.reversed_items, sorted}
-
-
-def test_every_runtime_rule_has_a_check():
-    tested = {rules._key(k) for k in CHECKED_ABOVE} | {rules._key(fn) for fn, _, _ in TRANSPOSED}
-    untested = [k for k, rule in rules._RULES.items()
-                if rule.template.__module__ == runtime_rules.__name__ and k not in tested]
-    assert not untested, f"runtime rules without a numerical check: {untested}"
