@@ -1,6 +1,6 @@
 """The random-program tester: a fixed-seed batch in four modes, and tests of the tester.
 
-``MINDGRAD_FUZZ_COUNT=2000 pytest tests/test_fuzz.py -k batch`` runs a larger batch; so does
+``MINDGRAD_FUZZ_COUNT=2000 pytest tests/fuzz/test_fuzz.py -k batch`` runs a larger batch; so does
 ``pytest -m slow``.
 """
 

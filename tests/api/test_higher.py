@@ -4,12 +4,12 @@ Oracles: the documented outputs of API-SEMANTICS §5, closed forms (derivatives 
 and central finite differences of lower-order derivatives in float64.
 """
 
-import corpus
 import numpy as np
 import pytest
 
 import mindgrad as mg
 from mindgrad import grad, hessian, jacfwd, jacrev, jvp, vjp
+from tests.corpus import corpus
 
 F32 = np.float32
 
@@ -572,7 +572,7 @@ def test_the_higher_order_example_runs_and_agrees_with_itself():
     import subprocess
     import sys
 
-    root = pathlib.Path(__file__).resolve().parents[1]
+    root = pathlib.Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=str(root))  # this checkout's mindgrad
     run = subprocess.run([sys.executable, str(root / "examples" / "higher_order.py")],
                          cwd=str(root), capture_output=True, text=True, timeout=120, env=env,

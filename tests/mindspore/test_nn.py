@@ -21,7 +21,7 @@ import mindgrad as ms
 from mindgrad import GradOperation, get_grad, grad, nn, ops, stop_gradient, value_and_grad
 from mindgrad.mindspore.nn import Parameter, ParameterTuple
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 F32, F64 = np.float32, np.float64
 

@@ -8,17 +8,13 @@ Cases that fail because of a known mindgrad bug are ``xfail(strict=True)`` with 
 diagnosis in ``XFAIL`` below; when the bug is fixed the case XPASSes and the entry must go.
 """
 
-import os
 import re
-import sys
 
 import numpy as np
 import pytest
 
 import mindgrad
-
-sys.path.insert(0, os.path.dirname(__file__))
-import corpus
+from tests.corpus import corpus
 
 # ----- known bugs ------------------------------------------------------------------------------
 

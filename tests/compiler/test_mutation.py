@@ -6,12 +6,9 @@ import numpy as np
 import pytest
 
 import mindgrad as mg
+from tests.support.inputs import Draw
 
-RNG = np.random.default_rng(7)
-
-
-def r(*shape):
-    return RNG.standard_normal(shape)
+r = Draw(7).normal
 
 
 # ----- repeated advanced indices in a write: NumPy keeps one write per element -----------------

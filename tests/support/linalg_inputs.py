@@ -1,8 +1,8 @@
-"""Inputs for the svd and eigh rule checks, shared by test_rules.py and test_tangents.py (each
-file draws from its own generator, so its other inputs stay as they are), and the ``fix`` that
-makes their outputs unique: U, V^T and the eigenvectors are unique up to the sign of each
-vector, so each is flipped to make its entry of largest magnitude positive, and the extra
-columns of U (rows of V^T) of ``full_matrices=True``, not unique at all, are zeroed."""
+"""Inputs for the svd and eigh rule checks (drawn through inputs.Draw from a table's own
+generator), and the ``fix`` that makes their outputs unique: U, V^T and the eigenvectors are
+unique up to the sign of each vector, so each is flipped to make its entry of largest magnitude
+positive, and the extra columns of U (rows of V^T) of ``full_matrices=True``, not unique at all,
+are zeroed."""
 
 import numpy as np
 

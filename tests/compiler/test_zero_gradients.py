@@ -41,7 +41,7 @@ SHAPE_OPS = {
 PROGRAMS = """
 import numpy as np
 
-from test_zero_gradients import ignore
+from tests.compiler.test_zero_gradients import ignore
 
 
 def branch_not_taken(x):

@@ -7,14 +7,17 @@ from one fixed ``numpy`` Generator and kept inside each function's smooth domain
 the kinks of abs/max/relu/clip, positive where logs and square roots need it, and matrices
 well conditioned.
 
-``tests/test_corpus.py`` checks each case with ``mindgrad.check_grads``.
+``tests/corpus/test_corpus.py`` checks each case with ``mindgrad.check_grads``.
 """
 
 import math
 
 import numpy as np
 
-RNG = np.random.default_rng(20240611)
+from tests.support.inputs import Draw
+
+_draw = Draw(20240611)
+RNG = _draw.rng
 
 CASES = []
 
@@ -33,12 +36,7 @@ def rn(*shape):
     return np.where(np.abs(x) < 0.15, np.sign(x + 1e-12) * (0.15 + np.abs(x)), x)
 
 
-def pos(*shape):
-    return RNG.uniform(0.5, 2.0, shape)
-
-
-def unit(*shape):
-    return RNG.uniform(-0.8, 0.8, shape)
+pos, unit = _draw.pos, _draw.unit
 
 
 def fl(lo=-2.0, hi=2.0):
@@ -47,7 +45,7 @@ def fl(lo=-2.0, hi=2.0):
 
 
 def wellcond(n):
-    return 3.0 * np.eye(n) + 0.4 * RNG.standard_normal((n, n))
+    return _draw.well_conditioned(n, n)
 
 
 def spd(n):

@@ -1,0 +1,1 @@
+"""mindgrad.compiler: the stages, the cache, the code they generate."""

@@ -1,0 +1,1 @@
+"""The corpus of user-style programs and their checks."""

@@ -1,0 +1,1 @@
+"""The random-program tester: its batch and the programs it found."""

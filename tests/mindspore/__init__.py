@@ -1,0 +1,1 @@
+"""mindgrad.mindspore: Cell, Parameter, nn, ops, GradOperation."""

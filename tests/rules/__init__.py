@@ -1,0 +1,1 @@
+"""mindgrad.rules: the registry, and every rule checked numerically in both directions."""

@@ -1,0 +1,96 @@
+"""The rules of Python's builtins and math module (mindgrad/rules/builtins_math.py), in both
+directions: float, sum, max, min, list, tuple, dict, reversed, sorted; math's functions of one
+and two arguments, on Python floats; and the helpers their gradients call. The math functions
+sharing a NumPy function's template are in test_elementwise.py. The checks:
+tests/support/rule_check.py.
+"""
+
+import builtins
+import math
+
+import numpy as np
+import pytest
+
+from mindgrad.rules import builtins_math as bm
+from tests.support.inputs import Draw
+from tests.support.rule_check import (
+    ADJOINT,
+    INLINED,
+    TANGENT,
+    TANGENTS,
+    Cases,
+    check_adjoint,
+    check_tangent,
+    check_tangent_inlined,
+)
+
+draw = Draw(20240612)
+r, pos, unit, big, f = draw.r, draw.pos, draw.unit, draw.big, draw.f
+CASES = Cases()
+case = CASES.add
+
+case(builtins.float, r())
+case(builtins.float, f())
+case(builtins.float, np.float64(1.5) + 0.25)
+case(builtins.sum, [r(3), r(3), f()])
+case(builtins.sum, [r(3, 1), r(4)], label="sum-broadcast")
+case(builtins.sum, r(4, 3))
+case(builtins.sum, [f(), f()], f())
+case(builtins.sum, [r(2), r(2)], r(2))
+for fn in (builtins.max, builtins.min):
+    case(fn, f(), f(), f())
+    case(fn, [f(), f(), f()])
+    case(fn, r(5))
+    case(fn, r(), r())
+case(builtins.list, r(3, 2))
+case(builtins.list, [r(2), f()])
+case(builtins.dict, {"a": r(2), "b": f()})
+case(builtins.dict, [("a", r(2)), ("b", f())])
+case(builtins.tuple, (r(2), f(), r(1)))
+case(builtins.tuple, r(4))
+case(builtins.reversed, [r(2), f(), r(3)])
+case(builtins.reversed, r(3, 2))
+case(sorted, [1.5, -0.3, 0.7])
+
+MATH = [(math.sin, r), (math.cos, r), (math.log, pos), (math.log1p, pos), (math.sinh, r),
+        (math.cosh, r), (math.asin, unit), (math.acos, unit), (math.fabs, r), (math.erf, r)]
+for fn, gen in MATH:
+    case(fn, f(gen))
+    case(fn, f(gen), label=fn.__name__ + "_again")
+case(math.log, f(pos), f(big), label="log-base",
+     xfail={ADJOINT: "the adjoint rule of math.log gives the base no gradient (its tangent rule "
+                     "has one): reverse mode returns 0 for it"})
+case(math.pow, f(pos), f())
+case(math.atan2, f(), f())
+case(math.copysign, f(), f())
+case(math.copysign, f(), -f(pos))
+case(math.hypot, f(), f())
+case(math.hypot, f(), f(), f())
+case(math.hypot, f())
+
+# ----- the helpers the gradients call (what grad of grad differentiates): forward over reverse
+# only, they have no adjoint rules
+
+helper = CASES.helper
+helper(bm.sum_grad, r(3), [r(3), r(3)], only=TANGENTS)
+helper(bm.sum_grad, r(3), r(4, 3), only=TANGENTS)
+helper(bm.select_grad, f(), 2.0, (1.0, 2.0, 0.5), only=TANGENTS)
+helper(bm.select_grad, f(), 2.0, ([1.0, 2.0, 0.5],), only=TANGENTS)
+helper(bm.sequence_grad, [r(2), f()], [r(2), 1.5], only=TANGENTS)
+helper(bm.sequence_grad, [r(2), 0, r(2)], r(3, 2), only=TANGENTS)
+helper(bm.reversed_grad, [r(2), f()], [1.5, r(2)], only=TANGENTS)
+
+
+@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
+def test_adjoint_matches_central_differences(c):
+    check_adjoint(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
+def test_tangent_matches_central_differences(c):
+    check_tangent(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
+def test_tangent_per_input_as_inlined(c):
+    check_tangent_inlined(c)

@@ -1,0 +1,369 @@
+"""The products and linear algebra rules (mindgrad/rules/numpy_linalg.py), in both directions:
+dot, inner, outer, vdot, vecdot, tensordot, einsum, norm, inv, det, slogdet, solve, svd, eigh, and
+the helpers their gradients call; svd, eigh and einsum also through the transformer, to second and
+third order. The checks: tests/support/rule_check.py.
+"""
+
+import numpy as np
+import pytest
+
+import mindgrad
+from mindgrad.rules import jvp_of, vjp_of
+from mindgrad.rules import numpy_linalg as nl
+from tests.support import linalg_inputs
+from tests.support.inputs import Draw
+from tests.support.rule_check import (
+    ADJOINT,
+    INLINED,
+    TANGENT,
+    TANGENTS,
+    Cases,
+    check_adjoint,
+    check_adjoint_dtype,
+    check_tangent,
+    check_tangent_dtype,
+    check_tangent_inlined,
+)
+
+draw = Draw(20240613)
+r, f, x32, well_conditioned = draw.r, draw.f, draw.x32, draw.well_conditioned
+# svd and eigh: inputs with distinct singular values and eigenvalues, and outputs made unique by
+# ``fix`` (see linalg_inputs.py)
+separated, symmetric_in = draw.separated, draw.symmetric_in
+fix_svd, fix_eigh = linalg_inputs.fix_svd, linalg_inputs.fix_eigh
+CASES = Cases()
+case = CASES.add
+
+DOT_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+              ((2, 2, 3), (3,)), ((2, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((), (2, 3)),
+              ((2, 3), ())]
+for sa, sb in DOT_SHAPES:
+    case(np.dot, r(*sa), r(*sb))
+case(np.dot, f(), f())
+INNER_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (4, 3)), ((2, 3), (4, 3)),
+                ((2, 2, 3), (5, 3)), ((), (2, 3)), ((2, 3), ())]
+for sa, sb in INNER_SHAPES:
+    case(np.inner, r(*sa), r(*sb))
+case(np.outer, r(3), r(4))
+case(np.outer, r(2, 2), r(3))
+for sa, sb in [((3,), (2, 2)), ((3,), (2,)), ((2, 2), (3,)), ((3,), ())]:
+    case(np.multiply.outer, r(*sa), r(*sb), label="multiply.outer")
+case(np.multiply.outer, f(), r(2), label="multiply.outer")
+case(np.vdot, r(3), r(3))
+case(np.vdot, r(2, 3), r(3, 2))
+for fn in (np.linalg.vecdot, np.vecdot):
+    case(fn, r(3), r(3))
+    case(fn, r(2, 3), r(3))
+    case(fn, r(3, 4), r(3, 1), axis=0)
+
+case(np.tensordot, r(2, 3, 4), r(3, 4, 5))
+case(np.tensordot, r(2, 3), r(3, 4), 1)
+case(np.tensordot, r(2, 3), r(4), 0)
+case(np.tensordot, r(2, 3, 4), r(4, 2, 5), axes=([0, 2], [1, 0]))
+case(np.tensordot, r(2, 3, 4), r(5, 3), axes=(1, -1))
+case(np.tensordot, r(3, 4), r(3, 4), axes=([1, 0], [1, 0]))
+
+EINSUM = [("ij,jk->ik", (2, 3), (3, 4)), ("ij->", (2, 3)), ("ii->i", (3, 3)), ("ii", (3, 3)),
+          ("ij->ji", (2, 3)), ("i,i->", (3,), (3,)), ("i,j->ij", (3,), (4,)),
+          ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)), ("...ij,...jk->...ik", (2, 3, 4), (4, 5)),
+          ("...ij,...jk->...ik", (2, 1, 3, 4), (5, 4, 2)), ("ij,jk", (2, 3), (3, 4)),
+          ("ij,ij->i", (2, 3), (2, 3)), ("ijk->kj", (2, 3, 4)), ("ij,j", (2, 3), (3,)),
+          ("ii,i->i", (3, 3), (3,)), ("iij->j", (3, 3, 2)), ("ij,kl->ijkl", (2, 3), (2, 2)),
+          ("i...->...", (3, 2, 2)), ("ij,jk,kl->il", (2, 3), (3, 4), (4, 2)),
+          ("ab,b->", (2, 3), (3,)), ("i,i", (4,), (4,)), ("...,...", (3,), (2, 3)),
+          ("ij,jk->ik", (1, 3), (3, 4))]
+for spec, *shapes in EINSUM:
+    case(np.einsum, spec, *[r(*s) for s in shapes])
+_x = r(3)
+case(np.einsum, "i,i->", _x, _x, label="einsum-same-operand-twice")
+case(nl.einsum_list, "ij,jk->ik", [r(2, 3), r(3, 4)])
+case(nl.einsum_list, "ii,i->i", [r(3, 3), r(3)])
+case(nl.einsum_list, "ii,i->i", [r(3, 3), r(3)], optimize=True)
+
+case(np.linalg.norm, r(5))
+case(np.linalg.norm, f())
+case(np.linalg.norm, r(3, 4))
+case(np.linalg.norm, r(2, 3, 4))
+case(np.linalg.norm, r(3, 4), axis=1)
+case(np.linalg.norm, r(3, 4), axis=0, keepdims=True)
+case(np.linalg.norm, r(2, 3, 4), axis=(0, 2))
+case(np.linalg.norm, r(2, 3, 4), None, (1, 2), True)
+case(np.linalg.norm, r(3, 4), keepdims=True)
+for order in (1, 2, np.inf, -np.inf, 3, 0.5, 0):  # by keyword: a float ord is no input
+    case(np.linalg.norm, r(5), ord=order)
+    case(np.linalg.norm, r(3, 4), ord=order, axis=-1)
+for order in ("fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf):
+    case(np.linalg.norm, r(3, 4), order)
+    case(np.linalg.norm, r(2, 3, 4), ord=order, axis=(2, 1))
+
+case(np.linalg.inv, well_conditioned(3, 3))
+case(np.linalg.inv, well_conditioned(2, 3, 3))
+case(np.linalg.det, well_conditioned(3, 3))
+case(np.linalg.det, well_conditioned(2, 4, 4))
+case(np.linalg.slogdet, well_conditioned(3, 3))
+case(np.linalg.slogdet, -well_conditioned(2, 3, 3))
+case(np.linalg.solve, well_conditioned(3, 3), r(3))
+case(np.linalg.solve, well_conditioned(3, 3), r(3, 2))
+case(np.linalg.solve, well_conditioned(2, 3, 3), r(3))
+case(np.linalg.solve, well_conditioned(2, 3, 3), r(2, 3, 4))
+case(np.linalg.solve, well_conditioned(3, 3), r(2, 3, 4))
+
+for shape in [(3, 3), (4, 3), (3, 5), (2, 4, 3), (2, 3, 2, 4)]:
+    case(np.linalg.svd, separated(*shape), full_matrices=False, fix=fix_svd)
+    case(np.linalg.svd, separated(*shape), compute_uv=False)
+    case(np.linalg.svdvals, separated(*shape))
+for shape in [(3, 3), (2, 3, 3)]:
+    case(np.linalg.svd, separated(*shape), fix=fix_svd)
+# full_matrices: U (V^T) of a tall (wide) matrix gets no gradient beyond k, and no tangent at all
+# (test_svd_of_full_matrices_of_a_non_square_matrix_has_no_tangent)
+for shape in [(4, 3), (2, 3, 5)]:
+    case(np.linalg.svd, separated(*shape), fix=fix_svd, only=ADJOINT)
+case(np.linalg.svd, separated(4, 3), zero_cotangent=(0, 2), label="svd-values-only",
+     only=ADJOINT)
+case(np.linalg.svd, symmetric_in("L", 3, 3), hermitian=True, fix=fix_svd)
+case(np.linalg.svd, symmetric_in("L", 2, 4, 4), hermitian=True, fix=fix_svd)
+case(np.linalg.svd, symmetric_in("L", 4, 4), False, False, True)
+for uplo in ("L", "U"):
+    for shape in [(3, 3), (2, 4, 4)]:
+        case(np.linalg.eigh, symmetric_in(uplo, *shape), UPLO=uplo, fix=fix_eigh)
+        case(np.linalg.eigvalsh, symmetric_in(uplo, *shape), UPLO=uplo)
+# the eigenvectors' cotangent is zero, so they need no fix; their tangent does
+case(np.linalg.eigh, symmetric_in("L", 3, 3), zero_cotangent=(1,), label="eigh-values-only",
+     only=ADJOINT)
+
+# ----- the helpers the gradients call (what grad of grad differentiates): forward over reverse
+# only, they have no adjoint rules
+
+helper = CASES.helper
+helper(nl.swap_last_axes, r(2, 3, 4), only=TANGENTS)
+for _sa, _sb in [((2, 3), (3, 4)), ((3,), (3,)), ((2, 3), (5, 3, 4)), ((), (2, 3))]:
+    _g = r(*np.shape(np.dot(np.ones(_sa), np.ones(_sb))))
+    helper(nl.dot_grad_a, _g, r(*_sa), r(*_sb), only=TANGENTS)
+    helper(nl.dot_grad_b, _g, r(*_sa), r(*_sb), only=TANGENTS)
+for _sa, _sb in [((2, 3), (4, 3)), ((3,), (3,))]:
+    _g = r(*np.shape(np.inner(np.ones(_sa), np.ones(_sb))))
+    helper(nl.inner_grad_a, _g, r(*_sa), r(*_sb), only=TANGENTS)
+    helper(nl.inner_grad_b, _g, r(*_sa), r(*_sb), only=TANGENTS)
+helper(nl.outer_grad_a, r(3, 4), r(3), r(4), only=TANGENTS)
+helper(nl.vecdot_grad, r(2), r(2, 3), r(3), only=TANGENTS)
+helper(nl.tensordot_grad_a, r(2, 5), r(2, 3, 4), r(3, 4, 5), only=TANGENTS)
+helper(nl.tensordot_grad_b, r(2, 5), r(2, 3, 4), r(3, 4, 5), only=TANGENTS)
+helper(nl.tensordot_grad_a, r(3, 5), r(2, 3, 4), r(4, 2, 5), ([0, 2], [1, 0]), only=TANGENTS)
+helper(nl.einsum_grads, r(2, 4), "ij,jk->ik", (r(2, 3), r(3, 4)), only=TANGENTS)
+helper(nl.einsum_grads, r(2, 2), "ij,jk,kl->il", (r(2, 3), r(3, 4), r(4, 2)), only=TANGENTS)
+helper(nl.einsum_grads, r(3), "ii->i", (r(3, 3),), only=TANGENTS)
+for _x, _kw in [(r(5), {}), (r(3, 4), {"axis": 1}), (r(3, 4), {}),
+                (r(5), {"ord": 3}), (r(3, 4), {"ord": 0.5, "axis": 0}),
+                (r(3, 4), {"ord": "fro"}), (r(3, 4), {"ord": 1}),
+                (r(5), {"ord": np.inf}), (r(3, 4), {"axis": 0, "keepdims": True})]:
+    _ans = np.linalg.norm(_x, **_kw)
+    helper(nl.norm_grad, r(*np.shape(_ans)), _x, _ans + 0.1, **_kw, only=TANGENTS)
+_a = well_conditioned(3, 3)
+helper(nl.det_grad, f(), _a, np.linalg.det(_a), only=TANGENTS)
+_a = well_conditioned(2, 3, 3)
+helper(nl.det_grad, r(2), _a, np.linalg.det(_a), only=TANGENTS)
+helper(nl.slogdet_grad, (0, f()), well_conditioned(3, 3), only=TANGENTS)
+helper(nl.slogdet_grad, (r(2), r(2)), well_conditioned(2, 3, 3), only=TANGENTS)
+helper(nl.solve_adjoint, r(3), well_conditioned(3, 3), r(3), only=TANGENTS)
+helper(nl.solve_adjoint, r(3, 2), well_conditioned(3, 3), r(3, 2), only=TANGENTS)
+helper(nl.solve_adjoint, r(2, 3), well_conditioned(2, 3, 3), r(3), only=TANGENTS)
+helper(nl.solve_grad_a, r(3), well_conditioned(3, 3), r(3), r(3), only=TANGENTS)
+helper(nl.solve_grad_a, r(3, 2), well_conditioned(3, 3), r(3, 2), r(3, 2), only=TANGENTS)
+
+FLOAT32 = Cases()
+FLOAT32.add(np.dot, x32(2, 3), x32(3))
+FLOAT32.add(np.inner, x32(3), x32(3))
+FLOAT32.add(np.outer, x32(2), x32(3))
+FLOAT32.add(np.tensordot, x32(2, 3), x32(3, 2), 1)
+FLOAT32.add(np.einsum, "ij,jk->ik", x32(2, 3), x32(3, 2))
+FLOAT32.add(np.einsum, "ii->i", x32(3, 3), label="einsum-diag")
+FLOAT32.add(np.linalg.norm, x32(3))
+FLOAT32.add(np.linalg.norm, x32(3, 3), "nuc", label="norm-nuc")
+FLOAT32.add(np.linalg.inv, well_conditioned(3, 3).astype(np.float32))
+FLOAT32.add(np.linalg.det, well_conditioned(3, 3).astype(np.float32))
+FLOAT32.add(np.linalg.solve, well_conditioned(3, 3).astype(np.float32), x32(3))
+FLOAT32.add(np.linalg.svd, separated(3, 4).astype(np.float32), compute_uv=False,
+            label="svd-values")
+FLOAT32.add(np.linalg.eigvalsh, symmetric_in("L", 3, 3).astype(np.float32))
+
+
+@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
+def test_adjoint_matches_central_differences(c):
+    check_adjoint(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
+def test_tangent_matches_central_differences(c):
+    check_tangent(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
+def test_tangent_per_input_as_inlined(c):
+    check_tangent_inlined(c)
+
+
+@pytest.mark.parametrize("c", FLOAT32.checked(ADJOINT), ids=str)
+def test_float32_inputs_get_float32_gradients(c):
+    check_adjoint_dtype(c)
+
+
+@pytest.mark.parametrize("c", FLOAT32.checked(TANGENT), ids=str)
+def test_tangents_keep_the_output_dtype(c):
+    check_tangent_dtype(c)
+
+
+# ----- svd, eigh and einsum through the transformer, to second and third order -------------
+
+
+def svd_values(a):
+    s = np.linalg.svd(a, compute_uv=False)
+    return np.sum(np.sin(s) * np.arange(1.0, s.shape[-1] + 1.0))
+
+
+def svd_reconstruction(a):
+    # (u * c) @ diag(s) @ vt does not change when a pair of singular vectors flips sign
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    c = np.arange(1.0, s.shape[-1] + 1.0)
+    return np.sum(np.tanh((u * c) @ (s[..., :, None] * vt)))
+
+
+def svd_factor_magnitudes(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return np.sum(np.abs(u) * np.arange(u.shape[-1])) + np.sum(vt ** 2 * s[..., :, None])
+
+
+def svd_full_values(a):
+    return np.sum(np.linalg.svd(a)[1] ** 3)
+
+
+def svd_hermitian(a):
+    u, s, vt = np.linalg.svd(a, hermitian=True)
+    return np.sum(s ** 2) + np.sum(((u * s[..., None, :]) @ vt) * a)
+
+
+def svdvals_sines(a):
+    return np.sum(np.sin(np.linalg.svdvals(a)))
+
+
+def eigh_loss(a):
+    w, v = np.linalg.eigh(a)
+    weights = np.arange(w.shape[-1])
+    return np.sum(w * weights) + np.sum(v ** 2 * weights) + np.sum(np.exp(w))
+
+
+def eigvalsh_loss(a):
+    return np.sum(np.linalg.eigvalsh(a, "U") ** 2)
+
+
+def spectral_norms(a):
+    return np.linalg.norm(a, "nuc") + np.linalg.norm(a, 2) + np.linalg.norm(a, -2)
+
+
+SECOND_ORDER_DECOMPOSITIONS = [
+    (svd_values, separated(4, 3)), (svd_values, separated(2, 3, 5)),
+    (svd_reconstruction, separated(4, 3)), (svd_reconstruction, separated(3, 5)),
+    (svd_reconstruction, separated(2, 3, 3)), (svd_factor_magnitudes, separated(4, 3)),
+    (svd_factor_magnitudes, separated(2, 3, 4)), (svd_full_values, separated(3, 3)),
+    (svd_hermitian, symmetric_in("L", 3, 3)), (svdvals_sines, separated(3, 4)),
+    (eigh_loss, symmetric_in("L", 3, 3)), (eigh_loss, symmetric_in("L", 2, 3, 3)),
+    (eigvalsh_loss, symmetric_in("U", 3, 3)),
+]
+
+
+@pytest.mark.parametrize("fn, a", SECOND_ORDER_DECOMPOSITIONS,
+                         ids=[f"{fn.__name__}-{'x'.join(map(str, a.shape))}"
+                              for fn, a in SECOND_ORDER_DECOMPOSITIONS])
+def test_decompositions_to_second_order(fn, a):
+    mindgrad.check_grads(fn, (a,), order=2, modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("fn, a", [(svd_full_values, separated(4, 3)),
+                                   (svd_full_values, separated(3, 5)),
+                                   (spectral_norms, separated(3, 4))],
+                         ids=["svd-full-tall", "svd-full-wide", "spectral-norms"])
+def test_decompositions_to_second_order_in_reverse(fn, a):
+    # forward mode refuses full_matrices=True of a non-square matrix (it cannot tell which
+    # factors are used); the norms' forward-over-reverse goes through norm_grad's tangent rule
+    mindgrad.check_grads(fn, (a,), order=2, modes=("rev",))
+
+
+def test_svd_extra_columns_of_full_matrices_have_no_gradient():
+    a = separated(4, 3)
+    _, vjp = vjp_of(np.linalg.svd, a)
+    with pytest.raises(NotImplementedError, match="full_matrices=True"):
+        vjp((np.ones((4, 4)), 0, 0))
+    _, vjp = vjp_of(np.linalg.svd, a.T)
+    with pytest.raises(NotImplementedError, match="full_matrices=True"):
+        vjp((0, np.ones(3), np.ones((4, 4))))
+    (g,) = vjp((0, np.ones(3), 0))  # the singular values alone are fine
+    np.testing.assert_allclose(g, vjp_of(np.linalg.svd, a.T, compute_uv=False)[1](np.ones(3))[0])
+
+
+def test_svd_and_eigh_gradients_keep_float32():
+    a = separated(3, 3).astype(np.float32)
+    _, vjp = vjp_of(np.linalg.svd, a)
+    assert vjp((np.ones((3, 3)), np.ones(3), np.ones((3, 3))))[0].dtype == np.float32
+    _, vjp = vjp_of(np.linalg.eigh, symmetric_in("L", 3, 3).astype(np.float32))
+    assert vjp((np.ones(3), np.ones((3, 3))))[0].dtype == np.float32
+
+
+def test_decompositions_of_complex_matrices_say_so():
+    a = separated(3, 3) + 1j * separated(3, 3)
+    _, vjp = vjp_of(np.linalg.svd, a)
+    with pytest.raises(NotImplementedError, match="real matrices"):
+        vjp((np.ones((3, 3)), np.ones(3), np.ones((3, 3))))
+    _, vjp = vjp_of(np.linalg.eigh, a)
+    with pytest.raises(NotImplementedError, match="real matrices"):
+        vjp((np.ones(3), np.ones((3, 3))))
+
+
+def einsum_cubed(spec):
+    def one(a):
+        return np.sum(np.einsum(spec, a) ** 3)
+
+    def two(a, b):
+        return np.sum(np.einsum(spec, a, b) ** 3)
+
+    def three(a, b, c):
+        return np.sum(np.einsum(spec, a, b, c) ** 3)
+
+    return [one, two, three][spec.split("->")[0].count(",")]
+
+
+SECOND_ORDER_EINSUM = [("ii->i", (3, 3)), ("iij->j", (3, 3, 2)), ("ij->", (2, 3)),
+                       ("ij,j", (2, 3), (3,)), ("ii,i->i", (3, 3), (3,)),
+                       ("...ij,...jk->...ik", (2, 1, 3, 4), (5, 4, 2)),
+                       ("ij,jk->ik", (1, 3), (3, 4)), ("i,j->ij", (3,), (4,)),
+                       ("ij,jk,kl->il", (2, 3), (3, 4), (4, 2))]
+
+
+@pytest.mark.parametrize("spec, shapes", [(c[0], c[1:]) for c in SECOND_ORDER_EINSUM],
+                         ids=[c[0] for c in SECOND_ORDER_EINSUM])
+def test_einsum_to_second_order(spec, shapes):
+    args = tuple(0.5 * r(*shape) for shape in shapes)
+    mindgrad.check_grads(einsum_cubed(spec), args, order=2, modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (svd_values, (separated(3, 5),)),
+    (einsum_cubed("ii->i"), (0.5 * r(3, 3),)),
+    (einsum_cubed("...ij,...jk->...ik"), (0.5 * r(2, 1, 3, 4), 0.5 * r(5, 4, 2))),
+], ids=["svd-values", "einsum-diagonal", "einsum-broadcast"])
+def test_svd_and_einsum_to_third_order(fn, args):
+    mindgrad.check_grads(fn, args, order=3, modes=("rev", "fwd"), directions=1)
+
+
+def test_svd_of_full_matrices_of_a_non_square_matrix_has_no_tangent():
+    # its extra columns of U (rows of V^T) are an arbitrary basis of a complement
+    for a in (separated(4, 3), separated(2, 3, 5)):
+        _, jvp = jvp_of(np.linalg.svd, a)
+        with pytest.raises(NotImplementedError, match="full_matrices=True"):
+            jvp(np.ones_like(a))
+
+
+def test_svd_and_eigh_tangents_keep_float32_factors():
+    a = separated(3, 3).astype(np.float32)
+    _, jvp = jvp_of(np.linalg.svd, a)
+    assert [np.asarray(t).dtype for t in jvp(np.ones_like(a))] == [np.float32] * 3
+    _, jvp = jvp_of(np.linalg.eigh, symmetric_in("L", 3, 3).astype(np.float32))
+    assert [np.asarray(t).dtype for t in jvp(np.ones((3, 3), np.float32))] == [np.float32] * 2

@@ -1,0 +1,154 @@
+"""The rules of array methods and attributes (mindgrad/rules/methods.py and the topic modules
+registering the methods of their functions), in both directions, with the helpers their
+gradients call. The checks: tests/support/rule_check.py.
+"""
+
+import numpy as np
+import pytest
+
+from mindgrad.rules import jvp_of, vjp_of
+from mindgrad.rules import methods as me
+from mindgrad.runtime import is_zero
+from tests.support.inputs import Draw
+from tests.support.rule_check import (
+    ADJOINT,
+    INLINED,
+    TANGENT,
+    TANGENTS,
+    Cases,
+    check_adjoint,
+    check_adjoint_dtype,
+    check_tangent,
+    check_tangent_dtype,
+    check_tangent_inlined,
+)
+
+draw = Draw(20240610)
+r, f, x32 = draw.r, draw.f, draw.x32
+CASES = Cases()
+method, attr = CASES.method, CASES.attr
+
+for name in ("sum", "mean", "prod", "max", "min", "var", "std"):
+    method(name, r(3, 4))
+    method(name, r(3, 4), 0)
+    method(name, r(2, 3, 4), (0, -1), keepdims=True)
+    method(name, r(2, 3), axis=-1)
+method("var", r(3, 4), 1, None, None, 1)
+method("std", r(3, 4), ddof=1)
+method("sum", r(3, 4), where=draw.mask(3, 4))
+for name in ("cumsum", "cumprod"):
+    method(name, r(3, 4))
+    method(name, r(3, 4), 1)
+method("trace", r(3, 4))
+method("trace", r(2, 3, 3), 0, 1, 2)
+method("reshape", r(2, 3), 3, 2)
+method("reshape", r(2, 3), (6,))
+method("reshape", r(2, 3), -1, order="F")
+method("ravel", r(2, 3))
+method("flatten", r(2, 3), "F")
+method("transpose", r(2, 3))
+method("transpose", r(2, 3, 4), 2, 0, 1)
+method("transpose", r(2, 3, 4), (1, 2, 0))
+method("transpose", r(2, 3, 4), None)
+method("swapaxes", r(2, 3, 4), 0, 2)
+method("squeeze", r(1, 3, 1))
+method("squeeze", r(1, 3, 1), 0)
+method("repeat", r(2, 3), 2, 1)
+method("diagonal", r(3, 4), 1)
+method("dot", r(2, 3), r(3, 4))
+method("dot", r(3), r(3))
+method("clip", r(3, 4), -0.5, 0.5)
+method("clip", r(3, 4), draw.rng.uniform(-1, -0.2, 4), draw.rng.uniform(0.2, 1, (3, 1)))
+method("clip", r(3, 4), max=0.3)
+method("astype", r(2, 3), np.float64)
+method("astype", r(2, 3), np.complex128)
+method("astype", r(2, 3), np.int64)
+method("copy", r(2, 3))
+method("conj", r(2, 3))
+method("conjugate", r(3))
+method("take", r(3, 4), [1, 1, 0], 1)
+method("take", r(3, 4), [0, 11])
+method("item", r(1, 1))
+method("item", r(3, 4), 5)
+method("item", r(3, 4), 1, 2)
+method("tolist", r(2, 3))
+method("tolist", r(3))
+method("items", {"a": r(2), "b": f()})
+method("values", {"a": r(2), "b": f(), "c": r(1, 2)})
+method("get", {"a": r(2), "b": r(2, 3)}, "b")
+method("get", {"a": r(2)}, "c", r(3))
+method("get", {"a": r(2)}, "a", r(3, 2))
+attr("T", r(2, 3))
+attr("T", r(2, 3, 4))
+attr("mT", r(2, 3, 4))
+attr("real", r(3))
+attr("imag", r(3))  # complex inputs: tests/rules/test_complex.py
+
+# ----- the helpers the gradients call (what grad of grad differentiates)
+
+helper = CASES.helper
+helper(me.dict_items_grad, [[0, r(2)], [0, f()]], {"a": r(2), "b": 1.0}, only=TANGENTS)
+helper(me.dict_values_grad, [r(2), f()], {"a": r(2), "b": 1.0}, only=TANGENTS)
+helper(me.item_grad, f(), r(3, 4), (1, 2), only=TANGENTS)
+helper(me.item_grad, f(), r(3, 4), (5,), only=TANGENTS)
+helper(me.tolist_grad, [[f(), f(), f()], [f(), 0, f()]], r(2, 3))
+helper(me.tolist_grad, f(), r())
+helper(me.tolist_grad, r(2, 3), r(2, 3))
+
+FLOAT32 = Cases()
+FLOAT32.method("astype", x32(3), np.float64)
+FLOAT32.method("sum", x32(3), dtype=np.float64)
+
+
+@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
+def test_adjoint_matches_central_differences(c):
+    check_adjoint(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
+def test_tangent_matches_central_differences(c):
+    check_tangent(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
+def test_tangent_per_input_as_inlined(c):
+    check_tangent_inlined(c)
+
+
+@pytest.mark.parametrize("c", FLOAT32.checked(ADJOINT), ids=str)
+def test_float32_inputs_get_float32_gradients(c):
+    check_adjoint_dtype(c)
+
+
+@pytest.mark.parametrize("c", FLOAT32.checked(TANGENT), ids=str)
+def test_tangents_keep_the_output_dtype(c):
+    check_tangent_dtype(c)
+
+
+# ----- ties and exact values ---------------------------------------------------------------
+
+
+def test_max_method_splits_gradient_among_ties():
+    x = np.array([3.0, 1.0, 3.0])
+    _, vjp = vjp_of(lambda a: a.max(), x, _key=("method", "max"))
+    np.testing.assert_allclose(vjp(2.0)[0], [1.0, 0.0, 1.0])
+
+
+def test_dict_views_give_gradients_by_key():
+    p = {"a": np.ones(2), "b": np.ones(3)}
+    _, vjp = vjp_of(lambda m: m.values(), p, _key=("method", "values"))
+    (g,) = vjp([np.full(2, 2.0), np.full(3, 3.0)])
+    np.testing.assert_allclose(g["a"], [2.0, 2.0])
+    np.testing.assert_allclose(g["b"], [3.0, 3.0, 3.0])
+    _, vjp = vjp_of(lambda m: m.items(), p, _key=("method", "items"))
+    (g,) = vjp([[0, np.full(2, 5.0)], 0])
+    assert set(g) == {"a"}
+    np.testing.assert_allclose(g["a"], [5.0, 5.0])
+
+
+def test_dict_views_give_tangents_in_key_order():
+    p = {"a": np.ones(2), "b": 1.5}
+    _, jvp = jvp_of(lambda m: m.values(), p, _key=("method", "values"))
+    t = jvp({"a": np.full(2, 2.0)})
+    np.testing.assert_array_equal(t[0], [2.0, 2.0])
+    assert is_zero(t[1])

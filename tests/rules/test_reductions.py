@@ -1,0 +1,219 @@
+"""The reduction rules (mindgrad/rules/numpy_reductions.py), in both directions: sum, mean,
+prod, max, min, var, std and their nan- forms over every axis form, with keepdims, where, initial,
+dtype, ddof and mean; cumsum, cumprod, average; and the helpers their gradients call. The checks:
+tests/support/rule_check.py.
+"""
+
+import numpy as np
+import pytest
+
+from mindgrad.rules import jvp_of, vjp_of
+from mindgrad.rules import numpy_reductions as nr
+from tests.support.inputs import Draw
+from tests.support.rule_check import (
+    ADJOINT,
+    ALL_CHECKS,
+    INLINED,
+    TANGENT,
+    TANGENTS,
+    Cases,
+    check_adjoint,
+    check_adjoint_dtype,
+    check_tangent,
+    check_tangent_dtype,
+    check_tangent_inlined,
+)
+
+draw = Draw(20240608)
+r, pos, f, x32 = draw.r, draw.pos, draw.f, draw.x32
+CASES = Cases()
+case = CASES.add
+
+REDUCTION_FORMS = [((), {}), ((4,), {}), ((3, 4), {}), ((3, 4), {"axis": 0}),
+                   ((3, 4), {"axis": -1, "keepdims": True}), ((2, 3, 4), {"axis": (0, 2)}),
+                   ((2, 3, 4), {"axis": (-1, 1), "keepdims": True}), ((2, 3, 4), {"axis": 1})]
+for fn in (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.nansum,
+           np.nanmean, np.nanmax, np.nanmin):
+    for shape, kw in REDUCTION_FORMS:
+        case(fn, r(*shape), **kw)
+    case(fn, f())
+mask = draw.mask(3, 4)
+for fn in (np.sum, np.mean, np.prod, np.max, np.min):
+    case(fn, r(3, 4), axis=1, where=mask, **({"initial": -10.0} if fn is np.max else
+                                              {"initial": 10.0} if fn is np.min else {}))
+case(np.sum, r(3, 4), axis=0, dtype=np.float64, initial=2.0)
+# an ``initial`` passed by position is an input: moved by the checks
+NO_INITIAL_GRADIENT = {ADJOINT: "the adjoint rule gives `initial` no gradient (its tangent rule "
+                                "has one): reverse mode returns 0 for it"}
+case(np.sum, r(3, 4), 0, None, None, False, f(), label="sum-initial-positional",
+     xfail=NO_INITIAL_GRADIENT)
+case(np.max, r(3, 4), axis=0, initial=0.5)
+case(np.prod, r(3, 4), axis=1, initial=2.0)
+case(np.prod, r(3, 4), 1, None, None, False, f(), label="prod-initial-positional",
+     xfail=NO_INITIAL_GRADIENT)
+case(np.max, np.array([[0.3, 2.0, -1.0, 0.5], [1.5, -0.7, 0.2, 0.1], [0.4, 0.6, -0.3, 2.5]]),
+     0, None, False, 1.0, label="max-initial-wins",
+     xfail=dict.fromkeys(ALL_CHECKS, "neither rule gives an `initial` that wins a gradient"))
+case(np.prod, np.array([1.5, 0.0, -2.0, 0.7]), label="prod-one-zero")
+case(np.prod, np.array([1.5, 0.0, -2.0, 0.0]), label="prod-two-zeros")
+case(np.prod, np.array([[1.5, 0.0, 2.0], [0.5, 1.2, -1.0]]), axis=1, label="prod-zeros")
+case(np.prod, np.zeros((0, 3)), axis=0, label="prod-empty")
+case(np.nansum, np.array([1.0, np.nan, 2.0, 3.0]))
+case(np.nanmean, np.array([[1.0, np.nan], [2.0, 3.0]]), axis=0)
+for fn in (np.var, np.std):
+    case(fn, r(3, 4), axis=0, ddof=1)
+    case(fn, r(3, 4), 0, None, None, 1)
+    case(fn, r(3, 4), axis=1, correction=1, keepdims=True)
+    case(fn, r(2, 3, 4), ddof=2)
+    case(fn, r(3, 4), axis=1, where=mask, ddof=1)
+    case(fn, r(3, 4), axis=0, keepdims=True, mean=np.zeros((1, 4)))
+    case(fn, r(3, 4), axis=0, keepdims=True, mean=np.full((1, 4), 0.3))
+
+for fn in (np.cumsum, np.cumprod):
+    case(fn, r(5))
+    case(fn, r(3, 4))
+    case(fn, r(3, 4), 0)
+    case(fn, r(3, 4), axis=0)
+    case(fn, r(2, 3, 4), axis=-1)
+    case(fn, f())
+case(np.cumprod, np.array([1.5, 0.0, -2.0, 0.7, 1.1]), label="cumprod-zero")
+case(np.cumprod, np.array([[1.5, 0.0, 2.0, 0.0], [0.5, 1.2, -1.0, 2.0]]), axis=1,
+     label="cumprod-zeros")
+
+case(np.average, r(3, 4))
+case(np.average, r(3, 4), 1)
+case(np.average, r(3, 4), None, pos(3, 4))
+case(np.average, r(3, 4), 0, pos(3))
+case(np.average, r(2, 3, 4), -1, pos(4), keepdims=True)
+case(np.average, r(3, 4), 1, pos(3, 4), True)
+case(np.average, r(3, 4), 0, None, True)
+
+# ----- the helpers the gradients call (what grad of grad differentiates): forward over reverse
+# only, they have no adjoint rules
+
+helper = CASES.helper
+helper(nr.reduce_sum_grad, r(3), r(4, 3), 0, only=TANGENTS)
+helper(nr.reduce_sum_grad, f(), r(4, 3), only=TANGENTS)
+helper(nr.reduce_sum_grad, r(4), r(4, 3), 1, False, mask.T, only=TANGENTS)
+helper(nr.reduce_mean_grad, r(4, 1), r(4, 3), -1, True, only=TANGENTS)
+helper(nr.reduce_mean_grad, f(), r(4, 3), only=TANGENTS)
+helper(nr.average_grad_a, r(4), r(3, 4), 0, pos(3), only=TANGENTS)
+helper(nr.average_grad_a, r(3, 1), r(3, 4), 1, pos(3, 4), False, True, only=TANGENTS)
+helper(nr.average_grad_a, [r(3), r(3)], r(3, 4), 1, pos(3, 4), True, only=TANGENTS)
+helper(nr.average_grad_weights, r(4), r(3, 4), 0, pos(3), only=TANGENTS)
+helper(nr.average_grad_weights, r(3), r(3, 4), 1, pos(3, 4), only=TANGENTS)
+helper(nr.average_grad_weights, [r(3), r(3)], r(3, 4), 1, pos(3, 4), True, only=TANGENTS)
+helper(nr.prod_grad, r(3), r(3, 4), 1, only=TANGENTS)
+helper(nr.prod_grad, f(), r(2, 3), only=TANGENTS)
+helper(nr.prod_grad, r(1, 4), r(3, 4), 0, True, 2.0, only=TANGENTS)
+helper(nr.prod_grad, r(3), r(3, 4), 1, False, 1, mask, only=TANGENTS)
+helper(nr.prod_grad, f(), np.array([1.5, 0.0, -2.0, 0.7]), only=TANGENTS)
+helper(nr.prod_grad, r(2), np.array([[1.5, 0.0, 2.0, 0.0], [0.5, 1.2, -1.0, 2.0]]), 1,
+       only=TANGENTS)
+_a = r(3, 4)
+helper(nr.extremum_grad, r(3), _a, np.max(_a, axis=1), 1,
+       derived={2: lambda args: np.max(args[1], axis=1)}, only=TANGENTS)
+helper(nr.var_grad, r(3), r(3, 4), 1, only=TANGENTS)
+helper(nr.var_grad, f(), r(3, 4), None, 1, only=TANGENTS)
+helper(nr.var_grad, r(1, 4), r(3, 4), 0, 0, True, None, True, np.full((1, 4), 0.2),
+       only=TANGENTS)
+helper(nr.var_grad, r(3), r(3, 4), 1, 1, False, None, mask, only=TANGENTS)
+_a = r(3, 4)
+helper(nr.std_grad, r(3), _a, np.std(_a, axis=1) + 0.5, 1, only=TANGENTS)
+helper(nr.std_grad, f(), _a, f(pos), only=TANGENTS)
+helper(nr.std_grad, r(1, 4), _a, pos(1, 4), 0, 1, True, None, True, np.full((1, 4), 0.2),
+       only=TANGENTS)
+helper(nr.cumsum_grad, r(3, 4), r(3, 4), 1, only=TANGENTS)
+helper(nr.cumsum_grad, r(12), r(3, 4), only=TANGENTS)
+for _a, _axis in [(r(5), None), (r(3, 4), 1), (r(3, 4), 0),
+                  (np.array([1.5, 0.0, -2.0, 0.7, 1.1]), None),
+                  (np.array([[1.5, 0.0, 2.0, 0.0], [0.5, 1.2, -1.0, 2.0]]), 1)]:
+    helper(nr.cumprod_grad, r(*np.cumprod(_a, axis=_axis).shape), _a,
+           np.cumprod(_a, axis=_axis), _axis,
+           derived={2: lambda args, ax=_axis: np.cumprod(args[1], axis=ax)}, only=TANGENTS)
+
+FLOAT32 = Cases()
+FLOAT32.add(np.sum, x32(3, 4), axis=0)
+FLOAT32.add(np.sum, x32(3, 4), dtype=np.float64, label="sum-f64")
+FLOAT32.add(np.mean, x32(3, 4), axis=1)
+FLOAT32.add(np.mean, x32(3, 4))
+FLOAT32.add(np.prod, x32(3, 4))
+FLOAT32.add(np.max, x32(3, 4), axis=0)
+FLOAT32.add(np.var, x32(3, 4))
+FLOAT32.add(np.std, x32(3, 4), axis=1)
+FLOAT32.add(np.std, x32(3, 4))
+FLOAT32.add(np.cumsum, x32(3, 4), axis=0)
+FLOAT32.add(np.cumprod, x32(5))
+FLOAT32.add(np.average, x32(3, 4), 0, x32(3))
+
+
+@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
+def test_adjoint_matches_central_differences(c):
+    check_adjoint(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
+def test_tangent_matches_central_differences(c):
+    check_tangent(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
+def test_tangent_per_input_as_inlined(c):
+    check_tangent_inlined(c)
+
+
+@pytest.mark.parametrize("c", FLOAT32.checked(ADJOINT), ids=str)
+def test_float32_inputs_get_float32_gradients(c):
+    check_adjoint_dtype(c)
+
+
+@pytest.mark.parametrize("c", FLOAT32.checked(TANGENT), ids=str)
+def test_tangents_keep_the_output_dtype(c):
+    check_tangent_dtype(c)
+
+
+# ----- ties, zeros and exact values --------------------------------------------------------
+
+
+def test_max_splits_gradient_among_ties():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    _, vjp = vjp_of(np.max, x, axis=1)
+    (gx,) = vjp(np.array([1.0, 3.0]))
+    np.testing.assert_allclose(gx, [[0.0, 0.5, 0.5], [1.0, 1.0, 1.0]])
+    _, vjp = vjp_of(np.min, x)
+    np.testing.assert_allclose(vjp(1.0)[0], [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+
+
+def test_max_and_maximum_split_ties_like_the_gradient():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    _, jvp = jvp_of(np.max, x, axis=1)
+    np.testing.assert_allclose(jvp(np.array([[0.0, 1.0, 3.0], [1.0, 2.0, 6.0]])), [2.0, 3.0])
+    _, jvp = jvp_of(np.maximum, np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    np.testing.assert_allclose(jvp(np.array([2.0, 2.0]), np.array([4.0, 4.0])), [3.0, 2.0])
+
+
+def test_prod_with_zeros_is_exact():
+    x = np.array([2.0, 0.0, 3.0, 0.0])
+    _, vjp = vjp_of(np.prod, x)
+    np.testing.assert_array_equal(vjp(1.0)[0], [0.0, 0.0, 0.0, 0.0])
+    x = np.array([2.0, 0.0, 3.0])
+    _, vjp = vjp_of(np.prod, x)
+    np.testing.assert_array_equal(vjp(1.0)[0], [0.0, 6.0, 0.0])
+
+
+def test_prod_tangent_with_zeros_is_exact():
+    x = np.array([2.0, 0.0, 3.0])
+    _, jvp = jvp_of(np.prod, x)
+    assert jvp(np.array([1.0, 1.0, 1.0])) == 6.0
+    _, jvp = jvp_of(np.prod, np.array([2.0, 0.0, 0.0]))
+    assert jvp(np.ones(3)) == 0.0
+
+
+def test_scalar_cotangent_for_array_outputs_of_reductions():
+    # d[out] may come as a Python float or a NumPy scalar
+    x = r(3, 4)
+    for g in (2.0, np.float64(2.0), np.array(2.0)):
+        _, vjp = vjp_of(np.sum, x)
+        np.testing.assert_array_equal(vjp(g)[0], np.full((3, 4), 2.0))
+        _, vjp = vjp_of(np.mean, x)
+        np.testing.assert_allclose(vjp(g)[0], np.full((3, 4), 2.0 / 12))

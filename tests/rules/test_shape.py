@@ -1,0 +1,303 @@
+"""The shape rules (mindgrad/rules/numpy_shape.py), in both directions: reshaping, transposing,
+joining, splitting, tiling, flipping, sorting, diagonals, take, pad, diff, meshgrid, the spacing
+constructors (linspace, logspace, geomspace), and the helpers their gradients call. The checks:
+tests/support/rule_check.py.
+"""
+
+import numpy as np
+import pytest
+
+from mindgrad.rules import jvp_of, vjp_of
+from mindgrad.rules import numpy_shape as ns
+from tests.support.inputs import Draw
+from tests.support.rule_check import (
+    ADJOINT,
+    INLINED,
+    TANGENT,
+    TANGENTS,
+    Cases,
+    check_adjoint,
+    check_adjoint_dtype,
+    check_tangent,
+    check_tangent_dtype,
+    check_tangent_inlined,
+    defined_in_rules,
+)
+
+draw = Draw(20240609)
+r, pos, unit, big, f, x32 = draw.r, draw.pos, draw.unit, draw.big, draw.f, draw.x32
+CASES = Cases()
+case = CASES.add
+
+case(np.reshape, r(2, 3), (3, 2))
+case(np.reshape, r(2, 3, 4), (4, -1), order="F")
+case(np.reshape, r(6), shape=(2, 3))
+case(np.reshape, f(), (1, 1))
+case(np.ravel, r(2, 3))
+case(np.ravel, r(2, 3), order="F")
+case(np.ravel, r(2, 3), "F")
+case(np.expand_dims, r(2, 3), (0, 2))
+case(np.expand_dims, f(), 0)
+case(np.squeeze, r(1, 3, 1))
+case(np.squeeze, r(1, 3, 1), axis=-1)
+case(np.atleast_1d, f())
+case(np.atleast_1d, r(), r(3))
+case(np.atleast_2d, r(3))
+case(np.atleast_3d, r(2, 3), r(), f())
+case(np.broadcast_to, r(3, 1), (2, 3, 4))
+case(np.broadcast_to, f(), (2, 2))
+case(np.transpose, r(2, 3))
+case(np.transpose, r(2, 3, 4))
+case(np.transpose, r(2, 3, 4), (1, 0, 2))
+case(np.transpose, r(2, 3, 4), axes=(-1, 0, 1))
+case(np.swapaxes, r(2, 3, 4), 0, -1)
+case(np.moveaxis, r(2, 3, 4), 0, -1)
+case(np.moveaxis, r(2, 3, 4), (0, 1), (2, 0))
+case(np.matrix_transpose, r(2, 3, 4))
+
+case(np.concatenate, [r(2, 3), r(1, 3), r(4, 3)])
+case(np.concatenate, [r(2, 3), r(2, 1)], axis=1)
+case(np.concatenate, [r(2, 3), r(2, 1)], -1)
+case(np.concatenate, [r(2, 3), r(4)], axis=None)
+case(np.concatenate, r(3, 2, 2), label="concatenate-of-an-array")
+case(np.stack, [r(2, 3), r(2, 3)])
+case(np.stack, [r(2, 3), r(2, 3), r(2, 3)], axis=-1)
+case(np.stack, [f(), f()])
+case(np.hstack, [r(3), r(2)])
+case(np.hstack, [r(2, 3), r(2, 1)])
+case(np.hstack, (f(), r(2)))
+case(np.vstack, [r(3), r(3)])
+case(np.vstack, [r(2, 3), r(1, 3), r(3)])
+case(np.dstack, [r(2, 3), r(2, 3, 2)])
+case(np.column_stack, [r(3), r(3, 2)])
+
+# zero_cotangent: pieces of the output that receive no gradient (the tangent check ignores it)
+case(np.split, r(6), 3)
+case(np.split, r(4, 6), [1, 4], axis=1)
+case(np.split, r(6, 2), 3, zero_cotangent=(1,), label="split-unused-piece")
+case(np.array_split, r(7), 3)
+case(np.array_split, r(2, 7), 3, axis=-1, zero_cotangent=(0, 2))
+case(np.hsplit, r(2, 4), 2)
+case(np.hsplit, r(4), [1])
+case(np.vsplit, r(4, 2), 2)
+case(np.dsplit, r(2, 2, 4), [1, 3])
+case(np.unstack, r(3, 2))
+case(np.unstack, r(3, 2, 4), axis=1, zero_cotangent=(0,))
+
+case(np.tile, r(3), 2)
+case(np.tile, r(2, 3), (2, 1))
+case(np.tile, r(3), (2, 2, 2))
+case(np.tile, f(), 3)
+case(np.repeat, r(3), 2)
+case(np.repeat, r(2, 3), 2, axis=0)
+case(np.repeat, r(2, 3), [1, 0, 3], axis=-1)
+case(np.repeat, r(2, 3), 2)
+case(np.repeat, f(), 4)
+
+case(np.flip, r(3))
+case(np.flip, r(2, 3, 4), axis=(0, 2))
+case(np.fliplr, r(2, 3))
+case(np.flipud, r(2, 3))
+case(np.roll, r(5), 2)
+case(np.roll, r(2, 3), 1)
+case(np.roll, r(2, 3, 4), (1, -2), axis=(0, 2))
+case(np.rot90, r(2, 3))
+case(np.rot90, r(2, 3, 4), 3, axes=(1, 2))
+case(np.sort, r(5))
+case(np.sort, r(3, 4), axis=0)
+case(np.sort, r(3, 4), axis=None)
+case(np.sort, r(2, 3, 4))
+
+case(np.diag, r(3))
+case(np.diag, r(3), 1)
+case(np.diag, r(3), k=-2)
+case(np.diag, r(3, 4))
+case(np.diag, r(4, 3), 1)
+case(np.diag, r(4, 3), -1)
+case(np.diag, r(3, 4), -1)
+case(np.diagonal, r(3, 3))
+case(np.diagonal, r(3, 4), 1)
+case(np.diagonal, r(2, 3, 4), -1, 2, 0)
+case(np.trace, r(3, 3))
+case(np.trace, r(3, 4), -1)
+case(np.trace, r(2, 3, 4), axis1=1, axis2=2)
+for fn in (np.triu, np.tril):
+    case(fn, r(3, 3))
+    case(fn, r(3, 4), 1)
+    case(fn, r(2, 3, 3), k=-1)
+    case(fn, r(4))
+
+case(np.take, r(5), [0, 2, 2, 4])
+case(np.take, r(3, 4), np.array([[0, 1], [3, 3]]), axis=1)
+case(np.take, r(3, 4), [1, 1, -1], axis=0)
+case(np.take, r(3, 4), 5)
+case(np.take, r(3, 4), [0, 5, -7], axis=1, mode="clip")
+case(np.take, r(3, 4), [0, 5, -7], mode="wrap")
+case(np.take_along_axis, r(3, 4), np.argsort(draw.rng.random((3, 4)), axis=1)[:, :2], axis=1)
+case(np.take_along_axis, r(3, 4), np.array([[0, 0, 2, 1]]), axis=0)
+
+case(np.pad, r(3), 2)
+case(np.pad, r(3), (1, 2), "constant", constant_values=5.0)
+for mode in ("edge", "reflect", "symmetric", "wrap"):
+    case(np.pad, r(2, 4), ((1, 2), (3, 1)), mode)
+# modes whose gradient says it has none (test_pad_of_a_statistic_mode_says_so): forward only
+for mode in ("mean", "linear_ramp"):
+    case(np.pad, r(2, 4), ((1, 2), (3, 1)), mode, only=TANGENTS)
+case(np.pad, r(5), 2, "reflect", reflect_type="odd", only=TANGENTS)
+case(np.diff, r(6))
+case(np.diff, r(6), 2)
+case(np.diff, r(4, 5), axis=0)
+case(np.diff, r(4, 5), 1, 1, r(4, 1), r(4, 2))
+case(np.diff, r(5), 1, -1, f())
+
+case(np.meshgrid, r(3), r(4))
+case(np.meshgrid, r(3), r(4), indexing="ij")
+case(np.meshgrid, r(2), r(3), r(4))
+case(np.meshgrid, r(3), r(2), sparse=True)
+case(np.meshgrid, r(3), r(2, 2), sparse=True)
+
+case(np.linspace, f(), f(), 5)
+case(np.linspace, r(3), f(), 4, False, axis=-1)
+case(np.linspace, r(2, 3), r(3), 4, retstep=True, axis=1)
+case(np.linspace, f(), f(), 1)
+case(np.logspace, f(unit), f(unit), 5)
+case(np.logspace, r(2) * 0.3, f(unit), 4, base=f(pos) + 1.0, axis=-1)
+case(np.logspace, f(unit), f(unit), 4, True, pos(2) + 1.0)
+case(np.geomspace, f(pos), f(big), 5)
+case(np.geomspace, -pos(3), -f(big), 4, axis=1)
+
+# ----- the helpers the gradients call (what grad of grad differentiates); those linear in
+# their first argument that write in place have adjoints: their transposes
+
+helper = CASES.helper
+helper(ns.atleast_grads, r(1), (f(),), only=TANGENTS)
+helper(ns.atleast_grads, (r(1), r(1, 3)), (f(), r(3)), only=TANGENTS)
+helper(ns.transpose_grad, r(3, 2), only=TANGENTS)
+helper(ns.transpose_grad, r(3, 4, 2), (1, 2, 0), only=TANGENTS)
+helper(ns.concatenate_grad, r(5, 3), [r(2, 3), r(3, 3)], only=TANGENTS)
+helper(ns.concatenate_grad, r(7), [r(2, 2), r(3)], None, only=TANGENTS)
+helper(ns.stack_grad, r(2, 3, 2), [r(2, 3), r(2, 3)], -1, only=TANGENTS)
+helper(ns.hstack_grad, r(2, 4), [r(2, 3), r(2, 1)], only=TANGENTS)
+helper(ns.vstack_grad, r(3, 3), [r(2, 3), r(3)], only=TANGENTS)
+helper(ns.dstack_grad, r(2, 3, 3), [r(2, 3), r(2, 3, 2)], only=TANGENTS)
+helper(ns.column_stack_grad, r(3, 3), [r(3), r(3, 2)], only=TANGENTS)
+_p = np.split(r(6), 3)
+helper(ns.split_grad, [r(2), 0, r(2)], _p, r(6), only=TANGENTS)
+helper(ns.unstack_grad, (r(2), r(2), 0), tuple(np.unstack(r(3, 2))), r(3, 2), only=TANGENTS)
+helper(ns.tile_grad, r(2, 6), r(3), (2, 2), only=TANGENTS)
+helper(ns.repeat_grad, r(2, 6), r(2, 3), 2, 1)
+helper(ns.repeat_grad, r(6), r(3), 2)
+helper(ns.repeat_grad, r(2, 6), r(2, 3), [1, 2, 3], 1)
+helper(ns.sort_grad, r(3, 4), r(3, 4), 0)
+helper(ns.sort_grad, r(12), r(3, 4), None)
+helper(ns.sort_grad, r(4), r(4))
+helper(ns.sort_grad, r(6), r(2, 3), None)
+helper(ns.diagonal_grad, r(3), r(3, 4), 1)
+helper(ns.diagonal_grad, r(3), r(3, 3))
+helper(ns.diagonal_grad, r(2, 3), r(2, 3, 4), 1, 1, 2)
+helper(ns.diag_grad, r(3, 3), r(3), only=TANGENTS)
+helper(ns.diag_grad, r(3), r(3, 4), only=TANGENTS)
+helper(ns.trace_grad, f(), r(3, 3), only=TANGENTS)
+helper(ns.take_grad, r(4), r(5), [0, 2, 2, 4])
+helper(ns.take_grad, r(3, 3), r(3, 4), np.array([2, 0, 2]), 1)
+helper(ns.take_grad, r(2), r(2, 3), np.array([5, 0]), None)
+helper(ns.take_grad, r(3), r(4), np.array([-1, 7, 0]), 0, "wrap")
+helper(ns.take_along_axis_grad, r(3, 2), r(3, 4), np.array([[0, 1], [3, 3], [2, 0]]), 1)
+helper(ns.take_along_axis_grad, r(3, 2), r(3, 4), np.array([[0, 3], [1, 1], [2, 0]]), 1)
+helper(ns.pad_grad, r(7), r(3), 2)
+helper(ns.pad_grad, r(7), r(3), 2)
+helper(ns.pad_grad, r(4, 7), r(2, 4), ((1, 1), (2, 1)), "reflect")
+helper(ns.pad_grad, r(5, 6), r(3, 4), ((1, 1), (0, 2)), "reflect")
+helper(ns.pad_grad, r(5), r(3), 1, "edge")
+helper(ns.diff_grads, r(5), r(6), only=TANGENTS)
+helper(ns.diff_grads, r(4, 7), r(4, 5), 1, 1, r(4, 1), r(4, 2), only=TANGENTS)
+helper(ns.meshgrid_grads, (r(4, 3), 0), (r(3), r(4)), only=TANGENTS)
+helper(ns.meshgrid_grads, (r(3, 4), r(3, 4)), (r(3), r(4)), "ij", only=TANGENTS)
+# the tangent of a join (reverse over forward takes it apart with the join's own gradient)
+join_tangent = defined_in_rules("join_tangent")
+helper(join_tangent, np.concatenate, [r(2, 3), r(1, 3)], [r(2, 3), r(1, 3)], r(3, 3), 0)
+helper(join_tangent, np.concatenate, [r(2, 3), r(4)], [r(2, 3), r(4)], r(10), None)
+helper(join_tangent, np.vstack, [r(3), r(2, 3)], [r(3), r(2, 3)], r(3, 3))
+
+FLOAT32 = Cases()
+FLOAT32.add(np.reshape, x32(2, 3), (3, 2))
+FLOAT32.add(np.transpose, x32(2, 3))
+FLOAT32.add(np.concatenate, [x32(2), x32(3)])
+FLOAT32.add(np.stack, [x32(2), x32(2)])
+FLOAT32.add(np.tile, x32(3), 2)
+FLOAT32.add(np.repeat, x32(3), 2)
+FLOAT32.add(np.diag, x32(3, 3))
+FLOAT32.add(np.trace, x32(3, 3))
+FLOAT32.add(np.take, x32(4), [0, 0, 3])
+FLOAT32.add(np.sort, x32(4))
+FLOAT32.add(np.pad, x32(3), 1)
+
+
+@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
+def test_adjoint_matches_central_differences(c):
+    check_adjoint(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
+def test_tangent_matches_central_differences(c):
+    check_tangent(c)
+
+
+@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
+def test_tangent_per_input_as_inlined(c):
+    check_tangent_inlined(c)
+
+
+@pytest.mark.parametrize("c", FLOAT32.checked(ADJOINT), ids=str)
+def test_float32_inputs_get_float32_gradients(c):
+    check_adjoint_dtype(c)
+
+
+@pytest.mark.parametrize("c", FLOAT32.checked(TANGENT), ids=str)
+def test_tangents_keep_the_output_dtype(c):
+    check_tangent_dtype(c)
+
+
+# ----- exact values ------------------------------------------------------------------------
+
+
+def test_split_gradient_fills_unused_pieces_with_zeros():
+    x = np.arange(6.0)
+    _, vjp = vjp_of(np.split, x, 3)
+    gx, _ = vjp([0, np.ones(2), 0])
+    np.testing.assert_array_equal(gx, [0, 0, 1, 1, 0, 0])
+
+
+def test_take_accumulates_repeated_indices():
+    _, vjp = vjp_of(np.take, np.zeros(3), [0, 2, 2, 2])
+    np.testing.assert_array_equal(vjp(np.ones(4))[0], [1.0, 0.0, 3.0])
+
+
+def test_pad_of_a_statistic_mode_says_so():
+    _, vjp = vjp_of(np.pad, r(3), 1, "mean")
+    with pytest.raises(NotImplementedError, match="mean"):
+        vjp(np.ones(5))
+
+
+def test_pad_tangent_of_a_statistic_mode_says_so():
+    _, jvp = jvp_of(np.pad, r(3), 1, "maximum")
+    with pytest.raises(NotImplementedError, match="maximum"):
+        jvp(np.ones(3))
+
+
+@pytest.mark.parametrize("join, pieces, axis", [
+    (np.concatenate, [(2, 3), (1, 3)], 0), (np.concatenate, [(2, 3), (4,)], None),
+    (np.stack, [(2, 3), (2, 3)], 1), (np.hstack, [(2,), (3,)], 0),
+    (np.vstack, [(3,), (2, 3)], 0), (np.column_stack, [(3,), (3, 2)], 0)])
+def test_join_tangent_adjoint_is_its_transpose(join, pieces, axis):
+    # reverse over forward takes the tangent of a join apart with the join's own gradient
+    xs = [r(*shape) for shape in pieces]
+    out = join(xs, axis) if join in (np.concatenate, np.stack) else join(xs)
+    ts = [r(*shape) for shape in pieces]
+    _, vjp = vjp_of(join_tangent, join, ts, xs, out, axis, _key=join_tangent)
+    u = r(*out.shape)
+    g_ts = vjp(u)[1]
+    joined = join_tangent(join, ts, xs, out, axis)
+    assert joined.shape == out.shape
+    np.testing.assert_allclose(sum(np.vdot(g, t) for g, t in zip(g_ts, ts)), np.vdot(u, joined),
+                               rtol=1e-12)

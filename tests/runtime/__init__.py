@@ -1,0 +1,1 @@
+"""mindgrad.runtime: the helpers generated code calls."""

@@ -1,0 +1,1 @@
+"""What the tests share: random inputs and the numerical check of rules."""

@@ -1,0 +1,503 @@
+"""The numerical check of rules, shared by the case tables of tests/rules/ (one per topic) and
+tests/mindspore/.
+
+A table (``Cases``) lists calls: a function, its arguments (arrays of several shapes, pairs that
+broadcast, 0-d arrays, Python floats, lists, tuples, dicts) and keywords. Every case is checked
+by all three checks; one marked ``only=...`` (its function has no rule in the other direction,
+or the rule says it cannot) by those named:
+
+- ``ADJOINT``: ``vjp_of`` runs the gradient rule for a random cotangent ``g`` and random
+  directions ``v_i`` (float64): ``sum_i vdot(vjp(g)_i, v_i)`` must match the central difference
+  ``(vdot(g, f(x + eps v)) - vdot(g, f(x - eps v))) / 2eps``, and each gradient must have its
+  input's shape (and structure, for lists, tuples and dicts);
+- ``TANGENT``: ``jvp_of`` runs the tangent rule with every input moving: the tangent must match
+  ``(f(x + eps v) - f(x - eps v)) / 2eps`` and have the output's shape (and structure);
+- ``INLINED``: the tangent rule once per input, run the way the transformer inlines it
+  (statements reading a tangent the call does not have are dropped, contributions accumulate
+  with ``+``).
+
+Tables of float32 inputs are checked for dtypes instead (``check_*_dtype``): central
+differences in float32 are too coarse to check values.
+"""
+
+import ast
+import copy
+import importlib
+import zlib
+
+import gast
+import numpy as np
+import pytest
+
+from mindgrad import rules
+from mindgrad.rules import builtin, jvp_of, vjp_of
+from mindgrad.runtime import is_zero
+
+EPS = 1e-6
+RTOL = 1e-5
+ATOL = 1e-8  # of the adjoint check, whose value is one number
+TANGENT_ATOL = 1e-7  # of the tangent check, entry by entry
+
+ADJOINT, TANGENT, INLINED = "adjoint", "tangent", "inlined"
+TANGENTS = (TANGENT, INLINED)
+ALL_CHECKS = (ADJOINT, TANGENT, INLINED)
+
+
+# ----- cases -------------------------------------------------------------------------------
+
+
+class Case:
+    """A call ``fn(*args, **kwargs)`` whose rule (``key``'s, else ``fn``'s) is checked."""
+
+    def __init__(self, label, fn, *args, key=None, only=ALL_CHECKS, fix=None, zero_cotangent=(),
+                 derived=None, xfail=None, **kwargs):
+        self.label, self.fn, self.args, self.kwargs = label, fn, args, kwargs
+        self.key = key  # the rule's key where it is not ``fn`` (methods, wrappers)
+        self.checks = frozenset((only,) if isinstance(only, str) else only)
+        assert self.checks <= set(ALL_CHECKS), f"{label}: unknown checks {only!r}"
+        # fix(out, values): makes an output unique where it is so only up to signs (the factors
+        # of svd, eigh) by keeping, negating or zeroing each entry of ``values`` as ``out`` says;
+        # the check is then of fix(y, y) for y = fn(x), against fix(out, g) and fix(out, tangent)
+        self.fix = fix
+        self.zero_cotangent = zero_cotangent  # pieces of a list output given no cotangent
+        self.derived = derived or {}  # index -> function of the args: moves with them
+        # check -> the known bug that makes it fail (strict: the case passes once it is fixed)
+        self.xfail = xfail or {}
+
+    @property
+    def rule_key(self):
+        return self.key if self.key is not None else self.fn
+
+    @property
+    def id(self):
+        kw = ",".join(f"{k}={_describe_keyword(v)}" for k, v in self.kwargs.items())
+        return f"{self.label}({','.join(_describe(a) for a in self.args)}{';' + kw if kw else ''})"
+
+    def __repr__(self):
+        return self.id
+
+
+def _describe(a):
+    if isinstance(a, float):
+        return "float"
+    if isinstance(a, np.ndarray):
+        return "x".join(map(str, a.shape)) or "0d"
+    if isinstance(a, (list, tuple)):
+        return "[" + ",".join(_describe(x) for x in a) + "]"
+    if isinstance(a, dict):
+        return "{" + ",".join(f"{k}:{_describe(v)}" for k, v in a.items()) + "}"
+    if callable(a) and hasattr(a, "__name__"):
+        return a.__name__
+    if " at 0x" in repr(a):
+        return type(a).__name__
+    return repr(a)
+
+
+def _describe_keyword(v):
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    if isinstance(v, (np.ndarray, list, dict)) or callable(v):
+        return _describe(v)
+    return repr(v)
+
+
+class Cases(list):
+    """One topic's table of cases."""
+
+    def add(self, fn, *args, label=None, **options):
+        self.append(Case(label or getattr(fn, "__name__", str(fn)), fn, *args, **options))
+
+    def method(self, name, *args, **options):
+        def call(x, *a, **k):
+            return getattr(x, name)(*a, **k)
+        self.append(Case(f".{name}", call, *args, key=("method", name), **options))
+
+    def attr(self, name, *args, **options):
+        def read(x):
+            return getattr(x, name)
+        self.append(Case(f".{name}", read, *args, key=("attr", name), **options))
+
+    def helper(self, fn, *args, **options):
+        """A function of mindgrad's that generated code calls, labelled by its module."""
+        self.add(fn, *args, label=f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}", **options)
+
+    def checked(self, check):
+        """The cases checked by ``check`` (ADJOINT, TANGENT or INLINED), to parametrize a test
+        with; those failing by a known bug marked so."""
+        return [c if check not in c.xfail else
+                pytest.param(c, marks=pytest.mark.xfail(reason=c.xfail[check], strict=True))
+                for c in self if check in c.checks]
+
+
+def call(op, *args):
+    """``op(*args)``: a case for a callable object (a MindSpore primitive) passes it first."""
+    return op(*args)
+
+
+def seeded(draw, seed):
+    """``draw`` after seeding NumPy's global generator: every call draws the same entries."""
+    def seeded_draw(*args, **kwargs):
+        np.random.seed(seed)
+        return draw(*args, **kwargs)
+    return seeded_draw
+
+
+def defined_in_rules(name):
+    """The function ``name`` of whichever ``mindgrad.rules`` module defines it (helpers of
+    tangent rules, wherever the rules live)."""
+    for topic in builtin.TOPICS:
+        module = importlib.import_module(f"mindgrad.rules.{topic}")
+        fn = getattr(module, name, None)
+        if fn is not None and getattr(fn, "__module__", None) == module.__name__:
+            return fn
+    raise LookupError(f"no module of mindgrad.rules defines {name}")
+
+
+# ----- trees of values: arrays, floats, lists, tuples and dicts of them ----------------------
+
+
+def is_float_leaf(v):
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (float, np.floating)):
+        return True
+    return isinstance(v, np.ndarray) and v.dtype.kind == "f"
+
+
+def random_like(v, rng):
+    """Random float64 values shaped as ``v``'s float entries; None where ``v`` has none."""
+    if isinstance(v, (list, tuple)):
+        parts = [random_like(x, rng) for x in v]
+        return None if all(p is None for p in parts) else parts
+    if isinstance(v, dict):
+        parts = {k: random_like(x, rng) for k, x in v.items()}
+        return None if all(p is None for p in parts.values()) else parts
+    if not is_float_leaf(v):
+        return None
+    if isinstance(v, float):
+        return float(rng.standard_normal())
+    return rng.standard_normal(np.shape(v))
+
+
+def zeros_like_tree(v):
+    if isinstance(v, dict):
+        return {k: zeros_like_tree(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [zeros_like_tree(x) for x in v]
+    if isinstance(v, float):
+        return 0.0
+    return None if v is None else np.zeros(np.shape(v))
+
+
+def filled(dv):
+    """Random values as a gradient or tangent: entries of lists without one are 0, of dicts
+    left out."""
+    if isinstance(dv, list):
+        return [0 if x is None else filled(x) for x in dv]
+    if isinstance(dv, dict):
+        return {k: filled(x) for k, x in dv.items() if x is not None}
+    return dv
+
+
+def perturb(v, dv, eps):
+    if dv is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return type(v)(perturb(x, dx, eps) for x, dx in zip(v, dv))
+    if isinstance(v, dict):
+        return {k: perturb(x, dv[k], eps) for k, x in v.items()}
+    if isinstance(v, float):
+        return v + eps * dv
+    return (v + eps * dv).astype(np.result_type(v), copy=False)
+
+
+def tree(out):
+    """An output as nested lists of float leaves (iterators and views listed, others None)."""
+    if isinstance(out, dict):
+        return {k: tree(v) for k, v in out.items()}
+    if isinstance(out, (list, tuple)) or type(out).__name__ in ("dict_items", "dict_values",
+                                                                 "list_reverseiterator",
+                                                                 "reversed"):
+        return [tree(o) for o in out]
+    if is_float_leaf(out) or (isinstance(out, np.ndarray) and out.dtype.kind == "c"):
+        return out
+    return None
+
+
+def tree_vdot(grad, v, where="gradient"):
+    """``vdot(grad, v)`` over matching structures; checks that shapes agree."""
+    if v is None or is_zero(grad):
+        return 0.0
+    if isinstance(v, dict):
+        assert isinstance(grad, dict), f"{where}: expected a dict, got {type(grad)}"
+        return sum(tree_vdot(grad.get(k, 0), x, f"{where}[{k!r}]") for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        assert isinstance(grad, (list, tuple)), f"{where}: expected a list, got {type(grad)}"
+        assert len(grad) == len(v), f"{where}: {len(grad)} entries for {len(v)}"
+        return sum(tree_vdot(gi, vi, f"{where}[{i}]") for i, (gi, vi) in enumerate(zip(grad, v)))
+    assert np.shape(grad) == np.shape(v), f"{where}: shape {np.shape(grad)} for {np.shape(v)}"
+    return float(np.vdot(np.asarray(grad, dtype=float), np.asarray(v, dtype=float)))
+
+
+def difference(plus, minus):
+    if plus is None:
+        return None
+    if isinstance(plus, dict):
+        return {k: difference(plus[k], minus[k]) for k in plus}
+    if isinstance(plus, list):
+        return [difference(p, m) for p, m in zip(plus, minus)]
+    return (np.asarray(plus, dtype=complex if np.iscomplexobj(plus) else float) -
+            np.asarray(minus)) / (2 * EPS)
+
+
+def scale_of(numeric):
+    if numeric is None:
+        return 0.0
+    if isinstance(numeric, dict):
+        return max([scale_of(v) for v in numeric.values()] + [0.0])
+    if isinstance(numeric, list):
+        return max([scale_of(v) for v in numeric] + [0.0])
+    return float(np.max(np.abs(numeric))) if np.size(numeric) else 0.0
+
+
+def assert_close(t, numeric, where, scale):
+    if numeric is None:
+        return
+    if isinstance(numeric, dict):
+        for k in numeric:
+            assert_close(0 if is_zero(t) else t.get(k, 0), numeric[k], f"{where}[{k!r}]", scale)
+        return
+    if isinstance(numeric, list):
+        if is_zero(t):
+            t = [0] * len(numeric)
+        assert isinstance(t, (list, tuple)), f"{where}: expected a sequence, got {type(t)}"
+        assert len(t) == len(numeric), f"{where}: {len(t)} tangents for {len(numeric)} items"
+        for i, (ti, ni) in enumerate(zip(t, numeric)):
+            assert_close(ti, ni, f"{where}[{i}]", scale)
+        return
+    if is_zero(t):
+        t = np.zeros(np.shape(numeric))
+    else:
+        assert np.shape(t) == np.shape(numeric), \
+            f"{where}: tangent shape {np.shape(t)}, output shape {np.shape(numeric)}"
+    tol = RTOL * max(scale, 1.0) + TANGENT_ATOL
+    err = float(np.max(np.abs(np.asarray(t) - numeric))) if np.size(numeric) else 0.0
+    assert err <= tol, f"{where}: tangent {t!r} vs central differences {numeric!r}"
+
+
+# ----- moving the inputs -------------------------------------------------------------------
+
+
+def _rng(c, check):
+    """A generator of the case's own: its directions do not depend on which cases ran first."""
+    return np.random.default_rng(zlib.crc32(f"{check}:{c.id}".encode()))
+
+
+def _same(args, i, j):
+    return args[i] is args[j]
+
+
+def _directions(c, rng):
+    """A random direction per argument (the same one for an argument passed twice, none for a
+    derived one)."""
+    directions = []
+    for i, a in enumerate(c.args):
+        twin = next((j for j in range(i) if c.args[j] is a), None)
+        directions.append(None if i in c.derived else
+                          directions[twin] if twin is not None else random_like(a, rng))
+    return directions
+
+
+def _moved(c, directions, eps, only=None):
+    """``fn`` at the arguments moved by ``eps`` along their directions (``only``'s alone if
+    given), fixed by ``c.fix``, as a tree."""
+    fresh = copy.deepcopy(c.args)  # helpers such as add_at update their argument
+    args = [perturb(a, None if v is None or (only is not None and not _same(c.args, i, only))
+                    else v, eps)
+            for i, (a, v) in enumerate(zip(fresh, directions))]
+    for i, fn in c.derived.items():
+        args[i] = fn(args)
+    out = c.fn(*args, **c.kwargs)
+    return tree(out if c.fix is None else c.fix(out, out))
+
+
+def _key_option(c):
+    return {} if c.key is None else {"_key": c.key}
+
+
+# ----- the checks --------------------------------------------------------------------------
+
+
+def check_adjoint(c):
+    rng = _rng(c, ADJOINT)
+    args = copy.deepcopy(c.args)
+    out, vjp = vjp_of(c.fn, *args, **c.kwargs, **_key_option(c))
+    g = random_like(tree(out), rng)
+    if g is not None and not isinstance(g, (list, dict)) and np.ndim(out) == 0:
+        g = float(g)  # a scalar's cotangent may come as a Python float
+    g = filled(g)
+    for i in c.zero_cotangent:
+        g[i] = 0
+    if isinstance(out, tuple) and isinstance(g, list):
+        g = tuple(g)
+    grads = vjp(g if c.fix is None else c.fix(out, g))
+    assert len(grads) == len(args)
+    directions = _directions(c, rng)
+    analytic = sum(tree_vdot(gr, v, f"argument {i}")
+                   for i, (gr, v) in enumerate(zip(grads, directions)))
+    numeric = (tree_vdot(g, _moved(c, directions, EPS), "output") -
+               tree_vdot(g, _moved(c, directions, -EPS), "output")) / (2 * EPS)
+    assert abs(analytic - numeric) <= RTOL * max(abs(analytic), abs(numeric)) + ATOL, \
+        f"vjp gives {analytic!r}, central differences {numeric!r}"
+
+
+def _tangent_args(c, directions, only=None):
+    """One tangent per positional argument for ``jvp``: the direction (for ``only``'s index
+    alone if given, zeros for the others), None for arguments that have none."""
+    out = []
+    for i, v in enumerate(directions):
+        if v is None:
+            out.append(None)
+        elif only is None or _same(c.args, i, only):
+            out.append(filled(v))
+        else:
+            out.append(filled(zeros_like_tree(v)))
+    return out
+
+
+def _numeric_tangent(c, directions, only=None):
+    return difference(_moved(c, directions, EPS, only), _moved(c, directions, -EPS, only))
+
+
+def check_tangent(c):
+    rng = _rng(c, TANGENT)
+    args = copy.deepcopy(c.args)
+    out, jvp = jvp_of(c.fn, *args, **c.kwargs, **_key_option(c))
+    directions = _directions(c, rng)
+    assert any(v is not None for v in directions), "a case needs an input to move"
+    numeric = _numeric_tangent(c, directions)
+    got = jvp(*_tangent_args(c, directions))
+    if c.fix is not None:
+        got = c.fix(out, got)
+    if not isinstance(got, (dict, list, tuple)) and not is_zero(got) and \
+            isinstance(out, np.ndarray) and out.dtype.kind in "fc":
+        assert np.asarray(got).dtype == out.dtype, f"tangent dtype {np.asarray(got).dtype}"
+    assert_close(got, numeric, "all inputs", scale_of(numeric))
+
+
+def check_tangent_inlined(c):
+    rng = _rng(c, INLINED)
+    rule = rules._TANGENTS[rules._key(c.rule_key)]
+    out = c.fn(*copy.deepcopy(c.args), **c.kwargs)
+    bound = rule.bind(c.args, c.kwargs)
+    directions = _directions(c, rng)
+    for i, v in enumerate(directions):
+        if v is None or any(_same(c.args, i, j) for j in range(i)):
+            continue
+        t = filled(v)
+        tangents = {}
+        for name, value in bound.items():
+            if name in rule.varargs:
+                parts = [t if id(x) == id(c.args[i]) else 0 for x in value]
+                if any(not is_zero(p) for p in parts):
+                    tangents[name] = tuple(parts)
+            elif value is c.args[i]:
+                tangents[name] = t
+        got = run_inlined(rule, out, bound, tangents)
+        if c.fix is not None:
+            got = c.fix(out, got)
+        numeric = _numeric_tangent(c, directions, only=i)
+        assert_close(got, numeric, f"input {i}", scale_of(numeric))
+
+
+def check_adjoint_dtype(c):
+    """float32 inputs get float32 gradients."""
+    out, vjp = vjp_of(c.fn, *c.args, **c.kwargs, **_key_option(c))
+    g = np.ones_like(out) if isinstance(out, np.ndarray) else np.asarray(out).dtype.type(1)
+    for arg, grad in zip(c.args, vjp(g)):
+        if is_float_leaf(arg):
+            assert np.asarray(grad).dtype == np.float32, f"{np.asarray(grad).dtype} gradient"
+        elif isinstance(arg, list) and all(is_float_leaf(a) for a in arg):
+            assert all(np.asarray(gi).dtype == np.float32 for gi in grad)
+
+
+def check_tangent_dtype(c):
+    """Tangents have their output's dtype."""
+    out, jvp = jvp_of(c.fn, *c.args, **c.kwargs, **_key_option(c))
+    tangents = [np.ones_like(a) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else
+                [np.ones_like(x) for x in a] if isinstance(a, list) else None for a in c.args]
+    t = jvp(*tangents)
+    assert np.asarray(t).dtype == np.asarray(out).dtype, f"{np.asarray(t).dtype} tangent"
+
+
+# ----- the template run as the transformer inlines it --------------------------------------
+
+
+class _Reads(ast.NodeTransformer):
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == "d" and \
+                isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Name(id="_t_" + node.slice.id, ctx=ast.Load()), node)
+        return node
+
+
+def template_body(rule):
+    """The statements the transformer inlines (an @elementwise or @linear rule's are derived)."""
+    return gast.gast_to_ast(gast.Module(body=rule.body, type_ignores=[])).body
+
+
+def run_inlined(rule, out, bound, tangents):
+    """Run ``rule`` for the call ``bound`` (param -> value) with ``tangents`` (param -> tangent)
+    as the transformer does: drop what reads a missing tangent, accumulate with ``+``."""
+    ns = dict(bound)
+    ns[rule.out] = out
+    for name, t in tangents.items():
+        ns["_t_" + name] = t
+    env = dict(rule.globals)
+    result, written, dropped = 0, False, set()
+    for stmt in template_body(rule):
+        reads = {n.slice.id for n in ast.walk(stmt.value) if isinstance(n, ast.Subscript)
+                 and isinstance(n.value, ast.Name) and n.value.id == "d"}
+        loads = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+        target = stmt.targets[0]
+        if reads - set(tangents) or loads & dropped:
+            if isinstance(target, ast.Name):
+                dropped.add(target.id)
+            continue
+        expr = ast.Expression(_Reads().visit(stmt.value))
+        value = eval(compile(ast.fix_missing_locations(expr), "<rule>", "eval"), env, ns)
+        if isinstance(target, ast.Name):
+            ns[target.id] = value
+        elif written:
+            result = result + value
+        else:
+            result, written = value, True
+    return result
+
+
+# ----- every rule has a case ---------------------------------------------------------------
+
+
+def untested_rules(check, cases, in_module, exact=()):
+    """The rules for ``check``'s direction whose template lives in a module ``in_module``
+    accepts, keyed by the function (or method, attribute) they are for, that no case in
+    ``cases`` checks and that are not in ``exact`` (checked exactly elsewhere)."""
+    table = rules._RULES if check == ADJOINT else rules._TANGENTS
+    kinds = (ADJOINT,) if check == ADJOINT else TANGENTS
+    tested = {rules._key(c.rule_key) for c in cases if c.checks & set(kinds)}
+    tested |= {rules._key(k) for k in exact}
+    selected = {key: rule for key, rule in table.items() if in_module(rule.template.__module__)}
+    assert selected, "no rule lives in the modules selected"
+    return [rule.name if not isinstance(key, tuple) else key for key, rule in selected.items()
+            if key not in tested]
+
+
+def in_rules_package(module):
+    """Whether ``module`` is a topic module of mindgrad.rules (any but the registry)."""
+    return module.startswith("mindgrad.rules.")
+
+
+def is_mindgrads(module):
+    """Whether ``module`` is one of mindgrad's (not a user's, nor a test's)."""
+    return module.startswith("mindgrad.")
