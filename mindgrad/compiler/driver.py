@@ -17,15 +17,27 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import cache, emit, fence, normalize, objects, optimize, reverse, source
+from mindgrad.compiler import (
+    cache,
+    emit,
+    fence,
+    naming,
+    normalize,
+    objects,
+    optimize,
+    reverse,
+    source,
+)
+from mindgrad.compiler.naming import NameGen
 from mindgrad.compiler.source import unbind
 
 STAGES = ("source", "fence", "normalize", "activity", "reverse", "optimize", "emit", "compile")
 # forward mode (jvp) runs "forward" where reverse mode runs "reverse"
 
 
-class Generated:
-    """The result of a build: the compiled entry point and everything shown to users.
+class CompiledDerivative:
+    """A compiled derivative, what a build returns: the entry point (the gradient or tangent
+    function) and everything shown to users.
 
     ``bound`` (the Cell or instance the entry takes first, or None) is held weakly where it
     allows that: the cache keeps this result as long as that object lives, never longer.
@@ -70,7 +82,7 @@ class Build:
         self._parameter_reads = {}  # id(Source) -> paths of the Parameters it reads, recorded
         self.units = []          # (src, [FunctionDef], bindings)
         self.callees = {}        # (code, mask) -> (forward name, backward name)
-        self.function_names = A.NameGen()
+        self.function_names = NameGen()
         # the role of each generated function that is not a plain split callee: "entry" (what
         # a user's call reaches: it takes the user function's defaults) or "tangent" (a
         # callee's tangent function, with the user function's keyword defaults)
@@ -105,7 +117,7 @@ class Build:
             self.record("source", src.name, "".join(src.lines))
             fence.check(src)
             self.record("fence", src.name, lambda: emit.unparse(src.tree))
-            names = A.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
+            names = NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
             fdef = normalize.normalize(src, src.tree, names)
             self.record("normalize", src.name, lambda: emit.unparse(fdef))
             self._parsed[cache_key] = (src, fdef, set(names.taken))
@@ -196,7 +208,7 @@ class Build:
     def function(self, fn, obj, active, split, key=None, scalars=(), containers=(),
                  arrays=None, shape=(0, ()), arguments_shared=False):
         src, fdef, taken = self.parse(fn, obj, shape)
-        names = A.NameGen(taken)
+        names = NameGen(taken)
         # a callee takes its keyword-only parameters positionally too, after the others
         params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
         active_params = [params[i] for i in active]
@@ -212,31 +224,32 @@ class Build:
                                     if i < len(params)})
         while True:
             names.taken = set(taken)
-            gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split, analysis)
-            gen.needed, gen.callee_key, gen.obj = needed, key, obj
-            gen.arguments_shared = arguments_shared
+            pass_ = reverse.ReversePass(self, src, A.clone(fdef), active_params, names, split,
+                                        analysis)
+            pass_.needed, pass_.callee_key, pass_.obj = needed, key, obj
+            pass_.arguments_shared = arguments_shared
             if not recorded:
-                active = sorted(gen.active)
+                active = sorted(pass_.active)
                 self.record("activity", src.name,
                             lambda names=active: "active: " + ", ".join(names))
                 recorded = True
-            fwd, bwd, result = self._sweeps(gen, gen.fdef)
-            reads = (_loads(bwd) & gen.local_names) - gen.adjoint_names
+            fwd, bwd, result = self._sweeps(pass_, pass_.fdef)
+            reads = (_loads(bwd) & pass_.local_names) - pass_.adjoint_names
             if needed is not None and reads <= needed:
                 break
             needed = reads | (needed or set())
         self.record("reverse", src.name, lambda: "\n".join(
-            emit.unparse(f) for f in self._assemble(gen, fwd, bwd, result, split, False)))
-        defs = self._assemble(gen, fwd, bwd, result, split, optimize_=True)
+            emit.unparse(f) for f in self._assemble(pass_, fwd, bwd, result, split, False)))
+        defs = self._assemble(pass_, fwd, bwd, result, split, optimize_=True)
         self.record("optimize", src.name, lambda: "\n".join(emit.unparse(f) for f in defs))
-        self.units.append((src, defs, gen.bindings))
+        self.units.append((src, defs, pass_.bindings))
         self._track(src, fdef)
         return defs
 
-    def _sweeps(self, gen, fdef):
+    def _sweeps(self, pass_, fdef):
         body = fdef.body
         ret = body[-1]
-        fwd, bwd = gen.block(body[:-1], False)
+        fwd, bwd = pass_.block(body[:-1], False)
         result = ret.value
         return fwd, bwd, result
 
@@ -281,75 +294,76 @@ class Build:
         elif root.id in src.globals:
             self.dependencies.append(("global", src.globals, (root.id,) + path, obj))
 
-    def _assemble(self, gen, fwd, bwd, result, split, optimize_):
+    def _assemble(self, pass_, fwd, bwd, result, split, optimize_):
         if not optimize_:  # only for the dump of the reverse stage: keep the originals intact
             fwd, bwd = A.clone(fwd), A.clone(bwd)
-        res_active = gen.is_active(result)
-        d_res = gen.d(result.id) if res_active else None
-        owned = {gen.d(n) for n in gen.indexed if n in gen.active}
-        adjoint_names = set(gen.adjoint_names)
-        grads = [gen.d(p) if p in gen.active else None for p in gen.active_params]
-        weight_grads = self._weight_returns(gen, split)
-        buffers = {gen.d(p): p for p in gen.buffers if p in gen.active}
-        inits = [A.assign(dn, A.call(gen.helper(runtime.zeros_buffer), A.load(buffers[dn]))
+        res_active = pass_.is_active(result)
+        d_res = pass_.d(result.id) if res_active else None
+        owned = {pass_.d(n) for n in pass_.indexed if n in pass_.active}
+        adjoint_names = set(pass_.adjoint_names)
+        grads = [pass_.d(p) if p in pass_.active else None for p in pass_.active_params]
+        weight_grads = self._weight_returns(pass_, split)
+        buffers = {pass_.d(p): p for p in pass_.buffers if p in pass_.active}
+        inits = [A.assign(dn, A.call(pass_.helper(runtime.zeros_buffer), A.load(buffers[dn]))
                           if dn in buffers else A.const(0))
-                 for dn in sorted(set(gen.dnames.values()) - {d_res}) if dn is not None]
-        if gen.copies is not None:
-            inits.append(A.assign(gen.copies, gast.Dict(keys=[], values=[])))
+                 for dn in sorted(set(pass_.dnames.values()) - {d_res}) if dn is not None]
+        if pass_.copies is not None:
+            inits.append(A.assign(pass_.copies, gast.Dict(keys=[], values=[])))
         if split:
             seed = []
         else:
-            seed_fn = gen.helper(runtime.seed)
-            sens = gen.sens = getattr(gen, "sens", None) or gen.fresh("sens")
+            seed_fn = pass_.helper(runtime.seed)
+            sens = pass_.sens = getattr(pass_, "sens", None) or pass_.fresh(naming.SENSITIVITY)
             seed = [A.assign(d_res, A.call(seed_fn, A.clone(result), A.load(sens)))] \
                 if res_active else []
         back = seed + inits + bwd
         returned = [A.load(g) if g else A.const(0) for g in grads]
         if optimize_:
-            add = gen.bind(runtime.add, "add")
-            opt = optimize.Optimizer(adjoint_names, gen.impure_calls, owned,
-                                     {add, gen.bind(runtime.add_at, "add_at")}, add,
-                                     _zero_test(gen), functools.partial(_array_helper, gen))
+            add = pass_.bind(runtime.add, "add")
+            opt = optimize.Optimizer(adjoint_names, pass_.impure_calls, owned,
+                                     {add, pass_.bind(runtime.add_at, "add_at")}, add,
+                                     _zero_test(pass_), functools.partial(_array_helper, pass_))
             live_out = {g for g in grads if g} | A.names_in(weight_grads, gast.Load)
             # a backward function that restores no values returns at once for a zero d_res
-            guarded = split and d_res is not None and not _restores_values(back, gen.tape)
+            guarded = split and d_res is not None and not _restores_values(back, pass_.tape)
             back = opt.run(back, live_out, zero=(), arrays={d_res} if guarded else ())
-        params = gen.fdef.args
+        params = pass_.fdef.args
         arguments = {a.id for a in params.args + params.kwonlyargs}
         if split:
-            saved = self._saved_locals(gen, back)
-            always = {t.id for st in gen.fdef.body if isinstance(st, gast.Assign)
+            saved = self._saved_locals(pass_, back)
+            always = {t.id for st in pass_.fdef.body if isinstance(st, gast.Assign)
                       for t in st.targets if isinstance(t, gast.Name)}
             prologue = [A.assign(n, A.const(None)) for n in
-                        sorted(gen.pushed | (set(saved) - always)) if n not in arguments]
-            return self._split_defs(gen, fwd, back, result, d_res, returned + weight_grads,
+                        sorted(pass_.pushed | (set(saved) - always)) if n not in arguments]
+            return self._split_defs(pass_, fwd, back, result, d_res, returned + weight_grads,
                                     prologue, saved)
-        prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - arguments)]
+        prologue = [A.assign(n, A.const(None)) for n in sorted(pass_.pushed - arguments)]
         if isinstance(result, gast.Name) and result.id in A.names_in(back, gast.Store):
             # the backward sweep pops or restores this name: return the forward sweep's value
-            kept = gen.fresh(result.id + "_out")
+            kept = pass_.fresh(naming.kept_result(result.id))
             fwd = fwd + [A.assign(kept, A.load(result.id))]
             result = A.load(kept)
-        tape = [A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))] if gen.uses_tape else []
+        tape = [A.assign(pass_.tape, gast.List(elts=[], ctx=gast.Load()))] \
+            if pass_.uses_tape else []
         args = _arguments([a.id for a in params.args], [a.id for a in params.kwonlyargs] +
-                          [gen.sens])
+                          [pass_.sens])
         ret = gast.Return(value=A.tuple_([A.clone(result), A.tuple_(returned),
                                           A.tuple_(weight_grads)]))
         body = prologue + tape + fwd + [emit.comment("backward sweep")] + back + [ret]
-        if not hasattr(gen, "entry_name"):
-            label = type(gen.obj).__name__ if reverse._is_cell(gen.obj) else gen.fdef.name
-            gen.entry_name = self.function_names("grad_" + label)
-            self.roles[gen.entry_name] = "entry"
-        return [_def(gen.entry_name, args, body)]
+        if not hasattr(pass_, "entry_name"):
+            label = naming.label(pass_.fdef.name, pass_.obj)
+            pass_.entry_name = self.function_names(naming.gradient_entry(label))
+            self.roles[pass_.entry_name] = "entry"
+        return [_def(pass_.entry_name, args, body)]
 
-    def _weight_returns(self, gen, split):
+    def _weight_returns(self, pass_, split):
         """One expression per weight returned: the sum of its accumulators (0 if none)."""
-        indices = [i for _, i in self.weights_of((gen.fdef_fn, gen.obj, None))] if split else \
+        indices = [i for _, i in self.weights_of((pass_.fdef_fn, pass_.obj, None))] if split else \
             range(len(self.weights))
         out = []
         for index in indices:
-            keys = [k for k, i in gen.weight_keys.items() if i == index]
-            terms = [A.load(gen.d(k)) for k in keys]
+            keys = [k for k, i in pass_.weight_keys.items() if i == index]
+            terms = [A.load(pass_.d(k)) for k in keys]
             expr = terms[0] if terms else A.const(0)
             for term in terms[1:]:
                 expr = A.binop(expr, gast.Add(), term)
@@ -357,38 +371,38 @@ class Build:
         return out
 
     @staticmethod
-    def _saved_locals(gen, back):
+    def _saved_locals(pass_, back):
         """The locals a split backward function reads: saved by its forward when it returns."""
-        return sorted((_loads(back) & gen.local_names) - gen.adjoint_names - {gen.tape})
+        return sorted((_loads(back) & pass_.local_names) - pass_.adjoint_names - {pass_.tape})
 
-    def _split_defs(self, gen, fwd, back, result, d_res, returned, prologue, locals_):
-        fwd_name, bwd_name = self.callees[gen.callee_key]
+    def _split_defs(self, pass_, fwd, back, result, d_res, returned, prologue, locals_):
+        fwd_name, bwd_name = self.callees[pass_.callee_key]
         save, load = [], []
         if locals_:
-            values = [A.call(gen.helper(runtime.snapshot), A.load(n))
-                      if n in gen.containers else A.load(n) for n in locals_]
+            values = [A.call(pass_.helper(runtime.snapshot), A.load(n))
+                      if n in pass_.containers else A.load(n) for n in locals_]
             packed = A.tuple_(values) if len(values) > 1 else values[0]
-            save = [A.expr_stmt(A.call(A.attr(A.load(gen.tape), "append"), packed))]
+            save = [A.expr_stmt(A.call(A.attr(A.load(pass_.tape), "append"), packed))]
             target = A.tuple_([A.store(n) for n in locals_], gast.Store()) if len(locals_) > 1 \
                 else A.store(locals_[0])
-            load = [A.assign(target, A.call(A.attr(A.load(gen.tape), "pop")))]
+            load = [A.assign(target, A.call(A.attr(A.load(pass_.tape), "pop")))]
         # Callers pass every argument positionally, keyword-only ones too. The forward function
         # keeps its own tape and returns it: the caller hands it to the backward function, so
         # no list is shared and mutated across calls (grad of grad differentiates through it).
-        params = [a.id for a in gen.fdef.args.args + gen.fdef.args.kwonlyargs]
-        new_tape = A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))
-        returned_pair = A.tuple_([A.clone(result), A.load(gen.tape)])
+        params = [a.id for a in pass_.fdef.args.args + pass_.fdef.args.kwonlyargs]
+        new_tape = A.assign(pass_.tape, gast.List(elts=[], ctx=gast.Load()))
+        returned_pair = A.tuple_([A.clone(result), A.load(pass_.tape)])
         forward = _def(fwd_name, _arguments(params, []),
                        prologue + [new_tape] + fwd + save + [gast.Return(value=returned_pair)])
-        d_in = d_res or gen.fresh("d_result")
+        d_in = d_res or pass_.fresh(naming.RESULT_ADJOINT)
         ret = returned[0] if len(returned) == 1 else A.tuple_(returned)
         guard = []
-        if not _restores_values(back, gen.tape):
+        if not _restores_values(back, pass_.tape):
             # a zero gradient in gives zero gradients out: the rules never see a symbolic zero
             zeros = A.const(0) if len(returned) == 1 else A.tuple_([A.const(0)] * len(returned))
-            guard = [A.if_(A.call(gen.helper(runtime.is_zero), A.load(d_in)),
+            guard = [A.if_(A.call(pass_.helper(runtime.is_zero), A.load(d_in)),
                            [gast.Return(value=zeros)], [])]
-        backward = _def(bwd_name, _arguments([gen.tape, d_in], []),
+        backward = _def(bwd_name, _arguments([pass_.tape, d_in], []),
                         guard + load + back + [gast.Return(value=ret)])
         return [forward, backward]
 
@@ -406,9 +420,8 @@ class Build:
         key = (fn.__code__, shared, mask, scalar, pattern, shape, user_caller)
         weights = [index for _, index in reached]
         if key not in self.callees:
-            label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
-            names = (self.function_names(label + "_forward"),
-                     self.function_names(label + "_backward"))
+            label = naming.label(fn.__name__, obj)
+            names = tuple(self.function_names(n) for n in naming.split_functions(label))
             self.callees[key] = names
             offset = 0 if obj is None else 1
             self.function(fn, obj, [i + offset for i, m in enumerate(mask) if m], split=True,
@@ -428,34 +441,34 @@ class Build:
         from mindgrad.compiler import forward
 
         src, fdef, taken = self.parse(fn, obj, shape)
-        names = A.NameGen(taken | {name})
+        names = NameGen(taken | {name})
         fdef = A.clone(fdef)
         params = [a.id for a in fdef.args.args]
         active_params = [(params + [a.id for a in fdef.args.kwonlyargs])[i] for i in active]
         analysis = reverse.analyse(src, fdef, active_params, [])
-        gen = forward.Forward(self, src, fdef, active_params, names, analysis)
-        gen.arguments_shared = arguments_shared
-        active_names = sorted(gen.active)
+        pass_ = forward.ForwardPass(self, src, fdef, active_params, names, analysis)
+        pass_.arguments_shared = arguments_shared
+        active_names = sorted(pass_.active)
         self.record("activity", src.name, lambda: "active: " + ", ".join(active_names))
-        body = gen.block(fdef.body[:-1])
+        body = pass_.block(fdef.body[:-1])
         # parameters given no tangent that become active later (x, y = y, x + y) start at zero
-        start = [A.assign(gen.t(p), A.call(gen.helper(runtime.zero_tangent), A.load(p)))
+        start = [A.assign(pass_.t(p), A.call(pass_.helper(runtime.zero_tangent), A.load(p)))
                  for p in params + [a.id for a in fdef.args.kwonlyargs]
-                 if p in gen.active and p not in active_params]
+                 if p in pass_.active and p not in active_params]
         body = start + body
         result = fdef.body[-1].value
-        ret = gast.Return(value=A.tuple_([A.clone(result), gen.tangent_of(result)]))
+        ret = gast.Return(value=A.tuple_([A.clone(result), pass_.tangent_of(result)]))
         self.record("forward", src.name, lambda: emit.unparse(list(body) + [ret]))
-        opt = optimize.Optimizer(gen.adjoint_names, gen.impure_calls, set(), set())
+        opt = optimize.Optimizer(pass_.adjoint_names, pass_.impure_calls, set(), set())
         body = opt.run(body + [ret], set())
-        t_params = [gen.t(p) for p in active_params]
+        t_params = [pass_.t(p) for p in active_params]
         kwonly = [a.id for a in fdef.args.kwonlyargs]
         # the entry takes the tangents by keyword (defaulted parameters may be left out)
         args = _arguments(params, kwonly + t_params) if entry else \
             _arguments(params + kwonly + t_params, [])
         definition = _def(name, args, body)
         self.record("optimize", src.name, lambda: emit.unparse(definition))
-        self.units.append((src, [definition], gen.bindings))
+        self.units.append((src, [definition], pass_.bindings))
         self._track(src, fdef)
         return definition
 
@@ -465,8 +478,7 @@ class Build:
         user_caller = not reverse._differentiates_mindgrad_code(caller.src)
         key = ("jvp", fn.__code__, shared, mask, shape, user_caller)
         if key not in self.callees:
-            label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
-            name = self.function_names(label + "_jvp")
+            name = self.function_names(naming.tangent_callee(naming.label(fn.__name__, obj)))
             self.roles[name] = "tangent"
             self.callees[key] = name
             offset = 0 if obj is None else 1
@@ -568,18 +580,17 @@ def run_forward(fn, positions, dump=None, nargs=0):
     build = Build(dump)
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
-    name = build.function_names("jvp_" + (type(obj).__name__ if reverse._is_cell(obj)
-                                          else function.__name__))
+    name = build.function_names(naming.tangent_entry(naming.label(function.__name__, obj)))
     build.roles[name] = "entry"
     build.forward_function(function, obj, [p + offset for p in positions], name, entry=True,
                            shape=source.call_shape(function, offset, nargs, ()))
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
-    generated = Generated(made[name], text, files, build.dependencies, build.stages)
-    generated.bound = obj
-    generated.tangent_names = [a.id for a in made_args(made[name])][-len(positions):] \
+    derivative = CompiledDerivative(made[name], text, files, build.dependencies, build.stages)
+    derivative.bound = obj
+    derivative.tangent_names = [a.id for a in made_args(made[name])][-len(positions):] \
         if positions else []
-    return generated
+    return derivative
 
 
 def made_args(fn):
@@ -628,27 +639,27 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     sens_name = [a.id for a in defs[0].args.kwonlyargs][-1]
     entry_fn.__kwdefaults__[sens_name] = None
     entry_fn.sens_name = sens_name
-    generated = Generated(entry_fn, text, files, build.dependencies, build.stages)
-    generated.bound = obj
-    generated.keyword_params = build.parse(function, obj, shape)[0].keyword_params
-    return generated
+    derivative = CompiledDerivative(entry_fn, text, files, build.dependencies, build.stages)
+    derivative.bound = obj
+    derivative.keyword_params = build.parse(function, obj, shape)[0].keyword_params
+    return derivative
 
 
 def _run_split(build, function, obj, positions, scalars, containers, arrays, shape):
-    label = type(obj).__name__ if reverse._is_cell(obj) else function.__name__
     key = ("split entry", id(function))
-    names = (build.function_names(label + "_forward"), build.function_names(label + "_backward"))
+    names = tuple(build.function_names(n)
+                  for n in naming.split_functions(naming.label(function.__name__, obj)))
     build.callees[key] = names
     build.function(function, obj, positions, split=True, key=key, scalars=scalars,
                    containers=containers, arrays=arrays, shape=shape)
     made, files, text = build.compile(getattr(function, "__name__", "fn"))
     build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
-    generated = Generated(made[names[0]], text, files, build.dependencies, build.stages)
-    generated.backward = made[names[1]]
+    derivative = CompiledDerivative(made[names[0]], text, files, build.dependencies, build.stages)
+    derivative.backward = made[names[1]]
     # the backward function returns the gradients of the weights it reaches, in this order
-    generated.weight_indices = [index for _, index in build.weights_of((function, obj, None))]
-    generated.bound = obj
-    return generated
+    derivative.weight_indices = [index for _, index in build.weights_of((function, obj, None))]
+    derivative.bound = obj
+    return derivative
 
 
 def _restores_values(stmts, tape) -> bool:
@@ -667,23 +678,23 @@ def _restores_values(stmts, tape) -> bool:
     return False
 
 
-def _zero_test(gen):
-    """The name of ``runtime.is_zero`` in ``gen``'s code, whose guards of zero-unsafe rules the
+def _zero_test(pass_):
+    """The name of ``runtime.is_zero`` in ``pass_``'s code, whose guards of zero-unsafe rules the
     optimize stage drops where the gradient is known to hold a value; None in mindgrad's own
     code (grad of grad), where any value may be a symbolic zero: its guards all stay."""
-    if reverse._differentiates_mindgrad_code(gen.src):
+    if reverse._differentiates_mindgrad_code(pass_.src):
         return None
-    return gen.bind(runtime.is_zero, "is_zero")
+    return pass_.bind(runtime.is_zero, "is_zero")
 
 
-def _array_helper(gen, name):
-    """What the helper ``name`` of ``gen``'s code returns: ``"always"`` a value (never the
+def _array_helper(pass_, name):
+    """What the helper ``name`` of ``pass_``'s code returns: ``"always"`` a value (never the
     symbolic 0), ``"keeps"``: a value when a gradient it is given holds one (helpers marked
     ``runtime.takes_zero``, and ``add_at``: in the user's code the array it indexes is a
     value, never a zero), or None: not known."""
-    obj = gen.bindings.get(name)
+    obj = pass_.bindings.get(name)
     if obj is None:
-        obj = gen.src.resolve(name, None)
+        obj = pass_.src.resolve(name, None)
     if obj is runtime.seed or obj is runtime.zeros_buffer:
         return "always"
     if getattr(obj, "keeps_values", False) is True or any(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.compiler import activity
+from mindgrad.compiler import activity, naming
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.emit import comment
 from mindgrad.compiler.expand import instantiate_tangent
@@ -47,7 +47,7 @@ from mindgrad.errors import Located, NoGradientRuleError, NoTangentRuleError
 from mindgrad.rules import RuleError
 
 
-class Forward(Located, Bindings, ShapeTokens):
+class ForwardPass(Located, Bindings, ShapeTokens):
     """Builds the tangent code of one function for one set of active inputs."""
 
     def __init__(self, build, src, fdef, active_params, names, analysis):
@@ -78,7 +78,7 @@ class Forward(Located, Bindings, ShapeTokens):
     def t(self, key: str) -> str:
         """The tangent variable of a local name: ``t_x``."""
         if key not in self.tnames:
-            self.tnames[key] = self.fresh("t_" + key.replace(".", "_"))
+            self.tnames[key] = self.fresh(naming.tangent(key))
             self.adjoint_names.add(self.tnames[key])
         return self.tnames[key]
 
@@ -346,7 +346,7 @@ class Forward(Located, Bindings, ShapeTokens):
         body = self.block(s.body)
         target = s.target.id
         if target in self.active and self.is_active(s.iter):
-            k = self.fresh("k")
+            k = self.fresh(naming.INDEX)
             head = A.assign(self.t(target), A.call(self.helper(runtime.tangent_of_item),
                                                    self.tangent_of(s.iter), A.clone(s.iter),
                                                    A.load(k), A.load(target)), s)
@@ -361,7 +361,7 @@ class Forward(Located, Bindings, ShapeTokens):
                                    orelse=[], type_comment=None), s)]
 
 
-def _index_value(gen, index):
+def _index_value(pass_, index):
     from mindgrad.compiler.reverse import _as_load, _has_slice
 
     index = _as_load(A.clone(index))
@@ -369,4 +369,4 @@ def _index_value(gen, index):
         return index
     import numpy
 
-    return A.subscript(A.attr(A.load(gen.bind(numpy, "np")), "s_"), index)
+    return A.subscript(A.attr(A.load(pass_.bind(numpy, "np")), "s_"), index)

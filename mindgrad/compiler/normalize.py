@@ -25,6 +25,7 @@ import gast
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import expansions, source
+from mindgrad.compiler.naming import NameGen
 from mindgrad.errors import Located
 
 _OP_NAMES = {
@@ -36,7 +37,7 @@ _SEQUENCE_HELPERS = ("enumerate", "zip")
 
 
 class Normalizer(Located):
-    def __init__(self, src, names: A.NameGen):
+    def __init__(self, src, names: NameGen):
         self.src = src
         self.names = names
         self.local_functions = {}
@@ -495,16 +496,16 @@ class Normalizer(Located):
         result = self.fresh(hint if hint != "t" else "items")
         out.append(A.assign(result, gast.List(elts=[], ctx=gast.Load()), self.current))
         renames = {}
-        for gen in node.generators:
-            for target in A.names_in(gen.target, gast.Store):
+        for comprehension in node.generators:
+            for target in A.names_in(comprehension.target, gast.Store):
                 renames[target] = self.fresh(target)
         elt = _renamed(node.elt, renames)
         inner = [A.expr_stmt(A.call(A.attr(A.load(result), "append"), elt), self.current)]
-        for gen in reversed(node.generators):
-            for cond in reversed(gen.ifs):
+        for comprehension in reversed(node.generators):
+            for cond in reversed(comprehension.ifs):
                 inner = [A.if_(_renamed(cond, renames), inner, [], self.current)]
-            loop = gast.For(target=_renamed(gen.target, renames),
-                            iter=_renamed(gen.iter, renames), body=inner, orelse=[],
+            loop = gast.For(target=_renamed(comprehension.target, renames),
+                            iter=_renamed(comprehension.iter, renames), body=inner, orelse=[],
                             type_comment=None)
             inner = [A.located(loop, self.current)]
         saved = self.locals

@@ -24,7 +24,7 @@ import inspect
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.compiler import activity, aliasing, expansions, objects, source
+from mindgrad.compiler import activity, aliasing, expansions, naming, objects, source
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.emit import comment
 from mindgrad.compiler.expand import instantiate, literal
@@ -168,41 +168,41 @@ class Bindings:
         return name
 
 
-def check_aliasing(gen, mutable_params):
-    """The aliasing facts of ``gen``'s function (see aliasing.py), its refusals raised now, or
+def check_aliasing(pass_, mutable_params):
+    """The aliasing facts of the pass's function (see aliasing.py), its refusals raised now, or
     for generated code (differentiated again), only the facts. An in-place operator on what
     may be an argument is checked at run time (see number_check): a number is rebound."""
-    gen.number_checks = {}  # id(statement) -> the name, which must not hold an array
-    checked = not _differentiates_mindgrad_code(gen.src)
-    aliases = aliasing.Aliases(gen.fdef, gen.scalars, gen.containers, gen.resolve,
-                               gen.fail if checked else None, mutable_params,
-                               lambda s, name: gen.number_checks.__setitem__(id(s), name))
+    pass_.number_checks = {}  # id(statement) -> the name, which must not hold an array
+    checked = not _differentiates_mindgrad_code(pass_.src)
+    aliases = aliasing.Aliases(pass_.fdef, pass_.scalars, pass_.containers, pass_.resolve,
+                               pass_.fail if checked else None, mutable_params,
+                               lambda s, name: pass_.number_checks.__setitem__(id(s), name))
     aliases.checked = checked
     return aliases
 
 
-def number_check(gen, s):
+def number_check(pass_, s):
     """Before an in-place operator on what may be the caller's argument: a check that it holds
     a number (rebound), not an array (NumPy would write into the caller's array)."""
-    name = gen.number_checks.get(id(s))
+    name = pass_.number_checks.get(id(s))
     if name is None:
         return []
-    lineno = gen.src.line_of(s)
+    lineno = pass_.src.line_of(s)
     error = UnsupportedSyntaxError(
         f"the in-place operator on {name!r} would write into an array the caller passed in, "
         f"which mindgrad cannot differentiate; write {name} = {name} <op> ... instead",
-        gen.src.filename, lineno, gen.src.text_of(lineno))
-    check = A.call(gen.helper(runtime.refuse_array), A.load(name),
-                   A.load(gen.bind(error, "in_place_error")))
+        pass_.src.filename, lineno, pass_.src.text_of(lineno))
+    check = A.call(pass_.helper(runtime.refuse_array), A.load(name),
+                   A.load(pass_.bind(error, "in_place_error")))
     return [A.expr_stmt(check, s)]
 
 
-def refuse_argument_write(gen, s):
+def refuse_argument_write(pass_, s):
     """In a function a user's function calls, an index assignment into (a view of) an argument
     writes into the caller's array, which the caller's code would not see: refused."""
-    base = gen.aliases.argument_writes.get(id(s))
-    if gen.arguments_shared and base is not None and gen.aliases.checked:
-        gen.fail(s, f"index assignment into {base!r} writes into an argument of a called "
+    base = pass_.aliases.argument_writes.get(id(s))
+    if pass_.arguments_shared and base is not None and pass_.aliases.checked:
+        pass_.fail(s, f"index assignment into {base!r} writes into an argument of a called "
                     f"function, the caller's array, which mindgrad cannot follow across the "
                     f"call; copy it first ({base} = {base}.copy()) and return it")
 
@@ -266,7 +266,7 @@ class ShapeTokens:
             self.shapes.pop(name, None)
 
 
-class Reverse(Located, Bindings, ShapeTokens):
+class ReversePass(Located, Bindings, ShapeTokens):
     """Builds the forward and backward sweeps of one function for one set of active inputs."""
 
     def __init__(self, build, src, fdef, active_params, names, split, analysis):
@@ -294,7 +294,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         for key, index in build.weight_reads(src, fdef).items():
             self.weight_keys[key] = index
             self.active.add(key)
-        self.tape = names("tape")
+        self.tape = names(naming.TAPE)
         self.dnames = {}
         self.adjoint_names = set()
         self.bindings = {}
@@ -318,7 +318,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         (``d_self_w``)."""
         if key not in self.dnames:
             label = self.weight_labels.get(key, key)
-            self.dnames[key] = self.fresh("d_" + label.replace(".", "_"))
+            self.dnames[key] = self.fresh(naming.adjoint(label))
             self.adjoint_names.add(self.dnames[key])
         return self.dnames[key]
 
@@ -471,7 +471,7 @@ class Reverse(Located, Bindings, ShapeTokens):
                 self.key(value.left) in self.containers or
                 self.key(value.right) in self.containers):
             # sequences: x + y concatenates, so x gets the head of d_out and y the tail
-            parts = [self.fresh(f"d_{name}_head"), self.fresh(f"d_{name}_tail")]
+            parts = [self.fresh(part) for part in naming.concatenation_parts(name)]
             self.adjoint_names.update(parts)
             stmts = [A.assign(A.tuple_([A.store(p) for p in parts], gast.Store()),
                               A.call(self.helper(runtime.concat_grads), A.load(d_out),
@@ -637,7 +637,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         fwd_name, bwd_name, weights = self.build.callee(fn, obj, mask, scalar, self,
                                                         call_shape(fn, obj, call))
         head = [A.clone(self_expr)] if obj is not None else []
-        ctx = self.fresh(f"{name}_tape")
+        ctx = self.fresh(naming.callee_tape(name))
         self.local_names.add(ctx)
         forward = [A.assign(A.tuple_([A.store(name), A.store(ctx)], gast.Store()),
                             A.call(A.load(fwd_name), *head, *args), s)]
@@ -645,10 +645,11 @@ class Reverse(Located, Bindings, ShapeTokens):
         if in_loop or self.defs.get(name, 0) > 1:  # each run of the call keeps its own tape
             forward.insert(0, self.push(A.load(ctx), s))
             restore = [A.assign(ctx, self.pop(), s)]
-        label = type(obj).__name__ if _is_cell(obj) else getattr(fn, "__name__", "f")
+        label = naming.label(fn.__name__, obj)
         active_args = [a for a, m in zip(args, mask) if m]
-        parts = [self.fresh(f"d_{self.key(a).replace('.', '_')}_{label}") for a in active_args]
-        weight_parts = [self.fresh(f"d_{_label(self.weights[i])}_{label}") for i in weights]
+        parts = [self.fresh(naming.callee_part(self.key(a), label)) for a in active_args]
+        weight_parts = [self.fresh(naming.callee_part(naming.object_label(self.weights[i]),
+                                                      label)) for i in weights]
         everything = parts + weight_parts
         self.adjoint_names.update(everything)
         target = A.tuple_([A.store(p) for p in everything], gast.Store()) \
@@ -668,7 +669,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         key = f"@weight{index}"
         if key not in self.weight_keys:
             self.weight_keys[key] = index
-            self.weight_labels[key] = _label(self.weights[index])
+            self.weight_labels[key] = naming.object_label(self.weights[index])
             self.active.add(key)
         return key
 
@@ -681,7 +682,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         forward = A.assign(name, call, s)
         if name not in self.active:
             return [forward], []
-        parts = self.fresh(f"d_{_label(cell)}_bprop")
+        parts = self.fresh(naming.bprop_part(cell))
         self.adjoint_names.add(parts)
         grads = A.call(self.helper(runtime.bprop_grads), A.clone(call.func),
                        A.tuple_([A.clone(a) for a in args]), A.load(name), A.load(self.d(name)))
@@ -710,7 +711,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         fwd.append(s)
         if base in self.active:
             v = s.value
-            part = self.fresh(f"d_{base}_new")
+            part = self.fresh(naming.assigned_item(base))
             self.adjoint_names.add(part)
             grad = A.call(self.helper(runtime.setitem_grad), A.load(self.d(base)),
                           A.clone(index), A.clone(v))
@@ -733,7 +734,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         if not self.aliases.checked:
             return []
         if self.copies is None:
-            self.copies = self.fresh("copies")
+            self.copies = self.fresh(naming.COPIES)
         return [A.assign(name, A.call(self.helper(runtime.private_copy), A.load(name),
                                       A.load(self.copies)), like)]
 
@@ -749,7 +750,7 @@ class Reverse(Located, Bindings, ShapeTokens):
                     self.needed is not None and base in self.needed)):
                 bwd = []
                 if base in self.active:
-                    part = self.fresh(f"d_{base}_item")
+                    part = self.fresh(naming.appended_item(base))
                     self.adjoint_names.add(part)
                     bwd.append(A.assign(A.tuple_([A.store(part), A.store(self.d(base))],
                                                  gast.Store()),
@@ -796,7 +797,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         if push:
             fwd.append(self.push(A.load(target), s))
         if breaks:
-            count = self.fresh("n_iter")
+            count = self.fresh(naming.ITERATIONS)
             self.local_names.add(count)
             if in_loop:  # one count per run of this loop: save the previous run's
                 fwd.append(self.push(A.load(count), s))
@@ -812,7 +813,7 @@ class Reverse(Located, Bindings, ShapeTokens):
             return fwd, bwd
         seq = A.clone(s.iter)
         if iter_active:
-            k = self.fresh("k")
+            k = self.fresh(naming.INDEX)
             counted = [A.load(count)] if count else []
             header_iter = A.call(self.helper(runtime.reversed_items), A.clone(seq), *counted)
             body = list(body_b)
@@ -844,7 +845,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         if not _has_code(body_b):
             return [A.located(gast.While(test=s.test, body=body_f or [gast.Pass()], orelse=[]),
                               s)], []
-        count = self.fresh("n_iter")
+        count = self.fresh(naming.ITERATIONS)
         self.local_names.add(count)
         start = A.assign(count, A.const(0), s)
         fwd = []
@@ -898,7 +899,7 @@ def _describe(fn) -> str:
     return f"{module}.{name}"
 
 
-def bound_arguments(gen, s, fn, obj, call):
+def bound_arguments(pass_, s, fn, obj, call):
     """The call's arguments in the order of ``fn``'s parameters (after the bound ``self``, if
     ``obj``), defaults filled in as constants: what a generated callee is given positionally."""
     signature = inspect.signature(fn)
@@ -908,7 +909,7 @@ def bound_arguments(gen, s, fn, obj, call):
     try:
         bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
     except TypeError as exc:
-        gen.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
+        pass_.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
                  TypeError)
     bound.apply_defaults()
     values = []
@@ -919,7 +920,7 @@ def bound_arguments(gen, s, fn, obj, call):
             values.extend(value[k] for k in sorted(value))
         else:
             values.append(value)
-    return [value if isinstance(value, gast.AST) else literal(value, gen.bind)
+    return [value if isinstance(value, gast.AST) else literal(value, pass_.bind)
             for value in values]
 
 
@@ -956,11 +957,6 @@ def no_attribute_rule(src, node, attr, message) -> str:
 
 def _is_cell(obj) -> bool:
     return objects.is_module(obj)
-
-
-def _label(obj) -> str:
-    name = getattr(obj, "name", None) or type(obj).__name__
-    return "".join(c if c.isalnum() else "_" for c in str(name))
 
 
 def user_code(target, func_node, allow_helpers=False, nargs=None):
