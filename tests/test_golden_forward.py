@@ -288,14 +288,6 @@ GOLDEN = {
         return (sum_, t_sum_)
     """,
     with_callee: """
-        # ---- forward: square ----
-        # tangent of: return a * a
-        mul = a * a
-        t_mul = 0
-        t_mul = t_mul + t_a * a
-        t_mul = t_mul + a * t_a
-        return (mul, t_mul)
-
         # ---- forward: with_callee ----
         (square2, t_square2) = square_jvp(x, t_x)
         # tangent of: z = square(x) * y
@@ -307,6 +299,14 @@ GOLDEN = {
         t_sum_ = 0
         t_sum_ = t_sum_ + np.sum(t_z)
         return (sum_, t_sum_)
+
+        # ---- forward: square ----
+        # tangent of: return a * a
+        mul = a * a
+        t_mul = 0
+        t_mul = t_mul + t_a * a
+        t_mul = t_mul + a * t_a
+        return (mul, t_mul)
     """,
     in_place: """
         # ---- forward: in_place ----
@@ -439,16 +439,6 @@ GOLDEN = {
 
 NET = """
     # ---- forward: construct ----
-    # tangent of: return np.tanh(x @ self.w)
-    matmul = x @ self.w
-    t_matmul = 0
-    t_matmul = t_matmul + np.matmul(t_x, self.w)
-    tanh = np.tanh(matmul)
-    t_tanh = 0
-    t_tanh = t_tanh + t_matmul * (1.0 - tanh * tanh)
-    return (tanh, t_tanh)
-
-    # ---- forward: construct ----
     (h, t_h) = Dense_jvp(self.dense, x, t_x)
     # tangent of: return np.sum(h * h)
     mul = h * h
@@ -459,6 +449,16 @@ NET = """
     t_sum_ = 0
     t_sum_ = t_sum_ + np.sum(t_mul)
     return (sum_, t_sum_)
+
+    # ---- forward: construct ----
+    # tangent of: return np.tanh(x @ self.w)
+    matmul = x @ self.w
+    t_matmul = 0
+    t_matmul = t_matmul + np.matmul(t_x, self.w)
+    tanh = np.tanh(matmul)
+    t_tanh = 0
+    t_tanh = t_tanh + t_matmul * (1.0 - tanh * tanh)
+    return (tanh, t_tanh)
 """
 
 

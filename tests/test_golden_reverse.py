@@ -463,24 +463,6 @@ GOLDEN = {
             return (sum_, (d_x,), ())
     """,
     with_callee: """
-        # ---- reverse: square ----
-        def square_forward(a):
-            tape = []
-            mul = a * a
-            tape.append(a)
-            return (mul, tape)
-
-        def square_backward(tape, d_mul):
-            if is_zero(d_mul):
-                return 0
-            a = tape.pop()
-            d_a = 0
-            # grad of: return a * a
-            d_a = add(d_a, d_mul * a)
-            d_a = add(d_a, d_mul * a)
-            d_mul = 0
-            return d_a
-
         # ---- reverse: with_callee ----
         def grad_with_callee(x, y, *, sens):
             (square2, square2_tape) = square_forward(x)
@@ -502,8 +484,7 @@ GOLDEN = {
             d_x = add(d_x, d_x_square)
             d_square2 = 0
             return (sum_, (d_x,), ())
-    """,
-    callee_in_loop: """
+
         # ---- reverse: square ----
         def square_forward(a):
             tape = []
@@ -521,7 +502,8 @@ GOLDEN = {
             d_a = add(d_a, d_mul * a)
             d_mul = 0
             return d_a
-
+    """,
+    callee_in_loop: """
         # ---- reverse: callee_in_loop ----
         def grad_callee_in_loop(x, *, sens):
             square2_tape = None
@@ -551,6 +533,24 @@ GOLDEN = {
                 square2_tape = tape.pop()
                 d_square2 = 0
             return (sum_, (d_x,), ())
+
+        # ---- reverse: square ----
+        def square_forward(a):
+            tape = []
+            mul = a * a
+            tape.append(a)
+            return (mul, tape)
+
+        def square_backward(tape, d_mul):
+            if is_zero(d_mul):
+                return 0
+            a = tape.pop()
+            d_a = 0
+            # grad of: return a * a
+            d_a = add(d_a, d_mul * a)
+            d_a = add(d_a, d_mul * a)
+            d_mul = 0
+            return d_a
     """,
     in_place: """
         # ---- reverse: in_place ----
@@ -712,6 +712,29 @@ GOLDEN = {
 
 NET = """
     # ---- reverse: construct ----
+    def grad_Net(self, x, *, sens):
+        (h, h_tape) = Dense_forward(self.dense, x)
+        mul = h * h
+        sum_ = np.sum(mul)
+        # backward sweep
+        d_sum_ = seed(sum_, sens)
+        d_h = 0
+        d_mul = 0
+        d_x = 0
+        # grad of: return np.sum(h * h)
+        if not is_zero(d_sum_, sum_):
+            d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
+        d_sum_ = 0
+        d_h = add(d_h, d_mul * h)
+        d_h = add(d_h, d_mul * h)
+        d_mul = 0
+        # grad of: h = self.dense(x)
+        d_x_Dense = Dense_backward(h_tape, d_h)
+        d_x = add(d_x, d_x_Dense)
+        d_h = 0
+        return (sum_, (d_x,), ())
+
+    # ---- reverse: construct ----
     def Dense_forward(self, x):
         tape = []
         matmul = x @ self.w
@@ -736,7 +759,9 @@ NET = """
             d_x = add2(d_x, matmul_grad_x(d_matmul, x, self.w))
         d_matmul = 0
         return d_x
+"""
 
+NET_WEIGHTS = """
     # ---- reverse: construct ----
     def grad_Net(self, x, *, sens):
         (h, h_tape) = Dense_forward(self.dense, x)
@@ -744,9 +769,10 @@ NET = """
         sum_ = np.sum(mul)
         # backward sweep
         d_sum_ = seed(sum_, sens)
+        d_dense_b = 0
+        d_dense_w = 0
         d_h = 0
         d_mul = 0
-        d_x = 0
         # grad of: return np.sum(h * h)
         if not is_zero(d_sum_, sum_):
             d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
@@ -755,13 +781,12 @@ NET = """
         d_h = add(d_h, d_mul * h)
         d_mul = 0
         # grad of: h = self.dense(x)
-        d_x_Dense = Dense_backward(h_tape, d_h)
-        d_x = add(d_x, d_x_Dense)
+        (d_dense_b_Dense, d_dense_w_Dense) = Dense_backward(h_tape, d_h)
+        d_dense_b = add(d_dense_b, d_dense_b_Dense)
+        d_dense_w = add(d_dense_w, d_dense_w_Dense)
         d_h = 0
-        return (sum_, (d_x,), ())
-"""
+        return (sum_, (), (d_dense_w, d_dense_b))
 
-NET_WEIGHTS = """
     # ---- reverse: construct ----
     def Dense_forward(self, x):
         tape = []
@@ -789,31 +814,6 @@ NET_WEIGHTS = """
             d_self_w = add2(d_self_w, matmul_grad_y(d_matmul, x, self.w))
         d_matmul = 0
         return (d_self_b, d_self_w)
-
-    # ---- reverse: construct ----
-    def grad_Net(self, x, *, sens):
-        (h, h_tape) = Dense_forward(self.dense, x)
-        mul = h * h
-        sum_ = np.sum(mul)
-        # backward sweep
-        d_sum_ = seed(sum_, sens)
-        d_dense_b = 0
-        d_dense_w = 0
-        d_h = 0
-        d_mul = 0
-        # grad of: return np.sum(h * h)
-        if not is_zero(d_sum_, sum_):
-            d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
-        d_sum_ = 0
-        d_h = add(d_h, d_mul * h)
-        d_h = add(d_h, d_mul * h)
-        d_mul = 0
-        # grad of: h = self.dense(x)
-        (d_dense_b_Dense, d_dense_w_Dense) = Dense_backward(h_tape, d_h)
-        d_dense_b = add(d_dense_b, d_dense_b_Dense)
-        d_dense_w = add(d_dense_w, d_dense_w_Dense)
-        d_h = 0
-        return (sum_, (), (d_dense_w, d_dense_b))
 """
 
 SPLIT = """

@@ -8,57 +8,87 @@ Output guarantees:
 * ``t_x`` is the tangent of ``x`` for every active name; names without tangent have none.
   Index assignments, list appends and pops update the tangent in parallel with the value.
 * Calls of the user's own code call their own tangent functions, which return
-  ``(value, tangent)``; the ``Build`` collects them.
+  ``(value, tangent)``: the pass asks ``callees.Callees`` for their names, and the driver
+  builds them.
 * The function returns ``(result, tangent of result)``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.compiler import activity, naming
+from mindgrad.compiler import activity, naming, source
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler.analysis import (
+    Analysis,
+    Resolver,
+    as_method,
+    call_shape,
+    in_place_write,
+    user_code,
+    without_receiver,
+)
 from mindgrad.compiler.emit import comment
 from mindgrad.compiler.expand import instantiate_tangent
 from mindgrad.compiler.reverse import (
     _BINOPS,
     _UNARYOPS,
     A_text,
-    Bindings,
-    Resolver,
     ShapeTokens,
     _describe,
-    _differentiates_mindgrad_code,
     _is_cell,
     _Line,
-    as_method,
     bound_arguments,
-    call_shape,
     check_aliasing,
-    in_place_write,
     no_attribute_rule,
     number_check,
     refuse_argument_write,
-    user_code,
-    without_receiver,
 )
 from mindgrad.errors import Located, NoGradientRuleError, NoTangentRuleError
 from mindgrad.rules import RuleError
 
 
-class ForwardPass(Located, Bindings, ShapeTokens):
+@dataclasses.dataclass(frozen=True)
+class ForwardInput:
+    """What the forward pass differentiates: a normalized function and the facts it needs."""
+
+    src: source.Source
+    fdef: gast.FunctionDef     # normalized; the pass works on a copy
+    active_params: list        # the parameters given tangents
+    analysis: Analysis
+    arguments_shared: bool     # the user's code calls it: its arguments are the caller's
+
+
+@dataclasses.dataclass
+class TangentCode:
+    """What the forward pass wrote for one function (see assemble.tangent_function)."""
+
+    statements: list           # the body, ending with ``return (result, tangent of result)``
+    fdef: gast.FunctionDef     # the normalized function: its parameters
+    tangent_params: list       # the parameters' tangents, taken after the parameters
+    pure: set                  # names the optimizer may treat as pure: tangents, temporaries
+    impure_calls: set          # helpers the optimizer must keep (tangent list updates)
+    namespace: naming.Namespace
+
+
+class ForwardPass(Located, ShapeTokens):
     """Builds the tangent code of one function for one set of active inputs."""
 
-    def __init__(self, build, src, fdef, active_params, names, analysis):
-        self.build = build
+    def __init__(self, job: ForwardInput, names: naming.NameGen, callees):
+        src, fdef, analysis = job.src, A.clone(job.fdef), job.analysis
         self.src = src
         self.fdef = fdef
         self.params = [a.id for a in fdef.args.args]
-        self.active_params = list(active_params)
+        self.active_params = list(job.active_params)
         self.fresh = names
+        self.callees = callees
+        self.arguments_shared = job.arguments_shared
         self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
             A.assigned_names(fdef.body)
+        self.namespace = naming.Namespace(src, self.local_names, names)
         self.resolve = Resolver(src, self.local_names)
         self.active = set(analysis.active)
         self.scalars = set(analysis.scalars)
@@ -67,11 +97,20 @@ class ForwardPass(Located, Bindings, ShapeTokens):
         self.shapes = {}
         self.tnames = {}
         self.adjoint_names = set()   # names the optimizer may treat as pure: tangents, temps
-        self.bindings = {}
-        self._bound = {}
         self.impure_calls = set()
-        self.arguments_shared = False  # set for a function a user's function calls
         self.aliases = check_aliasing(self, set(self.params) - self.scalars)
+
+    def tangent_code(self) -> TangentCode:
+        fdef = self.fdef
+        body = self.block(fdef.body[:-1])
+        # parameters given no tangent that become active later (x, y = y, x + y) start at zero
+        params = self.params + [a.id for a in fdef.args.kwonlyargs]
+        start = [A.assign(self.t(p), A.call(self.helper(runtime.zero_tangent), A.load(p)))
+                 for p in params if p in self.active and p not in self.active_params]
+        result = fdef.body[-1].value
+        ret = gast.Return(value=A.tuple_([A.clone(result), self.tangent_of(result)]))
+        return TangentCode(start + body + [ret], fdef, [self.t(p) for p in self.active_params],
+                           self.adjoint_names, self.impure_calls, self.namespace)
 
     # ----- names ---------------------------------------------------------------------------
 
@@ -81,6 +120,9 @@ class ForwardPass(Located, Bindings, ShapeTokens):
             self.tnames[key] = self.fresh(naming.tangent(key))
             self.adjoint_names.add(self.tnames[key])
         return self.tnames[key]
+
+    def bind(self, obj, preferred: str) -> str:
+        return self.namespace.bind(obj, preferred)
 
     def helper(self, fn) -> gast.Name:
         name = self.bind(fn, fn.__name__)
@@ -221,7 +263,7 @@ class ForwardPass(Located, Bindings, ShapeTokens):
             stmts = instantiate_tangent(rule, args, keywords, name, t_out, self)
         except RuleError as exc:
             self.fail(s, str(exc), NoTangentRuleError)
-        if stmts and _differentiates_mindgrad_code(self.src):
+        if stmts and self.src.is_mindgrad_code:
             # over mindgrad's own code, tangents are often the symbolic 0 at run time
             return self.zero_guarded(stmts)
         return stmts
@@ -300,7 +342,7 @@ class ForwardPass(Located, Bindings, ShapeTokens):
                          "reverse mode", NoGradientRuleError)
         args = bound_arguments(self, s, fn, obj, call)
         mask = tuple(self.is_active(a) for a in args)
-        name_fn = self.build.tangent_callee(fn, obj, mask, self, call_shape(fn, obj, call))
+        name_fn = self.callees.tangent_name_for(fn, obj, mask, call_shape(fn, obj, call))
         # the tangent function takes every argument positionally, then the tangents
         head = [A.clone(self_expr)] if obj is not None else []
         tangents = [self.tangent_of(a) for a, m in zip(args, mask) if m]

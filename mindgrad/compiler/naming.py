@@ -14,7 +14,8 @@ Every name a transformation writes is readable and says what it holds:
   ``d_x_square`` (what the callee ``square`` gives its argument ``x``).
 
 ``NameGen`` makes each name fresh: a clash with a name the function already uses gets a number
-(``d_x2``).
+(``d_x2``). ``Namespace`` holds the names of one generated function: its fresh locals and the
+names under which it reaches objects (helpers, rule functions, callees).
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from __future__ import annotations
 import builtins
 import keyword
 
+import gast
+
+from mindgrad.compiler import astutil as A
 from mindgrad.compiler import objects
+
+_MISSING = object()
 
 # the variables every generated function may hold
 TAPE = "tape"
@@ -63,6 +69,37 @@ class NameGen:
         self._next[base] = n
         self.taken.add(candidate)
         return candidate
+
+
+class Namespace:
+    """The names of one generated function's code: fresh local names (``fresh``), and the names
+    under which it reaches objects (``bind``): helpers, rule functions, defaults, callees. The
+    user's own name is kept where it already denotes the object (``np``); otherwise a fresh name
+    is bound in the compiled function's closure (``bindings``)."""
+
+    def __init__(self, src, local_names: set, fresh: NameGen):
+        self.src = src
+        self.local_names = local_names  # the function's locals: a set its pass extends
+        self.fresh = fresh
+        self.bindings = {}              # name -> the object the compiled code reaches by it
+        self._bound = {}                # id(object) -> its name
+
+    def bind(self, obj, preferred: str) -> str:
+        """A name under which the generated code reaches ``obj``."""
+        if A.is_identifier(preferred) and self.src.resolve(preferred, _MISSING) is obj and \
+                preferred not in self.local_names:
+            return preferred
+        key = id(obj)
+        if key in self._bound:
+            return self._bound[key]
+        name = self.fresh(preferred)
+        self.bindings[name] = obj
+        self._bound[key] = name
+        return name
+
+    def helper(self, fn) -> gast.Name:
+        """A load of the runtime helper ``fn``."""
+        return A.load(self.bind(fn, fn.__name__))
 
 
 # ----- functions -------------------------------------------------------------------------------

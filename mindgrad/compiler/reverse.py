@@ -11,161 +11,33 @@ Output guarantees:
 * Every adjoint variable is set to 0 where the backward sweep begins; the optimize stage removes
   what is not needed. Accumulation is ``d_x = d_x + g`` (``add(d_x, g)`` for containers and
   indexed arrays, whose gradients are owned buffers that ``add_at`` updates in place).
-* Calls of the user's own functions become calls of their own forward and backward functions,
-  sharing the tape; the ``Build`` collects those.
+* Calls of the user's own functions become calls of their own forward and backward functions:
+  the pass asks ``callees.Callees`` for their names, and the driver builds them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.compiler import activity, aliasing, expansions, naming, objects, source
+from mindgrad.compiler import activity, aliasing, naming, objects, source
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler.analysis import (
+    Analysis,
+    Resolver,
+    as_method,
+    call_shape,
+    in_place_write,
+    user_code,
+    without_receiver,
+)
 from mindgrad.compiler.emit import comment
 from mindgrad.compiler.expand import instantiate, literal
 from mindgrad.errors import Located, NoGradientRuleError, UnsupportedSyntaxError
 from mindgrad.rules import RuleError
-
-_MISSING = object()
-_MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", "clear", "fill",
-                               "update", "setdefault", "popitem", "resize", "put", "itemset"})
-
-
-def _mutating_functions():
-    import numpy as np
-
-    return (np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis,
-            np.random.shuffle)
-
-
-def in_place_write(call, resolve, is_active):
-    """Why the expression statement ``call`` cannot be differentiated, or None: it writes into
-    an array or a list in place (``x.sort()``, ``np.copyto(y, x)``, ``np.add.at(y, i, x)``)
-    with a differentiated value, a data flow the transformation does not see."""
-    import numpy as np
-
-    func = call.func
-    if isinstance(func, gast.Attribute) and func.attr in _MUTATING_METHODS and \
-            isinstance(func.value, gast.Name) and is_active(func.value):
-        return (f"the in-place method .{func.attr}() on a differentiated value is not "
-                "supported; build a new value instead")
-    fn = resolve(func)
-    ufunc_at = getattr(fn, "__name__", None) == "at" and \
-        isinstance(getattr(fn, "__self__", None), np.ufunc)
-    if (ufunc_at or any(fn is f for f in _mutating_functions())) and \
-            any(is_active(a) for a in call.args):
-        name = (f"np.{fn.__self__.__name__}.at" if ufunc_at
-                else f"np.{getattr(fn, '__name__', 'function')}")
-        return (f"{name}() writes into its first argument in place, which mindgrad cannot "
-                "differentiate; build a new value instead (x[i] = v, np.where, np.bincount)")
-    return None
-
-
-class Resolver:
-    """What the names and callees of the normalized function refer to."""
-
-    def __init__(self, src, local_names, reads_weights=None):
-        self.src = src
-        self.locals = local_names
-        self._reads_weights = reads_weights
-
-    def reads_weights(self, func) -> bool:
-        """Whether the call of ``func`` reaches a requested weight (see Build.reads_weights)."""
-        return bool(self._reads_weights and self._reads_weights(self.src, self.locals, func))
-
-    def __call__(self, func):
-        """The object a callee expression denotes before the function runs, or None."""
-        obj = source.static_value(self.src, func, self.locals)
-        return None if obj is source.MISSING else obj
-
-    def key(self, node):
-        """The name of a value: ``x`` for a local, ``self.w`` for a static chain; else None."""
-        if isinstance(node, gast.Name):
-            return node.id
-        if isinstance(node, gast.Attribute) and self(node) is not None:
-            return source.dotted(node)
-        return None
-
-    def receiver(self, func):
-        """The array whose method ``func`` calls (a local, or a static chain to an array)."""
-        if not isinstance(func, gast.Attribute):
-            return None
-        base = func.value
-        if isinstance(base, gast.Name) and base.id in self.locals and base.id not in \
-                self.src.bound:
-            return base
-        import numpy
-
-        if isinstance(self(base), numpy.ndarray):
-            return base
-        return None
-
-
-@dataclasses.dataclass(frozen=True)
-class Analysis:
-    """The facts about a normalized function that both passes need, computed once."""
-
-    active: set        # names whose values depend on a differentiated input
-    defs: dict         # name -> how many statements assign it
-    indexed: set       # names read element by element, or taken apart as containers
-    scalars: set       # names that hold Python or NumPy numbers
-    containers: set    # names that hold lists, tuples or dicts
-    arrays: dict       # array argument -> its ndim
-    numeric: set       # names whose gradients ``+`` may accumulate (numbers or arrays)
-
-
-def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None,
-            array_ndims=None) -> Analysis:
-    """The ``Analysis`` of a normalized function."""
-    local_names = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | \
-        A.assigned_names(fdef.body)
-    resolve = Resolver(src, local_names, reads_weights)
-    containers = activity.container_names(fdef, set(container_params))
-    # in generated code, what item()/add_at()/push_grad() take apart is a container gradient
-    takes_apart = (runtime.item, runtime.add_at, runtime.setitem_grad, runtime.pop_grad,
-                   runtime.push_grad, runtime.concat_grads)
-    maybe_containers = set()  # gradients accumulated with add(), which handles structure
-    for node in A.walk(fdef):
-        if isinstance(node, gast.Call) and node.args and isinstance(node.args[0], gast.Name) \
-                and resolve(node.func) in takes_apart:
-            maybe_containers.add(node.args[0].id)
-        # what a mindgrad helper returns in generated code may be a container gradient
-        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) and \
-                isinstance(node.value, gast.Call):
-            module = getattr(resolve(node.value.func), "__module__", None) or ""
-            if module.startswith(("mindgrad.runtime", "mindgrad.rules")):
-                maybe_containers.add(node.targets[0].id)
-    scalars = activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims)
-    numeric = activity.numeric_names(fdef, set(scalar_params) | set(array_ndims or ()), resolve)
-    return Analysis(active=activity.active_names(fdef, active_params, resolve),
-                    defs=activity.defined_names(fdef),
-                    indexed=activity.indexed_names(fdef) | containers | maybe_containers,
-                    scalars=scalars, containers=containers, arrays=dict(array_ndims or {}),
-                    numeric=numeric | scalars)
-
-
-class Bindings:
-    """Names for the objects generated code reaches (helpers, rule functions, defaults): the
-    user's own name when it already denotes the object, else a fresh one bound in a closure.
-    Needs ``src``, ``local_names``, ``fresh``, ``bindings`` and ``_bound``."""
-
-    def bind(self, obj, preferred: str) -> str:
-        """A name under which the generated code reaches ``obj``."""
-        if A.is_identifier(preferred) and self.src.resolve(preferred, _MISSING) is obj and \
-                preferred not in self.local_names:
-            return preferred
-        key = id(obj)
-        if key in self._bound:
-            return self._bound[key]
-        name = self.fresh(preferred)
-        self.bindings[name] = obj
-        self._bound[key] = name
-        return name
 
 
 def check_aliasing(pass_, mutable_params):
@@ -173,7 +45,7 @@ def check_aliasing(pass_, mutable_params):
     for generated code (differentiated again), only the facts. An in-place operator on what
     may be an argument is checked at run time (see number_check): a number is rebound."""
     pass_.number_checks = {}  # id(statement) -> the name, which must not hold an array
-    checked = not _differentiates_mindgrad_code(pass_.src)
+    checked = not pass_.src.is_mindgrad_code
     aliases = aliasing.Aliases(pass_.fdef, pass_.scalars, pass_.containers, pass_.resolve,
                                pass_.fail if checked else None, mutable_params,
                                lambda s, name: pass_.number_checks.__setitem__(id(s), name))
@@ -266,20 +138,88 @@ class ShapeTokens:
             self.shapes.pop(name, None)
 
 
-class ReversePass(Located, Bindings, ShapeTokens):
-    """Builds the forward and backward sweeps of one function for one set of active inputs."""
+@dataclasses.dataclass(frozen=True)
+class ReverseInput:
+    """What the reverse pass differentiates: a normalized function and the facts it needs."""
 
-    def __init__(self, build, src, fdef, active_params, names, split, analysis):
-        self.build = build
+    src: source.Source
+    fdef: gast.FunctionDef     # normalized; the pass works on a copy
+    active_params: list        # the parameters differentiated
+    analysis: Analysis
+    weights: list              # the Parameters whose gradients are asked for
+    weight_reads: dict         # accumulator key (self.w) -> index of a weight read directly
+    reads_weights: object      # whether a call reaches a weight (weights.Weights.read_by_call)
+    arguments_shared: bool     # the user's code calls it: its arguments are the caller's
+
+
+class Adjoints:
+    """The adjoint variable of each name, made when first asked for: ``d_x`` for ``x``,
+    ``d_self_w`` for a weight read as ``self.w``."""
+
+    def __init__(self, fresh, pure):
+        self._fresh = fresh
+        self._pure = pure
+        self.names = {}   # key -> its adjoint variable
+        self.labels = {}  # key -> what its variable is named after, for keys that are not names
+
+    def __call__(self, key: str) -> str:
+        if key not in self.names:
+            self.names[key] = self._fresh(naming.adjoint(self.labels.get(key, key)))
+            self._pure.add(self.names[key])
+        return self.names[key]
+
+
+@dataclasses.dataclass
+class Sweeps:
+    """What the reverse pass wrote for one function, with the facts needed to assemble it into
+    functions (see assemble.py)."""
+
+    forward: list              # the forward sweep: the function's statements, with tape pushes
+    backward: list             # the backward sweep, from the adjoint of the last statement
+    result: gast.expr          # the atom the function returns
+    result_active: bool
+    fdef: gast.FunctionDef     # the normalized function: its parameters
+    active_params: list
+    active: set                # names (and weight keys) carrying a gradient
+    indexed: set               # names whose gradients are buffers add_at updates in place
+    buffers: set               # array arguments whose gradients start as zeros_buffer(x)
+    containers: set            # names holding lists, tuples or dicts
+    local_names: set
+    weight_keys: dict          # accumulator key -> index of its weight
+    adjoints: Adjoints
+    pure: set                  # names the optimizer may treat as pure: adjoints, temporaries
+    impure_calls: set          # callees the optimizer must keep (backward functions)
+    tape: str
+    uses_tape: bool
+    pushed: set                # names pushed before their first assignment: set to None first
+    copies: object             # the backward sweep's {id: copy} (a name), or None
+    namespace: naming.Namespace
+
+    def reads(self) -> set:
+        """The locals the backward sweep reads: the tape must hold their values."""
+        return (A.names_in(self.backward, gast.Load) & self.local_names) - self.pure
+
+
+class ReversePass(Located, ShapeTokens):
+    """Builds the forward and backward sweeps of one function for one set of active inputs.
+
+    ``needed`` are the locals the backward sweep reads (None at first): those the forward sweep
+    overwrites are saved on the tape. The driver runs the pass again until it holds."""
+
+    def __init__(self, job: ReverseInput, names: naming.NameGen, callees, needed=None):
+        src, fdef, analysis = job.src, A.clone(job.fdef), job.analysis
         self.src = src
         self.fdef = fdef
         self.params = [a.id for a in fdef.args.args]
-        self.active_params = list(active_params)
+        self.active_params = list(job.active_params)
         self.fresh = names
-        self.split = split
+        self.callees = callees
+        self.needed = needed
+        self.arguments_shared = job.arguments_shared
         self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
             A.assigned_names(fdef.body)
-        self.resolve = Resolver(src, self.local_names, build.reads_weights)
+        self.namespace = naming.Namespace(src, self.local_names, names)
+        self.resolve = Resolver(src, self.local_names, job.reads_weights)
         self.defs, self.scalars = analysis.defs, analysis.scalars
         self.containers, self.numeric = analysis.containers, analysis.numeric
         arrays = analysis.arrays
@@ -287,46 +227,42 @@ class ReversePass(Located, Bindings, ShapeTokens):
         self.buffers = {p for p in arrays if p in analysis.indexed and self.defs.get(p) == 1}
         self.active = set(analysis.active)
         self.indexed = set(analysis.indexed)
-        self.weights = build.weights          # the Parameters whose gradients are asked for
-        self.weight_keys = {}                 # accumulator key -> index into self.weights
-        self.fdef_fn = src.fn
-        self.weight_labels = {}               # accumulator key -> readable label
-        for key, index in build.weight_reads(src, fdef).items():
-            self.weight_keys[key] = index
-            self.active.add(key)
+        self.weights = job.weights            # the Parameters whose gradients are asked for
+        self.weight_keys = dict(job.weight_reads)  # accumulator key -> index into weights
+        self.active.update(self.weight_keys)
         self.tape = names(naming.TAPE)
-        self.dnames = {}
         self.adjoint_names = set()
-        self.bindings = {}
-        self._bound = {}
+        self.d = Adjoints(names, self.adjoint_names)
         self.impure_calls = set()
-        self.needed = None
         self.uses_tape = False
         self.pushed = set()
         self.seen = set(self.params) | {a.id for a in fdef.args.kwonlyargs}
         self.shapes = {}
         self.copies = None                    # see private()
-        self.arguments_shared = False         # set for a function a user's function calls
         self.aliases = check_aliasing(self, (set(self.params) - self.scalars) | set(arrays))
         self.view_reads = _view_reads(fdef, self.containers, self.aliases.sharing_writes) \
             if self.aliases.checked else set()
 
-    # ----- names ---------------------------------------------------------------------------
+    def sweeps(self) -> Sweeps:
+        body = self.fdef.body
+        forward, backward = self.block(body[:-1], False)
+        result = body[-1].value
+        return Sweeps(forward, backward, result, self.is_active(result), self.fdef,
+                      self.active_params, self.active, self.indexed, self.buffers,
+                      self.containers, self.local_names, self.weight_keys, self.d,
+                      self.adjoint_names, self.impure_calls, self.tape, self.uses_tape,
+                      self.pushed, self.copies, self.namespace)
 
-    def d(self, key: str) -> str:
-        """The adjoint variable of a local name, or of a weight read as ``self.w``
-        (``d_self_w``)."""
-        if key not in self.dnames:
-            label = self.weight_labels.get(key, key)
-            self.dnames[key] = self.fresh(naming.adjoint(label))
-            self.adjoint_names.add(self.dnames[key])
-        return self.dnames[key]
+    # ----- names ---------------------------------------------------------------------------
 
     def key(self, node):
         return self.resolve.key(node)
 
+    def bind(self, obj, preferred: str) -> str:
+        return self.namespace.bind(obj, preferred)
+
     def helper(self, fn) -> gast.Name:
-        return A.load(self.bind(fn, fn.__name__))
+        return self.namespace.helper(fn)
 
     def reads_a_view_kept(self, name, value) -> bool:
         """Whether ``name = x[idx]`` must copy: the backward sweep reads ``name``, which may be
@@ -532,7 +468,7 @@ class ReversePass(Located, Bindings, ShapeTokens):
         except RuleError as exc:
             self.fail(s, str(exc), NoGradientRuleError)
         stmts = [A.located(st, s) for st in stmts]
-        if stmts and (rule.reads_zero_unsafely or _differentiates_mindgrad_code(self.src)):
+        if stmts and (rule.reads_zero_unsafely or self.src.is_mindgrad_code):
             # the gradient may be the symbolic 0 at run time (a value unused on the path
             # taken; in mindgrad's own code, grad of grad, often), which shape rules
             # (np.reshape(d_out, ...)) cannot take. The optimize stage drops the guard where
@@ -634,8 +570,8 @@ class ReversePass(Located, Bindings, ShapeTokens):
         scalar = tuple(self.is_scalar(a) for a in args)
         if name not in self.active:
             return [s], []  # nothing to differentiate: the call as written
-        fwd_name, bwd_name, weights = self.build.callee(fn, obj, mask, scalar, self,
-                                                        call_shape(fn, obj, call))
+        callee = self.callees.names_for(fn, obj, mask, scalar, call_shape(fn, obj, call))
+        fwd_name, bwd_name, weights = callee.forward, callee.backward, callee.weights
         head = [A.clone(self_expr)] if obj is not None else []
         ctx = self.fresh(naming.callee_tape(name))
         self.local_names.add(ctx)
@@ -669,7 +605,7 @@ class ReversePass(Located, Bindings, ShapeTokens):
         key = f"@weight{index}"
         if key not in self.weight_keys:
             self.weight_keys[key] = index
-            self.weight_labels[key] = naming.object_label(self.weights[index])
+            self.d.labels[key] = naming.object_label(self.weights[index])
             self.active.add(key)
         return key
 
@@ -924,24 +860,12 @@ def bound_arguments(pass_, s, fn, obj, call):
             for value in values]
 
 
-def call_shape(fn, obj, call):
-    """What the callee's ``*args`` and ``**kw`` receive in ``call`` (``source.call_shape``)."""
-    return source.call_shape(fn, obj is not None, len(call.args),
-                             [k.arg for k in call.keywords])
-
-
-def _differentiates_mindgrad_code(src) -> bool:
-    """Whether ``src`` is generated code or one of mindgrad's helpers (grad of grad)."""
-    module = getattr(src.fn, "__module__", None) or ""
-    return src.filename.startswith("<mindgrad") or module.startswith("mindgrad.")
-
-
 def no_attribute_rule(src, node, attr, message) -> str:
     """``message`` for a read of ``.attr`` that has no rule, unless ``src`` is generated code
     (grad of grad): there such a read is a Cell's or a method's ``self.attr``, carried on the
     tape, which second order does not support yet. That message names the user's line whose
     gradient reads it (the ``# grad of:`` comment above ``node``)."""
-    if not _differentiates_mindgrad_code(src):
+    if not src.is_mindgrad_code:
         return message
     origin = ""
     for lineno in range(src.line_of(node), src.first_line - 1, -1):
@@ -957,72 +881,6 @@ def no_attribute_rule(src, node, attr, message) -> str:
 
 def _is_cell(obj) -> bool:
     return objects.is_module(obj)
-
-
-def user_code(target, func_node, allow_helpers=False, nargs=None):
-    """``(function, bound self, self expression)`` if calling ``target`` runs user code (or,
-    with ``allow_helpers``, a mindgrad helper with Python source, as generated code calls).
-    A gradient function (what ``grad`` returns) runs its generated code, as Python."""
-    import types
-
-    python = expansions.python_of(target, None, nargs)  # grad(f), jacrev(f): their code
-    if python is not None:
-        return python, None, None
-
-    if isinstance(target, functools.partial):
-        return source.as_function(target), None, None
-    is_user = _is_python_function if allow_helpers else _is_user_function
-    if _is_cell(target):
-        construct = getattr(type(target), "construct", None)
-        return (construct, target, func_node) if is_user(construct) else None
-    if isinstance(target, types.MethodType):
-        fn = target.__func__
-        if not is_user(fn):
-            return None
-        if isinstance(func_node, gast.Attribute):
-            receiver = func_node.value
-        elif isinstance(func_node, gast.Name):  # a bound method held in a name: fn.__self__
-            receiver = A.attr(A.load(func_node.id), "__self__")
-        else:
-            return None
-        return fn, target.__self__, receiver
-    if is_user(target):
-        return target, None, None
-    call = inspect.getattr_static(type(target), "__call__", None)
-    if not isinstance(target, type) and is_user(call):
-        return call, target, func_node
-    return None
-
-
-def as_method(src, call, callee):
-    """``callee`` as a method of the object bound in ``src`` (``self`` of a Cell) when a plain
-    function is given it first: a decorator's wrapper calling the method it wraps,
-    ``fn(*args)``. Its reads of weights through ``self`` are then known."""
-    if callee is None or callee[1] is not None or not call.args:
-        return callee
-    first = call.args[0]
-    if isinstance(first, gast.Name) and first.id in src.bound:
-        return callee[0], src.bound[first.id], first
-    return callee
-
-
-def without_receiver(call, self_expr):
-    """``call`` without its first argument when that argument is the receiver (``as_method``)."""
-    if self_expr is None or not call.args or call.args[0] is not self_expr:
-        return call
-    return gast.Call(func=call.func, args=call.args[1:], keywords=call.keywords)
-
-
-def _is_python_function(fn) -> bool:
-    module = getattr(fn, "__module__", "") or ""
-    return inspect.isfunction(fn) and not module.startswith("numpy")
-
-
-def _is_user_function(fn) -> bool:
-    if not inspect.isfunction(fn):
-        return False
-    module = getattr(fn, "__module__", "") or ""
-    return not module.startswith(("numpy", "mindgrad.rules", "mindgrad.runtime"))
 
 
 def _breaks(body) -> bool:

@@ -58,6 +58,12 @@ class Source:
     def name(self) -> str:
         return self.tree.name
 
+    @property
+    def is_mindgrad_code(self) -> bool:
+        """Whether this is generated code or one of mindgrad's helpers (grad of grad)."""
+        module = getattr(self.fn, "__module__", None) or ""
+        return self.filename.startswith("<mindgrad") or module.startswith("mindgrad.")
+
     def line_of(self, node) -> int:
         return self.first_line + getattr(node, "lineno", 1) - 1
 
