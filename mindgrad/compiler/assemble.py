@@ -22,6 +22,7 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler import control_flow as cf
 from mindgrad.compiler import emit, naming, optimize
 
 
@@ -129,10 +130,8 @@ class ReverseFunctions:
             values = [A.call(sw.namespace.helper(runtime.snapshot), A.load(n))
                       if n in sw.containers else A.load(n) for n in saved]
             packed = A.tuple_(values) if len(values) > 1 else values[0]
-            save = [A.expr_stmt(A.call(A.attr(A.load(sw.tape), "append"), packed))]
-            target = A.tuple_([A.store(n) for n in saved], gast.Store()) if len(saved) > 1 \
-                else A.store(saved[0])
-            load = [A.assign(target, A.call(A.attr(A.load(sw.tape), "pop")))]
+            save = cf.push.fill(sw.namespace, tape=sw.tape, value=packed)
+            load = cf.pop.fill(sw.namespace, tape=sw.tape, target=saved)
         # Callers pass every argument positionally, keyword-only ones too. The forward function
         # keeps its own tape and returns it: the caller hands it to the backward function, so
         # no list is shared and mutated across calls (grad of grad differentiates through it).

@@ -22,6 +22,7 @@ import gast
 from mindgrad import rules, runtime
 from mindgrad.compiler import activity, naming, source
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler import control_flow as cf
 from mindgrad.compiler.analysis import (
     Analysis,
     Resolver,
@@ -171,15 +172,13 @@ class ForwardPass(Located, ShapeTokens):
             orelse = self.block(s.orelse)
             self.shapes = saved
             self.forget_shapes(A.assigned_names(s))
-            return [A.if_(s.test, body or [gast.Pass()], orelse, s)]
+            return cf.if_.fill(self.namespace, s, test=s.test, body=body, orelse=orelse)
         if isinstance(s, (gast.For, gast.While)):
             self.forget_shapes(A.assigned_names(s))  # the body runs after itself
             if isinstance(s, gast.For):
                 out = self.for_(s)
             else:
-                body = self.block(s.body)
-                out = [A.located(gast.While(test=s.test, body=body or [gast.Pass()],
-                                            orelse=[]), s)]
+                out = cf.while_.fill(self.namespace, s, test=s.test, body=self.block(s.body))
             self.forget_shapes(A.assigned_names(s))
             return out
         if isinstance(s, gast.Expr):
@@ -343,11 +342,10 @@ class ForwardPass(Located, ShapeTokens):
         args = bound_arguments(self, s, fn, obj, call)
         mask = tuple(self.is_active(a) for a in args)
         name_fn = self.callees.tangent_name_for(fn, obj, mask, call_shape(fn, obj, call))
-        # the tangent function takes every argument positionally, then the tangents
         head = [A.clone(self_expr)] if obj is not None else []
         tangents = [self.tangent_of(a) for a, m in zip(args, mask) if m]
-        target = A.tuple_([A.store(name), A.store(self.t(name))], gast.Store())
-        return [A.assign(target, A.call(A.load(name_fn), *head, *args, *tangents), s)]
+        return cf.tangent_call.fill(self.namespace, s, result=name, t_result=self.t(name),
+                                    tangent_fn=name_fn, args=head + args, tangents=tangents)
 
     def setitem(self, s, target):
         """``x[idx] = v``: the tangent array gets ``t_v`` at ``idx`` (a copy: tangents may be
@@ -388,19 +386,13 @@ class ForwardPass(Located, ShapeTokens):
         body = self.block(s.body)
         target = s.target.id
         if target in self.active and self.is_active(s.iter):
-            k = self.fresh(naming.INDEX)
-            head = A.assign(self.t(target), A.call(self.helper(runtime.tangent_of_item),
-                                                   self.tangent_of(s.iter), A.clone(s.iter),
-                                                   A.load(k), A.load(target)), s)
-            loop = gast.For(target=A.tuple_([A.store(k), A.store(target)], gast.Store()),
-                            iter=A.call("enumerate", s.iter), body=[head] + body, orelse=[],
-                            type_comment=None)
-            return [A.located(loop, s)]
+            return cf.tangent_for_over_items.fill(
+                self.namespace, s, index=self.fresh(naming.INDEX), target=target, items=s.iter,
+                t_target=self.t(target), t_items=self.tangent_of(s.iter), body=body)
         if target in self.active:
-            zero = A.call(self.helper(runtime.zero_tangent), A.load(target))
-            body = [A.assign(self.t(target), zero, s)] + body
-        return [A.located(gast.For(target=s.target, iter=s.iter, body=body or [gast.Pass()],
-                                   orelse=[], type_comment=None), s)]
+            return cf.tangent_for_from_zero.fill(self.namespace, s, target=target, items=s.iter,
+                                                 t_target=self.t(target), body=body)
+        return cf.for_.fill(self.namespace, s, target=target, items=s.iter, body=body)
 
 
 def _index_value(pass_, index):

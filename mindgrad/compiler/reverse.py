@@ -25,6 +25,7 @@ import gast
 from mindgrad import rules, runtime
 from mindgrad.compiler import activity, aliasing, naming, objects, source
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler import control_flow as cf
 from mindgrad.compiler.analysis import (
     Analysis,
     Resolver,
@@ -313,14 +314,21 @@ class ReversePass(Located, ShapeTokens):
         return name in self.seen and self.defs.get(name, 0) > 1
 
     def push(self, value, like):
+        """``tape.append(value)``, in the forward sweep."""
         self.uses_tape = True
         if isinstance(value, gast.Name) and value.id not in self.seen:
             self.pushed.add(value.id)  # may be pushed before its first assignment: set to None
-        return A.expr_stmt(A.call(A.attr(A.load(self.tape), "append"), value), like)
+        return cf.push.fill(self.namespace, like, tape=self.tape, value=value)[0]
 
-    def pop(self):
+    def pop(self, name, like):
+        """``name = tape.pop()``, in the backward sweep: the value pushed last."""
         self.uses_tape = True
-        return A.call(A.attr(A.load(self.tape), "pop"))
+        return cf.pop.fill(self.namespace, like, tape=self.tape, target=name)[0]
+
+    def popped(self):
+        """``tape.pop()``, an expression."""
+        self.uses_tape = True
+        return cf.popped.fill(self.namespace, tape=self.tape)
 
     # ----- blocks --------------------------------------------------------------------------
 
@@ -394,7 +402,7 @@ class ReversePass(Located, ShapeTokens):
             bwd.extend((self.private(receiver.id, s) if isinstance(receiver, gast.Name)
                         else []) + [undo])
         if push:
-            bwd.append(A.assign(name, self.pop(), s))
+            bwd.append(self.pop(name, s))
         return fwd, bwd
 
     def adjoint_of(self, s, name, value):
@@ -575,12 +583,12 @@ class ReversePass(Located, ShapeTokens):
         head = [A.clone(self_expr)] if obj is not None else []
         ctx = self.fresh(naming.callee_tape(name))
         self.local_names.add(ctx)
-        forward = [A.assign(A.tuple_([A.store(name), A.store(ctx)], gast.Store()),
-                            A.call(A.load(fwd_name), *head, *args), s)]
+        forward = cf.call_forward.fill(self.namespace, s, result=name, result_tape=ctx,
+                                       forward=fwd_name, args=head + args)
         restore = []
         if in_loop or self.defs.get(name, 0) > 1:  # each run of the call keeps its own tape
             forward.insert(0, self.push(A.load(ctx), s))
-            restore = [A.assign(ctx, self.pop(), s)]
+            restore = [self.pop(ctx, s)]
         label = naming.label(fn.__name__, obj)
         active_args = [a for a, m in zip(args, mask) if m]
         parts = [self.fresh(naming.callee_part(self.key(a), label)) for a in active_args]
@@ -588,12 +596,9 @@ class ReversePass(Located, ShapeTokens):
                                                       label)) for i in weights]
         everything = parts + weight_parts
         self.adjoint_names.update(everything)
-        target = A.tuple_([A.store(p) for p in everything], gast.Store()) \
-            if len(everything) != 1 else A.store(everything[0])
-        backward = A.assign(target, A.call(A.load(bwd_name), A.load(ctx),
-                                           A.load(self.d(name))), s)
+        bwd = cf.call_backward.fill(self.namespace, s, grads=everything, backward=bwd_name,
+                                    result_tape=ctx, d_result=self.d(name))
         self.impure_calls.add(bwd_name)
-        bwd = [backward]
         for part, arg in zip(parts, active_args):
             bwd.append(self.accumulate(arg, A.load(part), s))
         for part, index in zip(weight_parts, weights):
@@ -620,9 +625,8 @@ class ReversePass(Located, ShapeTokens):
             return [forward], []
         parts = self.fresh(naming.bprop_part(cell))
         self.adjoint_names.add(parts)
-        grads = A.call(self.helper(runtime.bprop_grads), A.clone(call.func),
-                       A.tuple_([A.clone(a) for a in args]), A.load(name), A.load(self.d(name)))
-        bwd = [A.assign(parts, grads, s)]
+        bwd = cf.call_bprop.fill(self.namespace, s, grads=parts, cell=call.func, args=args,
+                                 result=name, d_result=self.d(name))
         self.impure_calls.add(parts)
         for i, arg in enumerate(args):
             if self.is_active(arg):
@@ -657,7 +661,7 @@ class ReversePass(Located, ShapeTokens):
                 bwd.append(self.accumulate(v.id, A.load(part), s))
         if needed:
             restore = A.call(self.helper(runtime.restore_item), A.load(base), A.clone(index),
-                             self.pop())
+                             self.popped())
             bwd.extend(self.private(base, s) + [A.expr_stmt(restore, s)])
         return fwd, bwd
 
@@ -713,65 +717,53 @@ class ReversePass(Located, ShapeTokens):
         self.shapes = saved
         self.seen |= seen_in_body
         self.forget_shapes(A.assigned_names(s))
-        fwd = [A.if_(s.test, body_f or [gast.Pass()], else_f, s)]
+        fwd = cf.if_.fill(self.namespace, s, test=s.test, body=body_f, orelse=else_f)
         if not _has_code(body_b) and not _has_code(else_b):
             return fwd, []
         if not _has_code(body_b):
-            test = gast.UnaryOp(op=gast.Not(), operand=A.clone(s.test))
-            return fwd, [A.if_(test, else_b, [], s)]
-        return fwd, [A.if_(A.clone(s.test), body_b, else_b, s)]
+            return fwd, cf.if_not.fill(self.namespace, s, test=s.test, body=else_b)
+        return fwd, cf.if_.fill(self.namespace, s, test=s.test, body=body_b, orelse=else_b)
 
     def for_(self, s, in_loop):
         target = s.target.id
         self.forget_shapes(A.assigned_names(s))
         body_f, body_b = self.block(s.body, True)
         self.forget_shapes(A.assigned_names(s))
-        breaks = _breaks(s.body)
         fwd, bwd = [], []
         count = None
         push = self.needs_push(target, in_loop)
         if push:
             fwd.append(self.push(A.load(target), s))
-        if breaks:
+        if _breaks(s.body):
             count = self.fresh(naming.ITERATIONS)
             self.local_names.add(count)
             if in_loop:  # one count per run of this loop: save the previous run's
                 fwd.append(self.push(A.load(count), s))
-            fwd.append(A.assign(count, A.const(0), s))
-            body_f = [A.assign(count, A.binop(A.load(count), gast.Add(), A.const(1)), s)] + body_f
-        fwd.append(A.located(gast.For(target=A.store(target), iter=s.iter,
-                                      body=body_f or [gast.Pass()], orelse=[],
-                                      type_comment=None), s))
+            fwd += cf.counted_for.fill(self.namespace, s, count=count, target=target,
+                                       items=s.iter, body=body_f)
+        else:
+            fwd += cf.for_.fill(self.namespace, s, target=target, items=s.iter, body=body_f)
         iter_active = self.is_active(s.iter) and target in self.active
         if not _has_code(body_b) and not iter_active:
             if push:
-                bwd.append(A.assign(target, self.pop(), s))
+                bwd.append(self.pop(target, s))
             return fwd, bwd
-        seq = A.clone(s.iter)
         if iter_active:
-            k = self.fresh(naming.INDEX)
-            counted = [A.load(count)] if count else []
-            header_iter = A.call(self.helper(runtime.reversed_items), A.clone(seq), *counted)
-            body = list(body_b)
-            body.append(A.assign(self.d(s.iter.id), A.call(
-                self.helper(runtime.add_at), A.load(self.d(s.iter.id)), A.clone(seq), A.load(k),
-                A.load(self.d(target))), s))
-            body.append(A.assign(self.d(target), A.const(0), s))
             self.indexed.add(s.iter.id)
-            loop_target = A.tuple_([A.store(k), A.store(target)], gast.Store())
+            bwd += cf.for_adjoint_over_items.fill(
+                self.namespace, s, index=self.fresh(naming.INDEX), target=target, items=s.iter,
+                counted=[A.load(count)] if count else [], body=body_b,
+                d_items=self.d(s.iter.id), d_target=self.d(target))
+        elif count:
+            bwd += cf.counted_for_adjoint.fill(self.namespace, s, target=target, items=s.iter,
+                                               count=count, body=body_b)
         else:
-            if count:
-                seq = A.subscript(seq, gast.Slice(lower=None, upper=A.load(count), step=None))
-            header_iter = A.call("reversed", seq)
-            body = body_b
-            loop_target = target
-        loop_target = A.store(loop_target) if isinstance(loop_target, str) else loop_target
-        bwd.append(A.located(gast.For(target=loop_target, iter=header_iter, body=body,
-                                      orelse=[], type_comment=None), s))
+            bwd += cf.for_adjoint.fill(self.namespace, s, target=target, items=s.iter,
+                                       body=body_b)
         if count and in_loop:
-            bwd.append(A.assign(count, self.pop(), s))
+            bwd.append(self.pop(count, s))
         if push:
-            bwd.append(A.assign(target, self.pop(), s))
+            bwd.append(self.pop(target, s))
         return fwd, bwd
 
     def while_(self, s, in_loop):
@@ -779,21 +771,14 @@ class ReversePass(Located, ShapeTokens):
         body_f, body_b = self.block(s.body, True)
         self.forget_shapes(A.assigned_names(s))
         if not _has_code(body_b):
-            return [A.located(gast.While(test=s.test, body=body_f or [gast.Pass()], orelse=[]),
-                              s)], []
+            return cf.while_.fill(self.namespace, s, test=s.test, body=body_f), []
         count = self.fresh(naming.ITERATIONS)
         self.local_names.add(count)
-        start = A.assign(count, A.const(0), s)
-        fwd = []
+        fwd = [self.push(A.load(count), s)] if in_loop else []
+        fwd += cf.counted_while.fill(self.namespace, s, count=count, test=s.test, body=body_f)
+        bwd = cf.while_adjoint.fill(self.namespace, s, count=count, body=body_b)
         if in_loop:
-            fwd.append(self.push(A.load(count), s))
-        body_f = [A.assign(count, A.binop(A.load(count), gast.Add(), A.const(1)), s)] + body_f
-        fwd += [start, A.located(gast.While(test=s.test, body=body_f, orelse=[]), s)]
-        loop = gast.For(target=A.store("_"), iter=A.call("range", A.load(count)), body=body_b,
-                        orelse=[], type_comment=None)
-        bwd = [A.located(loop, s)]
-        if in_loop:
-            bwd.append(A.assign(count, self.pop(), s))
+            bwd.append(self.pop(count, s))
         return fwd, bwd
 
 
