@@ -17,7 +17,7 @@ import inspect
 import gast
 
 from mindgrad import runtime
-from mindgrad.compiler import activity, expansions, objects, source
+from mindgrad.compiler import activity, expansions, objects, source, specialise
 from mindgrad.compiler import astutil as A
 
 _MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", "clear", "fill",
@@ -138,8 +138,8 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
 
 
 def call_shape(fn, obj, call):
-    """What the callee's ``*args`` and ``**kw`` receive in ``call`` (``source.call_shape``)."""
-    return source.call_shape(fn, obj is not None, len(call.args),
+    """What the callee's ``*args`` and ``**kw`` receive in ``call`` (``specialise.call_shape``)."""
+    return specialise.call_shape(fn, obj is not None, len(call.args),
                              [k.arg for k in call.keywords])
 
 

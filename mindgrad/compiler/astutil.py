@@ -135,6 +135,15 @@ def assigned_names(stmts) -> set:
     return names_in(stmts, gast.Store)
 
 
+def renamed(node, renames: dict):
+    """A copy of ``node`` with the names in ``renames`` replaced."""
+    node = clone(node)
+    for sub in walk(node):
+        if isinstance(sub, gast.Name) and sub.id in renames:
+            sub.id = renames[sub.id]
+    return node
+
+
 def clone(node):
     """A deep copy of a gast tree (or list of trees), locations and ``in_place`` marks kept;
     much faster than ``copy.deepcopy``."""

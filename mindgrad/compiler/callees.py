@@ -35,7 +35,7 @@ class Request:
 
     ``active``, ``scalars`` and ``containers`` are positions among the parameters (a bound
     ``self`` counted), ``arrays`` maps positions of float arrays to their ndim; ``shape`` is
-    the call shape (``source.call_shape``); ``arguments_shared`` is set when the user's own
+    the call shape (``specialise.call_shape``); ``arguments_shared`` is set when the user's own
     code calls it, whose arrays it must not write into."""
 
     mode: str

@@ -24,6 +24,7 @@ from mindgrad.compiler import (
     normalize,
     reverse,
     source,
+    specialise,
 )
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.callees import GRADIENT, SPLIT, TANGENT, Callees, Placeholder, Request
@@ -109,10 +110,10 @@ class Build:
     def parse(self, fn, obj=None, shape=(0, ())):
         """Stages source, fence and normalize for ``fn`` (with ``obj`` bound to its first
         parameter, for methods and Cells; ``*args`` and ``**kw`` specialised for a call of
-        ``shape``, see ``source.call_shape``), done once per build."""
+        ``shape``, see ``specialise.call_shape``), done once per build."""
         cache_key = (fn.__code__, id(obj), shape)
         if cache_key not in self._parsed:
-            src = source.specialise(source.get_source(fn), shape)
+            src = specialise.specialise(source.get_source(fn), shape)
             self.dependencies.on_defaults(fn)
             if obj is not None:
                 src.bound[src.tree.args.args[0].id] = obj
@@ -255,7 +256,7 @@ def run_forward(fn, positions, dump=None, nargs=0):
     name = build.callees.name_function(naming.tangent_entry(naming.label(function.__name__, obj)),
                                "entry")
     build.build(Request(TANGENT, function, obj, tuple(p + offset for p in positions), (name,),
-                        ("entry",), shape=source.call_shape(function, offset, nargs, ()),
+                        ("entry",), shape=specialise.call_shape(function, offset, nargs, ()),
                         entry=True))
     made, derivative = build.finish(function, name)
     derivative.bound = obj
@@ -286,7 +287,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     build = Build(dump, weights)
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
-    shape = source.call_shape(function, offset, len(kinds) if nargs is None else nargs,
+    shape = specialise.call_shape(function, offset, len(kinds) if nargs is None else nargs,
                               keywords)
     scalars = [i + offset for i, k in enumerate(kinds) if is_scalar_kind(k)]
     containers = [i + offset for i, k in enumerate(kinds)

@@ -20,35 +20,27 @@ import dataclasses
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.compiler import activity, naming, source
+from mindgrad.compiler import activity, naming, objects, source
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import control_flow as cf
 from mindgrad.compiler.analysis import (
     Analysis,
-    Resolver,
     as_method,
     call_shape,
     in_place_write,
     user_code,
     without_receiver,
 )
-from mindgrad.compiler.emit import comment
 from mindgrad.compiler.expand import instantiate_tangent
-from mindgrad.compiler.reverse import (
-    _BINOPS,
-    _UNARYOPS,
-    A_text,
-    ShapeTokens,
-    _describe,
-    _is_cell,
-    _Line,
-    bound_arguments,
-    check_aliasing,
+from mindgrad.compiler.passes import (
+    BINOPS,
+    UNARYOPS,
+    FunctionPass,
+    describe,
     no_attribute_rule,
-    number_check,
-    refuse_argument_write,
+    source_text,
 )
-from mindgrad.errors import Located, NoGradientRuleError, NoTangentRuleError
+from mindgrad.errors import NoGradientRuleError, NoTangentRuleError
 from mindgrad.rules import RuleError
 
 
@@ -75,31 +67,21 @@ class TangentCode:
     namespace: naming.Namespace
 
 
-class ForwardPass(Located, ShapeTokens):
+class ForwardPass(FunctionPass):
     """Builds the tangent code of one function for one set of active inputs."""
 
     def __init__(self, job: ForwardInput, names: naming.NameGen, callees):
-        src, fdef, analysis = job.src, A.clone(job.fdef), job.analysis
-        self.src = src
-        self.fdef = fdef
-        self.params = [a.id for a in fdef.args.args]
-        self.active_params = list(job.active_params)
-        self.fresh = names
-        self.callees = callees
-        self.arguments_shared = job.arguments_shared
-        self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
-            A.assigned_names(fdef.body)
-        self.namespace = naming.Namespace(src, self.local_names, names)
-        self.resolve = Resolver(src, self.local_names)
+        super().__init__(job.src, job.fdef, job.active_params, names, callees,
+                         job.arguments_shared)
+        analysis = job.analysis
         self.active = set(analysis.active)
         self.scalars = set(analysis.scalars)
         self.containers = set(analysis.containers)
         self.numeric = set(analysis.numeric)  # arrays or numbers at every assignment: no lists
-        self.shapes = {}
         self.tnames = {}
         self.adjoint_names = set()   # names the optimizer may treat as pure: tangents, temps
         self.impure_calls = set()
-        self.aliases = check_aliasing(self, set(self.params) - self.scalars)
+        self.aliases = self.check_aliasing(set(self.params) - self.scalars)
 
     def tangent_code(self) -> TangentCode:
         fdef = self.fdef
@@ -122,18 +104,11 @@ class ForwardPass(Located, ShapeTokens):
             self.adjoint_names.add(self.tnames[key])
         return self.tnames[key]
 
-    def bind(self, obj, preferred: str) -> str:
-        return self.namespace.bind(obj, preferred)
-
     def helper(self, fn) -> gast.Name:
         name = self.bind(fn, fn.__name__)
         if fn in (runtime.tangent_pop, runtime.tangent_append):
             self.impure_calls.add(name)  # they update a tangent list in step with the values
         return A.load(name)
-
-    def is_active(self, node) -> bool:
-        key = self.resolve.key(node)
-        return key is not None and key in self.active
 
     def tangent_of(self, node):
         """The tangent of an atom: ``t_x`` for an active name, else 0."""
@@ -153,8 +128,7 @@ class ForwardPass(Located, ShapeTokens):
             new = self.stmt(s)
             lineno = getattr(s, "lineno", None)
             if len(new) > 1 and lineno is not None and lineno != last:
-                text = self.src.text_of(self.src.line_of(_Line(lineno))).strip()
-                out.append(comment("tangent of: " + text, _Line(lineno)))
+                out.append(self.comment_on("tangent of", lineno))
                 last = lineno
             out.extend(new)
         return out
@@ -163,7 +137,7 @@ class ForwardPass(Located, ShapeTokens):
         if isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Name):
-                return number_check(self, s) + self.assign(s, target.id, s.value)
+                return self.number_check(s) + self.assign(s, target.id, s.value)
             return self.setitem(s, target)
         if isinstance(s, gast.If):
             saved = dict(self.shapes)
@@ -220,16 +194,16 @@ class ForwardPass(Located, ShapeTokens):
                                            self.tangent_of(value.left), A.clone(value.left),
                                            self.tangent_of(value.right), A.clone(value.right)))]
         if isinstance(value, gast.BinOp):
-            fn = _BINOPS[type(value.op)]
+            fn = BINOPS[type(value.op)]
             return self.apply(s, rules.lookup_tangent(fn), fn, [value.left, value.right], {},
                               name, t_out)
         if isinstance(value, gast.UnaryOp):
-            fn = _UNARYOPS.get(type(value.op))
+            fn = UNARYOPS.get(type(value.op))
             return self.apply(s, rules.lookup_tangent(fn), fn, [value.operand], {}, name, t_out)
         if isinstance(value, gast.Subscript):
             if not self.is_active(value.value):
                 return []
-            index = _index_value(self, value.slice)
+            index = self.index_value(value.slice)
             return [A.assign(t_out, A.call(self.helper(runtime.item),
                                            self.tangent_of(value.value), index))]
         if isinstance(value, (gast.Tuple, gast.List)):
@@ -255,7 +229,7 @@ class ForwardPass(Located, ShapeTokens):
 
     def apply(self, s, rule, fn, args, keywords, name, t_out):
         if rule is None:
-            label = _describe(fn)
+            label = describe(fn)
             self.fail(s, f"{label} has no tangent (forward-mode) rule; register one with "
                          f"@mindgrad.rules.tangent({label})", NoTangentRuleError)
         try:
@@ -310,7 +284,7 @@ class ForwardPass(Located, ShapeTokens):
                               t_out)
         target = self.resolve(func)
         if target is None:
-            self.fail(s, f"cannot tell which function {A_text(func)} is", NameError)
+            self.fail(s, f"cannot tell which function {source_text(func)} is", NameError)
         if rules.is_nondifferentiable(target):
             return []
         rule = rules.lookup_tangent(target)
@@ -336,10 +310,10 @@ class ForwardPass(Located, ShapeTokens):
         """``name = f(...)`` for code with Python source: its tangent function."""
         fn, obj, self_expr = callee
         call = without_receiver(call, self_expr)
-        if obj is not None and _is_cell(obj) and hasattr(type(obj), "bprop"):
+        if obj is not None and objects.is_module(obj) and hasattr(type(obj), "bprop"):
             self.fail(s, "forward mode does not use a Cell's custom bprop; differentiate it in "
                          "reverse mode", NoGradientRuleError)
-        args = bound_arguments(self, s, fn, obj, call)
+        args = self.bound_arguments(s, fn, obj, call)
         mask = tuple(self.is_active(a) for a in args)
         name_fn = self.callees.tangent_name_for(fn, obj, mask, call_shape(fn, obj, call))
         head = [A.clone(self_expr)] if obj is not None else []
@@ -350,11 +324,11 @@ class ForwardPass(Located, ShapeTokens):
     def setitem(self, s, target):
         """``x[idx] = v``: the tangent array gets ``t_v`` at ``idx`` (a copy: tangents may be
         shared by names whose values are not)."""
-        refuse_argument_write(self, s)
+        self.refuse_argument_write(s)
         base = target.value.id
         if base not in self.active:
             return [s]
-        index = _index_value(self, target.slice)
+        index = self.index_value(target.slice)
         update = A.call(self.helper(runtime.tangent_setitem), A.load(self.t(base)),
                         A.load(base), index, self.tangent_of(s.value))
         return [s, A.assign(self.t(base), update, s)]
@@ -393,14 +367,3 @@ class ForwardPass(Located, ShapeTokens):
             return cf.tangent_for_from_zero.fill(self.namespace, s, target=target, items=s.iter,
                                                  t_target=self.t(target), body=body)
         return cf.for_.fill(self.namespace, s, target=target, items=s.iter, body=body)
-
-
-def _index_value(pass_, index):
-    from mindgrad.compiler.reverse import _as_load, _has_slice
-
-    index = _as_load(A.clone(index))
-    if not _has_slice(index):
-        return index
-    import numpy
-
-    return A.subscript(A.attr(A.load(pass_.bind(numpy, "np")), "s_"), index)
