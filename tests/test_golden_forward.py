@@ -3,9 +3,10 @@ pass writes (the "forward" stage: the tangent function's body before the optimiz
 it), so a change to what the pass generates shows here as a diff. Each program's tangent is also
 checked against finite differences: the pinned source computes the right numbers.
 
-The programs cover straight-line code, a branch, loops over a range and over an array, a while
-loop, a list's append and pop, a callee, an index assignment, a tuple result, containers, list
-concatenation, a parameter that becomes active, and a Cell calling a Cell.
+The programs cover straight-line code, a branch, loops over a range, over an array and with a
+break, a while loop, a list's append and pop, callees (once and in a loop), an index assignment,
+a tuple result, containers, list concatenation, a parameter that becomes active, and a Cell
+calling a Cell.
 """
 
 import numpy as np
@@ -82,6 +83,21 @@ def with_callee(x, y):
     return np.sum(z)
 
 
+def callee_in_loop(x):
+    for i in range(2):
+        x = square(x)
+    return np.sum(x)
+
+
+def loop_with_break(xs):
+    s = 0.0
+    for v in xs:
+        if s > 2.0:
+            break
+        s = s + v * v
+    return s
+
+
 def in_place(x):
     y = x.copy()
     y[0] = y[1] * 2.0
@@ -135,6 +151,8 @@ ARGS = {
     while_loop: (np.array([0.5, -1.0, 1.2]),),
     append_pop: (np.array([0.5, -1.0, 2.0]),),
     with_callee: (np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.3, -0.7])),
+    callee_in_loop: (np.array([0.5, -1.0, 1.2]),),
+    loop_with_break: (np.array([0.5, 1.0, 2.0, 0.3]),),
     in_place: (np.array([0.5, -1.0, 2.0]),),
     tuple_return: (np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.3, -0.7])),
     containers: (np.array([0.5, -1.0, 2.0]),),
@@ -307,6 +325,58 @@ GOLDEN = {
         t_mul = t_mul + t_a * a
         t_mul = t_mul + a * t_a
         return (mul, t_mul)
+    """,
+    callee_in_loop: """
+        # ---- forward: callee_in_loop ----
+        for i in range(2):
+            (square2, t_square2) = square_jvp(x, t_x)
+            # tangent of: x = square(x)
+            x = square2
+            t_x = 0
+            t_x = t_square2
+        # tangent of: return np.sum(x)
+        sum_ = np.sum(x)
+        t_sum_ = 0
+        t_sum_ = t_sum_ + np.sum(t_x)
+        return (sum_, t_sum_)
+
+        # ---- forward: square ----
+        # tangent of: return a * a
+        mul = a * a
+        t_mul = 0
+        t_mul = t_mul + t_a * a
+        t_mul = t_mul + a * t_a
+        return (mul, t_mul)
+    """,
+    loop_with_break: """
+        # ---- forward: loop_with_break ----
+        # tangent of: s = 0.0
+        s = 0.0
+        t_s = zero_tangent(s)
+        stop = False
+        for (k, v) in enumerate(xs):
+            t_v = tangent_of_item(t_xs, xs, k, v)
+            go = True
+            cond = s > 2.0
+            if cond:
+                go = False
+                stop = True
+            if go:
+                # tangent of: s = s + v * v
+                mul = v * v
+                t_mul = 0
+                t_mul = t_mul + t_v * v
+                t_mul = t_mul + v * t_v
+                add = s + mul
+                t_add = 0
+                t_add = t_add + add_tangent(t_s, add, (), mul)
+                t_add = t_add + add_tangent(t_mul, add, s, ())
+                s = add
+                t_s = 0
+                t_s = t_add
+            if stop:
+                break
+        return (s, t_s)
     """,
     in_place: """
         # ---- forward: in_place ----

@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 import weakref
 
+import numpy as np
+
 from mindgrad.compiler import (
     analysis,
     assemble,
@@ -191,13 +193,12 @@ class Build:
         params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
         active_params = [params[i] for i in request.active]
         facts = analysis.analyse(src, fdef, active_params, [])
+        active = sorted(facts.active)
+        self.record("activity", src.name, lambda: "active: " + ", ".join(active))
         job = forward.ForwardInput(src, fdef, active_params, facts, request.arguments_shared)
         names = naming.NameGen(taken | {name})
         callees = Callees(self.callees, src, names)
-        pass_ = forward.ForwardPass(job, names, callees)
-        active = sorted(pass_.active)
-        self.record("activity", src.name, lambda: "active: " + ", ".join(active))
-        code = pass_.tangent_code()
+        code = forward.ForwardPass(job, names, callees).tangent_code()
         self.record("forward", src.name, lambda: emit.unparse(code.statements))
         definition = assemble.tangent_function(code, name, request.entry)
         self.record("optimize", src.name, lambda: emit.unparse(definition))
@@ -253,8 +254,8 @@ def run_forward(fn, positions, dump=None, nargs=0):
     build = Build(dump)
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
-    name = build.callees.name_function(naming.tangent_entry(naming.label(function.__name__, obj)),
-                               "entry")
+    label = naming.label(function.__name__, obj)
+    name = build.callees.name_function(naming.tangent_entry(label), "entry")
     build.build(Request(TANGENT, function, obj, tuple(p + offset for p in positions), (name,),
                         ("entry",), shape=specialise.call_shape(function, offset, nargs, ()),
                         entry=True))
@@ -288,22 +289,19 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
     shape = specialise.call_shape(function, offset, len(kinds) if nargs is None else nargs,
-                              keywords)
+                                  keywords)
     scalars = [i + offset for i, k in enumerate(kinds) if is_scalar_kind(k)]
     containers = [i + offset for i, k in enumerate(kinds)
                   if isinstance(k, tuple) and k[0] in (list, tuple, dict)]
-    import numpy
-
     arrays = {i + offset: k[2] for i, k in enumerate(kinds)
-              if isinstance(k, tuple) and k[0] is numpy.ndarray and k[1][1] in "fc"}
+              if isinstance(k, tuple) and k[0] is np.ndarray and k[1][1] in "fc"}
     if split:
         label = naming.label(function.__name__, obj)
         names = tuple(build.callees.name_function(n) for n in naming.split_functions(label))
         mode = SPLIT
     else:
-        src = build.parse(function, obj, shape)[0]
-        names = (build.callees.name_function(naming.gradient_entry(naming.label(src.name, obj)),
-                                     "entry"),)
+        label = naming.label(build.parse(function, obj, shape)[0].name, obj)
+        names = (build.callees.name_function(naming.gradient_entry(label), "entry"),)
         mode = GRADIENT
     unit = build.build(Request(mode, function, obj, tuple(p + offset for p in positions), names,
                                ("entry",), tuple(scalars), tuple(containers), arrays, shape,

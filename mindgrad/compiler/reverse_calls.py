@@ -1,4 +1,4 @@
-"""The reverse pass: the adjoints of calls (see reverse.py).
+"""Part of stage 5, reverse: the adjoints of calls (see reverse.py).
 
 A call of a function with a gradient rule (``np.sin``, a method of an array) is filled from
 the rule's template. A call of the user's own code (a function, a method, a Cell, a callable

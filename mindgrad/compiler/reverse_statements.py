@@ -1,4 +1,4 @@
-"""The reverse pass: the adjoints of single statements (see reverse.py).
+"""Part of stage 5, reverse: the adjoints of single statements (see reverse.py).
 
 ``y = <op>`` adds to the adjoints of the operation's active operands from ``d_y``, by the rule
 of the operation (filled from its template, see expand.py), then clears ``d_y``; an assignment
