@@ -61,15 +61,10 @@ class Template:
         tree = self._parsed()
         if set(values) != set(self.params):
             raise TypeError(f"template {self.name} takes {self.params}, got {sorted(values)}")
-        body = A.clone(tree.body)
-        for node in A.walk(body):  # at the user's line, not the template's
-            if hasattr(node, "lineno"):
-                node.lineno = getattr(like, "lineno", None)
-                node.col_offset = getattr(like, "col_offset", 0)
-        body = [_Fill(values, self.fn.__globals__, namespace).visit(s) for s in body]
+        body = _Fill(values, self.fn.__globals__, namespace, like).copy(tree.body)
         if len(body) == 1 and isinstance(body[0], gast.Return):
             return body[0].value
-        return [s for stmt in body for s in (stmt if isinstance(stmt, list) else [stmt])]
+        return body
 
 
 def template(fn) -> Template:
@@ -81,23 +76,43 @@ def run(statements):
     raise RuntimeError("run() marks a place in a code template and is never called")
 
 
-class _Fill(gast.NodeTransformer):
-    def __init__(self, values, template_globals, namespace):
+class _Fill:
+    """A copy of a template's tree with its parameters filled, in one walk."""
+
+    def __init__(self, values, template_globals, namespace, like):
         self.values = values
         self.globals = template_globals
         self.namespace = namespace
+        self.lineno = getattr(like, "lineno", None)  # the user's line, not the template's
+        self.col_offset = getattr(like, "col_offset", 0)
 
-    def visit_Expr(self, node):
-        call = node.value
-        if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and \
-                self.globals.get(call.func.id) is run:
-            return list(self.values[call.args[0].id])  # run(body): body's statements
-        return self.generic_visit(node)
+    def copy(self, node):
+        if isinstance(node, list):
+            out = []
+            for item in node:
+                new = self.copy(item)
+                out.extend(new) if isinstance(new, list) else out.append(new)
+            return out
+        if not isinstance(node, gast.AST) or isinstance(node, gast.expr_context):
+            return node
+        if isinstance(node, gast.Expr) and self._is_run(node.value):
+            return list(self.values[node.value.args[0].id])  # run(body): body's statements
+        if isinstance(node, gast.Starred):
+            return [A.clone(v) for v in self.values[node.value.id]]  # *p: p's expressions
+        if isinstance(node, gast.Name):
+            return self._name(node)
+        new = node.__class__(**{f: self.copy(getattr(node, f, None)) for f in node._fields})
+        if hasattr(node, "lineno"):
+            new.lineno, new.col_offset = self.lineno, self.col_offset
+        if isinstance(new, (gast.If, gast.For, gast.While)) and not new.body:
+            new.body = [gast.Pass()]
+        return new
 
-    def visit_Starred(self, node):
-        return [A.clone(v) for v in self.values[node.value.id]]  # *p: p's expressions
+    def _is_run(self, node) -> bool:
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            self.globals.get(node.func.id) is run
 
-    def visit_Name(self, node):
+    def _name(self, node):
         if node.id in self.values:
             value = self.values[node.id]
             if isinstance(value, str):
@@ -110,13 +125,7 @@ class _Fill(gast.NodeTransformer):
         helper = self.globals.get(node.id)
         if callable(helper) and getattr(helper, "__module__", "").startswith("mindgrad.runtime"):
             return self.namespace.helper(helper)
-        return node
-
-    def generic_visit(self, node):
-        node = super().generic_visit(node)
-        if isinstance(node, (gast.If, gast.For, gast.While)) and not node.body:
-            node.body = [gast.Pass()]
-        return node
+        return gast.Name(id=node.id, ctx=node.ctx, annotation=None, type_comment=None)
 
 
 # ----- the tape --------------------------------------------------------------------------------
