@@ -115,13 +115,12 @@ class CallAdjoints:
         scalar = tuple(self.is_scalar(a) for a in args)
         if name not in self.active:
             return [s], []  # nothing to differentiate: the call as written
-        callee = self.callees.names_for(fn, obj, mask, scalar, call_shape(fn, obj, call))
-        fwd_name, bwd_name, weights = callee.forward, callee.backward, callee.weights
+        names = self.callees.names_for(fn, obj, mask, scalar, call_shape(fn, obj, call))
         head = [A.clone(self_expr)] if obj is not None else []
         ctx = self.fresh(naming.callee_tape(name))
         self.local_names.add(ctx)
         forward = cf.call_forward.fill(self.namespace, s, result=name, result_tape=ctx,
-                                       forward=fwd_name, args=head + args)
+                                       forward=names.forward, args=head + args)
         restore = []
         if in_loop or self.defs.get(name, 0) > 1:  # each run of the call keeps its own tape
             forward.insert(0, self.push(A.load(ctx), s))
@@ -130,15 +129,16 @@ class CallAdjoints:
         active_args = [a for a, m in zip(args, mask) if m]
         parts = [self.fresh(naming.callee_part(self.key(a), label)) for a in active_args]
         weight_parts = [self.fresh(naming.callee_part(naming.object_label(self.weights[i]),
-                                                      label)) for i in weights]
+                                                      label)) for i in names.weights]
         everything = parts + weight_parts
         self.adjoint_names.update(everything)
-        bwd = cf.call_backward.fill(self.namespace, s, grads=everything, backward=bwd_name,
-                                    result_tape=ctx, d_result=self.d(name))
-        self.impure_calls.add(bwd_name)
+        bwd = cf.call_backward.fill(self.namespace, s, grads=everything,
+                                    backward=names.backward, result_tape=ctx,
+                                    d_result=self.d(name))
+        self.impure_calls.add(names.backward)
         for part, arg in zip(parts, active_args):
             bwd.append(self.accumulate(arg, A.load(part), s))
-        for part, index in zip(weight_parts, weights):
+        for part, index in zip(weight_parts, names.weights):
             bwd.append(self.accumulate(self.weight_accumulator(index), A.load(part), s))
         return forward, bwd + restore
 
