@@ -49,7 +49,7 @@ class Request:
     arrays: dict = dataclasses.field(default_factory=dict)
     shape: tuple = (0, ())
     arguments_shared: bool = False
-    entry: bool = False          # what the user calls: it takes the function's defaults
+    entry: bool = False          # what the user calls, not a callee
 
 
 @dataclasses.dataclass(frozen=True)
