@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import keyword
 import math
 
@@ -136,6 +135,15 @@ def assigned_names(stmts) -> set:
     return names_in(stmts, gast.Store)
 
 
+def renamed(node, renames: dict):
+    """A copy of ``node`` with the names in ``renames`` replaced."""
+    node = clone(node)
+    for sub in walk(node):
+        if isinstance(sub, gast.Name) and sub.id in renames:
+            sub.id = renames[sub.id]
+    return node
+
+
 def clone(node):
     """A deep copy of a gast tree (or list of trees), locations and ``in_place`` marks kept;
     much faster than ``copy.deepcopy``."""
@@ -148,35 +156,3 @@ def clone(node):
         if hasattr(node, attr):
             setattr(new, attr, getattr(node, attr))
     return new
-
-
-class NameGen:
-    """Fresh, readable local names that clash with nothing the function already uses."""
-
-    def __init__(self, taken=()):
-        self.taken = set(taken)
-
-    @property
-    def taken(self) -> set:
-        return self._taken
-
-    @taken.setter
-    def taken(self, names):
-        self._taken = names
-        self._next = {}  # base -> the first suffix not yet handed out
-
-    def reserve(self, names):
-        self.taken.update(names)
-
-    def __call__(self, base: str) -> str:
-        base = "".join(c if ("_" + c).isidentifier() else "_" for c in str(base)) or "t"
-        if base[0].isdigit() or keyword.iskeyword(base) or hasattr(builtins, base):
-            base = base + "_" if not base[0].isdigit() else "_" + base
-        n = self._next.get(base, 1)
-        candidate = base if n == 1 else f"{base}{n}"
-        while candidate in self.taken:
-            n += 1
-            candidate = f"{base}{n}"
-        self._next[base] = n
-        self.taken.add(candidate)
-        return candidate

@@ -18,6 +18,7 @@ import sys
 import gast
 
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler.naming import NameGen
 from mindgrad.errors import UnsupportedSyntaxError
 
 MAX_HEIGHT = 32  # expression levels a statement keeps; deeper parts become statements
@@ -88,7 +89,7 @@ def split(src) -> None:
               and all(isinstance(s, gast.stmt) for s in getattr(node, field))]
     if all(_height(s) <= MAX_HEIGHT for body in bodies for s in body):
         return
-    names = A.NameGen(A.names_in(src.tree) | set(src.closure))
+    names = NameGen(A.names_in(src.tree) | set(src.closure))
     for body in bodies:
         new = []
         for stmt in body:

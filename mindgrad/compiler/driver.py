@@ -2,30 +2,46 @@
 
     source -> fence -> normalize -> activity -> reverse -> optimize -> emit -> compile
 
-``run(fn, spec, dump=print)`` prints the source after each stage. The caching of what ``run``
-returns is ``mindgrad.compiler.cache``'s business.
+``run(fn, spec, dump=print)`` prints the source after each stage. A ``Build`` drives the passes:
+it parses each function once, runs the reverse pass to the fixed point of what the tape saves
+(or the forward pass once), assembles and optimizes the functions (assemble.py), builds the
+callees the passes asked for (callees.py) after their caller's pass, and compiles everything.
+The caching of what ``run`` returns is ``mindgrad.compiler.cache``'s business.
 """
 
 from __future__ import annotations
 
-import functools
-import types
+import dataclasses
 import weakref
 
-import gast
 import numpy as np
 
-from mindgrad import runtime
+from mindgrad.compiler import (
+    analysis,
+    assemble,
+    emit,
+    fence,
+    forward,
+    naming,
+    normalize,
+    reverse,
+    source,
+    specialise,
+)
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import cache, emit, fence, normalize, objects, optimize, reverse, source
+from mindgrad.compiler.callees import GRADIENT, SPLIT, TANGENT, Callees, Placeholder, Request
+from mindgrad.compiler.callees import Table as CalleeTable
+from mindgrad.compiler.dependencies import Dependencies
 from mindgrad.compiler.source import unbind
+from mindgrad.compiler.weights import Weights
 
 STAGES = ("source", "fence", "normalize", "activity", "reverse", "optimize", "emit", "compile")
 # forward mode (jvp) runs "forward" where reverse mode runs "reverse"
 
 
-class Generated:
-    """The result of a build: the compiled entry point and everything shown to users.
+class CompiledDerivative:
+    """A compiled derivative, what a build returns: the entry point (the gradient or tangent
+    function) and everything shown to users.
 
     ``bound`` (the Cell or instance the entry takes first, or None) is held weakly where it
     allows that: the cache keeps this result as long as that object lives, never longer.
@@ -38,6 +54,9 @@ class Generated:
         self.dependencies = dependencies
         self.stages = stages
         self.keyword_params = {}  # a keyword of the entry's **kw -> its parameter, if renamed
+        self.backward = None      # split: the backward function ``function``'s tape goes to
+        self.weight_indices = []  # split: the weights whose gradients ``backward`` returns
+        self.tangent_names = []   # forward mode: the entry's tangent parameters, in order
         self._bound = lambda: None
 
     @property
@@ -52,34 +71,32 @@ class Generated:
             self._bound = lambda: obj
 
 
-class _Pending:
-    """A generated function referenced before it is compiled (callees, recursion)."""
+@dataclasses.dataclass
+class Unit:
+    """Generated functions compiled together: those of one request."""
 
-    def __init__(self, key):
-        self.key = key
+    src: source.Source
+    functions: list            # gast.FunctionDef
+    bindings: dict             # name -> object the code reaches by it (see naming.Namespace)
 
 
 class Build:
-    """One transformation: the entry function and every user function it calls."""
+    """One transformation: the entry function and every user function it calls.
+
+    The passes never build a callee: they ask for its names (callees.Callees), and ``build``
+    transforms each requested function after the pass of the function that asked, depth first,
+    so that a callee's code precedes its caller's in the compiled text."""
 
     def __init__(self, dump=None, weights=()):
         self.dump = dump
-        self.weights = list(weights)   # the Parameters whose gradients are asked for
         self._parsed = {}
-        self._weight_sets = {}
-        self._parameter_reads = {}  # id(Source) -> paths of the Parameters it reads, recorded
-        self.units = []          # (src, [FunctionDef], bindings)
-        self.callees = {}        # (code, mask) -> (forward name, backward name)
-        self.function_names = A.NameGen()
-        # the role of each generated function that is not a plain split callee: "entry" (what
-        # a user's call reaches: it takes the user function's defaults) or "tangent" (a
-        # callee's tangent function, with the user function's keyword defaults)
-        self.roles = {}
-        # (where, root, path, object): what the result depends on (see mindgrad.compiler.cache). The
-        # weights asked for come first: a cache key names them by id, so the entry must die
-        # with them, or a new Parameter at a freed one's address would find it
-        self.dependencies = [("object", w, (), w) for w in self.weights]
-        self.stages = []         # (stage, function name, text)
+        # (where, root, path, object): what the result depends on (see dependencies.py)
+        self.dependencies = Dependencies(weights)
+        self.weights = Weights(weights, self.parse, self.dependencies)
+        self.callees = CalleeTable(self.weights.reached)
+        self.units = []
+        self._started = set()      # request keys built or being built
+        self.stages = []           # (stage, function name, text)
 
     def record(self, stage, name, text):
         """Dump the source after ``stage``; ``text`` may be a function making it, called only
@@ -90,406 +107,120 @@ class Build:
         self.stages.append((stage, name, text))
         self.dump(f"# ---- {stage}: {name} ----\n{text.rstrip()}\n")
 
-    # ----- one function --------------------------------------------------------------------
+    # ----- stages source, fence, normalize ---------------------------------------------------
 
     def parse(self, fn, obj=None, shape=(0, ())):
         """Stages source, fence and normalize for ``fn`` (with ``obj`` bound to its first
         parameter, for methods and Cells; ``*args`` and ``**kw`` specialised for a call of
-        ``shape``, see ``source.call_shape``), done once per build."""
+        ``shape``, see ``specialise.call_shape``), done once per build."""
         cache_key = (fn.__code__, id(obj), shape)
         if cache_key not in self._parsed:
-            src = source.specialise(source.get_source(fn), shape)
-            self._depend_on_defaults(fn)
+            src = specialise.specialise(source.get_source(fn), shape)
+            self.dependencies.on_defaults(fn)
             if obj is not None:
                 src.bound[src.tree.args.args[0].id] = obj
             self.record("source", src.name, "".join(src.lines))
             fence.check(src)
             self.record("fence", src.name, lambda: emit.unparse(src.tree))
-            names = A.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
+            names = naming.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
             fdef = normalize.normalize(src, src.tree, names)
             self.record("normalize", src.name, lambda: emit.unparse(fdef))
             self._parsed[cache_key] = (src, fdef, set(names.taken))
         return self._parsed[cache_key]
 
-    def _depend_on_defaults(self, fn):
-        """The code fills in ``fn``'s defaults: changing them must build fresh code. (The
-        defaults are a tuple, replaced whole; the keyword-only ones a dict, changed in place.)"""
-        if fn.__defaults__:
-            self.dependencies.append(("object", fn, ("__defaults__",), fn.__defaults__))
-        if fn.__kwdefaults__:
-            self.dependencies.append(("object", fn, ("__kwdefaults__",),
-                                      cache.Items.of(fn.__kwdefaults__)))
+    # ----- the worklist ----------------------------------------------------------------------
 
-    def weight_reads(self, src, fdef):
-        """Accumulator keys (``self.w``, ``w``) of the weights ``fdef`` reads directly. Each
-        Parameter read is a dependency, requested or not: which one a path holds decides
-        which gradient the code gives (``net.a, net.b = net.b, net.a`` builds fresh code)."""
-        if not self.weights:
-            return {}
-        local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
-        found, depended = {}, self._parameter_reads.setdefault(id(src), set())
-        for node in A.walk(fdef):
-            if isinstance(node, (gast.Name, gast.Attribute)) and isinstance(node.ctx, gast.Load):
-                obj = source.static_value(src, node, local_names)
-                if not objects.is_weight(obj):
-                    continue
-                path = source.dotted(node)
-                if path not in depended:
-                    depended.add(path)
-                    self._depend(src, node, obj)
-                for index, weight in enumerate(self.weights):
-                    if obj is weight:
-                        found[path] = index
-        return found
+    def build(self, request: Request):
+        """Transform ``request``'s function, then each function its code calls that is not
+        built yet; their units come first."""
+        self._started.add(request.key)
+        transform = self._tangent if request.mode == TANGENT else self._reverse
+        unit, requested = transform(request)
+        for callee in requested:
+            if callee.key not in self._started:
+                self.build(callee)
+        self.units.append(unit)
+        return unit
 
-    def weights_of(self, callee):
-        """The weights a call of the user's ``callee`` reads, through its own callees too:
-        ``[(path, index)]`` sorted by path (``self.weight``, ``self.inner.k``, or a global's
-        name), one entry per weight. Its backward function returns their gradients in this
-        order, so instances of one class that reach their weights by the same paths share code.
-        """
-        if not self.weights:
-            return []
-        fn, obj, _ = callee
-        cache_key = (fn.__code__, id(obj))
-        if cache_key in self._weight_sets:
-            return self._weight_sets[cache_key]
-        src, fdef, _ = self.parse(fn, obj)
-        found = dict(self.weight_reads(src, fdef))
-        self._weight_sets[cache_key] = _by_path(found)  # for recursion: direct reads
-        local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
-        resolver = reverse.Resolver(src, local_names)
-        self_name = fdef.args.args[0].id if obj is not None and fdef.args.args else None
-        for node in A.walk(fdef):
-            if not (isinstance(node, gast.Call) and resolver.receiver(node.func) is None):
-                continue
-            target = resolver(node.func)
-            inner = reverse.user_code(target, node.func) if target is not None else None
-            inner = reverse.as_method(src, node, inner)
-            if inner is None:
-                continue
-            inner_self = inner[2]
-            prefix = source.dotted(inner_self) if inner_self is not None else None
-            inner_fdef = self.parse(inner[0], inner[1])[1]
-            inner_self_name = inner_fdef.args.args[0].id if inner[1] is not None else None
-            for path, index in self.weights_of(inner):
-                head, _, rest = path.partition(".")
-                if inner_self_name is not None and head == inner_self_name and prefix:
-                    path = prefix + ("." + rest if rest else "")
-                found.setdefault(path, index)
-        del self_name
-        self._weight_sets[cache_key] = _by_path(found)
-        return self._weight_sets[cache_key]
+    # ----- stages activity, reverse, optimize ------------------------------------------------
 
-    def reads_weights(self, src, local_names, func):
-        """Whether calling ``func`` (an expression of ``src``) runs user code that reads a
-        requested weight: its result then carries a gradient even from constant arguments."""
-        if not self.weights:
-            return False
-        resolver = reverse.Resolver(src, local_names)
-        if resolver.receiver(func) is not None:
-            return False
-        target = resolver(func)
-        inner = reverse.user_code(target, func) if target is not None else None
-        return bool(inner and self.weights_of(inner))
-
-    def function(self, fn, obj, active, split, key=None, scalars=(), containers=(),
-                 arrays=None, shape=(0, ()), arguments_shared=False):
-        src, fdef, taken = self.parse(fn, obj, shape)
-        names = A.NameGen(taken)
+    def _reverse(self, request):
+        src, fdef, taken = self.parse(request.fn, request.obj, request.shape)
         # a callee takes its keyword-only parameters positionally too, after the others
         params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
-        active_params = [params[i] for i in active]
+        active_params = [params[i] for i in request.active]
+        weight_reads = self.weights.direct_reads(src, fdef)
+        facts = analysis.analyse(src, fdef, active_params + list(weight_reads),
+                                 [params[i] for i in request.scalars if i < len(params)],
+                                 [params[i] for i in request.containers if i < len(params)],
+                                 self.weights.read_by_call,
+                                 {params[i]: n for i, n in request.arrays.items()
+                                  if i < len(params)})
+        active = sorted(set(facts.active) | set(weight_reads))
+        self.record("activity", src.name, lambda: "active: " + ", ".join(active))
+        job = reverse.ReverseInput(src, fdef, active_params, facts, self.weights.requested,
+                                   weight_reads, self.weights.read_by_call,
+                                   request.arguments_shared)
         # Which values must the tape save? Those the backward sweep reads; but saving them
         # adds restoring code that reads more (branch tests, ...): iterate to a fixed point.
-        needed, recorded = None, False
-        weight_keys = list(self.weight_reads(src, fdef))
-        analysis = reverse.analyse(src, fdef, active_params + weight_keys,
-                                   [params[i] for i in scalars if i < len(params)],
-                                   [params[i] for i in containers if i < len(params)],
-                                   self.reads_weights,
-                                   {params[i]: n for i, n in (arrays or {}).items()
-                                    if i < len(params)})
+        needed = None
         while True:
-            names.taken = set(taken)
-            gen = reverse.Reverse(self, src, A.clone(fdef), active_params, names, split, analysis)
-            gen.needed, gen.callee_key, gen.obj = needed, key, obj
-            gen.arguments_shared = arguments_shared
-            if not recorded:
-                active = sorted(gen.active)
-                self.record("activity", src.name,
-                            lambda names=active: "active: " + ", ".join(names))
-                recorded = True
-            fwd, bwd, result = self._sweeps(gen, gen.fdef)
-            reads = (_loads(bwd) & gen.local_names) - gen.adjoint_names
+            names = naming.NameGen(taken)
+            callees = Callees(self.callees, src, names)
+            sweeps = reverse.ReversePass(job, names, callees, needed).sweeps()
+            reads = sweeps.reads()
             if needed is not None and reads <= needed:
                 break
             needed = reads | (needed or set())
-        self.record("reverse", src.name, lambda: "\n".join(
-            emit.unparse(f) for f in self._assemble(gen, fwd, bwd, result, split, False)))
-        defs = self._assemble(gen, fwd, bwd, result, split, optimize_=True)
+        split = request.mode == SPLIT
+        weight_indices = [i for _, i in self.weights.reached(request.fn, request.obj)] \
+            if split else range(len(self.weights.requested))
+        functions = assemble.ReverseFunctions(sweeps, request.names, split, weight_indices)
+        self.record("reverse", src.name,
+                    lambda: "\n".join(emit.unparse(f) for f in functions.functions(False)))
+        defs = functions.functions(True)
         self.record("optimize", src.name, lambda: "\n".join(emit.unparse(f) for f in defs))
-        self.units.append((src, defs, gen.bindings))
-        self._track(src, fdef)
-        return defs
+        self.dependencies.on_callees(src, fdef)
+        bindings = {**sweeps.namespace.bindings, **callees.placeholders()}
+        return Unit(src, defs, bindings), callees.requested
 
-    def _sweeps(self, gen, fdef):
-        body = fdef.body
-        ret = body[-1]
-        fwd, bwd = gen.block(body[:-1], False)
-        result = ret.value
-        return fwd, bwd, result
+    # ----- stages activity, forward, optimize ------------------------------------------------
 
-    def _track(self, src, fdef):
-        """Remember what each callee expression denotes, so a rebinding (a helper redefined in a
-        notebook, ``net.block = Other()``, a closure variable reassigned) builds fresh code; and
-        the items of each list a loop was unrolled over (``net.layers.append(...)``)."""
-        local_names = {a.id for a in fdef.args.args} | A.assigned_names(fdef.body)
-        callees = [sub.func for sub in A.walk(fdef) if isinstance(sub, gast.Call)]
-        for node in callees + src.static_arguments:
-            obj = source.static_value(src, node, local_names)
-            if obj is not source.MISSING:
-                self._depend(src, node, obj)
-        for node, items in src.unrolled:
-            self._depend(src, node, cache.Items(items))
-
-    def _depend(self, src, node, obj):
-        """Record that the attribute chain ``node`` (``self.block``, ``layers[0]``) of ``src``
-        denotes ``obj``; an expression of another form is not recorded."""
-        path, root = [], node
-        while isinstance(root, (gast.Attribute, gast.Subscript, gast.Name)):
-            if isinstance(root, gast.Name):
-                if root.id in src.bound or root.id not in src.aliases:
-                    break
-                root = src.aliases[root.id]  # layers = self.layers: the chain it stands for
-                continue
-            if isinstance(root, gast.Subscript):
-                if not (isinstance(root.slice, gast.Constant) and
-                        isinstance(root.slice.value, int)):
-                    return
-                path.append(root.slice.value)
-            else:
-                path.append(root.attr)
-            root = root.value
-        path = tuple(reversed(path))
-        if not isinstance(root, gast.Name):
-            return
-        if root.id in src.bound:
-            self.dependencies.append(("object", src.bound[root.id], path, obj))
-        elif root.id in src.closure:
-            self.dependencies.append(("cell", src.closure[root.id], path, obj))
-        elif root.id in src.globals:
-            self.dependencies.append(("global", src.globals, (root.id,) + path, obj))
-
-    def _assemble(self, gen, fwd, bwd, result, split, optimize_):
-        if not optimize_:  # only for the dump of the reverse stage: keep the originals intact
-            fwd, bwd = A.clone(fwd), A.clone(bwd)
-        res_active = gen.is_active(result)
-        d_res = gen.d(result.id) if res_active else None
-        owned = {gen.d(n) for n in gen.indexed if n in gen.active}
-        adjoint_names = set(gen.adjoint_names)
-        grads = [gen.d(p) if p in gen.active else None for p in gen.active_params]
-        weight_grads = self._weight_returns(gen, split)
-        buffers = {gen.d(p): p for p in gen.buffers if p in gen.active}
-        inits = [A.assign(dn, A.call(gen.helper(runtime.zeros_buffer), A.load(buffers[dn]))
-                          if dn in buffers else A.const(0))
-                 for dn in sorted(set(gen.dnames.values()) - {d_res}) if dn is not None]
-        if gen.copies is not None:
-            inits.append(A.assign(gen.copies, gast.Dict(keys=[], values=[])))
-        if split:
-            seed = []
-        else:
-            seed_fn = gen.helper(runtime.seed)
-            sens = gen.sens = getattr(gen, "sens", None) or gen.fresh("sens")
-            seed = [A.assign(d_res, A.call(seed_fn, A.clone(result), A.load(sens)))] \
-                if res_active else []
-        back = seed + inits + bwd
-        returned = [A.load(g) if g else A.const(0) for g in grads]
-        if optimize_:
-            add = gen.bind(runtime.add, "add")
-            opt = optimize.Optimizer(adjoint_names, gen.impure_calls, owned,
-                                     {add, gen.bind(runtime.add_at, "add_at")}, add,
-                                     _zero_test(gen), functools.partial(_array_helper, gen))
-            live_out = {g for g in grads if g} | A.names_in(weight_grads, gast.Load)
-            # a backward function that restores no values returns at once for a zero d_res
-            guarded = split and d_res is not None and not _restores_values(back, gen.tape)
-            back = opt.run(back, live_out, zero=(), arrays={d_res} if guarded else ())
-        params = gen.fdef.args
-        arguments = {a.id for a in params.args + params.kwonlyargs}
-        if split:
-            saved = self._saved_locals(gen, back)
-            always = {t.id for st in gen.fdef.body if isinstance(st, gast.Assign)
-                      for t in st.targets if isinstance(t, gast.Name)}
-            prologue = [A.assign(n, A.const(None)) for n in
-                        sorted(gen.pushed | (set(saved) - always)) if n not in arguments]
-            return self._split_defs(gen, fwd, back, result, d_res, returned + weight_grads,
-                                    prologue, saved)
-        prologue = [A.assign(n, A.const(None)) for n in sorted(gen.pushed - arguments)]
-        if isinstance(result, gast.Name) and result.id in A.names_in(back, gast.Store):
-            # the backward sweep pops or restores this name: return the forward sweep's value
-            kept = gen.fresh(result.id + "_out")
-            fwd = fwd + [A.assign(kept, A.load(result.id))]
-            result = A.load(kept)
-        tape = [A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))] if gen.uses_tape else []
-        args = _arguments([a.id for a in params.args], [a.id for a in params.kwonlyargs] +
-                          [gen.sens])
-        ret = gast.Return(value=A.tuple_([A.clone(result), A.tuple_(returned),
-                                          A.tuple_(weight_grads)]))
-        body = prologue + tape + fwd + [emit.comment("backward sweep")] + back + [ret]
-        if not hasattr(gen, "entry_name"):
-            label = type(gen.obj).__name__ if reverse._is_cell(gen.obj) else gen.fdef.name
-            gen.entry_name = self.function_names("grad_" + label)
-            self.roles[gen.entry_name] = "entry"
-        return [_def(gen.entry_name, args, body)]
-
-    def _weight_returns(self, gen, split):
-        """One expression per weight returned: the sum of its accumulators (0 if none)."""
-        indices = [i for _, i in self.weights_of((gen.fdef_fn, gen.obj, None))] if split else \
-            range(len(self.weights))
-        out = []
-        for index in indices:
-            keys = [k for k, i in gen.weight_keys.items() if i == index]
-            terms = [A.load(gen.d(k)) for k in keys]
-            expr = terms[0] if terms else A.const(0)
-            for term in terms[1:]:
-                expr = A.binop(expr, gast.Add(), term)
-            out.append(expr)
-        return out
-
-    @staticmethod
-    def _saved_locals(gen, back):
-        """The locals a split backward function reads: saved by its forward when it returns."""
-        return sorted((_loads(back) & gen.local_names) - gen.adjoint_names - {gen.tape})
-
-    def _split_defs(self, gen, fwd, back, result, d_res, returned, prologue, locals_):
-        fwd_name, bwd_name = self.callees[gen.callee_key]
-        save, load = [], []
-        if locals_:
-            values = [A.call(gen.helper(runtime.snapshot), A.load(n))
-                      if n in gen.containers else A.load(n) for n in locals_]
-            packed = A.tuple_(values) if len(values) > 1 else values[0]
-            save = [A.expr_stmt(A.call(A.attr(A.load(gen.tape), "append"), packed))]
-            target = A.tuple_([A.store(n) for n in locals_], gast.Store()) if len(locals_) > 1 \
-                else A.store(locals_[0])
-            load = [A.assign(target, A.call(A.attr(A.load(gen.tape), "pop")))]
-        # Callers pass every argument positionally, keyword-only ones too. The forward function
-        # keeps its own tape and returns it: the caller hands it to the backward function, so
-        # no list is shared and mutated across calls (grad of grad differentiates through it).
-        params = [a.id for a in gen.fdef.args.args + gen.fdef.args.kwonlyargs]
-        new_tape = A.assign(gen.tape, gast.List(elts=[], ctx=gast.Load()))
-        returned_pair = A.tuple_([A.clone(result), A.load(gen.tape)])
-        forward = _def(fwd_name, _arguments(params, []),
-                       prologue + [new_tape] + fwd + save + [gast.Return(value=returned_pair)])
-        d_in = d_res or gen.fresh("d_result")
-        ret = returned[0] if len(returned) == 1 else A.tuple_(returned)
-        guard = []
-        if not _restores_values(back, gen.tape):
-            # a zero gradient in gives zero gradients out: the rules never see a symbolic zero
-            zeros = A.const(0) if len(returned) == 1 else A.tuple_([A.const(0)] * len(returned))
-            guard = [A.if_(A.call(gen.helper(runtime.is_zero), A.load(d_in)),
-                           [gast.Return(value=zeros)], [])]
-        backward = _def(bwd_name, _arguments([gen.tape, d_in], []),
-                        guard + load + back + [gast.Return(value=ret)])
-        return [forward, backward]
-
-    # ----- callees -------------------------------------------------------------------------
-
-    def callee(self, fn, obj, mask, scalar, caller, shape=(0, ())):
-        """Names of the forward and backward functions of ``fn`` (bound to ``obj``, if any) for
-        active arguments ``mask`` and scalar arguments ``scalar``, and the indices of the weights
-        whose gradients its backward function returns after the inputs'."""
-        reached = self.weights_of((fn, obj, None))
-        pattern = tuple(path for path, _ in reached)
-        shared = static_parts(obj)
-        # a user's caller may read what the callee writes into its arguments (see aliasing.py)
-        user_caller = not reverse._differentiates_mindgrad_code(caller.src)
-        key = (fn.__code__, shared, mask, scalar, pattern, shape, user_caller)
-        weights = [index for _, index in reached]
-        if key not in self.callees:
-            label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
-            names = (self.function_names(label + "_forward"),
-                     self.function_names(label + "_backward"))
-            self.callees[key] = names
-            offset = 0 if obj is None else 1
-            self.function(fn, obj, [i + offset for i, m in enumerate(mask) if m], split=True,
-                          key=key, scalars=[i + offset for i, m in enumerate(scalar) if m],
-                          shape=shape, arguments_shared=user_caller)
-        fwd, bwd = self.callees[key]
-        for name in (fwd, bwd):
-            caller.bindings[name] = _Pending(name)
-            caller.fresh.reserve([name])
-        return fwd, bwd, weights
-
-    # ----- forward mode ----------------------------------------------------------------------
-
-    def forward_function(self, fn, obj, active, name, entry=False, shape=(0, ()),
-                         arguments_shared=False):
+    def _tangent(self, request):
         """The tangent function ``name(params..., t_<active>...) -> (result, tangent)``."""
-        from mindgrad.compiler import forward
-
-        src, fdef, taken = self.parse(fn, obj, shape)
-        names = A.NameGen(taken | {name})
-        fdef = A.clone(fdef)
-        params = [a.id for a in fdef.args.args]
-        active_params = [(params + [a.id for a in fdef.args.kwonlyargs])[i] for i in active]
-        analysis = reverse.analyse(src, fdef, active_params, [])
-        gen = forward.Forward(self, src, fdef, active_params, names, analysis)
-        gen.arguments_shared = arguments_shared
-        active_names = sorted(gen.active)
-        self.record("activity", src.name, lambda: "active: " + ", ".join(active_names))
-        body = gen.block(fdef.body[:-1])
-        # parameters given no tangent that become active later (x, y = y, x + y) start at zero
-        start = [A.assign(gen.t(p), A.call(gen.helper(runtime.zero_tangent), A.load(p)))
-                 for p in params + [a.id for a in fdef.args.kwonlyargs]
-                 if p in gen.active and p not in active_params]
-        body = start + body
-        result = fdef.body[-1].value
-        ret = gast.Return(value=A.tuple_([A.clone(result), gen.tangent_of(result)]))
-        self.record("forward", src.name, lambda: emit.unparse(list(body) + [ret]))
-        opt = optimize.Optimizer(gen.adjoint_names, gen.impure_calls, set(), set())
-        body = opt.run(body + [ret], set())
-        t_params = [gen.t(p) for p in active_params]
-        kwonly = [a.id for a in fdef.args.kwonlyargs]
-        # the entry takes the tangents by keyword (defaulted parameters may be left out)
-        args = _arguments(params, kwonly + t_params) if entry else \
-            _arguments(params + kwonly + t_params, [])
-        definition = _def(name, args, body)
+        name = request.names[0]
+        src, fdef, taken = self.parse(request.fn, request.obj, request.shape)
+        params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
+        active_params = [params[i] for i in request.active]
+        facts = analysis.analyse(src, fdef, active_params, [])
+        active = sorted(facts.active)
+        self.record("activity", src.name, lambda: "active: " + ", ".join(active))
+        job = forward.ForwardInput(src, fdef, active_params, facts, request.arguments_shared)
+        names = naming.NameGen(taken | {name})
+        callees = Callees(self.callees, src, names)
+        code = forward.ForwardPass(job, names, callees).tangent_code()
+        self.record("forward", src.name, lambda: emit.unparse(code.statements))
+        definition = assemble.tangent_function(code, name, request.entry)
         self.record("optimize", src.name, lambda: emit.unparse(definition))
-        self.units.append((src, [definition], gen.bindings))
-        self._track(src, fdef)
-        return definition
+        self.dependencies.on_callees(src, fdef)
+        bindings = {**code.namespace.bindings, **callees.placeholders()}
+        return Unit(src, [definition], bindings), callees.requested
 
-    def tangent_callee(self, fn, obj, mask, caller, shape=(0, ())):
-        """The name of ``fn``'s tangent function for active arguments ``mask``."""
-        shared = static_parts(obj)
-        user_caller = not reverse._differentiates_mindgrad_code(caller.src)
-        key = ("jvp", fn.__code__, shared, mask, shape, user_caller)
-        if key not in self.callees:
-            label = type(obj).__name__ if reverse._is_cell(obj) else fn.__name__
-            name = self.function_names(label + "_jvp")
-            self.roles[name] = "tangent"
-            self.callees[key] = name
-            offset = 0 if obj is None else 1
-            self.forward_function(fn, obj, [i + offset for i, m in enumerate(mask) if m], name,
-                                  shape=shape, arguments_shared=user_caller)
-        name = self.callees[key]
-        caller.bindings[name] = _Pending(name)
-        caller.fresh.reserve([name])
-        return name
-
-    # ----- compile -------------------------------------------------------------------------
+    # ----- stage compile ---------------------------------------------------------------------
 
     def compile(self, label):
         made, files, texts = {}, [], []
-        for src, defs, bindings in self.units:
+        for unit in self.units:
+            src, defs = unit.src, unit.functions
             text = "\n".join(emit.unparse(d) for d in defs)
             texts.append(text)
             names = [d.name for d in defs]
             functions, filename = emit.compile_functions(
-                text, names, {**src.constants, **bindings}, src.globals, src.closure, label)
+                text, names, {**src.constants, **unit.bindings}, src.globals, src.closure,
+                label)
             for d in defs:
                 fn = functions[d.name]
-                role = self.roles.get(d.name)
+                role = self.callees.roles.get(d.name)
                 fn.__defaults__ = src.defaults if role == "entry" else None
                 if role in ("entry", "tangent"):
                     fn.__kwdefaults__ = dict(src.fn.__kwdefaults__ or {})
@@ -501,62 +232,17 @@ class Build:
                     value = cell.cell_contents
                 except ValueError:
                     continue
-                if isinstance(value, _Pending):
-                    cell.cell_contents = made[value.key]
+                if isinstance(value, Placeholder):
+                    cell.cell_contents = made[value.name]
         self.record("emit", label, "\n\n".join(texts))
         return made, files, "\n\n".join(texts)
 
-
-def static_parts(obj, seen=None):
-    """What the code of ``obj``'s methods resolves through ``self`` when it is built, so that
-    objects alike in it share generated code: ``id(obj)`` for None or a class; otherwise its
-    class, the functions it holds and, recursively, the parts of the objects it holds (Cells
-    included). Two Dense layers with different activations do not share code."""
-    if obj is None or isinstance(obj, type):
-        return id(obj)
-    attributes = getattr(obj, "__dict__", None)
-    if not isinstance(attributes, dict) or isinstance(obj, np.ndarray):
-        return type(obj)
-    seen = set() if seen is None else seen
-    if id(obj) in seen:  # a cycle (a child holding its parent)
-        return id(obj)
-    seen.add(id(obj))
-    parts = []
-    for name, value in attributes.items():
-        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
-                              functools.partial)):
-            parts.append((name, id(value)))
-        elif not isinstance(value, (types.ModuleType, type)) and \
-                isinstance(getattr(value, "__dict__", None), dict):
-            parts.append((name, static_parts(value, seen)))
-    return type(obj), tuple(parts)
-
-
-def _by_path(found):
-    """``{path: index}`` as ``[(path, index)]`` sorted by path, one entry per weight."""
-    out, seen = [], set()
-    for path, index in sorted(found.items()):
-        if index not in seen:
-            seen.add(index)
-            out.append((path, index))
-    return out
-
-
-def _loads(stmts) -> set:
-    return A.names_in(list(stmts), gast.Load)
-
-
-def _arguments(names, kwonly):
-    return gast.arguments(args=[A.store(n) for n in names], posonlyargs=[], vararg=None,
-                          kwonlyargs=[A.store(n) for n in kwonly],
-                          kw_defaults=[None for _ in kwonly], kwarg=None, defaults=[])
-
-
-def _def(name, args, body):
-    for n in args.args + args.kwonlyargs:
-        n.ctx = gast.Param()
-    return gast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
-                            type_comment=None, type_params=[])
+    def finish(self, function, entry_fn):
+        """The compiled derivative whose entry is ``entry_fn``, after stage compile."""
+        made, files, text = self.compile(getattr(function, "__name__", "fn"))
+        self.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
+        return made, CompiledDerivative(made[entry_fn], text, files, self.dependencies.items,
+                                        self.stages)
 
 
 def run_forward(fn, positions, dump=None, nargs=0):
@@ -568,25 +254,21 @@ def run_forward(fn, positions, dump=None, nargs=0):
     build = Build(dump)
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
-    name = build.function_names("jvp_" + (type(obj).__name__ if reverse._is_cell(obj)
-                                          else function.__name__))
-    build.roles[name] = "entry"
-    build.forward_function(function, obj, [p + offset for p in positions], name, entry=True,
-                           shape=source.call_shape(function, offset, nargs, ()))
-    made, files, text = build.compile(getattr(function, "__name__", "fn"))
-    build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
-    generated = Generated(made[name], text, files, build.dependencies, build.stages)
-    generated.bound = obj
-    generated.tangent_names = [a.id for a in made_args(made[name])][-len(positions):] \
-        if positions else []
-    return generated
+    label = naming.label(function.__name__, obj)
+    name = build.callees.name_function(naming.tangent_entry(label), "entry")
+    build.build(Request(TANGENT, function, obj, tuple(p + offset for p in positions), (name,),
+                        ("entry",), shape=specialise.call_shape(function, offset, nargs, ()),
+                        entry=True))
+    made, derivative = build.finish(function, name)
+    derivative.bound = obj
+    derivative.tangent_names = _keyword_only(made[name])[-len(positions):] if positions else []
+    return derivative
 
 
-def made_args(fn):
+def _keyword_only(fn):
     """The keyword-only parameters of a generated entry function, in order."""
     code = fn.__code__
-    names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
-    return [gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None) for n in names]
+    return list(code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
 
 
 def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None, keywords=()):
@@ -606,88 +288,35 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     build = Build(dump, weights)
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
-    shape = source.call_shape(function, offset, len(kinds) if nargs is None else nargs,
-                              keywords)
+    shape = specialise.call_shape(function, offset, len(kinds) if nargs is None else nargs,
+                                  keywords)
     scalars = [i + offset for i, k in enumerate(kinds) if is_scalar_kind(k)]
     containers = [i + offset for i, k in enumerate(kinds)
                   if isinstance(k, tuple) and k[0] in (list, tuple, dict)]
-    import numpy
-
     arrays = {i + offset: k[2] for i, k in enumerate(kinds)
-              if isinstance(k, tuple) and k[0] is numpy.ndarray and k[1][1] in "fc"}
+              if isinstance(k, tuple) and k[0] is np.ndarray and k[1][1] in "fc"}
     if split:
-        return _run_split(build, function, obj, [p + offset for p in positions], scalars,
-                          containers, arrays, shape)
-    defs = build.function(function, obj, [p + offset for p in positions], split=False,
-                          scalars=scalars, containers=containers, arrays=arrays, shape=shape)
-    entry = defs[0].name
-    made, files, text = build.compile(getattr(function, "__name__", "fn"))
-    build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
-    entry_fn = made[entry]
+        label = naming.label(function.__name__, obj)
+        names = tuple(build.callees.name_function(n) for n in naming.split_functions(label))
+        mode = SPLIT
+    else:
+        label = naming.label(build.parse(function, obj, shape)[0].name, obj)
+        names = (build.callees.name_function(naming.gradient_entry(label), "entry"),)
+        mode = GRADIENT
+    unit = build.build(Request(mode, function, obj, tuple(p + offset for p in positions), names,
+                               ("entry",), tuple(scalars), tuple(containers), arrays, shape,
+                               entry=True))
+    made, derivative = build.finish(function, names[0])
+    derivative.bound = obj
+    if split:
+        derivative.backward = made[names[1]]
+        # the backward function returns the gradients of the weights it reaches, in this order
+        derivative.weight_indices = [index for _, index in build.weights.reached(function, obj)]
+        return derivative
+    entry_fn = derivative.function
     entry_fn.__kwdefaults__ = dict(entry_fn.__kwdefaults__ or {})
-    sens_name = [a.id for a in defs[0].args.kwonlyargs][-1]
+    sens_name = [a.id for a in unit.functions[0].args.kwonlyargs][-1]
     entry_fn.__kwdefaults__[sens_name] = None
     entry_fn.sens_name = sens_name
-    generated = Generated(entry_fn, text, files, build.dependencies, build.stages)
-    generated.bound = obj
-    generated.keyword_params = build.parse(function, obj, shape)[0].keyword_params
-    return generated
-
-
-def _run_split(build, function, obj, positions, scalars, containers, arrays, shape):
-    label = type(obj).__name__ if reverse._is_cell(obj) else function.__name__
-    key = ("split entry", id(function))
-    names = (build.function_names(label + "_forward"), build.function_names(label + "_backward"))
-    build.callees[key] = names
-    build.function(function, obj, positions, split=True, key=key, scalars=scalars,
-                   containers=containers, arrays=arrays, shape=shape)
-    made, files, text = build.compile(getattr(function, "__name__", "fn"))
-    build.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
-    generated = Generated(made[names[0]], text, files, build.dependencies, build.stages)
-    generated.backward = made[names[1]]
-    # the backward function returns the gradients of the weights it reaches, in this order
-    generated.weight_indices = [index for _, index in build.weights_of((function, obj, None))]
-    generated.bound = obj
-    return generated
-
-
-def _restores_values(stmts, tape) -> bool:
-    """Whether a backward sweep writes back values the forward sweep overwrote (index
-    assignments, list appends and pops other than the tape's): it must run even when its
-    gradient is zero, or the caller would read overwritten values."""
-    for node in (n for s in stmts for n in A.walk(s)):
-        if isinstance(node, gast.Assign) and any(isinstance(t, gast.Subscript)
-                                                 for t in node.targets):
-            return True
-        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
-            func = node.value.func
-            if not (isinstance(func, gast.Attribute) and func.attr == "pop" and
-                    isinstance(func.value, gast.Name) and func.value.id == tape):
-                return True
-    return False
-
-
-def _zero_test(gen):
-    """The name of ``runtime.is_zero`` in ``gen``'s code, whose guards of zero-unsafe rules the
-    optimize stage drops where the gradient is known to hold a value; None in mindgrad's own
-    code (grad of grad), where any value may be a symbolic zero: its guards all stay."""
-    if reverse._differentiates_mindgrad_code(gen.src):
-        return None
-    return gen.bind(runtime.is_zero, "is_zero")
-
-
-def _array_helper(gen, name):
-    """What the helper ``name`` of ``gen``'s code returns: ``"always"`` a value (never the
-    symbolic 0), ``"keeps"``: a value when a gradient it is given holds one (helpers marked
-    ``runtime.takes_zero``, and ``add_at``: in the user's code the array it indexes is a
-    value, never a zero), or None: not known."""
-    obj = gen.bindings.get(name)
-    if obj is None:
-        obj = gen.src.resolve(name, None)
-    if obj is runtime.seed or obj is runtime.zeros_buffer:
-        return "always"
-    if getattr(obj, "keeps_values", False) is True or any(
-            obj is f for f in (runtime.unbroadcast, runtime.unreduce, runtime.add,
-                               runtime.add_at)):
-        return "keeps"
-    return None
+    derivative.keyword_params = build.parse(function, obj, shape)[0].keyword_params
+    return derivative

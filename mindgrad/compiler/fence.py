@@ -1,7 +1,7 @@
 """Stage 2, fence: reject the Python that mindgrad does not differentiate, before any rewriting.
 
 Output guarantee: the tree is unchanged, and contains none of the constructs in ``_REJECTED``,
-no ``*args``/``**kw`` parameter (``source.specialise`` fixed them) and no starred expression
+no ``*args``/``**kw`` parameter (``specialise.specialise`` fixed them) and no starred expression
 other than a call's argument (normalize spells those out); otherwise an
 ``UnsupportedSyntaxError`` names the user's file, line and source text.
 """
@@ -44,7 +44,7 @@ def check(src, tree=None):
     """Raise ``UnsupportedSyntaxError`` at the first unsupported construct of ``src.tree``."""
     tree = tree if tree is not None else src.tree
     args = tree.args
-    if args.vararg is not None or args.kwarg is not None:  # source.specialise removes them
+    if args.vararg is not None or args.kwarg is not None:  # specialise.specialise removes them
         _fail(src, tree, "*args/**kwargs parameters are not supported here; pass a tuple or "
                          "dict instead")
     # g(*t, **kw): normalize passes the items on one by one, or refuses at the line

@@ -8,77 +8,99 @@ Output guarantees:
 * ``t_x`` is the tangent of ``x`` for every active name; names without tangent have none.
   Index assignments, list appends and pops update the tangent in parallel with the value.
 * Calls of the user's own code call their own tangent functions, which return
-  ``(value, tangent)``; the ``Build`` collects them.
+  ``(value, tangent)``: the pass asks ``callees.Callees`` for their names, and the driver
+  builds them.
 * The function returns ``(result, tangent of result)``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.compiler import activity
+from mindgrad.compiler import activity, naming, objects, source
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.emit import comment
-from mindgrad.compiler.expand import instantiate_tangent
-from mindgrad.compiler.reverse import (
-    _BINOPS,
-    _UNARYOPS,
-    A_text,
-    Bindings,
-    Resolver,
-    ShapeTokens,
-    _describe,
-    _differentiates_mindgrad_code,
-    _is_cell,
-    _Line,
+from mindgrad.compiler import control_flow as cf
+from mindgrad.compiler.analysis import (
+    Analysis,
     as_method,
-    bound_arguments,
     call_shape,
-    check_aliasing,
     in_place_write,
-    no_attribute_rule,
-    number_check,
-    refuse_argument_write,
     user_code,
     without_receiver,
 )
-from mindgrad.errors import Located, NoGradientRuleError, NoTangentRuleError
+from mindgrad.compiler.expand import instantiate_tangent
+from mindgrad.compiler.passes import (
+    BINOPS,
+    UNARYOPS,
+    FunctionPass,
+    describe,
+    no_attribute_rule,
+    source_text,
+)
+from mindgrad.errors import NoGradientRuleError, NoTangentRuleError
 from mindgrad.rules import RuleError
 
 
-class Forward(Located, Bindings, ShapeTokens):
+@dataclasses.dataclass(frozen=True)
+class ForwardInput:
+    """What the forward pass differentiates: a normalized function and the facts it needs."""
+
+    src: source.Source
+    fdef: gast.FunctionDef     # normalized; the pass works on a copy
+    active_params: list        # the parameters given tangents
+    analysis: Analysis
+    arguments_shared: bool     # the user's code calls it: its arguments are the caller's
+
+
+@dataclasses.dataclass
+class TangentCode:
+    """What the forward pass wrote for one function (see assemble.tangent_function)."""
+
+    statements: list           # the body, ending with ``return (result, tangent of result)``
+    fdef: gast.FunctionDef     # the normalized function: its parameters
+    tangent_params: list       # the parameters' tangents, taken after the parameters
+    pure: set                  # names the optimizer may treat as pure: tangents, temporaries
+    impure_calls: set          # helpers the optimizer must keep (tangent list updates)
+    namespace: naming.Namespace
+
+
+class ForwardPass(FunctionPass):
     """Builds the tangent code of one function for one set of active inputs."""
 
-    def __init__(self, build, src, fdef, active_params, names, analysis):
-        self.build = build
-        self.src = src
-        self.fdef = fdef
-        self.params = [a.id for a in fdef.args.args]
-        self.active_params = list(active_params)
-        self.fresh = names
-        self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
-            A.assigned_names(fdef.body)
-        self.resolve = Resolver(src, self.local_names)
+    def __init__(self, job: ForwardInput, names: naming.NameGen, callees):
+        super().__init__(job.src, job.fdef, job.active_params, names, callees,
+                         job.arguments_shared)
+        analysis = job.analysis
         self.active = set(analysis.active)
         self.scalars = set(analysis.scalars)
         self.containers = set(analysis.containers)
         self.numeric = set(analysis.numeric)  # arrays or numbers at every assignment: no lists
-        self.shapes = {}
         self.tnames = {}
         self.adjoint_names = set()   # names the optimizer may treat as pure: tangents, temps
-        self.bindings = {}
-        self._bound = {}
         self.impure_calls = set()
-        self.arguments_shared = False  # set for a function a user's function calls
-        self.aliases = check_aliasing(self, set(self.params) - self.scalars)
+        self.aliases = self.check_aliasing(set(self.params) - self.scalars)
+
+    def tangent_code(self) -> TangentCode:
+        fdef = self.fdef
+        body = self.block(fdef.body[:-1])
+        # parameters given no tangent that become active later (x, y = y, x + y) start at zero
+        params = self.params + [a.id for a in fdef.args.kwonlyargs]
+        start = [A.assign(self.t(p), A.call(self.helper(runtime.zero_tangent), A.load(p)))
+                 for p in params if p in self.active and p not in self.active_params]
+        result = fdef.body[-1].value
+        ret = gast.Return(value=A.tuple_([A.clone(result), self.tangent_of(result)]))
+        return TangentCode(start + body + [ret], fdef, [self.t(p) for p in self.active_params],
+                           self.adjoint_names, self.impure_calls, self.namespace)
 
     # ----- names ---------------------------------------------------------------------------
 
     def t(self, key: str) -> str:
         """The tangent variable of a local name: ``t_x``."""
         if key not in self.tnames:
-            self.tnames[key] = self.fresh("t_" + key.replace(".", "_"))
+            self.tnames[key] = self.fresh(naming.tangent(key))
             self.adjoint_names.add(self.tnames[key])
         return self.tnames[key]
 
@@ -87,10 +109,6 @@ class Forward(Located, Bindings, ShapeTokens):
         if fn in (runtime.tangent_pop, runtime.tangent_append):
             self.impure_calls.add(name)  # they update a tangent list in step with the values
         return A.load(name)
-
-    def is_active(self, node) -> bool:
-        key = self.resolve.key(node)
-        return key is not None and key in self.active
 
     def tangent_of(self, node):
         """The tangent of an atom: ``t_x`` for an active name, else 0."""
@@ -110,8 +128,7 @@ class Forward(Located, Bindings, ShapeTokens):
             new = self.stmt(s)
             lineno = getattr(s, "lineno", None)
             if len(new) > 1 and lineno is not None and lineno != last:
-                text = self.src.text_of(self.src.line_of(_Line(lineno))).strip()
-                out.append(comment("tangent of: " + text, _Line(lineno)))
+                out.append(self.comment_on("tangent of", lineno))
                 last = lineno
             out.extend(new)
         return out
@@ -120,7 +137,7 @@ class Forward(Located, Bindings, ShapeTokens):
         if isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Name):
-                return number_check(self, s) + self.assign(s, target.id, s.value)
+                return self.number_check(s) + self.assign(s, target.id, s.value)
             return self.setitem(s, target)
         if isinstance(s, gast.If):
             saved = dict(self.shapes)
@@ -129,15 +146,13 @@ class Forward(Located, Bindings, ShapeTokens):
             orelse = self.block(s.orelse)
             self.shapes = saved
             self.forget_shapes(A.assigned_names(s))
-            return [A.if_(s.test, body or [gast.Pass()], orelse, s)]
+            return cf.if_.fill(self.namespace, s, test=s.test, body=body, orelse=orelse)
         if isinstance(s, (gast.For, gast.While)):
             self.forget_shapes(A.assigned_names(s))  # the body runs after itself
             if isinstance(s, gast.For):
                 out = self.for_(s)
             else:
-                body = self.block(s.body)
-                out = [A.located(gast.While(test=s.test, body=body or [gast.Pass()],
-                                            orelse=[]), s)]
+                out = cf.while_.fill(self.namespace, s, test=s.test, body=self.block(s.body))
             self.forget_shapes(A.assigned_names(s))
             return out
         if isinstance(s, gast.Expr):
@@ -179,16 +194,16 @@ class Forward(Located, Bindings, ShapeTokens):
                                            self.tangent_of(value.left), A.clone(value.left),
                                            self.tangent_of(value.right), A.clone(value.right)))]
         if isinstance(value, gast.BinOp):
-            fn = _BINOPS[type(value.op)]
+            fn = BINOPS[type(value.op)]
             return self.apply(s, rules.lookup_tangent(fn), fn, [value.left, value.right], {},
                               name, t_out)
         if isinstance(value, gast.UnaryOp):
-            fn = _UNARYOPS.get(type(value.op))
+            fn = UNARYOPS.get(type(value.op))
             return self.apply(s, rules.lookup_tangent(fn), fn, [value.operand], {}, name, t_out)
         if isinstance(value, gast.Subscript):
             if not self.is_active(value.value):
                 return []
-            index = _index_value(self, value.slice)
+            index = self.index_value(value.slice)
             return [A.assign(t_out, A.call(self.helper(runtime.item),
                                            self.tangent_of(value.value), index))]
         if isinstance(value, (gast.Tuple, gast.List)):
@@ -214,14 +229,14 @@ class Forward(Located, Bindings, ShapeTokens):
 
     def apply(self, s, rule, fn, args, keywords, name, t_out):
         if rule is None:
-            label = _describe(fn)
+            label = describe(fn)
             self.fail(s, f"{label} has no tangent (forward-mode) rule; register one with "
                          f"@mindgrad.rules.tangent({label})", NoTangentRuleError)
         try:
             stmts = instantiate_tangent(rule, args, keywords, name, t_out, self)
         except RuleError as exc:
             self.fail(s, str(exc), NoTangentRuleError)
-        if stmts and _differentiates_mindgrad_code(self.src):
+        if stmts and self.src.is_mindgrad_code:
             # over mindgrad's own code, tangents are often the symbolic 0 at run time
             return self.zero_guarded(stmts)
         return stmts
@@ -269,7 +284,7 @@ class Forward(Located, Bindings, ShapeTokens):
                               t_out)
         target = self.resolve(func)
         if target is None:
-            self.fail(s, f"cannot tell which function {A_text(func)} is", NameError)
+            self.fail(s, f"cannot tell which function {source_text(func)} is", NameError)
         if rules.is_nondifferentiable(target):
             return []
         rule = rules.lookup_tangent(target)
@@ -295,26 +310,25 @@ class Forward(Located, Bindings, ShapeTokens):
         """``name = f(...)`` for code with Python source: its tangent function."""
         fn, obj, self_expr = callee
         call = without_receiver(call, self_expr)
-        if obj is not None and _is_cell(obj) and hasattr(type(obj), "bprop"):
+        if obj is not None and objects.is_module(obj) and hasattr(type(obj), "bprop"):
             self.fail(s, "forward mode does not use a Cell's custom bprop; differentiate it in "
                          "reverse mode", NoGradientRuleError)
-        args = bound_arguments(self, s, fn, obj, call)
+        args = self.bound_arguments(s, fn, obj, call)
         mask = tuple(self.is_active(a) for a in args)
-        name_fn = self.build.tangent_callee(fn, obj, mask, self, call_shape(fn, obj, call))
-        # the tangent function takes every argument positionally, then the tangents
+        name_fn = self.callees.tangent_name_for(fn, obj, mask, call_shape(fn, obj, call))
         head = [A.clone(self_expr)] if obj is not None else []
         tangents = [self.tangent_of(a) for a, m in zip(args, mask) if m]
-        target = A.tuple_([A.store(name), A.store(self.t(name))], gast.Store())
-        return [A.assign(target, A.call(A.load(name_fn), *head, *args, *tangents), s)]
+        return cf.tangent_call.fill(self.namespace, s, result=name, t_result=self.t(name),
+                                    tangent_fn=name_fn, args=head + args, tangents=tangents)
 
     def setitem(self, s, target):
         """``x[idx] = v``: the tangent array gets ``t_v`` at ``idx`` (a copy: tangents may be
         shared by names whose values are not)."""
-        refuse_argument_write(self, s)
+        self.refuse_argument_write(s)
         base = target.value.id
         if base not in self.active:
             return [s]
-        index = _index_value(self, target.slice)
+        index = self.index_value(target.slice)
         update = A.call(self.helper(runtime.tangent_setitem), A.load(self.t(base)),
                         A.load(base), index, self.tangent_of(s.value))
         return [s, A.assign(self.t(base), update, s)]
@@ -346,27 +360,10 @@ class Forward(Located, Bindings, ShapeTokens):
         body = self.block(s.body)
         target = s.target.id
         if target in self.active and self.is_active(s.iter):
-            k = self.fresh("k")
-            head = A.assign(self.t(target), A.call(self.helper(runtime.tangent_of_item),
-                                                   self.tangent_of(s.iter), A.clone(s.iter),
-                                                   A.load(k), A.load(target)), s)
-            loop = gast.For(target=A.tuple_([A.store(k), A.store(target)], gast.Store()),
-                            iter=A.call("enumerate", s.iter), body=[head] + body, orelse=[],
-                            type_comment=None)
-            return [A.located(loop, s)]
+            return cf.tangent_for_over_items.fill(
+                self.namespace, s, index=self.fresh(naming.INDEX), target=target, items=s.iter,
+                t_target=self.t(target), t_items=self.tangent_of(s.iter), body=body)
         if target in self.active:
-            zero = A.call(self.helper(runtime.zero_tangent), A.load(target))
-            body = [A.assign(self.t(target), zero, s)] + body
-        return [A.located(gast.For(target=s.target, iter=s.iter, body=body or [gast.Pass()],
-                                   orelse=[], type_comment=None), s)]
-
-
-def _index_value(gen, index):
-    from mindgrad.compiler.reverse import _as_load, _has_slice
-
-    index = _as_load(A.clone(index))
-    if not _has_slice(index):
-        return index
-    import numpy
-
-    return A.subscript(A.attr(A.load(gen.bind(numpy, "np")), "s_"), index)
+            return cf.tangent_for_from_zero.fill(self.namespace, s, target=target, items=s.iter,
+                                                 t_target=self.t(target), body=body)
+        return cf.for_.fill(self.namespace, s, target=target, items=s.iter, body=body)

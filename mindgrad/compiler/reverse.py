@@ -11,275 +11,101 @@ Output guarantees:
 * Every adjoint variable is set to 0 where the backward sweep begins; the optimize stage removes
   what is not needed. Accumulation is ``d_x = d_x + g`` (``add(d_x, g)`` for containers and
   indexed arrays, whose gradients are owned buffers that ``add_at`` updates in place).
-* Calls of the user's own functions become calls of their own forward and backward functions,
-  sharing the tape; the ``Build`` collects those.
+* Calls of the user's own functions become calls of their own forward and backward functions:
+  the pass asks ``callees.Callees`` for their names, and the driver builds them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import inspect
 
 import gast
 
-from mindgrad import rules, runtime
-from mindgrad.compiler import activity, aliasing, expansions, objects, source
+from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.emit import comment
-from mindgrad.compiler.expand import instantiate, literal
-from mindgrad.errors import Located, NoGradientRuleError, UnsupportedSyntaxError
-from mindgrad.rules import RuleError
-
-_MISSING = object()
-_MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", "clear", "fill",
-                               "update", "setdefault", "popitem", "resize", "put", "itemset"})
-
-
-def _mutating_functions():
-    import numpy as np
-
-    return (np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis,
-            np.random.shuffle)
-
-
-def in_place_write(call, resolve, is_active):
-    """Why the expression statement ``call`` cannot be differentiated, or None: it writes into
-    an array or a list in place (``x.sort()``, ``np.copyto(y, x)``, ``np.add.at(y, i, x)``)
-    with a differentiated value, a data flow the transformation does not see."""
-    import numpy as np
-
-    func = call.func
-    if isinstance(func, gast.Attribute) and func.attr in _MUTATING_METHODS and \
-            isinstance(func.value, gast.Name) and is_active(func.value):
-        return (f"the in-place method .{func.attr}() on a differentiated value is not "
-                "supported; build a new value instead")
-    fn = resolve(func)
-    ufunc_at = getattr(fn, "__name__", None) == "at" and \
-        isinstance(getattr(fn, "__self__", None), np.ufunc)
-    if (ufunc_at or any(fn is f for f in _mutating_functions())) and \
-            any(is_active(a) for a in call.args):
-        name = (f"np.{fn.__self__.__name__}.at" if ufunc_at
-                else f"np.{getattr(fn, '__name__', 'function')}")
-        return (f"{name}() writes into its first argument in place, which mindgrad cannot "
-                "differentiate; build a new value instead (x[i] = v, np.where, np.bincount)")
-    return None
-
-
-class Resolver:
-    """What the names and callees of the normalized function refer to."""
-
-    def __init__(self, src, local_names, reads_weights=None):
-        self.src = src
-        self.locals = local_names
-        self._reads_weights = reads_weights
-
-    def reads_weights(self, func) -> bool:
-        """Whether the call of ``func`` reaches a requested weight (see Build.reads_weights)."""
-        return bool(self._reads_weights and self._reads_weights(self.src, self.locals, func))
-
-    def __call__(self, func):
-        """The object a callee expression denotes before the function runs, or None."""
-        obj = source.static_value(self.src, func, self.locals)
-        return None if obj is source.MISSING else obj
-
-    def key(self, node):
-        """The name of a value: ``x`` for a local, ``self.w`` for a static chain; else None."""
-        if isinstance(node, gast.Name):
-            return node.id
-        if isinstance(node, gast.Attribute) and self(node) is not None:
-            return source.dotted(node)
-        return None
-
-    def receiver(self, func):
-        """The array whose method ``func`` calls (a local, or a static chain to an array)."""
-        if not isinstance(func, gast.Attribute):
-            return None
-        base = func.value
-        if isinstance(base, gast.Name) and base.id in self.locals and base.id not in \
-                self.src.bound:
-            return base
-        import numpy
-
-        if isinstance(self(base), numpy.ndarray):
-            return base
-        return None
+from mindgrad.compiler import control_flow as cf
+from mindgrad.compiler import naming, source
+from mindgrad.compiler.analysis import Analysis
+from mindgrad.compiler.passes import FunctionPass
+from mindgrad.compiler.reverse_calls import CallAdjoints
+from mindgrad.compiler.reverse_statements import StatementAdjoints
 
 
 @dataclasses.dataclass(frozen=True)
-class Analysis:
-    """The facts about a normalized function that both passes need, computed once."""
+class ReverseInput:
+    """What the reverse pass differentiates: a normalized function and the facts it needs."""
 
-    active: set        # names whose values depend on a differentiated input
-    defs: dict         # name -> how many statements assign it
-    indexed: set       # names read element by element, or taken apart as containers
-    scalars: set       # names that hold Python or NumPy numbers
-    containers: set    # names that hold lists, tuples or dicts
-    arrays: dict       # array argument -> its ndim
-    numeric: set       # names whose gradients ``+`` may accumulate (numbers or arrays)
-
-
-def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None,
-            array_ndims=None) -> Analysis:
-    """The ``Analysis`` of a normalized function."""
-    local_names = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | \
-        A.assigned_names(fdef.body)
-    resolve = Resolver(src, local_names, reads_weights)
-    containers = activity.container_names(fdef, set(container_params))
-    # in generated code, what item()/add_at()/push_grad() take apart is a container gradient
-    takes_apart = (runtime.item, runtime.add_at, runtime.setitem_grad, runtime.pop_grad,
-                   runtime.push_grad, runtime.concat_grads)
-    maybe_containers = set()  # gradients accumulated with add(), which handles structure
-    for node in A.walk(fdef):
-        if isinstance(node, gast.Call) and node.args and isinstance(node.args[0], gast.Name) \
-                and resolve(node.func) in takes_apart:
-            maybe_containers.add(node.args[0].id)
-        # what a mindgrad helper returns in generated code may be a container gradient
-        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) and \
-                isinstance(node.value, gast.Call):
-            module = getattr(resolve(node.value.func), "__module__", None) or ""
-            if module.startswith(("mindgrad.runtime", "mindgrad.rules")):
-                maybe_containers.add(node.targets[0].id)
-    scalars = activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims)
-    numeric = activity.numeric_names(fdef, set(scalar_params) | set(array_ndims or ()), resolve)
-    return Analysis(active=activity.active_names(fdef, active_params, resolve),
-                    defs=activity.defined_names(fdef),
-                    indexed=activity.indexed_names(fdef) | containers | maybe_containers,
-                    scalars=scalars, containers=containers, arrays=dict(array_ndims or {}),
-                    numeric=numeric | scalars)
+    src: source.Source
+    fdef: gast.FunctionDef     # normalized; the pass works on a copy
+    active_params: list        # the parameters differentiated
+    analysis: Analysis
+    weights: list              # the Parameters whose gradients are asked for
+    weight_reads: dict         # accumulator key (self.w) -> index of a weight read directly
+    reads_weights: object      # whether a call reaches a weight (weights.Weights.read_by_call)
+    arguments_shared: bool     # the user's code calls it: its arguments are the caller's
 
 
-class Bindings:
-    """Names for the objects generated code reaches (helpers, rule functions, defaults): the
-    user's own name when it already denotes the object, else a fresh one bound in a closure.
-    Needs ``src``, ``local_names``, ``fresh``, ``bindings`` and ``_bound``."""
+class Adjoints:
+    """The adjoint variable of each name, made when first asked for: ``d_x`` for ``x``,
+    ``d_self_w`` for a weight read as ``self.w``."""
 
-    def bind(self, obj, preferred: str) -> str:
-        """A name under which the generated code reaches ``obj``."""
-        if A.is_identifier(preferred) and self.src.resolve(preferred, _MISSING) is obj and \
-                preferred not in self.local_names:
-            return preferred
-        key = id(obj)
-        if key in self._bound:
-            return self._bound[key]
-        name = self.fresh(preferred)
-        self.bindings[name] = obj
-        self._bound[key] = name
-        return name
+    def __init__(self, fresh, pure):
+        self._fresh = fresh
+        self._pure = pure
+        self.names = {}   # key -> its adjoint variable
+        self.labels = {}  # key -> what its variable is named after, for keys that are not names
+
+    def __call__(self, key: str) -> str:
+        if key not in self.names:
+            self.names[key] = self._fresh(naming.adjoint(self.labels.get(key, key)))
+            self._pure.add(self.names[key])
+        return self.names[key]
 
 
-def check_aliasing(gen, mutable_params):
-    """The aliasing facts of ``gen``'s function (see aliasing.py), its refusals raised now, or
-    for generated code (differentiated again), only the facts. An in-place operator on what
-    may be an argument is checked at run time (see number_check): a number is rebound."""
-    gen.number_checks = {}  # id(statement) -> the name, which must not hold an array
-    checked = not _differentiates_mindgrad_code(gen.src)
-    aliases = aliasing.Aliases(gen.fdef, gen.scalars, gen.containers, gen.resolve,
-                               gen.fail if checked else None, mutable_params,
-                               lambda s, name: gen.number_checks.__setitem__(id(s), name))
-    aliases.checked = checked
-    return aliases
+@dataclasses.dataclass
+class Sweeps:
+    """What the reverse pass wrote for one function, with the facts needed to assemble it into
+    functions (see assemble.py)."""
+
+    forward: list              # the forward sweep: the function's statements, with tape pushes
+    backward: list             # the backward sweep, from the adjoint of the last statement
+    result: gast.expr          # the atom the function returns
+    result_active: bool
+    fdef: gast.FunctionDef     # the normalized function: its parameters
+    active_params: list
+    active: set                # names (and weight keys) carrying a gradient
+    indexed: set               # names whose gradients are buffers add_at updates in place
+    buffers: set               # array arguments whose gradients start as zeros_buffer(x)
+    containers: set            # names holding lists, tuples or dicts
+    local_names: set
+    weight_keys: dict          # accumulator key -> index of its weight
+    adjoints: Adjoints
+    pure: set                  # names the optimizer may treat as pure: adjoints, temporaries
+    impure_calls: set          # callees the optimizer must keep (backward functions)
+    tape: str
+    uses_tape: bool
+    pushed: set                # names pushed before their first assignment: set to None first
+    copies: object             # the backward sweep's {id: copy} (a name), or None
+    namespace: naming.Namespace
+
+    def reads(self) -> set:
+        """The locals the backward sweep reads: the tape must hold their values."""
+        return (A.names_in(self.backward, gast.Load) & self.local_names) - self.pure
 
 
-def number_check(gen, s):
-    """Before an in-place operator on what may be the caller's argument: a check that it holds
-    a number (rebound), not an array (NumPy would write into the caller's array)."""
-    name = gen.number_checks.get(id(s))
-    if name is None:
-        return []
-    lineno = gen.src.line_of(s)
-    error = UnsupportedSyntaxError(
-        f"the in-place operator on {name!r} would write into an array the caller passed in, "
-        f"which mindgrad cannot differentiate; write {name} = {name} <op> ... instead",
-        gen.src.filename, lineno, gen.src.text_of(lineno))
-    check = A.call(gen.helper(runtime.refuse_array), A.load(name),
-                   A.load(gen.bind(error, "in_place_error")))
-    return [A.expr_stmt(check, s)]
+class ReversePass(FunctionPass, StatementAdjoints, CallAdjoints):
+    """Builds the forward and backward sweeps of one function for one set of active inputs:
+    blocks, control flow and the tape here, the adjoints of single statements in
+    reverse_statements.py, those of calls in reverse_calls.py.
 
+    ``needed`` are the locals the backward sweep reads (None at first): those the forward sweep
+    overwrites are saved on the tape. The driver runs the pass again until it holds."""
 
-def refuse_argument_write(gen, s):
-    """In a function a user's function calls, an index assignment into (a view of) an argument
-    writes into the caller's array, which the caller's code would not see: refused."""
-    base = gen.aliases.argument_writes.get(id(s))
-    if gen.arguments_shared and base is not None and gen.aliases.checked:
-        gen.fail(s, f"index assignment into {base!r} writes into an argument of a called "
-                    f"function, the caller's array, which mindgrad cannot follow across the "
-                    f"call; copy it first ({base} = {base}.copy()) and return it")
-
-
-class ShapeTokens:
-    """Shapes known equal, for both transformations. Within a straight-line block, an
-    elementwise operation whose array operands have one shape gives that shape, so unbroadcast
-    between them (broadcast in forward mode) is the identity. A "token" names a shape; names
-    assigned in a loop or branch get a fresh token after it. Needs ``shapes`` (a dict),
-    ``scalars``, ``resolve`` and ``local_names``."""
-
-    def is_scalar(self, node) -> bool:
-        if isinstance(node, gast.Constant):
-            return isinstance(node.value, (int, float, complex))
-        return isinstance(node, gast.Name) and node.id in self.scalars
-
-    def token(self, node):
-        if self.is_scalar(node):
-            return "scalar"
-        if not isinstance(node, gast.Name):
-            return None
-        if node.id not in self.shapes:
-            self.shapes[node.id] = object()
-        return self.shapes[node.id]
-
-    def result_token(self, value):
-        """The shape token of ``value``'s result, or a fresh one when it is not known."""
-        operands = None
-        if isinstance(value, gast.Name):
-            return self.token(value)
-        if isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult):
-            operands = [value.left, value.right]
-        elif isinstance(value, gast.UnaryOp):
-            operands = [value.operand]
-        elif isinstance(value, gast.Call) and not value.keywords:
-            func = value.func
-            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                    and func.value.id in self.local_names:
-                if func.attr in ("astype", "copy", "conj", "clip"):
-                    return self.token(func.value)
-            else:
-                import numpy
-
-                fn = self.resolve(func)
-                if isinstance(fn, numpy.ufunc) and fn.nout == 1:
-                    operands = list(value.args)
-        if operands:
-            tokens = {self.token(o) for o in operands} - {"scalar"}
-            if not tokens:
-                return "scalar"
-            if len(tokens) == 1 and None not in tokens:
-                return tokens.pop()
-        return object()
-
-    def same_shape(self, node, out_name) -> bool:
-        a, b = self.token(node), self.shapes.get(out_name)
-        return a is not None and a is b or (a == "scalar" and self.is_scalar(A.load(out_name)))
-
-    def forget_shapes(self, names):
-        for name in names:
-            self.shapes.pop(name, None)
-
-
-class Reverse(Located, Bindings, ShapeTokens):
-    """Builds the forward and backward sweeps of one function for one set of active inputs."""
-
-    def __init__(self, build, src, fdef, active_params, names, split, analysis):
-        self.build = build
-        self.src = src
-        self.fdef = fdef
-        self.params = [a.id for a in fdef.args.args]
-        self.active_params = list(active_params)
-        self.fresh = names
-        self.split = split
-        self.local_names = set(self.params) | {a.id for a in fdef.args.kwonlyargs} | \
-            A.assigned_names(fdef.body)
-        self.resolve = Resolver(src, self.local_names, build.reads_weights)
+    def __init__(self, job: ReverseInput, names: naming.NameGen, callees, needed=None):
+        super().__init__(job.src, job.fdef, job.active_params, names, callees,
+                         job.arguments_shared, job.reads_weights)
+        analysis = job.analysis
+        self.needed = needed
         self.defs, self.scalars = analysis.defs, analysis.scalars
         self.containers, self.numeric = analysis.containers, analysis.numeric
         arrays = analysis.arrays
@@ -287,77 +113,35 @@ class Reverse(Located, Bindings, ShapeTokens):
         self.buffers = {p for p in arrays if p in analysis.indexed and self.defs.get(p) == 1}
         self.active = set(analysis.active)
         self.indexed = set(analysis.indexed)
-        self.weights = build.weights          # the Parameters whose gradients are asked for
-        self.weight_keys = {}                 # accumulator key -> index into self.weights
-        self.fdef_fn = src.fn
-        self.weight_labels = {}               # accumulator key -> readable label
-        for key, index in build.weight_reads(src, fdef).items():
-            self.weight_keys[key] = index
-            self.active.add(key)
-        self.tape = names("tape")
-        self.dnames = {}
+        self.weights = job.weights            # the Parameters whose gradients are asked for
+        self.weight_keys = dict(job.weight_reads)  # accumulator key -> index into weights
+        self.active.update(self.weight_keys)
+        self.tape = names(naming.TAPE)
         self.adjoint_names = set()
-        self.bindings = {}
-        self._bound = {}
+        self.d = Adjoints(names, self.adjoint_names)
         self.impure_calls = set()
-        self.needed = None
         self.uses_tape = False
         self.pushed = set()
-        self.seen = set(self.params) | {a.id for a in fdef.args.kwonlyargs}
-        self.shapes = {}
+        self.seen = set(self.params) | {a.id for a in self.fdef.args.kwonlyargs}
         self.copies = None                    # see private()
-        self.arguments_shared = False         # set for a function a user's function calls
-        self.aliases = check_aliasing(self, (set(self.params) - self.scalars) | set(arrays))
-        self.view_reads = _view_reads(fdef, self.containers, self.aliases.sharing_writes) \
+        self.aliases = self.check_aliasing((set(self.params) - self.scalars) | set(arrays))
+        self.view_reads = _view_reads(self.fdef, self.containers, self.aliases.sharing_writes) \
             if self.aliases.checked else set()
+
+    def sweeps(self) -> Sweeps:
+        body = self.fdef.body
+        forward, backward = self.block(body[:-1], False)
+        result = body[-1].value
+        return Sweeps(forward, backward, result, self.is_active(result), self.fdef,
+                      self.active_params, self.active, self.indexed, self.buffers,
+                      self.containers, self.local_names, self.weight_keys, self.d,
+                      self.adjoint_names, self.impure_calls, self.tape, self.uses_tape,
+                      self.pushed, self.copies, self.namespace)
 
     # ----- names ---------------------------------------------------------------------------
 
-    def d(self, key: str) -> str:
-        """The adjoint variable of a local name, or of a weight read as ``self.w``
-        (``d_self_w``)."""
-        if key not in self.dnames:
-            label = self.weight_labels.get(key, key)
-            self.dnames[key] = self.fresh("d_" + label.replace(".", "_"))
-            self.adjoint_names.add(self.dnames[key])
-        return self.dnames[key]
-
     def key(self, node):
         return self.resolve.key(node)
-
-    def helper(self, fn) -> gast.Name:
-        return A.load(self.bind(fn, fn.__name__))
-
-    def reads_a_view_kept(self, name, value) -> bool:
-        """Whether ``name = x[idx]`` must copy: the backward sweep reads ``name``, which may be
-        a view of an array index-assigned later (the backward restores only private copies)."""
-        return isinstance(value, gast.Subscript) and name in self.view_reads and \
-            self.needed is not None and name in self.needed
-
-    def index_value(self, index):
-        """A subscript's index as an expression that can be passed to a function."""
-        index = _as_load(A.clone(index))
-        if not _has_slice(index):
-            return index
-        import numpy
-
-        return A.subscript(A.attr(A.load(self.bind(numpy, "np")), "s_"), index)
-
-    def basic_index(self, index) -> bool:
-        """An index of ints, scalars and slices: ``d_x[idx] += g`` adds each element once."""
-        parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        for part in parts:
-            if isinstance(part, gast.Slice):
-                if not all(p is None or self.is_scalar(p) or isinstance(p, gast.Constant)
-                           for p in (part.lower, part.upper, part.step)):
-                    return False
-            elif not (self.is_scalar(part) or isinstance(part, gast.Constant)):
-                return False
-        return True
-
-    def is_active(self, node) -> bool:
-        key = self.resolve.key(node)
-        return key is not None and key in self.active
 
     def accumulate(self, name, value, like=None):
         if not isinstance(name, str):
@@ -366,6 +150,8 @@ class Reverse(Located, Bindings, ShapeTokens):
         if name in self.indexed or name not in self.numeric:  # may hold a list or a dict
             return A.assign(dn, A.call(self.helper(runtime.add), A.load(dn), value), like)
         return A.assign(dn, A.binop(A.load(dn), gast.Add(), value), like)
+
+    # ----- the tape ------------------------------------------------------------------------
 
     def needs_push(self, name, in_loop) -> bool:
         """Whether assigning ``name`` here overwrites a value the backward sweep reads."""
@@ -377,14 +163,21 @@ class Reverse(Located, Bindings, ShapeTokens):
         return name in self.seen and self.defs.get(name, 0) > 1
 
     def push(self, value, like):
+        """``tape.append(value)``, in the forward sweep."""
         self.uses_tape = True
         if isinstance(value, gast.Name) and value.id not in self.seen:
             self.pushed.add(value.id)  # may be pushed before its first assignment: set to None
-        return A.expr_stmt(A.call(A.attr(A.load(self.tape), "append"), value), like)
+        return cf.push.fill(self.namespace, like, tape=self.tape, value=value)[0]
 
-    def pop(self):
+    def pop(self, name, like):
+        """``name = tape.pop()``, in the backward sweep: the value pushed last."""
         self.uses_tape = True
-        return A.call(A.attr(A.load(self.tape), "pop"))
+        return cf.pop.fill(self.namespace, like, tape=self.tape, target=name)[0]
+
+    def popped(self):
+        """``tape.pop()``, an expression."""
+        self.uses_tape = True
+        return cf.popped.fill(self.namespace, tape=self.tape)
 
     # ----- blocks --------------------------------------------------------------------------
 
@@ -399,8 +192,7 @@ class Reverse(Located, Bindings, ShapeTokens):
         bwd, last = [], None
         for lineno, chunk in reversed(chunks):
             if lineno is not None and lineno != last:
-                text = self.src.text_of(self.src.line_of(_Line(lineno)))
-                bwd.append(comment("grad of: " + text.strip(), _Line(lineno)))
+                bwd.append(self.comment_on("grad of", lineno))
             bwd.extend(chunk)
             last = lineno
         return fwd, bwd
@@ -423,349 +215,6 @@ class Reverse(Located, Bindings, ShapeTokens):
             return [s], []
         self.fail(s, f"{type(s).__name__} statements are not supported here")
 
-    # ----- assignments ---------------------------------------------------------------------
-
-    def assign(self, s, name, value, in_loop):
-        fwd, bwd = number_check(self, s), []
-        push = self.needs_push(name, in_loop)
-        self.shapes[name] = self.result_token(value)
-        if push:
-            fwd.append(self.push(A.load(name), s))
-        if isinstance(value, gast.Call) and (self.weights or self.is_active_call(value)):
-            self.check_callee(s, value)
-        if self.reads_a_view_kept(name, value):
-            s = A.assign(name, A.call(self.helper(runtime.saved_item), A.clone(value.value),
-                                      self.index_value(value.slice)), s)
-        if isinstance(value, gast.Call) and self.is_active_call(value):
-            callee = self.callee_of(value)
-            if callee is not None:
-                f, b = self.call_user(s, name, value, callee, in_loop)
-                fwd.extend(f)
-                bwd.extend(b)
-            else:
-                fwd.append(s)
-                bwd.extend(self.adjoint_of(s, name, value))
-        else:
-            fwd.append(s)
-            if name in self.active and activity.value_is_active(value, self.active, self.resolve):
-                bwd.extend(self.adjoint_of(s, name, value))
-        if name in self.active:
-            bwd.append(A.assign(self.d(name), A.const(0), s))
-        receiver = self.resolve.receiver(value.func) if isinstance(value, gast.Call) else None
-        if receiver is not None and value.func.attr == "pop" and not value.args:
-            # undo the pop, so the statements before it see the list as it was
-            undo = A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s)
-            bwd.extend((self.private(receiver.id, s) if isinstance(receiver, gast.Name)
-                        else []) + [undo])
-        if push:
-            bwd.append(A.assign(name, self.pop(), s))
-        return fwd, bwd
-
-    def adjoint_of(self, s, name, value):
-        """Adjoint statements of ``name = value``, reading ``d_name``."""
-        d_out = self.d(name)
-        if isinstance(value, gast.Name) or (isinstance(value, gast.Attribute) and
-                                            self.key(value) in self.weight_keys):
-            return [self.accumulate(value, A.load(d_out), s)] if self.is_active(value) else []
-        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and (
-                self.key(value.left) in self.containers or
-                self.key(value.right) in self.containers):
-            # sequences: x + y concatenates, so x gets the head of d_out and y the tail
-            parts = [self.fresh(f"d_{name}_head"), self.fresh(f"d_{name}_tail")]
-            self.adjoint_names.update(parts)
-            stmts = [A.assign(A.tuple_([A.store(p) for p in parts], gast.Store()),
-                              A.call(self.helper(runtime.concat_grads), A.load(d_out),
-                                     A.clone(value.left), A.clone(value.right)), s)]
-            for part, operand in zip(parts, (value.left, value.right)):
-                if self.is_active(operand):
-                    stmts.append(self.accumulate(operand, A.load(part), s))
-            return stmts
-        if isinstance(value, gast.BinOp):
-            fn = _BINOPS[type(value.op)]
-            return self.apply_rule(s, rules.lookup(fn), fn, [value.left, value.right], {}, name)
-        if isinstance(value, gast.UnaryOp):
-            fn = _UNARYOPS.get(type(value.op))
-            return self.apply_rule(s, rules.lookup(fn), fn, [value.operand], {}, name)
-        if isinstance(value, gast.Subscript):
-            base = value.value
-            if not self.is_active(base):
-                return []
-            key = self.key(base)
-            if key in self.buffers and self.basic_index(value.slice):
-                target = A.subscript(A.load(self.d(key)), _as_load(A.clone(value.slice)),
-                                     gast.Store())
-                return [A.located(gast.AugAssign(target=target, op=gast.Add(),
-                                                 value=A.load(d_out)), s)]
-            add_at = self.helper(runtime.add_at)
-            self.indexed.add(key)
-            call = A.call(add_at, A.load(self.d(key)), A.clone(base),
-                          self.index_value(value.slice), A.load(d_out))
-            return [A.assign(self.d(key), call, s)]
-        if isinstance(value, (gast.Tuple, gast.List)):
-            item = self.helper(runtime.item)
-            return [self.accumulate(e, A.call(A.clone(item), A.load(d_out), A.const(i)), s)
-                    for i, e in enumerate(value.elts) if self.is_active(e)]
-        if isinstance(value, gast.Dict):
-            item = self.helper(runtime.item)
-            return [self.accumulate(v, A.call(A.clone(item), A.load(d_out), A.clone(k)), s)
-                    for k, v in zip(value.keys, value.values) if self.is_active(v)]
-        if isinstance(value, gast.Attribute):
-            rule = rules.lookup_attr(value.attr)
-            if rule is None:
-                self.fail(s, no_attribute_rule(
-                    self.src, s, value.attr, f"the attribute .{value.attr} of a differentiated "
-                    f"value has no gradient rule; register one with @mindgrad.adjoint_attr"
-                    f"({value.attr!r})"), NoGradientRuleError)
-            return self.apply_rule(s, rule, value.attr, [value.value], {}, name)
-        if isinstance(value, gast.Call):
-            return self.adjoint_call(s, name, value)
-        self.fail(s, f"mindgrad has no adjoint for a {type(value).__name__} expression",
-                  NoGradientRuleError)
-
-    def apply_rule(self, s, rule, fn, args, keywords, name):
-        if rule is None:
-            label = _describe(fn)
-            self.fail(s, f"{label} has no gradient rule; register one with "
-                         f"@mindgrad.adjoint({label})", NoGradientRuleError)
-        try:
-            stmts = instantiate(rule, args, keywords, name, self.d(name), self)
-        except RuleError as exc:
-            self.fail(s, str(exc), NoGradientRuleError)
-        stmts = [A.located(st, s) for st in stmts]
-        if stmts and (rule.reads_zero_unsafely or _differentiates_mindgrad_code(self.src)):
-            # the gradient may be the symbolic 0 at run time (a value unused on the path
-            # taken; in mindgrad's own code, grad of grad, often), which shape rules
-            # (np.reshape(d_out, ...)) cannot take. The optimize stage drops the guard where
-            # the gradient is known to be an array.
-            # is_zero(d_v, v): v tells a number 0 standing for an array (0 * 1.0) from a value
-            test = gast.UnaryOp(op=gast.Not(), operand=A.call(self.helper(runtime.is_zero),
-                                                              A.load(self.d(name)), A.load(name)))
-            return [A.if_(test, stmts, [], s)]
-        return stmts
-
-    def is_active_call(self, call) -> bool:
-        operands = list(call.args) + [k.value for k in call.keywords]
-        receiver = self.resolve.receiver(call.func)
-        if receiver is not None:
-            operands.append(receiver)
-        if any(self.is_active(o) for o in operands):
-            return True
-        # a call of the user's own code may read weights even with constant arguments
-        return self.resolve.reads_weights(call.func)
-
-    def adjoint_call(self, s, name, call):
-        func = call.func
-        keywords = {k.arg: k.value for k in call.keywords}
-        receiver = self.resolve.receiver(func)
-        if receiver is not None:
-            if func.attr in activity.NONDIFF_METHODS:
-                return []
-            if func.attr == "pop" and not call.args and not call.keywords:
-                # v = xs.pop(): the gradient goes back on the end of the list's gradient
-                key = self.key(receiver)
-                self.indexed.add(key)
-                return [A.assign(self.d(key), A.call(self.helper(runtime.push_grad),
-                                                     A.load(self.d(key)), A.load(self.d(name)),
-                                                     A.clone(receiver)), s)]
-            rule = rules.lookup_method(func.attr)
-            if rule is None:
-                self.fail(s, f"the method .{func.attr}() has no gradient rule; register one "
-                             f"with @mindgrad.adjoint_method({func.attr!r})", NoGradientRuleError)
-            return self.apply_rule(s, rule, func.attr, [receiver] + list(call.args),
-                                   keywords, name)
-        target = self.resolve(func)
-        if target is None:
-            self.fail(s, f"cannot tell which function {A_text(func)} is; call a module-level "
-                         "function, a method of an array, or a local lambda/def", NameError)
-        if rules.is_nondifferentiable(target):
-            return []
-        rule = rules.lookup(target)
-        if rule is None and rules.lookup(type(target)) is not None and not isinstance(target, type):
-            # a rule for a class of callable objects (ops.MatMul()): the instance comes first
-            return self.apply_rule(s, rules.lookup(type(target)), type(target),
-                                   [A.clone(func)] + list(call.args), keywords, name)
-        if rule is None:
-            self.fail(s, f"{_describe(target)} has no gradient rule and no Python source to "
-                         f"differentiate; register a rule with @mindgrad.adjoint("
-                         f"{_describe(target)})", NoGradientRuleError)
-        return self.apply_rule(s, rule, target, list(call.args), keywords, name)
-
-    def check_callee(self, s, call):
-        """A call through a local variable holding a function or Cell cannot be followed:
-        refuse it, rather than take its result as a constant."""
-        func = call.func
-        if self.resolve.receiver(func) is not None or self.resolve(func) is not None:
-            return
-        root = func
-        while isinstance(root, (gast.Attribute, gast.Subscript)):
-            root = root.value
-        if isinstance(root, gast.Name) and root.id in self.local_names:
-            self.fail(s, f"cannot tell which function {A_text(func)} is: it is a local variable "
-                         "set while the function runs. Call the Cell or function through its "
-                         "attribute (self.block(x)) or a global name, or loop over a list of "
-                         "Cells stored on the Cell (for layer in self.layers)", NameError)
-
-    def callee_of(self, call):
-        """``(function, bound self or None, self expression)`` when ``call`` runs the user's own
-        code (a function, a method, a Cell, a callable object); otherwise None."""
-        func = call.func
-        if self.resolve.receiver(func) is not None:
-            return None
-        target = self.resolve(func)
-        if target is None or rules.lookup(target) is not None or \
-                rules.is_nondifferentiable(target) or (
-                    not isinstance(target, type) and rules.lookup(type(target)) is not None):
-            return None
-        # generated code (grad of grad) calls mindgrad's helpers: differentiated from source
-        return as_method(self.src, call, user_code(target, func, allow_helpers=True,
-                                                   nargs=len(call.args)))
-
-    def call_user(self, s, name, call, callee, in_loop=False):
-        """``name = f(...)`` for the user's own code: its forward now, its backward later.
-
-        ``name, name_tape = f_forward(...)``; later ``f_backward(name_tape, d_name)``.
-        """
-        fn, obj, self_expr = callee
-        call = without_receiver(call, self_expr)
-        if obj is not None and hasattr(type(obj), "bprop") and _is_cell(obj):
-            return self.call_bprop(s, name, call, obj)
-        args = bound_arguments(self, s, fn, obj, call)
-        mask = tuple(self.is_active(a) for a in args)
-        scalar = tuple(self.is_scalar(a) for a in args)
-        if name not in self.active:
-            return [s], []  # nothing to differentiate: the call as written
-        fwd_name, bwd_name, weights = self.build.callee(fn, obj, mask, scalar, self,
-                                                        call_shape(fn, obj, call))
-        head = [A.clone(self_expr)] if obj is not None else []
-        ctx = self.fresh(f"{name}_tape")
-        self.local_names.add(ctx)
-        forward = [A.assign(A.tuple_([A.store(name), A.store(ctx)], gast.Store()),
-                            A.call(A.load(fwd_name), *head, *args), s)]
-        restore = []
-        if in_loop or self.defs.get(name, 0) > 1:  # each run of the call keeps its own tape
-            forward.insert(0, self.push(A.load(ctx), s))
-            restore = [A.assign(ctx, self.pop(), s)]
-        label = type(obj).__name__ if _is_cell(obj) else getattr(fn, "__name__", "f")
-        active_args = [a for a, m in zip(args, mask) if m]
-        parts = [self.fresh(f"d_{self.key(a).replace('.', '_')}_{label}") for a in active_args]
-        weight_parts = [self.fresh(f"d_{_label(self.weights[i])}_{label}") for i in weights]
-        everything = parts + weight_parts
-        self.adjoint_names.update(everything)
-        target = A.tuple_([A.store(p) for p in everything], gast.Store()) \
-            if len(everything) != 1 else A.store(everything[0])
-        backward = A.assign(target, A.call(A.load(bwd_name), A.load(ctx),
-                                           A.load(self.d(name))), s)
-        self.impure_calls.add(bwd_name)
-        bwd = [backward]
-        for part, arg in zip(parts, active_args):
-            bwd.append(self.accumulate(arg, A.load(part), s))
-        for part, index in zip(weight_parts, weights):
-            bwd.append(self.accumulate(self.weight_accumulator(index), A.load(part), s))
-        return forward, bwd + restore
-
-    def weight_accumulator(self, index):
-        """The key of the accumulator for weight ``index`` fed by callees."""
-        key = f"@weight{index}"
-        if key not in self.weight_keys:
-            self.weight_keys[key] = index
-            self.weight_labels[key] = _label(self.weights[index])
-            self.active.add(key)
-        return key
-
-    def call_bprop(self, s, name, call, cell):
-        """A Cell with its own ``bprop``: run it as written, and call ``bprop`` backwards."""
-        args = list(call.args)
-        if call.keywords:
-            self.fail(s, "a Cell with a custom bprop must be called with positional arguments",
-                      TypeError)
-        forward = A.assign(name, call, s)
-        if name not in self.active:
-            return [forward], []
-        parts = self.fresh(f"d_{_label(cell)}_bprop")
-        self.adjoint_names.add(parts)
-        grads = A.call(self.helper(runtime.bprop_grads), A.clone(call.func),
-                       A.tuple_([A.clone(a) for a in args]), A.load(name), A.load(self.d(name)))
-        bwd = [A.assign(parts, grads, s)]
-        self.impure_calls.add(parts)
-        for i, arg in enumerate(args):
-            if self.is_active(arg):
-                bwd.append(self.accumulate(arg, A.subscript(A.load(parts), A.const(i)), s))
-        return [forward], bwd
-
-    def setitem(self, s, target, in_loop):
-        """``x[idx] = v``: the old value is saved; its gradient is cleared in the backward."""
-        base = target.value.id
-        refuse_argument_write(self, s)
-        read_back = self.aliases.sharing_writes.get(id(s), set()) & (self.needed or set())
-        for other in sorted(read_back - self.view_reads) if self.aliases.checked else ():
-            self.fail(s, f"index assignment into {base!r} changes {other!r}, which may share its "
-                         f"memory (another name for the same array, or a view) and which the "
-                         f"gradient reads; make a copy ({other} = {other}.copy())")
-        index = self.index_value(target.slice)
-        fwd, bwd = [], []
-        needed = self.needed is not None and base in self.needed
-        if needed:
-            saved = A.call(self.helper(runtime.saved_item), A.load(base), A.clone(index))
-            fwd.append(self.push(saved, s))
-        fwd.append(s)
-        if base in self.active:
-            v = s.value
-            part = self.fresh(f"d_{base}_new")
-            self.adjoint_names.add(part)
-            grad = A.call(self.helper(runtime.setitem_grad), A.load(self.d(base)),
-                          A.clone(index), A.clone(v))
-            bwd.append(A.assign(A.tuple_([A.store(part), A.store(self.d(base))], gast.Store()),
-                                grad, s))
-            if self.is_active(v):
-                bwd.append(self.accumulate(v.id, A.load(part), s))
-        if needed:
-            restore = A.call(self.helper(runtime.restore_item), A.load(base), A.clone(index),
-                             self.pop())
-            bwd.extend(self.private(base, s) + [A.expr_stmt(restore, s)])
-        return fwd, bwd
-
-    def private(self, name, like):
-        """``[name = private_copy(name, copies)]``: before the backward sweep writes into the
-        array, list or dict ``name``, a copy it owns (it never writes into one the caller can
-        see); ``copies`` is the backward sweep's ``{id: copy}``. Generated code differentiated
-        again restores in place: its arrays and lists are its own, and what it shares with
-        its caller, the caller's backward sweep expects restored."""
-        if not self.aliases.checked:
-            return []
-        if self.copies is None:
-            self.copies = self.fresh("copies")
-        return [A.assign(name, A.call(self.helper(runtime.private_copy), A.load(name),
-                                      A.load(self.copies)), like)]
-
-    def expr(self, s, in_loop):
-        call = s.value
-        if not isinstance(call, gast.Call):
-            return [s], []
-        func = call.func
-        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                and func.value.id in self.local_names:
-            base = func.value.id
-            if func.attr == "append" and (base in self.active or (
-                    self.needed is not None and base in self.needed)):
-                bwd = []
-                if base in self.active:
-                    part = self.fresh(f"d_{base}_item")
-                    self.adjoint_names.add(part)
-                    bwd.append(A.assign(A.tuple_([A.store(part), A.store(self.d(base))],
-                                                 gast.Store()),
-                                        A.call(self.helper(runtime.pop_grad),
-                                               A.load(self.d(base))), s))
-                    if call.args and self.is_active(call.args[0]):
-                        bwd.append(self.accumulate(call.args[0].id, A.load(part), s))
-                if self.needed is not None and base in self.needed:
-                    bwd.extend(self.private(base, s) +
-                               [A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
-                return [s], bwd
-        problem = in_place_write(call, self.resolve, self.is_active)
-        if problem:
-            self.fail(s, problem)
-        return [s], []
-
     # ----- control flow --------------------------------------------------------------------
 
     def if_(self, s, in_loop):
@@ -776,65 +225,53 @@ class Reverse(Located, Bindings, ShapeTokens):
         self.shapes = saved
         self.seen |= seen_in_body
         self.forget_shapes(A.assigned_names(s))
-        fwd = [A.if_(s.test, body_f or [gast.Pass()], else_f, s)]
+        fwd = cf.if_.fill(self.namespace, s, test=s.test, body=body_f, orelse=else_f)
         if not _has_code(body_b) and not _has_code(else_b):
             return fwd, []
         if not _has_code(body_b):
-            test = gast.UnaryOp(op=gast.Not(), operand=A.clone(s.test))
-            return fwd, [A.if_(test, else_b, [], s)]
-        return fwd, [A.if_(A.clone(s.test), body_b, else_b, s)]
+            return fwd, cf.if_not.fill(self.namespace, s, test=s.test, body=else_b)
+        return fwd, cf.if_.fill(self.namespace, s, test=s.test, body=body_b, orelse=else_b)
 
     def for_(self, s, in_loop):
         target = s.target.id
         self.forget_shapes(A.assigned_names(s))
         body_f, body_b = self.block(s.body, True)
         self.forget_shapes(A.assigned_names(s))
-        breaks = _breaks(s.body)
         fwd, bwd = [], []
         count = None
         push = self.needs_push(target, in_loop)
         if push:
             fwd.append(self.push(A.load(target), s))
-        if breaks:
-            count = self.fresh("n_iter")
+        if _breaks(s.body):
+            count = self.fresh(naming.ITERATIONS)
             self.local_names.add(count)
             if in_loop:  # one count per run of this loop: save the previous run's
                 fwd.append(self.push(A.load(count), s))
-            fwd.append(A.assign(count, A.const(0), s))
-            body_f = [A.assign(count, A.binop(A.load(count), gast.Add(), A.const(1)), s)] + body_f
-        fwd.append(A.located(gast.For(target=A.store(target), iter=s.iter,
-                                      body=body_f or [gast.Pass()], orelse=[],
-                                      type_comment=None), s))
+            fwd += cf.counted_for.fill(self.namespace, s, count=count, target=target,
+                                       items=s.iter, body=body_f)
+        else:
+            fwd += cf.for_.fill(self.namespace, s, target=target, items=s.iter, body=body_f)
         iter_active = self.is_active(s.iter) and target in self.active
         if not _has_code(body_b) and not iter_active:
             if push:
-                bwd.append(A.assign(target, self.pop(), s))
+                bwd.append(self.pop(target, s))
             return fwd, bwd
-        seq = A.clone(s.iter)
         if iter_active:
-            k = self.fresh("k")
-            counted = [A.load(count)] if count else []
-            header_iter = A.call(self.helper(runtime.reversed_items), A.clone(seq), *counted)
-            body = list(body_b)
-            body.append(A.assign(self.d(s.iter.id), A.call(
-                self.helper(runtime.add_at), A.load(self.d(s.iter.id)), A.clone(seq), A.load(k),
-                A.load(self.d(target))), s))
-            body.append(A.assign(self.d(target), A.const(0), s))
             self.indexed.add(s.iter.id)
-            loop_target = A.tuple_([A.store(k), A.store(target)], gast.Store())
+            bwd += cf.for_adjoint_over_items.fill(
+                self.namespace, s, index=self.fresh(naming.INDEX), target=target, items=s.iter,
+                counted=[A.load(count)] if count else [], body=body_b,
+                d_items=self.d(s.iter.id), d_target=self.d(target))
+        elif count:
+            bwd += cf.counted_for_adjoint.fill(self.namespace, s, target=target, items=s.iter,
+                                               count=count, body=body_b)
         else:
-            if count:
-                seq = A.subscript(seq, gast.Slice(lower=None, upper=A.load(count), step=None))
-            header_iter = A.call("reversed", seq)
-            body = body_b
-            loop_target = target
-        loop_target = A.store(loop_target) if isinstance(loop_target, str) else loop_target
-        bwd.append(A.located(gast.For(target=loop_target, iter=header_iter, body=body,
-                                      orelse=[], type_comment=None), s))
+            bwd += cf.for_adjoint.fill(self.namespace, s, target=target, items=s.iter,
+                                       body=body_b)
         if count and in_loop:
-            bwd.append(A.assign(count, self.pop(), s))
+            bwd.append(self.pop(count, s))
         if push:
-            bwd.append(A.assign(target, self.pop(), s))
+            bwd.append(self.pop(target, s))
         return fwd, bwd
 
     def while_(self, s, in_loop):
@@ -842,191 +279,15 @@ class Reverse(Located, Bindings, ShapeTokens):
         body_f, body_b = self.block(s.body, True)
         self.forget_shapes(A.assigned_names(s))
         if not _has_code(body_b):
-            return [A.located(gast.While(test=s.test, body=body_f or [gast.Pass()], orelse=[]),
-                              s)], []
-        count = self.fresh("n_iter")
+            return cf.while_.fill(self.namespace, s, test=s.test, body=body_f), []
+        count = self.fresh(naming.ITERATIONS)
         self.local_names.add(count)
-        start = A.assign(count, A.const(0), s)
-        fwd = []
+        fwd = [self.push(A.load(count), s)] if in_loop else []
+        fwd += cf.counted_while.fill(self.namespace, s, count=count, test=s.test, body=body_f)
+        bwd = cf.while_adjoint.fill(self.namespace, s, count=count, body=body_b)
         if in_loop:
-            fwd.append(self.push(A.load(count), s))
-        body_f = [A.assign(count, A.binop(A.load(count), gast.Add(), A.const(1)), s)] + body_f
-        fwd += [start, A.located(gast.While(test=s.test, body=body_f, orelse=[]), s)]
-        loop = gast.For(target=A.store("_"), iter=A.call("range", A.load(count)), body=body_b,
-                        orelse=[], type_comment=None)
-        bwd = [A.located(loop, s)]
-        if in_loop:
-            bwd.append(A.assign(count, self.pop(), s))
+            bwd.append(self.pop(count, s))
         return fwd, bwd
-
-
-class _Line:
-    def __init__(self, lineno):
-        self.lineno = lineno
-
-
-_BINOPS = {}
-_UNARYOPS = {}
-
-
-def _init_operators():
-    import operator
-
-    _BINOPS.update({gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
-                    gast.Div: operator.truediv, gast.Pow: operator.pow,
-                    gast.MatMult: operator.matmul, gast.Mod: operator.mod,
-                    gast.FloorDiv: operator.floordiv})
-    _UNARYOPS.update({gast.USub: operator.neg, gast.UAdd: operator.pos})
-
-
-_init_operators()
-
-
-def _describe(fn) -> str:
-    if isinstance(fn, str):
-        return fn
-    module = getattr(fn, "__module__", None) or ""
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-    if module.startswith("numpy"):
-        module = "np" + module[5:]
-        if module.startswith(("np._core", "np.core")):
-            module = "np"
-    if module in ("builtins", "_operator"):
-        return ("operator." if module == "_operator" else "") + name
-    if module in ("", None):
-        return name
-    return f"{module}.{name}"
-
-
-def bound_arguments(gen, s, fn, obj, call):
-    """The call's arguments in the order of ``fn``'s parameters (after the bound ``self``, if
-    ``obj``), defaults filled in as constants: what a generated callee is given positionally."""
-    signature = inspect.signature(fn)
-    params = list(signature.parameters.values())
-    if obj is not None:
-        signature = signature.replace(parameters=params[1:])
-    try:
-        bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
-    except TypeError as exc:
-        gen.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
-                 TypeError)
-    bound.apply_defaults()
-    values = []
-    for param, value in zip(signature.parameters.values(), bound.arguments.values()):
-        if param.kind is param.VAR_POSITIONAL:  # see source.specialise
-            values.extend(value)
-        elif param.kind is param.VAR_KEYWORD:
-            values.extend(value[k] for k in sorted(value))
-        else:
-            values.append(value)
-    return [value if isinstance(value, gast.AST) else literal(value, gen.bind)
-            for value in values]
-
-
-def call_shape(fn, obj, call):
-    """What the callee's ``*args`` and ``**kw`` receive in ``call`` (``source.call_shape``)."""
-    return source.call_shape(fn, obj is not None, len(call.args),
-                             [k.arg for k in call.keywords])
-
-
-def _differentiates_mindgrad_code(src) -> bool:
-    """Whether ``src`` is generated code or one of mindgrad's helpers (grad of grad)."""
-    module = getattr(src.fn, "__module__", None) or ""
-    return src.filename.startswith("<mindgrad") or module.startswith("mindgrad.")
-
-
-def no_attribute_rule(src, node, attr, message) -> str:
-    """``message`` for a read of ``.attr`` that has no rule, unless ``src`` is generated code
-    (grad of grad): there such a read is a Cell's or a method's ``self.attr``, carried on the
-    tape, which second order does not support yet. That message names the user's line whose
-    gradient reads it (the ``# grad of:`` comment above ``node``)."""
-    if not _differentiates_mindgrad_code(src):
-        return message
-    origin = ""
-    for lineno in range(src.line_of(node), src.first_line - 1, -1):
-        text = src.text_of(lineno).strip()
-        if text.startswith("# grad of:"):
-            origin = f" in the gradient of `{text[len('# grad of:'):].strip()}`"
-            break
-    return (f"second order (a gradient of a gradient) through a Cell or a method called inside "
-            f"the differentiated function is not supported yet: it reads self.{attr}{origin}. "
-            f"A gradient of the Cell itself can be differentiated: call mindgrad.grad(net) "
-            f"inside the function differentiated again")
-
-
-def _is_cell(obj) -> bool:
-    return objects.is_module(obj)
-
-
-def _label(obj) -> str:
-    name = getattr(obj, "name", None) or type(obj).__name__
-    return "".join(c if c.isalnum() else "_" for c in str(name))
-
-
-def user_code(target, func_node, allow_helpers=False, nargs=None):
-    """``(function, bound self, self expression)`` if calling ``target`` runs user code (or,
-    with ``allow_helpers``, a mindgrad helper with Python source, as generated code calls).
-    A gradient function (what ``grad`` returns) runs its generated code, as Python."""
-    import types
-
-    python = expansions.python_of(target, None, nargs)  # grad(f), jacrev(f): their code
-    if python is not None:
-        return python, None, None
-
-    if isinstance(target, functools.partial):
-        return source.as_function(target), None, None
-    is_user = _is_python_function if allow_helpers else _is_user_function
-    if _is_cell(target):
-        construct = getattr(type(target), "construct", None)
-        return (construct, target, func_node) if is_user(construct) else None
-    if isinstance(target, types.MethodType):
-        fn = target.__func__
-        if not is_user(fn):
-            return None
-        if isinstance(func_node, gast.Attribute):
-            receiver = func_node.value
-        elif isinstance(func_node, gast.Name):  # a bound method held in a name: fn.__self__
-            receiver = A.attr(A.load(func_node.id), "__self__")
-        else:
-            return None
-        return fn, target.__self__, receiver
-    if is_user(target):
-        return target, None, None
-    call = inspect.getattr_static(type(target), "__call__", None)
-    if not isinstance(target, type) and is_user(call):
-        return call, target, func_node
-    return None
-
-
-def as_method(src, call, callee):
-    """``callee`` as a method of the object bound in ``src`` (``self`` of a Cell) when a plain
-    function is given it first: a decorator's wrapper calling the method it wraps,
-    ``fn(*args)``. Its reads of weights through ``self`` are then known."""
-    if callee is None or callee[1] is not None or not call.args:
-        return callee
-    first = call.args[0]
-    if isinstance(first, gast.Name) and first.id in src.bound:
-        return callee[0], src.bound[first.id], first
-    return callee
-
-
-def without_receiver(call, self_expr):
-    """``call`` without its first argument when that argument is the receiver (``as_method``)."""
-    if self_expr is None or not call.args or call.args[0] is not self_expr:
-        return call
-    return gast.Call(func=call.func, args=call.args[1:], keywords=call.keywords)
-
-
-def _is_python_function(fn) -> bool:
-    module = getattr(fn, "__module__", "") or ""
-    return inspect.isfunction(fn) and not module.startswith("numpy")
-
-
-def _is_user_function(fn) -> bool:
-    if not inspect.isfunction(fn):
-        return False
-    module = getattr(fn, "__module__", "") or ""
-    return not module.startswith(("numpy", "mindgrad.rules", "mindgrad.runtime"))
 
 
 def _breaks(body) -> bool:
@@ -1066,20 +327,3 @@ def _view_reads(fdef, containers, sharing_writes) -> set:
         elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
             others.add(node.target.id)
     return (subscripts - others) & shared
-
-
-def _as_load(node):
-    for sub in A.walk(node):
-        if hasattr(sub, "ctx"):
-            sub.ctx = gast.Load()
-    return node
-
-
-def _has_slice(node) -> bool:
-    return any(isinstance(sub, gast.Slice) for sub in A.walk(node))
-
-
-def A_text(node) -> str:
-    from mindgrad.compiler.emit import unparse
-
-    return unparse([gast.Expr(value=node)]).strip()

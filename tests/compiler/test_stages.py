@@ -15,6 +15,7 @@ import pytest
 import mindgrad
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import driver, emit, fence, normalize, optimize, source
+from mindgrad.compiler.naming import NameGen
 from mindgrad.errors import NoSourceError, UnsupportedSyntaxError
 
 HERE = os.path.realpath(__file__)
@@ -196,7 +197,7 @@ def test_fence_rejects_with_line(fn, marker, words):
 def _normalized(fn):
     src = source.get_source(fn)
     fence.check(src)
-    names = A.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
+    names = NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
     return normalize.normalize(src, src.tree, names)
 
 

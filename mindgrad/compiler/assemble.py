@@ -1,0 +1,220 @@
+"""What the passes wrote, assembled into the functions that are compiled; the optimize stage.
+
+Reverse mode, from ``reverse.Sweeps``: the gradient entry ``grad`` calls, or the split pair a
+caller (or ``vjp``) calls::
+
+    def grad_f(x, *, sens):           def f_forward(x):             def f_backward(tape, d_y):
+        <forward sweep>                   tape = []                     if is_zero(d_y):
+        # backward sweep                  <forward sweep>                   return 0
+        d_y = seed(y, sens)               tape.append(<saved>)          <saved> = tape.pop()
+        <backward sweep>                  return (y, tape)              <backward sweep>
+        return (y, (d_x,), (<weights>))                                 return d_x
+
+Forward mode, from ``forward.TangentCode``: ``def jvp_f(x, *, t_x): ...; return (y, t_y)``.
+The backward sweep is optimized before the locals a split backward function reads are known.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import gast
+
+from mindgrad import runtime
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler import control_flow as cf
+from mindgrad.compiler import emit, naming, optimize
+
+
+class ReverseFunctions:
+    """The functions of one reverse-mode request: ``functions(optimized)`` gives them as the
+    reverse stage wrote them or after the optimize stage. The names made here (``sens``, ...)
+    are made once, so both show the same names."""
+
+    def __init__(self, sweeps, names, split, weight_indices):
+        self.sweeps = sweeps
+        self.names = names                     # (entry,) or, split, (forward, backward)
+        self.split = split
+        self.weight_indices = weight_indices   # the weights whose gradients are returned
+        self._made = {}
+
+    def _fresh(self, base):
+        if base not in self._made:
+            self._made[base] = self.sweeps.namespace.fresh(base)
+        return self._made[base]
+
+    def functions(self, optimized) -> list:
+        sw = self.sweeps
+        d = sw.adjoints
+        fwd, bwd, result = sw.forward, sw.backward, sw.result
+        if not optimized:  # only for the dump of the reverse stage: keep the originals intact
+            fwd, bwd = A.clone(fwd), A.clone(bwd)
+        res_active = sw.result_active
+        d_res = d(result.id) if res_active else None
+        owned = {d(n) for n in sw.indexed if n in sw.active}
+        pure = set(sw.pure)
+        grads = [d(p) if p in sw.active else None for p in sw.active_params]
+        weight_grads = self._weight_returns()
+        buffers = {d(p): p for p in sw.buffers if p in sw.active}
+        zeros_buffer = sw.namespace.helper
+        inits = [A.assign(dn, A.call(zeros_buffer(runtime.zeros_buffer), A.load(buffers[dn]))
+                          if dn in buffers else A.const(0))
+                 for dn in sorted(set(d.names.values()) - {d_res}) if dn is not None]
+        if sw.copies is not None:
+            inits.append(A.assign(sw.copies, gast.Dict(keys=[], values=[])))
+        seed = []
+        if not self.split:
+            seed_fn = sw.namespace.helper(runtime.seed)
+            sens = self._fresh(naming.SENSITIVITY)
+            if res_active:
+                seed = [A.assign(d_res, A.call(seed_fn, A.clone(result), A.load(sens)))]
+        back = seed + inits + bwd
+        returned = [A.load(g) if g else A.const(0) for g in grads]
+        if optimized:
+            live_out = {g for g in grads if g} | A.names_in(weight_grads, gast.Load)
+            # a backward function that restores no values returns at once for a zero d_res
+            guarded = self.split and d_res is not None and not _restores_values(back, sw.tape)
+            back = self._optimizer(pure, owned).run(back, live_out, zero=(),
+                                                    arrays={d_res} if guarded else ())
+        if self.split:
+            return self._split(fwd, back, result, d_res, returned + weight_grads)
+        return [self._entry(fwd, back, result, returned, weight_grads)]
+
+    def _optimizer(self, pure, owned):
+        sw = self.sweeps
+        add = sw.namespace.bind(runtime.add, "add")
+        return optimize.Optimizer(pure, sw.impure_calls, owned,
+                                  {add, sw.namespace.bind(runtime.add_at, "add_at")}, add,
+                                  _zero_test(sw), functools.partial(_array_helper, sw))
+
+    def _weight_returns(self):
+        """One expression per weight returned: the sum of its accumulators (0 if none)."""
+        sw, out = self.sweeps, []
+        for index in self.weight_indices:
+            keys = [k for k, i in sw.weight_keys.items() if i == index]
+            terms = [A.load(sw.adjoints(k)) for k in keys]
+            expr = terms[0] if terms else A.const(0)
+            for term in terms[1:]:
+                expr = A.binop(expr, gast.Add(), term)
+            out.append(expr)
+        return out
+
+    def _entry(self, fwd, back, result, returned, weight_grads):
+        sw = self.sweeps
+        params = sw.fdef.args
+        arguments = {a.id for a in params.args + params.kwonlyargs}
+        prologue = [A.assign(n, A.const(None)) for n in sorted(sw.pushed - arguments)]
+        if isinstance(result, gast.Name) and result.id in A.names_in(back, gast.Store):
+            # the backward sweep pops or restores this name: return the forward sweep's value
+            kept = self._fresh(naming.kept_result(result.id))
+            fwd = fwd + [A.assign(kept, A.load(result.id))]
+            result = A.load(kept)
+        tape = [A.assign(sw.tape, gast.List(elts=[], ctx=gast.Load()))] if sw.uses_tape else []
+        args = arguments_of([a.id for a in params.args],
+                            [a.id for a in params.kwonlyargs] + [self._fresh(naming.SENSITIVITY)])
+        ret = gast.Return(value=A.tuple_([A.clone(result), A.tuple_(returned),
+                                          A.tuple_(weight_grads)]))
+        body = prologue + tape + fwd + [emit.comment("backward sweep")] + back + [ret]
+        return function_def(self.names[0], args, body)
+
+    def _split(self, fwd, back, result, d_res, returned):
+        sw = self.sweeps
+        saved = sorted((A.names_in(back, gast.Load) & sw.local_names) - sw.pure - {sw.tape})
+        always = {t.id for st in sw.fdef.body if isinstance(st, gast.Assign)
+                  for t in st.targets if isinstance(t, gast.Name)}
+        params = [a.id for a in sw.fdef.args.args + sw.fdef.args.kwonlyargs]
+        prologue = [A.assign(n, A.const(None)) for n in
+                    sorted(sw.pushed | (set(saved) - always)) if n not in params]
+        save, load = [], []
+        if saved:
+            values = [A.call(sw.namespace.helper(runtime.snapshot), A.load(n))
+                      if n in sw.containers else A.load(n) for n in saved]
+            packed = A.tuple_(values) if len(values) > 1 else values[0]
+            save = cf.push.fill(sw.namespace, tape=sw.tape, value=packed)
+            load = cf.pop.fill(sw.namespace, tape=sw.tape, target=saved)
+        # Callers pass every argument positionally, keyword-only ones too. The forward function
+        # keeps its own tape and returns it: the caller hands it to the backward function, so
+        # no list is shared and mutated across calls (grad of grad differentiates through it).
+        new_tape = A.assign(sw.tape, gast.List(elts=[], ctx=gast.Load()))
+        returned_pair = A.tuple_([A.clone(result), A.load(sw.tape)])
+        forward = function_def(self.names[0], arguments_of(params, []), prologue + [new_tape] +
+                               fwd + save + [gast.Return(value=returned_pair)])
+        d_in = d_res or self._fresh(naming.RESULT_ADJOINT)
+        ret = returned[0] if len(returned) == 1 else A.tuple_(returned)
+        guard = []
+        if not _restores_values(back, sw.tape):
+            # a zero gradient in gives zero gradients out: the rules never see a symbolic zero
+            zeros = A.const(0) if len(returned) == 1 else A.tuple_([A.const(0)] * len(returned))
+            guard = [A.if_(A.call(sw.namespace.helper(runtime.is_zero), A.load(d_in)),
+                           [gast.Return(value=zeros)], [])]
+        backward = function_def(self.names[1], arguments_of([sw.tape, d_in], []),
+                                guard + load + back + [gast.Return(value=ret)])
+        return [forward, backward]
+
+
+def tangent_function(code, name, entry, optimized=True):
+    """``name(params..., t_<active>...) -> (result, tangent)`` from ``forward.TangentCode``;
+    an entry takes the tangents by keyword (defaulted parameters may be left out)."""
+    body = code.statements
+    if optimized:
+        body = optimize.Optimizer(code.pure, code.impure_calls, set(), set()).run(body, set())
+    args = code.fdef.args
+    params, kwonly = [a.id for a in args.args], [a.id for a in args.kwonlyargs]
+    arguments = arguments_of(params, kwonly + code.tangent_params) if entry else \
+        arguments_of(params + kwonly + code.tangent_params, [])
+    return function_def(name, arguments, body)
+
+
+def _restores_values(stmts, tape) -> bool:
+    """Whether a backward sweep writes back values the forward sweep overwrote (index
+    assignments, list appends and pops other than the tape's): it must run even when its
+    gradient is zero, or the caller would read overwritten values."""
+    for node in (n for s in stmts for n in A.walk(s)):
+        if isinstance(node, gast.Assign) and any(isinstance(t, gast.Subscript)
+                                                 for t in node.targets):
+            return True
+        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
+            func = node.value.func
+            if not (isinstance(func, gast.Attribute) and func.attr == "pop" and
+                    isinstance(func.value, gast.Name) and func.value.id == tape):
+                return True
+    return False
+
+
+def _zero_test(sweeps):
+    """The name of ``runtime.is_zero`` in the code, whose guards of zero-unsafe rules the
+    optimize stage drops where the gradient is known to hold a value; None in mindgrad's own
+    code (grad of grad), where any value may be a symbolic zero: its guards all stay."""
+    if sweeps.namespace.src.is_mindgrad_code:
+        return None
+    return sweeps.namespace.bind(runtime.is_zero, "is_zero")
+
+
+def _array_helper(sweeps, name):
+    """What the helper ``name`` of the code returns: ``"always"`` a value (never the
+    symbolic 0), ``"keeps"``: a value when a gradient it is given holds one (helpers marked
+    ``runtime.takes_zero``, and ``add_at``: in the user's code the array it indexes is a
+    value, never a zero), or None: not known."""
+    obj = sweeps.namespace.bindings.get(name)
+    if obj is None:
+        obj = sweeps.namespace.src.resolve(name, None)
+    if obj is runtime.seed or obj is runtime.zeros_buffer:
+        return "always"
+    if getattr(obj, "keeps_values", False) is True or any(
+            obj is f for f in (runtime.unbroadcast, runtime.unreduce, runtime.add,
+                               runtime.add_at)):
+        return "keeps"
+    return None
+
+
+def arguments_of(names, kwonly):
+    return gast.arguments(args=[A.store(n) for n in names], posonlyargs=[], vararg=None,
+                          kwonlyargs=[A.store(n) for n in kwonly],
+                          kw_defaults=[None for _ in kwonly], kwarg=None, defaults=[])
+
+
+def function_def(name, args, body):
+    for n in args.args + args.kwonlyargs:
+        n.ctx = gast.Param()
+    return gast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
+                            type_comment=None, type_params=[])

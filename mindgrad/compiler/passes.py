@@ -1,0 +1,251 @@
+"""What the reverse and forward passes share: ``FunctionPass``, the base of both.
+
+A pass transforms one normalized function for one set of active inputs. Both need the function
+and its locals, the names its code reaches objects by (``naming.Namespace``), what its names and
+callees refer to (``analysis.Resolver``), which names hold arrays of one shape (shape tokens),
+the aliasing checks on in-place writes, and the arguments a call of the user's code passes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+
+import gast
+
+from mindgrad import runtime
+from mindgrad.compiler import aliasing, naming
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler.analysis import Resolver
+from mindgrad.compiler.emit import comment, unparse
+from mindgrad.compiler.expand import literal
+from mindgrad.errors import Located, UnsupportedSyntaxError
+
+BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+          gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
+          gast.Mod: operator.mod, gast.FloorDiv: operator.floordiv}
+UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos}
+
+
+class FunctionPass(Located):
+    """One normalized function (``fdef``, a copy the pass may change) of ``src``, transformed
+    for ``active_params``. ``names`` makes its fresh names; ``callees`` gives the names of the
+    functions its calls of the user's code reach (see callees.py)."""
+
+    def __init__(self, src, fdef, active_params, names, callees, arguments_shared,
+                 reads_weights=None):
+        self.src = src
+        self.fdef = A.clone(fdef)
+        self.params = [a.id for a in self.fdef.args.args]
+        self.active_params = list(active_params)
+        self.fresh = names
+        self.callees = callees
+        self.arguments_shared = arguments_shared  # the user's code calls it: see aliasing.py
+        self.local_names = set(self.params) | {a.id for a in self.fdef.args.kwonlyargs} | \
+            A.assigned_names(self.fdef.body)
+        self.namespace = naming.Namespace(src, self.local_names, names)
+        self.resolve = Resolver(src, self.local_names, reads_weights)
+        self.shapes = {}
+
+    # ----- names ---------------------------------------------------------------------------
+
+    def bind(self, obj, preferred: str) -> str:
+        return self.namespace.bind(obj, preferred)
+
+    def helper(self, fn) -> gast.Name:
+        return self.namespace.helper(fn)
+
+    def is_active(self, node) -> bool:
+        key = self.resolve.key(node)
+        return key is not None and key in self.active
+
+    def index_value(self, index):
+        """A subscript's index as an expression that can be passed to a function."""
+        index = as_load(A.clone(index))
+        if not any(isinstance(sub, gast.Slice) for sub in A.walk(index)):
+            return index
+        import numpy
+
+        return A.subscript(A.attr(A.load(self.bind(numpy, "np")), "s_"), index)
+
+    def comment_on(self, what, lineno):
+        """``# <what>: <the user's line>``, above the code written for that line."""
+        line = _Line(lineno)
+        return comment(f"{what}: " + self.src.text_of(self.src.line_of(line)).strip(), line)
+
+    # ----- shapes --------------------------------------------------------------------------
+    # Within a straight-line block, an elementwise operation whose array operands have one shape
+    # gives that shape, so unbroadcast between them (broadcast in forward mode) is the identity.
+    # A "token" names a shape; names assigned in a loop or branch get a fresh token after it.
+
+    def is_scalar(self, node) -> bool:
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float, complex))
+        return isinstance(node, gast.Name) and node.id in self.scalars
+
+    def token(self, node):
+        if self.is_scalar(node):
+            return "scalar"
+        if not isinstance(node, gast.Name):
+            return None
+        if node.id not in self.shapes:
+            self.shapes[node.id] = object()
+        return self.shapes[node.id]
+
+    def result_token(self, value):
+        """The shape token of ``value``'s result, or a fresh one when it is not known."""
+        operands = None
+        if isinstance(value, gast.Name):
+            return self.token(value)
+        if isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult):
+            operands = [value.left, value.right]
+        elif isinstance(value, gast.UnaryOp):
+            operands = [value.operand]
+        elif isinstance(value, gast.Call) and not value.keywords:
+            func = value.func
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                    and func.value.id in self.local_names:
+                if func.attr in ("astype", "copy", "conj", "clip"):
+                    return self.token(func.value)
+            else:
+                import numpy
+
+                fn = self.resolve(func)
+                if isinstance(fn, numpy.ufunc) and fn.nout == 1:
+                    operands = list(value.args)
+        if operands:
+            tokens = {self.token(o) for o in operands} - {"scalar"}
+            if not tokens:
+                return "scalar"
+            if len(tokens) == 1 and None not in tokens:
+                return tokens.pop()
+        return object()
+
+    def same_shape(self, node, out_name) -> bool:
+        a, b = self.token(node), self.shapes.get(out_name)
+        return a is not None and a is b or (a == "scalar" and self.is_scalar(A.load(out_name)))
+
+    def forget_shapes(self, names):
+        for name in names:
+            self.shapes.pop(name, None)
+
+    # ----- writes into arrays --------------------------------------------------------------
+
+    def check_aliasing(self, mutable_params):
+        """The aliasing facts of the function (see aliasing.py), its refusals raised now, or
+        for generated code (differentiated again), only the facts. An in-place operator on
+        what may be an argument is checked at run time (see number_check): a number is
+        rebound."""
+        self.number_checks = {}  # id(statement) -> the name, which must not hold an array
+        checked = not self.src.is_mindgrad_code
+        aliases = aliasing.Aliases(self.fdef, self.scalars, self.containers, self.resolve,
+                                   self.fail if checked else None, mutable_params,
+                                   lambda s, name: self.number_checks.__setitem__(id(s), name))
+        aliases.checked = checked
+        return aliases
+
+    def number_check(self, s):
+        """Before an in-place operator on what may be the caller's argument: a check that it
+        holds a number (rebound), not an array (NumPy would write into the caller's array)."""
+        name = self.number_checks.get(id(s))
+        if name is None:
+            return []
+        lineno = self.src.line_of(s)
+        error = UnsupportedSyntaxError(
+            f"the in-place operator on {name!r} would write into an array the caller passed in, "
+            f"which mindgrad cannot differentiate; write {name} = {name} <op> ... instead",
+            self.src.filename, lineno, self.src.text_of(lineno))
+        check = A.call(self.helper(runtime.refuse_array), A.load(name),
+                       A.load(self.bind(error, "in_place_error")))
+        return [A.expr_stmt(check, s)]
+
+    def refuse_argument_write(self, s):
+        """In a function a user's function calls, an index assignment into (a view of) an
+        argument writes into the caller's array, which the caller's code would not see:
+        refused."""
+        base = self.aliases.argument_writes.get(id(s))
+        if self.arguments_shared and base is not None and self.aliases.checked:
+            self.fail(s, f"index assignment into {base!r} writes into an argument of a called "
+                         f"function, the caller's array, which mindgrad cannot follow across "
+                         f"the call; copy it first ({base} = {base}.copy()) and return it")
+
+    # ----- calls of the user's code --------------------------------------------------------
+
+    def bound_arguments(self, s, fn, obj, call):
+        """The call's arguments in the order of ``fn``'s parameters (after the bound ``self``,
+        if ``obj``), defaults filled in as constants: what a generated callee is given
+        positionally."""
+        signature = inspect.signature(fn)
+        params = list(signature.parameters.values())
+        if obj is not None:
+            signature = signature.replace(parameters=params[1:])
+        try:
+            bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            self.fail(s, f"the call of {fn.__qualname__} does not fit its signature: {exc}",
+                      TypeError)
+        bound.apply_defaults()
+        values = []
+        for param, value in zip(signature.parameters.values(), bound.arguments.values()):
+            if param.kind is param.VAR_POSITIONAL:  # see specialise.specialise
+                values.extend(value)
+            elif param.kind is param.VAR_KEYWORD:
+                values.extend(value[k] for k in sorted(value))
+            else:
+                values.append(value)
+        return [value if isinstance(value, gast.AST) else literal(value, self.bind)
+                for value in values]
+
+
+def as_load(node):
+    """``node`` with every name and subscript in it read, not assigned (in place)."""
+    for sub in A.walk(node):
+        if hasattr(sub, "ctx"):
+            sub.ctx = gast.Load()
+    return node
+
+
+class _Line:
+    def __init__(self, lineno):
+        self.lineno = lineno
+
+
+def describe(fn) -> str:
+    """How an error message names the function ``fn`` (``np.sin``, ``operator.add``)."""
+    if isinstance(fn, str):
+        return fn
+    module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    if module.startswith("numpy"):
+        module = "np" + module[5:]
+        if module.startswith(("np._core", "np.core")):
+            module = "np"
+    if module in ("builtins", "_operator"):
+        return ("operator." if module == "_operator" else "") + name
+    if module in ("", None):
+        return name
+    return f"{module}.{name}"
+
+
+def source_text(node) -> str:
+    """An expression as the user would write it, for error messages."""
+    return unparse([gast.Expr(value=node)]).strip()
+
+
+def no_attribute_rule(src, node, attr, message) -> str:
+    """``message`` for a read of ``.attr`` that has no rule, unless ``src`` is generated code
+    (grad of grad): there such a read is a Cell's or a method's ``self.attr``, carried on the
+    tape, which second order does not support yet. That message names the user's line whose
+    gradient reads it (the ``# grad of:`` comment above ``node``)."""
+    if not src.is_mindgrad_code:
+        return message
+    origin = ""
+    for lineno in range(src.line_of(node), src.first_line - 1, -1):
+        text = src.text_of(lineno).strip()
+        if text.startswith("# grad of:"):
+            origin = f" in the gradient of `{text[len('# grad of:'):].strip()}`"
+            break
+    return (f"second order (a gradient of a gradient) through a Cell or a method called inside "
+            f"the differentiated function is not supported yet: it reads self.{attr}{origin}. "
+            f"A gradient of the Cell itself can be differentiated: call mindgrad.grad(net) "
+            f"inside the function differentiated again")

@@ -1,0 +1,171 @@
+"""Part of stage 5, reverse: the adjoints of calls (see reverse.py).
+
+A call of a function with a gradient rule (``np.sin``, a method of an array) is filled from
+the rule's template. A call of the user's own code (a function, a method, a Cell, a callable
+object) runs its forward function in the forward sweep and its backward function in the backward
+sweep; the pass asks ``callees.Callees`` for their names, the driver builds them. A Cell with
+its own ``bprop`` runs as written and its ``bprop`` backwards.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from mindgrad import rules, runtime
+from mindgrad.compiler import activity, naming, objects
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler import control_flow as cf
+from mindgrad.compiler.analysis import as_method, call_shape, user_code, without_receiver
+from mindgrad.compiler.passes import describe, source_text
+from mindgrad.errors import NoGradientRuleError
+
+
+class CallAdjoints:
+    """The part of ``ReversePass`` that writes the adjoints of calls."""
+
+    def is_active_call(self, call) -> bool:
+        operands = list(call.args) + [k.value for k in call.keywords]
+        receiver = self.resolve.receiver(call.func)
+        if receiver is not None:
+            operands.append(receiver)
+        if any(self.is_active(o) for o in operands):
+            return True
+        # a call of the user's own code may read weights even with constant arguments
+        return self.resolve.reads_weights(call.func)
+
+    def adjoint_call(self, s, name, call):
+        func = call.func
+        keywords = {k.arg: k.value for k in call.keywords}
+        receiver = self.resolve.receiver(func)
+        if receiver is not None:
+            if func.attr in activity.NONDIFF_METHODS:
+                return []
+            if func.attr == "pop" and not call.args and not call.keywords:
+                # v = xs.pop(): the gradient goes back on the end of the list's gradient
+                key = self.key(receiver)
+                self.indexed.add(key)
+                return [A.assign(self.d(key), A.call(self.helper(runtime.push_grad),
+                                                     A.load(self.d(key)), A.load(self.d(name)),
+                                                     A.clone(receiver)), s)]
+            rule = rules.lookup_method(func.attr)
+            if rule is None:
+                self.fail(s, f"the method .{func.attr}() has no gradient rule; register one "
+                             f"with @mindgrad.adjoint_method({func.attr!r})", NoGradientRuleError)
+            return self.apply_rule(s, rule, func.attr, [receiver] + list(call.args),
+                                   keywords, name)
+        target = self.resolve(func)
+        if target is None:
+            self.fail(s, f"cannot tell which function {source_text(func)} is; call a module-level "
+                         "function, a method of an array, or a local lambda/def", NameError)
+        if rules.is_nondifferentiable(target):
+            return []
+        rule = rules.lookup(target)
+        if rule is None and rules.lookup(type(target)) is not None and not isinstance(target, type):
+            # a rule for a class of callable objects (ops.MatMul()): the instance comes first
+            return self.apply_rule(s, rules.lookup(type(target)), type(target),
+                                   [A.clone(func)] + list(call.args), keywords, name)
+        if rule is None:
+            self.fail(s, f"{describe(target)} has no gradient rule and no Python source to "
+                         f"differentiate; register a rule with @mindgrad.adjoint("
+                         f"{describe(target)})", NoGradientRuleError)
+        return self.apply_rule(s, rule, target, list(call.args), keywords, name)
+
+    def check_callee(self, s, call):
+        """A call through a local variable holding a function or Cell cannot be followed:
+        refuse it, rather than take its result as a constant."""
+        func = call.func
+        if self.resolve.receiver(func) is not None or self.resolve(func) is not None:
+            return
+        root = func
+        while isinstance(root, (gast.Attribute, gast.Subscript)):
+            root = root.value
+        if isinstance(root, gast.Name) and root.id in self.local_names:
+            self.fail(s, f"cannot tell which function {source_text(func)} is: it is a local "
+                         "variable set while the function runs. Call the Cell or function "
+                         "through its attribute (self.block(x)) or a global name, or loop over "
+                         "a list of Cells stored on the Cell (for layer in self.layers)",
+                      NameError)
+
+    def callee_of(self, call):
+        """``(function, bound self or None, self expression)`` when ``call`` runs the user's own
+        code (a function, a method, a Cell, a callable object); otherwise None."""
+        func = call.func
+        if self.resolve.receiver(func) is not None:
+            return None
+        target = self.resolve(func)
+        if target is None or rules.lookup(target) is not None or \
+                rules.is_nondifferentiable(target) or (
+                    not isinstance(target, type) and rules.lookup(type(target)) is not None):
+            return None
+        # generated code (grad of grad) calls mindgrad's helpers: differentiated from source
+        return as_method(self.src, call, user_code(target, func, allow_helpers=True,
+                                                   nargs=len(call.args)))
+
+    def call_user(self, s, name, call, callee, in_loop=False):
+        """``name = f(...)`` for the user's own code: its forward now, its backward later.
+
+        ``name, name_tape = f_forward(...)``; later ``f_backward(name_tape, d_name)``.
+        """
+        fn, obj, self_expr = callee
+        call = without_receiver(call, self_expr)
+        if obj is not None and hasattr(type(obj), "bprop") and objects.is_module(obj):
+            return self.call_bprop(s, name, call, obj)
+        args = self.bound_arguments(s, fn, obj, call)
+        mask = tuple(self.is_active(a) for a in args)
+        scalar = tuple(self.is_scalar(a) for a in args)
+        if name not in self.active:
+            return [s], []  # nothing to differentiate: the call as written
+        names = self.callees.names_for(fn, obj, mask, scalar, call_shape(fn, obj, call))
+        head = [A.clone(self_expr)] if obj is not None else []
+        ctx = self.fresh(naming.callee_tape(name))
+        self.local_names.add(ctx)
+        forward = cf.call_forward.fill(self.namespace, s, result=name, result_tape=ctx,
+                                       forward=names.forward, args=head + args)
+        restore = []
+        if in_loop or self.defs.get(name, 0) > 1:  # each run of the call keeps its own tape
+            forward.insert(0, self.push(A.load(ctx), s))
+            restore = [self.pop(ctx, s)]
+        label = naming.label(fn.__name__, obj)
+        active_args = [a for a, m in zip(args, mask) if m]
+        parts = [self.fresh(naming.callee_part(self.key(a), label)) for a in active_args]
+        weight_parts = [self.fresh(naming.callee_part(naming.object_label(self.weights[i]),
+                                                      label)) for i in names.weights]
+        everything = parts + weight_parts
+        self.adjoint_names.update(everything)
+        bwd = cf.call_backward.fill(self.namespace, s, grads=everything,
+                                    backward=names.backward, result_tape=ctx,
+                                    d_result=self.d(name))
+        self.impure_calls.add(names.backward)
+        for part, arg in zip(parts, active_args):
+            bwd.append(self.accumulate(arg, A.load(part), s))
+        for part, index in zip(weight_parts, names.weights):
+            bwd.append(self.accumulate(self.weight_accumulator(index), A.load(part), s))
+        return forward, bwd + restore
+
+    def weight_accumulator(self, index):
+        """The key of the accumulator for weight ``index`` fed by callees."""
+        key = f"@weight{index}"
+        if key not in self.weight_keys:
+            self.weight_keys[key] = index
+            self.d.labels[key] = naming.object_label(self.weights[index])
+            self.active.add(key)
+        return key
+
+    def call_bprop(self, s, name, call, cell):
+        """A Cell with its own ``bprop``: run it as written, and call ``bprop`` backwards."""
+        args = list(call.args)
+        if call.keywords:
+            self.fail(s, "a Cell with a custom bprop must be called with positional arguments",
+                      TypeError)
+        forward = A.assign(name, call, s)
+        if name not in self.active:
+            return [forward], []
+        parts = self.fresh(naming.bprop_part(cell))
+        self.adjoint_names.add(parts)
+        bwd = cf.call_bprop.fill(self.namespace, s, grads=parts, cell=call.func, args=args,
+                                 result=name, d_result=self.d(name))
+        self.impure_calls.add(parts)
+        for i, arg in enumerate(args):
+            if self.is_active(arg):
+                bwd.append(self.accumulate(arg, A.subscript(A.load(parts), A.const(i)), s))
+        return [forward], bwd

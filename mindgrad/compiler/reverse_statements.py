@@ -1,0 +1,236 @@
+"""Part of stage 5, reverse: the adjoints of single statements (see reverse.py).
+
+``y = <op>`` adds to the adjoints of the operation's active operands from ``d_y``, by the rule
+of the operation (filled from its template, see expand.py), then clears ``d_y``; an assignment
+that overwrites a value the backward sweep reads saves it on the tape first. ``x[i] = v``,
+``xs.append(v)`` and ``xs.pop()`` change a value in place: their adjoints restore it (in a copy
+the backward sweep owns) and split the gradient of the whole into its parts.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from mindgrad import rules, runtime
+from mindgrad.compiler import activity, naming
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler.analysis import in_place_write
+from mindgrad.compiler.expand import instantiate
+from mindgrad.compiler.passes import BINOPS, UNARYOPS, as_load, describe, no_attribute_rule
+from mindgrad.errors import NoGradientRuleError
+from mindgrad.rules import RuleError
+
+
+class StatementAdjoints:
+    """The part of ``ReversePass`` that writes the adjoints of assignments and expression
+    statements."""
+
+    def reads_a_view_kept(self, name, value) -> bool:
+        """Whether ``name = x[idx]`` must copy: the backward sweep reads ``name``, which may be
+        a view of an array index-assigned later (the backward restores only private copies)."""
+        return isinstance(value, gast.Subscript) and name in self.view_reads and \
+            self.needed is not None and name in self.needed
+
+    def basic_index(self, index) -> bool:
+        """An index of ints, scalars and slices: ``d_x[idx] += g`` adds each element once."""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        for part in parts:
+            if isinstance(part, gast.Slice):
+                if not all(p is None or self.is_scalar(p) or isinstance(p, gast.Constant)
+                           for p in (part.lower, part.upper, part.step)):
+                    return False
+            elif not (self.is_scalar(part) or isinstance(part, gast.Constant)):
+                return False
+        return True
+
+    def assign(self, s, name, value, in_loop):
+        fwd, bwd = self.number_check(s), []
+        push = self.needs_push(name, in_loop)
+        self.shapes[name] = self.result_token(value)
+        if push:
+            fwd.append(self.push(A.load(name), s))
+        if isinstance(value, gast.Call) and (self.weights or self.is_active_call(value)):
+            self.check_callee(s, value)
+        if self.reads_a_view_kept(name, value):
+            s = A.assign(name, A.call(self.helper(runtime.saved_item), A.clone(value.value),
+                                      self.index_value(value.slice)), s)
+        if isinstance(value, gast.Call) and self.is_active_call(value):
+            callee = self.callee_of(value)
+            if callee is not None:
+                f, b = self.call_user(s, name, value, callee, in_loop)
+                fwd.extend(f)
+                bwd.extend(b)
+            else:
+                fwd.append(s)
+                bwd.extend(self.adjoint_of(s, name, value))
+        else:
+            fwd.append(s)
+            if name in self.active and activity.value_is_active(value, self.active, self.resolve):
+                bwd.extend(self.adjoint_of(s, name, value))
+        if name in self.active:
+            bwd.append(A.assign(self.d(name), A.const(0), s))
+        receiver = self.resolve.receiver(value.func) if isinstance(value, gast.Call) else None
+        if receiver is not None and value.func.attr == "pop" and not value.args:
+            # undo the pop, so the statements before it see the list as it was
+            undo = A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s)
+            bwd.extend((self.private(receiver.id, s) if isinstance(receiver, gast.Name)
+                        else []) + [undo])
+        if push:
+            bwd.append(self.pop(name, s))
+        return fwd, bwd
+
+    def adjoint_of(self, s, name, value):
+        """Adjoint statements of ``name = value``, reading ``d_name``."""
+        d_out = self.d(name)
+        if isinstance(value, gast.Name) or (isinstance(value, gast.Attribute) and
+                                            self.key(value) in self.weight_keys):
+            return [self.accumulate(value, A.load(d_out), s)] if self.is_active(value) else []
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and (
+                self.key(value.left) in self.containers or
+                self.key(value.right) in self.containers):
+            # sequences: x + y concatenates, so x gets the head of d_out and y the tail
+            parts = [self.fresh(part) for part in naming.concatenation_parts(name)]
+            self.adjoint_names.update(parts)
+            stmts = [A.assign(A.tuple_([A.store(p) for p in parts], gast.Store()),
+                              A.call(self.helper(runtime.concat_grads), A.load(d_out),
+                                     A.clone(value.left), A.clone(value.right)), s)]
+            for part, operand in zip(parts, (value.left, value.right)):
+                if self.is_active(operand):
+                    stmts.append(self.accumulate(operand, A.load(part), s))
+            return stmts
+        if isinstance(value, gast.BinOp):
+            fn = BINOPS[type(value.op)]
+            return self.apply_rule(s, rules.lookup(fn), fn, [value.left, value.right], {}, name)
+        if isinstance(value, gast.UnaryOp):
+            fn = UNARYOPS.get(type(value.op))
+            return self.apply_rule(s, rules.lookup(fn), fn, [value.operand], {}, name)
+        if isinstance(value, gast.Subscript):
+            base = value.value
+            if not self.is_active(base):
+                return []
+            key = self.key(base)
+            if key in self.buffers and self.basic_index(value.slice):
+                target = A.subscript(A.load(self.d(key)), as_load(A.clone(value.slice)),
+                                     gast.Store())
+                return [A.located(gast.AugAssign(target=target, op=gast.Add(),
+                                                 value=A.load(d_out)), s)]
+            add_at = self.helper(runtime.add_at)
+            self.indexed.add(key)
+            call = A.call(add_at, A.load(self.d(key)), A.clone(base),
+                          self.index_value(value.slice), A.load(d_out))
+            return [A.assign(self.d(key), call, s)]
+        if isinstance(value, (gast.Tuple, gast.List)):
+            item = self.helper(runtime.item)
+            return [self.accumulate(e, A.call(A.clone(item), A.load(d_out), A.const(i)), s)
+                    for i, e in enumerate(value.elts) if self.is_active(e)]
+        if isinstance(value, gast.Dict):
+            item = self.helper(runtime.item)
+            return [self.accumulate(v, A.call(A.clone(item), A.load(d_out), A.clone(k)), s)
+                    for k, v in zip(value.keys, value.values) if self.is_active(v)]
+        if isinstance(value, gast.Attribute):
+            rule = rules.lookup_attr(value.attr)
+            if rule is None:
+                self.fail(s, no_attribute_rule(
+                    self.src, s, value.attr, f"the attribute .{value.attr} of a differentiated "
+                    f"value has no gradient rule; register one with @mindgrad.adjoint_attr"
+                    f"({value.attr!r})"), NoGradientRuleError)
+            return self.apply_rule(s, rule, value.attr, [value.value], {}, name)
+        if isinstance(value, gast.Call):
+            return self.adjoint_call(s, name, value)
+        self.fail(s, f"mindgrad has no adjoint for a {type(value).__name__} expression",
+                  NoGradientRuleError)
+
+    def apply_rule(self, s, rule, fn, args, keywords, name):
+        if rule is None:
+            label = describe(fn)
+            self.fail(s, f"{label} has no gradient rule; register one with "
+                         f"@mindgrad.adjoint({label})", NoGradientRuleError)
+        try:
+            stmts = instantiate(rule, args, keywords, name, self.d(name), self)
+        except RuleError as exc:
+            self.fail(s, str(exc), NoGradientRuleError)
+        stmts = [A.located(st, s) for st in stmts]
+        if stmts and (rule.reads_zero_unsafely or self.src.is_mindgrad_code):
+            # the gradient may be the symbolic 0 at run time (a value unused on the path
+            # taken; in mindgrad's own code, grad of grad, often), which shape rules
+            # (np.reshape(d_out, ...)) cannot take. The optimize stage drops the guard where
+            # the gradient is known to be an array.
+            # is_zero(d_v, v): v tells a number 0 standing for an array (0 * 1.0) from a value
+            test = gast.UnaryOp(op=gast.Not(), operand=A.call(self.helper(runtime.is_zero),
+                                                              A.load(self.d(name)), A.load(name)))
+            return [A.if_(test, stmts, [], s)]
+        return stmts
+
+    def setitem(self, s, target, in_loop):
+        """``x[idx] = v``: the old value is saved; its gradient is cleared in the backward."""
+        base = target.value.id
+        self.refuse_argument_write(s)
+        read_back = self.aliases.sharing_writes.get(id(s), set()) & (self.needed or set())
+        for other in sorted(read_back - self.view_reads) if self.aliases.checked else ():
+            self.fail(s, f"index assignment into {base!r} changes {other!r}, which may share its "
+                         f"memory (another name for the same array, or a view) and which the "
+                         f"gradient reads; make a copy ({other} = {other}.copy())")
+        index = self.index_value(target.slice)
+        fwd, bwd = [], []
+        needed = self.needed is not None and base in self.needed
+        if needed:
+            saved = A.call(self.helper(runtime.saved_item), A.load(base), A.clone(index))
+            fwd.append(self.push(saved, s))
+        fwd.append(s)
+        if base in self.active:
+            v = s.value
+            part = self.fresh(naming.assigned_item(base))
+            self.adjoint_names.add(part)
+            grad = A.call(self.helper(runtime.setitem_grad), A.load(self.d(base)),
+                          A.clone(index), A.clone(v))
+            bwd.append(A.assign(A.tuple_([A.store(part), A.store(self.d(base))], gast.Store()),
+                                grad, s))
+            if self.is_active(v):
+                bwd.append(self.accumulate(v.id, A.load(part), s))
+        if needed:
+            restore = A.call(self.helper(runtime.restore_item), A.load(base), A.clone(index),
+                             self.popped())
+            bwd.extend(self.private(base, s) + [A.expr_stmt(restore, s)])
+        return fwd, bwd
+
+    def private(self, name, like):
+        """``[name = private_copy(name, copies)]``: before the backward sweep writes into the
+        array, list or dict ``name``, a copy it owns (it never writes into one the caller can
+        see); ``copies`` is the backward sweep's ``{id: copy}``. Generated code differentiated
+        again restores in place: its arrays and lists are its own, and what it shares with
+        its caller, the caller's backward sweep expects restored."""
+        if not self.aliases.checked:
+            return []
+        if self.copies is None:
+            self.copies = self.fresh(naming.COPIES)
+        return [A.assign(name, A.call(self.helper(runtime.private_copy), A.load(name),
+                                      A.load(self.copies)), like)]
+
+    def expr(self, s, in_loop):
+        call = s.value
+        if not isinstance(call, gast.Call):
+            return [s], []
+        func = call.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and func.value.id in self.local_names:
+            base = func.value.id
+            if func.attr == "append" and (base in self.active or (
+                    self.needed is not None and base in self.needed)):
+                bwd = []
+                if base in self.active:
+                    part = self.fresh(naming.appended_item(base))
+                    self.adjoint_names.add(part)
+                    bwd.append(A.assign(A.tuple_([A.store(part), A.store(self.d(base))],
+                                                 gast.Store()),
+                                        A.call(self.helper(runtime.pop_grad),
+                                               A.load(self.d(base))), s))
+                    if call.args and self.is_active(call.args[0]):
+                        bwd.append(self.accumulate(call.args[0].id, A.load(part), s))
+                if self.needed is not None and base in self.needed:
+                    bwd.extend(self.private(base, s) +
+                               [A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
+                return [s], bwd
+        problem = in_place_write(call, self.resolve, self.is_active)
+        if problem:
+            self.fail(s, problem)
+        return [s], []
