@@ -11,11 +11,11 @@ calling a Cell.
 
 import numpy as np
 import pytest
-from test_stages import _text
 
 import mindgrad
 from mindgrad import nn
 from mindgrad.compiler import driver
+from tests.compiler.test_stages import _text
 
 
 def _pass_output(fn, positions=(0,)):

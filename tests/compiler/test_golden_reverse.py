@@ -11,11 +11,11 @@ Cell with its own bprop, and the split functions ``vjp`` runs.
 
 import numpy as np
 import pytest
-from test_stages import _dumped, _text
 
 import mindgrad
 from mindgrad import nn
 from mindgrad.compiler import driver
+from tests.compiler.test_stages import _dumped, _text
 
 
 def _reverse_stage(lines):
