@@ -23,7 +23,7 @@ import gast
 import numpy as np
 
 from mindgrad.compiler import depth, objects
-from mindgrad.errors import NoSourceError
+from mindgrad.errors import NoSourceError, UnsupportedSyntaxError
 
 MISSING = _MISSING = object()
 
@@ -194,6 +194,12 @@ def get_source(fn) -> Source:
     if not inspect.isfunction(fn):
         raise NoSourceError(f"{fn!r} is not a Python function, so mindgrad cannot read its source")
     lines, first_line, filename = _read(fn)
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        raise UnsupportedSyntaxError(
+            f"{fn.__qualname__} is an async def: mindgrad differentiates plain def functions and "
+            "lambdas (calling a coroutine computes nothing until it is awaited); differentiate "
+            "the plain function the coroutine awaits", filename, first_line,
+            lines[0] if lines else "")
     source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
         tree = _lambda_tree(fn, source)

@@ -537,3 +537,14 @@ def test_in_place_writes_of_constants_are_allowed():
         return np.sum(mask * x ** 2)
     x = np.array([0.3, -1.2, 0.7])
     np.testing.assert_allclose(grad(scaled)(x), np.array([1.0, 0.0, 2.0]) * 2 * x)
+
+
+async def _coroutine(x):
+    return x * x
+
+
+def test_an_async_def_is_named_as_such_at_its_line():
+    with pytest.raises(mindgrad.UnsupportedSyntaxError, match="_coroutine is an async def") as info:
+        mindgrad.grad(_coroutine)(1.0)
+    assert info.value.lineno == _coroutine.__code__.co_firstlineno
+    assert info.value.source_line == "async def _coroutine(x):"
