@@ -50,7 +50,7 @@ class ReverseFunctions:
         if not optimized:  # only for the dump of the reverse stage: keep the originals intact
             fwd, bwd = A.clone(fwd), A.clone(bwd)
         res_active = sw.result_active
-        d_res = d(result.id) if res_active else None
+        d_res = d(sw.result_key) if res_active else None
         owned = {d(n) for n in sw.indexed if n in sw.active}
         pure = set(sw.pure)
         grads = [d(p) if p in sw.active else None for p in sw.active_params]

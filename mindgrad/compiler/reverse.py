@@ -70,6 +70,7 @@ class Sweeps:
     forward: list              # the forward sweep: the function's statements, with tape pushes
     backward: list             # the backward sweep, from the adjoint of the last statement
     result: gast.expr          # the atom the function returns
+    result_key: str            # its adjoint's key: a name, or a weight's path (self.w)
     result_active: bool
     fdef: gast.FunctionDef     # the normalized function: its parameters
     active_params: list
@@ -132,7 +133,8 @@ class ReversePass(FunctionPass, StatementAdjoints, CallAdjoints):
         body = self.fdef.body
         forward, backward = self.block(body[:-1], False)
         result = body[-1].value
-        return Sweeps(forward, backward, result, self.is_active(result), self.fdef,
+        return Sweeps(forward, backward, result, self.key(result), self.is_active(result),
+                      self.fdef,
                       self.active_params, self.active, self.indexed, self.buffers,
                       self.containers, self.local_names, self.weight_keys, self.d,
                       self.adjoint_names, self.impure_calls, self.tape, self.uses_tape,

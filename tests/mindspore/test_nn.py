@@ -1810,3 +1810,24 @@ def test_a_gradient_of_a_cell_differentiated_again_matches_finite_differences():
     u = np.array([1.0, 2.0])
     mindgrad.check_grads(lambda x: np.sum(g(x) * u), (np.array([0.3, -0.7]),),
                          modes=("rev", "fwd"))
+
+
+class _ReturnsItsWeight(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(np.array([1.0, -2.0, 0.5]), name="w")
+
+    def construct(self, x):
+        return self.w
+
+
+def test_a_cell_returning_its_weight_has_that_weight_s_gradient():
+    net = _ReturnsItsWeight()
+    x = np.ones(3)
+    (gw,) = grad(net, None, [net.w])(x)
+    np.testing.assert_allclose(gw, np.ones(3))  # d sum(w) / dw
+    gx, (gw,) = grad(net, 0, [net.w])(x)
+    np.testing.assert_allclose(gx, np.zeros(3))
+    np.testing.assert_allclose(gw, np.ones(3))
+    value, (gw,) = value_and_grad(net, None, [net.w])(x)
+    np.testing.assert_allclose(value, net.w)
