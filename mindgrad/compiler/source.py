@@ -202,7 +202,7 @@ def get_source(fn) -> Source:
             lines[0] if lines else "")
     source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
-        tree = _lambda_tree(fn, source)
+        tree = _lambda_tree(fn, source, lines, first_line)
     else:
         try:
             module = depth.parse(source)
@@ -225,15 +225,10 @@ def _check_matches(fn, tree, filename, first_line, lines):
     """The source read is ``fn``'s own: it starts where its code says, with its name and its
     parameters. A file edited since it was imported can hold another text there."""
     code = fn.__code__
-    args = tree.args
-    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    names += [a.id for a in (args.vararg, args.kwarg) if a is not None]
-    count = code.co_argcount + code.co_kwonlyargcount + \
-        bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    if names != list(code.co_varnames[:count]):
+    names, expected = _parameter_names(tree.args), _code_parameters(code)
+    if names != expected:
         _mismatch(fn, filename, first_line, lines,
-                  f"has parameters ({', '.join(names)}), "
-                  f"not ({', '.join(code.co_varnames[:count])})")
+                  f"has parameters ({', '.join(names)}), not ({', '.join(expected)})")
     if code.co_name != "<lambda>" and (tree.name != code.co_name or
                                         first_line != code.co_firstlineno):
         _mismatch(fn, filename, first_line, lines, f"is a def of {tree.name}")
@@ -326,8 +321,10 @@ def _shift_lines(tree, delta):
             node.lineno += delta
 
 
-def _lambda_tree(fn, source):
-    """The lambda's own node, out of the (possibly multi-lambda) source line inspect returns."""
+def _lambda_tree(fn, source, lines, first_line):
+    """The lambda's own node, out of the (possibly multi-lambda) source line inspect returns.
+    Where the line alone does not tell (several lambdas of the same parameters, a lambda on a
+    continuation line), the columns Python 3.11+ records for the lambda's code pin it."""
     text = source.strip()
     module = None
     for candidate in (text, text.rstrip(",;)"), "(" + text + ")", text.split("=", 1)[-1].strip()):
@@ -336,15 +333,20 @@ def _lambda_tree(fn, source):
             break
         except SyntaxError:
             continue
-    if module is None:
-        raise NoSourceError(f"cannot parse the source line of a lambda: {text!r}")
-    lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
+    lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)] if module else []
     lambdas = [n for n in lambdas if _parameter_names(n.args) == _code_parameters(fn.__code__)] \
         or lambdas
     if len(lambdas) != 1:
+        lam = _lambda_at_columns(fn, lines, first_line)
+        if lam is not None:
+            lambdas = [lam]
+    if module is None and not lambdas:
+        raise NoSourceError(f"cannot parse the source line of a lambda: {text!r}")
+    if len(lambdas) != 1:
         raise NoSourceError(
             f"cannot tell which of the {len(lambdas)} lambdas on this line to differentiate: "
-            f"{text!r}; give it a name with def")
+            f"{text!r}; give it a name with def (Python 3.11 and later tell lambdas apart by "
+            "their columns)")
     lam = lambdas[0]
     ret = gast.Return(value=lam.body)
     gast.copy_location(ret, lam)
@@ -352,6 +354,52 @@ def _lambda_tree(fn, source):
                             returns=None, type_comment=None, type_params=[])
     gast.copy_location(fdef, lam)
     return fdef
+
+
+def _lambda_at_columns(fn, lines, first_line):
+    """The lambda whose body spans the columns its code's instructions record (Python 3.11+),
+    read from ``lines`` (which start at ``first_line``), or None. Line numbers of the nodes
+    count from ``first_line``."""
+    positions = getattr(fn.__code__, "co_positions", None)
+    if positions is None:
+        return None
+    spans = [p for p in positions() if None not in p and (p[0], p[2]) != (p[1], p[3])]
+    if not spans:
+        return None
+    (l0, c0), (l1, c1) = min((p[0], p[2]) for p in spans), max((p[1], p[3]) for p in spans)
+    if not first_line <= l0 <= l1 < first_line + len(lines):
+        return None
+
+    def line(n):
+        return lines[n - first_line].encode()  # columns count UTF-8 bytes
+
+    if l0 == l1:
+        body = line(l0)[c0:c1].decode()
+    else:
+        body = "\n".join([line(l0)[c0:].decode().rstrip("\n")] +
+                         [line(n).decode().rstrip("\n") for n in range(l0 + 1, l1)] +
+                         [line(l1)[:c1].decode()])
+    head = "".join(line(n).decode() for n in range(first_line, l0)) + line(l0)[:c0].decode()
+    start = max((i for i in range(len(head)) if head.startswith("lambda", i) and
+                 (i == 0 or not (head[i - 1].isalnum() or head[i - 1] == "_"))), default=None)
+    if start is None:
+        return None
+    header = head[start:].rstrip().rstrip("(").rstrip()
+    try:
+        lam = depth.parse("(" + header + " None)").body[0].value
+        expr = depth.parse("(" + body + "\n)").body[0].value
+    except SyntaxError:
+        return None
+    if not isinstance(lam, gast.Lambda) or \
+            _parameter_names(lam.args) != _code_parameters(fn.__code__):
+        return None
+    _shift_lines(expr, l0 - first_line)
+    lam.body = expr
+    for node in gast.walk(lam.args):
+        if getattr(node, "lineno", None) is not None:
+            node.lineno = 1
+    lam.lineno = 1
+    return lam
 
 
 def unbind(fn):

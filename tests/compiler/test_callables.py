@@ -6,6 +6,7 @@ reverse and forward mode and at second order where the function is twice differe
 """
 
 import functools
+import sys
 
 import numpy as np
 import pytest
@@ -534,3 +535,44 @@ def test_helpers_named_like_generated_entries():
     closed = 20.0 * x + 2.0 * np.cos(x)  # 10 * sum(x * x) + 2 * sum(sin(x)) while sum(x) > 0
     np.testing.assert_allclose(mindgrad.grad(uses_helpers_named_like_entries)(x), closed,
                                rtol=1e-12)
+
+
+# ----- lambdas found by their columns (Python 3.11+) ---------------------------------------
+
+_LAMBDAS = {"square": lambda v: np.sum(v * v), "cube": lambda v: np.sum((v + 1.0) * v * v)}
+_SCALED = [(lambda a, b=2.0: a * b), (lambda a, b=3.0: a * b * b)]
+_needs_columns = pytest.mark.skipif(sys.version_info < (3, 11),
+                                    reason="code objects record columns from Python 3.11")
+
+
+@_needs_columns
+def test_lambdas_of_one_parameter_name_in_a_dict_are_told_apart():
+    x = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(mindgrad.grad(_LAMBDAS["square"])(x), 2 * x)
+    np.testing.assert_allclose(mindgrad.grad(_LAMBDAS["cube"])(x), 3 * x * x + 2 * x)
+    _, tangent = mindgrad.jvp(_LAMBDAS["cube"], (x,), (np.ones(3),))
+    np.testing.assert_allclose(tangent, np.sum(3 * x * x + 2 * x))
+
+
+@_needs_columns
+def test_lambdas_with_defaults_in_a_list_and_on_a_continuation_line():
+    assert [mindgrad.grad(f)(1.5) for f in _SCALED] == [2.0, 9.0]
+    x = np.array([0.3, 1.1])
+    g = mindgrad.grad(
+        lambda v: np.sum(np.sin(v) *
+                         v))
+    np.testing.assert_allclose(g(x), np.cos(x) * x + np.sin(x))
+
+
+@_needs_columns
+def test_two_lambdas_on_one_line_passed_as_arguments():
+    x = np.array([0.3, 1.1])
+    f, h = mindgrad.grad(lambda v: np.sum(v * 3.0)), mindgrad.grad(lambda v: np.sum(v * v))
+    np.testing.assert_allclose(f(x), [3.0, 3.0])
+    np.testing.assert_allclose(h(x), 2 * x)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 11), reason="Python 3.10 records no columns")
+def test_without_columns_two_lambdas_on_a_line_are_an_error_that_says_what_works():
+    with pytest.raises(mindgrad.NoSourceError, match="give it a name with def"):
+        mindgrad.grad(_LAMBDAS["square"])(np.ones(2))
