@@ -9,7 +9,8 @@ this module and never imports the API.
 * ``mindgrad.jvp(f, inputs, v)`` written in differentiated code becomes a call of ``f``'s
   tangent code, written as Python by the function registered with ``register_jvp``.
 * ``grad(g, ...)`` and ``value_and_grad(g, ...)`` called in place with arguments known before
-  the run are built then (``register_gradient_maker``).
+  the run are built then (``register_gradient_maker``); so is ``self.grad_op(self.net)(x)``
+  for a ``GradOperation`` held by a Cell, whose class is registered.
 """
 
 from __future__ import annotations
@@ -37,8 +38,11 @@ def jvp_expander(fn):
 
 
 def register_gradient_maker(*makers):
+    """Declare functions (``grad``) or classes whose instances (MindSpore's ``GradOperation()``)
+    make gradient functions when called with the function to differentiate."""
     _MAKERS.extend(makers)
 
 
 def is_gradient_maker(fn) -> bool:
-    return any(fn is maker for maker in _MAKERS)
+    return any(fn is maker or isinstance(maker, type) and isinstance(fn, maker)
+               for maker in _MAKERS)

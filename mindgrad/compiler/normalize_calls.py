@@ -158,7 +158,8 @@ class Calls:
             args.append(value)
         kwargs = {k.arg: k.value.value for k in func.keywords}
         self.src.static_arguments.append(func.args[0])
-        name = self.fresh(f"{maker.__name__}_{getattr(args[0], '__name__', 'fn')}")
+        label = getattr(maker, "__name__", None) or "grad"
+        name = self.fresh(f"{label}_{getattr(args[0], '__name__', type(args[0]).__name__)}")
         self.src.constants[name] = maker(*args, **kwargs)
         return A.load(name)
 
