@@ -73,6 +73,9 @@ def arange(start=0, end=None, step=1, *, dtype=None):
     from 0)."""
     if end is None:
         start, end = 0, start
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = np.int64 if ints else np.float32
     return Tensor(np.arange(start, end, step), dtype)
 
 

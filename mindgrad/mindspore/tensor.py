@@ -1,7 +1,8 @@
 """MindSpore's ``Tensor``: an ndarray subclass with MindSpore's constructor and methods.
 
-Computing with Tensors gives Tensors (NumPy keeps the subclass; ``__array_priority__`` makes a
-Tensor win over a Parameter in a mixed expression), so ``net(x).asnumpy()`` and
+Computing with Tensors gives Tensors (NumPy's ufuncs keep the subclass, ``__array_priority__``
+makes a Tensor win over a Parameter in a mixed expression, and ``__array_function__`` turns the
+plain arrays of NumPy's other functions into Tensors), so ``net(x).asnumpy()`` and
 ``loss.asnumpy()`` work. ``grad`` and ``value_and_grad`` compute on plain views of Tensor
 arguments, at NumPy speed, and give their results back as Tensors (``register_array_type``).
 
@@ -99,6 +100,11 @@ class Tensor(np.ndarray):
         if isinstance(item, np.generic):  # an element is a 0-d Tensor in MindSpore
             return np.asarray(item).view(Tensor)
         return item
+
+    def __array_function__(self, func, types, args, kwargs):
+        # NumPy's functions that are no ufuncs (np.where, np.concatenate, np.linalg.norm, ...)
+        # give plain arrays; MindSpore's operators give Tensors
+        return _as_tensor(super().__array_function__(func, types, args, kwargs))
 
     def __repr__(self):
         values = np.array2string(self.view(np.ndarray), separator=" ")
@@ -260,6 +266,16 @@ class Tensor(np.ndarray):
     def var(self, axis=None, ddof=0, keepdims=False, *, dtype=None, out=None, **kwargs):
         return super().var(axis=F._axis(axis), dtype=dtype, out=out, ddof=ddof,
                            keepdims=keepdims, **kwargs)
+
+
+def _as_tensor(value):
+    """Plain arrays and NumPy numbers in ``value`` (or in a tuple or list of them) as Tensors."""
+    if value.__class__ is np.ndarray or (isinstance(value, np.generic) and
+                                         value.dtype.kind in "biufc"):
+        return np.asarray(value).view(Tensor)
+    if value.__class__ in (tuple, list):
+        return value.__class__(_as_tensor(item) for item in value)
+    return value
 
 
 def _method(fn, name):
