@@ -259,6 +259,9 @@ def test_cell_methods():
     assert net.scale.name == "scale" and "scale" in net.parameters_dict()
     net.update_parameters_name("net.")
     assert list(net.parameters_dict())[0] == "net.w"
+    ints = np.array([1, 2])
+    cast = net.cast_inputs((np.ones(2), ints), ms.float16)
+    assert cast[0].dtype == np.float16 and cast[1] is ints
 
 
 def test_sequential_cell_and_cell_list_name_parameters_as_mindspore():
@@ -595,6 +598,12 @@ def test_second_order_with_the_gradient_function_in_a_local_variable():
     x = Tensor(np.array([0.5]), ms.float32)
     np.testing.assert_allclose(ops.GradOperation()(_GradNetTwoLines(_Sin()))(x),
                                -np.sin(0.5), rtol=1e-5)
+
+
+def test_a_lambda_on_a_continuation_line():
+    g = ms.grad(
+        lambda t: t * t * 3.0)
+    assert g(2.0) == 12.0
 
 
 _LAMBDAS = {"double": lambda t: t * 2.0, "cube": lambda t: t * t * t}

@@ -16,6 +16,7 @@ from collections import OrderedDict
 import numpy as np
 
 from mindgrad.compiler import objects
+from mindgrad.mindspore.tensor import dtype_name
 
 __all__ = ["Cell", "CellList", "Parameter", "ParameterTuple", "SequentialCell"]
 
@@ -105,15 +106,10 @@ class Parameter(np.ndarray):
         return (Parameter, (self.view(np.ndarray).copy(), self.name, self.requires_grad))
 
     def __repr__(self):
-        return (f"Parameter (name={self.name}, shape={self.shape}, dtype={_dtype_name(self)}, "
-                f"requires_grad={self.requires_grad})")
+        return (f"Parameter (name={self.name}, shape={self.shape}, "
+                f"dtype={dtype_name(self.dtype)}, requires_grad={self.requires_grad})")
 
     __str__ = __repr__
-
-
-def _dtype_name(array) -> str:
-    name = array.dtype.name
-    return name[0].upper() + name[1:] if name != "bool" else "Bool"
 
 
 class ParameterTuple(tuple):
@@ -322,6 +318,17 @@ class Cell:
 
     def compile_and_run(self, *inputs):
         return self(*inputs)
+
+    def run_construct(self, cast_inputs, kwargs):
+        return self.construct(*cast_inputs, **kwargs)
+
+    def cast_inputs(self, inputs, dst_type):
+        """The floating arrays of ``inputs`` cast to ``dst_type``, the rest as they are."""
+        return tuple(np.asanyarray(x).astype(dst_type) if np.asanyarray(x).dtype.kind == "f"
+                     else x for x in inputs)
+
+    def cast_param(self, param):
+        return param
 
     def extend_repr(self):
         return ""
