@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mindgrad.mindspore import functional as F
+from mindgrad.mindspore import nn_functional as NF
 from mindgrad.mindspore.cell import Cell, Parameter
 from mindgrad.mindspore.initializer import initializer
 
@@ -80,12 +81,12 @@ class ActivatedDense(Dense):
 
 class ReLU(Cell):
     def construct(self, x):
-        return F.relu(x)
+        return NF.relu(x)
 
 
 class ReLU6(Cell):
     def construct(self, x):
-        return F.relu6(x)
+        return NF.relu6(x)
 
 
 class Tanh(Cell):
@@ -95,7 +96,7 @@ class Tanh(Cell):
 
 class Sigmoid(Cell):
     def construct(self, x):
-        return F.sigmoid(x)
+        return NF.sigmoid(x)
 
 
 class GELU(Cell):
@@ -107,12 +108,12 @@ class GELU(Cell):
         self.approximate = "tanh" if approximate else "none"
 
     def construct(self, x):
-        return F.gelu(x, self.approximate)
+        return NF.gelu(x, self.approximate)
 
 
 class FastGelu(Cell):
     def construct(self, x):
-        return F.fast_gelu(x)
+        return NF.fast_gelu(x)
 
 
 class ELU(Cell):
@@ -121,7 +122,7 @@ class ELU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        return F.elu(x, self.alpha)
+        return NF.elu(x, self.alpha)
 
 
 class CELU(Cell):
@@ -130,12 +131,12 @@ class CELU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        return F.celu(x, self.alpha)
+        return NF.celu(x, self.alpha)
 
 
 class SeLU(Cell):
     def construct(self, x):
-        return F.selu(x)
+        return NF.selu(x)
 
 
 class Softmax(Cell):
@@ -144,17 +145,17 @@ class Softmax(Cell):
         self.axis = axis
 
     def construct(self, x):
-        return F.softmax(x, self.axis)
+        return NF.softmax(x, self.axis)
 
 
 class Softmin(Softmax):
     def construct(self, x):
-        return F.softmin(x, self.axis)
+        return NF.softmin(x, self.axis)
 
 
 class LogSoftmax(Softmax):
     def construct(self, x):
-        return F.log_softmax(x, self.axis)
+        return NF.log_softmax(x, self.axis)
 
 
 class PReLU(Cell):
@@ -166,7 +167,7 @@ class PReLU(Cell):
         self.w = Parameter(np.full(channel, w, dtype), name="a")
 
     def construct(self, x):
-        return F.prelu(x, self.w)
+        return NF.prelu(x, self.w)
 
 
 class LeakyReLU(Cell):
@@ -175,42 +176,42 @@ class LeakyReLU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        return F.leaky_relu(x, self.alpha)
+        return NF.leaky_relu(x, self.alpha)
 
 
 class HSwish(Cell):
     def construct(self, x):
-        return F.hardswish(x)
+        return NF.hardswish(x)
 
 
 class HSigmoid(Cell):
     def construct(self, x):
-        return F.hardsigmoid(x)
+        return NF.hardsigmoid(x)
 
 
 class LogSigmoid(Cell):
     def construct(self, x):
-        return F.logsigmoid(x)
+        return NF.logsigmoid(x)
 
 
 class Softsign(Cell):
     def construct(self, x):
-        return F.softsign(x)
+        return NF.softsign(x)
 
 
 class SiLU(Cell):
     def construct(self, x):
-        return F.silu(x)
+        return NF.silu(x)
 
 
 class Mish(Cell):
     def construct(self, x):
-        return F.mish(x)
+        return NF.mish(x)
 
 
 class Tanhshrink(Cell):
     def construct(self, x):
-        return F.tanhshrink(x)
+        return NF.tanhshrink(x)
 
 
 class Hardtanh(Cell):
@@ -219,7 +220,7 @@ class Hardtanh(Cell):
         self.min_val, self.max_val = float(min_val), float(max_val)
 
     def construct(self, x):
-        return F.hardtanh(x, self.min_val, self.max_val)
+        return NF.hardtanh(x, self.min_val, self.max_val)
 
 
 class SoftShrink(Cell):
@@ -228,7 +229,7 @@ class SoftShrink(Cell):
         self.lambd = float(lambd)
 
     def construct(self, x):
-        return F.softshrink(x, self.lambd)
+        return NF.softshrink(x, self.lambd)
 
 
 class HShrink(Cell):
@@ -237,7 +238,7 @@ class HShrink(Cell):
         self.lambd = float(lambd)
 
     def construct(self, x):
-        return F.hardshrink(x, self.lambd)
+        return NF.hardshrink(x, self.lambd)
 
 
 class Threshold(Cell):
@@ -246,7 +247,7 @@ class Threshold(Cell):
         self.threshold, self.value = threshold, value
 
     def construct(self, x):
-        return F.threshold(x, self.threshold, self.value)
+        return NF.threshold(x, self.threshold, self.value)
 
 
 _ACTIVATIONS = {
@@ -314,7 +315,7 @@ class Dropout(Cell):
         self.keep_prob = 1.0 - self.p
 
     def construct(self, x):
-        return F.dropout(x, self.p, self.training)
+        return NF.dropout(x, self.p, self.training)
 
     def extend_repr(self):
         return f"p={self.p}"

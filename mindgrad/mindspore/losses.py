@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mindgrad.mindspore import functional as F
+from mindgrad.mindspore import nn_functional as NF
 from mindgrad.mindspore.cell import Cell
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
@@ -31,17 +31,17 @@ class LossBase(Cell):
         return tuple(range(np.ndim(x)))
 
     def get_loss(self, x, weights=1.0):
-        return F.reduce_loss(x * weights, self.reduction)
+        return NF.reduce_loss(x * weights, self.reduction)
 
 
 class MSELoss(LossBase):
     def construct(self, logits, labels):
-        return F.mse_loss(logits, labels, self.reduction)
+        return NF.mse_loss(logits, labels, self.reduction)
 
 
 class L1Loss(LossBase):
     def construct(self, logits, labels):
-        return F.l1_loss(logits, labels, self.reduction)
+        return NF.l1_loss(logits, labels, self.reduction)
 
 
 MAELoss = L1Loss
@@ -54,7 +54,7 @@ class RMSELoss(LossBase):
         super().__init__()
 
     def construct(self, logits, label):
-        return np.sqrt(F.mse_loss(logits, label, "mean"))
+        return np.sqrt(NF.mse_loss(logits, label, "mean"))
 
 
 class SmoothL1Loss(LossBase):
@@ -63,7 +63,7 @@ class SmoothL1Loss(LossBase):
         self.beta = beta
 
     def construct(self, logits, labels):
-        return F.smooth_l1_loss(logits, labels, self.beta, self.reduction)
+        return NF.smooth_l1_loss(logits, labels, self.beta, self.reduction)
 
 
 class HuberLoss(LossBase):
@@ -72,12 +72,12 @@ class HuberLoss(LossBase):
         self.delta = delta
 
     def construct(self, logits, labels):
-        return F.huber_loss(logits, labels, self.reduction, self.delta)
+        return NF.huber_loss(logits, labels, self.reduction, self.delta)
 
 
 class SoftMarginLoss(LossBase):
     def construct(self, logits, labels):
-        return F.soft_margin_loss(logits, labels, self.reduction)
+        return NF.soft_margin_loss(logits, labels, self.reduction)
 
 
 class KLDivLoss(LossBase):
@@ -90,7 +90,7 @@ class KLDivLoss(LossBase):
         self.log_target = log_target
 
     def construct(self, logits, labels):
-        return F.kl_div(logits, labels, self.reduction, self.log_target)
+        return NF.kl_div(logits, labels, self.reduction, self.log_target)
 
 
 class CosineEmbeddingLoss(LossBase):
@@ -99,7 +99,7 @@ class CosineEmbeddingLoss(LossBase):
         self.margin = margin
 
     def construct(self, logits_x1, logits_x2, labels):
-        return F.cosine_embedding_loss(logits_x1, logits_x2, labels, self.margin,
+        return NF.cosine_embedding_loss(logits_x1, logits_x2, labels, self.margin,
                                        self.reduction)
 
 
@@ -115,7 +115,7 @@ class CrossEntropyLoss(LossBase):
         self.label_smoothing = label_smoothing
 
     def construct(self, logits, labels):
-        return F.cross_entropy(logits, labels, self.weight, self.ignore_index, self.reduction,
+        return NF.cross_entropy(logits, labels, self.weight, self.ignore_index, self.reduction,
                                self.label_smoothing)
 
 
@@ -126,7 +126,7 @@ class NLLLoss(LossBase):
         self.ignore_index = ignore_index
 
     def construct(self, logits, labels):
-        return F.nll_loss(logits, labels, self.weight, self.ignore_index, self.reduction)
+        return NF.nll_loss(logits, labels, self.weight, self.ignore_index, self.reduction)
 
 
 class SoftmaxCrossEntropyWithLogits(LossBase):
@@ -138,8 +138,8 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
         self.sparse = sparse
 
     def construct(self, logits, labels):
-        loss = F.softmax_cross_entropy_with_logits(logits, labels, self.sparse)
-        return F.reduce_loss(loss, self.reduction)
+        loss = NF.softmax_cross_entropy_with_logits(logits, labels, self.sparse)
+        return NF.reduce_loss(loss, self.reduction)
 
 
 class BCEWithLogitsLoss(LossBase):
@@ -151,7 +151,7 @@ class BCEWithLogitsLoss(LossBase):
         self.pos_weight = pos_weight
 
     def construct(self, logits, labels):
-        return F.binary_cross_entropy_with_logits(logits, labels, self.weight, self.pos_weight,
+        return NF.binary_cross_entropy_with_logits(logits, labels, self.weight, self.pos_weight,
                                                   self.reduction)
 
 
@@ -163,4 +163,4 @@ class BCELoss(LossBase):
         self.weight = weight
 
     def construct(self, logits, labels):
-        return F.binary_cross_entropy(logits, labels, self.weight, self.reduction)
+        return NF.binary_cross_entropy(logits, labels, self.weight, self.reduction)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mindgrad.mindspore import functional as F
+from mindgrad.mindspore import nn_functional as NF
 from mindgrad.mindspore.tensor import Tensor
 
 
@@ -187,52 +188,52 @@ class Erfc(Primitive):
 
 class Sigmoid(Primitive):
     def __call__(self, x):
-        return F.sigmoid(x)
+        return NF.sigmoid(x)
 
 
 class ReLU(Primitive):
     def __call__(self, x):
-        return F.relu(x)
+        return NF.relu(x)
 
 
 class ReLU6(Primitive):
     def __call__(self, x):
-        return F.relu6(x)
+        return NF.relu6(x)
 
 
 class Softplus(Primitive):
     def __call__(self, x):
-        return F.softplus(x)
+        return NF.softplus(x)
 
 
 class Softsign(Primitive):
     def __call__(self, x):
-        return F.softsign(x)
+        return NF.softsign(x)
 
 
 class HSwish(Primitive):
     def __call__(self, x):
-        return F.hardswish(x)
+        return NF.hardswish(x)
 
 
 class HSigmoid(Primitive):
     def __call__(self, x):
-        return F.hardsigmoid(x)
+        return NF.hardsigmoid(x)
 
 
 class Mish(Primitive):
     def __call__(self, x):
-        return F.mish(x)
+        return NF.mish(x)
 
 
 class SeLU(Primitive):
     def __call__(self, x):
-        return F.selu(x)
+        return NF.selu(x)
 
 
 class FastGeLU(Primitive):
     def __call__(self, x):
-        return F.fast_gelu(x)
+        return NF.fast_gelu(x)
 
 
 class LogicalNot(Primitive):
@@ -378,14 +379,14 @@ class Elu(Primitive):
         self.alpha = alpha
 
     def __call__(self, input_x):
-        return F.elu(input_x, self.alpha)
+        return NF.elu(input_x, self.alpha)
 
 
 class GeLU(Primitive):
     """The tanh approximation, as MindSpore's ``GeLU`` primitive computes it."""
 
     def __call__(self, x):
-        return F.gelu(x, "tanh")
+        return NF.gelu(x, "tanh")
 
 
 class LeakyReLU(Primitive):
@@ -394,7 +395,7 @@ class LeakyReLU(Primitive):
         self.alpha = alpha
 
     def __call__(self, x):
-        return F.leaky_relu(x, self.alpha)
+        return NF.leaky_relu(x, self.alpha)
 
 
 class Softmax(Primitive):
@@ -403,12 +404,12 @@ class Softmax(Primitive):
         self.axis = axis
 
     def __call__(self, logits):
-        return F.softmax(logits, self.axis)
+        return NF.softmax(logits, self.axis)
 
 
 class LogSoftmax(Softmax):
     def __call__(self, logits):
-        return F.log_softmax(logits, self.axis)
+        return NF.log_softmax(logits, self.axis)
 
 
 class AddN(Primitive):
@@ -422,7 +423,7 @@ class BiasAdd(Primitive):
         self.data_format = data_format
 
     def __call__(self, input_x, bias):
-        return F.bias_add(input_x, bias)
+        return NF.bias_add(input_x, bias)
 
 
 class BatchMatMul(Primitive):
@@ -689,8 +690,8 @@ class SoftmaxCrossEntropyWithLogits(Primitive):
     ``softmax(logits) - labels`` (MindSpore's primitive returns both)."""
 
     def __call__(self, logits, labels):
-        loss = F.softmax_cross_entropy_with_logits(logits, labels)
-        return loss, F.softmax(logits, -1) - labels
+        loss = NF.softmax_cross_entropy_with_logits(logits, labels)
+        return loss, NF.softmax(logits, -1) - labels
 
 
 class SparseSoftmaxCrossEntropyWithLogits(Primitive):
@@ -703,12 +704,12 @@ class SparseSoftmaxCrossEntropyWithLogits(Primitive):
                                       "a gradient; use mindgrad.grad of the loss")
 
     def __call__(self, logits, labels):
-        return np.mean(F.softmax_cross_entropy_with_logits(logits, labels, True))
+        return np.mean(NF.softmax_cross_entropy_with_logits(logits, labels, True))
 
 
 class SigmoidCrossEntropyWithLogits(Primitive):
     def __call__(self, logits, label):
-        return F.binary_cross_entropy_with_logits(logits, label, reduction="none")
+        return NF.binary_cross_entropy_with_logits(logits, label, reduction="none")
 
 
 class BinaryCrossEntropy(Primitive):
@@ -717,7 +718,7 @@ class BinaryCrossEntropy(Primitive):
         self.reduction = reduction
 
     def __call__(self, logits, labels, weight=None):
-        return F.binary_cross_entropy(logits, labels, weight, self.reduction)
+        return NF.binary_cross_entropy(logits, labels, weight, self.reduction)
 
 
 class L2Loss(Primitive):
@@ -736,7 +737,7 @@ class Dropout(Primitive):
         self.keep_prob = keep_prob
 
     def __call__(self, x):
-        mask = F.dropout_mask(np.shape(x), self.keep_prob)
+        mask = NF.dropout_mask(np.shape(x), self.keep_prob)
         return x * mask / self.keep_prob, mask
 
 

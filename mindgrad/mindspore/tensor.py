@@ -8,7 +8,8 @@ arguments, at NumPy speed, and give their results back as Tensors (``register_ar
 
 Methods that NumPy arrays also have keep NumPy's keyword names and add MindSpore's positional
 order (``t.mean(0, True)`` is ``keep_dims=True``); MindSpore's own methods (``exp``, ``pow``,
-``expand_dims``, ``view(*shape)``, ...) call the functional operators of ``functional``.
+``expand_dims``, ``view(*shape)``, ...) call the functional operators of ``functional`` and
+``nn_functional``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from mindgrad.api.gradients import register_array_type
 from mindgrad.mindspore import functional as F
+from mindgrad.mindspore import nn_functional as NF
 
 __all__ = ["Tensor", "tensor"]
 
@@ -312,7 +314,7 @@ _FUNCTIONAL_METHODS = (
 )
 
 for _name in _FUNCTIONAL_METHODS:
-    setattr(Tensor, _name, _method(getattr(F, _name), _name))
+    setattr(Tensor, _name, _method(getattr(F, _name, None) or getattr(NF, _name), _name))
 del _name
 
 
