@@ -48,7 +48,7 @@ rng = np.random.default_rng(0)
 w1, w2, w3, w4 = (Tensor(rng.standard_normal(3), dtype=mstype.float32) for _ in range(4))
 grad_ys = (Tensor([2., 2., 3.]), Tensor([3., 2., 4.]))
 grads = ops.GradOperation(get_all=True, sens_param=True)(f)(w1, w2, w3, w4, grad_ys)
-print(list(grads))
+print([g.asnumpy() for g in grads])
 # Out:
 # [array([2., 2., 3.], dtype=float32),
 #  array([2., 2., 3.], dtype=float32),

@@ -116,10 +116,8 @@ def _differentiable(fn, args):
 
 
 def _as_tuple(value, label):
-    if isinstance(value, tuple):
-        return value
-    if isinstance(value, list):
-        raise TypeError(f"`{label}` must be an array or a tuple of arrays, got a list")
+    if isinstance(value, (tuple, list)):  # a list of inputs, as MindSpore's jvp takes
+        return tuple(value)
     return (value,)
 
 
@@ -395,7 +393,7 @@ def jacobian_as_python(jac: Jacobian, nargs: int):
     if nargs in made and made[nargs][0] is inner:
         return made[nargs][1]
     params = ", ".join(f"x{i}" for i in range(nargs))
-    name = jac.__name__
+    name = "".join(c if c.isalnum() else "_" for c in jac.__name__)  # jacrev_<lambda>
     if jac.mode == "rev":
         namespace = {"fn": jac.fn, "gradient": inner}
         text = (f"def {name}({params}):\n"

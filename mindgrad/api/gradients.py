@@ -17,7 +17,8 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.compiler import cache, driver, expansions, objects
 
-__all__ = ["GradFunction", "get_grad", "grad", "source", "stop_gradient", "value_and_grad"]
+__all__ = ["GradFunction", "get_grad", "grad", "register_array_type", "source", "stop_gradient",
+           "value_and_grad"]
 
 
 # ----- argument checks ------------------------------------------------------------------------
@@ -82,6 +83,8 @@ _PLAIN = (float, int, bool, complex, str, bytes, type(None))
 def _computes_like_ndarray(cls) -> bool:
     if objects.is_weight_class(cls):
         return True  # results of computing with it are plain arrays (Parameter.__array_wrap__)
+    if issubclass(cls, _array_types):
+        return True  # declared so by the layer that defines it (register_array_type)
     return all(getattr(cls, name, None) is getattr(np.ndarray, name) for name in _ARRAY_SEMANTICS)
 
 
@@ -137,6 +140,60 @@ def _leaves(value):
             yield from _leaves(v)
     else:
         yield value
+
+
+# ----- array types of a layer above -----------------------------------------------------------
+
+# ndarray subclasses that a layer above defines (MindSpore's Tensor) and declares to compute
+# exactly as ndarray does: gradients see their instances as plain arrays, so the generated code
+# runs at NumPy speed, and give the arrays they return in that type again.
+_array_types: tuple = ()
+
+
+def register_array_type(cls) -> None:
+    """Declare ``cls``, an ndarray subclass, as computing exactly like ndarray. ``grad`` and
+    ``value_and_grad`` take its instances as plain arrays; when an argument (or an element of a
+    tuple, list or dict argument) is one, every array in the result (the value, the gradients
+    and the aux outputs) comes back as ``cls``, as a view."""
+    global _array_types
+    if not (isinstance(cls, type) and issubclass(cls, np.ndarray)):
+        raise TypeError(f"register_array_type takes an ndarray subclass, got {cls!r}")
+    if cls not in _array_types:
+        _array_types += (cls,)
+
+
+def _array_type_in(values):
+    """The registered array type of the first value (or element) that is one, or None."""
+    for value in values:
+        for leaf in _leaves(value):
+            if isinstance(leaf, _array_types) and not objects.is_weight(leaf):
+                return type(leaf)
+    return None
+
+
+def _as_plain(value):
+    """``value`` with every instance of a registered array type viewed as a plain ndarray."""
+    if isinstance(value, _array_types) and not objects.is_weight(value):
+        return value.view(np.ndarray)
+    return _map_container(value, _as_plain)
+
+
+def _as_type(value, cls):
+    """``value`` with every plain array and NumPy number viewed as ``cls``."""
+    if value.__class__ is np.ndarray or isinstance(value, np.generic):
+        return np.asarray(value).view(cls)
+    return _map_container(value, lambda v: _as_type(v, cls))
+
+
+def _map_container(value, fn):
+    """``fn`` applied to each element of a tuple, list or dict (its type kept); else ``value``."""
+    if value.__class__ in (tuple, list):
+        return value.__class__(fn(v) for v in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
+        return value._make(fn(v) for v in value)
+    if value.__class__ is dict:
+        return {k: fn(v) for k, v in value.items()}
+    return value
 
 
 # ----- the gradient function ------------------------------------------------------------------
@@ -239,7 +296,16 @@ class GradFunction:
                             weights=self.weights, keywords=keywords)
 
     def gradients(self, args, kwargs, sens):
-        """``(output, input gradients, weight gradients)``, both tuples, no structure applied."""
+        """``(output, input gradients, weight gradients)``, both tuples, no structure applied.
+        Arguments of a registered array type are computed on as plain arrays, and the result
+        comes back in that type (``register_array_type``)."""
+        array_type = _array_type_in((args, kwargs, sens)) if _array_types else None
+        if array_type is None:
+            return self._gradients(args, kwargs, sens)
+        result = self._gradients(_as_plain(args), _as_plain(kwargs), _as_plain(sens))
+        return _as_type(result, array_type)
+
+    def _gradients(self, args, kwargs, sens):
         if kwargs:
             check_argument_types((), kwargs)
         if sens is not None and sens.__class__ is not np.ndarray:
@@ -292,12 +358,12 @@ class GradFunction:
 
     def source(self, *args, **kwargs) -> str:
         """The generated adjoint (and the functions it calls) for arguments like ``args``."""
-        args, _ = self._split_sens(args)
+        args, _ = self._split_sens(_as_plain(args))
         return self._generated(args, kwargs).text
 
     def stages(self, *args, **kwargs) -> str:
         """The source after every stage of the pipeline, for arguments like ``args``."""
-        args, _ = self._split_sens(args)
+        args, _ = self._split_sens(_as_plain(args))
         for p in self.positions:
             if p >= len(args):
                 raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs")

@@ -26,16 +26,15 @@ class GradOperation:
         if self.get_by_list and weights is None:
             raise ValueError("GradOperation(get_by_list=True) needs `weights`")
         weight_list = list(_weights(weights)[0]) if self.get_by_list else []
+        if not (self.get_all or self.get_by_list):
+            # the bare gradient of the first input is what grad(fn) gives; as a GradFunction it
+            # can be differentiated again: GradOperation()(GradOperation()(net))
+            return GradFunction(fn, (0,), None, False, False, self.sens_param, False)
         op = self
 
         def gradient_function(*args, **kwargs):
             inputs = args[:-1] if op.sens_param else args
-            if op.get_all:
-                positions = tuple(range(len(inputs)))
-            elif op.get_by_list:
-                positions = ()
-            else:
-                positions = (0,)
+            positions = tuple(range(len(inputs))) if op.get_all else ()
             inner = GradFunction(fn, positions, weight_list if op.get_by_list else None,
                                  False, False, op.sens_param, False)
             args, sens = inner._split_sens(args)
@@ -44,9 +43,7 @@ class GradOperation:
                 return grads, wgrads
             if op.get_all:
                 return grads
-            if op.get_by_list:
-                return wgrads
-            return grads[0]
+            return wgrads
 
         gradient_function.__name__ = "grad_" + getattr(fn, "__name__", type(fn).__name__)
         return gradient_function

@@ -1,7 +1,11 @@
-"""MindSpore's ``ops`` namespace: the primitives the migration documents use, ``GradOperation``,
-``stop_gradient`` and the functional ``grad``/``value_and_grad``.
+"""MindSpore's ``ops`` namespace (``mindgrad.ops``): the primitives the migration documents use
+(with gradient rules below), ``GradOperation``, ``stop_gradient``, the functional gradients
+(``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``jacfwd``, ``jacrev``), and, gathered from
+their modules, the functional operators (``functional``, ``nn_functional``), the constructors
+(``creation``) and
+the other primitive classes (``primitives``).
 
-A primitive is a small callable class; its gradient rule is registered for the class, and
+A primitive here is a small callable class; its gradient rule is registered for the class, and
 receives the instance first (``def _(out, op, x, y)``), so attributes such as ``transpose_a``
 are honoured.
 """
@@ -10,8 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mindgrad.api.gradients import grad, stop_gradient, value_and_grad
+from mindgrad.api.functional import jacfwd, jacrev, jvp, vjp
+from mindgrad.api.gradients import get_grad, grad, stop_gradient, value_and_grad
+from mindgrad.mindspore import creation, functional, nn_functional, primitives
+from mindgrad.mindspore.creation import *  # noqa: F403  (MindSpore's constructors)
+from mindgrad.mindspore.functional import *  # noqa: F403  (MindSpore's functional operators)
 from mindgrad.mindspore.grad_operation import GradOperation
+from mindgrad.mindspore.nn_functional import *  # noqa: F403  (activations and losses)
+from mindgrad.mindspore.primitives import *  # noqa: F403  (MindSpore's primitive classes)
 from mindgrad.rules import adjoint, d, tangent
 from mindgrad.runtime import is_zero, unbroadcast, unreduce, zero_tangent
 from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, summable
@@ -24,10 +34,16 @@ __all__ = [
     "ReduceMean",
     "ReduceSum",
     "Sub",
+    "get_grad",
     "grad",
+    "jacfwd",
+    "jacrev",
+    "jvp",
     "stop_gradient",
     "value_and_grad",
+    "vjp",
 ]
+__all__ += functional.__all__ + nn_functional.__all__ + creation.__all__ + primitives.__all__
 
 
 class MatMul:

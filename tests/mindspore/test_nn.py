@@ -1719,8 +1719,6 @@ def test_prelu_slope_is_a_trainable_parameter():
 def test_dense_refuses_unknown_activations(bad, error):
     with pytest.raises(error, match="activation"):
         nn.Dense(3, 4, activation=bad)
-    with pytest.raises(ValueError, match="approximate"):
-        nn.GELU(approximate=False)
 
 
 class _SinCell(nn.Cell):
