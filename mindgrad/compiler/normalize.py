@@ -43,6 +43,7 @@ class Normalizer(Expressions, Calls, LocalFunctions, Located):
         self.src = src
         self.names = names
         self.local_functions = {}
+        self.built_gradients = {}  # g = grad_op(net), assigned once: g -> the built constant
         self.locals = set()
         self.assignments = {}  # name -> how many statements bind it
         self.inlining = []
@@ -166,6 +167,12 @@ class Normalizer(Expressions, Calls, LocalFunctions, Located):
             # g = make(2.0) or g = inner: calls of g are calls of that def
             self.local_functions[target.id] = self.function_value(value, out)
             return
+        if isinstance(target, gast.Name) and isinstance(value, gast.Call) and \
+                self.assignments.get(target.id) == 1:
+            built = self._built_callee(value)  # g = self.grad_op(self.net); g(x)
+            if built is not None:
+                self.built_gradients[target.id] = built.id
+                value = built
         self.assign_to(target, value, out, s)
 
     def stmt_AugAssign(self, s, out):

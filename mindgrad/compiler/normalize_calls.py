@@ -27,6 +27,8 @@ class Calls:
             fdef = self.function_value(func, out)
             if fdef is not None:
                 return self.inline(fdef, node, out)
+        if isinstance(func, gast.Name) and func.id in self.built_gradients:
+            func = A.load(self.built_gradients[func.id])
         tangent_call = self._jvp_call(node, out)
         if tangent_call is not None:
             return tangent_call

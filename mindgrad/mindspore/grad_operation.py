@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mindgrad.api.gradients import GradFunction, _check_bool, _weights
+from mindgrad.compiler import expansions
 
 
 class GradOperation:
@@ -47,3 +48,7 @@ class GradOperation:
 
         gradient_function.__name__ = "grad_" + getattr(fn, "__name__", type(fn).__name__)
         return gradient_function
+
+
+# self.grad_op(self.net)(x) inside a Cell's construct is built when the Cell is differentiated
+expansions.register_gradient_maker(GradOperation)

@@ -20,7 +20,7 @@ import mindgrad
 import mindgrad as ms
 from mindgrad import Parameter, Tensor, nn, ops
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 F32, F64 = np.float32, np.float64
 
 

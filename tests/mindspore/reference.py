@@ -14,7 +14,7 @@ The lists are taken from MindSpore's API reference sources in its repository
 - ``TENSOR_METHODS``: the method list of ``mindspore.Tensor`` (``Tensor_list.rst``);
 - ``CELL_METHODS`` and ``PARAMETER_MEMBERS``: the methods and properties those pages document.
 
-``python3 tests/mindspore_reference.py`` prints, per list, how many names mindgrad has and which
+``python3 tests/mindspore/reference.py`` prints, per list, how many names mindgrad has and which
 are missing.
 """
 
