@@ -1,9 +1,8 @@
 """MindSpore's second-order derivative tutorial, with only the imports changed.
 
-MindSpore's tutorial wraps ``GradOperation`` in Cells (``GradSec(Grad(net))``); mindgrad cannot
-yet differentiate a Cell whose ``construct`` holds a ``GradOperation`` (see the README), so the
-same derivatives are taken here with the gradient operations nested as functions, the other form
-MindSpore 2.x documents: ``GradOperation()(GradOperation()(net))`` and ``ops.grad(ops.grad(f))``.
+The tutorial wraps ``GradOperation`` in Cells (``GradSec(Grad(net))``); the same derivatives
+follow with the gradient operations nested as functions, the other form MindSpore 2.x
+documents: ``GradOperation()(GradOperation()(net))`` and ``ops.grad(ops.grad(f))``.
 """
 
 import numpy as np
@@ -26,16 +25,46 @@ class Net(nn.Cell):
         return out
 
 
+class Grad(nn.Cell):
+    """The first derivative: a GradOperation held by a Cell."""
+
+    def __init__(self, network):
+        super(Grad, self).__init__()
+        self.grad = ops.GradOperation()
+        self.network = network
+
+    def construct(self, x):
+        gout = self.grad(self.network)(x)
+        return gout
+
+
+class GradSec(nn.Cell):
+    """The second derivative: the same, around the first."""
+
+    def __init__(self, network):
+        super(GradSec, self).__init__()
+        self.grad = ops.GradOperation()
+        self.network = network
+
+    def construct(self, x):
+        gout = self.grad(self.network)(x)
+        return gout
+
+
 x_train = Tensor(np.array([3.1415926]), dtype=ms.float32)
 
 net = Net()
-firstgrad = ops.GradOperation()(net)  # cos(x)
-secondgrad = ops.GradOperation()(firstgrad)  # -sin(x)
+firstgrad = Grad(net)  # cos(x)
+secondgrad = GradSec(firstgrad)  # -sin(x)
 output = secondgrad(x_train)
 
 # print the result
 result = np.around(output.asnumpy(), decimals=2)
 print(result)
+
+# the same, with the gradient operations nested as functions
+output = ops.GradOperation()(ops.GradOperation()(net))(x_train)
+print(np.around(output.asnumpy(), decimals=2))
 
 
 # the functional form: ops.grad of ops.grad, at several points

@@ -359,8 +359,9 @@ def test_example_train_classifier():
 def test_example_second_order():
     out = _run_example("ms_second_order.py")
     lines = out.splitlines()
-    assert lines[0] == "[-0.]"  # -sin(pi), rounded as MindSpore's tutorial prints it
-    numbers = [float(v) for v in re.findall(r"-?\d+\.\d*(?:e-?\d+)?", lines[1])]
+    assert lines[0] == "[-0.]"  # -sin(pi) through GradSec(Grad(net)), as the tutorial prints it
+    assert lines[1] == "[-0.]"  # the same, GradOperation()(GradOperation()(net))
+    numbers = [float(v) for v in re.findall(r"-?\d+\.\d*(?:e-?\d+)?", lines[2])]
     np.testing.assert_allclose(numbers, -np.sin([0.0, 0.5, 1.0, 2.0]), rtol=1e-6, atol=1e-7)
     assert "d2g/dx2 = [-4.]" in out and "d2g/dxdy = [3.]" in out  # 2y and 2x at (1.5, -2)
     hessian = [float(v) for v in re.findall(r"-?\d+\.\d*", out.split("sum(sin(x)):")[1])]
