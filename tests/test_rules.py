@@ -15,6 +15,7 @@ import mindgrad
 from mindgrad import rules
 from mindgrad.rules import is_nondifferentiable, lookup, vjp_of
 from mindgrad.rules import numpy_linalg as nl
+from mindgrad.rules import numpy_shape as ns
 from mindgrad.runtime import is_zero
 
 RNG = np.random.default_rng(20240607)
@@ -549,7 +550,8 @@ case(seeded(np.random.choice, 2), r(5), 7, key=np.random.choice, label="choice")
 case(seeded(np.random.choice, 3), r(7), (2, 3), False, key=np.random.choice, label="choice")
 
 CHECKED_EXACTLY = {("method", "items"), ("method", "values"), np.float16, np.float32,
-                   np.complex64, np.complex128}
+                   np.complex64, np.complex128,
+                   ns.join_tangent}  # as its tangent's transpose: tests/test_runtime_rules.py
 
 # ----- methods and attributes --------------------------------------------------------------
 

@@ -22,7 +22,6 @@ import pytest
 import mindgrad  # noqa: F401  (registers the rules)
 from mindgrad import ops, rules, runtime
 from mindgrad.rules import builtins_math as bm
-from mindgrad.rules import forward_numpy_shape as fns
 from mindgrad.rules import jvp_of
 from mindgrad.rules import methods as me
 from mindgrad.rules import nondiff as nd
@@ -995,9 +994,9 @@ helper(runtime.as_sequence, r(3, 2))
 helper(runtime.concat_tangents, [r(2), f()], [r(2), f()], [r(3)], [r(3)])
 helper(rr.concat_tangents_adjoint, [r(2), f(), r(3)], [r(2), f()], [r(3)], 0)
 helper(rr.concat_tangents_adjoint, [r(2), f(), r(3)], [r(2), f()], [r(3)], 1)
-helper(fns.join_tangent, np.concatenate, [r(2, 3), r(1, 3)], [r(2, 3), r(1, 3)], r(3, 3), 0)
-helper(fns.join_tangent, np.concatenate, [r(2, 3), r(4)], [r(2, 3), r(4)], r(10), None)
-helper(fns.join_tangent, np.vstack, [r(3), r(2, 3)], [r(3), r(2, 3)], r(3, 3))
+helper(ns.join_tangent, np.concatenate, [r(2, 3), r(1, 3)], [r(2, 3), r(1, 3)], r(3, 3), 0)
+helper(ns.join_tangent, np.concatenate, [r(2, 3), r(4)], [r(2, 3), r(4)], r(10), None)
+helper(ns.join_tangent, np.vstack, [r(3), r(2, 3)], [r(3), r(2, 3)], r(3, 3))
 helper(runtime.snapshot, [r(2), f()])
 helper(runtime.snapshot, {"a": r(2)})
 helper(runtime.private_copy, r(2, 3), {})
