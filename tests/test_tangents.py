@@ -38,9 +38,10 @@ RNG = np.random.default_rng(20240611)
 EPS = 1e-6
 RTOL = 1e-5
 
-FORWARD_MODULES = {f"mindgrad.rules.forward_{m}" for m in
-                   ("operators", "builtins_math", "numpy_elementwise", "numpy_reductions",
-                    "numpy_shape", "numpy_linalg", "methods", "runtime")}
+FORWARD_MODULES = {f"mindgrad.rules.{m}" for m in
+                   ("forward_operators", "forward_builtins_math", "forward_numpy_elementwise",
+                    "numpy_reductions", "numpy_shape", "forward_numpy_linalg", "methods",
+                    "nondiff", "forward_runtime")}
 
 # ----- random inputs -----------------------------------------------------------------------
 
