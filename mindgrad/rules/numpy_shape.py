@@ -3,10 +3,12 @@ directions: each function's adjoint with its tangent (forward mode) beside it.
 
 All of these are linear maps that move elements around: each gradient moves ``d[out]`` back,
 and the tangent is the same function of the input's tangent, which ``@linear`` derives from the
-adjoint template's signature. Hand-written tangents remain where the function is not linear in
-its array (``sort``, ``pad``) or takes a list of arrays (``concatenate``, ``meshgrid``: a list of
-tangents with 0 for arrays without one). Functions returning a list (``split``) receive a list
-``d[out]`` whose unused entries are 0.
+adjoint template's signature. Hand-written tangents remain where that derived call would compute
+something else: the function is not linear in its array (``sort``, ``pad``), takes a list of
+arrays (``concatenate``, ``meshgrid``: a list of tangents with 0 for arrays without one) or
+``*args``, has an ``out`` parameter the call would pass on (``take``, ``trace``), or is a method
+a number tangent or the symbolic 0 lacks (``.ravel()``, ``.squeeze()``, ``.repeat()``).
+Functions returning a list (``split``) receive a list ``d[out]`` whose unused entries are 0.
 
 The helpers the adjoints call (``transpose_grad``, ``take_grad``, ...) are linear in the gradient
 ``g``; forward mode over reverse-mode code (Hessian-vector products) differentiates them too.
