@@ -9,7 +9,6 @@ The decompositions (``svd``, ``eigh``) are for real matrices with distinct singu
 import numpy as np
 
 from mindgrad.rules import d, tangent, tangent_method
-from mindgrad.rules.forward_numpy_reductions import as_dtype_of
 from mindgrad.rules.numpy_linalg import (
     einsum_list,
     full_matrices_message,
@@ -18,6 +17,7 @@ from mindgrad.rules.numpy_linalg import (
     reject_complex,
     swap_last_axes,
 )
+from mindgrad.rules.numpy_reductions import as_dtype_of
 from mindgrad.runtime import is_zero
 from mindgrad.runtime.tangents import TangentTuple, float_dtype
 

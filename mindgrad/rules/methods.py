@@ -1,14 +1,33 @@
-"""Rules for ndarray methods and attributes: ``x.sum(...)``, ``x.T``, ...
+"""Rules for ndarray methods and attributes (``x.sum(...)``, ``x.T``, ...) and dict views,
+both directions: each method's adjoint with its tangent (forward mode) beside it.
 
 The receiver is the parameter after the output. The parameters mirror the methods' own
 signatures (``x.sum`` takes ``keepdims`` only by keyword; ``x.reshape(2, 3)`` and
 ``x.reshape((2, 3))`` both bind ``*shape``), and the helpers are those of the function rules.
-Methods whose results are constants (``argmax``, ``nonzero``, ...) are the transformer's concern.
+Methods sharing a function's template (``cumsum``, ``ravel``, ``swapaxes``, ...) are registered
+with it. Tangents call the NumPy function on the tangent, not the method: a number tangent of a
+NumPy scalar, and the symbolic 0, have no ``.T`` or ``.reshape``. Methods whose results are
+constants (``argmax``, ``nonzero``, ...) are the transformer's concern.
 """
 
 import numpy as np
 
-from mindgrad.rules import adjoint_attr, adjoint_method, d
+from mindgrad.rules import (
+    adjoint_attr,
+    adjoint_method,
+    d,
+    linear,
+    linear_attr,
+    nondifferentiable,
+    tangent_attr,
+    tangent_method,
+)
+from mindgrad.rules.forward_numpy_elementwise import (
+    astype_tangent,
+    clip_tangent_a,
+    clip_tangent_lower,
+    clip_tangent_upper,
+)
 from mindgrad.rules.numpy_elementwise import (
     array_grad,
     astype_grad,
@@ -21,18 +40,25 @@ from mindgrad.rules.numpy_elementwise import (
 )
 from mindgrad.rules.numpy_reductions import (
     extremum_grad,
+    extremum_tangent,
     prod_grad,
+    prod_tangent,
     reduce_mean_grad,
     reduce_sum_grad,
     std_grad,
+    std_tangent,
     var_grad,
+    var_mean_tangent,
+    var_tangent,
 )
 from mindgrad.rules.numpy_shape import (
     transpose_grad,
 )
 from mindgrad.runtime import is_zero, takes_zero
+from mindgrad.runtime.tangents import TangentList
 
 # ----- reductions --------------------------------------------------------------------------
+# sum and mean are linear, but their derived tangents would pass ``out`` and ``initial`` on
 
 
 @adjoint_method("sum")
@@ -40,9 +66,19 @@ def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, whe
     d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, where)
 
 
+@tangent_method("sum")
+def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, where=True):
+    d[ans] = np.sum(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+
+
 @adjoint_method("mean")
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, where=True):
     d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, where)
+
+
+@tangent_method("mean")
+def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, where=True):
+    d[ans] = np.mean(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 @adjoint_method("prod")
@@ -50,9 +86,19 @@ def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, whe
     d[a] = prod_grad(d[ans], a, axis, keepdims, initial, where)
 
 
+@tangent_method("prod")
+def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, where=True):
+    d[ans] = prod_tangent(d[a], a, ans, axis, keepdims, initial, where)
+
+
 @adjoint_method("max", "min")
 def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
     d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where)
+
+
+@tangent_method("max", "min")
+def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
+    d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where)
 
 
 @adjoint_method("var")
@@ -61,10 +107,24 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=
     d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction, where, mean)
 
 
+@tangent_method("var")
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
+      mean=None, correction=None):
+    d[ans] = var_tangent(d[a], a, ans, axis, ddof, keepdims, correction, where, mean)
+    d[ans] = var_mean_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean)
+
+
 @adjoint_method("std")
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
       mean=None, correction=None):
     d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction, where, mean)
+
+
+@tangent_method("std")
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
+      mean=None, correction=None):
+    d[ans] = std_tangent(d[a], a, ans, axis, ddof, keepdims, correction, where, mean)
+    d[ans] = std_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean, "mean")
 
 
 # ----- shape -------------------------------------------------------------------------------
@@ -73,6 +133,11 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=
 @adjoint_method("reshape")
 def _(out, a, *shape, order="C", copy=None):
     d[a] = np.reshape(d[out], np.shape(a), order=order)
+
+
+@tangent_method("reshape")
+def _(out, a, *shape, order="C", copy=None):
+    d[out] = np.reshape(d[a], np.shape(out), order=order)
 
 
 def method_transpose_axes(axes):
@@ -85,9 +150,17 @@ def method_transpose_axes(axes):
     return axes
 
 
+nondifferentiable(method_transpose_axes)
+
+
 @adjoint_method("transpose")
 def _(out, a, *axes):
     d[a] = transpose_grad(d[out], method_transpose_axes(axes))
+
+
+@tangent_method("transpose")
+def _(out, a, *axes):
+    d[out] = np.transpose(d[a], method_transpose_axes(axes))
 
 
 # ----- values ------------------------------------------------------------------------------
@@ -101,9 +174,22 @@ def _(ans, a, min=None, max=None, out=None):
     d[max] = clip_grad_upper(d[ans], a, bounds[0], max)
 
 
+@tangent_method("clip")
+def _(ans, a, min=None, max=None, out=None):
+    bounds = clip_bounds(a, min, max, None, None)
+    d[ans] = clip_tangent_a(d[a], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_lower(d[min], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_upper(d[max], a, bounds[0], bounds[1], ans)
+
+
 @adjoint_method("astype")
 def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     d[a] = array_grad(d[out], a, out)
+
+
+@tangent_method("astype")
+def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    d[out] = astype_tangent(d[a], out)
 
 
 @adjoint_method("copy")
@@ -111,9 +197,19 @@ def _(out, a, order="C"):
     d[a] = d[out]
 
 
+@tangent_method("copy")
+def _(out, a, order="C"):
+    d[out] = np.array(d[a])
+
+
 @adjoint_method("conj", "conjugate")
 def _(out, a):
     d[a] = np.conj(d[out])
+
+
+@tangent_method("conj", "conjugate")
+def _(out, a):
+    d[out] = np.conj(d[a])
 
 
 def item_position(a, args):
@@ -136,9 +232,24 @@ def item_grad(g, a, args):
     return astype_grad(np.reshape(grad, np.shape(a)), a)
 
 
+@linear(item_grad)
+def _(out, g, a, args):
+    ...
+
+
+def item_tangent(t, args):
+    """Tangent of ``a.item(*args)``: the same element of the tangent, a Python number."""
+    return np.asarray(t).item(*args)
+
+
 @adjoint_method("item")
 def _(out, a, *args):
     d[a] = item_grad(d[out], a, args)
+
+
+@tangent_method("item")
+def _(out, a, *args):
+    d[out] = item_tangent(d[a], args)
 
 
 def tolist_grad(g, a):
@@ -153,9 +264,26 @@ def tolist_grad(g, a):
     return grid
 
 
+@linear(tolist_grad)
+def _(out, g, a):
+    ...
+
+
+def tolist_tangent(t):
+    """Tangent of ``a.tolist()``: ``t`` as nested lists that add element by element."""
+    if np.ndim(t) == 0:
+        return np.asarray(t).item()
+    return TangentList(tolist_tangent(ti) for ti in t)
+
+
 @adjoint_method("tolist")
 def _(out, a):
     d[a] = tolist_grad(d[out], a)
+
+
+@tangent_method("tolist")
+def _(out, a):
+    d[out] = tolist_tangent(d[a])
 
 
 # ----- attributes --------------------------------------------------------------------------
@@ -166,17 +294,24 @@ def _(out, x):
     d[x] = np.transpose(d[out])
 
 
+@tangent_attr("T")  # np.transpose takes a number tangent and the symbolic 0; .T does not
+def _(out, x):
+    d[out] = np.transpose(d[x])
+
+
+@linear_attr("real")
 @adjoint_attr("real")
 def _(out, x):
     d[x] = astype_grad(np.real(d[out]), x)
 
 
+@linear_attr("imag")
 @adjoint_attr("imag")
 def _(out, x):
     d[x] = imag_grad(d[out], x)
 
 
-# ----- dict views ------------------------------------------------------------------------------
+# ----- dict views --------------------------------------------------------------------------
 
 
 @takes_zero
@@ -203,6 +338,11 @@ def dict_values_grad(g, mapping):
     return grads
 
 
+@linear(dict_items_grad, dict_values_grad)
+def _(out, g, mapping):
+    ...
+
+
 def dict_get_grad(g, mapping, key):
     """Gradient of ``d.get(key, default)`` for ``d``: ``g`` at ``key``, when ``d`` has it."""
     if is_zero(g) or key not in mapping:
@@ -215,10 +355,33 @@ def dict_get_default_grad(g, mapping, key):
     return 0 if key in mapping else g
 
 
+def dict_items_tangent(t, mapping):
+    """Tangent of ``d.items()``: one ``[0, tangent of the value]`` pair per key, in order."""
+    return TangentList(TangentList([0, t.get(k, 0)]) for k in mapping)
+
+
+def dict_values_tangent(t, mapping):
+    """Tangent of ``d.values()``: the values' tangents in order (0 for keys without one)."""
+    return TangentList(t.get(k, 0) for k in mapping)
+
+
+def dict_get_tangent(t, mapping, key):
+    """Tangent of ``d.get(key, default)`` from ``d``: its tangent at ``key``, if ``d`` has it."""
+    if is_zero(t) or key not in mapping or key not in t:
+        return 0
+    return t[key]
+
+
 @adjoint_method("get")
 def _(out, self, key, default=None):
     d[self] = dict_get_grad(d[out], self, key)
     d[default] = dict_get_default_grad(d[out], self, key)
+
+
+@tangent_method("get")
+def _(out, self, key, default=None):
+    d[out] = dict_get_tangent(d[self], self, key)
+    d[out] = dict_get_default_grad(d[default], self, key)
 
 
 @adjoint_method("items")
@@ -226,6 +389,16 @@ def _(out, self):
     d[self] = dict_items_grad(d[out], self)
 
 
+@tangent_method("items")
+def _(out, self):
+    d[out] = dict_items_tangent(d[self], self)
+
+
 @adjoint_method("values")
 def _(out, self):
     d[self] = dict_values_grad(d[out], self)
+
+
+@tangent_method("values")
+def _(out, self):
+    d[out] = dict_values_tangent(d[self], self)

@@ -2,14 +2,15 @@
 
 Constructors, shape queries, index-valued functions, comparisons, rounding (zero slope almost
 everywhere, as in JAX) and random sampling; a random permutation or choice of an array is a
-gather of its entries, with a rule. ``np.float32(x)`` and friends are casts: the
-gradient passes through them, cast back to the input's type; integer casts are constants.
-Names missing from this NumPy are skipped, so the list can name functions of several versions.
+gather of its entries, with an adjoint and a tangent rule side by side. ``np.float32(x)`` and
+friends are casts: the gradient passes through them, cast back to the input's type; integer
+casts are constants. Names missing from this NumPy are skipped, so the list can name functions
+of several versions.
 """
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, nondifferentiable
+from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent
 from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
 from mindgrad.runtime import GradientError, is_zero, unbroadcast
 
@@ -118,14 +119,38 @@ def draw_tangent(t, a, out):
     return np.asarray(t)[drawn_indices(out, a)]
 
 
+# both helpers are linear in their first argument, the drawn positions piecewise constant:
+# forward mode over the gradient (or over the tangent) applies them to its tangent
+
+
+@linear(draw_grad)
+def _(out, g, a, drawn):
+    ...
+
+
+@linear(draw_tangent)
+def _(out, t, a, drawn):
+    ...
+
+
 @adjoint(np.random.permutation)
 def _(out, x):
     d[x] = draw_grad(d[out], x, out)
 
 
+@tangent(np.random.permutation)
+def _(out, x):
+    d[out] = draw_tangent(d[x], x, out)
+
+
 @adjoint(np.random.choice)
 def _(out, a, size=None, replace=True, p=None):
     d[a] = draw_grad(d[out], a, out)
+
+
+@tangent(np.random.choice)
+def _(out, a, size=None, replace=True, p=None):
+    d[out] = draw_tangent(d[a], a, out)
 
 
 # ----- scalar types: float casts pass the gradient, integer casts are constants ------------

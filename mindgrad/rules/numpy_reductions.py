@@ -1,16 +1,27 @@
-"""Rules for NumPy's reductions and cumulative operations.
+"""Rules for NumPy's reductions and cumulative operations, both directions: each function's
+adjoint with its tangent (forward mode) beside it.
 
 A reduction's gradient is the incoming gradient broadcast back over the reduced axes
-(``unreduce``), weighted by how much each element contributed. Helpers cast their result back
-to the input's dtype: a reduction asked for ``dtype=np.float64`` still returns float32 gradients
-for a float32 input.
+(``unreduce``), weighted by how much each element contributed; its tangent reduces the input's
+tangent with the same weights. Helpers cast their result back to the input's dtype (a reduction
+asked for ``dtype=np.float64`` still returns float32 gradients for a float32 input), tangent
+helpers to the output's (``as_dtype_of``).
+
+The gradient helpers (``reduce_sum_grad``, ``prod_grad``, ...) are differentiated again by forward
+mode over reverse-mode code (Hessian-vector products). Those linear in the gradient ``g`` get
+their tangent from ``@linear`` on a template with the helper's signature and no body; those that
+also change with a primal argument have a ``*_grad_tangent`` helper with the derivative.
+``sum``, ``mean`` and ``cumsum`` keep hand-written tangents although they are linear: their
+templates end in an ``out`` parameter that the derived call would pass on (a positional ``out``
+would receive the tangent), and ``sum``'s ``initial`` is added, not scaled.
 """
 
 import numpy as np
 
-from mindgrad.rules import adjoint, adjoint_method, d
+from mindgrad.rules import adjoint, adjoint_method, d, linear, tangent, tangent_method
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce
+from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, float_dtype
 
 
 def reduced_axes(axis, ndim):
@@ -38,6 +49,16 @@ def masked_grad(g, where):
     return np.where(where, g, g * 0)
 
 
+def as_dtype_of(t, out):
+    """``t`` in the float dtype of ``out`` (a NumPy scalar for a 0-d result)."""
+    dtype = float_dtype(out)
+    if isinstance(out, np.ndarray):
+        return np.asarray(t).astype(dtype, copy=False)
+    if np.ndim(t) == 0:
+        return np.asarray(t, dtype)[()]  # a NumPy scalar
+    return np.asarray(t).astype(dtype, copy=False)
+
+
 # ----- sums and means ----------------------------------------------------------------------
 
 
@@ -63,9 +84,20 @@ def reduce_mean_grad(g, a, axis=None, keepdims=False, where=True):
     return astype_grad(grad / np.maximum(count, 1).astype(np.result_type(grad, 1.0)), a)
 
 
+@linear(reduce_sum_grad, reduce_mean_grad)
+def _(out, g, a, axis=None, keepdims=False, where=True):
+    ...
+
+
 @adjoint(np.sum)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
     d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, where)
+
+
+@tangent(np.sum)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
+    d[ans] = np.sum(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    d[ans] = broadcast_tangent(d[initial], ans)
 
 
 @adjoint(np.mean)
@@ -73,14 +105,34 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, where)
 
 
+@tangent(np.mean)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    d[ans] = np.mean(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+
+
 @adjoint(np.nansum)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
     d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, np.logical_and(where, ~np.isnan(a)))
 
 
+@tangent(np.nansum)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
+    d[ans] = np.sum(d[a], axis, dtype, None, keepdims, 0, np.logical_and(where, ~np.isnan(a)))
+    d[ans] = broadcast_tangent(d[initial], ans)
+
+
 @adjoint(np.nanmean)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, np.logical_and(where, ~np.isnan(a)))
+
+
+@tangent(np.nanmean)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    d[ans] = np.mean(d[a], axis, dtype, None, keepdims,
+                     where=np.logical_and(where, ~np.isnan(a)))
+
+
+# ----- weighted averages -------------------------------------------------------------------
 
 
 def average_weights(a, axis, weights):
@@ -105,6 +157,28 @@ def average_grad_a(g, a, axis, weights, returned=False, keepdims=False):
     return astype_grad(unreduce(g, a, axis, keepdims) * (w / total), a)
 
 
+def average_grad_a_tangent(g, a, axis, weights, t, returned=False, keepdims=False):
+    """Tangent of ``average_grad_a`` (``g w / sum(w)``) from ``weights``."""
+    if is_zero(t):
+        return 0
+    g = g[0] if returned else g
+    if is_zero(g):
+        return 0
+    w = average_weights(a, axis, weights)
+    tw = average_weights(a, axis, t)
+    axes = reduced_axes(axis, np.ndim(a))
+    total = np.sum(w, axis=axes, keepdims=True)
+    t_total = np.sum(tw, axis=axes, keepdims=True)
+    return astype_grad(unreduce(g, a, axis, keepdims) * (tw / total - w * t_total / total ** 2),
+                          a)
+
+
+@tangent(average_grad_a)
+def _(out, g, a, axis, weights, returned=False, keepdims=False):
+    d[out] = average_grad_a(d[g], a, axis, weights, returned, keepdims)
+    d[out] = average_grad_a_tangent(g, a, axis, weights, d[weights], returned, keepdims)
+
+
 def average_grad_weights(g, a, axis, weights, returned=False, keepdims=False):
     """Gradient of ``np.average`` (and of the returned sum of weights) for ``weights``."""
     if weights is None:
@@ -124,10 +198,85 @@ def average_grad_weights(g, a, axis, weights, returned=False, keepdims=False):
     return astype_grad(unbroadcast(grad, weights), weights)
 
 
+def average_grad_weights_tangent(g, a, axis, weights, t, wrt, returned=False, keepdims=False):
+    """Tangent of ``average_grad_weights`` from ``a`` (wrt 0) or ``weights`` (1): the part
+    ``g_avg (a - mean) / total`` changes with both."""
+    if is_zero(t):
+        return 0
+    if weights is None:
+        return 0
+    g_avg = g[0] if returned else g
+    if is_zero(g_avg):
+        return 0
+    w = average_weights(a, axis, weights)
+    axes = reduced_axes(axis, np.ndim(a))
+    total = np.sum(w, axis=axes, keepdims=True)
+    mean = np.sum(w * a, axis=axes, keepdims=True) / total
+    if wrt == 0:
+        t_mean = np.sum(w * t, axis=axes, keepdims=True) / total
+        change = (t - t_mean) / total
+    else:
+        tw = average_weights(a, axis, t)
+        t_total = np.sum(tw, axis=axes, keepdims=True)
+        t_mean = np.sum(tw * (a - mean), axis=axes, keepdims=True) / total
+        change = -t_mean / total - (a - mean) * t_total / total ** 2
+    grad = unreduce(g_avg, a, axis, keepdims) * change
+    if np.ndim(weights) == 1 and np.shape(weights) != np.shape(a):
+        grad = np.sum(grad, axis=tuple(i for i in range(np.ndim(a)) if i not in axes))
+    return astype_grad(unbroadcast(grad, weights), weights)
+
+
+@tangent(average_grad_weights)
+def _(out, g, a, axis, weights, returned=False, keepdims=False):
+    d[out] = average_grad_weights(d[g], a, axis, weights, returned, keepdims)
+    d[out] = average_grad_weights_tangent(g, a, axis, weights, d[a], 0, returned, keepdims)
+    d[out] = average_grad_weights_tangent(g, a, axis, weights, d[weights], 1, returned,
+                                          keepdims)
+
+
+def average_tangent_a(t, a, axis, weights, returned, keepdims, out):
+    """Tangent of ``np.average(a, axis, weights)`` from ``a``: the weighted average of ``t``
+    (the returned sum of weights does not depend on ``a``)."""
+    if is_zero(t):
+        return 0
+    w = average_weights(a, axis, weights)
+    axes = reduced_axes(axis, np.ndim(a))
+    total = np.sum(w, axis=axes, keepdims=keepdims)
+    t_avg = np.sum(w * t, axis=axes, keepdims=keepdims) / total
+    if returned:
+        return TangentTuple((as_dtype_of(t_avg, out[0]), as_dtype_of(0 * out[1], out[1])))
+    return as_dtype_of(t_avg, out)
+
+
+def average_tangent_weights(t, a, axis, weights, returned, keepdims, out):
+    """Tangent of ``np.average`` (and of the returned sum of weights) from ``weights``:
+    ``sum(t (a - avg)) / sum(w)`` and ``sum(t)``."""
+    if is_zero(t) or weights is None:
+        return 0
+    w = average_weights(a, axis, weights)
+    tw = average_weights(a, axis, t)
+    axes = reduced_axes(axis, np.ndim(a))
+    total = np.sum(w, axis=axes, keepdims=True)
+    mean = np.sum(w * a, axis=axes, keepdims=True) / total
+    t_avg = np.sum(tw * (a - mean), axis=axes, keepdims=keepdims) / \
+        (total if keepdims else np.squeeze(total, axes))
+    if returned:
+        t_total = np.sum(tw, axis=axes, keepdims=keepdims)
+        return TangentTuple((as_dtype_of(t_avg, out[0]),
+                             as_dtype_of(np.broadcast_to(t_total, np.shape(out[1])), out[1])))
+    return as_dtype_of(t_avg, out)
+
+
 @adjoint(np.average)
 def _(out, a, axis=None, weights=None, returned=False, *, keepdims=False):
     d[a] = average_grad_a(d[out], a, axis, weights, returned, keepdims)
     d[weights] = average_grad_weights(d[out], a, axis, weights, returned, keepdims)
+
+
+@tangent(np.average)
+def _(out, a, axis=None, weights=None, returned=False, *, keepdims=False):
+    d[out] = average_tangent_a(d[a], a, axis, weights, returned, keepdims, out)
+    d[out] = average_tangent_weights(d[weights], a, axis, weights, returned, keepdims, out)
 
 
 # ----- products ----------------------------------------------------------------------------
@@ -140,6 +289,21 @@ def exclusive_products(x):
     before = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
     after = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     return before * after
+
+
+def exclusive_products_tangent(x, t):
+    """Tangent of ``exclusive_products(x)`` (products of all the others along the last axis)
+    in the direction ``t``: exact with zeros, through the tangents of the two cumprods."""
+    ones, zeros = np.ones_like(x[..., :1]), np.zeros_like(t[..., :1])
+    head_x = np.concatenate([ones, x[..., :-1]], axis=-1)
+    head_t = np.concatenate([zeros, t[..., :-1]], axis=-1)
+    before = np.cumprod(head_x, axis=-1)
+    d_before = cumprod_tangent(head_t, head_x, before, -1)
+    tail_x = np.concatenate([ones, x[..., :0:-1]], axis=-1)
+    tail_t = np.concatenate([zeros, t[..., :0:-1]], axis=-1)
+    after = np.cumprod(tail_x, axis=-1)
+    d_after = cumprod_tangent(tail_t, tail_x, after, -1)
+    return d_before * after[..., ::-1] + before * d_after[..., ::-1]
 
 
 @takes_zero
@@ -158,9 +322,54 @@ def prod_grad(g, a, axis=None, keepdims=False, initial=1, where=True):
     return astype_grad(grad, a)
 
 
+def prod_grad_tangent(g, a, t, axis=None, keepdims=False, initial=1, where=True):
+    """Tangent of ``prod_grad`` from ``a``: the products of the other elements change by the
+    sum over the others of ``t`` times the products without both."""
+    if is_zero(t):
+        return 0
+    if np.size(a) == 0:
+        return np.zeros(np.shape(a), np.result_type(a, 1.0))
+    x = np.asarray(a)
+    t = np.broadcast_to(t, x.shape)
+    if where is not True:
+        x, t = np.where(where, x, np.ones_like(x)), np.where(where, t, np.zeros_like(t))
+    axes = reduced_axes(axis, x.ndim)
+    kept = x.ndim - len(axes)
+    moved_x = np.moveaxis(x, axes, range(kept, x.ndim))
+    moved_t = np.moveaxis(t, axes, range(kept, x.ndim))
+    flat_x = moved_x.reshape(moved_x.shape[:kept] + (-1,))
+    flat_t = moved_t.reshape(moved_t.shape[:kept] + (-1,))
+    others = exclusive_products_tangent(flat_x, flat_t).reshape(moved_x.shape)
+    others = np.moveaxis(others, range(kept, x.ndim), axes)
+    grad = masked_grad(unreduce(g, x, axis, keepdims) * others * initial, where)
+    return astype_grad(grad, a)
+
+
+@tangent(prod_grad)
+def _(out, g, a, axis=None, keepdims=False, initial=1, where=True):
+    d[out] = prod_grad(d[g], a, axis, keepdims, initial, where)
+    d[out] = prod_grad_tangent(g, a, d[a], axis, keepdims, initial, where)
+    d[out] = prod_grad(g, a, axis, keepdims, d[initial], where)
+
+
+def prod_tangent(t, a, ans, axis=None, keepdims=False, initial=1, where=True):
+    """Tangent of ``np.prod``: ``t`` weighted by the product of the other elements, summed."""
+    if np.size(a) == 0:
+        return as_dtype_of(np.zeros(np.shape(ans)), ans)
+    slopes = prod_grad(np.ones(np.shape(ans)), a, axis, keepdims, initial, where)
+    return as_dtype_of(np.sum(masked_grad(t * slopes, where), axis=reduced_axes(axis, np.ndim(a)),
+                              keepdims=keepdims), ans)
+
+
 @adjoint(np.prod)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
     d[a] = prod_grad(d[ans], a, axis, keepdims, initial, where)
+
+
+@tangent(np.prod)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
+    d[ans] = prod_tangent(d[a], a, ans, axis, keepdims, initial, where)
+    d[ans] = d[initial] * np.prod(a, axis, dtype, None, keepdims, 1, where)
 
 
 # ----- extrema -----------------------------------------------------------------------------
@@ -179,14 +388,37 @@ def extremum_grad(g, a, ans, axis=None, keepdims=False, where=True):
     return astype_grad(grad * share.astype(np.result_type(grad, 1.0), copy=False), a)
 
 
+@linear(extremum_grad)  # the share of each element is piecewise constant
+def _(out, g, a, ans, axis=None, keepdims=False, where=True):
+    ...
+
+
+def extremum_tangent(t, a, ans, axis=None, keepdims=False, where=True):
+    """Tangent of ``np.max``/``np.min``: the mean tangent of the elements equal to the result
+    (ties share, as the gradient does); 0 where ``initial`` won."""
+    share = extremum_grad(np.ones(np.shape(ans)), a, ans, axis, keepdims, where)
+    return as_dtype_of(np.sum(t * share, axis=reduced_axes(axis, np.ndim(a)), keepdims=keepdims),
+                       ans)
+
+
 @adjoint(np.max, np.min, np.amax, np.amin)
 def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
     d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where)
 
 
+@tangent(np.max, np.min, np.amax, np.amin)
+def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where)
+
+
 @adjoint(np.nanmax, np.nanmin)
 def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
     d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where)
+
+
+@tangent(np.nanmax, np.nanmin)
+def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where)
 
 
 # ----- variance and standard deviation -----------------------------------------------------
@@ -208,6 +440,33 @@ def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=Tru
     return astype_grad(masked_grad(grad, where), a)
 
 
+def var_grad_tangent(g, a, t, wrt, axis=None, ddof=0, keepdims=False, correction=None,
+                     where=True, mean=None):
+    """Tangent of ``var_grad`` (``g 2 (a - mean) / (N - ddof)``) from ``a`` (wrt 0; the computed
+    mean moves with it) or from a given ``mean`` (wrt 1)."""
+    if is_zero(t):
+        return 0
+    ddof = ddof if correction is None else correction
+    x = np.asarray(a)
+    axes = reduced_axes(axis, x.ndim)
+    if wrt == 1:
+        change = -t
+    elif mean is None:
+        change = t - np.mean(np.broadcast_to(t, x.shape), axis=axes, keepdims=True, where=where)
+    else:
+        change = t
+    count = reduced_count(x, axis, where)
+    grad = unreduce(g, x, axis, keepdims) * change * (2.0 / (count - ddof))
+    return astype_grad(masked_grad(grad, where), a)
+
+
+@tangent(var_grad)
+def _(out, g, a, axis=None, ddof=0, keepdims=False, correction=None, where=True, mean=None):
+    d[out] = var_grad(d[g], a, axis, ddof, keepdims, correction, where, mean)
+    d[out] = var_grad_tangent(g, a, d[a], 0, axis, ddof, keepdims, correction, where, mean)
+    d[out] = var_grad_tangent(g, a, d[mean], 1, axis, ddof, keepdims, correction, where, mean)
+
+
 @takes_zero
 def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
              mean=None):
@@ -219,16 +478,91 @@ def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, wher
                     correction, where, mean)
 
 
+def std_grad_tangent(g, a, ans, t, wrt, axis=None, ddof=0, keepdims=False, correction=None,
+                     where=True, mean=None):
+    """Tangent of ``std_grad`` (``var_grad(g / (2 ans), ...)``) from ``a`` (wrt 0), a given
+    ``mean`` (1) or ``ans`` (2: ``-g t / (2 ans^2)`` through ``var_grad``, 0 where ans is 0)."""
+    if is_zero(t):
+        return 0
+    if wrt == 2:
+        scale = -g * 0.5 * t / np.where(ans == 0, np.inf, ans) ** 2
+        return var_grad(scale, a, axis, ddof, keepdims, correction, where, mean)
+    scale = g * 0.5 / np.where(ans == 0, np.inf, ans)
+    return var_grad_tangent(scale, a, t, wrt, axis, ddof, keepdims, correction, where, mean)
+
+
+@tangent(std_grad)
+def _(out, g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+      mean=None):
+    d[out] = std_grad(d[g], a, ans, axis, ddof, keepdims, correction, where, mean)
+    d[out] = std_grad_tangent(g, a, ans, d[a], 0, axis, ddof, keepdims, correction, where, mean)
+    d[out] = std_grad_tangent(g, a, ans, d[mean], 1, axis, ddof, keepdims, correction, where,
+                              mean)
+    d[out] = std_grad_tangent(g, a, ans, d[ans], 2, axis, ddof, keepdims, correction, where,
+                              mean)
+
+
+def var_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+                mean=None):
+    """Tangent of ``np.var`` from ``a``: ``sum(2 (a - mean) t) / (N - ddof)`` (the mean's own
+    change contributes nothing: the deviations sum to zero; a given ``mean`` is a constant)."""
+    ddof = ddof if correction is None else correction
+    x = np.asarray(a)
+    axes = reduced_axes(axis, x.ndim)
+    if mean is None:
+        mean = np.mean(x, axis=axes, keepdims=True, where=where)
+    count = reduced_count(x, axis, where)
+    terms = masked_grad(t * (x - mean) * (2.0 / (count - ddof)), where)
+    return as_dtype_of(np.sum(terms, axis=axes, keepdims=keepdims), ans)
+
+
+def var_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None,
+                     where=True, mean=None):
+    """Tangent of ``np.var(a, mean=mean)`` from a given ``mean``."""
+    if is_zero(t) or mean is None:
+        return 0
+    ddof = ddof if correction is None else correction
+    x = np.asarray(a)
+    axes = reduced_axes(axis, x.ndim)
+    count = reduced_count(x, axis, where)
+    terms = masked_grad(-t * (x - mean) * (2.0 / (count - ddof)), where)
+    return as_dtype_of(np.sum(terms, axis=axes, keepdims=keepdims), ans)
+
+
+def std_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+                mean=None, wrt="a"):
+    """Tangent of ``np.std = sqrt(var)``: the variance's over ``2 std``; 0 where the std is 0."""
+    if is_zero(t):
+        return 0
+    fn = var_tangent if wrt == "a" else var_mean_tangent
+    t_var = fn(t, a, ans, axis, ddof, keepdims, correction, where, mean)
+    return as_dtype_of(t_var * 0.5 / np.where(ans == 0, np.inf, ans), ans)
+
+
 @adjoint(np.var)
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
       mean=None, correction=None):
     d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction, where, mean)
 
 
+@tangent(np.var)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[ans] = var_tangent(d[a], a, ans, axis, ddof, keepdims, correction, where, mean)
+    d[ans] = var_mean_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean)
+
+
 @adjoint(np.std)
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
       mean=None, correction=None):
     d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction, where, mean)
+
+
+@tangent(np.std)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[ans] = std_tangent(d[a], a, ans, axis, ddof, keepdims, correction, where, mean)
+    d[ans] = std_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean, "mean")
 
 
 # ----- cumulative sums and products --------------------------------------------------------
@@ -243,6 +577,23 @@ def cumsum_grad(g, a, axis=None):
     ax = -1 if axis is None else axis
     grad = np.flip(np.cumsum(np.flip(g, ax), axis=ax), ax)
     return astype_grad(np.reshape(grad, np.shape(a)), a)
+
+
+@linear(cumsum_grad)
+def _(out, g, a, axis=None):
+    ...
+
+
+@adjoint_method("cumsum")
+@adjoint(np.cumsum)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[a] = cumsum_grad(d[ans], a, axis)
+
+
+@tangent_method("cumsum")
+@tangent(np.cumsum)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[ans] = np.cumsum(d[a], axis, dtype)
 
 
 @takes_zero
@@ -269,13 +620,70 @@ def cumprod_grad(g, a, ans, axis=None):
     return astype_grad(np.reshape(np.moveaxis(grad, -1, ax), np.shape(a)), a)
 
 
-@adjoint_method("cumsum")
-@adjoint(np.cumsum)
-def _(ans, a, axis=None, dtype=None, out=None):
-    d[a] = cumsum_grad(d[ans], a, axis)
+def cumprod_grad_tangent(g, a, ans, t, axis=None):
+    """Tangent of ``cumprod_grad(g, a, ans)`` from ``a``, with ``ans = cumprod(a)`` moving
+    along (``ans`` is read as that function of ``a``: it gets no statement of its own)."""
+    if is_zero(t):
+        return 0
+    if is_zero(g):
+        return 0
+    x = np.asarray(a)
+    t = np.broadcast_to(t, x.shape)
+    ax = -1 if axis is None else axis
+    if axis is None:
+        x, t = x.ravel(), t.ravel()
+    g = np.asarray(g)
+    if np.all(x != 0):
+        out = np.cumprod(x, axis=ax)
+        d_out = cumprod_tangent(t, x, out, ax)
+        rev = np.flip(np.cumsum(np.flip(g * out, ax), axis=ax), ax)
+        d_rev = np.flip(np.cumsum(np.flip(g * d_out, ax), axis=ax), ax)
+        grad = d_rev / x - rev * t / (x * x)
+        return astype_grad(np.reshape(grad, np.shape(a)), a)
+    xm, tm, gm = np.moveaxis(x, ax, -1), np.moveaxis(t, ax, -1), np.moveaxis(g, ax, -1)
+    grad = np.zeros(np.broadcast_shapes(xm.shape, gm.shape), dtype=np.result_type(xm, gm, tm))
+    for i in range(xm.shape[-1]):
+        without_i, t_without_i = xm.copy(), np.array(tm)
+        without_i[..., i], t_without_i[..., i] = 1, 0
+        partial = np.cumprod(without_i, axis=-1)
+        d_partial = cumprod_tangent(t_without_i, without_i, partial, -1)
+        grad[..., i] = np.sum(gm[..., i:] * d_partial[..., i:], axis=-1)
+    return astype_grad(np.reshape(np.moveaxis(grad, -1, ax), np.shape(a)), a)
+
+
+@tangent(cumprod_grad)
+def _(out, g, a, ans, axis=None):
+    d[out] = cumprod_grad(d[g], a, ans, axis)
+    d[out] = cumprod_grad_tangent(g, a, ans, d[a], axis)
+
+
+def cumprod_tangent(t, a, ans, axis=None):
+    """Tangent of ``np.cumprod``: ``out_j sum_{i<=j} t_i / a_i`` without zeros; with zeros, the
+    recurrence ``dout_j = dout_{j-1} a_j + out_{j-1} t_j`` (exact)."""
+    x = np.asarray(a)
+    t = np.broadcast_to(t, x.shape)
+    if axis is None:
+        x, t, axis = x.ravel(), t.ravel(), 0
+    if np.all(x != 0):
+        return as_dtype_of(ans * np.cumsum(t / x, axis=axis), ans)
+    xm, tm = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
+    prev = np.ones(xm.shape[:-1], dtype=np.result_type(xm, tm, 1.0))
+    dprev = np.zeros_like(prev)
+    steps = np.zeros(xm.shape, dtype=prev.dtype)
+    for j in range(xm.shape[-1]):
+        dprev = dprev * xm[..., j] + prev * tm[..., j]
+        prev = prev * xm[..., j]
+        steps[..., j] = dprev
+    return as_dtype_of(np.reshape(np.moveaxis(steps, -1, axis), np.shape(ans)), ans)
 
 
 @adjoint_method("cumprod")
 @adjoint(np.cumprod)
 def _(ans, a, axis=None, dtype=None, out=None):
     d[a] = cumprod_grad(d[ans], a, ans, axis)
+
+
+@tangent_method("cumprod")
+@tangent(np.cumprod)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[ans] = cumprod_tangent(d[a], a, ans, axis)

@@ -1,14 +1,37 @@
-"""Rules for NumPy's shape, joining, splitting, reordering and indexing functions.
+"""Rules for NumPy's shape, joining, splitting, reordering and indexing functions, both
+directions: each function's adjoint with its tangent (forward mode) beside it.
 
-All of these are linear maps that move elements around; each gradient moves ``d[out]`` back.
+All of these are linear maps that move elements around: each gradient moves ``d[out]`` back,
+and the tangent is the same function of the input's tangent, which ``@linear`` derives from the
+adjoint template's signature. Hand-written tangents remain where that derived call would compute
+something else: the function is not linear in its array (``sort``, ``pad``), takes a list of
+arrays (``concatenate``, ``meshgrid``: a list of tangents with 0 for arrays without one) or
+``*args``, has an ``out`` parameter the call would pass on (``take``, ``trace``), or is a method
+a number tangent or the symbolic 0 lacks (``.ravel()``, ``.squeeze()``, ``.repeat()``).
 Functions returning a list (``split``) receive a list ``d[out]`` whose unused entries are 0.
+
+The helpers the adjoints call (``transpose_grad``, ``take_grad``, ...) are linear in the gradient
+``g``; forward mode over reverse-mode code (Hessian-vector products) differentiates them too.
+Their tangent is derived by ``@linear`` on a template with the helper's signature and no body.
 """
 
 import numpy as np
 
-from mindgrad.rules import adjoint, adjoint_attr, adjoint_method, d
+from mindgrad.rules import (
+    adjoint,
+    adjoint_attr,
+    adjoint_method,
+    d,
+    linear,
+    linear_attr,
+    linear_method,
+    nondifferentiable,
+    tangent,
+    tangent_method,
+)
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.runtime.tangents import TangentTuple, float_dtype, summable
 
 
 def normalize_axis(axis, ndim):
@@ -16,11 +39,19 @@ def normalize_axis(axis, ndim):
 
 
 # ----- reshaping ---------------------------------------------------------------------------
+# reshape and ravel keep hand-written tangents: reshape's ``copy=`` is a NumPy >= 2.1 keyword
+# the derived call would pass on, and ``ravel(order="K")`` reads the tangent in its own memory
+# order, which need not be the input's.
 
 
 @adjoint(np.reshape)
 def _(out, a, shape=None, order="C", *, copy=None):
     d[a] = np.reshape(d[out], np.shape(a), order=order)
+
+
+@tangent(np.reshape)
+def _(out, a, shape=None, order="C", *, copy=None):
+    d[out] = np.reshape(d[a], np.shape(out), order=order)
 
 
 @adjoint_method("ravel", "flatten")
@@ -29,10 +60,22 @@ def _(out, a, order="C"):
     d[a] = np.reshape(d[out], np.shape(a), order=order)
 
 
+@tangent_method("ravel", "flatten")  # np.reshape takes a number tangent, .ravel() does not
+@tangent(np.ravel)
+def _(out, a, order="C"):
+    d[out] = np.reshape(d[a], np.shape(out), order=order)
+
+
+@linear(np.expand_dims, np.squeeze)
 @adjoint_method("squeeze")
 @adjoint(np.expand_dims, np.squeeze)
 def _(out, a, axis=None):
     d[a] = np.reshape(d[out], np.shape(a))
+
+
+@tangent_method("squeeze")  # a number tangent (or the symbolic 0) has no .squeeze()
+def _(out, a, axis=None):
+    d[out] = np.reshape(d[a], np.shape(out))
 
 
 @adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
@@ -46,6 +89,25 @@ def atleast_grads(g, arys):
     return tuple(0 if is_zero(gi) else np.reshape(gi, np.shape(x)) for gi, x in zip(gs, arys))
 
 
+@linear(atleast_grads)
+def _(out, g, arys):
+    ...
+
+
+def atleast_tangent(ts, arys, out):
+    """Tangent of ``np.atleast_Nd(*arys)``: each tangent reshaped like its result (one array for
+    one input, else a tuple with 0 for inputs without tangent)."""
+    if len(arys) == 1:
+        return np.reshape(ts[0], np.shape(out))
+    return TangentTuple(0 if is_zero(t) else np.reshape(t, np.shape(o)) for t, o in zip(ts, out))
+
+
+@tangent(np.atleast_1d, np.atleast_2d, np.atleast_3d)  # *arys: @linear takes no *args
+def _(out, *arys):
+    d[out] = atleast_tangent(d[arys], arys, out)
+
+
+@linear(np.broadcast_to)
 @adjoint(np.broadcast_to)
 def _(out, array, shape, subok=False):
     d[array] = unbroadcast(d[out], array)
@@ -65,17 +127,26 @@ def transpose_grad(g, axes=None):
     return np.transpose(g, inverse)
 
 
+@linear(transpose_grad)
+def _(out, g, axes=None):
+    ...
+
+
+@linear(np.transpose)
 @adjoint(np.transpose)
 def _(out, a, axes=None):
     d[a] = transpose_grad(d[out], axes)
 
 
+@linear_method("swapaxes")
+@linear(np.swapaxes)
 @adjoint_method("swapaxes")
 @adjoint(np.swapaxes)
 def _(out, a, axis1, axis2):
     d[a] = np.swapaxes(d[out], axis1, axis2)
 
 
+@linear(np.moveaxis)
 @adjoint(np.moveaxis)
 def _(out, a, source, destination):
     d[a] = np.moveaxis(d[out], destination, source)
@@ -83,6 +154,8 @@ def _(out, a, source, destination):
 
 if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
 
+    @linear_attr("mT")
+    @linear(np.matrix_transpose)
     @adjoint_attr("mT")
     @adjoint(np.matrix_transpose)
     def _(out, x):
@@ -90,6 +163,8 @@ if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
 
 
 # ----- joining -----------------------------------------------------------------------------
+# A join's tangent is the same join of its arrays' tangents, zeros standing in for the arrays
+# without one, in the output's dtype: join_tangent, whose adjoint is the join's own gradient.
 
 
 def split_along(g, arrays, axis):
@@ -110,6 +185,11 @@ def concatenate_grad(g, arrays, axis=0):
 def stack_grad(g, arrays, axis=0):
     """Gradient of ``np.stack``: the input's slice of ``g`` along the new axis."""
     return [astype_grad(np.take(g, i, axis=axis), x) for i, x in enumerate(arrays)]
+
+
+@linear(concatenate_grad, stack_grad)
+def _(out, g, arrays, axis=0):
+    ...
 
 
 def hstack_grad(g, tup):
@@ -138,9 +218,53 @@ def column_stack_grad(g, tup):
     return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, tup)]
 
 
+@linear(hstack_grad, vstack_grad, dstack_grad, column_stack_grad)
+def _(out, g, tup):
+    ...
+
+
+def filled_tangents(ts, xs, dtype):
+    """The tangents ``ts`` of the arrays ``xs``, with zeros of each one's shape for 0."""
+    return [np.zeros(np.shape(x), dtype) if is_zero(t) else t for t, x in zip(ts, xs)]
+
+
+def join_tangent(join, ts, xs, out, axis=0):
+    """Tangent of a joining function ``join(xs[, axis])``: the same join of the tangents, in
+    the output's dtype (``axis`` is given to ``np.concatenate`` and ``np.stack`` only)."""
+    dtype = float_dtype(out)
+    filled = filled_tangents(ts, xs, dtype)
+    joined = join(filled, axis) if join in (np.concatenate, np.stack) else join(filled)
+    return np.asarray(joined).astype(dtype, copy=False)
+
+
+def join_tangent_adjoint(g, join, xs, axis=0):
+    """Adjoint of ``join_tangent(join, ts, xs, out, axis)`` for ``ts`` (reverse over forward):
+    the join's own gradient, which takes ``g`` apart into the pieces."""
+    if is_zero(g):
+        return 0
+    if join is np.concatenate:
+        return concatenate_grad(g, xs, axis)
+    if join is np.stack:
+        return stack_grad(g, xs, axis)
+    parts = {np.hstack: hstack_grad, np.vstack: vstack_grad, np.dstack: dstack_grad,
+             np.column_stack: column_stack_grad}
+    return parts[join](g, xs)
+
+
+@linear(join_tangent, wrt="ts")
+@adjoint(join_tangent)
+def _(out, join, ts, xs, joined, axis=0):
+    d[ts] = join_tangent_adjoint(d[out], join, xs, axis)
+
+
 @adjoint(np.concatenate)
 def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     d[arrays] = concatenate_grad(d[ans], arrays, axis)
+
+
+@tangent(np.concatenate)
+def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    d[ans] = join_tangent(np.concatenate, d[arrays], arrays, ans, axis)
 
 
 @adjoint(np.stack)
@@ -148,9 +272,19 @@ def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     d[arrays] = stack_grad(d[ans], arrays, axis)
 
 
+@tangent(np.stack)
+def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    d[ans] = join_tangent(np.stack, d[arrays], arrays, ans, axis)
+
+
 @adjoint(np.hstack)
 def _(out, tup, *, dtype=None, casting="same_kind"):
     d[tup] = hstack_grad(d[out], tup)
+
+
+@tangent(np.hstack)
+def _(out, tup, *, dtype=None, casting="same_kind"):
+    d[out] = join_tangent(np.hstack, d[tup], tup, out)
 
 
 @adjoint(np.vstack)
@@ -158,14 +292,29 @@ def _(out, tup, *, dtype=None, casting="same_kind"):
     d[tup] = vstack_grad(d[out], tup)
 
 
+@tangent(np.vstack)
+def _(out, tup, *, dtype=None, casting="same_kind"):
+    d[out] = join_tangent(np.vstack, d[tup], tup, out)
+
+
 @adjoint(np.dstack)
 def _(out, tup):
     d[tup] = dstack_grad(d[out], tup)
 
 
+@tangent(np.dstack)
+def _(out, tup):
+    d[out] = join_tangent(np.dstack, d[tup], tup, out)
+
+
 @adjoint(np.column_stack)
 def _(out, tup):
     d[tup] = column_stack_grad(d[out], tup)
+
+
+@tangent(np.column_stack)
+def _(out, tup):
+    d[out] = join_tangent(np.column_stack, d[tup], tup, out)
 
 
 # ----- splitting ---------------------------------------------------------------------------
@@ -182,25 +331,37 @@ def split_grad(gs, pieces, ary, axis=0):
     return astype_grad(np.concatenate(parts, axis=axis), ary)
 
 
+@linear(split_grad)
+def _(out, gs, pieces, ary, axis=0):
+    ...
+
+
 def hsplit_axis(ary):
     return 1 if np.ndim(ary) > 1 else 0
 
 
+nondifferentiable(hsplit_axis)
+
+
+@linear(np.split, np.array_split)
 @adjoint(np.split, np.array_split)
 def _(out, ary, indices_or_sections, axis=0):
     d[ary] = split_grad(d[out], out, ary, axis)
 
 
+@linear(np.hsplit)
 @adjoint(np.hsplit)
 def _(out, ary, indices_or_sections):
     d[ary] = split_grad(d[out], out, ary, hsplit_axis(ary))
 
 
+@linear(np.vsplit)
 @adjoint(np.vsplit)
 def _(out, ary, indices_or_sections):
     d[ary] = split_grad(d[out], out, ary, 0)
 
 
+@linear(np.dsplit)
 @adjoint(np.dsplit)
 def _(out, ary, indices_or_sections):
     d[ary] = split_grad(d[out], out, ary, 2)
@@ -216,8 +377,14 @@ def unstack_grad(gs, pieces, x, axis=0):
     return astype_grad(np.stack(parts, axis=axis), x)
 
 
+@linear(unstack_grad)
+def _(out, gs, pieces, x, axis=0):
+    ...
+
+
 if hasattr(np, "unstack"):  # NumPy >= 2.1
 
+    @linear(np.unstack)
     @adjoint(np.unstack)
     def _(out, x, *, axis=0):
         d[x] = unstack_grad(d[out], out, x, axis)
@@ -237,6 +404,12 @@ def tile_grad(g, A, reps):
     return np.reshape(grad, np.shape(A))
 
 
+@linear(tile_grad)
+def _(out, g, A, reps):
+    ...
+
+
+@linear(np.tile)
 @adjoint(np.tile)
 def _(out, A, reps):
     d[A] = tile_grad(d[out], A, reps)
@@ -255,35 +428,51 @@ def repeat_grad(g, a, repeats, axis=None):
     return astype_grad(np.reshape(np.moveaxis(grad, 0, axis), np.shape(a)), a)
 
 
+@linear(repeat_grad)
+def _(out, g, a, repeats, axis=None):
+    ...
+
+
+@linear(np.repeat)
 @adjoint_method("repeat")
 @adjoint(np.repeat)
 def _(out, a, repeats, axis=None):
     d[a] = repeat_grad(d[out], a, repeats, axis)
 
 
+@tangent_method("repeat")  # a number tangent (or the symbolic 0) has no .repeat()
+def _(out, a, repeats, axis=None):
+    d[out] = np.repeat(d[a], repeats, axis)
+
+
 # ----- reordering --------------------------------------------------------------------------
 
 
+@linear(np.flip)
 @adjoint(np.flip)
 def _(out, m, axis=None):
     d[m] = np.flip(d[out], axis)
 
 
+@linear(np.fliplr)
 @adjoint(np.fliplr)
 def _(out, m):
     d[m] = np.fliplr(d[out])
 
 
+@linear(np.flipud)
 @adjoint(np.flipud)
 def _(out, m):
     d[m] = np.flipud(d[out])
 
 
+@linear(np.roll)
 @adjoint(np.roll)
 def _(out, a, shift, axis=None):
     d[a] = np.roll(d[out], np.negative(shift), axis)
 
 
+@linear(np.rot90)
 @adjoint(np.rot90)
 def _(out, m, k=1, axes=(0, 1)):
     d[m] = np.rot90(d[out], -k, axes)
@@ -300,9 +489,29 @@ def sort_grad(g, a, axis=-1, kind=None):
     return astype_grad(np.reshape(grad, np.shape(a)), a)
 
 
+@linear(sort_grad)  # the permutation is piecewise constant in a
+def _(out, g, a, axis=-1, kind=None):
+    ...
+
+
+def sort_tangent(t, a, axis=-1):
+    """Tangent of ``np.sort``: ``t`` gathered through the sorting permutation."""
+    x = np.asarray(a)
+    t = np.broadcast_to(t, x.shape)
+    if axis is None:
+        x, t, axis = x.ravel(), t.ravel(), -1
+    order = np.argsort(x, axis=axis, kind="stable")
+    return np.take_along_axis(t, order, axis=axis)
+
+
 @adjoint(np.sort)
 def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
     d[a] = sort_grad(d[out], a, axis, kind)
+
+
+@tangent(np.sort)
+def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
+    d[out] = sort_tangent(d[a], a, axis)
 
 
 # ----- diagonals and triangles -------------------------------------------------------------
@@ -341,11 +550,24 @@ def trace_grad(g, a, offset=0, axis1=0, axis2=1):
     return diagonal_grad(along, a, offset, axis1, axis2)
 
 
+@linear(diagonal_grad, trace_grad)
+def _(out, g, a, offset=0, axis1=0, axis2=1):
+    ...
+
+
+@linear(diag_grad)
+def _(out, g, v, k=0):
+    ...
+
+
+@linear(np.diag)
 @adjoint(np.diag)
 def _(out, v, k=0):
     d[v] = diag_grad(d[out], v, k)
 
 
+@linear_method("diagonal")
+@linear(np.diagonal)
 @adjoint_method("diagonal")
 @adjoint(np.diagonal)
 def _(out, a, offset=0, axis1=0, axis2=1):
@@ -358,11 +580,19 @@ def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d[a] = trace_grad(d[ans], a, offset, axis1, axis2)
 
 
+@tangent_method("trace")  # linear, but the derived call would pass a positional out= on
+@tangent(np.trace)
+def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    d[ans] = np.trace(d[a], offset, axis1, axis2, dtype)
+
+
+@linear(np.triu)
 @adjoint(np.triu)
 def _(out, m, k=0):
     d[m] = unbroadcast(np.triu(d[out], k), m)
 
 
+@linear(np.tril)
 @adjoint(np.tril)
 def _(out, m, k=0):
     d[m] = unbroadcast(np.tril(d[out], k), m)
@@ -397,10 +627,21 @@ def take_grad(g, a, indices, axis=None, mode="raise"):
     return astype_grad(np.reshape(grad, x.shape), a)
 
 
+@linear(take_grad)
+def _(out, g, a, indices, axis=None, mode="raise"):
+    ...
+
+
 @adjoint_method("take")
 @adjoint(np.take)
 def _(ans, a, indices, axis=None, out=None, mode="raise"):
     d[a] = take_grad(d[ans], a, indices, axis, mode)
+
+
+@tangent_method("take")  # linear, but the derived call would pass a positional out= on
+@tangent(np.take)
+def _(ans, a, indices, axis=None, out=None, mode="raise"):
+    d[ans] = np.take(d[a], indices, axis, None, mode)
 
 
 @takes_zero
@@ -420,12 +661,18 @@ def take_along_axis_grad(g, arr, indices, axis=-1):
     return astype_grad(np.reshape(grad, np.shape(arr)), arr)
 
 
+@linear(take_along_axis_grad)
+def _(out, g, arr, indices, axis=-1):
+    ...
+
+
+@linear(np.take_along_axis)
 @adjoint(np.take_along_axis)
 def _(out, arr, indices, axis=-1):
     d[arr] = take_along_axis_grad(d[out], arr, indices, axis)
 
 
-# ----- padding and differences -------------------------------------------------------------
+# ----- padding -----------------------------------------------------------------------------
 
 PAD_MODES_BY_INDEX = ("constant", "edge", "reflect", "symmetric", "wrap")
 
@@ -449,10 +696,52 @@ def pad_grad(g, array, pad_width, mode="constant", reflect_type="even"):
     return astype_grad(grad.reshape(x.shape), array)
 
 
+@linear(pad_grad)
+def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
+    ...
+
+
+def pad_tangent(t, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
+    """Tangent of ``np.pad`` from ``array``: the same padding of ``t`` for the modes that are
+    linear in the array (constant values and end values have tangent 0 here)."""
+    if callable(mode) or mode in ("maximum", "minimum", "median"):
+        raise NotImplementedError(f"np.pad(mode={mode!r}) has no tangent rule; the modes "
+                                  "constant, edge, reflect, symmetric, wrap, linear_ramp, mean "
+                                  "and empty have one")
+    t = np.broadcast_to(t, np.shape(array))
+    if mode == "mean":
+        return np.pad(t, pad_width, mode, stat_length=stat_length)
+    if mode in ("reflect", "symmetric"):
+        return np.pad(t, pad_width, mode, reflect_type=reflect_type)
+    if mode == "empty":
+        mode = "constant"
+    return np.pad(t, pad_width, mode)  # constant / linear_ramp: values and end values 0
+
+
+def pad_constant_tangent(t, array, pad_width, mode="constant"):
+    """Tangent of ``np.pad(..., constant_values=c)`` from ``c``: ``t`` in the padding."""
+    if is_zero(t):
+        return 0
+    if mode != "constant":
+        return np.zeros(np.shape(np.pad(np.asarray(array), pad_width, "constant")))
+    zeros = np.zeros(np.shape(array), dtype=np.result_type(t, 1.0))
+    return np.pad(zeros, pad_width, "constant", constant_values=t)
+
+
 @adjoint(np.pad)
 def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0,
       end_values=0, reflect_type="even"):
     d[array] = pad_grad(d[out], array, pad_width, mode, reflect_type)
+
+
+@tangent(np.pad)
+def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0,
+      end_values=0, reflect_type="even"):
+    d[out] = pad_tangent(d[array], array, pad_width, mode, stat_length, reflect_type)
+    d[out] = pad_constant_tangent(d[constant_values], array, pad_width, mode)
+
+
+# ----- differences -------------------------------------------------------------------------
 
 
 def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
@@ -476,12 +765,37 @@ def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
     return astype_grad(cut[1], a), g_prepend, g_append
 
 
+@tangent(diff_grads)  # linear in g; a tuple of tangents adds element by element
+def _(out, g, a, n=1, axis=-1, prepend=None, append=None):
+    d[out] = summable(diff_grads(d[g], a, n, axis, prepend, append))
+
+
+def diff_tangent(t, which, a, n=1, axis=-1, prepend=None, append=None):
+    """Tangent of ``np.diff(a, n, axis, prepend, append)`` from its input number ``which``
+    (0: ``a``, 1: ``prepend``, 2: ``append``): the difference with the others zeroed."""
+    if is_zero(t):
+        return 0
+    parts = [a, prepend, append]
+    zeros = [None if p is None else np.zeros(np.shape(p), np.result_type(t, 1.0))
+             for p in parts]
+    zeros[which] = t
+    ends = {k: z for k, z in (("prepend", zeros[1]), ("append", zeros[2])) if z is not None}
+    return np.diff(zeros[0], n, axis, **ends)
+
+
 @adjoint(np.diff)
 def _(out, a, n=1, axis=-1, prepend=None, append=None):
     grads = diff_grads(d[out], a, n, axis, prepend, append)
     d[a] = grads[0]
     d[prepend] = grads[1]
     d[append] = grads[2]
+
+
+@tangent(np.diff)
+def _(out, a, n=1, axis=-1, prepend=None, append=None):
+    d[out] = diff_tangent(d[a], 0, a, n, axis, prepend, append)
+    d[out] = diff_tangent(d[prepend], 1, a, n, axis, prepend, append)
+    d[out] = diff_tangent(d[append], 2, a, n, axis, prepend, append)
 
 
 # ----- grids -------------------------------------------------------------------------------
@@ -501,9 +815,26 @@ def meshgrid_grads(gs, xi, indexing="xy"):
     return tuple(grads)
 
 
+@tangent(meshgrid_grads)  # linear in gs; a tuple of tangents adds element by element
+def _(out, gs, xi, indexing="xy"):
+    d[out] = summable(meshgrid_grads(d[gs], xi, indexing))
+
+
+def meshgrid_tangent(ts, xi, out, sparse=False, indexing="xy"):
+    """Tangent of ``np.meshgrid(*xi)``: grid k is the same grid of ``t_k`` (0 without one)."""
+    zeros = [np.zeros(np.shape(x), float_dtype(x)) if is_zero(t) else t for t, x in zip(ts, xi)]
+    grids = np.meshgrid(*zeros, copy=True, sparse=sparse, indexing=indexing)
+    return TangentTuple(0 if is_zero(t) else g for t, g in zip(ts, grids))
+
+
 @adjoint(np.meshgrid)
 def _(out, *xi, copy=True, sparse=False, indexing="xy"):
     d[xi] = meshgrid_grads(d[out], xi, indexing)
+
+
+@tangent(np.meshgrid)  # *xi: @linear takes no *args
+def _(out, *xi, copy=True, sparse=False, indexing="xy"):
+    d[out] = meshgrid_tangent(d[xi], xi, out, sparse, indexing)
 
 
 # ----- evenly spaced samples: linspace is linear in start and stop --------------------------
@@ -539,11 +870,36 @@ def linspace_grad(g, x, num, endpoint, retstep, axis, at_stop):
     return astype_grad(unbroadcast(grad, x), x)
 
 
+def linspace_tangent(t, out, num, endpoint, retstep, axis, at_stop):
+    """Tangent of ``np.linspace`` from ``start`` or ``stop`` (``at_stop``): ``t`` spread over
+    the samples with weights ``1 - t`` or ``t`` (and the step's, with ``retstep``)."""
+    samples = out[0] if retstep else out
+    ndim = np.ndim(samples)
+    ax = normalize_axis(axis, ndim)
+    fractions = spacing_fractions(num, endpoint, ndim, axis)
+    across = np.shape(samples)[:ax] + np.shape(samples)[ax + 1:]
+    t = np.broadcast_to(t, across)
+    t_samples = (np.expand_dims(t, ax) * (fractions if at_stop else 1.0 - fractions)).astype(
+        float_dtype(samples), copy=False)
+    if not retstep:
+        return t_samples
+    intervals = num - 1 if endpoint else num
+    t_step = (t if at_stop else -t) / intervals if intervals > 0 else 0.0 * t
+    return TangentTuple((t_samples, t_step))
+
+
 @adjoint(np.linspace)
 def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
       device=None):
     d[start] = linspace_grad(d[out], start, num, endpoint, retstep, axis, False)
     d[stop] = linspace_grad(d[out], stop, num, endpoint, retstep, axis, True)
+
+
+@tangent(np.linspace)
+def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+      device=None):
+    d[out] = linspace_tangent(d[start], out, num, endpoint, retstep, axis, False)
+    d[out] = linspace_tangent(d[stop], out, num, endpoint, retstep, axis, True)
 
 
 def expand_base(base, out, axis):
@@ -579,6 +935,16 @@ def _(out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     d[base] = logspace_base_grad(d[out], out, base, axis)
 
 
+@tangent(np.logspace)
+def _(out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    d[out] = out * log_base(base, out, axis) * linspace_tangent(d[start], out, num, endpoint,
+                                                                False, axis, False)
+    d[out] = out * log_base(base, out, axis) * linspace_tangent(d[stop], out, num, endpoint,
+                                                                False, axis, True)
+    d[out] = out * np.log(out) / log_base(base, out, axis) / expand_base(base, out, axis) * \
+        expand_base(d[base], out, axis)
+
+
 def geomspace_grad(g, out, x, num, endpoint, axis, at_stop):
     """Gradient of ``np.geomspace`` for ``start`` or ``stop`` (``at_stop``): ``out / x``
     weighted as in ``linspace``."""
@@ -591,3 +957,9 @@ def geomspace_grad(g, out, x, num, endpoint, axis, at_stop):
 def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
     d[start] = geomspace_grad(d[out], out, start, num, endpoint, axis, False)
     d[stop] = geomspace_grad(d[out], out, stop, num, endpoint, axis, True)
+
+
+@tangent(np.geomspace)
+def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    d[out] = out * linspace_tangent(d[start] / start, out, num, endpoint, False, axis, False)
+    d[out] = out * linspace_tangent(d[stop] / stop, out, num, endpoint, False, axis, True)
