@@ -40,6 +40,7 @@ from mindgrad.rules.numpy_elementwise import (
 )
 from mindgrad.rules.numpy_reductions import (
     extremum_grad,
+    extremum_initial_share,
     extremum_tangent,
     prod_grad,
     prod_tangent,
@@ -55,7 +56,7 @@ from mindgrad.rules.numpy_shape import (
     transpose_grad,
 )
 from mindgrad.runtime import is_zero, takes_zero
-from mindgrad.runtime.tangents import TangentList
+from mindgrad.runtime.tangents import TangentList, broadcast_tangent
 
 # ----- reductions --------------------------------------------------------------------------
 # sum and mean are linear, but their derived tangents would pass ``out`` and ``initial`` on
@@ -64,11 +65,13 @@ from mindgrad.runtime.tangents import TangentList
 @adjoint_method("sum")
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, where=True):
     d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, where)
+    d[initial] = np.sum(d[ans])
 
 
 @tangent_method("sum")
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, where=True):
     d[ans] = np.sum(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    d[ans] = broadcast_tangent(d[initial], ans)
 
 
 @adjoint_method("mean")
@@ -84,21 +87,25 @@ def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, where=True):
 @adjoint_method("prod")
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, where=True):
     d[a] = prod_grad(d[ans], a, axis, keepdims, initial, where)
+    d[initial] = np.sum(d[ans] * np.prod(a, axis, dtype, None, keepdims, 1, where))
 
 
 @tangent_method("prod")
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, where=True):
     d[ans] = prod_tangent(d[a], a, ans, axis, keepdims, initial, where)
+    d[ans] = d[initial] * np.prod(a, axis, dtype, None, keepdims, 1, where)
 
 
 @adjoint_method("max", "min")
 def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
-    d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where)
+    d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where, initial)
+    d[initial] = np.sum(d[ans] * extremum_initial_share(a, ans, axis, keepdims, where, initial))
 
 
 @tangent_method("max", "min")
 def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
-    d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where)
+    d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where, initial)
+    d[ans] = d[initial] * extremum_initial_share(a, ans, axis, keepdims, where, initial)
 
 
 @adjoint_method("var")

@@ -18,7 +18,15 @@ would receive the tangent), and ``sum``'s ``initial`` is added, not scaled.
 
 import numpy as np
 
-from mindgrad.rules import adjoint, adjoint_method, d, linear, tangent, tangent_method
+from mindgrad.rules import (
+    adjoint,
+    adjoint_method,
+    d,
+    linear,
+    nondifferentiable,
+    tangent,
+    tangent_method,
+)
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce
 from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, float_dtype
@@ -92,6 +100,7 @@ def _(out, g, a, axis=None, keepdims=False, where=True):
 @adjoint(np.sum)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
     d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, where)
+    d[initial] = np.sum(d[ans])  # initial is added to every result
 
 
 @tangent(np.sum)
@@ -113,6 +122,7 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 @adjoint(np.nansum)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
     d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, np.logical_and(where, ~np.isnan(a)))
+    d[initial] = np.sum(d[ans])
 
 
 @tangent(np.nansum)
@@ -364,6 +374,7 @@ def prod_tangent(t, a, ans, axis=None, keepdims=False, initial=1, where=True):
 @adjoint(np.prod)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
     d[a] = prod_grad(d[ans], a, axis, keepdims, initial, where)
+    d[initial] = np.sum(d[ans] * np.prod(a, axis, dtype, None, keepdims, 1, where))
 
 
 @tangent(np.prod)
@@ -375,50 +386,60 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=
 # ----- extrema -----------------------------------------------------------------------------
 
 
-@takes_zero
-def extremum_grad(g, a, ans, axis=None, keepdims=False, where=True):
-    """Gradient of ``np.max``/``np.min``: ``g`` split equally among the elements equal to the
-    result (ties share it, as in JAX); none where ``initial`` won."""
-    if is_zero(g):
-        return 0
+def extremum_shares(a, ans, axis=None, keepdims=False, where=True, initial=None):
+    """``(share of each element of a, share of initial)`` in a result of ``np.max``/``np.min``:
+    the gradient is split equally among the candidates equal to the result (ties share it, as
+    in JAX), ``initial`` being one candidate when given. The initial's share has ``ans``'s
+    shape; the shares of one result add up to one."""
     hits = (np.asarray(a) == unreduce(ans, a, axis, keepdims)) & np.asarray(where)
     count = np.sum(hits, axis=reduced_axes(axis, np.ndim(a)), keepdims=True)
-    share = hits / np.maximum(count, 1)
+    won = np.zeros(np.shape(count), bool) if initial is None else \
+        np.reshape(np.asarray(ans), np.shape(count)) == initial
+    count = np.maximum(count + won, 1)
+    return hits / count, np.reshape(won / count, np.shape(ans)).astype(float_dtype(ans))
+
+
+@takes_zero
+def extremum_grad(g, a, ans, axis=None, keepdims=False, where=True, initial=None):
+    """Gradient of ``np.max``/``np.min`` for ``a``: ``g`` times each element's share."""
+    if is_zero(g):
+        return 0
+    share = extremum_shares(a, ans, axis, keepdims, where, initial)[0]
     grad = unreduce(g, a, axis, keepdims)
     return astype_grad(grad * share.astype(np.result_type(grad, 1.0), copy=False), a)
 
 
+def extremum_initial_share(a, ans, axis=None, keepdims=False, where=True, initial=None):
+    """The share of ``initial`` in each result of ``np.max``/``np.min`` (``ans``'s shape)."""
+    return extremum_shares(a, ans, axis, keepdims, where, initial)[1]
+
+
+nondifferentiable(extremum_shares, extremum_initial_share)  # piecewise constant
+
+
 @linear(extremum_grad)  # the share of each element is piecewise constant
-def _(out, g, a, ans, axis=None, keepdims=False, where=True):
+def _(out, g, a, ans, axis=None, keepdims=False, where=True, initial=None):
     ...
 
 
-def extremum_tangent(t, a, ans, axis=None, keepdims=False, where=True):
+def extremum_tangent(t, a, ans, axis=None, keepdims=False, where=True, initial=None):
     """Tangent of ``np.max``/``np.min``: the mean tangent of the elements equal to the result
-    (ties share, as the gradient does); 0 where ``initial`` won."""
-    share = extremum_grad(np.ones(np.shape(ans)), a, ans, axis, keepdims, where)
+    (ties share, as the gradient does, ``initial`` among them)."""
+    share = extremum_grad(np.ones(np.shape(ans)), a, ans, axis, keepdims, where, initial)
     return as_dtype_of(np.sum(t * share, axis=reduced_axes(axis, np.ndim(a)), keepdims=keepdims),
                        ans)
 
 
-@adjoint(np.max, np.min, np.amax, np.amin)
+@adjoint(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
 def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where)
+    d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where, initial)
+    d[initial] = np.sum(d[ans] * extremum_initial_share(a, ans, axis, keepdims, where, initial))
 
 
-@tangent(np.max, np.min, np.amax, np.amin)
+@tangent(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
 def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where)
-
-
-@adjoint(np.nanmax, np.nanmin)
-def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where)
-
-
-@tangent(np.nanmax, np.nanmin)
-def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where)
+    d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where, initial)
+    d[ans] = d[initial] * extremum_initial_share(a, ans, axis, keepdims, where, initial)
 
 
 # ----- variance and standard deviation -----------------------------------------------------
