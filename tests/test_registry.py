@@ -13,6 +13,7 @@ import mindgrad
 from mindgrad import rules
 from mindgrad.compiler.emit import unparse
 from mindgrad.rules import Rule, RuleError, d, slope
+from mindgrad.runtime import unbroadcast
 
 
 def _all_rules():
@@ -248,3 +249,119 @@ def test_linear_refuses_a_parameter_the_template_lacks():
     with pytest.raises(rules.RuleError, match="names 'b', which is not a parameter"):
         rules.linear(f, wrt="b")(template)
     assert rules.lookup_tangent(f) is None  # nothing half-registered
+
+
+# ----- slopes of several arguments, constant slopes, @diagonal, @linear(via=), @linear_in -----
+
+
+def _ratio(x, y):
+    return x / (1.0 + y * y)
+
+
+def _shifted(x, y):
+    return x + 2.0 * y
+
+
+def _uses_ratio(x, y):
+    return np.sum(np.sin(_ratio(x, y)))
+
+
+def _uses_shifted(x, y):
+    return np.sum(np.sin(_shifted(x, y)) * _shifted(x, y))
+
+
+def test_slopes_of_two_arguments_sum_gradients_back_and_broadcast_tangents():
+    @rules.elementwise(_ratio)
+    def _(out, x, y):
+        den = 1.0 + y * y
+        slope[x] = 1.0 / den
+        slope[y] = -2.0 * out * y / den
+
+    @rules.elementwise(_shifted)
+    def _(out, x, y):
+        slope[x] = 1
+        slope[y] = 2.0
+
+    try:
+        assert unparse(rules.lookup(_ratio).body).strip().splitlines() == [
+            "den = 1.0 + y * y", "d[x] = unbroadcast(d[out] / den, x)",
+            "d[y] = unbroadcast(-d[out] * 2.0 * out * y / den, y)"]
+        # x's slope reads only y, through a temporary: the product has the output's shape
+        assert unparse(rules.lookup_tangent(_ratio).body).strip().splitlines() == [
+            "den = 1.0 + y * y", "d[out] = d[x] / den",
+            "d[out] = -d[y] * 2.0 * out * y / den"]
+        # slopes reading neither the output nor the other argument: broadcast to the output
+        assert unparse(rules.lookup_tangent(_shifted).body).strip().splitlines() == [
+            "d[out] = broadcast_tangent(d[x], out)",
+            "d[out] = broadcast_tangent(d[y] * 2.0, out)"]
+        for shapes in [((3,), (3,)), ((3, 1), (4,)), ((), (2, 3)), ((2, 3), ())]:
+            args = tuple(np.linspace(-1.0, 1.5, int(np.prod(s))).reshape(s) for s in shapes)
+            mindgrad.check_grads(_uses_ratio, args, modes=("rev", "fwd"), order=2)
+            mindgrad.check_grads(_uses_shifted, args, modes=("rev", "fwd"), order=2)
+            x, y = args
+            _, t = mindgrad.jvp(_shifted, (x, y), (np.ones_like(x), np.zeros_like(y)))
+            assert np.shape(t) == np.broadcast_shapes(np.shape(x), np.shape(y))
+    finally:
+        for fn in (_ratio, _shifted):
+            rules._RULES.pop(fn, None)
+            rules._TANGENTS.pop(fn, None)
+        rules._bump()
+
+
+
+
+
+def _gate(x, y):
+    return np.where(x > y, x, 0.0 * x)
+
+
+def test_diagonal_reads_the_adjoint_forwards():
+    @rules.diagonal(_gate)
+    @rules.adjoint(_gate)
+    def _(out, x, y):
+        d[x] = unbroadcast(np.where(x > y, d[out], d[out] * 0), x)
+
+    try:
+        assert unparse(rules.lookup_tangent(_gate).body).strip() == \
+            "d[out] = broadcast_tangent(np.where(x > y, d[x], d[x] * 0), out)"
+        x, y = np.array([[0.5, -1.0, 2.0]]), np.array([[0.0], [1.0]])
+        _, t = mindgrad.jvp(lambda a: _gate(a, y), (x,), (np.ones_like(x),))
+        np.testing.assert_array_equal(t, np.where(x > y, 1.0, 0.0))
+    finally:
+        rules._RULES.pop(_gate, None)
+        rules._TANGENTS.pop(_gate, None)
+        rules._bump()
+
+
+def test_diagonal_refuses_a_statement_that_does_not_read_the_gradient():
+    def f(x):
+        return x
+
+    def template(out, x):
+        d[x] = x
+
+    with pytest.raises(RuleError, match="must read d\\[out\\]"):
+        rules.diagonal(f)(template)
+    rules._TANGENTS.pop(f, None)
+
+
+
+def _blend(g, w, k=2):
+    return g * w[:k]
+
+
+def test_linear_in_derives_a_helpers_tangent_and_declares_its_zero():
+    rules.linear_in("g", "w")(_blend)
+    try:
+        rule = rules.lookup_tangent(_blend)
+        assert rule.derived and rule.params == ["g", "w", "k"]
+        assert unparse(rule.body).strip().splitlines() == [
+            "d[out] = _blend(d[g], w, k)", "d[out] = _blend(g, d[w], k)"]
+        assert _blend.linear_in == ("g", "w")
+        assert not hasattr(_blend, "keeps_values")
+        g, w = np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])
+        _, jvp = rules.jvp_of(_blend, g, w)
+        np.testing.assert_allclose(jvp(np.ones(2), np.ones(3)), g + w[:2])
+    finally:
+        rules._TANGENTS.pop(_blend, None)
+        rules._bump()
