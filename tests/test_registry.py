@@ -308,7 +308,24 @@ def test_slopes_of_two_arguments_sum_gradients_back_and_broadcast_tangents():
         rules._bump()
 
 
+def test_math_functions_take_numbers_nothing_to_unbroadcast():
+    assert unparse(rules.lookup(math.pow).body).strip().splitlines() == [
+        "d[x] = d[out] * y * math.pow(x, y - 1.0)", "d[y] = d[out] * out * math.log(x)"]
+    assert unparse(rules.lookup_tangent(math.atan2).body).strip().splitlines() == [
+        "d[out] = d[y] * x / (x * x + y * y)", "d[out] = -d[x] * y / (x * x + y * y)"]
 
+
+def test_a_constant_slope_is_one_factor():
+    assert unparse(rules.lookup(np.deg2rad).body).strip() == "d[x] = d[out] * (math.pi / 180.0)"
+    assert unparse(rules.lookup_tangent(np.rad2deg).body).strip() == \
+        "d[out] = d[x] * (180.0 / math.pi)"
+
+
+def test_math_log_gives_its_base_a_gradient():
+    # the adjoint once had no statement for base: d/dbase log(8, base) came out 0
+    g = mindgrad.grad(lambda b: math.log(8.0, b))(2.0)
+    np.testing.assert_allclose(g, -math.log(8.0) / (2.0 * math.log(2.0) ** 2), rtol=1e-12)
+    mindgrad.check_grads(lambda x, b: math.log(x, b), (3.0, 1.7), modes=("rev", "fwd"), order=2)
 
 
 def _gate(x, y):
@@ -345,6 +362,23 @@ def test_diagonal_refuses_a_statement_that_does_not_read_the_gradient():
     rules._TANGENTS.pop(f, None)
 
 
+def test_linear_via_another_function_and_without_the_out_buffer():
+    import operator
+
+    assert unparse(rules.lookup_tangent(operator.matmul).body).strip().splitlines() == [
+        "d[out] = np.matmul(d[x], y)", "d[out] = np.matmul(x, d[y])"]
+    assert unparse(rules.lookup_tangent_method("dot").body).strip().splitlines() == [
+        "d[ans] = np.dot(d[a], b)", "d[ans] = np.dot(a, d[b])"]
+    # np.outer(a, b, out=None): the buffer is not passed on
+    assert unparse(rules.lookup_tangent(np.outer).body).strip().splitlines() == [
+        "d[ans] = np.outer(d[a], b)", "d[ans] = np.outer(a, d[b])"]
+    # a method of a ufunc is spelled through the ufunc
+    assert unparse(rules.lookup_tangent(np.multiply.outer).body).strip().splitlines() == [
+        "d[out] = np.multiply.outer(d[a], b)", "d[out] = np.multiply.outer(a, d[b])"]
+    a, b = np.array([1.0, 2.0]), np.array([[0.5, -1.0], [2.0, 3.0]])
+    _, t = mindgrad.jvp(lambda u: u.dot(b), (a,), (np.array([1.0, 0.0]),))
+    np.testing.assert_allclose(t, b[0])
+
 
 def _blend(g, w, k=2):
     return g * w[:k]
@@ -365,3 +399,11 @@ def test_linear_in_derives_a_helpers_tangent_and_declares_its_zero():
     finally:
         rules._TANGENTS.pop(_blend, None)
         rules._bump()
+
+
+def test_a_helper_with_a_parameter_named_out_gets_another_output_name():
+    from mindgrad.rules.numpy_elementwise import array_grad
+
+    rule = rules.lookup_tangent(array_grad)
+    assert rule.out == "ans" and unparse(rule.body).strip() == \
+        "d[ans] = array_grad(d[g], obj, out)"

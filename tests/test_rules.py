@@ -207,6 +207,7 @@ for fn, gen in [(math.exp, r), (math.expm1, r), (math.log2, pos), (math.log10, p
                 (math.sqrt, pos), (math.tan, unit), (math.atan, r), (math.tanh, r), (abs, r)]:
     case(fn, f(gen))
     case(fn, f(gen), label=getattr(fn, "__name__", str(fn)) + "_again")
+case(math.atan2, f(), f())
 
 BROADCAST_PAIRS = [((), ()), ((3,), (3,)), ((3, 1), (4,)), ((2, 3), ()), ((1, 3), (2, 1)),
                    ((2, 3, 4), (3, 4)), ((4,), (2, 3, 1))]

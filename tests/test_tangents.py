@@ -41,7 +41,9 @@ RTOL = 1e-5
 
 FORWARD_MODULES = {f"mindgrad.rules.forward_{m}" for m in
                    ("operators", "builtins_math", "numpy_elementwise", "numpy_reductions",
-                    "numpy_shape", "numpy_linalg", "methods", "runtime")}
+                    "numpy_shape", "numpy_linalg", "methods", "runtime")} | \
+    {f"mindgrad.rules.{m}" for m in ("operators", "builtins_math", "numpy_elementwise",
+                                     "numpy_linalg", "runtime_rules")}
 
 # ----- random inputs -----------------------------------------------------------------------
 
@@ -818,6 +820,10 @@ helper(bm.select_grad, f(), 2.0, ([1.0, 2.0, 0.5],))
 helper(bm.sequence_grad, [r(2), f()], [r(2), 1.5])
 helper(bm.sequence_grad, [r(2), 0, r(2)], r(3, 2))
 helper(bm.reversed_grad, [r(2), f()], [1.5, r(2)])
+helper(bm.dict_grad, {"a": r(2), "b": f()}, {"a": r(2), "b": 1.0})
+helper(bm.dict_grad, {"a": r(2), "b": f()}, [("a", r(2)), ("b", 1.0)])
+helper(bm.sorted_grad, [f(), f(), f()], [1.5, -0.3, 0.7])
+helper(rr.reversed_items_grad, [(0, r(2)), (1, f()), (2, r(2))], [r(2), 1.5, r(2)])
 helper(me.dict_items_grad, [[0, r(2)], [0, f()]], {"a": r(2), "b": 1.0})
 helper(me.dict_values_grad, [r(2), f()], {"a": r(2), "b": 1.0})
 helper(me.item_grad, f(), r(3, 4), (1, 2))
@@ -1230,7 +1236,7 @@ def test_scalar_casts_pass_the_tangent():
 
 
 def test_sinc_second_derivative_at_zero():
-    from mindgrad.rules.forward_runtime import sinc_grad_tangent
+    from mindgrad.rules.numpy_elementwise import sinc_grad_tangent
 
     got = sinc_grad_tangent(2.0, np.array([0.0, 1e-3]), np.array([1.0, 1.0]))
     np.testing.assert_allclose(got, [-2.0 * np.pi ** 2 / 3.0] * 2, rtol=1e-5)

@@ -9,12 +9,6 @@ import numpy as np
 
 from mindgrad.rules import d, tangent_attr, tangent_method
 from mindgrad.rules import methods as me
-from mindgrad.rules.forward_numpy_elementwise import (
-    astype_tangent,
-    clip_tangent_a,
-    clip_tangent_lower,
-    clip_tangent_upper,
-)
 from mindgrad.rules.forward_numpy_reductions import (
     extremum_tangent,
     prod_tangent,
@@ -23,7 +17,13 @@ from mindgrad.rules.forward_numpy_reductions import (
     var_tangent,
 )
 from mindgrad.rules.methods import method_transpose_axes
-from mindgrad.rules.numpy_elementwise import clip_bounds
+from mindgrad.rules.numpy_elementwise import (
+    astype_tangent,
+    clip_bounds,
+    clip_tangent_a,
+    clip_tangent_lower,
+    clip_tangent_upper,
+)
 from mindgrad.runtime import is_zero
 from mindgrad.runtime.tangents import TangentList
 
