@@ -621,3 +621,74 @@ def test_linalg_helper_tangents_at_third_order():
     a = np.array([[2.0, 0.3, -0.1], [0.2, 1.5, 0.4], [-0.3, 0.1, 1.8]])
     b = np.array([0.5, -1.0, 0.8])
     mindgrad.check_grads(_solve_and_products, (a, b), modes=("rev", "fwd"), order=3)
+
+
+# ----- symbolic zeros: declared by the helpers, tested once by the code calling them ---------
+
+# helpers declaring zero_in_zero_out that still test for that zero themselves, and why
+KEEP_THEIR_TEST = {
+    # called directly by helpers of numpy_shape.py and numpy_reductions.py, whose gradients
+    # may be the 0 (unreduce of a zero gradient)
+    ne.astype_grad: "g",
+    # recursion over the items of a list or dict gradient, some of them 0
+    rr.as_grad_adjoint: "g_out",
+    # its contract with a direct caller: gather(0, x, idx) is 0 (tests/test_runtime_rules.py)
+    rr.gather: "g",
+}
+
+
+def _declared_helpers():
+    for module in (op_rules, ne, nl, bm, rr):
+        for value in vars(module).values():
+            if callable(value) and getattr(value, "__module__", None) == module.__name__ and \
+                    hasattr(value, "zero_in_zero_out"):
+                yield value
+
+
+def test_helpers_declaring_their_zero_do_not_test_it():
+    import inspect
+    import textwrap
+
+    helpers = list(_declared_helpers())
+    assert len(helpers) > 40
+    for fn in helpers:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        tested = {call.args[0].id for call in ast.walk(tree)
+                  if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                  and call.func.id == "is_zero" and call.args
+                  and isinstance(call.args[0], ast.Name)}
+        own = tested & set(fn.zero_in_zero_out)
+        assert own <= set(KEEP_THEIR_TEST.get(fn, "").split()), f"{fn.__name__} tests {own}"
+
+
+def _unused_on_a_branch(x, w, flag):
+    y = x @ w
+    z = np.dot(x, w) + np.inner(x, w.T) + np.tensordot(x, w, axes=1)
+    n = np.linalg.norm(x) + np.linalg.norm(w, ord=2)
+    s = np.linalg.solve(w.T @ w + 3.0 * np.eye(2), x)
+    u = np.linalg.svd(w, compute_uv=False)
+    e = np.linalg.eigh(w.T @ w)[0]
+    m = np.maximum(x, 0.5) + np.clip(x, 0.2, 0.9) + np.angle(x + 1j)
+    items = list(reversed([x[0, 0], w[0, 0], x[1, 1], w[1, 1]]))
+    mapping = dict({"a": x[0, 1]})
+    if flag > 0:  # the gradients of all the above are the symbolic 0 on the other branch
+        return np.sum(y * z) + n * np.sum(s) + np.sum(u) + np.sum(e) + np.sum(m) + \
+            items[0] * items[3] + mapping["a"]
+    return np.sum(x * x) + np.sum(w)
+
+
+def test_zero_gradients_never_reach_a_helper_without_its_test():
+    x = np.array([[0.45, 0.8, -0.2], [0.3, 1.1, 0.6]])
+    w = np.array([[0.9, -0.4], [0.2, 0.7], [-0.5, 0.3]])
+    for flag in (1, -1):
+        mindgrad.check_grads(_unused_on_a_branch, (x, w, flag), grad_position=(0, 1),
+                             modes=("rev", "fwd"), order=2)
+        mindgrad.check_grads(_sorted_on_a_branch, (0.7, 1.3, flag), grad_position=(0, 1),
+                             modes=("fwd",), order=2)
+
+
+def _sorted_on_a_branch(x, y, flag):
+    ordered = sorted([x, 2.0 * y, x * y])
+    if flag > 0:
+        return ordered[0] * x + ordered[2]
+    return x * y

@@ -391,7 +391,7 @@ def test_linear_in_derives_a_helpers_tangent_and_declares_its_zero():
         assert rule.derived and rule.params == ["g", "w", "k"]
         assert unparse(rule.body).strip().splitlines() == [
             "d[out] = _blend(d[g], w, k)", "d[out] = _blend(g, d[w], k)"]
-        assert _blend.linear_in == ("g", "w")
+        assert _blend.zero_in_zero_out == ("g", "w")
         assert not hasattr(_blend, "keeps_values")
         g, w = np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])
         _, jvp = rules.jvp_of(_blend, g, w)
@@ -407,3 +407,29 @@ def test_a_helper_with_a_parameter_named_out_gets_another_output_name():
     rule = rules.lookup_tangent(array_grad)
     assert rule.out == "ans" and unparse(rule.body).strip() == \
         "d[ans] = array_grad(d[g], obj, out)"
+
+
+# ----- symbolic zeros: a rule runs directly as generated code runs it ------------------------
+
+
+def test_vjp_of_skips_a_rule_that_cannot_take_a_zero_gradient():
+    from mindgrad.rules.operators import matmul_grad_x
+
+    assert matmul_grad_x.zero_in_zero_out == ("g", "y")  # it holds no zero test of its own
+    x, y = np.ones((2, 3)), np.ones((3, 4))
+    _, vjp = rules.vjp_of(np.matmul, x, y)
+    assert vjp(0) == (0, 0)
+    np.testing.assert_allclose(vjp(np.ones((2, 4)))[0], np.full((2, 3), 4.0))
+
+
+def test_jvp_of_runs_only_the_statements_of_inputs_with_tangents():
+    from mindgrad.rules.operators import matmul_grad_x
+
+    rule = rules.lookup_tangent(matmul_grad_x)
+    assert [unparse(s).strip() for s in rule.reading({"y"})] == \
+        ["d[out] = matmul_grad_x(g, x, d[y])"]
+    assert rule.reading(set()) == []
+    g, x, y = np.ones((2, 4)), np.ones((2, 3)), np.ones((3, 4))
+    _, jvp = rules.jvp_of(matmul_grad_x, g, x, y)
+    np.testing.assert_allclose(jvp(None, None, np.full((3, 4), 2.0)), np.full((2, 3), 8.0))
+    np.testing.assert_allclose(jvp(np.ones((2, 4)), None, None), np.full((2, 3), 4.0))

@@ -29,7 +29,7 @@ import types
 
 import gast
 
-from mindgrad.runtime import unbroadcast
+from mindgrad.runtime import unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import broadcast_tangent
 
 __all__ = [
@@ -203,7 +203,27 @@ class Rule:
         its derived body compiled (``d[x] = d[out] * slope``), else the template itself."""
         if not self.derived:
             return self.template
-        fields = {"name": "_", "args": self._fdef.args, "body": self.body,
+        return self._compiled(self.body)
+
+    def reading(self, present):
+        """The statements of a tangent rule run when the parameters ``present`` carry tangents:
+        a statement reading another one's tangent contributes nothing, and is dropped with the
+        temporaries computed from it (how a rule is expanded, and how ``jvp_of`` runs it)."""
+        kept, dropped = [], set()
+        for stmt in self.body:
+            value = getattr(stmt, "value", None) or gast.Constant(value=None, kind=None)
+            reads = {sub.slice.id for sub in gast.walk(value)
+                     if isinstance(sub, gast.Subscript) and _is_d(sub.value)}
+            loads = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+            if reads - set(present) or loads & dropped:
+                dropped |= _stored_names(stmt)
+                continue
+            kept.append(stmt)
+        return kept
+
+    def _compiled(self, body):
+        """A function of the template's parameters running ``body``."""
+        fields = {"name": "_", "args": self._fdef.args, "body": body or [gast.Pass()],
                   "decorator_list": [], "returns": None, "type_comment": None,
                   "type_params": []}
         fdef = gast.FunctionDef(**{k: v for k, v in fields.items()
@@ -217,9 +237,15 @@ class Rule:
              self.globals, made)
         return made["_"]
 
-    def run_with(self, marker):
-        """The template as a function whose ``d`` is ``marker`` (``vjp_of``/``jvp_of``)."""
+    def run_with(self, marker, present=None):
+        """The template as a function whose ``d`` is ``marker`` (``vjp_of``/``jvp_of``); for a
+        tangent rule given the parameters ``present`` that carry tangents, only the statements
+        reading those (``reading``)."""
         fn = self.runnable
+        if present is not None:
+            kept = self.reading(present)
+            if len(kept) < len(self.body):
+                fn = self._compiled(kept)
         env = dict(self.globals)
         env["d"] = marker
         body = types.FunctionType(fn.__code__, env, "rule", fn.__defaults__, fn.__closure__)
@@ -309,12 +335,13 @@ class Rule:
         symbolic 0, and a number 0 standing for an array (``0 * 1.0``) as any number. A helper
         marked ``runtime.takes_zero`` takes the 0 but may need the array's shape, so a rule
         passing it ``d[out]`` is guarded by ``is_zero(d_v, v)``, which tells that number; so is
-        one declared ``linear_in``, which relies on that guard instead of testing for 0."""
+        one declared ``runtime.zero_in_zero_out`` (``linear_in``), which relies on that guard
+        instead of testing for 0."""
         if not isinstance(func, gast.Name):
             return False
         value = self.globals.get(func.id)
         return getattr(value, "__module__", None) == "mindgrad.runtime" and \
-            not hasattr(value, "linear_in")
+            not hasattr(value, "zero_in_zero_out")
 
     def bind(self, args, kwargs):
         """Map parameter names to the call's arguments; missing ones get the defaults."""
@@ -415,8 +442,9 @@ def _bind_runtime(rule, name, fn):
 
 
 def _stored_names(stmt):
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Store)}
+    """The names an assignment assigns (not a comprehension's variables in its value)."""
+    return {n.id for target in getattr(stmt, "targets", []) for n in gast.walk(target)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _reads(expr, temporaries):
@@ -638,7 +666,8 @@ def linear_attr(*names):
 
 def linear_in(*names, keeps_values=False):
     """Declare a helper of gradient code linear in its arguments ``names`` (its gradient, and
-    the factors of a product)::
+    the factors of a product) and constant in the others, which it reads for shapes, dtypes,
+    masks or orders::
 
         @linear_in("g", "y")
         def matmul_grad_x(g, x, y):
@@ -646,20 +675,16 @@ def linear_in(*names, keeps_values=False):
 
     Two things follow, and neither is written again. Its tangent (forward mode over gradient
     code) is derived from its own signature: ``d[out] = matmul_grad_x(d[g], x, y)`` and
-    ``d[out] = matmul_grad_x(g, x, d[y])``. And the symbolic zero (the int 0) in any of
-    ``names`` gives the symbolic zero: the helper does not test for it, generated code never
-    passes it one. An adjoint rule passing ``d[out]`` to the helper is guarded by
-    ``is_zero(d_v, v)`` (``Rule.reads_zero_unsafely``), a tangent statement reading no tangent
-    is dropped and one over mindgrad's own code guarded by ``is_zero(t)``; ``vjp_of`` and
-    ``jvp_of`` do the same. Python code calling the helper directly passes a value.
-    ``keeps_values``: given values, it returns a value, never the 0 (the optimizer's
-    ``runtime.takes_zero(keeps_values=...)``).
+    ``d[out] = matmul_grad_x(g, x, d[y])``. And a symbolic zero in any of ``names`` gives the
+    symbolic zero, which the helper does not test for: ``runtime.zero_in_zero_out`` says who
+    does. A helper that also moves with another argument (``norm_grad`` with ``x``) declares
+    only its zero (``runtime.zero_in_zero_out``) and has its tangent written out.
+    ``keeps_values``: given values, it returns a value, never the 0 (as
+    ``runtime.takes_zero``), which lets the optimizer drop later guards.
     """
     def decorate(fn):
         lazy = getattr(fn, "__module__", "").startswith("mindgrad.")
-        fn.linear_in = names
-        if keeps_values:
-            fn.keeps_values = True
+        zero_in_zero_out(*names, keeps_values=keeps_values)(fn)
         _TANGENTS[_key(fn)] = Rule(fn, fn, "tangent", lazy=lazy, linear_in=names)
         _bump()
         return fn
@@ -862,7 +887,8 @@ def vjp_of(fn, *args, **kwargs):
     """Run ``fn`` and return ``(out, vjp)`` using only its registered rule, as a check on rules.
 
     ``vjp(g)`` returns one gradient per positional argument of the call (0 where the rule gives
-    none). The transformer inlines the same template; this evaluates it directly.
+    none). The transformer inlines the same template; this evaluates it directly, and as
+    generated code does not run a template that cannot take a zero ``g``.
     """
     key = kwargs.pop("_key", fn)
     rule = _RULES.get(_key(key))
@@ -872,6 +898,10 @@ def vjp_of(fn, *args, **kwargs):
     bound = rule.bind(args, kwargs)
 
     def vjp(g):
+        from mindgrad.runtime import is_zero
+
+        if rule.reads_zero_unsafely and is_zero(g, out):
+            return (0,) * len(args)  # as generated code, which guards such a rule
         recorder = _Recorder(out, g, bound)
         body = rule.run_with(recorder)
         pos = [bound[p] for p in rule.params if p not in rule.varargs and
@@ -886,8 +916,6 @@ def vjp_of(fn, *args, **kwargs):
         for p in rule.params:
             if p in rule.varargs:
                 grads = recorder.grads.get(p, 0)
-                from mindgrad.runtime import is_zero
-
                 flat.extend([0] * len(bound[p]) if is_zero(grads) else grads)
             else:
                 flat.append(recorder.grads.get(p, 0))
@@ -920,7 +948,8 @@ def jvp_of(fn, *args, **kwargs):
     """Run ``fn`` and return ``(out, jvp)`` using only its registered tangent rule.
 
     ``jvp(*tangents)`` takes one tangent per positional argument (None for none) and returns
-    the output's tangent, evaluating the template directly, as a check on tangent rules.
+    the output's tangent, evaluating the template directly, as a check on tangent rules; as in
+    generated code, the statements reading an argument without tangent do not run.
     """
     key = kwargs.pop("_key", fn)
     rule = _TANGENTS.get(_key(key))
@@ -940,7 +969,10 @@ def jvp_of(fn, *args, **kwargs):
             parts = [known.get(id(v), 0) for v in bound[name]]
             by_value.append((bound[name], tuple(parts)))
         recorder = _TangentRecorder(by_value)
-        body = rule.run_with(recorder)
+        given = {id(v) for v, t in by_value[:len(by_value) - len(rule.varargs)]}
+        present = {p for p in rule.params if (any(id(v) in given for v in bound[p])
+                                              if p in rule.varargs else id(bound[p]) in given)}
+        body = rule.run_with(recorder, present)
         kinds = inspect.Parameter
         pos = [bound[p] for p in rule.params if p not in rule.varargs and
                rule.signature.parameters[p].kind not in (kinds.KEYWORD_ONLY, kinds.VAR_KEYWORD)]

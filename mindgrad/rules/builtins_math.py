@@ -23,7 +23,7 @@ from mindgrad.rules import (
     slope,
     tangent,
 )
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.runtime import is_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
 # ----- builtins on numbers: float, sum, min, max -------------------------------------------
@@ -107,11 +107,10 @@ def _(out, *args):
 
 
 @linear_in("g")
-@takes_zero(keeps_values=False)
 def sequence_grad(g, iterable):
     """Gradient of ``list(iterable)``/``tuple(iterable)``: the items' gradients given back in the
     iterable's own form (rows of an array stacked; a list for anything else)."""
-    if is_zero(g) or isinstance(iterable, (dict, set, frozenset, str)):
+    if isinstance(iterable, (dict, set, frozenset, str)):
         return 0  # the items are keys or characters: constants
     if isinstance(iterable, np.ndarray):
         return np.stack([np.zeros(iterable.shape[1:], iterable.dtype) if is_zero(gi) else
@@ -119,13 +118,10 @@ def sequence_grad(g, iterable):
     return list(g)
 
 
-@linear_in("g")
-@takes_zero
+@linear_in("g", keeps_values=True)
 def dict_grad(g, mapping):
     """Gradient of ``dict(mapping)``: the same gradients by key (for a sequence of pairs, each
     pair's value gradient; keys are constants)."""
-    if is_zero(g):
-        return 0
     if isinstance(mapping, dict):
         return dict(g)
     grads = []
@@ -177,11 +173,8 @@ def _(out, iterable=()):
 
 
 @linear_in("g")
-@takes_zero(keeps_values=False)
 def reversed_grad(g, seq):
     """Gradient of ``reversed(seq)``: the items' gradients in ``seq``'s order."""
-    if is_zero(g):
-        return 0
     return sequence_grad(list(g)[::-1], seq)
 
 
@@ -200,12 +193,9 @@ def _(out, sequence):
     d[out] = reversed_tangent(d[sequence])
 
 
-@linear_in("g")
-@takes_zero
+@linear_in("g", keeps_values=True)
 def sorted_grad(g, iterable, key=None, reverse=False):
     """Gradient of ``sorted(iterable)``: each item's gradient back where the item came from."""
-    if is_zero(g):
-        return 0
     items = list(iterable)
     order = sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
                    reverse=reverse)

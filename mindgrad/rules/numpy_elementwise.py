@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from mindgrad.rules import adjoint, d, diagonal, elementwise, linear, linear_in, slope, tangent
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, float_dtype, zero_tangent_of
 
 # ----- exponentials and logarithms ---------------------------------------------------------
@@ -238,10 +238,11 @@ def _(out, x):
     d[out] = np.real(d[x] * abs_slope(x))
 
 
+@zero_in_zero_out("g")
 def angle_grad(g, z, deg=False):
     """Gradient of ``np.angle(z)``: ``-1j * g / z``; a real ``z`` has angle 0 or pi, a constant
     (the README's complex convention)."""
-    if is_zero(g) or not np.iscomplexobj(z):
+    if not np.iscomplexobj(z):
         return 0
     grad = -1j * np.real(g) / np.where(z == 0, 1.0, z)
     return grad * (180.0 / np.pi) if deg else grad
@@ -471,12 +472,11 @@ def fill_nested(grid, values):
 
 
 @linear_in("g")
-@takes_zero(keeps_values=False)
 def array_grad(g, obj, out=None):
     """Gradient of ``np.array(obj)`` and other casts: ``g`` reshaped (``ndmin``) and cast back
     to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a
     list. An integer or boolean ``out`` is a constant: nothing flows back through that cast."""
-    if is_zero(g) or getattr(out, "dtype", np.dtype(float)).kind not in "fc":
+    if getattr(out, "dtype", np.dtype(float)).kind not in "fc":
         return 0
     if isinstance(obj, (list, tuple)):
         g = np.reshape(g, np.shape(obj))

@@ -22,7 +22,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.rules import adjoint, adjoint_method, d, linear, linear_in, nondifferentiable, tangent
 from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -41,12 +41,9 @@ def swap_last_axes(x):
 # ----- dot, inner, outer, vdot -------------------------------------------------------------
 
 
-@linear_in("g", "b")
-@takes_zero
+@linear_in("g", "b", keeps_values=True)
 def dot_grad_a(g, a, b):
     """Gradient of ``np.dot(a, b)`` for ``a``: contract ``g`` with ``b`` over b's free axes."""
-    if is_zero(g):
-        return 0
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * b, a)
@@ -57,12 +54,9 @@ def dot_grad_a(g, a, b):
     return astype_grad(np.tensordot(g, b, axes=(g_axes, free_b)), a)
 
 
-@linear_in("g", "a")
-@takes_zero
+@linear_in("g", "a", keeps_values=True)
 def dot_grad_b(g, a, b):
     """Gradient of ``np.dot(a, b)`` for ``b``: contract ``a`` with ``g`` over a's free axes."""
-    if is_zero(g):
-        return 0
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * a, b)
@@ -411,13 +405,11 @@ def norm_axes(x, ord=None, axis=None):
 nondifferentiable(norm_axes)
 
 
-@takes_zero
+@zero_in_zero_out("g", keeps_values=True)
 def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
     """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``: vector norms (2, 1, inf, -inf,
     any p) along one axis or over the flattened array, matrix norms (fro, nuc, 2, -2, 1, -1,
     inf, -inf) over two."""
-    if is_zero(g):
-        return 0
     x = np.asarray(x)
     axes = norm_axes(x, ord, axis)
     if not keepdims:
@@ -449,15 +441,12 @@ def _(out, x, ord=None, axis=None, keepdims=False):
     d[out] = norm_tangent(d[x], x, out, ord, axis, keepdims)
 
 
+@zero_in_zero_out("g", "t")
 def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
     """Tangent of ``norm_grad(g, x, ans, ...) = g slope(x, ans)`` from ``x`` (wrt 0) or ``ans``
     (1). The slope of the 2-norm/Frobenius norm is ``x / ans``, of a p-norm
     ``sign(x) (|x| / ans)^(p-1)``; those of the 1, inf, 0 norms and of the matrix 1/inf norms
     are piecewise constant; those of the spectral and nuclear norms come from the svd's tangent."""
-    if is_zero(t):
-        return 0
-    if is_zero(g):
-        return 0
     if np.iscomplexobj(x):
         raise runtime.GradientError("forward mode over the gradient of np.linalg.norm of a "
                                     "complex array is not supported; use reverse mode twice")
@@ -549,10 +538,9 @@ def slogdet_grad(g, a):
     return np.expand_dims(g_logdet, (-2, -1)) * swap_last_axes(np.linalg.inv(a))
 
 
+@zero_in_zero_out("g", "t")
 def slogdet_grad_tangent(g, a, t):
     """Tangent of ``slogdet_grad(g, a) = g[1] inv(a)^T`` from ``a``."""
-    if is_zero(t):
-        return 0
     if is_zero(g[1]):
         return 0
     return np.expand_dims(g[1], (-2, -1)) * inverse_transpose_tangent(a, t)
@@ -604,21 +592,19 @@ def _(out, a):
 # ----- solving -----------------------------------------------------------------------------
 
 
+@zero_in_zero_out("g")
 def solve_adjoint(g, a, b):
     """``solve(a^T, g)``: the gradient of ``x = solve(a, b)`` for ``b`` before it is summed to
-    b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.) Zero for a zero ``g``."""
-    if is_zero(g):
-        return 0
+    b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.)"""
     if np.ndim(b) == 1:
         return np.linalg.solve(swap_last_axes(a), np.expand_dims(g, -1))[..., 0]
     return np.linalg.solve(swap_last_axes(a), g)
 
 
+@zero_in_zero_out("g", "t")
 def solve_adjoint_tangent(g, a, b, t):
     """Tangent of ``solve_adjoint(g, a, b) = solve(a^T, g)`` from ``a``:
     ``-solve(a^T, t^T solve(a^T, g))``."""
-    if is_zero(g):
-        return 0
     r = solve_adjoint(g, a, b)
     if np.ndim(b) == 1:
         rhs = np.matmul(swap_last_axes(t), np.expand_dims(r, -1))[..., 0]
@@ -637,8 +623,6 @@ def _(out, g, a, b):
 def solve_grad_a(g_b, a, b, x):
     """Gradient of ``x = solve(a, b)`` for ``a``, from ``g_b = solve_adjoint(...)``:
     ``-g_b x^T``."""
-    if is_zero(g_b):
-        return 0
     if np.ndim(b) == 1:
         return unbroadcast(-np.expand_dims(g_b, -1) * np.expand_dims(x, -2), a)
     return unbroadcast(-np.matmul(g_b, swap_last_axes(x)), a)
@@ -711,6 +695,7 @@ def full_matrices_message(extra):
 nondifferentiable(reject_complex, full_matrices_message)
 
 
+@zero_in_zero_out("g")
 def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     """Gradient of ``np.linalg.svd(a, full_matrices, compute_uv, hermitian)`` (Townsend 2016,
     "Differentiating the singular value decomposition"). With ``a = U S V^T`` reduced,
@@ -725,8 +710,6 @@ def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     are an arbitrary basis of a complement: their gradient must be zero. ``hermitian=True``
     reads the lower triangle as a symmetric matrix (through ``eigh``), which gets the
     gradient."""
-    if is_zero(g):
-        return 0
     reject_complex(a, "np.linalg.svd")
     m = np.shape(a)[-2]
     n = np.shape(a)[-1]
@@ -837,13 +820,12 @@ def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
     d[out] = svd_tangent(d[a], a, out, full_matrices, compute_uv, hermitian)
 
 
+@zero_in_zero_out("g")
 def eigh_grad(g, a, out, UPLO="L", vectors=True):
     """Gradient of ``np.linalg.eigh(a, UPLO)`` (``vectors``; else of ``eigvalsh``). With
     ``a = V diag(w) V^T`` and ``F_ij = 1 / (w_j - w_i)``, the symmetric matrix gets
     ``V [diag(gw) + F o (V^T gV)] V^T``; eigh reads it from ``a``'s ``UPLO`` triangle, which
     receives that gradient (``triangle_grad``)."""
-    if is_zero(g):
-        return 0
     reject_complex(a, "np.linalg.eigh")
     if vectors:
         w = out[0]

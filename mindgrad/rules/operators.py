@@ -22,7 +22,7 @@ from mindgrad.rules import (
     slope,
     tangent,
 )
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import unbroadcast
 from mindgrad.runtime.tangents import add_tangent
 
 # ----- addition and subtraction ------------------------------------------------------------
@@ -91,8 +91,6 @@ nondifferentiable(operator.floordiv, np.floor_divide)
 @linear_in("g", "y", keeps_values=True)
 def matmul_grad_x(g, x, y):
     """Gradient of ``x @ y`` with respect to ``x``, for any ranks NumPy's matmul accepts."""
-    if is_zero(g) or is_zero(y):  # symbolic zeros reach here under forward over reverse
-        return 0
     if getattr(x, "ndim", 0) == 2:  # no broadcasting to undo
         ndim = getattr(y, "ndim", 0)
         if ndim == 2:
@@ -110,8 +108,6 @@ def matmul_grad_x(g, x, y):
 @linear_in("g", "x", keeps_values=True)
 def matmul_grad_y(g, x, y):
     """Gradient of ``x @ y`` with respect to ``y``."""
-    if is_zero(g) or is_zero(x):
-        return 0
     if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) in (1, 2):
         return x.T @ g
     if np.ndim(x) == 1:  # x is a row (1, n): g's last axis is y's column axis

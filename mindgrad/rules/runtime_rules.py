@@ -26,8 +26,8 @@ from mindgrad.runtime import (
     item,
     pop_grad,
     setitem_grad,
-    takes_zero,
     unbroadcast,
+    zero_in_zero_out,
 )
 from mindgrad.runtime.tangents import (
     TangentList,
@@ -45,12 +45,9 @@ nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, runtime.i
 # ----- broadcasting, accumulation, casts, copies -------------------------------------------
 
 
-@linear_in("g")
-@takes_zero
+@linear_in("g", keeps_values=True)
 def broadcast_back(g, like):
     """Adjoint of ``unbroadcast(like, x)``: ``g`` broadcast back to the shape of ``like``."""
-    if is_zero(g):
-        return 0
     if isinstance(like, (list, tuple, dict)):
         return g  # a container's gradient: unbroadcast passed it through
     shape = np.shape(like)
@@ -141,10 +138,9 @@ def _(out, g_out, g, x):
 
 
 @linear_in("g")
-@takes_zero(keeps_values=False)
 def as_sequence_grad(g, x):
     """Adjoint of ``as_sequence(x)``: ``g`` itself, or the gradient of ``list(x)``."""
-    if is_zero(g) or isinstance(x, (list, tuple, np.ndarray, range, str)):
+    if isinstance(x, (list, tuple, np.ndarray, range, str)):
         return g
     return sequence_grad(g, x)
 
@@ -189,7 +185,7 @@ def _(out, g, x):
 @linear_in("g")
 def gather(g, x, idx):
     """``g[idx]``, or 0 when ``g`` is zero: the adjoint of adding into ``idx``."""
-    if is_zero(g):
+    if is_zero(g):  # called directly with the 0 (tests/test_runtime_rules.py)
         return 0
     if isinstance(g, dict):  # dict gradients hold only the keys that received one
         return g.get(idx, 0)
@@ -233,7 +229,7 @@ def _(out, g, i):
 def setitem_grad_adjoint(g_out, dx, idx, v):
     """Adjoint of ``(gv, dx') = setitem_grad(dx, idx, v)`` for ``dx``: ``dx'`` is ``dx`` with
     ``dx[idx]`` cleared, and ``gv`` is ``dx[idx]`` summed to ``v``'s shape."""
-    if is_zero(g_out) or is_zero(dx) or runtime._lost_zero(dx, idx):  # a constant dx
+    if is_zero(dx) or runtime._lost_zero(dx, idx):  # a constant dx
         return 0
     g_v, g_rest = g_out
     if isinstance(dx, np.ndarray):
@@ -273,7 +269,7 @@ def _(out, dx, idx, v):
 def pop_grad_adjoint(g_out, dxs=()):
     """Adjoint of ``(last, rest) = pop_grad(dxs)``: the list's gradient, ``rest + [last]``, a
     zero ``rest`` as zeros for each item, so every item keeps its place."""
-    if is_zero(g_out) or is_zero(dxs) or len(dxs) == 0:
+    if is_zero(dxs) or len(dxs) == 0:
         return 0  # pop_grad passed a zero (or empty) gradient through unchanged
     g_last, g_rest = g_out
     rest = [0] * (len(dxs) - 1) if is_zero(g_rest) else list(g_rest)
@@ -290,9 +286,10 @@ def _(out, dxs):
     d[out] = summable(pop_grad(d[dxs]))
 
 
+@zero_in_zero_out("g_out")
 def push_grad_parts(g_out):
     """Adjoint of ``push_grad(dxs, g) = dxs + [g]``: (gradient of dxs, gradient of g)."""
-    if is_zero(g_out) or not g_out:
+    if not g_out:
         return 0, 0
     return list(g_out[:-1]), g_out[-1]
 
@@ -308,11 +305,10 @@ def _(out, dxs, g, xs=()):
     d[g] = push_grad_parts(d[out])[1]
 
 
+@zero_in_zero_out("t")
 def push_grad_tangent(t, dxs, xs, which):
     """Tangent of ``push_grad(dxs, g, xs) = dxs + [g]`` from ``dxs`` (which 0) or ``g`` (1); a
     zero ``dxs`` stands for a zero per item of ``xs``."""
-    if is_zero(t):
-        return 0
     n = len(xs) if is_zero(dxs) else len(dxs)
     if which == 0:
         return TangentList(list(t) + [0])
@@ -329,8 +325,6 @@ def _(out, dxs, g, xs=()):
 def concat_grads_adjoint(g_out, x=(), y=()):
     """Adjoint of ``(head, tail) = concat_grads(g, x, y)``: ``head + tail``, a zero part as
     zeros for each item of ``x`` (``y``), so every item keeps its place."""
-    if is_zero(g_out):
-        return 0
     head, tail = g_out
     head = [0] * len(x) if is_zero(head) else list(head)
     tail = [0] * len(y) if is_zero(tail) else list(tail)
@@ -356,8 +350,6 @@ def _(out, g, x, axis=None, keepdims=False):
 @linear_in("g_out")
 def unreduce_adjoint(g_out, g, x, axis, keepdims):
     """Adjoint of ``unreduce(g, x, axis, keepdims)`` for ``g``: the reduction it undid."""
-    if is_zero(g_out):
-        return 0
     g_out = np.asarray(g_out)
     ndim = np.ndim(x)
     axes = tuple(range(ndim)) if axis is None else tuple(
@@ -435,8 +427,6 @@ def _(out, a, b):
 @linear_in("g")
 def reversed_items_grad(g, seq, count=None):
     """Adjoint of ``reversed_items(seq)``: each pair's item gradient back at its index."""
-    if is_zero(g):
-        return 0
     pairs = runtime.reversed_items(seq, count)
     grad = 0
     for (index, _), g_pair in zip(pairs, g):
@@ -451,9 +441,10 @@ def _(out, seq, count=None):
     d[seq] = reversed_items_grad(d[out], seq, count)
 
 
+@zero_in_zero_out("t_seq")
 def reversed_items_tangent(t_seq, seq, count=None):
     """Tangent of ``reversed_items(seq)``: the items' tangents, paired with no index tangent."""
-    if is_zero(t_seq) or isinstance(seq, dict):
+    if isinstance(seq, dict):
         return 0
     return [(0, t_seq[index]) for index, _ in runtime.reversed_items(seq, count)]
 
