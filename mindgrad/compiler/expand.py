@@ -254,17 +254,11 @@ def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
                 tangents[name] = gen.tangent_of(value)
         elif not isinstance(value, dict):
             params[name] = literal(value, gen.bind)
-    temps, out, dropped = {}, [], set()
     for stmt in rule.body:
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
             raise RuleError(f"the tangent rule for {rule.name} may only contain assignments")
-        reads = {sub.slice.id for sub in A.walk(stmt.value)
-                 if isinstance(sub, gast.Subscript) and isinstance(sub.value, gast.Name)
-                 and sub.value.id == "d"}
-        if reads - set(tangents) or A.names_in(stmt.value, gast.Load) & dropped:
-            # an input without tangent contributes nothing, nor what is computed from it
-            dropped |= A.names_in(stmt.targets, gast.Store)
-            continue
+    temps, out = {}, []
+    for stmt in rule.reading(tangents):  # an input without tangent contributes nothing
         value = _Substitute(rule, params, out_name, tangents, temps, gen).visit(
             A.clone(stmt.value))
         target = stmt.targets[0]

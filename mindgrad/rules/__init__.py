@@ -21,12 +21,16 @@ Methods and attributes of arrays have rules keyed by their name: ``@adjoint_meth
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import textwrap
 import types
 
 import gast
+
+from mindgrad.runtime import unbroadcast, zero_in_zero_out
+from mindgrad.runtime.tangents import broadcast_tangent
 
 __all__ = [
     "Rule",
@@ -35,10 +39,12 @@ __all__ = [
     "adjoint_attr",
     "adjoint_method",
     "d",
+    "diagonal",
     "elementwise",
     "is_nondifferentiable",
     "linear",
     "linear_attr",
+    "linear_in",
     "linear_method",
     "jvp_of",
     "lookup",
@@ -123,12 +129,16 @@ class Rule:
                          "differentiates", "_fdef"})
 
     def __init__(self, key, template, kind="adjoint", lazy=False, from_slopes=False,
-                 linear_in=None):
+                 linear_in=None, via=None, diagonal=False):
         self.kind = kind
         self.key = key
         self.template = template
         self.from_slopes = from_slopes  # an @elementwise template: the body is derived
         self.linear_in = linear_in  # a @linear tangent: d[out] = key(..., d[p], ...) per p
+        self.via = via  # the function a @linear tangent applies, if not the key itself
+        self.diagonal = diagonal  # a @diagonal tangent: the adjoint template read forwards
+        # a @linear_in helper: the template is the helper itself, its output a new parameter
+        self.of_helper = template is key and linear_in is not None
         self.name = getattr(key, "__name__", None) or \
             (key[1] if isinstance(key, tuple) else str(key))
         if not lazy:
@@ -161,6 +171,8 @@ class Rule:
         self._fdef = fdef
         sig = inspect.signature(template)
         params = list(sig.parameters.values())
+        if self.of_helper:
+            params = [_output_parameter(fdef, params)] + params
         if not params:
             raise RuleError(f"the rule for {self.name} needs the output as its first parameter")
         self.out = params[0].name
@@ -168,16 +180,20 @@ class Rule:
         self.params = [p.name for p in params[1:]]
         self.varargs = {p.name for p in params[1:] if p.kind is p.VAR_POSITIONAL}
         self.globals = template.__globals__
-        if self.linear_in is not None:
-            self.globals = dict(self.globals)  # the derived body may name the function
+        if self.derived:
+            self.globals = dict(self.globals)  # the derived body may name more functions
         body = fdef.body
         if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
             body = body[1:]  # docstring
+        if self.of_helper:
+            body = []  # the helper's own code: only its signature makes the rule
         self.body = [_MarkerNames(self.globals).visit(stmt) for stmt in body]
         if self.from_slopes:
-            self.body = _from_slopes(self.body, self.kind, self.out, self.name)
+            self.body = _from_slopes(self, self.body)
         elif self.linear_in is not None:
             self.body = _linear_body(self, params[1:])
+        elif self.diagonal:
+            self.body = _diagonal_body(self, self.body)
         self.differentiates = set()
         self._validate()
 
@@ -185,9 +201,29 @@ class Rule:
     def runnable(self):
         """The template as a function ``vjp_of``/``jvp_of`` run: for an ``@elementwise`` one,
         its derived body compiled (``d[x] = d[out] * slope``), else the template itself."""
-        if not (self.from_slopes or self.linear_in is not None):
+        if not self.derived:
             return self.template
-        fields = {"name": "_", "args": self._fdef.args, "body": self.body,
+        return self._compiled(self.body)
+
+    def reading(self, present):
+        """The statements of a tangent rule run when the parameters ``present`` carry tangents:
+        a statement reading another one's tangent contributes nothing, and is dropped with the
+        temporaries computed from it (how a rule is expanded, and how ``jvp_of`` runs it)."""
+        kept, dropped = [], set()
+        for stmt in self.body:
+            value = getattr(stmt, "value", None) or gast.Constant(value=None, kind=None)
+            reads = {sub.slice.id for sub in gast.walk(value)
+                     if isinstance(sub, gast.Subscript) and _is_d(sub.value)}
+            loads = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+            if reads - set(present) or loads & dropped:
+                dropped |= _stored_names(stmt)
+                continue
+            kept.append(stmt)
+        return kept
+
+    def _compiled(self, body):
+        """A function of the template's parameters running ``body``."""
+        fields = {"name": "_", "args": self._fdef.args, "body": body or [gast.Pass()],
                   "decorator_list": [], "returns": None, "type_comment": None,
                   "type_params": []}
         fdef = gast.FunctionDef(**{k: v for k, v in fields.items()
@@ -201,9 +237,15 @@ class Rule:
              self.globals, made)
         return made["_"]
 
-    def run_with(self, marker):
-        """The template as a function whose ``d`` is ``marker`` (``vjp_of``/``jvp_of``)."""
+    def run_with(self, marker, present=None):
+        """The template as a function whose ``d`` is ``marker`` (``vjp_of``/``jvp_of``); for a
+        tangent rule given the parameters ``present`` that carry tangents, only the statements
+        reading those (``reading``)."""
         fn = self.runnable
+        if present is not None:
+            kept = self.reading(present)
+            if len(kept) < len(self.body):
+                fn = self._compiled(kept)
         env = dict(self.globals)
         env["d"] = marker
         body = types.FunctionType(fn.__code__, env, "rule", fn.__defaults__, fn.__closure__)
@@ -212,8 +254,9 @@ class Rule:
 
     @property
     def derived(self) -> bool:
-        """Whether the body is derived (``@elementwise``, ``@linear``), not written by hand."""
-        return self.from_slopes or self.linear_in is not None
+        """Whether the body is derived (``@elementwise``, ``@linear``, ``@linear_in``,
+        ``@diagonal``), not written by hand."""
+        return self.from_slopes or self.linear_in is not None or self.diagonal
 
     def _validate(self):
         if self.kind == "tangent":
@@ -291,11 +334,14 @@ class Rule:
         """Whether ``func`` names a function of mindgrad.runtime: all of them take the
         symbolic 0, and a number 0 standing for an array (``0 * 1.0``) as any number. A helper
         marked ``runtime.takes_zero`` takes the 0 but may need the array's shape, so a rule
-        passing it ``d[out]`` is guarded by ``is_zero(d_v, v)``, which tells that number."""
+        passing it ``d[out]`` is guarded by ``is_zero(d_v, v)``, which tells that number; so is
+        one declared ``runtime.zero_in_zero_out`` (``linear_in``), which relies on that guard
+        instead of testing for 0."""
         if not isinstance(func, gast.Name):
             return False
         value = self.globals.get(func.id)
-        return getattr(value, "__module__", None) == "mindgrad.runtime"
+        return getattr(value, "__module__", None) == "mindgrad.runtime" and \
+            not hasattr(value, "zero_in_zero_out")
 
     def bind(self, args, kwargs):
         """Map parameter names to the call's arguments; missing ones get the defaults."""
@@ -344,9 +390,21 @@ def _is_d(node) -> bool:
     return isinstance(node, gast.Name) and node.id == "d"
 
 
-def _from_slopes(body, kind, out, name):
+def _from_slopes(rule, body):
     """The adjoint (``d[x] = d[out] * s``) or tangent (``d[out] = d[x] * s``) statements of
-    an ``@elementwise`` template's ``slope[x] = s``; other statements (temporaries) stay."""
+    an ``@elementwise`` template's ``slope[x] = s``; other statements (temporaries) stay.
+
+    A function of several arguments broadcasts them (``math`` functions take numbers): each
+    gradient is summed back to its argument's shape (``unbroadcast``), and a tangent that a
+    product with ``out`` or with every other argument does not give the output's shape is
+    broadcast to it (``broadcast_tangent``: ``d[out] = broadcast_tangent(d[x], out)`` for
+    ``x - y``, but ``d[out] = d[x] * y`` for ``x * y``)."""
+    out, params = rule.out, rule.params
+    broadcasts = len(params) > 1 and getattr(rule.key, "__module__", None) != "math"
+    if broadcasts:
+        _bind_runtime(rule, "unbroadcast", unbroadcast)
+        _bind_runtime(rule, "broadcast_tangent", broadcast_tangent)
+    reads = {}  # temporary -> the parameters and output its value reads
     derived = []
     for stmt in body:
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
@@ -354,17 +412,61 @@ def _from_slopes(body, kind, out, name):
         if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
                 and target.value.id == "slope" and isinstance(target.slice, gast.Name)):
             if any(isinstance(n, gast.Name) and n.id == "slope" for n in gast.walk(stmt)):
-                raise RuleError(f"the elementwise rule for {name}: write slope[x] = ... "
+                raise RuleError(f"the elementwise rule for {rule.name}: write slope[x] = ... "
                                 "as a statement of its own")
+            for name in _stored_names(stmt):
+                reads[name] = _reads(stmt.value, reads)
             derived.append(stmt)
             continue
-        param = target.slice.id
-        if kind == "tangent":
-            stmt = _d_assign(out, scaled(_d_load(param), stmt.value))
+        param, factor = target.slice.id, stmt.value
+        local = set(params) | {out} | set(reads)
+        if rule.kind == "tangent":
+            value = _times(_d_load(param), factor, local)
+            shaped = _reads(factor, reads)
+            if broadcasts and out not in shaped and not set(params) - {param} <= shaped:
+                value = _call("broadcast_tangent", value, _name(out))
+            stmt = _d_assign(out, value)
         else:
-            stmt = _d_assign(param, scaled(_d_load(out), stmt.value))
+            value = _times(_d_load(out), factor, local)
+            stmt = _d_assign(param, _call("unbroadcast", value, _name(param))
+                             if broadcasts else value)
         derived.append(stmt)
     return derived
+
+
+def _bind_runtime(rule, name, fn):
+    """Make ``name`` in a derived body read the runtime's ``fn``."""
+    if rule.globals.setdefault(name, fn) is not fn:
+        raise RuleError(f"the rule for {rule.name} derives a body calling {name}, which its "
+                        "module binds to something else")
+
+
+def _stored_names(stmt):
+    """The names an assignment assigns (not a comprehension's variables in its value)."""
+    return {n.id for target in getattr(stmt, "targets", []) for n in gast.walk(target)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _reads(expr, temporaries):
+    """The names ``expr`` reads, with what the temporaries among them read."""
+    names = set()
+    for n in gast.walk(expr):
+        if isinstance(n, gast.Name):
+            names.add(n.id)
+            names |= temporaries.get(n.id, set())
+    return names
+
+
+def _times(g, factor, local):
+    """``g`` times ``factor``: a factor that reads no parameter, output or temporary is a
+    constant, multiplied as one number (``d[x] * (math.pi / 180.0)``); else ``scaled``."""
+    if isinstance(factor, gast.BinOp) and not _reads(factor, {}) & local:
+        return gast.BinOp(left=g, op=gast.Mult(), right=factor)
+    return scaled(g, factor)
+
+
+def _call(name, *args):
+    return gast.Call(func=_name(name), args=list(args), keywords=[])
 
 
 def _d_load(name):
@@ -395,15 +497,18 @@ def scaled(g, factor):
 
 
 def elementwise(*fns):
-    """Register the adjoint and the tangent of elementwise functions of one argument from
-    their slope, ``dout/dx``::
+    """Register the adjoint and the tangent of elementwise functions from their slopes, one
+    per argument, ``dout/dx``::
 
         @elementwise(np.tanh, math.tanh)
         def _(out, x):
             slope[x] = 1.0 - out * out
 
     gives ``d[x] = d[out] * (1.0 - out * out)`` (reverse mode) and ``d[out] = d[x] * (1.0 -
-    out * out)`` (forward mode). A template may assign temporaries before its slopes.
+    out * out)`` (forward mode). A template may assign temporaries before its slopes. For a
+    function of several arguments (``np.arctan2``) the gradients are summed back to each
+    argument's shape, and the tangents broadcast to the output's (see ``_from_slopes``); an
+    argument without a slope (the sign of ``np.copysign``) gets no gradient.
     """
     if not fns:
         raise TypeError("elementwise() needs at least one function to register a rule for")
@@ -416,31 +521,34 @@ def elementwise(*fns):
     return decorate
 
 
-def _register(keys, template, kind="adjoint", from_slopes=False):
+def _register(keys, template, kind="adjoint", **derive):
     table = _TANGENTS if kind == "tangent" else _RULES
     # a user's rule is checked when registered, so a malformed one fails at its decorator;
     # mindgrad's own are tested, and parsed when first used
     lazy = getattr(template, "__module__", "").startswith("mindgrad.")
     for key in keys:
-        table[_key(key)] = Rule(key, template, kind, lazy=lazy, from_slopes=from_slopes)
+        table[_key(key)] = Rule(key, template, kind, lazy=lazy, **derive)
         if kind == "adjoint":  # a tangent alone does not make a function differentiable
             _NONDIFF.discard(_key(key))
     _bump()
     return template
 
 
-def _callee(rule):
-    """An expression naming the function ``rule`` is for, as the template's module would write
-    it: ``np.reshape`` where the module has ``np``, the function's own name where it has that,
-    else a name added to the rule's namespace."""
-    fn = rule.key
+def _callee(rule, fn):
+    """An expression naming ``fn`` as the template's module would write it: its own name where
+    the module binds it (or a builtin), ``np.reshape`` where the module has ``np``,
+    ``np.multiply.outer`` for a method of a ufunc, else a name added to the rule's namespace."""
     name = getattr(fn, "__name__", None)
     if isinstance(name, str) and name.isidentifier():
+        if rule.globals.get(name, getattr(builtins, name, None)) is fn:
+            return _name(name)  # bound in the module, or a builtin it does not shadow
         for module_name, module in sorted(rule.globals.items()):
             if isinstance(module, types.ModuleType) and getattr(module, name, None) is fn:
                 return gast.Attribute(value=_name(module_name), attr=name, ctx=gast.Load())
-        if rule.globals.get(name) is fn:
-            return _name(name)
+        owner = getattr(fn, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType) and \
+                getattr(owner, name, None) == fn:  # np.multiply.outer: a new object each time
+            return gast.Attribute(value=_callee(rule, owner), attr=name, ctx=gast.Load())
     alias = f"{name if isinstance(name, str) and name.isidentifier() else 'linear_fn'}_"
     rule.globals[alias] = fn
     return _name(alias)
@@ -450,12 +558,18 @@ def _name(ident):
     return gast.Name(id=ident, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
+def _is_out_buffer(p) -> bool:
+    """NumPy's ``out=None``: where a call writes its result; a tangent is a new array."""
+    return p.name == "out" and p.default is None
+
+
 def _linear_body(rule, params):
     """``d[out] = f(..., d[p], ...)`` for each parameter ``p`` a ``@linear`` rule is linear in:
     the function applied to the tangent, its other arguments as the call gave them (positional
     parameters by position, keyword-only ones by keyword; defaults are dropped when the
-    template is expanded). An array method applies to the receiver's tangent
-    (``d[a].ravel(order)``), an attribute reads it (``d[x].T``)."""
+    template is expanded; NumPy's ``out=`` buffer is not passed on). An array method applies to
+    the receiver's tangent (``d[a].ravel(order)``), an attribute reads it (``d[x].T``); with
+    ``via``, that function is applied instead, the receiver first."""
     kinds = inspect.Parameter
     names = [p.name for p in params]
     for p in rule.linear_in:
@@ -471,30 +585,46 @@ def _linear_body(rule, params):
         def arg(p, wrt=wrt):
             return _d_load(p.name) if p.name == wrt else _name(p.name)
 
-        if isinstance(rule.key, tuple) and rule.key[0] == "attr":
+        if isinstance(rule.key, tuple) and rule.key[0] == "attr" and rule.via is None:
             call = gast.Attribute(value=arg(params[0]), attr=rule.key[1], ctx=gast.Load())
         else:
             rest = params
-            if isinstance(rule.key, tuple):  # a method: the receiver is the first parameter
+            if rule.via is not None:
+                func = _callee(rule, rule.via)
+            elif isinstance(rule.key, tuple):  # a method: the receiver is the first parameter
                 func = gast.Attribute(value=arg(params[0]), attr=rule.key[1], ctx=gast.Load())
                 rest = params[1:]
             else:
-                func = _callee(rule)
-            args = [arg(p) if p.kind is not kinds.VAR_POSITIONAL else
-                    gast.Starred(value=arg(p), ctx=gast.Load())
-                    for p in rest if p.kind in (kinds.POSITIONAL_ONLY,
-                                                kinds.POSITIONAL_OR_KEYWORD,
-                                                kinds.VAR_POSITIONAL)]
-            keywords = [gast.keyword(arg=p.name, value=arg(p)) for p in rest
-                        if p.kind is kinds.KEYWORD_ONLY]
-            keywords += [gast.keyword(arg=None, value=_name(p.name)) for p in rest
-                         if p.kind is kinds.VAR_KEYWORD]
+                func = _callee(rule, rule.key)
+            args, keywords, by_keyword = [], [], False
+            for p in rest:
+                if _is_out_buffer(p) and not rule.of_helper:
+                    by_keyword = True  # the parameters after it are passed by name
+                elif p.kind is kinds.VAR_POSITIONAL:
+                    args.append(gast.Starred(value=arg(p), ctx=gast.Load()))
+                elif p.kind is kinds.VAR_KEYWORD:
+                    keywords.append(gast.keyword(arg=None, value=_name(p.name)))
+                elif p.kind is kinds.KEYWORD_ONLY or by_keyword:
+                    keywords.append(gast.keyword(arg=p.name, value=arg(p)))
+                else:
+                    args.append(arg(p))
             call = gast.Call(func=func, args=args, keywords=keywords)
         body.append(_d_assign(rule.out, call))
     return body
 
 
-def linear(*fns, wrt=None):
+def _output_parameter(fdef, params):
+    """The output parameter a ``@linear_in`` helper's rule reads: ``out``, unless the helper
+    has a parameter of that name (then ``ans``); added to the def's arguments in front."""
+    taken = {p.name for p in params}
+    name = next(n for n in ("out", "ans", "result", "out_") if n not in taken)
+    node = gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
+    (fdef.args.posonlyargs or fdef.args.args).insert(0, node)
+    fdef.decorator_list = []
+    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def linear(*fns, wrt=None, via=None):
     """Derive the tangent of functions linear in some of their arguments from a template's
     signature: the function applied to the tangent. Stack it on the hand-written adjoint::
 
@@ -507,6 +637,9 @@ def linear(*fns, wrt=None):
     several makes it multilinear, one term per parameter: ``@linear(np.dot, wrt=("a", "b"))``
     gives ``d[out] = np.dot(d[a], b)`` and ``d[out] = np.dot(a, d[b])``. Keys made by
     ``adjoint_method``/``adjoint_attr`` names work too: ``linear(("method", "ravel"))``.
+    ``via`` is the function the tangent applies where it is not each key itself: the one that
+    implements an operator or a method (``@linear(operator.matmul, np.matmul, via=np.matmul)``
+    gives ``np.matmul(d[x], y)`` for both; a method's receiver is then passed first).
     """
     if not fns:
         raise TypeError("linear() needs at least one function to register a rule for")
@@ -516,23 +649,117 @@ def linear(*fns, wrt=None):
     def decorate(template):
         params = list(inspect.signature(template).parameters)[1:]
         names = tuple(wrt) if wrt is not None else tuple(params[:1])
-        lazy = getattr(template, "__module__", "").startswith("mindgrad.")
-        for key in fns:
-            _TANGENTS[_key(key)] = Rule(key, template, "tangent", lazy=lazy, linear_in=names)
-        _bump()
-        return template
+        return _register(fns, template, "tangent", linear_in=names, via=via)
 
     return decorate
 
 
-def linear_method(*names, wrt=None):
+def linear_method(*names, wrt=None, via=None):
     """``@linear`` for the array methods ``names`` (the receiver follows ``out``)."""
-    return linear(*(("method", n) for n in names), wrt=wrt)
+    return linear(*(("method", n) for n in names), wrt=wrt, via=via)
 
 
 def linear_attr(*names):
     """``@linear`` for the array attributes ``names`` (``x.T``)."""
     return linear(*(("attr", n) for n in names))
+
+
+def linear_in(*names, keeps_values=False):
+    """Declare a helper of gradient code linear in its arguments ``names`` (its gradient, and
+    the factors of a product) and constant in the others, which it reads for shapes, dtypes,
+    masks or orders::
+
+        @linear_in("g", "y")
+        def matmul_grad_x(g, x, y):
+            ...
+
+    Two things follow, and neither is written again. Its tangent (forward mode over gradient
+    code) is derived from its own signature: ``d[out] = matmul_grad_x(d[g], x, y)`` and
+    ``d[out] = matmul_grad_x(g, x, d[y])``. And a symbolic zero in any of ``names`` gives the
+    symbolic zero, which the helper does not test for: ``runtime.zero_in_zero_out`` says who
+    does. A helper that also moves with another argument (``norm_grad`` with ``x``) declares
+    only its zero (``runtime.zero_in_zero_out``) and has its tangent written out.
+    ``keeps_values``: given values, it returns a value, never the 0 (as
+    ``runtime.takes_zero``), which lets the optimizer drop later guards.
+    """
+    def decorate(fn):
+        lazy = getattr(fn, "__module__", "").startswith("mindgrad.")
+        zero_in_zero_out(*names, keeps_values=keeps_values)(fn)
+        _TANGENTS[_key(fn)] = Rule(fn, fn, "tangent", lazy=lazy, linear_in=names)
+        _bump()
+        return fn
+
+    return decorate
+
+
+def diagonal(*fns):
+    """Derive the tangent of elementwise functions whose derivative is applied by a helper or a
+    mask rather than a slope (``np.maximum``, ``np.where``) from the adjoint template below it::
+
+        @diagonal(np.maximum)
+        @adjoint(np.maximum)
+        def _(out, x, y):
+            d[x] = unbroadcast(maximum_grad(d[out], x, y), x)
+            ...
+
+    gives ``d[out] = broadcast_tangent(maximum_grad(d[x], x, y), out)``. An elementwise
+    function has a diagonal (real) Jacobian: the map an adjoint applies to ``d[out]`` is its
+    own transpose, so the tangent applies it to ``d[x]``; ``unbroadcast(e, x)``, the transpose
+    of broadcasting, becomes ``broadcast_tangent(e, out)``.
+    """
+    if not fns:
+        raise TypeError("diagonal() needs at least one function to register a rule for")
+
+    def decorate(template):
+        return _register(fns, template, "tangent", diagonal=True)
+
+    return decorate
+
+
+def _diagonal_body(rule, body):
+    """The tangent statements of a ``@diagonal`` rule from its adjoint template's ``d[x] = e``:
+    ``d[out] = e`` with ``d[out]`` read as ``d[x]`` and ``unbroadcast(., x)`` as
+    ``broadcast_tangent(., out)``."""
+    _bind_runtime(rule, "broadcast_tangent", broadcast_tangent)
+    derived = []
+    for stmt in body:
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            else None
+        if isinstance(target, gast.Subscript) and _is_d(target.value):
+            param = target.slice.id
+            reads = [n for n in gast.walk(stmt.value)
+                     if isinstance(n, gast.Subscript) and _is_d(n.value)]
+            if not reads:
+                raise RuleError(f"the diagonal rule for {rule.name}: d[{param}] = ... must "
+                                f"read d[{rule.out}]")
+            derived.append(_d_assign(rule.out, _Forwards(rule, param).visit(stmt.value)))
+        elif any(isinstance(n, gast.Subscript) and _is_d(n.value) for n in gast.walk(stmt)):
+            raise RuleError(f"the diagonal rule for {rule.name}: a temporary may not read "
+                            "d[...]")
+        else:
+            derived.append(stmt)
+    return derived
+
+
+class _Forwards(gast.NodeTransformer):
+    """An adjoint statement's value for ``d[param]`` read forwards (``_diagonal_body``)."""
+
+    def __init__(self, rule, param):
+        self.rule, self.param = rule, param
+
+    def visit_Subscript(self, node):
+        if _is_d(node.value):
+            return _d_load(self.param)
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        func = node.func
+        if isinstance(func, gast.Name) and self.rule.globals.get(func.id) is unbroadcast and \
+                len(node.args) == 2 and isinstance(node.args[1], gast.Name) and \
+                node.args[1].id == self.param:
+            return _call("broadcast_tangent", node.args[0], _name(self.rule.out))
+        return node
 
 
 def tangent(*fns):
@@ -660,7 +887,8 @@ def vjp_of(fn, *args, **kwargs):
     """Run ``fn`` and return ``(out, vjp)`` using only its registered rule, as a check on rules.
 
     ``vjp(g)`` returns one gradient per positional argument of the call (0 where the rule gives
-    none). The transformer inlines the same template; this evaluates it directly.
+    none). The transformer inlines the same template; this evaluates it directly, and as
+    generated code does not run a template that cannot take a zero ``g``.
     """
     key = kwargs.pop("_key", fn)
     rule = _RULES.get(_key(key))
@@ -670,6 +898,10 @@ def vjp_of(fn, *args, **kwargs):
     bound = rule.bind(args, kwargs)
 
     def vjp(g):
+        from mindgrad.runtime import is_zero
+
+        if rule.reads_zero_unsafely and is_zero(g, out):
+            return (0,) * len(args)  # as generated code, which guards such a rule
         recorder = _Recorder(out, g, bound)
         body = rule.run_with(recorder)
         pos = [bound[p] for p in rule.params if p not in rule.varargs and
@@ -684,8 +916,6 @@ def vjp_of(fn, *args, **kwargs):
         for p in rule.params:
             if p in rule.varargs:
                 grads = recorder.grads.get(p, 0)
-                from mindgrad.runtime import is_zero
-
                 flat.extend([0] * len(bound[p]) if is_zero(grads) else grads)
             else:
                 flat.append(recorder.grads.get(p, 0))
@@ -718,7 +948,8 @@ def jvp_of(fn, *args, **kwargs):
     """Run ``fn`` and return ``(out, jvp)`` using only its registered tangent rule.
 
     ``jvp(*tangents)`` takes one tangent per positional argument (None for none) and returns
-    the output's tangent, evaluating the template directly, as a check on tangent rules.
+    the output's tangent, evaluating the template directly, as a check on tangent rules; as in
+    generated code, the statements reading an argument without tangent do not run.
     """
     key = kwargs.pop("_key", fn)
     rule = _TANGENTS.get(_key(key))
@@ -738,7 +969,10 @@ def jvp_of(fn, *args, **kwargs):
             parts = [known.get(id(v), 0) for v in bound[name]]
             by_value.append((bound[name], tuple(parts)))
         recorder = _TangentRecorder(by_value)
-        body = rule.run_with(recorder)
+        given = {id(v) for v, t in by_value[:len(by_value) - len(rule.varargs)]}
+        present = {p for p in rule.params if (any(id(v) in given for v in bound[p])
+                                              if p in rule.varargs else id(bound[p]) in given)}
+        body = rule.run_with(recorder, present)
         kinds = inspect.Parameter
         pos = [bound[p] for p in rule.params if p not in rule.varargs and
                rule.signature.parameters[p].kind not in (kinds.KEYWORD_ONLY, kinds.VAR_KEYWORD)]

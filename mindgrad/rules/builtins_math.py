@@ -1,21 +1,41 @@
-"""Rules for Python's builtins and the ``math`` module, written for Python floats."""
+"""Rules for Python's builtins and the ``math`` module, written for Python floats, in both
+directions: the adjoint (reverse mode) and the tangent (forward mode) of each.
+
+The ``math`` functions are elementwise on numbers: one slope per argument gives both directions
+(``@elementwise``; ``math.exp``, ``math.tan``, ``math.atan2``, ... share NumPy's rules in
+``numpy_elementwise.py``). The builtins that build or reorder containers (``sum``, ``max``,
+``list``, ``dict``, ``sorted``, ...) move tangents item by item, written by hand; their gradient
+helpers are linear in the gradient (``@linear_in``), which derives their own tangents.
+"""
 
 import builtins
 import math
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, elementwise, nondifferentiable, slope
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.rules import (
+    adjoint,
+    d,
+    elementwise,
+    linear,
+    linear_in,
+    nondifferentiable,
+    slope,
+    tangent,
+)
+from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
-# ----- builtins ----------------------------------------------------------------------------
+# ----- builtins on numbers: float, sum, min, max -------------------------------------------
 
 
+@linear(builtins.float)
 @adjoint(builtins.float)
 def _(out, x=0.0):
     d[x] = d[out]
 
 
+@linear_in("g")
 def sum_grad(g, xs):
     """Gradient of ``sum(xs)``: every element of ``xs`` receives ``g``, summed to its shape."""
     if isinstance(xs, np.ndarray):
@@ -29,6 +49,25 @@ def _(out, iterable, start=0):
     d[start] = unbroadcast(d[out], start)
 
 
+def sum_tangent(ts, out):
+    """Tangent of ``sum(iterable)``: the items' tangents added (0 for items without one), in
+    the shape of the result."""
+    total = 0
+    for t in ts:
+        if not is_zero(t):
+            total = total + t
+    if is_zero(total):
+        return zero_tangent_of(out)
+    return broadcast_tangent(total, out)
+
+
+@tangent(builtins.sum)
+def _(out, iterable, start=0):
+    d[out] = sum_tangent(d[iterable], out)
+    d[out] = broadcast_tangent(d[start], out)
+
+
+@linear_in("g")
 def select_grad(g, out, args):
     """Gradient of ``min``/``max``: routed to the first argument equal to the result."""
     items = args[0] if len(args) == 1 else args
@@ -47,13 +86,31 @@ def _(out, *args):
     d[args] = select_grad(d[out], out, args)
 
 
+def select_tangent(ts, out, args):
+    """Tangent of ``min``/``max``: the tangent of the first argument equal to the result."""
+    items = args[0] if len(args) == 1 else args
+    ts = ts[0] if len(args) == 1 else ts
+    if is_zero(ts):
+        return zero_tangent_of(out)
+    for v, t in zip(items, ts):
+        if v is out or v == out:
+            return zero_tangent_of(out) if is_zero(t) else t
+    return zero_tangent_of(out)
 
 
-@takes_zero(keeps_values=False)
+@tangent(builtins.max, builtins.min)
+def _(out, *args):
+    d[out] = select_tangent(d[args], out, args)
+
+
+# ----- builtins that build or reorder containers: item by item -----------------------------
+
+
+@linear_in("g")
 def sequence_grad(g, iterable):
     """Gradient of ``list(iterable)``/``tuple(iterable)``: the items' gradients given back in the
     iterable's own form (rows of an array stacked; a list for anything else)."""
-    if is_zero(g) or isinstance(iterable, (dict, set, frozenset, str)):
+    if isinstance(iterable, (dict, set, frozenset, str)):
         return 0  # the items are keys or characters: constants
     if isinstance(iterable, np.ndarray):
         return np.stack([np.zeros(iterable.shape[1:], iterable.dtype) if is_zero(gi) else
@@ -61,12 +118,10 @@ def sequence_grad(g, iterable):
     return list(g)
 
 
-@takes_zero
+@linear_in("g", keeps_values=True)
 def dict_grad(g, mapping):
     """Gradient of ``dict(mapping)``: the same gradients by key (for a sequence of pairs, each
     pair's value gradient; keys are constants)."""
-    if is_zero(g):
-        return 0
     if isinstance(mapping, dict):
         return dict(g)
     grads = []
@@ -80,16 +135,46 @@ def _(out, mapping=()):
     d[mapping] = dict_grad(d[out], mapping)
 
 
+def dict_tangent(t, mapping):
+    """Tangent of ``dict(mapping)``: the same tangents by key."""
+    if is_zero(t):
+        return 0
+    if isinstance(mapping, dict):
+        return dict(t)
+    tangents = {}
+    for (key, _), pair in zip(mapping, t):
+        if not is_zero(pair) and not is_zero(pair[1]):
+            tangents[key] = pair[1]
+    return tangents
+
+
+@tangent(builtins.dict)
+def _(out, mapping=()):
+    d[out] = dict_tangent(d[mapping], mapping)
+
+
 @adjoint(builtins.list, builtins.tuple)
 def _(out, iterable=()):
     d[iterable] = sequence_grad(d[out], iterable)
 
 
-@takes_zero(keeps_values=False)
+def sequence_tangent(t, out):
+    """Tangent of ``list(iterable)``/``tuple(iterable)``: the items' tangents in a list (or a
+    tuple), rows of an array's tangent for an array."""
+    if is_zero(t) or isinstance(t, dict):
+        return 0  # the items of a dict are its keys: constants
+    items = list(t)
+    return TangentTuple(items) if isinstance(out, tuple) else TangentList(items)
+
+
+@tangent(builtins.list, builtins.tuple)
+def _(out, iterable=()):
+    d[out] = sequence_tangent(d[iterable], out)
+
+
+@linear_in("g")
 def reversed_grad(g, seq):
     """Gradient of ``reversed(seq)``: the items' gradients in ``seq``'s order."""
-    if is_zero(g):
-        return 0
     return sequence_grad(list(g)[::-1], seq)
 
 
@@ -98,11 +183,19 @@ def _(out, sequence):
     d[sequence] = reversed_grad(d[out], sequence)
 
 
-@takes_zero
+def reversed_tangent(t):
+    """Tangent of ``reversed(seq)``: the items' tangents, last first, in a list."""
+    return TangentList(list(t)[::-1])
+
+
+@tangent(builtins.reversed)
+def _(out, sequence):
+    d[out] = reversed_tangent(d[sequence])
+
+
+@linear_in("g", keeps_values=True)
 def sorted_grad(g, iterable, key=None, reverse=False):
     """Gradient of ``sorted(iterable)``: each item's gradient back where the item came from."""
-    if is_zero(g):
-        return 0
     items = list(iterable)
     order = sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
                    reverse=reverse)
@@ -115,6 +208,21 @@ def sorted_grad(g, iterable, key=None, reverse=False):
 @adjoint(builtins.sorted)
 def _(out, iterable, key=None, reverse=False):
     d[iterable] = sorted_grad(d[out], iterable, key, reverse)
+
+
+def sorted_tangent(t, iterable, key=None, reverse=False):
+    """Tangent of ``sorted(iterable)``: the items' tangents in the sorted order."""
+    if is_zero(t):
+        return 0
+    items = list(iterable)
+    order = sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
+                   reverse=reverse)
+    return [t[i] for i in order]
+
+
+@tangent(builtins.sorted)
+def _(out, iterable, key=None, reverse=False):
+    d[out] = sorted_tangent(d[iterable], iterable, key, reverse)
 
 
 nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,
@@ -134,9 +242,10 @@ def _(out, x):
     slope[x] = -math.sin(x)
 
 
-@adjoint(math.log)
+@elementwise(math.log)
 def _(out, x, base=math.e):
-    d[x] = d[out] / (x * math.log(base))
+    slope[x] = 1.0 / (x * math.log(base))
+    slope[base] = -out / (base * math.log(base))
 
 
 @elementwise(math.log1p)
@@ -144,10 +253,10 @@ def _(out, x):
     slope[x] = 1.0 / (1.0 + x)
 
 
-@adjoint(math.pow)
+@elementwise(math.pow)
 def _(out, x, y):
-    d[x] = d[out] * y * math.pow(x, y - 1.0)
-    d[y] = d[out] * out * math.log(x)
+    slope[x] = y * math.pow(x, y - 1.0)
+    slope[y] = out * math.log(x)
 
 
 @elementwise(math.sinh)
@@ -170,15 +279,23 @@ def _(out, x):
     slope[x] = -1.0 / math.sqrt(1.0 - x * x)
 
 
-@adjoint(math.atan2)
-def _(out, y, x):
-    d[y] = d[out] * x / (x * x + y * y)
-    d[x] = -d[out] * y / (x * x + y * y)
-
-
 @adjoint(math.hypot)
 def _(out, *coordinates):
     d[coordinates] = tuple(d[out] * c / out for c in coordinates)
+
+
+def hypot_tangent(ts, coordinates, out):
+    """Tangent of ``math.hypot(*coordinates)``: sum of ``t_i c_i / out``."""
+    total = 0.0
+    for t, c in zip(ts, coordinates):
+        if not is_zero(t) and out != 0:  # at the origin: 0, a subgradient
+            total = total + t * c / out
+    return total
+
+
+@tangent(math.hypot)
+def _(out, *coordinates):
+    d[out] = hypot_tangent(d[coordinates], coordinates, out)
 
 
 @elementwise(math.fabs)
@@ -191,9 +308,9 @@ def _(out, x):
     slope[x] = 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
 
 
-@adjoint(math.copysign)
+@elementwise(math.copysign)
 def _(out, x, y):
-    d[x] = d[out] * math.copysign(1.0, x) * math.copysign(1.0, out)
+    slope[x] = math.copysign(1.0, x) * math.copysign(1.0, out)
 
 
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)

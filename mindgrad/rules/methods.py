@@ -22,19 +22,17 @@ from mindgrad.rules import (
     tangent_attr,
     tangent_method,
 )
-from mindgrad.rules.forward_numpy_elementwise import (
-    astype_tangent,
-    clip_tangent_a,
-    clip_tangent_lower,
-    clip_tangent_upper,
-)
 from mindgrad.rules.numpy_elementwise import (
     array_grad,
     astype_grad,
+    astype_tangent,
     clip_bounds,
     clip_grad_a,
     clip_grad_lower,
     clip_grad_upper,
+    clip_tangent_a,
+    clip_tangent_lower,
+    clip_tangent_upper,
     fill_nested,
     imag_grad,
 )

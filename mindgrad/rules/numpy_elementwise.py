@@ -1,8 +1,17 @@
-"""Rules for NumPy's elementwise functions, array constructors and casts.
+"""Rules for NumPy's elementwise functions, array constructors and casts, in both directions:
+the adjoint (reverse mode) and the tangent (forward mode) of each.
+
+Elementwise Jacobians are diagonal. Where the derivative is a slope, the slope alone gives both
+directions (``@elementwise``; for functions of two arguments, the gradients are summed back to
+each argument's shape and the tangents broadcast to the output's). Where it is a mask or a
+helper (``np.maximum``, ``np.where``), the tangent applies the adjoint's map to the input's
+tangent (``@diagonal``); the helpers linear in the gradient declare it (``@linear_in``), which
+derives their own tangents. ``np.abs`` and ``np.angle`` follow the complex convention of the
+README in each direction, and the casts keep the output's dtype: those are written by hand.
 
 ``np.add``, ``np.multiply``, ``np.power``, ... live with the operators they implement
 (``operators.py``); functions whose results are constants (``np.sign``, ``np.floor``, ...) are
-declared in ``nondiff.py``. Every binary rule ends in ``unbroadcast``: its inputs may broadcast.
+declared in ``nondiff.py``.
 """
 
 import builtins
@@ -10,8 +19,9 @@ import math
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, elementwise, slope
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.rules import adjoint, d, diagonal, elementwise, linear, linear_in, slope, tangent
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, float_dtype, zero_tangent_of
 
 # ----- exponentials and logarithms ---------------------------------------------------------
 
@@ -51,16 +61,16 @@ def _(out, x):
     slope[x] = 1.0 / (x + 1.0)
 
 
-@adjoint(np.logaddexp)
+@elementwise(np.logaddexp)
 def _(out, x, y):
-    d[x] = unbroadcast(d[out] * np.exp(x - out), x)
-    d[y] = unbroadcast(d[out] * np.exp(y - out), y)
+    slope[x] = np.exp(x - out)
+    slope[y] = np.exp(y - out)
 
 
-@adjoint(np.logaddexp2)
+@elementwise(np.logaddexp2)
 def _(out, x, y):
-    d[x] = unbroadcast(d[out] * np.exp2(x - out), x)
-    d[y] = unbroadcast(d[out] * np.exp2(y - out), y)
+    slope[x] = np.exp2(x - out)
+    slope[y] = np.exp2(y - out)
 
 
 # ----- powers and roots --------------------------------------------------------------------
@@ -86,10 +96,10 @@ def _(out, x):
     slope[x] = -out * out
 
 
-@adjoint(np.hypot)
+@elementwise(np.hypot)
 def _(out, x, y):
-    d[x] = unbroadcast(d[out] * x / out, x)
-    d[y] = unbroadcast(d[out] * y / out, y)
+    slope[x] = x / out
+    slope[y] = y / out
 
 
 # ----- trigonometric and hyperbolic --------------------------------------------------------
@@ -125,10 +135,10 @@ def _(out, x):
     slope[x] = 1.0 / (1.0 + x * x)
 
 
-@adjoint(np.arctan2)
+@elementwise(np.arctan2, math.atan2)
 def _(out, y, x):
-    d[y] = unbroadcast(d[out] * x / (x * x + y * y), y)
-    d[x] = unbroadcast(-d[out] * y / (x * x + y * y), x)
+    slope[y] = x / (x * x + y * y)
+    slope[x] = -y / (x * x + y * y)
 
 
 @elementwise(np.sinh)
@@ -168,22 +178,40 @@ def sinc_grad(g, x):
     return g * np.where(x == 0, 0.0, slope).astype(np.result_type(x, 1.0), copy=False)
 
 
+@diagonal(np.sinc)
 @adjoint(np.sinc)
 def _(out, x):
     d[x] = sinc_grad(d[out], x)
 
 
-@adjoint(np.deg2rad, np.radians)
+def sinc_grad_tangent(g, x, t):
+    """Tangent of ``sinc_grad(g, x) = g sinc'(x)`` from ``x``: ``g sinc''(x) t``, with
+    ``sinc''(x) = (-pi sin(pi x) - 2 sinc'(x)) / x`` and ``sinc''(0) = -pi^2 / 3``."""
+    x_safe = np.where(x == 0, 1.0, x)
+    first = (np.cos(np.pi * x_safe) - np.sinc(x_safe)) / x_safe
+    second = (-np.pi * np.sin(np.pi * x_safe) - 2.0 * first) / x_safe
+    second = np.where(x == 0, -np.pi ** 2 / 3.0, second).astype(np.result_type(x, 1.0),
+                                                                 copy=False)
+    return g * second * t
+
+
+@tangent(sinc_grad)  # linear in g; the second derivative of sinc in x
+def _(out, g, x):
+    d[out] = sinc_grad(d[g], x)
+    d[out] = sinc_grad_tangent(g, x, d[x])
+
+
+@elementwise(np.deg2rad, np.radians)
 def _(out, x):
-    d[x] = d[out] * (math.pi / 180.0)
+    slope[x] = math.pi / 180.0
 
 
-@adjoint(np.rad2deg, np.degrees)
+@elementwise(np.rad2deg, np.degrees)
 def _(out, x):
-    d[x] = d[out] * (180.0 / math.pi)
+    slope[x] = 180.0 / math.pi
 
 
-# ----- absolute value, selection -----------------------------------------------------------
+# ----- absolute value, angle, sign ---------------------------------------------------------
 
 
 def abs_slope(x):
@@ -205,10 +233,16 @@ def _(out, x):
     d[x] = np.real(d[out]) * abs_slope(x)  # a real result takes the real part of its gradient
 
 
+@tangent(np.absolute, np.fabs, builtins.abs)
+def _(out, x):
+    d[out] = np.real(d[x] * abs_slope(x))
+
+
+@zero_in_zero_out("g")
 def angle_grad(g, z, deg=False):
     """Gradient of ``np.angle(z)``: ``-1j * g / z``; a real ``z`` has angle 0 or pi, a constant
     (the README's complex convention)."""
-    if is_zero(g) or not np.iscomplexobj(z):
+    if not np.iscomplexobj(z):
         return 0
     grad = -1j * np.real(g) / np.where(z == 0, 1.0, z)
     return grad * (180.0 / np.pi) if deg else grad
@@ -219,52 +253,76 @@ def _(out, z, deg=False):
     d[z] = angle_grad(d[out], z, deg)
 
 
-@adjoint(np.copysign)
+def angle_tangent(t, z, deg=False):
+    """Tangent of ``np.angle(z)``: ``imag(t / z)``; zero for a real ``z``."""
+    if not np.iscomplexobj(z):
+        return np.zeros(np.shape(z))
+    t = np.imag(t / np.where(z == 0, 1.0, z))
+    return t * (180.0 / np.pi) if deg else t
+
+
+@tangent(np.angle)
+def _(out, z, deg=False):
+    d[out] = angle_tangent(d[z], z, deg)
+
+
+@elementwise(np.copysign)
 def _(out, x, y):
-    d[x] = unbroadcast(d[out] * np.sign(x) * np.sign(out), x)
+    slope[x] = np.sign(x) * np.sign(out)
 
 
-@takes_zero
+# ----- maximum, minimum, where: masks the gradient passes through --------------------------
+
+
+@linear_in("g", keeps_values=True)
 def maximum_grad(g, x, y):
     """The share of ``g`` that ``maximum(x, y)`` routes to ``x``: all where x wins, half on ties
     (as JAX), so the gradients of both arguments add up to ``g``."""
     return np.where(x > y, g, np.where(x == y, g * 0.5, g * 0))
 
 
-@takes_zero
+@linear_in("g", keeps_values=True)
 def fmax_grad(g, x, y):
     """As ``maximum_grad``, but ``fmax`` ignores NaNs: x takes everything where only y is NaN."""
     return np.where(np.isnan(y) & ~np.isnan(x), g, maximum_grad(g, x, y))
 
 
+@diagonal(np.maximum)
 @adjoint(np.maximum)
 def _(out, x, y):
     d[x] = unbroadcast(maximum_grad(d[out], x, y), x)
     d[y] = unbroadcast(maximum_grad(d[out], y, x), y)
 
 
+@diagonal(np.minimum)
 @adjoint(np.minimum)
 def _(out, x, y):
     d[x] = unbroadcast(maximum_grad(d[out], -x, -y), x)
     d[y] = unbroadcast(maximum_grad(d[out], -y, -x), y)
 
 
+@diagonal(np.fmax)
 @adjoint(np.fmax)
 def _(out, x, y):
     d[x] = unbroadcast(fmax_grad(d[out], x, y), x)
     d[y] = unbroadcast(fmax_grad(d[out], y, x), y)
 
 
+@diagonal(np.fmin)
 @adjoint(np.fmin)
 def _(out, x, y):
     d[x] = unbroadcast(fmax_grad(d[out], -x, -y), x)
     d[y] = unbroadcast(fmax_grad(d[out], -y, -x), y)
 
 
+@diagonal(np.where)
 @adjoint(np.where)
 def _(out, condition, x, y):
     d[x] = unbroadcast(np.where(condition, d[out], d[out] * 0), x)
     d[y] = unbroadcast(np.where(condition, d[out] * 0, d[out]), y)
+
+
+# ----- clip --------------------------------------------------------------------------------
 
 
 def clip_bounds(a, a_min, a_max, lower, upper):
@@ -275,12 +333,30 @@ def clip_bounds(a, a_min, a_max, lower, upper):
     return (-np.inf if lo is None else lo), (np.inf if hi is None else hi)
 
 
-@takes_zero
+def clip_bounds_tangent(t, position, chosen, out):
+    """Tangent of ``clip_bounds(...) = (lo, hi)`` from one bound: ``t`` at its ``position`` if
+    that bound was the one ``chosen``."""
+    parts = [zero_tangent_of(out[0]), zero_tangent_of(out[1])]
+    if chosen:
+        parts[position] = t
+    return TangentTuple(parts)
+
+
+@tangent(clip_bounds)
+def _(out, a, a_min, a_max, lower, upper):
+    d[out] = clip_bounds_tangent(d[a_min], 0, True, out)
+    d[out] = clip_bounds_tangent(d[a_max], 1, True, out)
+    d[out] = clip_bounds_tangent(d[lower], 0, a_min is None, out)
+    d[out] = clip_bounds_tangent(d[upper], 1, a_max is None, out)
+
+
+@linear_in("g", keeps_values=True)
 def clip_grad_a(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for ``a``: passes where ``a`` is inside the bounds."""
     return unbroadcast(np.where((a >= lo) & (a <= hi), g, g * 0), a)
 
 
+@linear_in("g")
 def clip_grad_lower(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for the lower bound: where it is the result."""
     if lo is None or np.all(np.isneginf(lo)):
@@ -288,6 +364,7 @@ def clip_grad_lower(g, a, lo, hi):
     return unbroadcast(np.where((a < lo) & (lo <= hi), g, g * 0), lo)
 
 
+@linear_in("g")
 def clip_grad_upper(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for the upper bound: where it is the result."""
     if hi is None or np.all(np.isposinf(hi)):
@@ -305,14 +382,41 @@ def _(ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     d[max] = clip_grad_upper(d[ans], a, bounds[0], max)
 
 
+def clip_tangent_a(t, a, lo, hi, ans):
+    """Tangent of ``clip(a, lo, hi)`` from ``a``: passes where ``a`` is inside the bounds."""
+    return broadcast_tangent(np.where((a >= lo) & (a <= hi), t, t * 0), ans)
+
+
+def clip_tangent_lower(t, a, lo, hi, ans):
+    """Tangent of ``clip(a, lo, hi)`` from the lower bound: where it is the result."""
+    return broadcast_tangent(np.where((a < lo) & (lo <= hi), t, t * 0), ans)
+
+
+def clip_tangent_upper(t, a, lo, hi, ans):
+    """Tangent of ``clip(a, lo, hi)`` from the upper bound: where it is the result."""
+    return broadcast_tangent(np.where(np.maximum(a, lo) > hi, t, t * 0), ans)
+
+
+@tangent(np.clip)
+def _(ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    bounds = clip_bounds(a, a_min, a_max, min, max)
+    d[ans] = clip_tangent_a(d[a], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_lower(d[a_min], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_upper(d[a_max], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_lower(d[min], a, bounds[0], bounds[1], ans)
+    d[ans] = clip_tangent_upper(d[max], a, bounds[0], bounds[1], ans)
+
+
 # ----- complex parts -----------------------------------------------------------------------
 
 
+@linear(np.real)
 @adjoint(np.real)
 def _(out, val):
     d[val] = astype_grad(np.real(d[out]), val)
 
 
+@linear_in("g")
 def imag_grad(g, val):
     """Gradient of ``imag(val)``: ``-1j * g`` for complex ``val``; a real one has no imaginary
     part to move."""
@@ -321,11 +425,13 @@ def imag_grad(g, val):
     return 0
 
 
+@linear(np.imag)
 @adjoint(np.imag)
 def _(out, val):
     d[val] = imag_grad(d[out], val)
 
 
+@linear(np.conjugate, np.conj)
 @adjoint(np.conjugate, np.conj)
 def _(out, x):
     d[x] = np.conj(d[out])
@@ -334,6 +440,7 @@ def _(out, x):
 # ----- array constructors and casts: the gradient passes through ---------------------------
 
 
+@linear_in("g")
 @takes_zero
 def astype_grad(g, x):
     """``g`` cast back to the floating (or complex) dtype of ``x``: the gradient of a cast.
@@ -364,17 +471,34 @@ def fill_nested(grid, values):
             grid[i] = value
 
 
-@takes_zero(keeps_values=False)
+@linear_in("g")
 def array_grad(g, obj, out=None):
     """Gradient of ``np.array(obj)`` and other casts: ``g`` reshaped (``ndmin``) and cast back
     to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a
     list. An integer or boolean ``out`` is a constant: nothing flows back through that cast."""
-    if is_zero(g) or getattr(out, "dtype", np.dtype(float)).kind not in "fc":
+    if getattr(out, "dtype", np.dtype(float)).kind not in "fc":
         return 0
     if isinstance(obj, (list, tuple)):
         g = np.reshape(g, np.shape(obj))
         return [array_grad(g[i], item) for i, item in enumerate(obj)]
     return astype_grad(np.reshape(g, np.shape(obj)), obj)
+
+
+def array_tangent(t, obj, out):
+    """Tangent of ``np.array(obj)`` (and ``asarray``, ``copy``, ...): a fresh array of the
+    output's shape and float dtype; the tangent of a list holds 0 for items without one. An
+    integer or boolean result is a constant."""
+    out_dtype = getattr(out, "dtype", None)
+    if out_dtype is not None and out_dtype.kind not in "fc":
+        return np.zeros(np.shape(out))
+    dtype = float_dtype(out)
+    if isinstance(t, (list, tuple)):
+        grid = np.zeros(np.shape(obj), dtype)
+        fill_nested(grid, t)
+        return grid.reshape(np.shape(out))
+    if dtype.kind == "f" and np.iscomplexobj(t):
+        t = np.real(t)
+    return np.array(t, dtype=dtype).reshape(np.shape(out))
 
 
 @adjoint(np.array)
@@ -383,9 +507,20 @@ def _(out, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, nd
     d[object] = array_grad(d[out], object, out)
 
 
+@tangent(np.array)
+def _(out, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0,
+      like=None):
+    d[out] = array_tangent(d[object], object, out)
+
+
 @adjoint(np.asarray, np.asanyarray)
 def _(out, a, dtype=None, order=None, *, device=None, copy=None, like=None):
     d[a] = array_grad(d[out], a, out)
+
+
+@tangent(np.asarray, np.asanyarray)
+def _(out, a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    d[out] = array_tangent(d[a], a, out)
 
 
 @adjoint(np.ascontiguousarray, np.asfortranarray)
@@ -393,6 +528,58 @@ def _(out, a, dtype=None, *, like=None):
     d[a] = array_grad(d[out], a, out)
 
 
+@tangent(np.ascontiguousarray, np.asfortranarray)
+def _(out, a, dtype=None, *, like=None):
+    d[out] = array_tangent(d[a], a, out)
+
+
 @adjoint(np.copy)
 def _(out, a, order="K", subok=False):
     d[a] = array_grad(d[out], a)
+
+
+@tangent(np.copy)
+def _(out, a, order="K", subok=False):
+    d[out] = array_tangent(d[a], a, out)
+
+
+# ----- constructors with a fill value, scalar float casts: the tangents --------------------
+# (their adjoints are with the constant constructors and integer casts, in nondiff.py)
+
+
+def astype_tangent(t, out):
+    """Tangent of a cast: ``t`` in the output's dtype (real part for a real one); zero for an
+    integer or boolean result."""
+    dtype = getattr(out, "dtype", None)
+    if dtype is None:
+        return t
+    if dtype.kind not in "fc":
+        return np.zeros(np.shape(out)) if isinstance(out, np.ndarray) else 0.0
+    if dtype.kind == "f" and np.iscomplexobj(t):
+        t = np.real(t)
+    if isinstance(out, np.ndarray):
+        return np.asarray(t).astype(dtype)
+    return dtype.type(t)
+
+
+@tangent(np.full)
+def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    d[out] = broadcast_tangent(d[fill_value], out)
+
+
+def fill_tangent(t, out):
+    """Tangent of ``np.full_like``: the fill value's tangent broadcast to ``out``; zero when
+    ``out`` takes an integer or boolean dtype from its template array."""
+    if out.dtype.kind not in "fc":
+        return np.zeros(out.shape)
+    return broadcast_tangent(t, out)
+
+
+@tangent(np.full_like)
+def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    d[out] = fill_tangent(d[fill_value], out)
+
+
+@tangent(np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128)
+def _(out, x=0.0):
+    d[out] = astype_tangent(d[x], out)

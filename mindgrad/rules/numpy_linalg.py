@@ -1,10 +1,14 @@
-"""Rules for NumPy's products and ``np.linalg``.
+"""Rules for NumPy's products and ``np.linalg``, in both directions: the adjoint (reverse mode)
+and the tangent (forward mode) of each.
 
 ``np.matmul`` lives in ``operators.py`` with ``@``. Products are written as contractions of the
 incoming gradient with the other factor (``tensordot``/``einsum``), batched matrix rules use
-``swapaxes(., -1, -2)`` for the transpose so that stacks of matrices work. The decompositions
-(``svd``, ``eigh``) are differentiated for real matrices with distinct singular values
-(eigenvalues).
+``swapaxes(., -1, -2)`` for the transpose so that stacks of matrices work. Products are
+multilinear: the tangent from one factor is the same product with that factor replaced by its
+tangent (``@linear``), and the gradient helpers are linear in the gradient and the other factor
+(``@linear_in``), which derives their own tangents. Norms, inverses, determinants, solves and
+the decompositions (``svd``, ``eigh``, for real matrices with distinct singular values or
+eigenvalues) have their tangents written out.
 
 A gradient of a gradient differentiates the helpers below from their source, so they keep to
 the Python that mindgrad differentiates: no starred calls (``einsum_list`` takes the operands
@@ -15,11 +19,20 @@ import string
 
 import numpy as np
 
-from mindgrad.rules import adjoint, adjoint_method, d, nondifferentiable
+from mindgrad import runtime
+from mindgrad.rules import adjoint, adjoint_method, d, linear, linear_in, nondifferentiable, tangent
 from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime.tangents import (
+    TangentTuple,
+    as_dtype_of,
+    float_dtype,
+    summable,
+    zero_tangent_of,
+)
 
 
+@linear_in("x")
 def swap_last_axes(x):
     """The transpose of (a stack of) matrices."""
     return np.swapaxes(x, -1, -2)
@@ -28,11 +41,9 @@ def swap_last_axes(x):
 # ----- dot, inner, outer, vdot -------------------------------------------------------------
 
 
-@takes_zero
+@linear_in("g", "b", keeps_values=True)
 def dot_grad_a(g, a, b):
     """Gradient of ``np.dot(a, b)`` for ``a``: contract ``g`` with ``b`` over b's free axes."""
-    if is_zero(g):
-        return 0
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * b, a)
@@ -43,11 +54,9 @@ def dot_grad_a(g, a, b):
     return astype_grad(np.tensordot(g, b, axes=(g_axes, free_b)), a)
 
 
-@takes_zero
+@linear_in("g", "a", keeps_values=True)
 def dot_grad_b(g, a, b):
     """Gradient of ``np.dot(a, b)`` for ``b``: contract ``a`` with ``g`` over a's free axes."""
-    if is_zero(g):
-        return 0
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * a, b)
@@ -58,6 +67,7 @@ def dot_grad_b(g, a, b):
     return astype_grad(grad, b)
 
 
+@linear(np.dot, ("method", "dot"), wrt=("a", "b"), via=np.dot)
 @adjoint_method("dot")
 @adjoint(np.dot)
 def _(ans, a, b, out=None):
@@ -65,6 +75,7 @@ def _(ans, a, b, out=None):
     d[b] = dot_grad_b(d[ans], a, b)
 
 
+@linear_in("g", "b")
 def inner_grad_a(g, a, b):
     """Gradient of ``np.inner(a, b)`` (a sum over the last axes) for ``a``."""
     na, nb = np.ndim(a), np.ndim(b)
@@ -74,6 +85,7 @@ def inner_grad_a(g, a, b):
     return astype_grad(np.tensordot(g, b, axes=(g_axes, list(range(nb - 1)))), a)
 
 
+@linear_in("g", "a")
 def inner_grad_b(g, a, b):
     """Gradient of ``np.inner(a, b)`` for ``b``."""
     na, nb = np.ndim(a), np.ndim(b)
@@ -83,29 +95,34 @@ def inner_grad_b(g, a, b):
     return astype_grad(np.tensordot(g, a, axes=(lead, lead)), b)
 
 
+@linear(np.inner, wrt=("a", "b"))
 @adjoint(np.inner)
 def _(out, a, b):
     d[a] = inner_grad_a(d[out], a, b)
     d[b] = inner_grad_b(d[out], a, b)
 
 
+@linear_in("g", "b")
 def outer_grad_a(g, a, b):
     """Gradient of ``np.outer(a, b)`` (inputs flattened) for ``a``."""
     return astype_grad(np.reshape(np.dot(g, np.ravel(b)), np.shape(a)), a)
 
 
+@linear(np.outer, wrt=("a", "b"))
 @adjoint(np.outer)
 def _(ans, a, b, out=None):
     d[a] = outer_grad_a(d[ans], a, b)
     d[b] = outer_grad_a(np.transpose(d[ans]), b, a)
 
 
+@linear(np.vdot, wrt=("a", "b"))
 @adjoint(np.vdot)
 def _(out, a, b):
     d[a] = np.reshape(conj_if_complex(d[out] * np.ravel(b)), np.shape(a))
     d[b] = np.reshape(d[out] * np.conj(np.ravel(a)), np.shape(b))
 
 
+@linear_in("g", "other")
 def vecdot_grad(g, x, other, axis=-1):
     """Gradient of ``np.vecdot(x1, x2, axis)`` for ``x`` (real inputs): ``g * other``."""
     return unbroadcast(np.expand_dims(g, axis) * other, x)
@@ -113,13 +130,14 @@ def vecdot_grad(g, x, other, axis=-1):
 
 if hasattr(np, "vecdot"):  # NumPy >= 2.0
 
+    @linear(np.linalg.vecdot, np.vecdot, wrt=("x1", "x2"), via=np.vecdot)
     @adjoint(np.linalg.vecdot, np.vecdot)
     def _(out, x1, x2, *, axis=-1):
         d[x1] = vecdot_grad(d[out], x1, x2, axis)
         d[x2] = vecdot_grad(d[out], x2, x1, axis)
 
 
-# ----- tensordot and einsum ----------------------------------------------------------------
+# ----- tensordot ---------------------------------------------------------------------------
 
 
 def tensordot_axes(axes, na, nb):
@@ -132,6 +150,7 @@ def tensordot_axes(axes, na, nb):
     return [int(i) % na for i in axes_a], [int(i) % nb for i in axes_b]
 
 
+@linear_in("g", "b")
 def tensordot_grad_a(g, a, b, axes=2):
     """Gradient of ``np.tensordot(a, b, axes)`` for ``a``: contract ``g`` with ``b`` over b's
     free axes, then put the axes that were summed back in ``a``'s order."""
@@ -150,6 +169,7 @@ def tensordot_grad_a(g, a, b, axes=2):
     return astype_grad(np.transpose(grad, [position[i] for i in range(na)]), a)
 
 
+@linear_in("g", "a")
 def tensordot_grad_b(g, a, b, axes=2):
     """Gradient of ``np.tensordot(a, b, axes)`` for ``b``."""
     na, nb = np.ndim(a), np.ndim(b)
@@ -159,10 +179,14 @@ def tensordot_grad_b(g, a, b, axes=2):
     return tensordot_grad_a(g_t, b, a, (axes_b, axes_a))
 
 
+@linear(np.tensordot, wrt=("a", "b"))
 @adjoint(np.tensordot)
 def _(out, a, b, axes=2):
     d[a] = tensordot_grad_a(d[out], a, b, axes)
     d[b] = tensordot_grad_b(d[out], a, b, axes)
+
+
+# ----- einsum ------------------------------------------------------------------------------
 
 
 def einsum_parse(subscripts, operands):
@@ -267,6 +291,27 @@ def einsum_grads(g, subscripts, operands):
     return tuple(grads)
 
 
+def einsum_grads_tangent(g, subscripts, operands, ts):
+    """Tangent of ``einsum_grads(g, subscripts, operands)`` from the operands: operand j's
+    tangent enters every gradient but its own (multilinearity)."""
+    total = [0] * len(operands)
+    for j, t in enumerate(ts):
+        if is_zero(t):
+            continue
+        replaced = list(operands)
+        replaced[j] = t
+        grads = einsum_grads(g, subscripts, tuple(replaced))
+        total = [tk if k == j else runtime.add(tk, gk)
+                 for k, (tk, gk) in enumerate(zip(total, grads))]
+    return TangentTuple(zero_tangent_of(x) if is_zero(tk) else tk for tk, x in zip(total, operands))
+
+
+@tangent(einsum_grads)  # linear in g, and in each operand for the others' gradients
+def _(out, g, subscripts, operands):
+    d[out] = summable(einsum_grads(d[g], subscripts, operands))
+    d[out] = einsum_grads_tangent(g, subscripts, operands, d[operands])
+
+
 @adjoint(np.einsum)
 def _(ans, subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
       optimize=False):
@@ -276,6 +321,32 @@ def _(ans, subscripts, *operands, out=None, dtype=None, order="K", casting="safe
 @adjoint(einsum_list)
 def _(out, subscripts, operands, optimize=False):
     d[operands] = einsum_grads(d[out], subscripts, operands)
+
+
+def einsum_tangent(ts, subscripts, operands, ans, optimize=False):
+    """Tangent of ``np.einsum(subscripts, *operands)``: one einsum per operand with a tangent,
+    that operand replaced by its tangent (product rule), added up."""
+    total = 0
+    for k in range(len(ts)):
+        if is_zero(ts[k]):
+            continue
+        replaced = list(operands)
+        replaced[k] = ts[k]
+        total = total + einsum_list(subscripts, replaced, optimize)
+    if is_zero(total):
+        total = np.zeros(np.shape(ans))
+    return as_dtype_of(total, ans)
+
+
+@tangent(np.einsum)
+def _(ans, subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
+      optimize=False):
+    d[ans] = einsum_tangent(d[operands], subscripts, operands, ans, optimize)
+
+
+@tangent(einsum_list)
+def _(out, subscripts, operands, optimize=False):
+    d[out] = einsum_tangent(d[operands], subscripts, operands, out, optimize)
 
 
 # ----- norms -------------------------------------------------------------------------------
@@ -321,19 +392,26 @@ def norm_matrix_grad(x, norm, ord, axes):
     raise NotImplementedError(f"np.linalg.norm(ord={ord!r}) of a matrix has no gradient rule")
 
 
-@takes_zero
-def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
-    """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``: vector norms (2, 1, inf, -inf,
-    any p) along one axis or over the flattened array, matrix norms (fro, nuc, 2, -2, 1, -1,
-    inf, -inf) over two."""
-    if is_zero(g):
-        return 0
+def norm_axes(x, ord=None, axis=None):
+    """The axes ``np.linalg.norm(x, ord, axis)`` reduces, as non-negative ints."""
     x = np.asarray(x)
     if axis is None:
         axes = tuple(range(x.ndim)) if ord is None or x.ndim == 1 else (0, 1)
     else:
         axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
-    axes = tuple(int(a) % max(x.ndim, 1) for a in axes)
+    return tuple(int(a) % max(x.ndim, 1) for a in axes)
+
+
+nondifferentiable(norm_axes)
+
+
+@zero_in_zero_out("g", keeps_values=True)
+def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
+    """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``: vector norms (2, 1, inf, -inf,
+    any p) along one axis or over the flattened array, matrix norms (fro, nuc, 2, -2, 1, -1,
+    inf, -inf) over two."""
+    x = np.asarray(x)
+    axes = norm_axes(x, ord, axis)
     if not keepdims:
         g, ans = np.expand_dims(g, axes), np.expand_dims(ans, axes)
     if len(axes) == 2 and not (ord is None and axis is None):
@@ -350,7 +428,72 @@ def _(out, x, ord=None, axis=None, keepdims=False):
     d[x] = norm_grad(d[out], x, out, ord, axis, keepdims)
 
 
-# ----- inverse, determinants, solving ------------------------------------------------------
+def norm_tangent(t, x, ans, ord=None, axis=None, keepdims=False):
+    """Tangent of ``np.linalg.norm``: ``t`` weighted by the norm's gradient, summed over the
+    reduced axes (the gradient of each kind of norm is ``norm_grad``'s)."""
+    slope = norm_grad(np.ones(np.shape(ans)), x, ans, ord, axis, keepdims)
+    return as_dtype_of(np.sum(np.real(slope * t), axis=norm_axes(x, ord, axis),
+                              keepdims=keepdims), ans)
+
+
+@tangent(np.linalg.norm)
+def _(out, x, ord=None, axis=None, keepdims=False):
+    d[out] = norm_tangent(d[x], x, out, ord, axis, keepdims)
+
+
+@zero_in_zero_out("g", "t")
+def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
+    """Tangent of ``norm_grad(g, x, ans, ...) = g slope(x, ans)`` from ``x`` (wrt 0) or ``ans``
+    (1). The slope of the 2-norm/Frobenius norm is ``x / ans``, of a p-norm
+    ``sign(x) (|x| / ans)^(p-1)``; those of the 1, inf, 0 norms and of the matrix 1/inf norms
+    are piecewise constant; those of the spectral and nuclear norms come from the svd's tangent."""
+    if np.iscomplexobj(x):
+        raise runtime.GradientError("forward mode over the gradient of np.linalg.norm of a "
+                                    "complex array is not supported; use reverse mode twice")
+    x = np.asarray(x)
+    axes = norm_axes(x, ord, axis)
+    if not keepdims:
+        g, ans = np.expand_dims(g, axes), np.expand_dims(ans, axes)
+        if wrt == 1:
+            t = np.expand_dims(t, axes)
+    safe = np.where(ans == 0, 1, ans)
+    matrix = len(axes) == 2 and not (ord is None and axis is None)
+    if (ord is None and (axis is None or not matrix)) or ord == "fro" or (ord == 2 and not matrix):
+        p = 2
+    elif matrix and ord in ("nuc", 2, -2):
+        # the slope is U V^T (nuc) or u_i v_i^T (2, -2): its tangent comes from the svd's
+        if wrt == 1:
+            return 0  # the slope does not read ans
+        m = np.moveaxis(x, axes, (-2, -1))
+        tm = np.moveaxis(np.asarray(t), axes, (-2, -1))
+        u, sv, vt = np.linalg.svd(m, full_matrices=False)
+        tu, _, tvt = svd_tangent(tm, m, (u, sv, vt), False)
+        if ord != "nuc":
+            i = 0 if ord == 2 else sv.shape[-1] - 1
+            u, vt, tu, tvt = (u[..., :, i:i + 1], vt[..., i:i + 1, :], tu[..., :, i:i + 1],
+                              tvt[..., i:i + 1, :])
+        change = np.moveaxis(tu @ vt + u @ tvt, (-2, -1), axes)
+        return astype_grad(g * change, x)
+    elif matrix or ord in (1, 0) or np.isinf(ord):
+        return np.zeros(x.shape, np.result_type(x, g, 1.0))
+    else:
+        p = ord
+    ratio = np.abs(x) / safe
+    if wrt == 0:
+        change = (p - 1) * ratio ** (p - 2) * t / safe
+    else:
+        change = (1 - p) * np.sign(x) * ratio ** (p - 1) * t / safe
+    return astype_grad(g * change, x)
+
+
+@tangent(norm_grad)  # linear in g; the slope moves with x and ans
+def _(out, g, x, ans, ord=None, axis=None, keepdims=False):
+    d[out] = norm_grad(d[g], x, ans, ord, axis, keepdims)
+    d[out] = norm_grad_tangent(g, x, ans, d[x], 0, ord, axis, keepdims)
+    d[out] = norm_grad_tangent(g, x, ans, d[ans], 1, ord, axis, keepdims)
+
+
+# ----- inverse, determinants ---------------------------------------------------------------
 
 
 @adjoint(np.linalg.inv)
@@ -358,9 +501,32 @@ def _(out, a):
     d[a] = -np.matmul(swap_last_axes(out), np.matmul(d[out], swap_last_axes(out)))
 
 
+@tangent(np.linalg.inv)
+def _(out, a):
+    d[out] = -np.matmul(out, np.matmul(d[a], out))
+
+
+def inverse_transpose_tangent(a, t):
+    """Tangent of ``inv(a)^T`` in the direction ``t``: ``-(inv(a) t inv(a))^T``."""
+    inv = np.linalg.inv(a)
+    return -swap_last_axes(np.matmul(inv, np.matmul(t, inv)))
+
+
 def det_grad(g, a, ans):
     """Gradient of ``det(a)``: ``g det(a) inv(a)^T`` (for stacks of matrices too)."""
     return np.expand_dims(g * ans, (-2, -1)) * swap_last_axes(np.linalg.inv(a))
+
+
+def det_grad_tangent(g, a, ans, t):
+    """Tangent of ``det_grad(g, a, ans) = g ans inv(a)^T`` from ``a`` (``ans`` held)."""
+    return np.expand_dims(g * ans, (-2, -1)) * inverse_transpose_tangent(a, t)
+
+
+@tangent(det_grad)  # linear in g and ans; inv(a) moves with a
+def _(out, g, a, ans):
+    d[out] = det_grad(d[g], a, ans)
+    d[out] = det_grad(g, a, d[ans])
+    d[out] = det_grad_tangent(g, a, ans, d[a])
 
 
 def slogdet_grad(g, a):
@@ -372,9 +538,33 @@ def slogdet_grad(g, a):
     return np.expand_dims(g_logdet, (-2, -1)) * swap_last_axes(np.linalg.inv(a))
 
 
+@zero_in_zero_out("g", "t")
+def slogdet_grad_tangent(g, a, t):
+    """Tangent of ``slogdet_grad(g, a) = g[1] inv(a)^T`` from ``a``."""
+    if is_zero(g[1]):
+        return 0
+    return np.expand_dims(g[1], (-2, -1)) * inverse_transpose_tangent(a, t)
+
+
+@tangent(slogdet_grad)  # linear in g; inv(a) moves with a
+def _(out, g, a):
+    d[out] = slogdet_grad(d[g], a)
+    d[out] = slogdet_grad_tangent(g, a, d[a])
+
+
 @adjoint(np.linalg.det)
 def _(out, a):
     d[a] = det_grad(d[out], a, out)
+
+
+def det_tangent(t, a, ans):
+    """Tangent of ``det(a)``: ``det(a) trace(inv(a) t)`` (for stacks of matrices too)."""
+    return ans * np.sum(swap_last_axes(np.linalg.inv(a)) * t, axis=(-2, -1))
+
+
+@tangent(np.linalg.det)
+def _(out, a):
+    d[out] = det_tangent(d[a], a, out)
 
 
 @adjoint(np.linalg.slogdet)
@@ -382,21 +572,57 @@ def _(out, a):
     d[a] = slogdet_grad(d[out], a)
 
 
+def logdet_tangent(t, a):
+    """Tangent of ``log|det(a)|``: ``trace(inv(a) t)``."""
+    return np.sum(swap_last_axes(np.linalg.inv(a)) * t, axis=(-2, -1))
+
+
+def slogdet_tangent(t, a, out):
+    """Tangent of ``slogdet(a) = (sign, log|det|)``: the sign is piecewise constant (zeros)."""
+    sign, logdet = out
+    return TangentTuple((np.zeros(np.shape(sign), float_dtype(sign)),
+                         as_dtype_of(logdet_tangent(t, a), logdet)))
+
+
+@tangent(np.linalg.slogdet)
+def _(out, a):
+    d[out] = slogdet_tangent(d[a], a, out)
+
+
+# ----- solving -----------------------------------------------------------------------------
+
+
+@zero_in_zero_out("g")
 def solve_adjoint(g, a, b):
     """``solve(a^T, g)``: the gradient of ``x = solve(a, b)`` for ``b`` before it is summed to
-    b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.) Zero for a zero ``g``."""
-    if is_zero(g):
-        return 0
+    b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.)"""
     if np.ndim(b) == 1:
         return np.linalg.solve(swap_last_axes(a), np.expand_dims(g, -1))[..., 0]
     return np.linalg.solve(swap_last_axes(a), g)
 
 
+@zero_in_zero_out("g", "t")
+def solve_adjoint_tangent(g, a, b, t):
+    """Tangent of ``solve_adjoint(g, a, b) = solve(a^T, g)`` from ``a``:
+    ``-solve(a^T, t^T solve(a^T, g))``."""
+    r = solve_adjoint(g, a, b)
+    if np.ndim(b) == 1:
+        rhs = np.matmul(swap_last_axes(t), np.expand_dims(r, -1))[..., 0]
+    else:
+        rhs = np.matmul(swap_last_axes(t), r)
+    return -solve_adjoint(rhs, a, b)
+
+
+@tangent(solve_adjoint)  # linear in g; solve(a^T, .) moves with a
+def _(out, g, a, b):
+    d[out] = solve_adjoint(d[g], a, b)
+    d[out] = solve_adjoint_tangent(g, a, b, d[a])
+
+
+@linear_in("g_b", "x")
 def solve_grad_a(g_b, a, b, x):
     """Gradient of ``x = solve(a, b)`` for ``a``, from ``g_b = solve_adjoint(...)``:
     ``-g_b x^T``."""
-    if is_zero(g_b):
-        return 0
     if np.ndim(b) == 1:
         return unbroadcast(-np.expand_dims(g_b, -1) * np.expand_dims(x, -2), a)
     return unbroadcast(-np.matmul(g_b, swap_last_axes(x)), a)
@@ -407,6 +633,19 @@ def _(out, a, b):
     g_b = solve_adjoint(d[out], a, b)
     d[b] = unbroadcast(g_b, b)
     d[a] = solve_grad_a(g_b, a, b, out)
+
+
+def solve_tangent_a(t, a, b, x):
+    """Tangent of ``x = solve(a, b)`` from ``a``: ``-solve(a, t x)``."""
+    if np.ndim(b) == 1:
+        return -np.linalg.solve(a, np.matmul(t, np.expand_dims(x, -1)))[..., 0]
+    return -np.linalg.solve(a, np.matmul(t, x))
+
+
+@tangent(np.linalg.solve)
+def _(out, a, b):
+    d[out] = np.linalg.solve(a, d[b])
+    d[out] = solve_tangent_a(d[a], a, b, out)
 
 
 # ----- decompositions: svd, eigh -----------------------------------------------------------
@@ -431,6 +670,14 @@ def triangle_grad(g, uplo="L"):
     return np.tril(both, -1) + diagonal
 
 
+def triangle_tangent(t, uplo="L"):
+    """The tangent of the symmetric matrix that ``eigh`` reads from ``a``'s ``uplo``
+    triangle: ``tril(t) + tril(t, -1)^T``."""
+    if uplo.upper() == "U":
+        return np.triu(t) + swap_last_axes(np.triu(t, 1))
+    return np.tril(t) + swap_last_axes(np.tril(t, -1))
+
+
 def reject_complex(a, name):
     """Refuse complex matrices: the rules below are for real ones."""
     if np.iscomplexobj(a):
@@ -448,6 +695,7 @@ def full_matrices_message(extra):
 nondifferentiable(reject_complex, full_matrices_message)
 
 
+@zero_in_zero_out("g")
 def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     """Gradient of ``np.linalg.svd(a, full_matrices, compute_uv, hermitian)`` (Townsend 2016,
     "Differentiating the singular value decomposition"). With ``a = U S V^T`` reduced,
@@ -462,8 +710,6 @@ def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     are an arbitrary basis of a complement: their gradient must be zero. ``hermitian=True``
     reads the lower triangle as a symmetric matrix (through ``eigh``), which gets the
     gradient."""
-    if is_zero(g):
-        return 0
     reject_complex(a, "np.linalg.svd")
     m = np.shape(a)[-2]
     n = np.shape(a)[-1]
@@ -523,13 +769,63 @@ def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
     d[a] = svd_grad(d[out], a, out, full_matrices, compute_uv, hermitian)
 
 
+def svd_tangent(t, a, out, full_matrices=True, compute_uv=True, hermitian=False):
+    """Tangent of ``np.linalg.svd``. With ``a = U S V^T`` reduced, ``P = U^T t V`` and
+    ``F_ij = 1 / (s_j^2 - s_i^2)``::
+
+        ds = diag(P)
+        dU = U (F o (P S + S P^T)) + (I - U U^T) t V S^-1
+        dV = V (F o (S P + P^T S)) + (I - V V^T) t^T U S^-1
+
+    ``full_matrices=True`` of a non-square matrix is refused: the extra columns of U (rows of
+    V^T) are an arbitrary basis of a complement, with no tangent to give."""
+    reject_complex(a, "np.linalg.svd")
+    if hermitian:
+        t = triangle_tangent(t, "L")
+    m = np.shape(a)[-2]
+    n = np.shape(a)[-1]
+    k = min(m, n)
+    if compute_uv:
+        u = out[0]
+        s = out[1]
+        vt = out[2]
+        if full_matrices and m != n:
+            raise NotImplementedError(full_matrices_message(
+                "columns of U" if m > n else "rows of V^T"))
+    else:
+        reduced = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
+        u = reduced[0]
+        s = reduced[1]
+        vt = reduced[2]
+    v = swap_last_axes(vt)
+    p = swap_last_axes(u) @ t @ v
+    ds = np.diagonal(p, 0, -2, -1)
+    if not compute_uv:
+        return as_dtype_of(ds, out)
+    f = inverse_gaps(s * s)
+    right = np.expand_dims(s, -2)  # X * right = X S
+    left = np.expand_dims(s, -1)  # left * X = S X
+    du = u @ (f * (p * right + left * swap_last_axes(p)))
+    dv = v @ (f * (left * p + swap_last_axes(p) * right))
+    if m > k:
+        du = du + (t @ v - u @ p) / right
+    if n > k:
+        dv = dv + (swap_last_axes(t) @ u - v @ swap_last_axes(p)) / right
+    return TangentTuple((as_dtype_of(du, u), as_dtype_of(ds, s),
+                         as_dtype_of(swap_last_axes(dv), vt)))
+
+
+@tangent(np.linalg.svd)
+def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
+    d[out] = svd_tangent(d[a], a, out, full_matrices, compute_uv, hermitian)
+
+
+@zero_in_zero_out("g")
 def eigh_grad(g, a, out, UPLO="L", vectors=True):
     """Gradient of ``np.linalg.eigh(a, UPLO)`` (``vectors``; else of ``eigvalsh``). With
     ``a = V diag(w) V^T`` and ``F_ij = 1 / (w_j - w_i)``, the symmetric matrix gets
     ``V [diag(gw) + F o (V^T gV)] V^T``; eigh reads it from ``a``'s ``UPLO`` triangle, which
     receives that gradient (``triangle_grad``)."""
-    if is_zero(g):
-        return 0
     reject_complex(a, "np.linalg.eigh")
     if vectors:
         w = out[0]
@@ -557,9 +853,38 @@ def _(out, a, UPLO="L"):
     d[a] = eigh_grad(d[out], a, out, UPLO)
 
 
+def eigh_tangent(t, a, out, UPLO="L", vectors=True):
+    """Tangent of ``np.linalg.eigh(a, UPLO)`` (``vectors``; else of ``eigvalsh``). With
+    ``a = V diag(w) V^T``, ``P = V^T ts V`` for the symmetric matrix's tangent ``ts`` and
+    ``F_ij = 1 / (w_j - w_i)``: ``dw = diag(P)``, ``dV = V (F o P)``."""
+    reject_complex(a, "np.linalg.eigh")
+    if vectors:
+        w = out[0]
+        v = out[1]
+    else:
+        both = np.linalg.eigh(a, UPLO)
+        w = both[0]
+        v = both[1]
+    p = swap_last_axes(v) @ triangle_tangent(t, UPLO) @ v
+    dw = np.diagonal(p, 0, -2, -1)
+    if not vectors:
+        return as_dtype_of(dw, out)
+    return TangentTuple((as_dtype_of(dw, w), as_dtype_of(v @ (inverse_gaps(w) * p), v)))
+
+
+@tangent(np.linalg.eigh)
+def _(out, a, UPLO="L"):
+    d[out] = eigh_tangent(d[a], a, out, UPLO)
+
+
 @adjoint(np.linalg.eigvalsh)
 def _(out, a, UPLO="L"):
     d[a] = eigh_grad(d[out], a, out, UPLO, False)
+
+
+@tangent(np.linalg.eigvalsh)
+def _(out, a, UPLO="L"):
+    d[out] = eigh_tangent(d[a], a, out, UPLO, False)
 
 
 if hasattr(np.linalg, "svdvals"):  # NumPy >= 2.0
@@ -567,3 +892,7 @@ if hasattr(np.linalg, "svdvals"):  # NumPy >= 2.0
     @adjoint(np.linalg.svdvals)
     def _(out, x):
         d[x] = svd_grad(d[out], x, out, False, False)
+
+    @tangent(np.linalg.svdvals)
+    def _(out, x):
+        d[out] = svd_tangent(d[x], x, out, False, False)

@@ -1,11 +1,29 @@
-"""Rules for Python's arithmetic operators, shared with the NumPy ufuncs that implement them."""
+"""Rules for Python's arithmetic operators and the NumPy ufuncs that implement them, in both
+directions: the adjoint (reverse mode) and the tangent (forward mode) of each.
+
+Most are elementwise: one slope per argument gives both directions (``@elementwise``), the
+gradients summed back to each argument's shape and the tangents broadcast to the output's.
+``x + y`` also concatenates sequences, so its tangent is written by hand. The matrix product is
+bilinear: its tangent applies it to each factor's tangent (``@linear``), and so do those of its
+gradient helpers (``@linear_in``).
+"""
 
 import operator
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, nondifferentiable
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.rules import (
+    adjoint,
+    d,
+    elementwise,
+    linear,
+    linear_in,
+    nondifferentiable,
+    slope,
+    tangent,
+)
+from mindgrad.runtime import unbroadcast
+from mindgrad.runtime.tangents import add_tangent
 
 # ----- addition and subtraction ------------------------------------------------------------
 
@@ -16,47 +34,53 @@ def _(out, x, y):
     d[y] = unbroadcast(d[out], y)
 
 
-@adjoint(operator.sub, np.subtract)
+@tangent(operator.add, np.add)  # sequences concatenate, and so do their tangents
 def _(out, x, y):
-    d[x] = unbroadcast(d[out], x)
-    d[y] = unbroadcast(-d[out], y)
+    d[out] = add_tangent(d[x], out, (), y)
+    d[out] = add_tangent(d[y], out, x, ())
 
 
-@adjoint(operator.neg, np.negative)
+@elementwise(operator.sub, np.subtract)
+def _(out, x, y):
+    slope[x] = 1
+    slope[y] = -1
+
+
+@elementwise(operator.neg, np.negative)
 def _(out, x):
-    d[x] = -d[out]
+    slope[x] = -1
 
 
-@adjoint(operator.pos, np.positive)
+@elementwise(operator.pos, np.positive)
 def _(out, x):
-    d[x] = d[out]
+    slope[x] = 1
 
 
 # ----- products and quotients --------------------------------------------------------------
 
 
-@adjoint(operator.mul, np.multiply)
+@elementwise(operator.mul, np.multiply)
 def _(out, x, y):
-    d[x] = unbroadcast(d[out] * y, x)
-    d[y] = unbroadcast(d[out] * x, y)
+    slope[x] = y
+    slope[y] = x
 
 
-@adjoint(operator.truediv, np.divide, np.true_divide)
+@elementwise(operator.truediv, np.divide, np.true_divide)
 def _(out, x, y):
-    d[x] = unbroadcast(d[out] / y, x)
-    d[y] = unbroadcast(-d[out] * out / y, y)
+    slope[x] = 1.0 / y
+    slope[y] = -out / y
 
 
-@adjoint(operator.pow, np.power)
+@elementwise(operator.pow, np.power)
 def _(out, x, y):
-    d[x] = unbroadcast(d[out] * y * x ** (y - 1), x)
-    d[y] = unbroadcast(d[out] * out * np.log(np.where(x == 0, 1, x)), y)
+    slope[x] = y * x ** (y - 1)
+    slope[y] = out * np.log(np.where(x == 0, 1, x))
 
 
-@adjoint(operator.mod, np.mod, np.remainder)
+@elementwise(operator.mod, np.mod, np.remainder)
 def _(out, x, y):
-    d[x] = unbroadcast(d[out], x)
-    d[y] = unbroadcast(-d[out] * np.floor_divide(x, y), y)
+    slope[x] = 1
+    slope[y] = -np.floor_divide(x, y)
 
 
 nondifferentiable(operator.floordiv, np.floor_divide)
@@ -64,11 +88,9 @@ nondifferentiable(operator.floordiv, np.floor_divide)
 # ----- matrix product ----------------------------------------------------------------------
 
 
-@takes_zero
+@linear_in("g", "y", keeps_values=True)
 def matmul_grad_x(g, x, y):
     """Gradient of ``x @ y`` with respect to ``x``, for any ranks NumPy's matmul accepts."""
-    if is_zero(g) or is_zero(y):  # symbolic zeros reach here under forward over reverse
-        return 0
     if getattr(x, "ndim", 0) == 2:  # no broadcasting to undo
         ndim = getattr(y, "ndim", 0)
         if ndim == 2:
@@ -83,11 +105,9 @@ def matmul_grad_x(g, x, y):
     return unbroadcast(np.matmul(g, np.swapaxes(y, -1, -2)), x)
 
 
-@takes_zero
+@linear_in("g", "x", keeps_values=True)
 def matmul_grad_y(g, x, y):
     """Gradient of ``x @ y`` with respect to ``y``."""
-    if is_zero(g) or is_zero(x):
-        return 0
     if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) in (1, 2):
         return x.T @ g
     if np.ndim(x) == 1:  # x is a row (1, n): g's last axis is y's column axis
@@ -98,6 +118,7 @@ def matmul_grad_y(g, x, y):
     return unbroadcast(np.matmul(np.swapaxes(x, -1, -2), g), y)
 
 
+@linear(operator.matmul, np.matmul, wrt=("x", "y"), via=np.matmul)
 @adjoint(operator.matmul, np.matmul)
 def _(out, x, y):
     d[x] = matmul_grad_x(d[out], x, y)

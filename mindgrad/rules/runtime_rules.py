@@ -1,17 +1,40 @@
-"""Rules for the runtime helpers that generated code calls, so generated code can itself be
-differentiated (grad of grad). Helpers not listed here are differentiated from their source."""
+"""Rules for the runtime helpers that generated code calls, in both directions, so generated
+code can itself be differentiated: reverse over reverse (grad of grad) and forward over reverse
+(Hessian-vector products). Helpers not listed here are differentiated from their source.
+
+The helpers are linear in the gradient they move: the tangent applies the helper to the
+gradient's tangent (``@linear`` on a helper's adjoint template, ``@linear_in`` on a helper of
+this file, which also says a zero gradient gives a zero). Tangents that must add element by
+element (tuples and lists of gradients: ``summable``), or fill a zero for an item, are written
+by hand. ``seed``, ``zeros_buffer``, ``bprop_grads`` and ``zero_tangent`` are constants;
+``restore_item`` mutates in place and has no value to differentiate.
+"""
 
 import numpy as np
 
 from mindgrad import runtime
-from mindgrad.rules import adjoint, d, nondifferentiable
+from mindgrad.rules import adjoint, d, diagonal, linear, linear_in, nondifferentiable, tangent
 from mindgrad.rules import methods as me
 from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_shape as ns
-from mindgrad.rules.builtins_math import sequence_grad
+from mindgrad.rules.builtins_math import sequence_grad, sequence_tangent
 from mindgrad.rules.numpy_elementwise import astype_grad
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast
-from mindgrad.runtime.tangents import TangentList, TangentTuple
+from mindgrad.runtime import (
+    add_at,
+    concat_grads,
+    is_zero,
+    item,
+    pop_grad,
+    setitem_grad,
+    unbroadcast,
+    zero_in_zero_out,
+)
+from mindgrad.runtime.tangents import (
+    TangentList,
+    TangentTuple,
+    broadcast_tangent,
+    summable,
+)
 
 # the output sensitivity (ones), gradient buffers, zero and dtype tests are constants; helpers
 # read dtypes and shapes through getattr/hasattr
@@ -19,11 +42,12 @@ nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, runtime.i
                   getattr, hasattr, callable, id)
 
 
-@takes_zero
+# ----- broadcasting, accumulation, casts, copies -------------------------------------------
+
+
+@linear_in("g", keeps_values=True)
 def broadcast_back(g, like):
     """Adjoint of ``unbroadcast(like, x)``: ``g`` broadcast back to the shape of ``like``."""
-    if is_zero(g):
-        return 0
     if isinstance(like, (list, tuple, dict)):
         return g  # a container's gradient: unbroadcast passed it through
     shape = np.shape(like)
@@ -35,11 +59,13 @@ def broadcast_back(g, like):
     return np.broadcast_to(g, shape)
 
 
+@linear(runtime.unbroadcast)
 @adjoint(runtime.unbroadcast)
 def _(out, g, x):
     d[g] = broadcast_back(d[out], g)
 
 
+@linear_in("g")
 def add_operand_grad(g, a):
     """Gradient of one operand ``a`` of ``add(a, b)``: ``g`` in ``a``'s shape, or nothing when
     ``a`` is the symbolic zero (a constant, whose shape says nothing)."""
@@ -53,6 +79,7 @@ def _(out, g, a):
     d[g] = add_operand_transpose(d[out], g, a)
 
 
+@linear_in("g_out")
 def add_operand_transpose(g_out, g, a):
     """Adjoint of ``add_operand_grad(g, a)`` for ``g``."""
     if is_zero(a):
@@ -66,6 +93,21 @@ def _(out, a, b):
     d[b] = add_operand_grad(d[out], b)
 
 
+def runtime_add_tangent(t, out):
+    """Tangent of one operand of ``add(a, b)``: in the result's shape (arrays), or adding element
+    by element (lists, tuples, dicts)."""
+    if isinstance(out, (list, tuple, dict)):
+        return summable(t)
+    return broadcast_tangent(t, out)
+
+
+@tangent(runtime.add)
+def _(out, a, b):
+    d[out] = runtime_add_tangent(d[a], out)
+    d[out] = runtime_add_tangent(d[b], out)
+
+
+@linear_in("g_out")
 def as_grad_adjoint(g_out, g, x):
     """Adjoint of ``as_grad(g, x)`` for ``g``: ``g_out`` in the structure and shape of ``g``
     (lists, tuples and dicts leaf by leaf; a dict gradient keeps only the keys ``g`` has)."""
@@ -84,6 +126,7 @@ def as_grad_adjoint(g_out, g, x):
     return broadcast_back(g_out, g)
 
 
+@linear(runtime.as_grad)
 @adjoint(runtime.as_grad)
 def _(out, g, x):
     d[g] = as_grad_adjoint(d[out], g, x)
@@ -94,19 +137,21 @@ def _(out, g_out, g, x):
     d[g_out] = runtime.as_grad(d[out], x)
 
 
-@takes_zero(keeps_values=False)
+@linear_in("g")
 def as_sequence_grad(g, x):
     """Adjoint of ``as_sequence(x)``: ``g`` itself, or the gradient of ``list(x)``."""
-    if is_zero(g) or isinstance(x, (list, tuple, np.ndarray, range, str)):
+    if isinstance(x, (list, tuple, np.ndarray, range, str)):
         return g
     return sequence_grad(g, x)
 
 
+@diagonal(runtime.snapshot)
 @adjoint(runtime.snapshot)
 def _(out, x):
     d[x] = d[out]
 
 
+@diagonal(runtime.private_copy)
 @adjoint(runtime.private_copy)
 def _(out, x, copies):
     d[x] = d[out]
@@ -117,23 +162,37 @@ def _(out, x):
     d[x] = as_sequence_grad(d[out], x)
 
 
+def as_sequence_tangent(t, x, out):
+    """Tangent of ``as_sequence(x)``: ``t`` itself, or the tangent of ``list(x)``."""
+    if is_zero(t) or out is x:
+        return t
+    return sequence_tangent(t, out)
+
+
+@tangent(runtime.as_sequence)
+def _(out, x):
+    d[out] = as_sequence_tangent(d[x], x, out)
+
+
 @adjoint(as_sequence_grad)  # linear in g, and its own transpose
 def _(out, g, x):
     d[g] = as_sequence_grad(d[out], x)
 
 
-# ----- indexing and lists ---------------------------------------------------------------------
+# ----- indexing and lists ------------------------------------------------------------------
 
 
+@linear_in("g")
 def gather(g, x, idx):
     """``g[idx]``, or 0 when ``g`` is zero: the adjoint of adding into ``idx``."""
-    if is_zero(g):
+    if is_zero(g):  # called directly with the 0 (tests/test_runtime_rules.py)
         return 0
     if isinstance(g, dict):  # dict gradients hold only the keys that received one
         return g.get(idx, 0)
     return g[idx] if not isinstance(g, np.ndarray) else np.asarray(g)[idx]
 
 
+@linear_in("g_out")
 def added_grad(g_out, x, idx, g):
     """Adjoint of ``add_at(dx, x, idx, g)`` for ``g``: ``g_out[idx]`` in ``g``'s shape, or 0
     where ``add_at`` ignored ``g`` (``g`` or ``x`` the symbolic zero). Its result is then the
@@ -149,15 +208,28 @@ def _(out, dx, x, idx, g):
     d[g] = added_grad(d[out], x, idx, g)
 
 
+def add_at_tangent(t, x, idx):
+    """Tangent of ``add_at(dx, x, idx, g)`` from ``g``: ``t`` added into a zero buffer."""
+    return summable(add_at(0, x, idx, t))
+
+
+@tangent(runtime.add_at)
+def _(out, dx, x, idx, g):
+    d[out] = summable(d[dx])
+    d[out] = add_at_tangent(d[g], x, idx)
+
+
+@linear(runtime.item)
 @adjoint(runtime.item)
 def _(out, g, i):
     d[g] = runtime.add_at(0, g, i, d[out])
 
 
+@linear_in("g_out")
 def setitem_grad_adjoint(g_out, dx, idx, v):
     """Adjoint of ``(gv, dx') = setitem_grad(dx, idx, v)`` for ``dx``: ``dx'`` is ``dx`` with
     ``dx[idx]`` cleared, and ``gv`` is ``dx[idx]`` summed to ``v``'s shape."""
-    if is_zero(g_out) or is_zero(dx) or runtime._lost_zero(dx, idx):  # a constant dx
+    if is_zero(dx) or runtime._lost_zero(dx, idx):  # a constant dx
         return 0
     g_v, g_rest = g_out
     if isinstance(dx, np.ndarray):
@@ -179,10 +251,25 @@ def _(out, dx, idx, v):
     d[dx] = setitem_grad_adjoint(d[out], dx, idx, v)
 
 
+def setitem_grad_tangent(t, idx, v):
+    """Tangent of ``setitem_grad(dx, idx, v)``: the same split of a copy of ``t``."""
+    if isinstance(t, np.ndarray):
+        t = np.array(t)
+    elif isinstance(t, (list, tuple)):
+        t = list(t)
+    return summable(setitem_grad(t, idx, v))  # zeros and dicts are not written in place
+
+
+@tangent(runtime.setitem_grad)
+def _(out, dx, idx, v):
+    d[out] = setitem_grad_tangent(d[dx], idx, v)
+
+
+@linear_in("g_out")
 def pop_grad_adjoint(g_out, dxs=()):
     """Adjoint of ``(last, rest) = pop_grad(dxs)``: the list's gradient, ``rest + [last]``, a
     zero ``rest`` as zeros for each item, so every item keeps its place."""
-    if is_zero(g_out) or is_zero(dxs) or len(dxs) == 0:
+    if is_zero(dxs) or len(dxs) == 0:
         return 0  # pop_grad passed a zero (or empty) gradient through unchanged
     g_last, g_rest = g_out
     rest = [0] * (len(dxs) - 1) if is_zero(g_rest) else list(g_rest)
@@ -194,11 +281,22 @@ def _(out, dxs):
     d[dxs] = pop_grad_adjoint(d[out], dxs)
 
 
+@tangent(runtime.pop_grad)  # a pair, added element by element
+def _(out, dxs):
+    d[out] = summable(pop_grad(d[dxs]))
+
+
+@zero_in_zero_out("g_out")
 def push_grad_parts(g_out):
     """Adjoint of ``push_grad(dxs, g) = dxs + [g]``: (gradient of dxs, gradient of g)."""
-    if is_zero(g_out) or not g_out:
+    if not g_out:
         return 0, 0
     return list(g_out[:-1]), g_out[-1]
+
+
+@tangent(push_grad_parts)  # a pair, added element by element
+def _(out, g_out):
+    d[out] = summable(push_grad_parts(d[g_out]))
 
 
 @adjoint(runtime.push_grad)
@@ -207,11 +305,26 @@ def _(out, dxs, g, xs=()):
     d[g] = push_grad_parts(d[out])[1]
 
 
+@zero_in_zero_out("t")
+def push_grad_tangent(t, dxs, xs, which):
+    """Tangent of ``push_grad(dxs, g, xs) = dxs + [g]`` from ``dxs`` (which 0) or ``g`` (1); a
+    zero ``dxs`` stands for a zero per item of ``xs``."""
+    n = len(xs) if is_zero(dxs) else len(dxs)
+    if which == 0:
+        return TangentList(list(t) + [0])
+    return TangentList([0] * n + [t])
+
+
+@tangent(runtime.push_grad)
+def _(out, dxs, g, xs=()):
+    d[out] = push_grad_tangent(d[dxs], dxs, xs, 0)
+    d[out] = push_grad_tangent(d[g], dxs, xs, 1)
+
+
+@linear_in("g_out")
 def concat_grads_adjoint(g_out, x=(), y=()):
     """Adjoint of ``(head, tail) = concat_grads(g, x, y)``: ``head + tail``, a zero part as
     zeros for each item of ``x`` (``y``), so every item keeps its place."""
-    if is_zero(g_out):
-        return 0
     head, tail = g_out
     head = [0] * len(x) if is_zero(head) else list(head)
     tail = [0] * len(y) if is_zero(tail) else list(tail)
@@ -223,17 +336,20 @@ def _(out, g, x, y):
     d[g] = concat_grads_adjoint(d[out], x, y)
 
 
+@tangent(runtime.concat_grads)  # a pair, added element by element
+def _(out, g, x, y):
+    d[out] = summable(concat_grads(d[g], x, y))
 
 
+@linear(runtime.unreduce)
 @adjoint(runtime.unreduce)
 def _(out, g, x, axis=None, keepdims=False):
     d[g] = unreduce_adjoint(d[out], g, x, axis, keepdims)
 
 
+@linear_in("g_out")
 def unreduce_adjoint(g_out, g, x, axis, keepdims):
     """Adjoint of ``unreduce(g, x, axis, keepdims)`` for ``g``: the reduction it undid."""
-    if is_zero(g_out):
-        return 0
     g_out = np.asarray(g_out)
     ndim = np.ndim(x)
     axes = tuple(range(ndim)) if axis is None else tuple(
@@ -273,29 +389,44 @@ def _(out, x, idx):
     d[x] = runtime.add_at(0, x, idx, d[out])
 
 
+def saved_item_tangent(t, x, idx):
+    """Tangent of ``saved_item(x, idx)``: a copy of ``t[idx]`` (0 for a key not in a dict)."""
+    if isinstance(x, dict):
+        return t.get(idx, 0) if idx in x else 0
+    value = item(t, idx)
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+@tangent(runtime.saved_item)
+def _(out, x, idx):
+    d[out] = saved_item_tangent(d[x], x, idx)
+
+
 # ----- products the helpers use ------------------------------------------------------------
 
 
+@linear_in("g", "b")
 def outer_grad_a(g, a, b):
     """Gradient of ``np.multiply.outer(a, b)`` for ``a``: ``g`` contracted with ``b``."""
     return np.tensordot(g, b, axes=np.ndim(b)) if np.ndim(b) else g * b
 
 
+@linear_in("g", "a")
 def outer_grad_b(g, a, b):
     """Gradient of ``np.multiply.outer(a, b)`` for ``b``."""
     return np.tensordot(a, g, axes=np.ndim(a)) if np.ndim(a) else a * g
 
 
+@linear(np.multiply.outer, wrt=("a", "b"))
 @adjoint(np.multiply.outer)
 def _(out, a, b):
     d[a] = outer_grad_a(d[out], a, b)
     d[b] = outer_grad_b(d[out], a, b)
 
 
+@linear_in("g")
 def reversed_items_grad(g, seq, count=None):
     """Adjoint of ``reversed_items(seq)``: each pair's item gradient back at its index."""
-    if is_zero(g):
-        return 0
     pairs = runtime.reversed_items(seq, count)
     grad = 0
     for (index, _), g_pair in zip(pairs, g):
@@ -310,7 +441,20 @@ def _(out, seq, count=None):
     d[seq] = reversed_items_grad(d[out], seq, count)
 
 
-# ----- rule helpers that write into a buffer in place ------------------------------------------
+@zero_in_zero_out("t_seq")
+def reversed_items_tangent(t_seq, seq, count=None):
+    """Tangent of ``reversed_items(seq)``: the items' tangents, paired with no index tangent."""
+    if isinstance(seq, dict):
+        return 0
+    return [(0, t_seq[index]) for index, _ in runtime.reversed_items(seq, count)]
+
+
+@tangent(runtime.reversed_items)
+def _(out, seq, count=None):
+    d[out] = reversed_items_tangent(d[seq], seq, count)
+
+
+# ----- rule helpers that write into a buffer in place --------------------------------------
 # These helpers build their result with np.add.at or writes through a view, which mindgrad does
 # not see as a data flow. Each is linear in the gradient it receives, so its adjoint is its
 # transpose: the forward operation it undoes, applied to the incoming gradient.
@@ -355,9 +499,10 @@ def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
     d[g] = np.pad(d[out], pad_width, mode)
 
 
-# ----- helpers of forward mode, for reverse over forward ----------------------------------------
+# ----- helpers of forward mode, for reverse over forward -----------------------------------
 
 
+@linear_in("g")
 def concat_tangents_adjoint(g, x, y, part):
     """Adjoint of ``concat_tangents(t_x, x, t_y, y)`` for ``t_x`` (part 0) or ``t_y`` (1):
     the head or the tail of ``g``."""
@@ -369,6 +514,13 @@ def _(out, t_x, x, t_y, y):
     d[t_x] = concat_tangents_adjoint(d[out], x, y, 0)
     d[t_y] = concat_tangents_adjoint(d[out], x, y, 1)
 
+
+@tangent(runtime.concat_tangents)  # linear in the two tangents together
+def _(out, t_x, x, t_y, y):
+    d[out] = runtime.concat_tangents(d[t_x], x, 0, y)
+    d[out] = runtime.concat_tangents(0, x, d[t_y], y)
+
+
 # zeros in a value's structure: constants
 nondifferentiable(runtime.zero_tangent)
 
@@ -376,3 +528,8 @@ nondifferentiable(runtime.zero_tangent)
 @adjoint(TangentList, TangentTuple)
 def _(out, iterable=()):
     d[iterable] = sequence_grad(d[out], iterable)
+
+
+@tangent(TangentList, TangentTuple)
+def _(out, iterable=()):
+    d[out] = sequence_tangent(d[iterable], out)

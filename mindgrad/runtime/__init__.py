@@ -4,6 +4,9 @@ Conventions shared by every helper here and by the generated code:
 
 * The zero gradient is the Python int ``0``: it costs nothing to create, adds to anything,
   and ``is_zero`` recognises it. Gradients are materialised as arrays only where a value flows.
+  The functions here take it; a helper of the rules either takes it too (``takes_zero``) or
+  declares that a zero in gives a zero out and leaves the test to the code calling it, which
+  tests once per call, where the value may be zero at run time (``zero_in_zero_out``).
 * Helpers never mutate their arguments, except ``add_at`` and ``setitem_grad``, which update
   a gradient buffer that the generated code owns (it was created by ``add_at`` itself or by an
   ``a + b`` expression, never aliased).
@@ -49,6 +52,7 @@ __all__ = [
     "tangent_setitem",
     "unbroadcast",
     "unreduce",
+    "zero_in_zero_out",
     "zero_tangent",
     "zeros_buffer",
 ]
@@ -67,6 +71,26 @@ def takes_zero(fn=None, *, keeps_values=True):
         return functools.partial(takes_zero, keeps_values=keeps_values)
     fn.keeps_values = keeps_values
     return fn
+
+
+def zero_in_zero_out(*params, keeps_values=False):
+    """Declare that a gradient helper outside this module gives the symbolic zero when any of
+    ``params`` (the gradient, a factor it is linear in) is the symbolic zero, and leave that
+    test to its callers: the helper holds no ``if is_zero(g): return 0`` of its own.
+
+    Generated code never passes it such a zero. A rule template passing ``d[out]`` to the
+    helper is guarded by ``if not is_zero(d_v, v):``, which the optimizer drops where ``d_v``
+    surely holds a value (``Rule.reads_zero_unsafely``); a tangent statement is dropped where
+    its input carries no tangent, and guarded by ``is_zero(t)`` over mindgrad's own code, where
+    a tangent may be 0 at run time; ``rules.vjp_of``/``jvp_of`` do the same. Python code
+    calling the helper passes values. ``keeps_values``: as for ``takes_zero``."""
+    def mark(fn):
+        fn.zero_in_zero_out = params
+        if keeps_values:
+            fn.keeps_values = True
+        return fn
+
+    return mark
 
 
 def is_zero(g, like=None) -> bool:

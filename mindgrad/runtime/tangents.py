@@ -65,6 +65,16 @@ def float_dtype(value):
     return np.dtype(np.float64)
 
 
+def as_dtype_of(t, out):
+    """``t`` in the float dtype of ``out`` (a NumPy scalar for a 0-d result)."""
+    dtype = float_dtype(out)
+    if isinstance(out, np.ndarray):
+        return np.asarray(t).astype(dtype, copy=False)
+    if np.ndim(t) == 0:
+        return np.asarray(t, dtype)[()]  # a NumPy scalar
+    return np.asarray(t).astype(dtype, copy=False)
+
+
 def zero_tangent_of(out):
     """The zero tangent of ``out`` with its shape and type (a structure for lists/tuples)."""
     if isinstance(out, (list, tuple)):

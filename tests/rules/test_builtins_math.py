@@ -57,9 +57,7 @@ MATH = [(math.sin, r), (math.cos, r), (math.log, pos), (math.log1p, pos), (math.
 for fn, gen in MATH:
     case(fn, f(gen))
     case(fn, f(gen), label=fn.__name__ + "_again")
-case(math.log, f(pos), f(big), label="log-base",
-     xfail={ADJOINT: "the adjoint rule of math.log gives the base no gradient (its tangent rule "
-                     "has one): reverse mode returns 0 for it"})
+case(math.log, f(pos), f(big), label="log-base")
 case(math.pow, f(pos), f())
 case(math.atan2, f(), f())
 case(math.copysign, f(), f())
@@ -79,6 +77,10 @@ helper(bm.select_grad, f(), 2.0, ([1.0, 2.0, 0.5],), only=TANGENTS)
 helper(bm.sequence_grad, [r(2), f()], [r(2), 1.5], only=TANGENTS)
 helper(bm.sequence_grad, [r(2), 0, r(2)], r(3, 2), only=TANGENTS)
 helper(bm.reversed_grad, [r(2), f()], [1.5, r(2)], only=TANGENTS)
+helper(bm.dict_grad, {"a": r(2), "b": f()}, {"a": r(2), "b": f()}, only=TANGENTS)
+helper(bm.dict_grad, {"a": r(2), "b": f()}, [("a", r(2)), ("b", f())], only=TANGENTS)
+helper(bm.sorted_grad, [f(), f(), f()], [2.0, -1.0, 0.5], only=TANGENTS)
+helper(bm.sorted_grad, [f(), f(), f()], [2.0, -1.0, 0.5], None, True, only=TANGENTS)
 
 
 @pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)

@@ -13,6 +13,7 @@ import mindgrad
 from mindgrad import rules
 from mindgrad.compiler.emit import unparse
 from mindgrad.rules import Rule, RuleError, d, slope
+from mindgrad.runtime import unbroadcast
 
 
 def _all_rules():
@@ -248,3 +249,187 @@ def test_linear_refuses_a_parameter_the_template_lacks():
     with pytest.raises(rules.RuleError, match="names 'b', which is not a parameter"):
         rules.linear(f, wrt="b")(template)
     assert rules.lookup_tangent(f) is None  # nothing half-registered
+
+
+# ----- slopes of several arguments, constant slopes, @diagonal, @linear(via=), @linear_in -----
+
+
+def _ratio(x, y):
+    return x / (1.0 + y * y)
+
+
+def _shifted(x, y):
+    return x + 2.0 * y
+
+
+def _uses_ratio(x, y):
+    return np.sum(np.sin(_ratio(x, y)))
+
+
+def _uses_shifted(x, y):
+    return np.sum(np.sin(_shifted(x, y)) * _shifted(x, y))
+
+
+def test_slopes_of_two_arguments_sum_gradients_back_and_broadcast_tangents():
+    @rules.elementwise(_ratio)
+    def _(out, x, y):
+        den = 1.0 + y * y
+        slope[x] = 1.0 / den
+        slope[y] = -2.0 * out * y / den
+
+    @rules.elementwise(_shifted)
+    def _(out, x, y):
+        slope[x] = 1
+        slope[y] = 2.0
+
+    try:
+        assert unparse(rules.lookup(_ratio).body).strip().splitlines() == [
+            "den = 1.0 + y * y", "d[x] = unbroadcast(d[out] / den, x)",
+            "d[y] = unbroadcast(-d[out] * 2.0 * out * y / den, y)"]
+        # x's slope reads only y, through a temporary: the product has the output's shape
+        assert unparse(rules.lookup_tangent(_ratio).body).strip().splitlines() == [
+            "den = 1.0 + y * y", "d[out] = d[x] / den",
+            "d[out] = -d[y] * 2.0 * out * y / den"]
+        # slopes reading neither the output nor the other argument: broadcast to the output
+        assert unparse(rules.lookup_tangent(_shifted).body).strip().splitlines() == [
+            "d[out] = broadcast_tangent(d[x], out)",
+            "d[out] = broadcast_tangent(d[y] * 2.0, out)"]
+        for shapes in [((3,), (3,)), ((3, 1), (4,)), ((), (2, 3)), ((2, 3), ())]:
+            args = tuple(np.linspace(-1.0, 1.5, int(np.prod(s))).reshape(s) for s in shapes)
+            mindgrad.check_grads(_uses_ratio, args, modes=("rev", "fwd"), order=2)
+            mindgrad.check_grads(_uses_shifted, args, modes=("rev", "fwd"), order=2)
+            x, y = args
+            _, t = mindgrad.jvp(_shifted, (x, y), (np.ones_like(x), np.zeros_like(y)))
+            assert np.shape(t) == np.broadcast_shapes(np.shape(x), np.shape(y))
+    finally:
+        for fn in (_ratio, _shifted):
+            rules._RULES.pop(fn, None)
+            rules._TANGENTS.pop(fn, None)
+        rules._bump()
+
+
+def test_math_functions_take_numbers_nothing_to_unbroadcast():
+    assert unparse(rules.lookup(math.pow).body).strip().splitlines() == [
+        "d[x] = d[out] * y * math.pow(x, y - 1.0)", "d[y] = d[out] * out * math.log(x)"]
+    assert unparse(rules.lookup_tangent(math.atan2).body).strip().splitlines() == [
+        "d[out] = d[y] * x / (x * x + y * y)", "d[out] = -d[x] * y / (x * x + y * y)"]
+
+
+def test_a_constant_slope_is_one_factor():
+    assert unparse(rules.lookup(np.deg2rad).body).strip() == "d[x] = d[out] * (math.pi / 180.0)"
+    assert unparse(rules.lookup_tangent(np.rad2deg).body).strip() == \
+        "d[out] = d[x] * (180.0 / math.pi)"
+
+
+def test_math_log_gives_its_base_a_gradient():
+    # the adjoint once had no statement for base: d/dbase log(8, base) came out 0
+    g = mindgrad.grad(lambda b: math.log(8.0, b))(2.0)
+    np.testing.assert_allclose(g, -math.log(8.0) / (2.0 * math.log(2.0) ** 2), rtol=1e-12)
+    mindgrad.check_grads(lambda x, b: math.log(x, b), (3.0, 1.7), modes=("rev", "fwd"), order=2)
+
+
+def _gate(x, y):
+    return np.where(x > y, x, 0.0 * x)
+
+
+def test_diagonal_reads_the_adjoint_forwards():
+    @rules.diagonal(_gate)
+    @rules.adjoint(_gate)
+    def _(out, x, y):
+        d[x] = unbroadcast(np.where(x > y, d[out], d[out] * 0), x)
+
+    try:
+        assert unparse(rules.lookup_tangent(_gate).body).strip() == \
+            "d[out] = broadcast_tangent(np.where(x > y, d[x], d[x] * 0), out)"
+        x, y = np.array([[0.5, -1.0, 2.0]]), np.array([[0.0], [1.0]])
+        _, t = mindgrad.jvp(lambda a: _gate(a, y), (x,), (np.ones_like(x),))
+        np.testing.assert_array_equal(t, np.where(x > y, 1.0, 0.0))
+    finally:
+        rules._RULES.pop(_gate, None)
+        rules._TANGENTS.pop(_gate, None)
+        rules._bump()
+
+
+def test_diagonal_refuses_a_statement_that_does_not_read_the_gradient():
+    def f(x):
+        return x
+
+    def template(out, x):
+        d[x] = x
+
+    with pytest.raises(RuleError, match="must read d\\[out\\]"):
+        rules.diagonal(f)(template)
+    rules._TANGENTS.pop(f, None)
+
+
+def test_linear_via_another_function_and_without_the_out_buffer():
+    import operator
+
+    assert unparse(rules.lookup_tangent(operator.matmul).body).strip().splitlines() == [
+        "d[out] = np.matmul(d[x], y)", "d[out] = np.matmul(x, d[y])"]
+    assert unparse(rules.lookup_tangent_method("dot").body).strip().splitlines() == [
+        "d[ans] = np.dot(d[a], b)", "d[ans] = np.dot(a, d[b])"]
+    # np.outer(a, b, out=None): the buffer is not passed on
+    assert unparse(rules.lookup_tangent(np.outer).body).strip().splitlines() == [
+        "d[ans] = np.outer(d[a], b)", "d[ans] = np.outer(a, d[b])"]
+    # a method of a ufunc is spelled through the ufunc
+    assert unparse(rules.lookup_tangent(np.multiply.outer).body).strip().splitlines() == [
+        "d[out] = np.multiply.outer(d[a], b)", "d[out] = np.multiply.outer(a, d[b])"]
+    a, b = np.array([1.0, 2.0]), np.array([[0.5, -1.0], [2.0, 3.0]])
+    _, t = mindgrad.jvp(lambda u: u.dot(b), (a,), (np.array([1.0, 0.0]),))
+    np.testing.assert_allclose(t, b[0])
+
+
+def _blend(g, w, k=2):
+    return g * w[:k]
+
+
+def test_linear_in_derives_a_helpers_tangent_and_declares_its_zero():
+    rules.linear_in("g", "w")(_blend)
+    try:
+        rule = rules.lookup_tangent(_blend)
+        assert rule.derived and rule.params == ["g", "w", "k"]
+        assert unparse(rule.body).strip().splitlines() == [
+            "d[out] = _blend(d[g], w, k)", "d[out] = _blend(g, d[w], k)"]
+        assert _blend.zero_in_zero_out == ("g", "w")
+        assert not hasattr(_blend, "keeps_values")
+        g, w = np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])
+        _, jvp = rules.jvp_of(_blend, g, w)
+        np.testing.assert_allclose(jvp(np.ones(2), np.ones(3)), g + w[:2])
+    finally:
+        rules._TANGENTS.pop(_blend, None)
+        rules._bump()
+
+
+def test_a_helper_with_a_parameter_named_out_gets_another_output_name():
+    from mindgrad.rules.numpy_elementwise import array_grad
+
+    rule = rules.lookup_tangent(array_grad)
+    assert rule.out == "ans" and unparse(rule.body).strip() == \
+        "d[ans] = array_grad(d[g], obj, out)"
+
+
+# ----- symbolic zeros: a rule runs directly as generated code runs it ------------------------
+
+
+def test_vjp_of_skips_a_rule_that_cannot_take_a_zero_gradient():
+    from mindgrad.rules.operators import matmul_grad_x
+
+    assert matmul_grad_x.zero_in_zero_out == ("g", "y")  # it holds no zero test of its own
+    x, y = np.ones((2, 3)), np.ones((3, 4))
+    _, vjp = rules.vjp_of(np.matmul, x, y)
+    assert vjp(0) == (0, 0)
+    np.testing.assert_allclose(vjp(np.ones((2, 4)))[0], np.full((2, 3), 4.0))
+
+
+def test_jvp_of_runs_only_the_statements_of_inputs_with_tangents():
+    from mindgrad.rules.operators import matmul_grad_x
+
+    rule = rules.lookup_tangent(matmul_grad_x)
+    assert [unparse(s).strip() for s in rule.reading({"y"})] == \
+        ["d[out] = matmul_grad_x(g, x, d[y])"]
+    assert rule.reading(set()) == []
+    g, x, y = np.ones((2, 4)), np.ones((2, 3)), np.ones((3, 4))
+    _, jvp = rules.jvp_of(matmul_grad_x, g, x, y)
+    np.testing.assert_allclose(jvp(None, None, np.full((3, 4), 2.0)), np.full((2, 3), 8.0))
+    np.testing.assert_allclose(jvp(np.ones((2, 4)), None, None), np.full((2, 3), 4.0))
