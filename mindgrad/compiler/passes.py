@@ -97,6 +97,8 @@ class FunctionPass(Located):
         operands = None
         if isinstance(value, gast.Name):
             return self.token(value)
+        if isinstance(value, gast.BinOp) and self._may_join_sequences(value):
+            return object()  # [a, b] * 2 and xs + xs are longer than their operands
         if isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult):
             operands = [value.left, value.right]
         elif isinstance(value, gast.UnaryOp):
@@ -120,6 +122,23 @@ class FunctionPass(Located):
             if len(tokens) == 1 and None not in tokens:
                 return tokens.pop()
         return object()
+
+    def _may_join_sequences(self, value) -> bool:
+        """Whether ``x * n`` or ``x + y`` may repeat or concatenate lists or tuples: an operand
+        not known to be a number or an array, times an int (a float cannot repeat a list), or
+        plus another such operand."""
+        numeric = getattr(self, "numeric", set()) | self.scalars
+
+        def unknown(node):
+            return isinstance(node, gast.Name) and node.id not in numeric
+
+        def may_be_int(node):
+            return isinstance(node, gast.Constant) and type(node.value) is int or unknown(node)
+
+        left, right = value.left, value.right
+        if isinstance(value.op, gast.Mult):
+            return unknown(left) and may_be_int(right) or unknown(right) and may_be_int(left)
+        return isinstance(value.op, gast.Add) and unknown(left) and unknown(right)
 
     def same_shape(self, node, out_name) -> bool:
         a, b = self.token(node), self.shapes.get(out_name)

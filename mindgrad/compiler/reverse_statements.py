@@ -98,6 +98,15 @@ class StatementAdjoints:
                 if self.is_active(operand):
                     stmts.append(self.accumulate(operand, A.load(part), s))
             return stmts
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult) and (
+                self.key(value.left) in self.containers or
+                self.key(value.right) in self.containers):
+            # sequences: x * n repeats, so x gets the sum of its copies' gradients
+            seq = value.left if self.key(value.left) in self.containers else value.right
+            if not self.is_active(seq):
+                return []
+            return [self.accumulate(seq, A.call(self.helper(runtime.repeated_grads),
+                                                A.load(d_out), A.clone(seq)), s)]
         if isinstance(value, gast.BinOp):
             fn = BINOPS[type(value.op)]
             return self.apply_rule(s, rules.lookup(fn), fn, [value.left, value.right], {}, name)

@@ -341,6 +341,25 @@ def _(out, g, x, y):
     d[out] = summable(concat_grads(d[g], x, y))
 
 
+@linear_in("g_out")
+def repeated_grads_adjoint(g_out, g, x):
+    """Adjoint of ``repeated_grads(g, x)`` for ``g``: each copy's item gets its item's
+    gradient (``g_out`` repeated to the length of ``g``)."""
+    return [g_out[i % len(x)] for i in range(len(g))]
+
+
+@linear(runtime.repeated_grads)
+@adjoint(runtime.repeated_grads)
+def _(out, g, x):
+    d[g] = repeated_grads_adjoint(d[out], g, x)
+
+
+@linear(repeated_grads_adjoint)
+@adjoint(repeated_grads_adjoint)
+def _(out, g_out, g, x):
+    d[g_out] = runtime.repeated_grads(d[out], x)
+
+
 @linear(runtime.unreduce)
 @adjoint(runtime.unreduce)
 def _(out, g, x, axis=None, keepdims=False):

@@ -29,6 +29,7 @@ __all__ = [
     "bprop_grads",
     "check_output_differentiable",
     "concat_grads",
+    "repeated_grads",
     "concat_tangents",
     "holds_float",
     "inexact",
@@ -122,6 +123,12 @@ def unbroadcast(g, x):
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.shape == x.shape:
         return g  # the common case, without np.shape's overhead
     if isinstance(g, (list, tuple, dict)) or isinstance(x, (list, tuple, dict)):
+        if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)) and len(g) != len(x):
+            # x * n repeated a sequence the compiler did not know for one: refuse, never guess
+            raise GradientError(
+                f"the gradient of a sequence of {len(x)} items has {len(g)}: a list or tuple "
+                "repeated with * (or another sequence operation) where mindgrad could not tell "
+                "it was a sequence; build the list with a literal or list(...) first")
         return g  # the gradient of a container (grad of grad): nothing was broadcast
     gshape = np.shape(g)
     xshape = np.shape(x)
@@ -312,6 +319,18 @@ def restore_item(x, idx, old):
         del x[idx]
     else:
         x[idx] = old
+
+
+def repeated_grads(g, x):
+    """Gradient of ``x * n`` (or ``n * x``) for a sequence ``x``: the gradients of the ``n``
+    copies, summed item by item."""
+    if is_zero(g):
+        return 0
+    k = len(x)
+    grads = [0] * k
+    for i, g_i in enumerate(g):
+        grads[i % k] = add(grads[i % k], g_i)
+    return grads
 
 
 def concat_grads(g, x, y):
