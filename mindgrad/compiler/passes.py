@@ -125,18 +125,22 @@ class FunctionPass(Located):
 
     def _may_join_sequences(self, value) -> bool:
         """Whether ``x * n`` or ``x + y`` may repeat or concatenate lists or tuples: an operand
-        not known to be a number or an array, times an int (a float cannot repeat a list), or
-        plus another such operand."""
+        not known to be a number or an array, times what may be an int (a float cannot repeat
+        a list), or plus another such operand."""
         numeric = getattr(self, "numeric", set()) | self.scalars
 
         def unknown(node):
             return isinstance(node, gast.Name) and node.id not in numeric
 
-        def may_be_int(node):
-            return isinstance(node, gast.Constant) and type(node.value) is int or unknown(node)
+        def may_be_int(node):  # a number held in a name may be an int
+            return isinstance(node, gast.Constant) and type(node.value) is int or \
+                isinstance(node, gast.Name)
 
         left, right = value.left, value.right
         if isinstance(value.op, gast.Mult):
+            if isinstance(left, gast.Name) and isinstance(right, gast.Name) and \
+                    left.id == right.id:
+                return False  # x * x: a sequence cannot multiply a sequence
             return unknown(left) and may_be_int(right) or unknown(right) and may_be_int(left)
         return isinstance(value.op, gast.Add) and unknown(left) and unknown(right)
 

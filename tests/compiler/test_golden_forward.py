@@ -222,7 +222,7 @@ GOLDEN = {
             h = sin * x
             t_h = 0
             t_h = t_h + t_sin * x
-            t_h = t_h + sin * t_x
+            t_h = t_h + t_x * sin
         # tangent of: return np.sum(h)
         sum_ = np.sum(h)
         t_sum_ = 0
@@ -240,7 +240,7 @@ GOLDEN = {
             mul = v * v
             t_mul = 0
             t_mul = t_mul + t_v * v
-            t_mul = t_mul + v * t_v
+            t_mul = t_mul + t_v * v
             add = s + mul
             t_add = 0
             t_add = t_add + add_tangent(t_s, add, (), mul)
@@ -259,7 +259,7 @@ GOLDEN = {
             mul = x * x
             t_mul = 0
             t_mul = t_mul + t_x * x
-            t_mul = t_mul + x * t_x
+            t_mul = t_mul + t_x * x
             x = mul
             t_x = 0
             t_x = t_mul
@@ -299,7 +299,7 @@ GOLDEN = {
         mul2 = v * xs_i
         t_mul2 = 0
         t_mul2 = t_mul2 + t_v * xs_i
-        t_mul2 = t_mul2 + v * t_xs_i
+        t_mul2 = t_mul2 + t_xs_i * v
         sum_ = np.sum(mul2)
         t_sum_ = 0
         t_sum_ = t_sum_ + np.sum(t_mul2)
@@ -323,7 +323,7 @@ GOLDEN = {
         mul = a * a
         t_mul = 0
         t_mul = t_mul + t_a * a
-        t_mul = t_mul + a * t_a
+        t_mul = t_mul + t_a * a
         return (mul, t_mul)
     """,
     callee_in_loop: """
@@ -345,7 +345,7 @@ GOLDEN = {
         mul = a * a
         t_mul = 0
         t_mul = t_mul + t_a * a
-        t_mul = t_mul + a * t_a
+        t_mul = t_mul + t_a * a
         return (mul, t_mul)
     """,
     loop_with_break: """
@@ -366,7 +366,7 @@ GOLDEN = {
                 mul = v * v
                 t_mul = 0
                 t_mul = t_mul + t_v * v
-                t_mul = t_mul + v * t_v
+                t_mul = t_mul + t_v * v
                 add = s + mul
                 t_add = 0
                 t_add = t_add + add_tangent(t_s, add, (), mul)
@@ -397,7 +397,7 @@ GOLDEN = {
         mul2 = y * y
         t_mul2 = 0
         t_mul2 = t_mul2 + t_y * y
-        t_mul2 = t_mul2 + y * t_y
+        t_mul2 = t_mul2 + t_y * y
         sum_ = np.sum(mul2)
         t_sum_ = 0
         t_sum_ = t_sum_ + np.sum(t_mul2)
@@ -447,7 +447,7 @@ GOLDEN = {
         mul2 = d_i * d_i2
         t_mul2 = 0
         t_mul2 = t_mul2 + t_d_i * d_i2
-        t_mul2 = t_mul2 + d_i * t_d_i2
+        t_mul2 = t_mul2 + t_d_i2 * d_i
         sum_ = np.sum(mul2)
         t_sum_ = 0
         t_sum_ = t_sum_ + np.sum(t_mul2)
@@ -502,7 +502,7 @@ GOLDEN = {
         mul = x * y
         t_mul = 0
         t_mul = t_mul + t_x * y
-        t_mul = t_mul + x * t_y
+        t_mul = t_mul + t_y * x
         return (mul, t_mul)
     """,
 }
@@ -514,7 +514,7 @@ NET = """
     mul = h * h
     t_mul = 0
     t_mul = t_mul + t_h * h
-    t_mul = t_mul + h * t_h
+    t_mul = t_mul + t_h * h
     sum_ = np.sum(mul)
     t_sum_ = 0
     t_sum_ = t_sum_ + np.sum(t_mul)

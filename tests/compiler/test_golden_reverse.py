@@ -456,7 +456,7 @@ GOLDEN = {
                 d_mul = add2(d_mul, d_xs_item)
                 xs = private_copy(xs, copies)
                 xs.pop()
-                d_x = add2(d_x, d_mul * i)
+                d_x = add2(d_x, unbroadcast(d_mul * i, x))
                 d_mul = 0
             # grad of: xs = []
             d_xs = 0

@@ -88,6 +88,9 @@ helper(TangentTuple, (r(3), r(3)))
 # the adjoints of the helpers above, and the helpers of those adjoints: linear in their first
 # argument; those that write in place have adjoints, their transposes
 helper(rr.as_grad_adjoint, r(4), r(3, 4), r(4))
+helper(runtime.repeated_grads, [f(), r(2), f(), r(2)], [1.5, r(2)])
+helper(runtime.repeated_grads, [f(), f(), f()], (1.5,))
+helper(rr.repeated_grads_adjoint, [f(), r(2)], [f(), r(2), f(), r(2)], [1.5, r(2)])
 helper(rr.as_grad_adjoint, [r(2), f()], [r(3, 2), f()], [r(2), 1.5])
 helper(rr.add_operand_grad, r(3, 4), r(4))
 helper(rr.add_operand_grad, r(2, 3), r(2, 1))
