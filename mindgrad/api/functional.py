@@ -121,6 +121,34 @@ def _as_tuple(value, label):
     return (value,)
 
 
+def _tangent_of_shape(x, t, t_label, x_label):
+    """The tangent ``t`` with its input's structure and shape: a number (or an array that
+    broadcasts) stands for that value everywhere, as the API documents (``jvp(f, (x, y), (1,
+    1))``); ``np.sum(x)`` along ``1.0`` is then ``x.size``, not 1. Another shape is an error."""
+    if isinstance(x, (list, tuple)):
+        if not isinstance(t, (list, tuple)) or len(t) != len(x):
+            raise ValueError(f"{t_label} must be a list or tuple of {len(x)} tangents, like "
+                             f"{x_label}; got {type(t).__name__}")
+        return type(t)(_tangent_of_shape(xk, tk, f"{t_label}[{k}]", f"{x_label}[{k}]")
+                       for k, (xk, tk) in enumerate(zip(x, t)))
+    if isinstance(x, dict):
+        if not isinstance(t, dict) or set(t) != set(x):
+            raise ValueError(f"{t_label} must be a dict with the keys of {x_label}")
+        return {k: _tangent_of_shape(x[k], t[k], f"{t_label}[{k!r}]", f"{x_label}[{k!r}]")
+                for k in x}
+    if not isinstance(x, (np.ndarray, np.generic, float, int, complex)):
+        return t  # an input of another type is refused when the code is built
+    shape = np.shape(x)
+    if np.shape(t) == shape:
+        return t
+    try:
+        dtype = np.result_type(x, 1.0) if isinstance(x, np.ndarray) else np.result_type(t, 1.0)
+        return np.broadcast_to(np.asarray(t, dtype), shape).copy()
+    except ValueError:
+        raise ValueError(f"{t_label} has shape {np.shape(t)} but {x_label} has shape {shape}: "
+                         "a tangent has its input's shape, or broadcasts to it") from None
+
+
 def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     """Forward mode: ``(fn(*inputs), the derivative of fn at inputs along v)``.
 
@@ -135,6 +163,8 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
         raise TypeError("`has_aux` must be a bool")
     positions = tuple(i for i, t in enumerate(tangents) if t is not None)
     api.check_array_types(tangents, [f"tangent {i}" for i in range(len(tangents))])
+    tangents = tuple(t if t is None else _tangent_of_shape(inputs[i], t, f"v[{i}]", f"inputs[{i}]")
+                     for i, t in enumerate(tangents))
     target = _differentiable(fn, inputs)
 
     def build():

@@ -671,3 +671,22 @@ def test_vjp_of_a_cell_with_its_weights_and_an_unused_one():
     (gx2,), (gw2, gb2, gu2) = vjp_fn(v)  # the second call runs the forward sweep again
     for again, first in [(gx2, gx), (gw2, gw), (gb2, gb), (gu2, gu)]:
         np.testing.assert_allclose(again, first, rtol=1e-6)
+
+
+# ----- a tangent broadcast to its input's shape (regression: np.sum along 1.0 gave 1) ------
+
+
+def test_a_number_tangent_stands_for_that_value_everywhere():
+    x = np.array([0.5, -1.0, 2.0])
+    _, t = jvp(np.sum, (x,), (1.0,))
+    assert t == 3.0
+    _, t = jvp(lambda a: np.sum(np.sin(a)), (x,), (0.5,))
+    np.testing.assert_allclose(t, 0.5 * np.sum(np.cos(x)))
+    _, t = jvp(lambda a: a * a, (np.ones((2, 3)),), (np.array([1.0, 2.0, 3.0]),))
+    np.testing.assert_allclose(t, 2.0 * np.broadcast_to([1.0, 2.0, 3.0], (2, 3)))
+
+
+def test_a_tangent_that_does_not_broadcast_names_its_position():
+    with pytest.raises(ValueError, match=r"v\[0\] has shape \(2,\) but inputs\[0\] has shape "
+                                         r"\(3,\)"):
+        jvp(np.sum, (np.ones(3),), (np.ones(2),))
