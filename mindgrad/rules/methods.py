@@ -51,6 +51,8 @@ from mindgrad.rules.numpy_reductions import (
     var_tangent,
 )
 from mindgrad.rules.numpy_shape import (
+    reshape_grad,
+    reshape_tangent,
     transpose_grad,
 )
 from mindgrad.runtime import is_zero, takes_zero
@@ -137,12 +139,12 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=
 
 @adjoint_method("reshape")
 def _(out, a, *shape, order="C", copy=None):
-    d[a] = np.reshape(d[out], np.shape(a), order=order)
+    d[a] = reshape_grad(d[out], a, order)
 
 
 @tangent_method("reshape")
 def _(out, a, *shape, order="C", copy=None):
-    d[out] = np.reshape(d[a], np.shape(out), order=order)
+    d[out] = reshape_tangent(d[a], a, out, order)
 
 
 def method_transpose_axes(axes):

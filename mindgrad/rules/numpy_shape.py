@@ -24,6 +24,7 @@ from mindgrad.rules import (
     d,
     linear,
     linear_attr,
+    linear_in,
     linear_method,
     nondifferentiable,
     tangent,
@@ -39,31 +40,88 @@ def normalize_axis(axis, ndim):
 
 
 # ----- reshaping ---------------------------------------------------------------------------
-# reshape and ravel keep hand-written tangents: reshape's ``copy=`` is a NumPy >= 2.1 keyword
-# the derived call would pass on, and ``ravel(order="K")`` reads the tangent in its own memory
-# order, which need not be the input's.
+# NumPy reads an array for reshape and ravel in the order asked; "A" and "K" depend on how the
+# array is laid out in memory, which its gradient or tangent need not share: the helpers read
+# those in the order NumPy read the array itself.
+
+
+def _layout_indices(a):
+    """The flat (C-order) indices of ``a``'s elements in the order ``ravel(a, "K")`` reads
+    them: memory order."""
+    layout = np.empty_like(np.asarray(a), dtype=np.intp)  # a's memory layout, as "K" reads it
+    layout[...] = np.reshape(np.arange(layout.size), layout.shape)
+    return np.ravel(layout, order="K")
+
+
+def read_order(a, order):
+    """The order, "C" or "F", in which NumPy reads ``a`` for ``order``; None for "K" on an
+    array laid out in neither."""
+    if order in ("C", "F"):
+        return order
+    a = np.asarray(a)
+    if order == "A":
+        return "F" if np.isfortran(a) else "C"
+    if a.flags.c_contiguous:
+        return "C"
+    return "F" if a.flags.f_contiguous else None
+
+
+@linear_in("g")
+def reshape_grad(g, a, order="C"):
+    """Gradient of ``np.reshape(a, ..., order)`` or ``np.ravel(a, order)``: ``g`` laid back
+    in ``a``'s shape in the order NumPy read ``a``."""
+    how = read_order(a, order)
+    if how is not None:
+        return np.reshape(g, np.shape(a), order=how)
+    grad = np.empty(np.size(a), np.result_type(g, float))
+    grad[_layout_indices(a)] = np.ravel(g)
+    return np.reshape(grad, np.shape(a))
+
+
+@linear_in("t")
+def reshape_tangent(t, a, out, order="C"):
+    """Tangent of ``out = np.reshape(a, ..., order)`` (or ``np.ravel``): ``t`` read in the
+    order NumPy read ``a``."""
+    how = read_order(a, order)
+    if how is not None:
+        return np.reshape(t, np.shape(out), order=how)
+    flat = np.ravel(np.broadcast_to(t, np.shape(a)))
+    return np.reshape(flat[_layout_indices(a)], np.shape(out))
+
+
+@adjoint(reshape_grad)
+def _(out, g, a, order="C"):
+    d[g] = reshape_tangent(d[out], a, g, order)
+
+
+@adjoint(reshape_tangent)
+def _(ans, t, a, out, order="C"):
+    d[t] = reshape_grad(d[ans], a, order)
+
+
+nondifferentiable(read_order, _layout_indices)
 
 
 @adjoint(np.reshape)
 def _(out, a, shape=None, order="C", *, copy=None):
-    d[a] = np.reshape(d[out], np.shape(a), order=order)
+    d[a] = reshape_grad(d[out], a, order)
 
 
 @tangent(np.reshape)
 def _(out, a, shape=None, order="C", *, copy=None):
-    d[out] = np.reshape(d[a], np.shape(out), order=order)
+    d[out] = reshape_tangent(d[a], a, out, order)
 
 
 @adjoint_method("ravel", "flatten")
 @adjoint(np.ravel)
 def _(out, a, order="C"):
-    d[a] = np.reshape(d[out], np.shape(a), order=order)
+    d[a] = reshape_grad(d[out], a, order)
 
 
-@tangent_method("ravel", "flatten")  # np.reshape takes a number tangent, .ravel() does not
+@tangent_method("ravel", "flatten")
 @tangent(np.ravel)
 def _(out, a, order="C"):
-    d[out] = np.reshape(d[a], np.shape(out), order=order)
+    d[out] = reshape_tangent(d[a], a, out, order)
 
 
 @linear(np.expand_dims, np.squeeze)

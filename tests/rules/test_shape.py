@@ -7,6 +7,7 @@ tests/support/rule_check.py.
 import numpy as np
 import pytest
 
+import mindgrad
 from mindgrad.rules import jvp_of, vjp_of
 from mindgrad.rules import numpy_shape as ns
 from tests.support.inputs import Draw
@@ -172,6 +173,12 @@ case(np.geomspace, -pos(3), -f(big), 4, axis=1)
 helper = CASES.helper
 helper(ns.atleast_grads, r(1), (f(),), only=TANGENTS)
 helper(ns.atleast_grads, (r(1), r(1, 3)), (f(), r(3)), only=TANGENTS)
+# (orders "A" and "K" depend on a's memory layout, which perturbing a changes: they are checked
+# end to end below, with the layout made inside the function)
+helper(ns.reshape_grad, r(6), r(2, 3))
+helper(ns.reshape_grad, r(3, 2), r(2, 3), "F")
+helper(ns.reshape_tangent, r(2, 3), r(2, 3), r(6))
+helper(ns.reshape_tangent, r(2, 3), r(2, 3), r(3, 2), "F")
 helper(ns.transpose_grad, r(3, 2), only=TANGENTS)
 helper(ns.transpose_grad, r(3, 4, 2), (1, 2, 0), only=TANGENTS)
 helper(ns.concatenate_grad, r(5, 3), [r(2, 3), r(3, 3)], only=TANGENTS)
@@ -301,3 +308,64 @@ def test_join_tangent_adjoint_is_its_transpose(join, pieces, axis):
     assert joined.shape == out.shape
     np.testing.assert_allclose(sum(np.vdot(g, t) for g, t in zip(g_ts, ts)), np.vdot(u, joined),
                                rtol=1e-12)
+
+
+# ----- reshape and ravel read an array in its memory order for "A" and "K" ----------------
+# (regression: the gradient and the tangent were read in their own order, wrong for a Fortran
+# or a transposed array)
+
+# the layouts are made inside the functions, so that central differences, which perturb the
+# input array, see the same layout as the gradient
+_LAYOUTS = {
+    "fortran": (lambda v: np.asfortranarray(v), (2, 3)),
+    "transposed": (lambda v: v.T, (3, 2)),          # F-contiguous view of a C array
+    "strided": (lambda v: v[::2, ::2].T, (4, 6)),   # neither C nor F
+    "c": (lambda v: v * 1.0, (2, 3)),
+}
+
+
+def _input(layout):
+    shape = _LAYOUTS[layout][1]
+    return np.arange(1.0, np.prod(shape) + 1.0).reshape(shape) / (np.prod(shape) + 1.0)
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+def test_ravel_in_every_order_in_both_modes_and_at_second_order(order, layout):
+    lay = _LAYOUTS[layout][0]
+
+    def f(v):
+        flat = np.ravel(lay(v), order=order)
+        return np.sum(np.sin(flat) * np.arange(1.0, flat.size + 1.0))
+
+    def method(v):
+        flat = lay(v).flatten(order)
+        return np.sum(np.sin(flat) * np.arange(1.0, flat.size + 1.0))
+
+    mindgrad.check_grads(f, (_input(layout),), modes=("rev", "fwd"), order=2)
+    mindgrad.check_grads(method, (_input(layout),), modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A"])
+@pytest.mark.parametrize("layout", ["fortran", "transposed", "c"])
+def test_reshape_in_every_order_in_both_modes_and_at_second_order(order, layout):
+    lay = _LAYOUTS[layout][0]
+    w = np.arange(6.0).reshape(3, 2)
+
+    def f(v):
+        return np.sum(np.tanh(np.reshape(lay(v), (3, 2), order=order)) * w)
+
+    def method(v):
+        return np.sum(np.tanh(lay(v).reshape((3, 2), order=order)) * w)
+
+    mindgrad.check_grads(f, (_input(layout),), modes=("rev", "fwd"), order=2)
+    mindgrad.check_grads(method, (_input(layout),), modes=("rev", "fwd"))
+
+
+def test_a_fortran_array_read_in_order_a_closed_form():
+    a = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    w = np.arange(1.0, 7.0)
+    g = mindgrad.grad(lambda v: np.sum(np.ravel(v, order="A") * w))(a)
+    np.testing.assert_allclose(g, w.reshape(2, 3, order="F"))  # ravel "A" read a as F
+    _, t = mindgrad.jvp(lambda v: np.ravel(v, order="A"), (a,), (np.arange(6.0).reshape(2, 3),))
+    np.testing.assert_allclose(t, np.ravel(np.arange(6.0).reshape(2, 3), order="F"))
