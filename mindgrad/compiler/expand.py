@@ -184,11 +184,8 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
     ``gen`` is the reverse stage: it supplies ``is_active``, ``accumulate``, ``fresh`` and
     ``bind``. ``args`` and ``keywords`` are atoms of the normalized call.
     """
-    try:
-        bound = rule.bind(args, keywords)
-    except TypeError as exc:
-        raise RuleError(f"the call does not fit the rule for {rule.name}: {exc}") from None
-    if casts_to_integer(bound, gen):
+    bound = _bound(rule, args, keywords, gen)
+    if bound is None:
         return []
     params = {}
     for name, value in bound.items():
@@ -236,11 +233,8 @@ def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
     """The tangent statements of ``out_name = f(*args, **keywords)`` from a tangent ``rule``:
     each ``d[out] = expr`` reading ``d[p]`` becomes an accumulation into ``t_out``, dropped when
     the argument bound to ``p`` carries no tangent. ``gen`` is the forward stage."""
-    try:
-        bound = rule.bind(args, keywords)
-    except TypeError as exc:
-        raise RuleError(f"the call does not fit the rule for {rule.name}: {exc}") from None
-    if casts_to_integer(bound, gen):
+    bound = _bound(rule, args, keywords, gen)
+    if bound is None:
         return []
     params, tangents = {}, {}
     for name, value in bound.items():
@@ -284,6 +278,16 @@ def _unless_integer_at_run_time(stmts, bound, gen):
             gen.resolve(dtype) is not None:
         return stmts
     return [A.if_(A.call(gen.helper(runtime.inexact), A.clone(dtype)), stmts, [])]
+
+
+def _bound(rule, args, keywords, gen):
+    """The call's arguments by the rule's parameter names, or None when the call casts to an
+    integer (its result is a constant)."""
+    try:
+        bound = rule.bind(args, keywords)
+    except TypeError as exc:
+        raise RuleError(f"the call does not fit the rule for {rule.name}: {exc}") from None
+    return None if casts_to_integer(bound, gen) else bound
 
 
 def casts_to_integer(bound, gen) -> bool:

@@ -29,7 +29,12 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce
-from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, float_dtype
+from mindgrad.runtime.tangents import (
+    TangentTuple,
+    as_dtype_of,
+    broadcast_tangent,
+    float_dtype,
+)
 
 
 def reduced_axes(axis, ndim):
@@ -55,16 +60,6 @@ def masked_grad(g, where):
     if where is True:
         return g
     return np.where(where, g, g * 0)
-
-
-def as_dtype_of(t, out):
-    """``t`` in the float dtype of ``out`` (a NumPy scalar for a 0-d result)."""
-    dtype = float_dtype(out)
-    if isinstance(out, np.ndarray):
-        return np.asarray(t).astype(dtype, copy=False)
-    if np.ndim(t) == 0:
-        return np.asarray(t, dtype)[()]  # a NumPy scalar
-    return np.asarray(t).astype(dtype, copy=False)
 
 
 # ----- sums and means ----------------------------------------------------------------------

@@ -66,7 +66,7 @@ def read_order(a, order):
     return "F" if a.flags.f_contiguous else None
 
 
-@linear_in("g")
+@linear_in("g", keeps_values=True)
 def reshape_grad(g, a, order="C"):
     """Gradient of ``np.reshape(a, ..., order)`` or ``np.ravel(a, order)``: ``g`` laid back
     in ``a``'s shape in the order NumPy read ``a``."""
@@ -78,7 +78,7 @@ def reshape_grad(g, a, order="C"):
     return np.reshape(grad, np.shape(a))
 
 
-@linear_in("t")
+@linear_in("t", keeps_values=True)
 def reshape_tangent(t, a, out, order="C"):
     """Tangent of ``out = np.reshape(a, ..., order)`` (or ``np.ravel``): ``t`` read in the
     order NumPy read ``a``."""
