@@ -9,19 +9,13 @@ import builtins
 import math
 
 import numpy as np
-import pytest
 
 from mindgrad.rules import builtins_math as bm
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
-    ADJOINT,
-    INLINED,
-    TANGENT,
     TANGENTS,
     Cases,
-    check_adjoint,
-    check_tangent,
-    check_tangent_inlined,
+    rule_tests,
 )
 
 draw = Draw(20240612)
@@ -83,16 +77,7 @@ helper(bm.sorted_grad, [f(), f(), f()], [2.0, -1.0, 0.5], only=TANGENTS)
 helper(bm.sorted_grad, [f(), f(), f()], [2.0, -1.0, 0.5], None, True, only=TANGENTS)
 
 
-@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
-def test_adjoint_matches_central_differences(c):
-    check_adjoint(c)
+# the tables' checks: tests/support/rule_check.py
+globals().update(rule_tests(CASES))
 
 
-@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
-def test_tangent_matches_central_differences(c):
-    check_tangent(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
-def test_tangent_per_input_as_inlined(c):
-    check_tangent_inlined(c)

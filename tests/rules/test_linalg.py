@@ -14,15 +14,9 @@ from tests.support import linalg_inputs
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
     ADJOINT,
-    INLINED,
-    TANGENT,
     TANGENTS,
     Cases,
-    check_adjoint,
-    check_adjoint_dtype,
-    check_tangent,
-    check_tangent_dtype,
-    check_tangent_inlined,
+    rule_tests,
 )
 
 draw = Draw(20240613)
@@ -187,29 +181,8 @@ FLOAT32.add(np.linalg.svd, separated(3, 4).astype(np.float32), compute_uv=False,
 FLOAT32.add(np.linalg.eigvalsh, symmetric_in("L", 3, 3).astype(np.float32))
 
 
-@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
-def test_adjoint_matches_central_differences(c):
-    check_adjoint(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
-def test_tangent_matches_central_differences(c):
-    check_tangent(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
-def test_tangent_per_input_as_inlined(c):
-    check_tangent_inlined(c)
-
-
-@pytest.mark.parametrize("c", FLOAT32.checked(ADJOINT), ids=str)
-def test_float32_inputs_get_float32_gradients(c):
-    check_adjoint_dtype(c)
-
-
-@pytest.mark.parametrize("c", FLOAT32.checked(TANGENT), ids=str)
-def test_tangents_keep_the_output_dtype(c):
-    check_tangent_dtype(c)
+# the tables' checks: tests/support/rule_check.py
+globals().update(rule_tests(CASES, FLOAT32))
 
 
 # ----- svd, eigh and einsum through the transformer, to second and third order -------------

@@ -4,23 +4,15 @@ gradients call. The checks: tests/support/rule_check.py.
 """
 
 import numpy as np
-import pytest
 
 from mindgrad.rules import jvp_of, vjp_of
 from mindgrad.rules import methods as me
 from mindgrad.runtime import is_zero
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
-    ADJOINT,
-    INLINED,
-    TANGENT,
     TANGENTS,
     Cases,
-    check_adjoint,
-    check_adjoint_dtype,
-    check_tangent,
-    check_tangent_dtype,
-    check_tangent_inlined,
+    rule_tests,
 )
 
 draw = Draw(20240610)
@@ -100,29 +92,8 @@ FLOAT32.method("astype", x32(3), np.float64)
 FLOAT32.method("sum", x32(3), dtype=np.float64)
 
 
-@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
-def test_adjoint_matches_central_differences(c):
-    check_adjoint(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
-def test_tangent_matches_central_differences(c):
-    check_tangent(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
-def test_tangent_per_input_as_inlined(c):
-    check_tangent_inlined(c)
-
-
-@pytest.mark.parametrize("c", FLOAT32.checked(ADJOINT), ids=str)
-def test_float32_inputs_get_float32_gradients(c):
-    check_adjoint_dtype(c)
-
-
-@pytest.mark.parametrize("c", FLOAT32.checked(TANGENT), ids=str)
-def test_tangents_keep_the_output_dtype(c):
-    check_tangent_dtype(c)
+# the tables' checks: tests/support/rule_check.py
+globals().update(rule_tests(CASES, FLOAT32))
 
 
 # ----- ties and exact values ---------------------------------------------------------------

@@ -5,20 +5,14 @@ tests/support/rule_check.py.
 """
 
 import numpy as np
-import pytest
 
 from mindgrad.rules import is_nondifferentiable, jvp_of, lookup, vjp_of
 from mindgrad.rules import nondiff as nd
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
     ADJOINT,
-    INLINED,
-    TANGENT,
     Cases,
-    check_adjoint,
-    check_adjoint_dtype,
-    check_tangent,
-    check_tangent_inlined,
+    rule_tests,
     seeded,
 )
 
@@ -60,24 +54,8 @@ FLOAT32 = Cases()
 FLOAT32.add(np.float64, np.float32(1.5), only=ADJOINT)
 
 
-@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
-def test_adjoint_matches_central_differences(c):
-    check_adjoint(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
-def test_tangent_matches_central_differences(c):
-    check_tangent(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
-def test_tangent_per_input_as_inlined(c):
-    check_tangent_inlined(c)
-
-
-@pytest.mark.parametrize("c", FLOAT32.checked(ADJOINT), ids=str)
-def test_float32_inputs_get_float32_gradients(c):
-    check_adjoint_dtype(c)
+# the tables' checks: tests/support/rule_check.py
+globals().update(rule_tests(CASES, FLOAT32))
 
 
 # ----- casts: exact values -----------------------------------------------------------------

@@ -12,16 +12,9 @@ from mindgrad.rules import jvp_of, vjp_of
 from mindgrad.rules import numpy_reductions as nr
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
-    ADJOINT,
-    INLINED,
-    TANGENT,
     TANGENTS,
     Cases,
-    check_adjoint,
-    check_adjoint_dtype,
-    check_tangent,
-    check_tangent_dtype,
-    check_tangent_inlined,
+    rule_tests,
 )
 
 draw = Draw(20240608)
@@ -142,29 +135,8 @@ FLOAT32.add(np.cumprod, x32(5))
 FLOAT32.add(np.average, x32(3, 4), 0, x32(3))
 
 
-@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
-def test_adjoint_matches_central_differences(c):
-    check_adjoint(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
-def test_tangent_matches_central_differences(c):
-    check_tangent(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
-def test_tangent_per_input_as_inlined(c):
-    check_tangent_inlined(c)
-
-
-@pytest.mark.parametrize("c", FLOAT32.checked(ADJOINT), ids=str)
-def test_float32_inputs_get_float32_gradients(c):
-    check_adjoint_dtype(c)
-
-
-@pytest.mark.parametrize("c", FLOAT32.checked(TANGENT), ids=str)
-def test_tangents_keep_the_output_dtype(c):
-    check_tangent_dtype(c)
+# the tables' checks: tests/support/rule_check.py
+globals().update(rule_tests(CASES, FLOAT32))
 
 
 # ----- ties, zeros and exact values --------------------------------------------------------

@@ -4,7 +4,6 @@ for lists and dicts. The checks: tests/support/rule_check.py.
 """
 
 import numpy as np
-import pytest
 
 from mindgrad import runtime
 from mindgrad.rules import runtime_rules, vjp_of
@@ -12,14 +11,9 @@ from mindgrad.rules import runtime_rules as rr
 from mindgrad.runtime.tangents import TangentList, TangentTuple
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
-    ADJOINT,
-    INLINED,
-    TANGENT,
     TANGENTS,
     Cases,
-    check_adjoint,
-    check_tangent,
-    check_tangent_inlined,
+    rule_tests,
 )
 
 draw = Draw(3)
@@ -120,19 +114,8 @@ helper(rr.concat_tangents_adjoint, [r(2), f(), r(3)], [r(2), f()], [r(3)], 0, on
 helper(rr.concat_tangents_adjoint, [r(2), f(), r(3)], [r(2), f()], [r(3)], 1, only=TANGENTS)
 
 
-@pytest.mark.parametrize("c", CASES.checked(ADJOINT), ids=str)
-def test_adjoint_matches_central_differences(c):
-    check_adjoint(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(TANGENT), ids=str)
-def test_tangent_matches_central_differences(c):
-    check_tangent(c)
-
-
-@pytest.mark.parametrize("c", CASES.checked(INLINED), ids=str)
-def test_tangent_per_input_as_inlined(c):
-    check_tangent_inlined(c)
+# the tables' checks: tests/support/rule_check.py
+globals().update(rule_tests(CASES))
 
 
 # ----- exact values: lists, dicts, where each gradient goes --------------------------------

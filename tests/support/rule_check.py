@@ -501,3 +501,31 @@ def in_rules_package(module):
 def is_mindgrads(module):
     """Whether ``module`` is one of mindgrad's (not a user's, nor a test's)."""
     return module.startswith("mindgrad.")
+
+
+_CHECKS = (  # (test name, which table: 0 the cases, 1 the float32 cases, check, checker)
+    ("test_adjoint_matches_central_differences", 0, ADJOINT, check_adjoint),
+    ("test_tangent_matches_central_differences", 0, TANGENT, check_tangent),
+    ("test_tangent_per_input_as_inlined", 0, INLINED, check_tangent_inlined),
+    ("test_float32_inputs_get_float32_gradients", 1, ADJOINT, check_adjoint_dtype),
+    ("test_tangents_keep_the_output_dtype", 1, TANGENT, check_tangent_dtype),
+)
+
+
+def rule_tests(cases, float32=()):
+    """The checks of a topic's tables as test functions, for the topic module to take in with
+    ``globals().update(rule_tests(CASES, FLOAT32))``: every case against central differences
+    in both directions, and the float32 cases' dtypes. A check no case asks for is left out."""
+    tests = {}
+    for name, table, check, checker in _CHECKS:
+        params = (cases, float32)[table]
+        params = params.checked(check) if params else []
+        if not params:
+            continue
+
+        def test(c, checker=checker):
+            checker(c)
+
+        test.__name__ = test.__qualname__ = name
+        tests[name] = pytest.mark.parametrize("c", params, ids=str)(test)
+    return tests
