@@ -15,6 +15,18 @@ import pytest
 import mindgrad
 from mindgrad import nn
 from mindgrad.compiler import driver
+from tests.compiler.golden_programs import (
+    branch,
+    callee_in_loop,
+    containers,
+    for_over_items,
+    for_range,
+    loop_with_break,
+    straight_line,
+    tuple_return,
+    while_loop,
+    with_callee,
+)
 from tests.compiler.test_stages import _dumped, _text
 
 
@@ -32,51 +44,6 @@ def _pass_output(fn, positions=(0,)):
 # ----- the programs ------------------------------------------------------------------------------
 
 
-def straight_line(x, y):
-    z = x * y
-    w = np.sin(z) + x
-    return np.sum(w)
-
-
-def branch(x):
-    if np.sum(x) > 0.0:
-        y = x * 2.0
-    else:
-        y = np.exp(x)
-    return np.sum(y)
-
-
-def for_range(x):
-    h = x
-    for i in range(3):
-        h = np.sin(h) * x
-    return np.sum(h)
-
-
-def for_over_items(xs):
-    s = 0.0
-    for v in xs:
-        s = s + v * v
-    return s
-
-
-def loop_with_break(xs):
-    s = 0.0
-    for v in xs:
-        if s > 2.0:
-            break
-        s = s + v * v
-    return s
-
-
-def while_loop(x):
-    k = 0
-    while k < 3:
-        x = x * x
-        k += 1
-    return np.sum(x)
-
-
 def append_pop(x):
     xs = []
     for i in range(3):
@@ -85,37 +52,11 @@ def append_pop(x):
     return np.sum(v * xs[0] + xs[1])
 
 
-def square(a):
-    return a * a
-
-
-def with_callee(x, y):
-    z = square(x) * y
-    return np.sum(z)
-
-
-def callee_in_loop(x):
-    for i in range(2):
-        x = square(x)
-    return np.sum(x)
-
-
 def in_place(x):
     y = x.copy()
     y[0] = y[1] * 2.0
     y[2] += x[0]
     return np.sum(y * y)
-
-
-def tuple_return(x, y):
-    a = x * y
-    return a, np.sum(a)
-
-
-def containers(x):
-    pair = (x, x * 2.0)
-    d = {"a": pair[0], "b": pair[1]}
-    return np.sum(d["a"] * d["b"])
 
 
 class Dense(nn.Cell):
