@@ -385,11 +385,12 @@ def extremum_shares(a, ans, axis=None, keepdims=False, where=True, initial=None)
     """``(share of each element of a, share of initial)`` in a result of ``np.max``/``np.min``:
     the gradient is split equally among the candidates equal to the result (ties share it, as
     in JAX), ``initial`` being one candidate when given. The initial's share has ``ans``'s
-    shape; the shares of one result add up to one."""
+    shape (None without an initial); the shares of one result add up to one."""
     hits = (np.asarray(a) == unreduce(ans, a, axis, keepdims)) & np.asarray(where)
     count = np.sum(hits, axis=reduced_axes(axis, np.ndim(a)), keepdims=True)
-    won = np.zeros(np.shape(count), bool) if initial is None else \
-        np.reshape(np.asarray(ans), np.shape(count)) == initial
+    if initial is None:
+        return hits / np.maximum(count, 1), None
+    won = np.reshape(np.asarray(ans), np.shape(count)) == initial
     count = np.maximum(count + won, 1)
     return hits / count, np.reshape(won / count, np.shape(ans)).astype(float_dtype(ans))
 
@@ -406,7 +407,8 @@ def extremum_grad(g, a, ans, axis=None, keepdims=False, where=True, initial=None
 
 def extremum_initial_share(a, ans, axis=None, keepdims=False, where=True, initial=None):
     """The share of ``initial`` in each result of ``np.max``/``np.min`` (``ans``'s shape)."""
-    return extremum_shares(a, ans, axis, keepdims, where, initial)[1]
+    share = extremum_shares(a, ans, axis, keepdims, where, initial)[1]
+    return np.zeros(np.shape(ans), float_dtype(ans)) if share is None else share
 
 
 nondifferentiable(extremum_shares, extremum_initial_share)  # piecewise constant
