@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from mindgrad import runtime
+from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, expansions, objects
 
 __all__ = ["GradFunction", "get_grad", "grad", "register_array_type", "source", "stop_gradient",
@@ -334,6 +335,7 @@ class GradFunction:
                             "positional argument")
         return args[:-1], args[-1]
 
+    @user_frames
     def __call__(self, *args, **kwargs):
         args, sens = self._split_sens(args)
         out, grads, wgrads = self.gradients(args, kwargs, sens)
