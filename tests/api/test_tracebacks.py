@@ -274,3 +274,23 @@ def test_every_line_of_the_generated_code_names_a_line_of_the_users_function():
     lines = [emit.origin(filename, k) for k in range(1, len(emit._origins[filename]) + 1)]
     assert {where[1] for where in lines if where} == {first, first + 1}
     assert all(where[0] == __file__ and where[2] == "shape_error" for where in lines if where)
+
+
+def two(x, y):
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: mindgrad.grad(two)(np.ones(3)), r"^two\(\): missing a required argument: 'y'$"),
+    (lambda: mindgrad.grad(two)(x=np.ones(3), y=np.ones(3)), r"^grad_position 0 is two's input "),
+    (lambda: mindgrad.grad(two, sens_param=True)(np.ones(3), 1.0),
+     r"^two\(\): missing a required argument: 'y' \(sens"),
+    (lambda: mindgrad.GradOperation(sens_param=True)(two)(), r"^sens_param=True needs the "),
+])
+def test_a_call_the_gradient_cannot_take_is_a_short_type_error(call, message):
+    with pytest.raises(TypeError, match=message) as info:
+        call()
+    assert info.value.__cause__ is None and (info.value.__context__ is None or
+                                             info.value.__suppress_context__)
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert len([f for f in frames if f.filename.startswith(PACKAGE)]) <= 1, frames
