@@ -58,7 +58,7 @@ def user_frames(fn):
 
 
 class _UserLine(Exception):
-    """What the frame standing for a user's line raises, to be made."""
+    """Raised by the code standing for a user's line, to make a frame of it."""
 
 
 # (filename, line, function name) -> the code object of the frame standing for that line
@@ -80,7 +80,10 @@ def _rewritten(error):
             where = emit.origin(filename, tb.tb_lineno)
             if where is not None:  # else a wrapper of mindgrad's own: dropped
                 standing = _code_for(*where)
-                if not kept or kept[-1].tb_frame.f_code is not standing:
+                previous = kept[-1] if kept else None
+                # none between repeats of one generated line (recursion), which printers fold
+                if previous is None or previous.tb_frame.f_code is not standing and not (
+                        previous.tb_frame.f_code is code and previous.tb_lineno == tb.tb_lineno):
                     kept.append(_user_tb(standing))
                 kept.append(tb)
                 innermost = (where, filename, tb.tb_lineno, code.co_name)

@@ -62,6 +62,22 @@ def backward(x):
     return np.sum(y)
 
 
+def recursive(x, n):
+    if n > 0:
+        return recursive(x * 2.0, n - 1)
+    return np.sum(x @ np.ones((5, 2)))  # RECURSIVE
+
+
+def no_rule(x):
+    return np.sum(np.i0(x))  # NO_RULE
+
+
+def unsupported(x):
+    with open("data") as f:  # UNSUPPORTED
+        pass
+    return x
+
+
 class Net(nn.Cell):
     def __init__(self):
         super().__init__()
@@ -141,6 +157,10 @@ CASES = {
     "vjp": ("mindgrad.vjp(usermodel.model, x, w)", "LAYER", "layer", "h = x @ w"),
     "cell": ("mindgrad.grad(usermodel.Net(), None, usermodel.Net().trainable_params())(x)",
              "CELL", "construct", "x @ self.w"),
+    "vjp_backward": ("mindgrad.vjp(usermodel.backward, np.ones(4))[1](1.0)", "BACKWARD",
+                     "backward", "checked("),
+    "hessian": ("mindgrad.hessian(usermodel.model, 1)(x, w)", "LAYER", "layer", "h = x @ w"),
+    "recursion": ("mindgrad.grad(usermodel.recursive)(x, 40)", "RECURSIVE", "recursive", "x @"),
     "grad_of_grad": ("mindgrad.grad(mindgrad.grad(usermodel.model, 1), 1)(x, w)", "LAYER",
                      "layer", "h = x @ w"),
     "gradoperation": ("mindgrad.GradOperation(get_all=True)(usermodel.model)(x, w)", "LAYER",
@@ -149,18 +169,33 @@ CASES = {
 
 
 def test_format_exc_shows_the_users_line_in_every_transformation(tmp_path):
+    building = {"no_rule": "mindgrad.grad(usermodel.no_rule)(np.ones(3))",
+                "unsupported": "mindgrad.jvp(usermodel.unsupported, (1.0,), (1.0,))"}
     calls = "".join(f"try:\n    {call}\nexcept Exception:\n    print('==== {name}')\n"
-                    f"    print(traceback.format_exc())\n" for name, (call, *_) in CASES.items())
+                    f"    print(traceback.format_exc())\n"
+                    for name, call in {**{n: c[0] for n, c in CASES.items()}, **building}.items())
     out, err = run(tmp_path, "import traceback\nimport numpy as np, mindgrad, usermodel\n"
                              "x, w = np.ones((3, 4)), np.ones((5, 2))\n" + calls)
     assert not err, err
     printed = dict(part.split("\n", 1) for part in out.split("==== ")[1:])
-    assert set(printed) == set(CASES), out
+    assert set(printed) == set(CASES) | set(building), out
+    path = tmp_path / "usermodel.py"
     for name, (_, marker, function, generated) in CASES.items():
-        assert_points_at_user(printed[name], tmp_path / "usermodel.py", marker, function,
-                              generated)
+        assert_points_at_user(printed[name], path, marker, function, generated)
     # the backward sweep raised in the user's helper the rule calls: its frame is kept
-    assert f"line {line_of('CHECKED')}, in checked" in printed["backward"]
+    for name in ("backward", "vjp_backward"):
+        assert f"line {line_of('CHECKED')}, in checked" in printed[name]
+    # the generated frames of the recursion repeat with nothing between, so Python folds them
+    assert "[Previous line repeated 3" in printed["recursion"]
+    assert len(printed_lines(printed["recursion"])) <= 30, printed["recursion"]
+    # errors found while building: the user's line in the message, no frame of the compiler
+    assert "NoGradientRuleError: np.i0 has no gradient rule" in printed["no_rule"]
+    assert f"at {path}:{line_of('NO_RULE')}: return np.sum(np.i0(x))" in printed["no_rule"]
+    assert f'File "{path}", line {line_of("UNSUPPORTED")}\n' in printed["unsupported"]
+    assert "UnsupportedSyntaxError: `with` blocks" in printed["unsupported"]
+    for name in building:
+        assert len(mindgrad_frames(printed[name])) <= 1, printed[name]
+        assert len(printed_lines(printed[name])) <= 9, printed[name]
 
 
 def test_filtering_off_leaves_the_traceback_as_it_was(tmp_path):
