@@ -4,7 +4,8 @@ Output guarantee: ``unparse`` gives text that parses back to the same tree, with
 where precedence needs them, bare tuple subscripts (``x[1:2, None]``, which astunparse 1.6.3
 prints as the syntax error ``x[(1:2, None)]``), and ``comment(...)`` markers printed as
 ``# ...`` lines. ``compile_functions`` registers the text in ``linecache`` under a unique
-filename, so tracebacks, ``inspect.getsource`` and ``pdb`` show the generated lines.
+filename, so tracebacks, ``inspect.getsource`` and ``pdb`` show the generated lines, and keeps
+for each generated line the user's line it comes from (``origin``), so tracebacks can show that.
 """
 
 from __future__ import annotations
@@ -300,8 +301,8 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
         for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             if free in made:
                 cell.cell_contents = made[free]
-    if origins is not None:
-        origins = [None] * header.count("\n") + list(origins) + [None]
+    if origins is not None:  # one per line of full: the header's, the body's, the return's
+        origins = [None] * header.count("\n") + list(origins)[:body.count("\n")] + [None]
     keep_lines(filename, full, [fn.__code__ for fn in made.values()], origins)
     return made, filename
 

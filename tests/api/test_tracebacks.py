@@ -68,6 +68,12 @@ def recursive(x, n):
     return np.sum(x @ np.ones((5, 2)))  # RECURSIVE
 
 
+def outer(x, w):
+    def inner(v):
+        return v @ w  # INLINED
+    return np.sum(inner(x))
+
+
 def no_rule(x):
     return np.sum(np.i0(x))  # NO_RULE
 
@@ -157,6 +163,8 @@ CASES = {
     "vjp": ("mindgrad.vjp(usermodel.model, x, w)", "LAYER", "layer", "h = x @ w"),
     "cell": ("mindgrad.grad(usermodel.Net(), None, usermodel.Net().trainable_params())(x)",
              "CELL", "construct", "x @ self.w"),
+    # a local function is inlined: its lines are the user's, in the function holding it
+    "inlined": ("mindgrad.grad(usermodel.outer, 1)(x, w)", "INLINED", "outer", "@ w"),
     "vjp_backward": ("mindgrad.vjp(usermodel.backward, np.ones(4))[1](1.0)", "BACKWARD",
                      "backward", "checked("),
     "hessian": ("mindgrad.hessian(usermodel.model, 1)(x, w)", "LAYER", "layer", "h = x @ w"),
