@@ -11,6 +11,7 @@ import sys as _sys
 from mindgrad.api import (
     GradFunction,
     check_grads,
+    debug,
     get_grad,
     grad,
     hessian,
@@ -125,6 +126,7 @@ __all__ = [
     "complex64",
     "constexpr",
     "d",
+    "debug",
     "double",
     "dtype",
     "dtype_to_nptype",

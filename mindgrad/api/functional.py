@@ -18,6 +18,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.api import gradients as api
 from mindgrad.api.gradients import GradFunction, _positions, grad
+from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, emit, expansions
 from mindgrad.rules import nondifferentiable
 
@@ -149,6 +150,7 @@ def _tangent_of_shape(x, t, t_label, x_label):
                          "a tangent has its input's shape, or broadcasts to it") from None
 
 
+@user_frames
 def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     """Forward mode: ``(fn(*inputs), the derivative of fn at inputs along v)``.
 
@@ -205,6 +207,7 @@ def _tangent_like(t, out):
 # ----- vjp -------------------------------------------------------------------------------------
 
 
+@user_frames
 def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
     """Reverse mode: ``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with ``has_aux``).
 
@@ -244,6 +247,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         aux = aux[0] if len(aux) == 1 else aux
     tapes = [tape] if tape is not None else []
 
+    @user_frames
     def vjp_fn(v):
         api.check_array_types((v,), ["the cotangent v"])
         if not tapes:  # the tape was used: the forward sweep runs again (via the full code)
@@ -387,6 +391,7 @@ class Jacobian:
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = f"jac{mode}_{getattr(fn, '__name__', type(fn).__name__)}"
 
+    @user_frames
     def __call__(self, *args):
         return self._jacobian(*args)
 

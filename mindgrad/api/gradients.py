@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from mindgrad import runtime
+from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, expansions, objects
 
 __all__ = ["GradFunction", "get_grad", "grad", "register_array_type", "source", "stop_gradient",
@@ -250,19 +251,19 @@ class GradFunction:
         return cache.lookup(self.fn, options, args, lambda: self._build(args, keywords))
 
     def _explain_missing_input(self, args, kwargs):
-        """Raise the error for a ``grad_position`` past the positional arguments given: an
-        IndexError saying why (an input given by keyword, a missing sens), or a TypeError when
-        no argument was given at all (``source(grad_fn)``)."""
+        """Raise the error for a ``grad_position`` past the positional arguments given: a
+        TypeError for a call the gradient function cannot take (an input given by keyword, a
+        missing sens, no argument at all: ``source(grad_fn)``), else an IndexError."""
         p, name = max(self.positions), _name(self.fn)
         signature = _signature(self.fn)
         params = [q.name for q in signature.parameters.values()
                   if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)] if signature else []
         if p < len(params) and params[p] in kwargs:
-            raise IndexError(f"grad_position {p} is {name}'s input {params[p]!r}, given by "
+            raise TypeError(f"grad_position {p} is {name}'s input {params[p]!r}, given by "
                             f"keyword: gradients are taken with respect to positional "
                             f"arguments, so pass {params[p]} positionally")
         if self.sens_param:
-            raise IndexError(f"sens_param=True: call the gradient function with {name}'s inputs "
+            raise TypeError(f"sens_param=True: call the gradient function with {name}'s inputs "
                             f"and then the output sensitivity (sens) last; it got "
                             f"{len(args) + 1} positional argument(s), so grad_position {p} "
                             f"has no input")
@@ -281,7 +282,11 @@ class GradFunction:
         try:
             signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise TypeError(f"{_name(self.fn)}(): {exc}") from None
+            hint = ""
+            if self.sens_param:
+                hint = (f" (sens_param=True: the last positional argument is the output "
+                        f"sensitivity, so {_name(self.fn)} got {len(args)} positional input(s))")
+            raise TypeError(f"{_name(self.fn)}(): {exc}{hint}") from None
 
     def _build(self, args, keywords=()):
         # the argument kinds are part of the cache key, so checking them on a miss suffices
@@ -334,6 +339,7 @@ class GradFunction:
                             "positional argument")
         return args[:-1], args[-1]
 
+    @user_frames
     def __call__(self, *args, **kwargs):
         args, sens = self._split_sens(args)
         out, grads, wgrads = self.gradients(args, kwargs, sens)

@@ -175,15 +175,27 @@ def _read(fn):
         # of the code object: inspect would unwrap a decorator's wrapper to the wrapped function
         lines, first_line = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError):
-        raise NoSourceError(
-            f"{fn.__qualname__} has no source that mindgrad can read. Functions typed at a plain "
-            "`python` prompt keep no source: define it in a file or a notebook cell, or register "
-            "a rule for it with @mindgrad.adjoint") from None
+        raise NoSourceError(_no_source(fn)) from None
     filename = inspect.getsourcefile(fn) or code.co_filename
     key = id(code)
     _READ[key] = (weakref.ref(code, lambda _, key=key: _READ.pop(key, None)),
                   lines, first_line, filename)
     return lines, first_line, filename
+
+
+def _no_source(fn) -> str:
+    """Why ``fn`` has no source to read, and where functions keep theirs."""
+    where = fn.__code__.co_filename
+    if where == "<stdin>":
+        how = "it was typed at a plain `python` prompt, which keeps no source before Python 3.13"
+    elif where == "<string>":
+        how = ("it was defined by exec() of a string (or `python -c` before Python 3.13), which "
+               "keeps no source")
+    else:
+        how = f"its source ({where}) cannot be read"
+    return (f"{fn.__qualname__} has no source that mindgrad can read: {how}. Define it in a "
+            "file, a notebook cell, IPython or Python 3.13's prompt, or register a rule for it "
+            "with @mindgrad.adjoint")
 
 
 def get_source(fn) -> Source:
