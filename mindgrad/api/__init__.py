@@ -4,14 +4,8 @@ compiler and registers into it how calls of ``grad``/``jvp`` inside differentiat
 
 from mindgrad.api.check import check_grads
 from mindgrad.api.functional import hessian, jacfwd, jacrev, jvp, vjp
-from mindgrad.api.gradients import (
-    GradFunction,
-    get_grad,
-    grad,
-    source,
-    stop_gradient,
-    value_and_grad,
-)
+from mindgrad.api.gradients import GradFunction, get_grad, grad, stop_gradient, value_and_grad
+from mindgrad.api.sources import source, stages
 
 __all__ = ["GradFunction", "check_grads", "get_grad", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-           "source", "stop_gradient", "value_and_grad", "vjp"]
+           "source", "stages", "stop_gradient", "value_and_grad", "vjp"]
