@@ -375,3 +375,21 @@ def test_standalone_gradient_of_a_cell_with_weights():
     np.testing.assert_array_equal(dx, want_dx)
     np.testing.assert_array_equal(dw, want_dw)
     np.testing.assert_allclose(dx, numeric_jacobian(lambda x: net(x), X), rtol=1e-7)
+
+
+def test_the_readme_section_runs_as_written(tmp_path):
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Reading the generated code", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) == 2
+    script = tmp_path / "reading.py"
+    script.write_text("\n".join(blocks))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, check=False, cwd=tmp_path,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert run.returncode == 0, run.stderr
+    assert "def grad_f(x, y, *, sens):" in run.stdout and "def jvp_f(x, y, *, t_x):" in run.stdout
+    assert "def f_backward(" in run.stdout and "\nreverse f\n" in run.stdout
+    assert (tmp_path / "grad_f.py").read_text().startswith('"""The gradient of f')
