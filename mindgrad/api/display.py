@@ -372,7 +372,7 @@ def described(obj, what: str, compiled) -> str:
     for arg_kinds, text in compiled:
         parts.append(f"# for arguments ({', '.join(kind(k) for k in arg_kinds)}):\n"
                      f"{text.rstrip()}\n")
-    return "\n".join(parts)
+    return "\n".join(parts).rstrip("\n")
 
 
 def described_html(obj, what: str, compiled) -> str:

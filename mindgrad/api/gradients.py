@@ -220,8 +220,10 @@ def _weights(weights):
 class GradFunction:
     """What ``grad`` and ``value_and_grad`` return: call it like ``fn``.
 
-    ``.source(*args)`` gives the generated adjoint for those arguments' kinds;
-    ``.stages(*args)`` the source after every stage of the driver.
+    ``.source(*args)`` gives the generated adjoint for those arguments' kinds (a ``Code``;
+    ``standalone=True`` makes it a module that runs on its own); ``.stages(*args)`` the source
+    after every stage of the driver. Its ``repr`` (and its display in a notebook) shows the
+    code compiled so far.
     """
 
     def __init__(self, fn, positions, weights, has_aux, return_ids, sens_param, with_value):

@@ -115,6 +115,21 @@ def test_code_shows_as_code_in_ipython():
     assert pretty.pretty(text) == str(text)
 
 
+def test_notebook_display_offers_html_and_readable_text():
+    formatters = pytest.importorskip("IPython.core.formatters")
+    pytest.importorskip("pygments")
+    g = mg.grad(scaled)
+    g(X)
+    display = formatters.DisplayFormatter()
+    for obj in (g, mg.source(g, X), g.stages(X), mg.jacrev(scaled)):
+        data, _ = display.format(obj)
+        assert "<span style=" in data["text/html"] or "no code compiled yet" in data["text/html"]
+        shown = data["text/plain"]
+        assert shown.rstrip("\n") == repr(obj).rstrip("\n") and "\\n" not in shown
+    data, _ = display.format(mg.source(g, X))
+    assert data["text/markdown"].startswith("```python\ndef grad_scaled(x, *, sens):")
+
+
 def test_stages_str_is_the_dump_and_items_are_stages():
     g = mg.grad(f)
     stages = g.stages(X, Y)
@@ -152,6 +167,7 @@ def test_stages_of_an_empty_dump():
 
 
 def test_grad_function_repr_says_how_to_get_code_then_shows_it():
+    mg.clear_cache()  # no code compiled for `scaled` by another test
     g = mg.grad(scaled)
     assert repr(g).startswith("<mindgrad grad_scaled: the gradient of scaled with respect to")
     assert "no code compiled yet" in repr(g) and "mindgrad.source" in repr(g)
@@ -177,6 +193,7 @@ def test_grad_function_html_shows_highlighted_code():
 
 
 def test_jacobian_repr_shows_the_code_it_ran():
+    mg.clear_cache()
     for jac, name in ((mg.jacrev(vector), "grad_vector"), (mg.jacfwd(vector), "jvp_vector"),
                       (mg.hessian(energy), "grad_energy_jvp")):
         assert "no code compiled yet" in repr(jac)
@@ -225,6 +242,17 @@ def test_stages_of_every_transformation():
         [s[:2] for s in mg.grad(vector, sens_param=True).stages(X, np.ones(3))]
     assert [s.code for s in mg.stages(mg.jacrev(vector), X)][:-1] == \
         [s.code for s in mg.grad(vector, sens_param=True).stages(X, np.ones(3))][:-1]
+
+
+def test_stages_of_a_gradient_of_a_gradient_transform_its_code():
+    def cubic(t):
+        return t ** 3 - 2.0 * t
+
+    second = mg.grad(mg.grad(cubic))
+    stages = second.stages(1.5)
+    assert stages[0].stage == "source" and "def grad_cubic_value(" in stages[0].code
+    assert stages[-2].code.strip() == second.source(1.5).strip()
+    assert second(1.5) == pytest.approx(6 * 1.5, rel=1e-12)
 
 
 def test_source_refuses_what_it_cannot_show():
