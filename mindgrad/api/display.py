@@ -9,11 +9,11 @@ stage. ``standalone`` writes generated code as a module with the imports it need
 
 from __future__ import annotations
 
-import ast
 import builtins
 import html
 import importlib
 import inspect
+import math
 import re
 import symtable
 import textwrap
@@ -173,16 +173,22 @@ def _lookup(name, fn):
 
 
 def _literal(value):
-    """Python text evaluating to ``value`` when it is a plain constant, else None."""
-    if isinstance(value, (tuple, frozenset)) and type(value) in (tuple, frozenset):
-        return None if any(_literal(v) is None for v in value) else repr(value)
+    """Python text evaluating to ``value`` when it is a plain constant (a number, a string,
+    None, a tuple of them), else None."""
+    if type(value) is tuple:
+        items = [_literal(v) for v in value]
+        if any(item is None for item in items):
+            return None
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if type(value) is float and not math.isfinite(value):
+        return f'float("{value}")'  # inf, -inf, nan
     if type(value) in (int, float, complex, bool, str, bytes) or value is None or \
             value is Ellipsis:
         text = repr(value)
         try:
-            back = ast.literal_eval(text) if value is not Ellipsis else Ellipsis
-        except ValueError:
-            return None  # nan, inf
+            back = eval(text, {})  # noqa: S307 (a literal's repr)
+        except (SyntaxError, NameError):
+            return None
         return text if back == value or back is value else None
     return None
 

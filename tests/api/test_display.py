@@ -347,13 +347,14 @@ def test_standalone_jvp_and_vjp_run(tmp_path):
 
 
 def test_standalone_writes_a_closure_number_and_names_a_closure_array():
-    def make(k, w):
+    def make(k, w, low=float("-inf")):
         def inner(x):
-            return np.sum(np.sin(x) * w) * k
+            return np.sum(np.maximum(np.sin(x), low) * w) * k
         return inner
 
     text = mg.source(mg.grad(make(2.5, 3.0)), X, standalone=True)
     assert "\nk = 2.5\n" in text and "\nw = 3.0\n" in text
+    assert '\nlow = float("-inf")\n' in text
     namespace = {}
     exec(text, namespace)  # noqa: S102
     np.testing.assert_array_equal(namespace["grad_inner"](X)[1][0], mg.grad(make(2.5, 3.0))(X))
