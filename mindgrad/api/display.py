@@ -282,12 +282,13 @@ def _defaults_lines(functions):
     return lines, missing
 
 
-def standalone(text: str, entries, about: str) -> Code:
+def standalone(text: str, entries, about: str, epilogue: str = "", needs=None) -> Code:
     """``text``, the generated code of ``entries`` (the compiled functions a caller calls), as a
     module that runs on its own: the imports of what the code reads at its top (found by where
     each object lives, ``__module__`` and ``__qualname__``), plain constants assigned, and the
-    defaults the compiled functions carry set after them. ``about`` (a line saying how to call
-    it) starts the module. A value that can be neither imported nor written as a literal (a
+    defaults the compiled functions carry set after them, then ``epilogue`` (which may use
+    ``needs``, name -> object, imported with the rest). ``about`` (how to call it) starts the
+    module. A value that can be neither imported nor written as a literal (a
     closure's array, a function of a ``__main__`` script) raises a ValueError naming it."""
     functions = _reached(entries)
     defined, readers = _free_names(text)
@@ -305,6 +306,7 @@ def standalone(text: str, entries, about: str) -> Code:
             missing.append(f"{name} (different values in {', '.join(owners)})")
         else:
             values[name] = meanings[0][1:]
+    values.update((name, (value, None)) for name, value in (needs or {}).items())
     imports, assignments, not_imported = _header_lines(values)
     defaults, no_defaults = _defaults_lines(
         {name: fn for name, fn in functions.items() if name in defined})
@@ -321,6 +323,8 @@ def standalone(text: str, entries, about: str) -> Code:
     parts.append("\n" + text.strip() + "\n")
     if defaults:
         parts.append("\n".join(defaults))
+    if epilogue:
+        parts.append(epilogue.strip())
     return Code("\n\n".join(p for p in parts if p) + "\n")
 
 

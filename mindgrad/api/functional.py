@@ -431,12 +431,15 @@ class Jacobian:
                              f"{self.grad_position!r}: ask for one position at a time, "
                              f"e.g. mindgrad.source(mindgrad.jac{self.mode}(fn, 0), ...)")
         if self.mode == "rev":
+            sens = f"{runtime.AuxSens.__module__}.AuxSens(e)" if self.has_aux else "e"
             how = (f"Row k of the Jacobian is the gradient {display.signature(entries[0])} "
-                   "returns for sens = the unit vector k of the output's shape (second item).")
+                   f"returns for sens={sens}, e the unit vector k of the output's shape "
+                   "(second item).")
         else:
+            part = " (its first item, with has_aux)" if self.has_aux else ""
             how = (f"Column k of the Jacobian is the tangent {display.signature(entries[0])} "
                    "returns for the unit vector k of the input's shape as the tangent "
-                   "(second item).")
+                   f"(second item{part}).")
         about = display.about(self._what(), args, generated[0].bound, how)
         return display.standalone(text, entries, about)
 

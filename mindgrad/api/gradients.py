@@ -368,11 +368,18 @@ class GradFunction:
         if not standalone:
             return display.Code(generated.text)
         entry = generated.function
-        about = display.about(self._what(), args, generated.bound,
-                              f"{display.signature(entry)} returns (the output of "
-                              f"{_name(self.fn)}, the gradients of the inputs at "
-                              f"{self.positions}, the gradients of the weights).")
-        return display.standalone(generated.text, [entry], about)
+        signature, epilogue, needs = display.signature(entry), "", {}
+        if self.has_aux:  # only the first output is differentiated: sens is an AuxSens
+            sens = entry.sens_name
+            signature = signature.replace(f"{sens}=None", f"{sens}=AuxSens()")
+            epilogue = f"{entry.__name__}.__kwdefaults__[{sens!r}] = AuxSens()"
+            needs = {"AuxSens": runtime.AuxSens}
+        how = (f"{signature} returns (the output of {_name(self.fn)}, the gradients of the "
+               f"inputs at {self.positions}, the gradients of the weights).")
+        if self.has_aux:
+            how += " With has_aux, only the first output is differentiated: sens=AuxSens(s)."
+        about = display.about(self._what(), args, generated.bound, how)
+        return display.standalone(generated.text, [entry], about, epilogue, needs)
 
     def stages(self, *args, **kwargs) -> display.Stages:
         """The source after every stage of the pipeline, for arguments like ``args``: a

@@ -422,3 +422,17 @@ def test_the_readme_section_runs_as_written(tmp_path):
     assert "def grad_f(x, y, *, sens):" in run.stdout and "def jvp_f(x, y, *, t_x):" in run.stdout
     assert "def f_backward(" in run.stdout and "\nreverse f\n" in run.stdout
     assert (tmp_path / "grad_f.py").read_text().startswith('"""The gradient of f')
+
+
+def test_standalone_gradient_with_aux_differentiates_the_first_output_only():
+    def with_aux(x):
+        return np.sum(np.sin(x)), np.sum(x ** 3)
+
+    g = mg.grad(with_aux, has_aux=True)
+    text = mg.source(g, X, standalone=True)
+    assert "from mindgrad.runtime import AuxSens" in text
+    namespace = {}
+    exec(text, namespace)  # noqa: S102
+    _, (dx,), _ = namespace["grad_with_aux"](X)
+    np.testing.assert_array_equal(dx, g(X)[0])
+    np.testing.assert_allclose(dx, numeric_jacobian(lambda x: with_aux(x)[0], X), rtol=1e-7)
