@@ -354,6 +354,11 @@ def signature(fn) -> str:
     return f"{fn.__name__}{inspect.signature(fn)}"
 
 
+# how the gradients a gradient function returns differ from those its code computes
+AS_GRAD = (" Each gradient is as the code computes it (0 for an input it does not reach); "
+           "mindgrad.runtime.as_grad(g, x) gives it x's type, shape and dtype, as grad does.")
+
+
 def about(what: str, args, bound, how: str) -> str:
     """The docstring of a standalone module: ``what`` it computes, for arguments like
     ``args``, and ``how`` to call it (the ``bound`` object, if any, first)."""

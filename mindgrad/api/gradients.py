@@ -378,6 +378,7 @@ class GradFunction:
                f"inputs at {self.positions}, the gradients of the weights).")
         if self.has_aux:
             how += " With has_aux, only the first output is differentiated: sens=AuxSens(s)."
+        how += display.AS_GRAD
         about = display.about(self._what(), args, generated.bound, how)
         return display.standalone(generated.text, [entry], about, epilogue, needs)
 

@@ -56,7 +56,8 @@ def source(transformed, *args, standalone=False, **kwargs) -> display.Code:
                f"{display.signature(backward)} takes that tape and the cotangent of the "
                "output as mindgrad.runtime.seed(out, v) makes it (seed(out, AuxSens(v)) with "
                "has_aux: only the first output is differentiated), and returns the gradients "
-               "of the inputs (then of the weights), a bare value where there is one.")
+               "of the inputs (then of the weights), a bare value where there is one."
+               + display.AS_GRAD)
         what = f"the reverse-mode derivative (vjp) of {api._name(fn)}"
         return display.standalone(generated.text, [forward, backward],
                                   display.about(what, inputs, generated.bound, how))
