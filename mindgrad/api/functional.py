@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mindgrad import runtime
-from mindgrad.api import display
+from mindgrad.api import display, runnable
 from mindgrad.api import gradients as api
 from mindgrad.api.gradients import GradFunction, _positions, grad
 from mindgrad.compiler import cache, driver, emit, expansions
@@ -440,8 +440,8 @@ class Jacobian:
             how = (f"Column k of the Jacobian is the tangent {display.signature(entries[0])} "
                    "returns for the unit vector k of the input's shape as the tangent "
                    f"(second item{part}).")
-        about = display.about(self._what(), args, generated[0].bound, how)
-        return display.standalone(text, entries, about)
+        about = runnable.about(self._what(), args, generated[0].bound, how)
+        return runnable.module(text, entries, about)
 
     def compiled(self):
         """``(argument kinds, code)`` for each argument signature compiled so far."""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mindgrad import runtime
-from mindgrad.api import display
+from mindgrad.api import display, runnable
 from mindgrad.compiler import cache, driver, expansions, objects
 
 __all__ = ["GradFunction", "get_grad", "grad", "register_array_type", "stop_gradient",
@@ -378,9 +378,9 @@ class GradFunction:
                f"inputs at {self.positions}, the gradients of the weights).")
         if self.has_aux:
             how += " With has_aux, only the first output is differentiated: sens=AuxSens(s)."
-        how += display.AS_GRAD
-        about = display.about(self._what(), args, generated.bound, how)
-        return display.standalone(generated.text, [entry], about, epilogue, needs)
+        how += runnable.AS_GRAD
+        about = runnable.about(self._what(), args, generated.bound, how)
+        return runnable.module(generated.text, [entry], about, epilogue, needs)
 
     def stages(self, *args, **kwargs) -> display.Stages:
         """The source after every stage of the pipeline, for arguments like ``args``: a

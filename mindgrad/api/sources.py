@@ -5,7 +5,7 @@ given arguments (``source(mindgrad.jvp, f, inputs, v)``, ``source(mindgrad.vjp, 
 
 from __future__ import annotations
 
-from mindgrad.api import display
+from mindgrad.api import display, runnable
 from mindgrad.api import functional as F
 from mindgrad.api import gradients as api
 from mindgrad.api.gradients import GradFunction
@@ -41,8 +41,8 @@ def source(transformed, *args, standalone=False, **kwargs) -> display.Code:
                f"derivative along the tangents {', '.join(generated.tangent_names)}), as "
                "mindgrad.jvp does.")
         what = f"the forward-mode derivative (jvp) of {api._name(fn)}"
-        return display.standalone(generated.text, [entry],
-                                  display.about(what, inputs, generated.bound, how))
+        return runnable.module(generated.text, [entry],
+                                  runnable.about(what, inputs, generated.bound, how))
     if transformed is F.vjp:
         fn, inputs, weights = _vjp_arguments(args, kwargs)
         if _runs_directly(fn):  # vjp runs the full gradient code, with a sensitivity
@@ -57,10 +57,10 @@ def source(transformed, *args, standalone=False, **kwargs) -> display.Code:
                "output as mindgrad.runtime.seed(out, v) makes it (seed(out, AuxSens(v)) with "
                "has_aux: only the first output is differentiated), and returns the gradients "
                "of the inputs (then of the weights), a bare value where there is one."
-               + display.AS_GRAD)
+               + runnable.AS_GRAD)
         what = f"the reverse-mode derivative (vjp) of {api._name(fn)}"
-        return display.standalone(generated.text, [forward, backward],
-                                  display.about(what, inputs, generated.bound, how))
+        return runnable.module(generated.text, [forward, backward],
+                                  runnable.about(what, inputs, generated.bound, how))
     raise TypeError(f"{_TAKES}; got {type(transformed).__name__}")
 
 
