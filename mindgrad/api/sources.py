@@ -9,6 +9,7 @@ from mindgrad.api import display, runnable
 from mindgrad.api import functional as F
 from mindgrad.api import gradients as api
 from mindgrad.api.gradients import GradFunction
+from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, expansions
 
 __all__ = ["source", "stages"]
@@ -19,6 +20,7 @@ _TAKES = ("source() and stages() take what mindgrad.grad, value_and_grad, jacfwd
           "source(mindgrad.vjp, f, *inputs)")
 
 
+@user_frames
 def source(transformed, *args, standalone=False, **kwargs) -> display.Code:
     """The generated code ``transformed`` runs for arguments like ``args``: ``source(g, x)``
     for ``g = grad(f)`` (or ``jacfwd``, ``jacrev``, ``hessian``), ``source(mindgrad.jvp, f,
@@ -64,6 +66,7 @@ def source(transformed, *args, standalone=False, **kwargs) -> display.Code:
     raise TypeError(f"{_TAKES}; got {type(transformed).__name__}")
 
 
+@user_frames
 def stages(transformed, *args, **kwargs) -> display.Stages:
     """The source after every stage of the pipeline that writes the code ``source`` shows
     (same arguments), stage by stage; ``str()`` of it is the whole dump."""

@@ -178,7 +178,9 @@ CASES = {
 
 def test_format_exc_shows_the_users_line_in_every_transformation(tmp_path):
     building = {"no_rule": "mindgrad.grad(usermodel.no_rule)(np.ones(3))",
-                "unsupported": "mindgrad.jvp(usermodel.unsupported, (1.0,), (1.0,))"}
+                "unsupported": "mindgrad.jvp(usermodel.unsupported, (1.0,), (1.0,))",
+                "source_no_rule": "mindgrad.source(mindgrad.grad(usermodel.no_rule), np.ones(3))",
+                "stages_unsupported": "mindgrad.stages(mindgrad.grad(usermodel.unsupported), 1.0)"}
     calls = "".join(f"try:\n    {call}\nexcept Exception:\n    print('==== {name}')\n"
                     f"    print(traceback.format_exc())\n"
                     for name, call in {**{n: c[0] for n, c in CASES.items()}, **building}.items())
