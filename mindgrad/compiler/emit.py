@@ -15,6 +15,7 @@ import io
 import itertools
 import linecache
 import math
+import sys
 import types
 import weakref
 
@@ -295,7 +296,10 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
         functions[fcode.co_name] = (fcode, cells)
     made = {}
     for name, (fcode, cells) in functions.items():
+        if sys.version_info >= (3, 11):  # named as written, not __mindgrad_bindings__.<locals>.
+            fcode = fcode.replace(co_qualname=name)
         made[name] = types.FunctionType(fcode, globals_, name, None, tuple(cells))
+        made[name].__qualname__ = name
     # generated functions that call each other (a gradient calling its helpers, recursion)
     for fn in made.values():
         for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
