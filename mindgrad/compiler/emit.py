@@ -259,6 +259,7 @@ def unparse_with_lines(tree):
 
 
 _counter = itertools.count(1)
+_BLOCK = "if True:  # the names the generated code reads are bound in this block"
 
 
 def compile_functions(text: str, names, bindings: dict, globals_: dict, closure: dict, label: str,
@@ -307,7 +308,10 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
                 cell.cell_contents = made[free]
     if origins is not None:  # one per line of full: the header's, the body's, the return's
         origins = [None] * header.count("\n") + list(origins)[:body.count("\n")] + [None]
-    keep_lines(filename, full, [fn.__code__ for fn in made.values()], origins)
+    # as linecache shows it, the factory's line opens a plain block: a reader that works out a
+    # frame's function from the text (IPython's) names it grad_f, not the factory's local
+    shown = _BLOCK + full[len(header.split("\n", 1)[0]):]
+    keep_lines(filename, shown, [fn.__code__ for fn in made.values()], origins)
     return made, filename
 
 
