@@ -41,6 +41,7 @@ def user_frames(fn):
 
     @functools.wraps(fn)
     def entry_point(*args, **kwargs):
+        __tracebackhide__ = True  # IPython, Jupyter and pytest leave this frame out
         try:
             return fn(*args, **kwargs)
         except Exception as caught:
