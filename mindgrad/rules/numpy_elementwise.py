@@ -19,7 +19,16 @@ import math
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, diagonal, elementwise, linear, linear_in, slope, tangent
+from mindgrad.rules import (
+    adjoint,
+    d,
+    diagonal,
+    elementwise,
+    linear,
+    linear_in,
+    slope,
+    tangent,
+)
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, float_dtype, zero_tangent_of
 
@@ -583,3 +592,32 @@ def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, devi
 @tangent(np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128)
 def _(out, x=0.0):
     d[out] = astype_tangent(d[x], out)
+
+
+# ----- fmod, float_power, nan_to_num ---------------------------------------------------------
+
+
+@elementwise(np.fmod)
+def _(out, x, y):
+    slope[x] = 1
+    slope[y] = -np.trunc(x / y)  # fmod(x, y) = x - y trunc(x / y)
+
+
+@adjoint(np.float_power)
+def _(out, x, y):
+    d[x] = astype_grad(unbroadcast(d[out] * (y * np.float_power(x, y - 1)), x), x)
+    d[y] = astype_grad(unbroadcast(d[out] * out * np.log(np.where(x == 0, 1, x)), y), y)
+
+
+@tangent(np.float_power)  # the output is float64, whatever the inputs' float dtype
+def _(out, x, y):
+    d[out] = broadcast_tangent(d[x] * (y * np.float_power(x, y - 1)), out)
+    d[out] = broadcast_tangent(d[y] * out * np.log(np.where(x == 0, 1, x)), out)
+
+
+@elementwise(np.nan_to_num)
+def _(out, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    slope[x] = np.isfinite(x)  # a replaced entry is the replacement's
+    slope[nan] = np.isnan(x)
+    slope[posinf] = np.isposinf(x)
+    slope[neginf] = np.isneginf(x)

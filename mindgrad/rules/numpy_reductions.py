@@ -28,7 +28,7 @@ from mindgrad.rules import (
     tangent_method,
 )
 from mindgrad.rules.numpy_elementwise import astype_grad
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -705,3 +705,330 @@ def _(ans, a, axis=None, dtype=None, out=None):
 @tangent(np.cumprod)
 def _(ans, a, axis=None, dtype=None, out=None):
     d[ans] = cumprod_tangent(d[a], a, ans, axis)
+
+
+# ----- peak to peak ------------------------------------------------------------------------
+
+
+@adjoint(np.ptp)
+def _(ans, a, axis=None, out=None, keepdims=False):
+    d[a] = extremum_grad(d[ans], a, np.max(a, axis, keepdims=keepdims), axis, keepdims)
+    d[a] = -extremum_grad(d[ans], a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
+
+
+@tangent(np.ptp)
+def _(ans, a, axis=None, out=None, keepdims=False):
+    d[ans] = extremum_tangent(d[a], a, np.max(a, axis, keepdims=keepdims), axis, keepdims)
+    d[ans] = -extremum_tangent(d[a], a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
+
+
+# ----- order statistics: median, quantile, percentile and their nan- forms ---------------------
+# A quantile is read from the sorted values: one entry, or two interpolated. Its gradient goes to
+# those entries (ties: to the ones the sort put there), and, interpolating linearly, to ``q``.
+
+QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def quantile_method(method="linear", weights=None, interpolation=None):
+    """The interpolation method a quantile call asks for (``interpolation`` is its old name);
+    weighted quantiles have no gradient rule."""
+    if weights is not None:
+        raise NotImplementedError("a weighted quantile (weights=...) has no gradient rule")
+    return method if interpolation is None else interpolation
+
+
+def quantile_plan(a, q, axis=None, method="linear", skip_nan=False):
+    """Where each quantile ``q`` of ``a`` over ``axis`` is read: ``a``'s reduced axes moved last
+    and flattened (``order`` transposes ``a`` so, ``kept`` are the other lengths), the sort
+    order along them, the two sorted positions read for each quantile (``(kept..., Q)``) with
+    their weights, and the number of values (not NaN, for the nan- forms)."""
+    if method not in QUANTILE_METHODS:
+        raise NotImplementedError(f"the quantile method {method!r} has no gradient rule; "
+                                  f"{', '.join(QUANTILE_METHODS)} have one")
+    x = np.asarray(a)
+    axes = reduced_axes(axis, x.ndim)
+    kept_axes = [i for i in range(x.ndim) if i not in axes]
+    order = kept_axes + list(axes)
+    kept = [x.shape[i] for i in kept_axes]
+    flat = np.reshape(np.transpose(x, order), kept + [-1])
+    sort = np.argsort(flat, axis=-1)  # NaNs last
+    count = np.sum(~np.isnan(flat), axis=-1, keepdims=True) if skip_nan else \
+        np.full(kept + [1], flat.shape[-1])
+    position = np.ravel(q) * (count - 1)
+    low = np.floor(position)
+    fraction = position - low
+    low = low.astype(int)
+    high = np.minimum(low + 1, count - 1)
+    if method == "linear":
+        weights = (1.0 - fraction, fraction)
+    elif method == "lower":
+        weights = (np.ones_like(fraction), np.zeros_like(fraction))
+    elif method == "higher":
+        weights = (np.where(fraction > 0, 0.0, 1.0), np.where(fraction > 0, 1.0, 0.0))
+    elif method == "nearest":  # NumPy rounds half to even
+        up = np.around(position) > low
+        weights = (np.where(up, 0.0, 1.0), np.where(up, 1.0, 0.0))
+    else:
+        weights = (np.where(fraction > 0, 0.5, 1.0), np.where(fraction > 0, 0.5, 0.0))
+    return {"order": order, "kept": kept, "reduced": [x.shape[i] for i in axes], "sort": sort,
+            "low": low, "high": high, "weights": weights, "count": count}
+
+
+nondifferentiable(quantile_method, quantile_plan)
+
+
+def spread_to_sorted(values, plan, weights=None):
+    """``values`` (``(kept..., Q)``, one per quantile) times each read entry's weight (the
+    plan's, or ``weights``), added up at the sorted positions read: ``(kept..., n)``."""
+    weights = plan["weights"] if weights is None else weights
+    slots = np.arange(plan["sort"].shape[-1])
+    low = np.expand_dims(plan["low"], -1) == slots
+    high = np.expand_dims(plan["high"], -1) == slots
+    return np.sum(np.expand_dims(values * weights[0], -1) * low +
+                  np.expand_dims(values * weights[1], -1) * high, axis=-2)
+
+
+def from_sorted(on_sorted, a, plan):
+    """A gradient on the sorted values (``(kept..., n)``) sent back through the sort and the
+    moved axes to ``a``."""
+    on_flat = np.take_along_axis(on_sorted, np.argsort(plan["sort"], axis=-1), axis=-1)
+    moved = np.reshape(on_flat, plan["kept"] + plan["reduced"])
+    return astype_grad(np.transpose(moved, np.argsort(plan["order"])), a)
+
+
+def quantiles_last(g, plan, q):
+    """A gradient of a quantile's result (``q``'s axes first) as ``(kept..., Q)``."""
+    g = np.reshape(g, [np.size(q)] + plan["kept"])
+    return np.moveaxis(g, 0, -1)
+
+
+@zero_in_zero_out("g")
+def quantile_grad(g, a, q, axis=None, method="linear", skip_nan=False):
+    """Gradient of ``np.quantile(a, q, axis, method=method)`` (``skip_nan``: ``nanquantile``)
+    for ``a``: each result's gradient to the sorted entries it read, by their weights, sent back
+    through the sort and the moved axes."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    return from_sorted(spread_to_sorted(quantiles_last(g, plan, q), plan), a, plan)
+
+
+@zero_in_zero_out("g", "t")
+def quantile_grad_q_tangent(g, a, q, t, axis=None, method="linear", skip_nan=False):
+    """Tangent of ``quantile_grad`` from ``q``: linear interpolation moves weight from the lower
+    entry read to the higher one at ``count - 1`` per unit of ``q``; the other methods' weights
+    are piecewise constant."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    if method != "linear":
+        return np.zeros(np.shape(a), np.result_type(a, 1.0))
+    steps = quantiles_last(g, plan, q) * np.ravel(np.broadcast_to(t, np.shape(q))) * \
+        (plan["count"] - 1)
+    return from_sorted(spread_to_sorted(steps, plan, (-1.0, 1.0)), a, plan)
+
+
+@tangent(quantile_grad)  # linear in g; the entries read are piecewise constant in a
+def _(out, g, a, q, axis=None, method="linear", skip_nan=False):
+    d[out] = quantile_grad(d[g], a, q, axis, method, skip_nan)
+    d[out] = quantile_grad_q_tangent(g, a, q, d[q], axis, method, skip_nan)
+
+
+def quantile_q_slope(a, q, axis=None, method="linear", skip_nan=False):
+    """d quantile / d q, ``(kept..., Q)``: the gap between the two entries read times the number
+    of steps between positions, for linear interpolation; 0 for the other methods."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    if method != "linear":
+        return np.zeros(plan["kept"] + [np.size(q)])
+    flat = np.reshape(np.transpose(np.asarray(a), plan["order"]), plan["kept"] + [-1])
+    ordered = np.take_along_axis(flat, plan["sort"], axis=-1)
+    gap = np.take_along_axis(ordered, plan["high"], axis=-1) - \
+        np.take_along_axis(ordered, plan["low"], axis=-1)
+    return gap * (plan["count"] - 1)
+
+
+def quantile_q_grad(g, a, q, axis=None, method="linear", skip_nan=False, scale=1.0):
+    """Gradient of a quantile for ``q`` (``scale``: 0.01 for a percentile)."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    slope = quantile_q_slope(a, q, axis, method, skip_nan)
+    per_q = np.sum(quantiles_last(g, plan, q) * slope,
+                   axis=tuple(range(len(plan["kept"]))))
+    return astype_grad(np.reshape(per_q * scale, np.shape(q)), q)
+
+
+def quantile_tangent(t, tq, a, q, out, axis=None, method="linear", skip_nan=False, scale=1.0):
+    """Tangent of ``np.quantile(a, q, ...)`` from ``a`` (``t``) and ``q`` (``tq``, each None if
+    it has none): the weighted tangents of the entries read, plus ``d quantile / d q`` times
+    ``q``'s tangent; ``q``'s axes first, then the kept ones (1s where ``keepdims``)."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    total = 0
+    if t is not None:
+        flat = np.reshape(np.transpose(np.broadcast_to(t, np.shape(a)), plan["order"]),
+                          plan["kept"] + [-1])
+        ordered = np.take_along_axis(flat, plan["sort"], axis=-1)
+        total = np.take_along_axis(ordered, plan["low"], axis=-1) * plan["weights"][0] + \
+            np.take_along_axis(ordered, plan["high"], axis=-1) * plan["weights"][1]
+    if tq is not None:
+        slope = quantile_q_slope(a, q, axis, method, skip_nan)
+        total = total + slope * np.ravel(np.broadcast_to(tq, np.shape(q))) * scale
+    return as_dtype_of(np.reshape(np.moveaxis(total, -1, 0), np.shape(out)), out)
+
+
+@adjoint(np.quantile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
+    how = quantile_method(method, weights, interpolation)
+    d[a] = quantile_grad(d[ans], a, q, axis, how)
+    d[q] = quantile_q_grad(d[ans], a, q, axis, how)
+
+
+@tangent(np.quantile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    how = quantile_method(method, weights, interpolation)
+    d[ans] = quantile_tangent(d[a], None, a, q, ans, axis, how)
+    d[ans] = quantile_tangent(None, d[q], a, q, ans, axis, how)
+
+
+@adjoint(np.nanquantile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
+    how = quantile_method(method, weights, interpolation)
+    d[a] = quantile_grad(d[ans], a, q, axis, how, True)
+    d[q] = quantile_q_grad(d[ans], a, q, axis, how, True)
+
+
+@tangent(np.nanquantile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    how = quantile_method(method, weights, interpolation)
+    d[ans] = quantile_tangent(d[a], None, a, q, ans, axis, how, True)
+    d[ans] = quantile_tangent(None, d[q], a, q, ans, axis, how, True)
+
+
+@adjoint(np.percentile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
+    how = quantile_method(method, weights, interpolation)
+    d[a] = quantile_grad(d[ans], a, np.true_divide(q, 100), axis, how)
+    d[q] = quantile_q_grad(d[ans], a, np.true_divide(q, 100), axis, how, False, 0.01)
+
+
+@tangent(np.percentile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    how = quantile_method(method, weights, interpolation)
+    d[ans] = quantile_tangent(d[a], None, a, np.true_divide(q, 100), ans, axis, how)
+    d[ans] = quantile_tangent(None, d[q], a, np.true_divide(q, 100), ans, axis, how, False, 0.01)
+
+
+@adjoint(np.nanpercentile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
+    how = quantile_method(method, weights, interpolation)
+    d[a] = quantile_grad(d[ans], a, np.true_divide(q, 100), axis, how, True)
+    d[q] = quantile_q_grad(d[ans], a, np.true_divide(q, 100), axis, how, True, 0.01)
+
+
+@tangent(np.nanpercentile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    how = quantile_method(method, weights, interpolation)
+    d[ans] = quantile_tangent(d[a], None, a, np.true_divide(q, 100), ans, axis, how, True)
+    d[ans] = quantile_tangent(None, d[q], a, np.true_divide(q, 100), ans, axis, how, True, 0.01)
+
+
+@adjoint(np.median)
+def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[a] = quantile_grad(d[ans], a, 0.5, axis)
+
+
+@tangent(np.median)
+def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[ans] = quantile_tangent(d[a], None, a, 0.5, ans, axis)
+
+
+@adjoint(np.nanmedian)
+def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[a] = quantile_grad(d[ans], a, 0.5, axis, "linear", True)
+
+
+@tangent(np.nanmedian)
+def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[ans] = quantile_tangent(d[a], None, a, 0.5, ans, axis, "linear", True)
+
+
+# ----- trapezoidal rule ----------------------------------------------------------------------
+
+TRAPEZOID = getattr(np, "trapezoid", None) or np.trapz  # np.trapz before NumPy 2.0
+TRAPEZOIDS = tuple(fn for fn in (getattr(np, "trapezoid", None), getattr(np, "trapz", None))
+                   if fn is not None)
+
+
+def trapezoid_of(y, x=None, dx=1.0, axis=-1):
+    """``np.trapezoid`` (``np.trapz`` before NumPy 2.0)."""
+    return TRAPEZOID(y, x, dx, axis)
+
+
+
+def trapezoid_weights(y, x=None, dx=1.0, axis=-1):
+    """How much each of ``y``'s entries along ``axis`` counts in ``np.trapezoid(y, x, dx,
+    axis)``: half the steps on either side (``dx`` each without ``x``), along the last axis of an
+    array that broadcasts against ``y`` moved so."""
+    n = np.shape(y)[axis]
+    if x is None:
+        steps = np.full(max(n - 1, 0), 1.0) * dx
+    else:
+        steps = np.diff(np.moveaxis(np.asarray(x), axis, -1) if np.ndim(x) > 1 else x, axis=-1)
+    pad_before = [(0, 0)] * (np.ndim(steps) - 1) + [(1, 0)]
+    pad_after = [(0, 0)] * (np.ndim(steps) - 1) + [(0, 1)]
+    return 0.5 * (np.pad(steps, pad_before) + np.pad(steps, pad_after))
+
+
+def trapezoid_grads(g, y, x=None, dx=1.0, axis=-1):
+    """Gradients of ``np.trapezoid(y, x, dx, axis) = sum_i (x_i+1 - x_i) (y_i + y_i+1) / 2``
+    for ``y`` (``trapezoid_weights``), ``x`` (``m_j-1 - m_j`` for the mean heights ``m``) and
+    ``dx`` (the sum of ``m``)."""
+    g_last = np.expand_dims(g, -1)
+    moved = np.moveaxis(np.asarray(y), axis, -1)
+    g_y = np.moveaxis(unbroadcast(g_last * trapezoid_weights(y, x, dx, axis), moved), -1, axis)
+    heights = 0.5 * (moved[..., 1:] + moved[..., :-1])
+    g_x = 0
+    g_dx = 0
+    if x is None:
+        g_dx = unbroadcast(g * np.sum(heights, axis=-1), dx)
+    else:
+        ends = [(0, 0)] * (np.ndim(heights) - 1)
+        change = g_last * (np.pad(heights, ends + [(1, 0)]) - np.pad(heights, ends + [(0, 1)]))
+        if np.ndim(x) == 1:
+            g_x = np.sum(np.reshape(change, (-1, np.shape(change)[-1])), axis=0)
+        else:
+            x_moved = np.moveaxis(np.asarray(x), axis, -1)
+            g_x = np.moveaxis(unbroadcast(change, x_moved), -1, axis)
+        g_x = astype_grad(g_x, x)
+    return astype_grad(g_y, y), g_x, g_dx
+
+
+def trapezoid_dx_tangent(t, y, x=None, axis=-1):
+    """Tangent of ``np.trapezoid`` from ``dx``: the same rule with steps ``t``, but nothing when
+    ``x`` is given (``dx`` is then not read)."""
+    if x is not None:
+        return 0
+    return trapezoid_of(y, None, t, axis)
+
+
+
+
+@adjoint(*TRAPEZOIDS)
+def _(out, y, x=None, dx=1.0, axis=-1):
+    grads = trapezoid_grads(d[out], y, x, dx, axis)
+    d[y] = grads[0]
+    d[x] = grads[1]
+    d[dx] = grads[2]
+
+
+@tangent(*TRAPEZOIDS)
+def _(out, y, x=None, dx=1.0, axis=-1):
+    d[out] = trapezoid_of(d[y], x, dx, axis)
+    d[out] = trapezoid_of(y, d[x], dx, axis)
+    d[out] = trapezoid_dx_tangent(d[dx], y, x, axis)

@@ -1,0 +1,130 @@
+"""The rules for NumPy functions added across topics, in both directions: fmod, float_power and
+nan_to_num (numpy_elementwise.py); ptp, median, quantile, percentile and their nan- forms,
+trapezoid (numpy_reductions.py); and the helpers their gradients call; some through the
+transformer to second order. The checks: tests/support/rule_check.py.
+"""
+
+import numpy as np
+import pytest
+
+import mindgrad
+from mindgrad.rules import numpy_reductions as nr
+from mindgrad.rules import vjp_of
+from tests.support.inputs import Draw
+from tests.support.rule_check import ADJOINT, TANGENTS, Cases, rule_tests
+
+draw = Draw(20261127)
+r, pos, f, x32 = draw.r, draw.pos, draw.f, draw.x32
+CASES = Cases()
+case = CASES.add
+
+# ----- elementwise -----------------------------------------------------------------------------
+
+for fn in (np.fmod, np.float_power):
+    case(fn, pos(3, 4), pos(3, 4))
+    case(fn, pos(3, 4), pos(4))  # broadcast
+    case(fn, pos(2, 1, 3), pos(4, 1))
+    case(fn, pos(), pos(3))
+    case(fn, pos(3), f(pos))
+case(np.fmod, -pos(3, 4), pos(3, 4), label="fmod-negative")  # truncates toward 0
+case(np.fmod, pos(3, 4), -pos(4), label="fmod-negative-divisor")
+case(np.nan_to_num, np.array([[1.5, np.nan, -0.3], [0.7, -2.0, np.nan]]))
+with_special = np.array([[1.5, np.nan, -0.3], [np.inf, -2.0, -np.inf]])
+case(np.nan_to_num, with_special, True, f(), f(), f())  # the replacements move too
+case(np.nan_to_num, with_special, posinf=5.0, neginf=-5.0)
+case(np.nan_to_num, r(3, 4))
+case(np.nan_to_num, r())
+
+# ----- reductions ------------------------------------------------------------------------------
+
+for shape, kw in [((5,), {}), ((3, 4), {}), ((3, 4), {"axis": 0}),
+                  ((3, 4), {"axis": -1, "keepdims": True}), ((2, 3, 4), {"axis": (0, 2)}),
+                  ((1, 4), {"axis": 0})]:
+    case(np.ptp, r(*shape), **kw)
+
+QUANTILE_FORMS = [((5,), {}), ((6,), {}), ((3, 4), {"axis": 0}), ((3, 4), {"axis": -1}),
+                  ((3, 4), {"axis": 1, "keepdims": True}), ((2, 3, 4), {"axis": (0, 2)}),
+                  ((2, 3, 4), {}), ((1, 4), {"axis": 0})]
+for shape, kw in QUANTILE_FORMS:
+    case(np.median, r(*shape), **kw)
+    case(np.nanmedian, r(*shape), **kw)
+    case(np.quantile, r(*shape), 0.3, **kw)
+    case(np.percentile, r(*shape), np.array([10.0, 55.0, 90.0]), **kw)
+for q in (0.3, np.array([0.1, 0.65]), np.array([[0.2], [0.9]])):
+    case(np.quantile, r(7), q)
+    case(np.nanquantile, r(3, 5), q, axis=1)
+for method in ("lower", "higher", "nearest", "midpoint"):
+    case(np.quantile, r(3, 5), np.array([0.3, 0.6]), axis=1, method=method)
+    case(np.percentile, r(6), 37.0, method=method)
+with_nan = r(3, 5)
+with_nan[0, 1] = with_nan[2, 4] = np.nan
+case(np.nanmedian, with_nan, axis=1)
+case(np.nanquantile, with_nan, np.array([0.2, 0.7]), axis=-1)
+case(np.nanpercentile, with_nan, 40.0, axis=1, keepdims=True)
+case(np.nanmedian, np.array([[1.0, np.nan], [2.0, 3.0]]), axis=0)
+
+# the gradient helper linear in g (its tangent is derived)
+CASES.helper(nr.quantile_grad, r(2, 3), r(3, 5), np.array([0.2, 0.7]), 1, only=TANGENTS)
+CASES.helper(nr.quantile_grad, r(), with_nan, 0.45, None, "linear", True, only=TANGENTS)
+
+TRAPEZOID = getattr(np, "trapezoid", None) or np.trapz
+for y, args, kw in [(r(5), (), {}), (r(3, 4), (), {"axis": 0}), (r(3, 4), (), {}),
+                    (r(5), (np.sort(r(5)),), {}), (r(3, 4), (np.sort(r(4)),), {}),
+                    (r(3, 4), (np.sort(r(3)),), {"axis": 0}),
+                    (r(3, 4), (np.sort(r(3, 4), axis=1),), {}),
+                    (r(2, 3, 4), (np.sort(r(2, 3, 4), axis=1),), {"axis": 1}),
+                    (r(4), (None, f(pos)), {}), (r(3, 4), (None, f(pos), 0), {})]:
+    case(TRAPEZOID, y, *args, **kw)
+
+FLOAT32 = Cases()
+FLOAT32.add(np.fmod, x32(3, gen=pos), x32(3, gen=pos))
+FLOAT32.add(np.float_power, x32(3, gen=pos), x32(3, gen=pos))
+FLOAT32.add(np.nan_to_num, x32(2, 3))
+FLOAT32.add(np.ptp, x32(3, 4), axis=0)
+FLOAT32.add(np.median, x32(3, 4), axis=1)
+FLOAT32.add(np.quantile, x32(3, 4), np.float32(0.3))
+FLOAT32.add(TRAPEZOID, x32(3, 4))
+
+globals().update(rule_tests(CASES, FLOAT32))
+
+
+def test_float_power_gradients_keep_the_inputs_dtype():
+    _, vjp = vjp_of(np.float_power, x32(3, gen=pos), np.float32(2.0))
+    grads = vjp(np.ones(3))
+    assert grads[0].dtype == np.float32 and np.asarray(grads[1]).dtype == np.float32
+
+
+def test_quantile_gradient_is_a_gather_of_the_sorted_entries():
+    a = np.array([3.0, -1.0, 2.0, 7.0, 0.5])  # sorted: -1, 0.5, 2, 3, 7
+    _, vjp = vjp_of(np.quantile, a, 0.6)  # position 2.4: 0.6 * 2 + 0.4 * 3
+    grad_a, grad_q = vjp(1.0)
+    np.testing.assert_allclose(grad_a, [0.4, 0.0, 0.6, 0.0, 0.0])
+    np.testing.assert_allclose(grad_q, (3.0 - 2.0) * 4)
+
+
+def test_weighted_quantiles_and_other_methods_are_refused():
+    _, vjp = vjp_of(np.quantile, r(5), 0.3, method="inverted_cdf")
+    with pytest.raises(NotImplementedError, match="inverted_cdf"):
+        vjp(1.0)
+
+
+# ----- through the transformer, to second order ----------------------------------------------
+
+
+def robust_spread(x):
+    return np.sum(np.quantile(x, np.array([0.25, 0.75]), axis=1) ** 2) + np.median(x) ** 3 + \
+        np.ptp(x * x)
+
+
+def integrals(y, x):
+    return TRAPEZOID(np.sin(y) * y, np.cumsum(np.exp(x))) + np.sum(np.float_power(y * y, 1.5))
+
+
+@pytest.mark.parametrize("fn, args", [(robust_spread, (r(3, 5),)), (integrals, (r(4), r(4)))],
+                         ids=["robust_spread", "integrals"])
+def test_statistics_to_second_order(fn, args):
+    mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"), directions=1)
+
+
+def test_adjoint_only_cases_are_none():
+    assert not [c for c in CASES if c.checks == {ADJOINT}]
