@@ -1021,3 +1021,210 @@ def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
 def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
     d[out] = out * linspace_tangent(d[start] / start, out, num, endpoint, False, axis, False)
     d[out] = out * linspace_tangent(d[stop] / stop, out, num, endpoint, False, axis, True)
+
+
+# ----- append, insert, delete, compress ------------------------------------------------------
+
+
+def append_grads(g, arr, values, axis=None):
+    """Gradients of ``np.append(arr, values, axis)``: ``g`` cut where ``values`` begin (both
+    flattened when ``axis`` is None)."""
+    if axis is None:
+        flat = np.ravel(g)
+        size = np.size(arr)
+        return (astype_grad(np.reshape(flat[:size], np.shape(arr)), arr),
+                astype_grad(np.reshape(flat[size:], np.shape(values)), values))
+    pieces = np.split(g, [np.shape(arr)[axis]], axis=axis)
+    return (astype_grad(pieces[0], arr),
+            astype_grad(np.reshape(pieces[1], np.shape(values)), values))
+
+
+@adjoint(np.append)
+def _(out, arr, values, axis=None):
+    grads = append_grads(d[out], arr, values, axis)
+    d[arr] = grads[0]
+    d[values] = grads[1]
+
+
+def append_tangent(t, arr, values, out, axis=None, wrt=0):
+    """Tangent of ``np.append`` from ``arr`` (``wrt`` 0) or ``values`` (1): the tangent
+    appended with zeros for the other."""
+    if wrt == 0:
+        joined = np.append(np.broadcast_to(t, np.shape(arr)), np.zeros(np.shape(values)), axis)
+    else:
+        joined = np.append(np.zeros(np.shape(arr)), np.broadcast_to(t, np.shape(values)), axis)
+    return np.asarray(joined).astype(float_dtype(out), copy=False)
+
+
+@tangent(np.append)
+def _(out, arr, values, axis=None):
+    d[out] = append_tangent(d[arr], arr, values, out, axis, 0)
+    d[out] = append_tangent(d[values], arr, values, out, axis, 1)
+
+
+def kept_after_delete(arr, obj, axis=None):
+    """The positions along ``axis`` (of the flattened ``arr`` for None) that ``np.delete`` keeps."""
+    n = np.size(arr) if axis is None else np.shape(arr)[axis]
+    return np.delete(np.arange(n), obj)
+
+
+nondifferentiable(kept_after_delete)
+
+
+@linear(np.delete)
+@adjoint(np.delete)
+def _(out, arr, obj, axis=None):
+    d[arr] = take_grad(d[out], arr, kept_after_delete(arr, obj, axis), axis)
+
+
+@adjoint(np.compress)
+def _(ans, condition, a, axis=None, out=None):
+    d[a] = take_grad(d[ans], a, np.flatnonzero(condition), axis)
+
+
+@tangent(np.compress)  # linear, but the derived call would pass a positional out= on
+def _(ans, condition, a, axis=None, out=None):
+    d[ans] = np.compress(condition, d[a], axis)
+
+
+def insert_sources(arr, obj, out, axis=None):
+    """Along the axis ``np.insert`` works on (of the flattened ``arr`` for None): the positions
+    of ``out`` holding ``arr``'s entries, and those holding the values inserted."""
+    n = np.size(arr) if axis is None else np.shape(arr)[axis]
+    added = np.size(out) - n if axis is None else np.shape(out)[axis] - n
+    marked = np.insert(np.arange(n), obj, np.full(added, -1))
+    return np.flatnonzero(marked >= 0), np.flatnonzero(marked < 0)
+
+
+def inserted_shape(arr, obj, values, axis=None):
+    """The shape NumPy gives ``values`` before broadcasting them into the places inserted:
+    at least ``arr``'s dimensions (flattened for None), the first moved to ``axis`` for a
+    single ``obj``."""
+    shape = np.shape(np.array(values, ndmin=1 if axis is None else np.ndim(arr)))
+    if np.ndim(obj) == 0:
+        shape = np.shape(np.moveaxis(np.empty(shape), 0, 0 if axis is None else axis))
+    return shape
+
+
+nondifferentiable(insert_sources, inserted_shape)
+
+
+def sum_to_shape(g, shape):
+    """``g`` summed down to ``shape``, which broadcasts to it."""
+    g = np.sum(g, axis=tuple(range(np.ndim(g) - len(shape))))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(g)[i] != 1)
+    return np.sum(g, axis=axes, keepdims=True) if axes else g
+
+
+def insert_grads(g, arr, obj, values, out, axis=None):
+    """Gradients of ``np.insert(arr, obj, values, axis)``: ``arr`` gets the entries of ``g`` it
+    was copied to; ``values`` those it was broadcast to, summed back to its shape."""
+    sources = insert_sources(arr, obj, out, axis)
+    flat_axis = 0 if axis is None else axis
+    g_arr = np.take(g, sources[0], axis=flat_axis)
+    g_values = sum_to_shape(np.take(g, sources[1], axis=flat_axis),
+                            inserted_shape(arr, obj, values, axis))
+    if np.ndim(obj) == 0:
+        g_values = np.moveaxis(g_values, flat_axis, 0)
+    return (astype_grad(np.reshape(g_arr, np.shape(arr)), arr),
+            astype_grad(np.reshape(g_values, np.shape(values)), values))
+
+
+@adjoint(np.insert)
+def _(out, arr, obj, values, axis=None):
+    grads = insert_grads(d[out], arr, obj, values, out, axis)
+    d[arr] = grads[0]
+    d[values] = grads[1]
+
+
+def insert_tangent(t, arr, obj, values, out, axis=None, wrt=0):
+    """Tangent of ``np.insert`` from ``arr`` (``wrt`` 0) or ``values`` (1): the insertion with
+    zeros for the other."""
+    if wrt == 0:
+        joined = np.insert(np.broadcast_to(t, np.shape(arr)), obj, np.zeros(np.shape(values)),
+                           axis)
+    else:
+        joined = np.insert(np.zeros(np.shape(arr)), obj, np.broadcast_to(t, np.shape(values)),
+                           axis)
+    return np.asarray(joined).astype(float_dtype(out), copy=False)
+
+
+@tangent(np.insert)
+def _(out, arr, obj, values, axis=None):
+    d[out] = insert_tangent(d[arr], arr, obj, values, out, axis, 0)
+    d[out] = insert_tangent(d[values], arr, obj, values, out, axis, 1)
+
+
+# ----- choose, select --------------------------------------------------------------------------
+
+
+def choose_grads(g, a, choices, mode="raise"):
+    """Gradients of ``np.choose(a, choices, mode=mode)``, one per choice: ``g`` where ``a``
+    (after ``mode``) picks it, summed back to its shape (an array of choices gets an array)."""
+    index = take_indices(a, len(choices), mode)
+    grads = [astype_grad(unbroadcast(g * (index == k), choices[k]), choices[k])
+             for k in range(len(choices))]
+    if isinstance(choices, np.ndarray):
+        return astype_grad(np.stack(grads), choices)
+    return grads
+
+
+@adjoint(np.choose)
+def _(ans, a, choices, out=None, mode="raise"):
+    d[choices] = choose_grads(d[ans], a, choices, mode)
+
+
+def choose_tangent(ts, a, choices, ans, mode="raise"):
+    """Tangent of ``np.choose``: the same choice among the tangents (zeros for choices without
+    one)."""
+    if isinstance(choices, np.ndarray):
+        filled = np.broadcast_to(ts, np.shape(choices))
+    else:
+        filled = [np.zeros(np.shape(c)) if is_zero(t) else t for t, c in zip(ts, choices)]
+    return np.asarray(np.choose(a, filled, mode=mode)).astype(float_dtype(ans), copy=False)
+
+
+@tangent(np.choose)
+def _(ans, a, choices, out=None, mode="raise"):
+    d[ans] = choose_tangent(d[choices], a, choices, ans, mode)
+
+
+def select_masks(condlist, shape):
+    """Where ``np.select`` takes each choice (its condition is the first true), and where the
+    default, as boolean arrays of the output's ``shape``."""
+    taken = np.zeros(shape, bool)
+    masks = []
+    for cond in condlist:
+        masks.append(np.logical_and(cond, np.logical_not(taken)))
+        taken = np.logical_or(taken, cond)
+    return masks, np.logical_not(taken)
+
+
+nondifferentiable(select_masks)
+
+
+def select_grads(g, condlist, choicelist):
+    """Gradients of ``np.select(condlist, choicelist, default)`` for the choices: ``g`` where
+    each is taken, summed back to its shape."""
+    masks = select_masks(condlist, np.shape(g))[0]
+    return [astype_grad(unbroadcast(g * m, c), c) for m, c in zip(masks, choicelist)]
+
+
+@adjoint(np.select)
+def _(out, condlist, choicelist, default=0):
+    d[choicelist] = select_grads(d[out], condlist, choicelist)
+    d[default] = astype_grad(unbroadcast(d[out] * select_masks(condlist, np.shape(out))[1],
+                                         default), default)
+
+
+def select_tangent(ts, condlist, choicelist, out):
+    """Tangent of ``np.select`` from the choices: the same selection of their tangents."""
+    filled = [np.zeros(np.shape(c)) if is_zero(t) else t for t, c in zip(ts, choicelist)]
+    return np.asarray(np.select(condlist, filled, 0.0)).astype(float_dtype(out), copy=False)
+
+
+@tangent(np.select)
+def _(out, condlist, choicelist, default=0):
+    d[out] = select_tangent(d[choicelist], condlist, choicelist, out)
+    d[out] = np.asarray(d[default] * select_masks(condlist, np.shape(out))[1],
+                        float_dtype(out))

@@ -60,6 +60,7 @@ DERIVED = [
     ((np.roll,), "d[out] = np.roll(d[a], shift, axis)"),
     ((np.rot90,), "d[out] = np.rot90(d[m], k, axes)"),
     ((np.diag,), "d[out] = np.diag(d[v], k)"),
+    ((np.delete,), "d[out] = np.delete(d[arr], obj, axis)"),
     ((np.diagonal,), "d[out] = np.diagonal(d[a], offset, axis1, axis2)"),
     ((np.triu,), "d[out] = np.triu(d[m], k)"),
     ((np.tril,), "d[out] = np.tril(d[m], k)"),

@@ -1,6 +1,7 @@
 """The rules for NumPy functions added across topics, in both directions: fmod, float_power and
 nan_to_num (numpy_elementwise.py); ptp, median, quantile, percentile and their nan- forms,
-trapezoid (numpy_reductions.py); and the helpers their gradients call; some through the
+trapezoid (numpy_reductions.py); append, delete, compress, insert, choose, select
+(numpy_shape.py); and the helpers their gradients call; some through the
 transformer to second order. The checks: tests/support/rule_check.py.
 """
 
@@ -76,6 +77,38 @@ for y, args, kw in [(r(5), (), {}), (r(3, 4), (), {"axis": 0}), (r(3, 4), (), {}
                     (r(4), (None, f(pos)), {}), (r(3, 4), (None, f(pos), 0), {})]:
     case(TRAPEZOID, y, *args, **kw)
 
+# ----- joining, removing, choosing --------------------------------------------------------------
+
+case(np.append, r(3), r(2))
+case(np.append, r(2, 3), r(4))  # both flattened
+case(np.append, r(2, 3), r(2, 2), axis=1)
+case(np.append, r(2, 3), r(1, 3), axis=-2)
+case(np.append, r(3), f())
+case(np.delete, r(5), 1)
+case(np.delete, r(3, 4), [0, 2], axis=1)
+case(np.delete, r(3, 4), slice(0, 2), axis=0)
+case(np.delete, r(3, 4), np.array([1, 5, 6]))  # flattened
+case(np.compress, np.array([True, False, True]), r(3, 4), axis=0)
+case(np.compress, np.array([False, True]), r(3, 4), axis=1)
+case(np.compress, np.array([True, False, True, True]), r(2, 3))  # flattened
+case(np.insert, r(4), 1, f())
+case(np.insert, r(4), [0, 2, 4], r(3))
+case(np.insert, r(4), 2, r(2))  # two values at one place
+case(np.insert, r(2, 3), 1, r(3), axis=0)
+case(np.insert, r(2, 3), 1, r(2), axis=1)  # a single obj: values along the axis
+case(np.insert, r(2, 3), [1, 3], r(2, 1), axis=1)
+case(np.insert, r(2, 3), [1, 3], f(), axis=1)
+case(np.insert, r(2, 3), 3, r(2))  # flattened
+_index = np.array([[0, 2, 1], [1, 1, 0]])
+case(np.choose, _index, [r(2, 3), r(3), r()])
+case(np.choose, _index, r(3, 2, 3))
+case(np.choose, np.array([0, 4, -1]), [r(3), r(3), r(3)], mode="wrap")
+case(np.choose, np.array([0, 4, -1]), [r(3), r(3), r(3)], mode="clip")
+_x = r(2, 4)
+case(np.select, [_x > 0.5, _x < -0.5], [r(2, 4), r(4)], f())
+case(np.select, [_x > 0.0, _x > -1.0], [r(2, 4), r(2, 4)], r(4))
+case(np.select, [np.array([True, False, False])], [r(3)])
+
 FLOAT32 = Cases()
 FLOAT32.add(np.fmod, x32(3, gen=pos), x32(3, gen=pos))
 FLOAT32.add(np.float_power, x32(3, gen=pos), x32(3, gen=pos))
@@ -84,6 +117,12 @@ FLOAT32.add(np.ptp, x32(3, 4), axis=0)
 FLOAT32.add(np.median, x32(3, 4), axis=1)
 FLOAT32.add(np.quantile, x32(3, 4), np.float32(0.3))
 FLOAT32.add(TRAPEZOID, x32(3, 4))
+FLOAT32.add(np.append, x32(3), x32(2))
+FLOAT32.add(np.insert, x32(4), [0, 2], x32(2))
+FLOAT32.add(np.delete, x32(4), 1)
+FLOAT32.add(np.compress, np.array([True, False, True]), x32(3))
+FLOAT32.add(np.choose, np.array([0, 1, 0]), [x32(3), x32(3)])
+FLOAT32.add(np.select, [np.array([True, False, False])], [x32(3)])
 
 globals().update(rule_tests(CASES, FLOAT32))
 
