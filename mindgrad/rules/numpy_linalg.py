@@ -23,7 +23,7 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.rules import adjoint, adjoint_method, d, linear, linear_in, nondifferentiable, tangent
-from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
+from mindgrad.rules.numpy_elementwise import array_grad, astype_grad, conj_if_complex
 from mindgrad.rules.numpy_shape import diagonal_grad, trace_grad
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
 from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
@@ -1613,3 +1613,199 @@ if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2.0
     @tangent(np.linalg.trace)
     def _(out, x, *, offset=0, dtype=None):
         d[out] = np.linalg.trace(d[x], offset=offset, dtype=dtype)
+
+
+# ----- cross, kron ---------------------------------------------------------------------------
+
+
+def as_3_vectors(x, axis):
+    """``x``'s vectors along ``axis`` moved last, 2-vectors given a third entry 0."""
+    moved = np.moveaxis(np.asarray(x), axis, -1)
+    if np.shape(moved)[-1] == 2:
+        moved = np.concatenate([moved, np.zeros(np.shape(moved)[:-1] + (1,))], axis=-1)
+    return moved
+
+
+@zero_in_zero_out("g")
+def cross_grads(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Gradients of ``np.cross(a, b, axisa, axisb, axisc, axis)``: with the vectors moved last
+    and 2-vectors read as 3-vectors in the plane, ``g . (da x b) = da . (b x g)`` and
+    ``g . (a x db) = db . (g x a)``; 2-vectors keep their two entries, and each gradient is
+    summed back to its argument's shape. Two 2-vectors give ``g`` as the third entry."""
+    if axis is not None:
+        axisa = axis
+        axisb = axis
+        axisc = axis
+    na = np.shape(a)[axisa]
+    nb = np.shape(b)[axisb]
+    a3 = as_3_vectors(a, axisa)
+    b3 = as_3_vectors(b, axisb)
+    if na == 2 and nb == 2:
+        g3 = np.stack([np.zeros(np.shape(g)), np.zeros(np.shape(g)), g], axis=-1)
+    else:
+        g3 = np.moveaxis(g, axisc, -1)
+    g_a = unbroadcast(np.cross(b3, g3)[..., :na], np.moveaxis(np.asarray(a), axisa, -1))
+    g_b = unbroadcast(np.cross(g3, a3)[..., :nb], np.moveaxis(np.asarray(b), axisb, -1))
+    return (astype_grad(np.moveaxis(g_a, -1, axisa), a),
+            astype_grad(np.moveaxis(g_b, -1, axisb), b))
+
+
+@linear(np.cross, wrt=("a", "b"))
+@adjoint(np.cross)
+def _(out, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    grads = cross_grads(d[out], a, b, axisa, axisb, axisc, axis)
+    d[a] = grads[0]
+    d[b] = grads[1]
+
+
+if hasattr(np.linalg, "cross"):  # NumPy >= 2.0
+
+    @linear(np.linalg.cross, wrt=("x1", "x2"))
+    @adjoint(np.linalg.cross)
+    def _(out, x1, x2, *, axis=-1):
+        grads = cross_grads(d[out], x1, x2, -1, -1, -1, axis)
+        d[x1] = grads[0]
+        d[x2] = grads[1]
+
+
+def kron_layout(a, b):
+    """How ``np.kron(a, b)`` interleaves its factors: both given the same number of
+    dimensions, the result's shape split into ``(a0, b0, a1, b1, ...)``, and each factor's
+    shape in that layout (1 for the other's axes)."""
+    ndim = max(np.ndim(a), np.ndim(b))
+    shape_a = (1,) * (ndim - np.ndim(a)) + np.shape(a)
+    shape_b = (1,) * (ndim - np.ndim(b)) + np.shape(b)
+    split = [n for pair in zip(shape_a, shape_b) for n in pair]
+    return split, [n for m in shape_a for n in (m, 1)], [n for m in shape_b for n in (1, m)]
+
+
+nondifferentiable(kron_layout)
+
+
+@zero_in_zero_out("g")
+def kron_grads(g, a, b):
+    """Gradients of ``np.kron(a, b)``: ``g`` split into ``a``'s and ``b``'s axes, times the
+    other factor, summed over the other factor's axes."""
+    layout = kron_layout(a, b)
+    split = np.reshape(g, layout[0])
+    count = len(layout[0])
+    g_a = np.sum(split * np.reshape(b, layout[2]), axis=tuple(range(1, count, 2)))
+    g_b = np.sum(split * np.reshape(a, layout[1]), axis=tuple(range(0, count, 2)))
+    return (astype_grad(np.reshape(g_a, np.shape(a)), a),
+            astype_grad(np.reshape(g_b, np.shape(b)), b))
+
+
+@linear(np.kron, wrt=("a", "b"))
+@adjoint(np.kron)
+def _(out, a, b):
+    grads = kron_grads(d[out], a, b)
+    d[a] = grads[0]
+    d[b] = grads[1]
+
+
+# ----- convolve, correlate, polyval, vander ---------------------------------------------------
+
+
+def convolution_window(n, m, mode, correlation=False):
+    """Where ``mode``'s result lies in the full convolution of lengths ``n`` and ``m``: its
+    start and length (``np.correlate`` centres "same" half a step later when ``n < m``)."""
+    k = min(n, m)
+    if mode == "full":
+        return 0, n + m - 1
+    if mode == "valid":
+        return k - 1, max(n, m) - k + 1
+    if mode == "same":
+        return (k // 2 if correlation and n < m else (k - 1) // 2), max(n, m)
+    raise NotImplementedError(f"np.convolve/np.correlate(mode={mode!r}) has no gradient rule; "
+                              "the modes 'full', 'same' and 'valid' have one")
+
+
+nondifferentiable(convolution_window)
+
+
+@zero_in_zero_out("g")
+def convolve_grads(g, a, v, mode="full", correlation=False):
+    """Gradients of ``np.convolve(a, v, mode)`` (``correlation``: of ``np.correlate(a, v,
+    mode)``, the convolution with ``w = conj(v[::-1])``): ``g`` put back in place in the full
+    convolution, correlated with the other factor (the transpose of a convolution)."""
+    n = np.size(a)
+    m = np.size(v)
+    w = np.conj(np.asarray(v)[::-1]) if correlation else np.asarray(v)
+    window = convolution_window(n, m, mode, correlation)
+    g_full = np.pad(g, (window[0], n + m - 1 - window[0] - window[1]))
+    g_a = np.correlate(g_full, np.conj(w), "valid")
+    g_w = np.correlate(g_full, np.conj(np.asarray(a)), "valid")
+    g_v = np.conj(g_w[::-1]) if correlation else g_w
+    return (astype_grad(np.reshape(g_a, np.shape(a)), a),
+            astype_grad(np.reshape(g_v, np.shape(v)), v))
+
+
+@linear(np.convolve, wrt=("a", "v"))
+@adjoint(np.convolve)
+def _(out, a, v, mode="full"):
+    grads = convolve_grads(d[out], a, v, mode)
+    d[a] = grads[0]
+    d[v] = grads[1]
+
+
+@linear(np.correlate, wrt=("a", "v"))  # linear in a, conjugate-linear in v
+@adjoint(np.correlate)
+def _(out, a, v, mode="valid"):
+    grads = convolve_grads(d[out], a, v, mode, True)
+    d[a] = grads[0]
+    d[v] = grads[1]
+
+
+def polynomial_derivative(p):
+    """The coefficients of ``p``'s derivative (highest power first), written with operations
+    that have gradients (``np.polyder`` has none)."""
+    p = np.asarray(p)
+    if np.size(p) < 2:
+        return np.zeros(1, np.result_type(p, 1.0))
+    return p[:-1] * np.arange(np.size(p) - 1, 0, -1).astype(np.result_type(p, 1.0))
+
+
+@zero_in_zero_out("g")
+def polyval_grad_p(g, p, x):
+    """Gradient of ``np.polyval(p, x)`` for the coefficients: ``sum g x^(n-1-i)`` for each
+    ``p_i`` (a list of coefficients gets a list)."""
+    g_full = np.broadcast_to(g, np.shape(np.polyval(np.ones(np.size(p)), x)))
+    powers = np.vander(np.ravel(np.broadcast_to(x, np.shape(g_full))), np.size(p))
+    return array_grad(np.ravel(g_full) @ powers, p)
+
+
+@adjoint(np.polyval)
+def _(out, p, x):
+    d[p] = polyval_grad_p(d[out], p, x)
+    d[x] = astype_grad(unbroadcast(d[out] * np.polyval(polynomial_derivative(p), x), x), x)
+
+
+@tangent(np.polyval)
+def _(out, p, x):
+    d[out] = np.polyval(d[p], x)
+    d[out] = d[x] * np.polyval(polynomial_derivative(p), x)
+
+
+def vander_exponents(x, N=None, increasing=False):
+    """The power of ``x`` in each column of ``np.vander(x, N, increasing)``."""
+    count = np.size(x) if N is None else N
+    return np.arange(count) if increasing else np.arange(count)[::-1]
+
+
+nondifferentiable(vander_exponents)
+
+
+def vander_slopes(x, N=None, increasing=False):
+    """``d out_ij / d x_i = e_j x_i^(e_j - 1)`` for the exponents ``e`` (0 for ``e = 0``)."""
+    e = vander_exponents(x, N, increasing)
+    return e * np.power(np.expand_dims(x, -1), np.maximum(e - 1, 0))
+
+
+@adjoint(np.vander)
+def _(out, x, N=None, increasing=False):
+    d[x] = astype_grad(np.sum(d[out] * vander_slopes(x, N, increasing), axis=-1), x)
+
+
+@tangent(np.vander)
+def _(out, x, N=None, increasing=False):
+    d[out] = np.expand_dims(d[x], -1) * vander_slopes(x, N, increasing)

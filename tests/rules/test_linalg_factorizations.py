@@ -1,6 +1,6 @@
 """The rules of mindgrad/rules/numpy_linalg.py for cholesky, qr, eig, eigvals, pinv, lstsq,
 matrix_power, multi_dot, cond, and the np.linalg names of NumPy 2 (vector_norm, matrix_norm,
-outer, tensordot, matmul, matrix_transpose, diagonal, trace), in both directions; a
+outer, tensordot, matmul, matrix_transpose, diagonal, trace, cross), in both directions; a
 Cholesky log-determinant, least squares and the others through the transformer to second order;
 the refusals (complete Q of a tall matrix, rank-deficient pseudo-inverses). The checks:
 tests/support/rule_check.py.
@@ -126,6 +126,8 @@ if ARRAY_API:
     case(np.linalg.diagonal, r(2, 4, 3), offset=-1)
     case(np.linalg.trace, r(3, 4))
     case(np.linalg.trace, r(2, 3, 3), offset=1)
+    case(np.linalg.cross, r(3), r(4, 3))
+    case(np.linalg.cross, r(3, 4), r(3, 4), axis=0)
 
 FLOAT32 = Cases()
 FLOAT32.add(np.linalg.cholesky, positive_definite_in("L", 3, 3).astype(np.float32))

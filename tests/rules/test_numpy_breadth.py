@@ -1,7 +1,8 @@
 """The rules for NumPy functions added across topics, in both directions: fmod, float_power and
 nan_to_num (numpy_elementwise.py); ptp, median, quantile, percentile and their nan- forms,
 trapezoid (numpy_reductions.py); append, delete, compress, insert, choose, select
-(numpy_shape.py); and the helpers their gradients call; some through the
+(numpy_shape.py); cross, kron, convolve, correlate, polyval, vander (numpy_linalg.py) and interp
+(numpy_elementwise.py); and the helpers their gradients call; some through the
 transformer to second order. The checks: tests/support/rule_check.py.
 """
 
@@ -14,6 +15,8 @@ from mindgrad.rules import vjp_of
 from tests.support.inputs import Draw
 from tests.support.rule_check import ADJOINT, TANGENTS, Cases, rule_tests
 
+# np.cross of 2-vectors is deprecated in NumPy 2 and still checked here
+pytestmark = pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
 draw = Draw(20261127)
 r, pos, f, x32 = draw.r, draw.pos, draw.f, draw.x32
 CASES = Cases()
@@ -109,6 +112,42 @@ case(np.select, [_x > 0.5, _x < -0.5], [r(2, 4), r(4)], f())
 case(np.select, [_x > 0.0, _x > -1.0], [r(2, 4), r(2, 4)], r(4))
 case(np.select, [np.array([True, False, False])], [r(3)])
 
+# ----- products, polynomials, interpolation ----------------------------------------------------
+
+case(np.cross, r(3), r(3))
+case(np.cross, r(4, 3), r(3))  # broadcast
+case(np.cross, r(2), r(3))
+case(np.cross, r(3), r(2))
+case(np.cross, r(4, 2), r(4, 2))  # the third entry alone
+case(np.cross, r(3, 4), r(4, 3), axisa=0)
+case(np.cross, r(3, 2), r(2, 3), axisa=0, axisb=1, axisc=0)
+case(np.cross, r(3, 5), r(3, 5), axis=0)
+case(np.kron, r(2), r(3))
+case(np.kron, r(2, 3), r(2, 2))
+case(np.kron, r(2, 1, 3), r(2, 2))
+case(np.kron, r(3), r(2, 2))
+case(np.kron, r(), r(2))
+for fn in (np.convolve, np.correlate):
+    for n, m in [(5, 3), (3, 5), (4, 4), (2, 5), (1, 3)]:
+        for mode in ("full", "same", "valid"):
+            case(fn, r(n), r(m), mode)
+    case(fn, r(4) + 1j * r(4), r(3) + 1j * r(3), "same")
+case(np.polyval, r(4), r(3, 2))
+case(np.polyval, r(1), r(3))
+case(np.polyval, [f(), f(), f()], r(4))
+case(np.polyval, r(3), f())
+case(np.vander, r(4))
+case(np.vander, r(3), 5)
+case(np.vander, r(3), 2, True)
+case(np.vander, np.array([0.0, 1.5, -2.0]), 3, label="vander-at-zero")
+_xp = np.array([-1.5, -0.4, 0.3, 1.2, 2.0])
+_x = np.array([-2.0, -1.0, 0.0, 0.5, 1.7, 2.5, 1.9])
+case(np.interp, _x, _xp, r(5))
+case(np.interp, r(2, 3), _xp, r(5))
+case(np.interp, _x, _xp, r(5), f(), f())
+case(np.interp, f(), _xp, r(5))
+case(np.interp, _x, _xp, [f(), f(), f(), f(), f()])
+
 FLOAT32 = Cases()
 FLOAT32.add(np.fmod, x32(3, gen=pos), x32(3, gen=pos))
 FLOAT32.add(np.float_power, x32(3, gen=pos), x32(3, gen=pos))
@@ -123,6 +162,13 @@ FLOAT32.add(np.delete, x32(4), 1)
 FLOAT32.add(np.compress, np.array([True, False, True]), x32(3))
 FLOAT32.add(np.choose, np.array([0, 1, 0]), [x32(3), x32(3)])
 FLOAT32.add(np.select, [np.array([True, False, False])], [x32(3)])
+FLOAT32.add(np.cross, x32(2, 3), x32(3))
+FLOAT32.add(np.kron, x32(2), x32(3))
+FLOAT32.add(np.convolve, x32(4), x32(3))
+FLOAT32.add(np.correlate, x32(4), x32(3), "same")
+FLOAT32.add(np.polyval, x32(3), x32(4))
+FLOAT32.add(np.vander, x32(3))
+FLOAT32.add(np.interp, x32(3), np.array([-1.0, 0.0, 1.0], np.float32), x32(3))
 
 globals().update(rule_tests(CASES, FLOAT32))
 
@@ -159,9 +205,29 @@ def integrals(y, x):
     return TRAPEZOID(np.sin(y) * y, np.cumsum(np.exp(x))) + np.sum(np.float_power(y * y, 1.5))
 
 
-@pytest.mark.parametrize("fn, args", [(robust_spread, (r(3, 5),)), (integrals, (r(4), r(4)))],
-                         ids=["robust_spread", "integrals"])
-def test_statistics_to_second_order(fn, args):
+def signals(a, v):
+    return np.sum(np.convolve(a, v, "same") ** 2) + np.sum(np.correlate(a, v * v, "full") * a[0]) \
+        + np.sum(np.cross(a[:3], v) ** 2) + np.sum(np.kron(a, v) ** 3)
+
+
+def polynomials(p, x):
+    return np.sum(np.polyval(p, x) ** 2) + np.sum(np.vander(x, 3) ** 2 * p[0]) + \
+        np.sum(np.interp(x, np.array([-1.0, 0.0, 1.0]), p) ** 2)
+
+
+def gathers(x):
+    picked = np.choose(np.array([0, 1, 0, 1]), [x, x * x])
+    chosen = np.select([x > 0], [x ** 3], x)
+    return np.sum(np.append(x, x[:2] * 2.0) ** 2) + np.sum(np.insert(x, [1, 2], x[0]) ** 3) + \
+        np.sum(np.delete(x, 1) * x[1:]) + np.sum(picked * chosen) + \
+        np.sum(np.compress(np.array([True, False, True, True]), x) ** 3)
+
+
+@pytest.mark.parametrize("fn, args", [(robust_spread, (r(3, 5),)), (integrals, (r(4), r(4))),
+                                      (signals, (r(5), r(3))), (polynomials, (r(3), 0.6 * r(4))),
+                                      (gathers, (r(4),))],
+                         ids=["robust_spread", "integrals", "signals", "polynomials", "gathers"])
+def test_through_the_transformer_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"), directions=1)
 
 
