@@ -1032,3 +1032,84 @@ def _(out, y, x=None, dx=1.0, axis=-1):
     d[out] = trapezoid_of(d[y], x, dx, axis)
     d[out] = trapezoid_of(y, d[x], dx, axis)
     d[out] = trapezoid_dx_tangent(d[dx], y, x, axis)
+
+
+# ----- the other nan- reductions: NaNs left out, as a mask or a neutral value -----------------
+
+
+def without_nan(a, fill=0.0):
+    """``a`` with its NaNs replaced by ``fill`` (the value that leaves the reduction as it is)."""
+    return np.where(np.isnan(a), fill, a)
+
+
+def not_nan(a, where=True):
+    """Where ``a`` holds a number (and ``where`` selects it)."""
+    return np.logical_and(where, np.logical_not(np.isnan(a)))
+
+
+nondifferentiable(not_nan)
+
+
+@adjoint(np.nanprod)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
+    d[a] = prod_grad(d[ans], without_nan(a, 1.0), axis, keepdims, initial, not_nan(a, where))
+    d[initial] = np.sum(d[ans] * np.nanprod(a, axis, dtype, None, keepdims, 1, where))
+
+
+@tangent(np.nanprod)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
+    d[ans] = prod_tangent(without_nan(d[a]), without_nan(a, 1.0), ans, axis, keepdims, initial,
+                          not_nan(a, where))
+    d[ans] = d[initial] * np.nanprod(a, axis, dtype, None, keepdims, 1, where)
+
+
+@adjoint(np.nanvar)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[a] = var_grad(d[ans], without_nan(a), axis, ddof, keepdims, correction, not_nan(a, where),
+                    mean)
+
+
+@tangent(np.nanvar)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[ans] = var_tangent(without_nan(d[a]), without_nan(a), ans, axis, ddof, keepdims,
+                         correction, not_nan(a, where), mean)
+    d[ans] = var_mean_tangent(d[mean], without_nan(a), ans, axis, ddof, keepdims, correction,
+                              not_nan(a, where), mean)
+
+
+@adjoint(np.nanstd)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[a] = std_grad(d[ans], without_nan(a), ans, axis, ddof, keepdims, correction,
+                    not_nan(a, where), mean)
+
+
+@tangent(np.nanstd)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[ans] = std_tangent(without_nan(d[a]), without_nan(a), ans, axis, ddof, keepdims,
+                         correction, not_nan(a, where), mean)
+    d[ans] = std_tangent(d[mean], without_nan(a), ans, axis, ddof, keepdims, correction,
+                         not_nan(a, where), mean, "mean")
+
+
+@adjoint(np.nancumsum)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[a] = cumsum_grad(d[ans], a, axis) * not_nan(a)
+
+
+@tangent(np.nancumsum)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[ans] = np.cumsum(without_nan(d[a]) * not_nan(a), axis, dtype)
+
+
+@adjoint(np.nancumprod)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[a] = cumprod_grad(d[ans], without_nan(a, 1.0), ans, axis) * not_nan(a)
+
+
+@tangent(np.nancumprod)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[ans] = cumprod_tangent(without_nan(d[a]) * not_nan(a), without_nan(a, 1.0), ans, axis)

@@ -1,6 +1,6 @@
 """The rules for NumPy functions added across topics, in both directions: fmod, float_power and
 nan_to_num (numpy_elementwise.py); ptp, median, quantile, percentile and their nan- forms,
-trapezoid (numpy_reductions.py); append, delete, compress, insert, choose, select
+nanprod, nanvar, nanstd, nancumsum, nancumprod, trapezoid (numpy_reductions.py); append, delete, compress, insert, choose, select
 (numpy_shape.py); cross, kron, convolve, correlate, polyval, vander (numpy_linalg.py) and interp
 (numpy_elementwise.py); and the helpers their gradients call; some through the
 transformer to second order. The checks: tests/support/rule_check.py.
@@ -66,6 +66,19 @@ case(np.nanmedian, with_nan, axis=1)
 case(np.nanquantile, with_nan, np.array([0.2, 0.7]), axis=-1)
 case(np.nanpercentile, with_nan, 40.0, axis=1, keepdims=True)
 case(np.nanmedian, np.array([[1.0, np.nan], [2.0, 3.0]]), axis=0)
+
+for fn in (np.nanprod, np.nanvar, np.nanstd, np.nancumsum, np.nancumprod):
+    case(fn, r(3, 4))
+    case(fn, with_nan)
+    case(fn, with_nan, axis=1)
+    case(fn, with_nan, axis=0)
+for fn in (np.nanprod, np.nanvar, np.nanstd):
+    case(fn, with_nan, axis=-1, keepdims=True)
+    case(fn, r(2, 3, 4), axis=(0, 2))
+case(np.nanvar, with_nan, axis=1, ddof=1)
+case(np.nanstd, with_nan, 0, None, None, 1, label="nanstd-ddof-positional")
+case(np.nanprod, with_nan, 1, None, None, False, f(), label="nanprod-initial")
+case(np.nanvar, with_nan, axis=1, keepdims=True, mean=np.full((3, 1), 0.2))
 
 # the gradient helper linear in g (its tangent is derived)
 CASES.helper(nr.quantile_grad, r(2, 3), r(3, 5), np.array([0.2, 0.7]), 1, only=TANGENTS)
@@ -156,6 +169,8 @@ FLOAT32.add(np.ptp, x32(3, 4), axis=0)
 FLOAT32.add(np.median, x32(3, 4), axis=1)
 FLOAT32.add(np.quantile, x32(3, 4), np.float32(0.3))
 FLOAT32.add(TRAPEZOID, x32(3, 4))
+for _fn in (np.nanprod, np.nanvar, np.nanstd, np.nancumsum, np.nancumprod):
+    FLOAT32.add(_fn, x32(3, 4), axis=1)
 FLOAT32.add(np.append, x32(3), x32(2))
 FLOAT32.add(np.insert, x32(4), [0, 2], x32(2))
 FLOAT32.add(np.delete, x32(4), 1)
