@@ -1113,3 +1113,202 @@ def _(ans, a, axis=None, dtype=None, out=None):
 @tangent(np.nancumprod)
 def _(ans, a, axis=None, dtype=None, out=None):
     d[ans] = cumprod_tangent(without_nan(d[a]) * not_nan(a), without_nan(a, 1.0), ans, axis)
+
+
+# ----- covariance and correlation --------------------------------------------------------------
+# Of real variables. np.cov reads a variables-by-observations matrix X (m, then y's rows; each
+# transposed if not rowvar) and gives C = Xc W Xc^T / f, Xc = X less its weighted row means.
+
+
+def cov_matrix(m, y=None, rowvar=True):
+    """The variables-by-observations matrix ``np.cov(m, y, rowvar)`` reads."""
+    x = np.array(m, ndmin=2)
+    if not rowvar and np.shape(x)[0] != 1:
+        x = np.transpose(x)
+    if y is not None:
+        rows = np.array(y, ndmin=2)
+        if not rowvar and np.shape(rows)[0] != 1:
+            rows = np.transpose(rows)
+        x = np.concatenate([x, rows], axis=0)
+    return x
+
+
+def cov_weights(x, bias=False, ddof=None, fweights=None, aweights=None):
+    """The weight of each observation and the divisor ``f`` np.cov uses."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError("np.cov and np.corrcoef of complex values have no gradient "
+                                  "rule")
+    if ddof is None:
+        ddof = 0 if bias else 1
+    weights = np.ones(np.shape(x)[1])
+    if fweights is not None:
+        weights = weights * fweights
+    if aweights is not None:
+        weights = weights * aweights
+    total = np.sum(weights)
+    if fweights is None and aweights is None:
+        return weights, np.shape(x)[1] - ddof
+    if ddof == 0:
+        return weights, total
+    if aweights is None:
+        return weights, total - ddof
+    return weights, total - ddof * np.sum(weights * aweights) / total
+
+
+nondifferentiable(cov_weights)
+
+
+def cov_parts(g_x, m, y=None, rowvar=True):
+    """A gradient of ``cov_matrix(m, y, rowvar)`` taken apart into ``m``'s and ``y``'s."""
+    rows = np.shape(np.array(m, ndmin=2))
+    count = rows[1] if not rowvar and rows[0] != 1 else rows[0]
+    parts = [g_x[:count], g_x[count:]]
+    grads = []
+    for part, value in zip(parts, [m, y]):
+        if value is None:
+            grads.append(0)
+            continue
+        if not rowvar and np.shape(np.array(value, ndmin=2))[0] != 1:
+            part = np.transpose(part)
+        grads.append(astype_grad(np.reshape(part, np.shape(value)), value))
+    return grads[0], grads[1]
+
+
+@zero_in_zero_out("g")
+def cov_grads(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """Gradients of ``np.cov`` for ``m`` and ``y``: ``Xc`` gets ``(G + G^T) Xc W / f``, and the
+    centring (a projection) takes away each row's weighted mean of that."""
+    x = cov_matrix(m, y, rowvar)
+    weighting = cov_weights(x, bias, ddof, fweights, aweights)
+    w = weighting[0]
+    centred = x - np.sum(x * w, axis=1, keepdims=True) / np.sum(w)
+    g_matrix = np.reshape(g, (np.shape(x)[0], np.shape(x)[0]))
+    g_centred = (g_matrix + np.transpose(g_matrix)) @ (centred * w) / weighting[1]
+    return cov_parts(g_centred - np.sum(g_centred, axis=1, keepdims=True) * w / np.sum(w), m, y,
+                     rowvar)
+
+
+def cov_divisor_slope(x, bias=False, ddof=None, fweights=None, aweights=None):
+    """How the divisor ``f`` of np.cov changes with each of ``aweights``: ``fw_k`` times
+    ``1 - ddof (2 a_k s - sum(fw a^2)) / s^2`` for the total weight ``s`` (``fw_k`` for ddof 0)."""
+    if ddof is None:
+        ddof = 0 if bias else 1
+    counts = np.ones(np.shape(x)[1]) if fweights is None else np.asarray(fweights, float)
+    a = np.asarray(aweights, float)
+    total = np.sum(counts * a)
+    if ddof == 0:
+        return counts
+    return counts * (1.0 - ddof * (2.0 * a * total - np.sum(counts * a * a)) / (total * total))
+
+
+nondifferentiable(cov_divisor_slope)
+
+
+def cov_aweights_grad(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None,
+                      aweights=None):
+    """Gradient of ``np.cov`` for ``aweights``: observation ``k`` adds ``fw_k xc_k xc_k^T / f``
+    (the centring's change adds nothing: the weighted deviations sum to 0), and ``C`` scales with
+    ``1 / f``."""
+    if aweights is None:
+        return 0
+    x = cov_matrix(m, y, rowvar)
+    weighting = cov_weights(x, bias, ddof, fweights, aweights)
+    w = weighting[0]
+    counts = np.ones(np.shape(x)[1]) if fweights is None else np.asarray(fweights, float)
+    centred = x - np.sum(x * w, axis=1, keepdims=True) / np.sum(w)
+    g_matrix = np.reshape(g, (np.shape(x)[0], np.shape(x)[0]))
+    c = (centred * w) @ np.transpose(centred) / weighting[1]
+    spread = np.sum(centred * (g_matrix @ centred), axis=0)
+    slope = cov_divisor_slope(x, bias, ddof, fweights, aweights)
+    grad = (counts * spread - np.sum(g_matrix * c) * slope) / weighting[1]
+    return astype_grad(np.reshape(grad, np.shape(aweights)), aweights)
+
+
+@adjoint(np.cov)
+def _(out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+      dtype=None):
+    """Real values; integer fweights (constants)."""
+    grads = cov_grads(d[out], m, y, rowvar, bias, ddof, fweights, aweights)
+    d[m] = grads[0]
+    d[y] = grads[1]
+    d[aweights] = cov_aweights_grad(d[out], m, y, rowvar, bias, ddof, fweights, aweights)
+
+
+def cov_aweights_tangent(t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None,
+                         aweights=None):
+    """Tangent of ``np.cov`` from ``aweights`` (``cov_aweights_grad``)."""
+    x = cov_matrix(m, y, rowvar)
+    weighting = cov_weights(x, bias, ddof, fweights, aweights)
+    w = weighting[0]
+    counts = np.ones(np.shape(x)[1]) if fweights is None else np.asarray(fweights, float)
+    centred = x - np.sum(x * w, axis=1, keepdims=True) / np.sum(w)
+    c = (centred * w) @ np.transpose(centred) / weighting[1]
+    slope = cov_divisor_slope(x, bias, ddof, fweights, aweights)
+    change = ((centred * (counts * t)) @ np.transpose(centred) - c * np.sum(slope * t)) / \
+        weighting[1]
+    return as_dtype_of(np.reshape(change, np.shape(out)), out)
+
+
+def cov_tangent(t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+                wrt=0):
+    """Tangent of ``np.cov`` from ``m`` (``wrt`` 0) or ``y`` (1): ``(dXc W Xc^T + Xc W dXc^T) /
+    f`` for the moved rows (zeros for the other's)."""
+    x = cov_matrix(m, y, rowvar)
+    weighting = cov_weights(x, bias, ddof, fweights, aweights)
+    w = weighting[0]
+    if wrt == 0:
+        moved = cov_matrix(np.broadcast_to(t, np.shape(m)),
+                           None if y is None else np.zeros(np.shape(y)), rowvar)
+    else:
+        moved = cov_matrix(np.zeros(np.shape(m)), np.broadcast_to(t, np.shape(y)), rowvar)
+    centred = x - np.sum(x * w, axis=1, keepdims=True) / np.sum(w)
+    d_centred = moved - np.sum(moved * w, axis=1, keepdims=True) / np.sum(w)
+    half = (d_centred * w) @ np.transpose(centred)
+    return as_dtype_of(np.reshape((half + np.transpose(half)) / weighting[1], np.shape(out)), out)
+
+
+@tangent(np.cov)
+def _(out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+      dtype=None):
+    d[out] = cov_tangent(d[m], m, y, out, rowvar, bias, ddof, fweights, aweights, 0)
+    d[out] = cov_tangent(d[y], m, y, out, rowvar, bias, ddof, fweights, aweights, 1)
+    d[out] = cov_aweights_tangent(d[aweights], m, y, out, rowvar, bias, ddof, fweights, aweights)
+
+
+def corrcoef_cov_grad(g, x, y=None, rowvar=True):
+    """The gradient of ``R = C / sqrt(c c^T)`` (``c`` the variances) for the covariance ``C``:
+    ``G / sqrt(c c^T)``, less on the diagonal ``sum_j (G o R)_kj / c_k`` (both factors of
+    ``c_k``)."""
+    c = np.cov(x, y, rowvar)
+    variances = np.diagonal(np.atleast_2d(c))
+    r = np.atleast_2d(c) / np.sqrt(np.outer(variances, variances))
+    g_matrix = np.reshape(g, np.shape(r))
+    weighted = g_matrix * r
+    diagonal = (np.sum(weighted, axis=1) + np.sum(weighted, axis=0)) / (2.0 * variances)
+    return g_matrix / np.sqrt(np.outer(variances, variances)) - np.diag(diagonal)
+
+
+@adjoint(np.corrcoef)
+def _(out, x, y=None, rowvar=True, *, dtype=None):
+    """Real values with nonzero variances."""
+    grads = cov_grads(corrcoef_cov_grad(d[out], x, y, rowvar), x, y, rowvar)
+    d[x] = grads[0]
+    d[y] = grads[1]
+
+
+def corrcoef_tangent(t, x, y, out, rowvar=True, wrt=0):
+    """Tangent of ``np.corrcoef``: ``dC / sqrt(c c^T) - R o (dc_i / c_i + dc_j / c_j) / 2``."""
+    c = np.atleast_2d(np.cov(x, y, rowvar))
+    dc = np.atleast_2d(cov_tangent(t, x, y, np.cov(x, y, rowvar), rowvar, wrt=wrt))
+    variances = np.diagonal(c)
+    changes = np.diagonal(dc) / variances
+    r = c / np.sqrt(np.outer(variances, variances))
+    change = dc / np.sqrt(np.outer(variances, variances)) - \
+        0.5 * r * (changes[:, None] + changes[None, :])
+    return as_dtype_of(np.reshape(change, np.shape(out)), out)
+
+
+@tangent(np.corrcoef)
+def _(out, x, y=None, rowvar=True, *, dtype=None):
+    d[out] = corrcoef_tangent(d[x], x, y, out, rowvar, 0)
+    d[out] = corrcoef_tangent(d[y], x, y, out, rowvar, 1)

@@ -1,8 +1,9 @@
-"""The rules for NumPy functions added across topics, in both directions: fmod, float_power and
-nan_to_num (numpy_elementwise.py); ptp, median, quantile, percentile and their nan- forms,
-nanprod, nanvar, nanstd, nancumsum, nancumprod, trapezoid (numpy_reductions.py); append, delete, compress, insert, choose, select
-(numpy_shape.py); cross, kron, convolve, correlate, polyval, vander (numpy_linalg.py) and interp
-(numpy_elementwise.py); and the helpers their gradients call; some through the
+"""The rules for NumPy functions added across topics, in both directions: fmod, float_power,
+nan_to_num and interp (numpy_elementwise.py); ptp, median, quantile, percentile and their nan-
+forms, nanprod, nanvar, nanstd, nancumsum, nancumprod, trapezoid, cov, corrcoef
+(numpy_reductions.py); append,
+delete, compress, insert, choose, select (numpy_shape.py); cross, kron, convolve, correlate,
+polyval, vander (numpy_linalg.py); the helpers their gradients call; some through the
 transformer to second order. The checks: tests/support/rule_check.py.
 """
 
@@ -79,6 +80,23 @@ case(np.nanvar, with_nan, axis=1, ddof=1)
 case(np.nanstd, with_nan, 0, None, None, 1, label="nanstd-ddof-positional")
 case(np.nanprod, with_nan, 1, None, None, False, f(), label="nanprod-initial")
 case(np.nanvar, with_nan, axis=1, keepdims=True, mean=np.full((3, 1), 0.2))
+
+for fn in (np.cov, np.corrcoef):
+    case(fn, r(3, 5))
+    case(fn, r(5))
+    case(fn, r(5, 3), rowvar=False)
+    case(fn, r(2, 5), r(5))
+    case(fn, r(5, 2), r(5, 3), rowvar=False)
+    case(fn, r(1, 4), r(2, 4))
+case(np.cov, r(3, 5), bias=True)
+case(np.cov, r(3, 5), ddof=2)
+case(np.cov, r(3, 5), fweights=np.array([1, 2, 1, 3, 1]))
+# aweights by position: moved by the checks
+case(np.cov, r(3, 5), None, True, False, None, None, pos(5), label="cov-aweights")
+case(np.cov, r(3, 5), None, True, False, 0, np.array([1, 2, 1, 3, 1]), pos(5),
+     label="cov-weights-ddof-0")
+case(np.cov, r(3, 5), None, True, False, 2, np.array([1, 2, 1, 3, 1]), pos(5),
+     label="cov-weights-ddof-2")
 
 # the gradient helper linear in g (its tangent is derived)
 CASES.helper(nr.quantile_grad, r(2, 3), r(3, 5), np.array([0.2, 0.7]), 1, only=TANGENTS)
@@ -169,6 +187,8 @@ FLOAT32.add(np.ptp, x32(3, 4), axis=0)
 FLOAT32.add(np.median, x32(3, 4), axis=1)
 FLOAT32.add(np.quantile, x32(3, 4), np.float32(0.3))
 FLOAT32.add(TRAPEZOID, x32(3, 4))
+FLOAT32.add(np.cov, x32(3, 5))
+FLOAT32.add(np.corrcoef, x32(3, 5))
 for _fn in (np.nanprod, np.nanvar, np.nanstd, np.nancumsum, np.nancumprod):
     FLOAT32.add(_fn, x32(3, 4), axis=1)
 FLOAT32.add(np.append, x32(3), x32(2))
@@ -220,6 +240,11 @@ def integrals(y, x):
     return TRAPEZOID(np.sin(y) * y, np.cumsum(np.exp(x))) + np.sum(np.float_power(y * y, 1.5))
 
 
+def covariances(x):
+    return np.sum(np.cov(x) ** 2) + np.sum(np.corrcoef(x.T, rowvar=False) ** 3) + \
+        np.sum(np.nanstd(x, axis=1) * np.nanprod(x, axis=0)[:3])
+
+
 def signals(a, v):
     return np.sum(np.convolve(a, v, "same") ** 2) + np.sum(np.correlate(a, v * v, "full") * a[0]) \
         + np.sum(np.cross(a[:3], v) ** 2) + np.sum(np.kron(a, v) ** 3)
@@ -240,8 +265,9 @@ def gathers(x):
 
 @pytest.mark.parametrize("fn, args", [(robust_spread, (r(3, 5),)), (integrals, (r(4), r(4))),
                                       (signals, (r(5), r(3))), (polynomials, (r(3), 0.6 * r(4))),
-                                      (gathers, (r(4),))],
-                         ids=["robust_spread", "integrals", "signals", "polynomials", "gathers"])
+                                      (gathers, (r(4),)), (covariances, (r(3, 5),))],
+                         ids=["robust_spread", "integrals", "signals", "polynomials", "gathers",
+                              "covariances"])
 def test_through_the_transformer_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"), directions=1)
 
