@@ -731,3 +731,76 @@ def _(out, x, xp, fp, left=None, right=None, period=None):
     d[out] = interp_tangent(d[fp], x, xp, fp, out, left, right, period, "fp")
     d[out] = interp_tangent(d[left], x, xp, fp, out, left, right, period, "left")
     d[out] = interp_tangent(d[right], x, xp, fp, out, left, right, period, "right")
+
+
+# ----- ldexp, frexp, modf, divmod, unwrap, real_if_close, astype -------------------------------
+
+
+@elementwise(np.ldexp)
+def _(out, x, e):
+    slope[x] = np.ldexp(1.0, e)  # x 2^e; the integer exponent has no gradient
+
+
+@adjoint(np.frexp)
+def _(out, x):
+    d[x] = astype_grad(np.ldexp(d[out][0], -out[1]), x)  # x = m 2^e, e piecewise constant
+
+
+@tangent(np.frexp)
+def _(out, x):
+    d[out] = TangentTuple((np.asarray(np.ldexp(d[x], -out[1]), float_dtype(out[0])),
+                           zero_tangent_of(out[1])))
+
+
+@adjoint(np.modf)
+def _(out, x):
+    d[x] = astype_grad(unbroadcast(d[out][0], x), x)  # x = fraction + integral part
+
+
+@tangent(np.modf)
+def _(out, x):
+    d[out] = TangentTuple((np.asarray(broadcast_tangent(d[x], out[0]), float_dtype(out[0])),
+                           zero_tangent_of(out[1])))
+
+
+@adjoint(np.divmod)
+def _(out, x, y):
+    d[x] = astype_grad(unbroadcast(d[out][1], x), x)  # only the remainder moves
+    d[y] = astype_grad(unbroadcast(-d[out][1] * out[0], y), y)
+
+
+@tangent(np.divmod)
+def _(out, x, y):
+    d[out] = TangentTuple((zero_tangent_of(out[0]), broadcast_tangent(d[x], out[1])))
+    d[out] = TangentTuple((zero_tangent_of(out[0]), broadcast_tangent(-d[y] * out[0], out[1])))
+
+
+@adjoint(np.unwrap)
+def _(out, p, discont=None, axis=-1, *, period=6.283185307179586):
+    d[p] = astype_grad(d[out], p)  # p plus multiples of the period, piecewise constant
+
+
+@tangent(np.unwrap)
+def _(out, p, discont=None, axis=-1, *, period=6.283185307179586):
+    d[out] = broadcast_tangent(d[p], out)
+
+
+@adjoint(np.real_if_close)
+def _(out, a, tol=100):
+    d[a] = astype_grad(d[out], a)
+
+
+@tangent(np.real_if_close)
+def _(out, a, tol=100):
+    d[out] = astype_tangent(d[a], out)
+
+
+if hasattr(np, "astype"):  # NumPy >= 2.1
+
+    @adjoint(np.astype)
+    def _(out, x, dtype, *, copy=True, device=None):
+        d[x] = array_grad(d[out], x, out)
+
+    @tangent(np.astype)
+    def _(out, x, dtype, *, copy=True, device=None):
+        d[out] = astype_tangent(d[x], out)

@@ -1809,3 +1809,67 @@ def _(out, x, N=None, increasing=False):
 @tangent(np.vander)
 def _(out, x, N=None, increasing=False):
     d[out] = np.expand_dims(d[x], -1) * vander_slopes(x, N, increasing)
+
+
+# ----- polynomial arithmetic ----------------------------------------------------------------------
+
+
+def polyadd_grads(g, a1, a2, sign=1.0):
+    """Gradients of ``np.polyadd(a1, a2)`` (``np.polysub`` with ``sign`` -1): the shorter is
+    padded at the front, so each gets the last entries of ``g``; a result that lost leading zeros
+    is padded back."""
+    longest = max(np.size(a1), np.size(a2))
+    g = np.pad(np.ravel(g), (longest - np.size(g), 0))
+    g1 = g[longest - np.size(a1):]
+    g2 = g[longest - np.size(a2):] * sign
+    return (astype_grad(np.reshape(g1, np.shape(a1)), a1),
+            astype_grad(np.reshape(g2, np.shape(a2)), a2))
+
+
+@adjoint(np.polyadd)
+def _(out, a1, a2):
+    grads = polyadd_grads(d[out], a1, a2)
+    d[a1] = grads[0]
+    d[a2] = grads[1]
+
+
+@tangent(np.polyadd)  # linear in both together: each tangent added to zeros for the other
+def _(out, a1, a2):
+    d[out] = np.polyadd(d[a1], np.zeros(np.shape(a2), float_dtype(out)))
+    d[out] = np.polyadd(np.zeros(np.shape(a1), float_dtype(out)), d[a2])
+
+
+@adjoint(np.polysub)
+def _(out, a1, a2):
+    grads = polyadd_grads(d[out], a1, a2, -1.0)
+    d[a1] = grads[0]
+    d[a2] = grads[1]
+
+
+@tangent(np.polysub)
+def _(out, a1, a2):
+    d[out] = np.polysub(d[a1], np.zeros(np.shape(a2), float_dtype(out)))
+    d[out] = np.polysub(np.zeros(np.shape(a1), float_dtype(out)), d[a2])
+
+
+@linear(np.polymul, wrt=("a1", "a2"))
+@adjoint(np.polymul)
+def _(out, a1, a2):
+    grads = convolve_grads(d[out], a1, a2)
+    d[a1] = grads[0]
+    d[a2] = grads[1]
+
+
+def polyder_grad(g, p, m=1):
+    """Gradient of ``np.polyder(p, m)``: ``m`` times, each coefficient's gradient times the
+    power it drops from (``polynomial_derivative``'s transpose), zero for the last ``m``."""
+    grad = np.ravel(g)
+    for _ in range(m):
+        grad = np.pad(grad * np.arange(np.size(grad), 0, -1), (0, 1))
+    return astype_grad(np.reshape(grad[:np.size(p)], np.shape(p)), p)
+
+
+@linear(np.polyder)
+@adjoint(np.polyder)
+def _(out, p, m=1):
+    d[p] = polyder_grad(d[out], p, m)

@@ -1312,3 +1312,89 @@ def corrcoef_tangent(t, x, y, out, rowvar=True, wrt=0):
 def _(out, x, y=None, rowvar=True, *, dtype=None):
     d[out] = corrcoef_tangent(d[x], x, y, out, rowvar, 0)
     d[out] = corrcoef_tangent(d[y], x, y, out, rowvar, 1)
+
+
+# ----- ediff1d, cumulative_sum, cumulative_prod ------------------------------------------------
+
+
+def ediff1d_grads(g, ary, to_end=None, to_begin=None):
+    """Gradients of ``np.ediff1d(ary, to_end, to_begin)``: ``g`` split into the leading values,
+    the differences (whose gradient for ``ary`` is ``-g_i`` at i and ``g_i`` at i+1) and the
+    trailing values."""
+    begin = 0 if to_begin is None else np.size(to_begin)
+    count = max(np.size(ary) - 1, 0)
+    g = np.ravel(g)
+    g_diff = g[begin:begin + count]
+    grad = np.pad(g_diff, (1, 0)) - np.pad(g_diff, (0, 1))
+    g_begin = 0 if to_begin is None else astype_grad(np.reshape(g[:begin], np.shape(to_begin)),
+                                                     to_begin)
+    g_end = 0 if to_end is None else astype_grad(np.reshape(g[begin + count:], np.shape(to_end)),
+                                                 to_end)
+    return astype_grad(np.reshape(grad, np.shape(ary)), ary), g_end, g_begin
+
+
+@adjoint(np.ediff1d)
+def _(out, ary, to_end=None, to_begin=None):
+    grads = ediff1d_grads(d[out], ary, to_end, to_begin)
+    d[ary] = grads[0]
+    d[to_end] = grads[1]
+    d[to_begin] = grads[2]
+
+
+def ediff1d_tangent(t, ary, out, to_end=None, to_begin=None, wrt=0):
+    """Tangent of ``np.ediff1d`` from ``ary`` (``wrt`` 0), ``to_end`` (1) or ``to_begin`` (2):
+    the same layout with zeros for the others."""
+    parts = [np.zeros(0) if to_begin is None else np.zeros(np.size(to_begin)),
+             np.zeros(max(np.size(ary) - 1, 0)),
+             np.zeros(0) if to_end is None else np.zeros(np.size(to_end))]
+    place = {0: 1, 1: 2, 2: 0}[wrt]
+    parts[place] = np.ediff1d(np.broadcast_to(t, np.shape(ary))) if wrt == 0 else np.ravel(t)
+    return as_dtype_of(np.concatenate(parts), out)
+
+
+@tangent(np.ediff1d)
+def _(out, ary, to_end=None, to_begin=None):
+    d[out] = ediff1d_tangent(d[ary], ary, out, to_end, to_begin, 0)
+    d[out] = ediff1d_tangent(d[to_end], ary, out, to_end, to_begin, 1)
+    d[out] = ediff1d_tangent(d[to_begin], ary, out, to_end, to_begin, 2)
+
+
+def without_initial(g, ans, axis=None, include_initial=False):
+    """A gradient of ``np.cumulative_sum``/``cumulative_prod`` without the leading initial
+    value's entry (it is a constant)."""
+    if not include_initial:
+        return g
+    ax = 0 if axis is None else axis
+    return np.take(g, np.arange(1, np.shape(ans)[ax]), axis=ax)
+
+
+if hasattr(np, "cumulative_sum"):  # NumPy >= 2.1
+
+    @adjoint(np.cumulative_sum)
+    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[x] = cumsum_grad(without_initial(d[ans], ans, axis, include_initial), x, axis)
+
+    @tangent(np.cumulative_sum)
+    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[ans] = as_dtype_of(np.cumulative_sum(d[x], axis=axis, include_initial=include_initial),
+                             ans)
+
+    @adjoint(np.cumulative_prod)
+    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[x] = cumprod_grad(without_initial(d[ans], ans, axis, include_initial), x,
+                            np.cumprod(x, axis), axis)
+
+    @tangent(np.cumulative_prod)
+    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[ans] = as_dtype_of(initial_zero(cumprod_tangent(d[x], x, np.cumprod(x, axis), axis),
+                                          axis, include_initial), ans)
+
+
+def initial_zero(t, axis=None, include_initial=False):
+    """The tangent of a cumulative product with a leading 0 for its initial value."""
+    if not include_initial:
+        return t
+    ax = 0 if axis is None else axis
+    shape = list(np.shape(t))
+    shape[ax] = 1
+    return np.concatenate([np.zeros(shape, np.result_type(t)), t], axis=ax)

