@@ -1873,3 +1873,89 @@ def polyder_grad(g, p, m=1):
 @adjoint(np.polyder)
 def _(out, p, m=1):
     d[p] = polyder_grad(d[out], p, m)
+
+
+def polyfit_system(x, y, deg, w=None):
+    """The least-squares problem ``np.polyfit(x, y, deg, w=w)`` solves: the Vandermonde matrix
+    and the values, each row weighted by ``w``."""
+    lhs = np.vander(x, deg + 1)
+    rhs = y
+    if w is not None:
+        lhs = lhs * np.expand_dims(w, -1)
+        rhs = rhs * (w if np.ndim(y) == 1 else np.expand_dims(w, -1))
+    return lhs, rhs
+
+
+def polyfit_check(full=False, cov=False):
+    """Only the coefficients have a gradient rule."""
+    if full or cov:
+        raise NotImplementedError("np.polyfit(full=True) and np.polyfit(cov=...) have no "
+                                  "gradient rule; the coefficients alone have one")
+
+
+nondifferentiable(polyfit_check)
+
+
+@zero_in_zero_out("g")
+def polyfit_grads(g, x, y, deg, w=None, full=False, cov=False):
+    """Gradients of ``p = np.polyfit(x, y, deg, w=w)`` for ``x``, ``y`` and ``w``, where the fit is
+    of full rank: ``p = pinv(V) r`` for the weighted Vandermonde matrix ``V`` and values ``r``,
+    so ``r`` gets ``pinv(V)^T g`` and ``V`` the pseudo-inverse's gradient for ``g r^T``."""
+    polyfit_check(full, cov)
+    system = polyfit_system(x, y, deg, w)
+    lhs = system[0]
+    rhs = system[1]
+    p = np.linalg.pinv(lhs)
+    g_matrix = as_matrix(g)
+    g_rhs = from_matrix(swap_last_axes(p) @ g_matrix, y)
+    g_lhs = pinv_grad(g_matrix @ swap_last_axes(as_matrix(rhs)), lhs, p)
+    powers = np.arange(deg, -1, -1)
+    slopes = powers * np.power(np.expand_dims(x, -1), np.maximum(powers - 1, 0))
+    weights = 1.0 if w is None else np.expand_dims(w, -1)
+    g_x = np.sum(g_lhs * weights * slopes, axis=-1)
+    g_w = 0
+    if w is not None:
+        g_w = np.sum(g_lhs * np.vander(x, deg + 1), axis=-1) + \
+            np.sum(as_matrix(g_rhs) * as_matrix(y), axis=-1)
+        g_w = astype_grad(g_w, w)
+        g_rhs = g_rhs * (w if np.ndim(y) == 1 else np.expand_dims(w, -1))
+    return astype_grad(g_x, x), astype_grad(g_rhs, y), g_w
+
+
+@adjoint(np.polyfit)
+def _(out, x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """The coefficients of a fit of full rank (full=False, cov=False)."""
+    grads = polyfit_grads(d[out], x, y, deg, w, full, cov)
+    d[x] = grads[0]
+    d[y] = grads[1]
+    d[w] = grads[2]
+
+
+def polyfit_tangent(t, x, y, deg, out, w=None, full=False, cov=False, wrt="y"):
+    """Tangent of ``np.polyfit`` from ``x``, ``y`` or ``w``: ``dp = dP r + P dr`` with the
+    pseudo-inverse's tangent ``dP`` for the change of ``V``."""
+    polyfit_check(full, cov)
+    system = polyfit_system(x, y, deg, w)
+    lhs = system[0]
+    rhs = as_matrix(system[1])
+    p = np.linalg.pinv(lhs)
+    powers = np.arange(deg, -1, -1)
+    if wrt == "y":
+        weighted = t if w is None else t * (w if np.ndim(y) == 1 else np.expand_dims(w, -1))
+        change = p @ as_matrix(np.broadcast_to(weighted, np.shape(y)))
+    elif wrt == "x":
+        slopes = powers * np.power(np.expand_dims(x, -1), np.maximum(powers - 1, 0))
+        d_lhs = np.expand_dims(t, -1) * slopes * (1.0 if w is None else np.expand_dims(w, -1))
+        change = pinv_tangent(d_lhs, lhs, p) @ rhs
+    else:
+        d_lhs = np.expand_dims(t, -1) * np.vander(x, deg + 1)
+        d_rhs = as_matrix(y) * np.expand_dims(t, -1)
+        change = pinv_tangent(d_lhs, lhs, p) @ rhs + p @ d_rhs
+    return as_dtype_of(np.reshape(change, np.shape(out)), out)
+
+
+@tangent(np.polyfit)
+def _(out, x, y, deg, rcond=None, full=False, w=None, cov=False):
+    d[out] = polyfit_tangent(d[x], x, y, deg, out, w, full, cov, "x")
+    d[out] = polyfit_tangent(d[y], x, y, deg, out, w, full, cov, "y")
+    d[out] = polyfit_tangent(d[w], x, y, deg, out, w, full, cov, "w")

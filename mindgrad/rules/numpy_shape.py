@@ -1319,3 +1319,83 @@ def broadcast_arrays_tangent(ts, args, out):
 @tangent(np.broadcast_arrays)
 def _(out, *args, subok=False):
     d[out] = broadcast_arrays_tangent(d[args], args, out)
+
+
+# ----- block ---------------------------------------------------------------------------------------
+
+
+def block_depth(arrays):
+    """How deeply ``np.block``'s argument nests its lists."""
+    depth = 0
+    while isinstance(arrays, list):
+        depth += 1
+        arrays = arrays[0]
+    return depth
+
+
+def block_ndim(arrays):
+    """The number of dimensions of ``np.block(arrays)``."""
+    if isinstance(arrays, list):
+        return max(block_ndim(item) for item in arrays)
+    return np.ndim(arrays)
+
+
+def block_extents(arrays, axis, ndim):
+    """The length along ``axis`` of each item of a list ``np.block`` joins there."""
+    extents = []
+    for item in arrays:
+        shape = np.shape(np.block(block_zeros(item))) if isinstance(item, list) else \
+            np.shape(item)
+        shape = (1,) * (ndim - len(shape)) + tuple(shape)
+        extents.append(shape[axis])
+    return extents
+
+
+def block_zeros(arrays):
+    """Zeros nested and shaped as ``arrays``."""
+    if isinstance(arrays, list):
+        return [block_zeros(item) for item in arrays]
+    return np.zeros(np.shape(arrays))
+
+
+nondifferentiable(block_depth, block_ndim, block_extents, block_zeros)
+
+
+def block_grads(g, arrays):
+    """Gradients of ``np.block(arrays)``, nested as ``arrays``: a list at depth ``k`` from the
+    innermost joins its items along axis ``-k``, so ``g`` is split there (``block_grads_at``)."""
+    if not isinstance(arrays, list):
+        return astype_grad(np.reshape(g, np.shape(arrays)), arrays)
+    return block_grads_at(g, arrays, -block_depth(arrays))
+
+
+def block_grads_at(g, arrays, axis):
+    """Gradients of one list of ``np.block``'s argument, joined along ``axis`` (negative)."""
+    extents = block_extents(arrays, axis, np.ndim(g))
+    pieces = np.split(g, np.cumsum(extents)[:-1], axis=axis)
+    grads = []
+    for piece, item in zip(pieces, arrays):
+        if isinstance(item, list):
+            grads.append(block_grads_at(piece, item, axis + 1))
+        else:
+            grads.append(astype_grad(np.reshape(piece, np.shape(item)), item))
+    return grads
+
+
+@adjoint(np.block)
+def _(out, arrays):
+    d[arrays] = block_grads(d[out], arrays)
+
+
+def block_tangents(ts, arrays):
+    """The tangents of ``np.block``'s nested arrays, zeros where one has none."""
+    if isinstance(arrays, list):
+        if is_zero(ts):
+            ts = [0] * len(arrays)
+        return [block_tangents(t, item) for t, item in zip(ts, arrays)]
+    return np.zeros(np.shape(arrays)) if is_zero(ts) else np.broadcast_to(ts, np.shape(arrays))
+
+
+@tangent(np.block)
+def _(out, arrays):
+    d[out] = np.asarray(np.block(block_tangents(d[arrays], arrays)), float_dtype(out))

@@ -3,8 +3,9 @@ nan_to_num, interp, ldexp, frexp, modf, divmod, unwrap, real_if_close and astype
 (numpy_elementwise.py); ptp, median, quantile, percentile and their nan- forms, nanprod, nanvar,
 nanstd, nancumsum, nancumprod, trapezoid, cov, corrcoef, ediff1d, cumulative_sum and
 cumulative_prod (numpy_reductions.py); append, delete, compress, insert, choose, select,
-partition, rollaxis, resize, extract, diagflat and broadcast_arrays (numpy_shape.py); cross, kron,
-convolve, correlate, polyval, vander, polyadd, polysub, polymul and polyder (numpy_linalg.py);
+partition, rollaxis, resize, extract, diagflat, broadcast_arrays and block (numpy_shape.py); cross, kron,
+convolve, correlate, polyval, polyfit, vander, polyadd, polysub, polymul and polyder
+(numpy_linalg.py);
 the helpers their gradients call; each group through the transformer to second order. The
 checks: tests/support/rule_check.py.
 """
@@ -208,6 +209,11 @@ case(np.extract, r(3, 4) > 0.0, r(3, 4))
 case(np.diagflat, r(3))
 case(np.diagflat, r(2, 2), -1)
 case(np.broadcast_arrays, r(3, 1), r(4), r())
+case(np.block, [r(2), r(3)])
+case(np.block, [[r(2, 2), r(2, 3)], [r(1, 5)]])
+case(np.block, [[r(2, 2), r(2, 1)], [r(3)]], label="block-promoted")
+case(np.block, [[[r(2, 1, 2)], [r(2, 1, 2)]]])
+case(np.block, r(3))
 case(np.ediff1d, r(5))
 case(np.ediff1d, r(2, 3), r(2), r(1))
 case(np.ediff1d, r(4), None, f())
@@ -224,6 +230,10 @@ case(np.polysub, r(4), r(4))
 case(np.polymul, r(3), r(4))
 case(np.polyder, r(5))
 case(np.polyder, r(5), 2)
+case(np.polyfit, np.linspace(-1.0, 1.0, 6) + 0.05 * r(6), r(6), 2)
+case(np.polyfit, np.linspace(-1.0, 1.0, 6) + 0.05 * r(6), r(6, 2), 3)
+case(np.polyfit, np.linspace(-1.0, 1.0, 5) + 0.05 * r(5), r(5), 1, None, False, pos(5))
+case(np.polyfit, np.linspace(-1.0, 1.0, 5) + 0.05 * r(5), r(5, 3), 2, None, False, pos(5))
 
 FLOAT32 = Cases()
 FLOAT32.add(np.fmod, x32(3, gen=pos), x32(3, gen=pos))
@@ -238,9 +248,11 @@ FLOAT32.add(np.partition, x32(6), 2)
 FLOAT32.add(np.rollaxis, x32(2, 3), 1)
 FLOAT32.add(np.resize, x32(3), 5)
 FLOAT32.add(np.diagflat, x32(3))
+FLOAT32.add(np.block, [x32(2), x32(3)])
 FLOAT32.add(np.ediff1d, x32(4))
 FLOAT32.add(np.polyadd, x32(3), x32(4))
 FLOAT32.add(np.polyder, x32(4))
+FLOAT32.add(np.polyfit, np.linspace(-1.0, 1.0, 5).astype(np.float32), x32(5), 2)
 FLOAT32.add(np.unwrap, x32(4))
 FLOAT32.add(np.corrcoef, x32(3, 5))
 for _fn in (np.nanprod, np.nanvar, np.nanstd, np.nancumsum, np.nancumprod):
@@ -274,6 +286,13 @@ def test_quantile_gradient_is_a_gather_of_the_sorted_entries():
     grad_a, grad_q = vjp(1.0)
     np.testing.assert_allclose(grad_a, [0.4, 0.0, 0.6, 0.0, 0.0])
     np.testing.assert_allclose(grad_q, (3.0 - 2.0) * 4)
+
+
+def test_polyfit_diagnostics_are_refused():
+    x = np.linspace(-1.0, 1.0, 5)
+    _, vjp = vjp_of(np.polyfit, x, r(5), 2, full=True)
+    with pytest.raises(NotImplementedError, match="full=True"):
+        vjp((np.ones(3), 0, 0, 0, 0))
 
 
 def test_weighted_quantiles_and_other_methods_are_refused():
@@ -315,8 +334,9 @@ def signals(a, v):
 
 
 def polynomials(p, x):
+    fitted = np.polyfit(x + np.linspace(-2.0, 2.0, 4), x * x * p[1], 2)
     return np.sum(np.polyval(p, x) ** 2) + np.sum(np.vander(x, 3) ** 2 * p[0]) + \
-        np.sum(np.interp(x, np.array([-1.0, 0.0, 1.0]), p) ** 2)
+        np.sum(np.interp(x, np.array([-1.0, 0.0, 1.0]), p) ** 2) + np.sum(fitted ** 3)
 
 
 def gathers(x):
@@ -324,7 +344,8 @@ def gathers(x):
     chosen = np.select([x > 0], [x ** 3], x)
     return np.sum(np.append(x, x[:2] * 2.0) ** 2) + np.sum(np.insert(x, [1, 2], x[0]) ** 3) + \
         np.sum(np.delete(x, 1) * x[1:]) + np.sum(picked * chosen) + \
-        np.sum(np.compress(np.array([True, False, True, True]), x) ** 3)
+        np.sum(np.compress(np.array([True, False, True, True]), x) ** 3) + \
+        np.sum(np.block([[x[:2], x[2:]], [x[::2] * x[1], x[1::2]]]) ** 3)
 
 
 @pytest.mark.parametrize("fn, args", [(robust_spread, (r(3, 5),)), (integrals, (r(4), r(4))),
