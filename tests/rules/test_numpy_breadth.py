@@ -3,11 +3,10 @@ nan_to_num, interp, ldexp, frexp, modf, divmod, unwrap, real_if_close and astype
 (numpy_elementwise.py); ptp, median, quantile, percentile and their nan- forms, nanprod, nanvar,
 nanstd, nancumsum, nancumprod, trapezoid, cov, corrcoef, ediff1d, cumulative_sum and
 cumulative_prod (numpy_reductions.py); append, delete, compress, insert, choose, select,
-partition, rollaxis, resize, extract, diagflat, broadcast_arrays and block (numpy_shape.py); cross, kron,
-convolve, correlate, polyval, polyfit, vander, polyadd, polysub, polymul and polyder
-(numpy_linalg.py);
-the helpers their gradients call; each group through the transformer to second order. The
-checks: tests/support/rule_check.py.
+partition, rollaxis, resize, extract, diagflat, broadcast_arrays and block (numpy_shape.py);
+cross, kron, convolve, correlate, polyval, polyfit, vander, polyadd, polysub, polymul and polyder
+(numpy_linalg.py); the helpers their gradients call; each group through the transformer to
+second order. The checks: tests/support/rule_check.py.
 """
 
 import numpy as np
