@@ -733,23 +733,12 @@ def _(out, x, xp, fp, left=None, right=None, period=None):
     d[out] = interp_tangent(d[right], x, xp, fp, out, left, right, period, "right")
 
 
-# ----- ldexp, frexp, modf, divmod, unwrap, real_if_close, astype -------------------------------
+# ----- ldexp, modf, divmod, unwrap, real_if_close, astype -------------------------------------
 
 
 @elementwise(np.ldexp)
 def _(out, x, e):
     slope[x] = np.ldexp(1.0, e)  # x 2^e; the integer exponent has no gradient
-
-
-@adjoint(np.frexp)
-def _(out, x):
-    d[x] = astype_grad(np.ldexp(d[out][0], -out[1]), x)  # x = m 2^e, e piecewise constant
-
-
-@tangent(np.frexp)
-def _(out, x):
-    d[out] = TangentTuple((np.asarray(np.ldexp(d[x], -out[1]), float_dtype(out[0])),
-                           zero_tangent_of(out[1])))
 
 
 @adjoint(np.modf)
