@@ -545,6 +545,17 @@ def _callee(rule, fn):
         for module_name, module in sorted(rule.globals.items()):
             if isinstance(module, types.ModuleType) and getattr(module, name, None) is fn:
                 return gast.Attribute(value=_name(module_name), attr=name, ctx=gast.Load())
+        home = getattr(fn, "__module__", None) or ""
+        for module_name, module in sorted(rule.globals.items()):  # np.fft.rfft where np is bound
+            if isinstance(module, types.ModuleType) and home.startswith(module.__name__ + "."):
+                path, owner = home[len(module.__name__) + 1:].split("."), module
+                for part in path:
+                    owner = getattr(owner, part, None)
+                if getattr(owner, name, None) is fn:
+                    node = _name(module_name)
+                    for part in path + [name]:
+                        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
+                    return node
         owner = getattr(fn, "__self__", None)
         if owner is not None and not isinstance(owner, types.ModuleType) and \
                 getattr(owner, name, None) == fn:  # np.multiply.outer: a new object each time
