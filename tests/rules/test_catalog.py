@@ -161,3 +161,41 @@ def test_every_rule_of_a_public_function_has_a_public_name():
 def test_generating_the_page_imports_nothing_above_the_rules():
     assert catalog.__name__.startswith("mindgrad.rules.")
     assert mindgrad.rules.builtin.NOT_TOPICS >= {"catalog"}  # not imported as a topic
+
+
+def _coverage():
+    """benchmarks/coverage.py, which counts names from the catalog."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("coverage_script",
+                                                  ROOT / "benchmarks" / "coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_coverage_counts_each_object_once_and_leaves_out_constants():
+    _loaded()
+    pytest.importorskip("scipy.signal")
+    coverage = _coverage()
+    names = coverage.Names()
+    assert names.of("np.abs") == names.of("np.absolute") == "np.absolute"
+    assert names.of("np.linalg.solve") == "np.linalg.solve" and names.of("np.nope") is None
+    differentiable, constants = coverage.mindgrad_sets(names)
+    found, _ = catalog.entries()
+    expected = {names.of(n) for e in found if e.adjoint is not None and not e.constant
+                for n in e.names if names.of(n)}
+    assert differentiable == expected and "np.tanh" in differentiable
+    excluded = coverage.no_derivative(names, constants)
+    assert "np.argmax" in excluded and "np.tanh" not in excluded
+    assert excluded["np.isnan"] in ("integer or boolean values",
+                                    "mindgrad treats it as a constant")
+    assert coverage._integer_valued(np.isfinite) and not coverage._integer_valued(np.frexp)
+
+
+def test_the_coverage_reads_autograds_vjp_registry():
+    pytest.importorskip("autograd")
+    coverage = _coverage()
+    found = coverage.autograd_set(coverage.Names())
+    assert {"np.sin", "np.linalg.cholesky", "np.vstack"} <= found  # vstack: from primitives
+    assert "np.floor" not in found and "np.argmax" not in found
