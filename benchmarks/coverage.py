@@ -213,22 +213,29 @@ def autograd_set(names):
     spaces = {"np": anp, "np.linalg": autograd.numpy.linalg, "np.fft": autograd.numpy.fft,
               "scipy.special": autograd.scipy.special, "scipy.linalg": autograd.scipy.linalg,
               "scipy.signal": autograd.scipy.signal}
-    for dist, module in _public(autograd.scipy.stats):
+    found = set()
+    for canonical, obj in _functions(names, spaces, autograd.scipy.stats):
+        if obj in primitive_vjps:
+            if not _zero_vjp(primitive_vjps[obj]):
+                found.add(canonical)
+        elif isinstance(obj, types.FunctionType) and "<locals>" not in obj.__qualname__ \
+                and (obj.__module__ or "").startswith(("autograd.numpy", "autograd.scipy")):
+            found.add(canonical)  # written from autograd's primitives (not a wrapper)
+    return found
+
+
+def _functions(names, spaces, stats):
+    """``(canonical name, function)`` of a library's name spaces (``{"np.linalg": module}``)
+    and of its ``stats`` module's distributions, for the NumPy and SciPy names they have."""
+    spaces = dict(spaces)
+    for dist, module in _public(stats):
         if isinstance(module, types.ModuleType):
             spaces[f"scipy.stats.{dist}"] = module
-    found = set()
     for prefix, module in spaces.items():
         for attr, obj in _public(module):
             canonical = names.of(f"{prefix}.{attr}")
-            if canonical is None or not _is_function(obj):
-                continue
-            if obj in primitive_vjps:
-                if not _zero_vjp(primitive_vjps[obj]):
-                    found.add(canonical)
-            elif isinstance(obj, types.FunctionType) and "<locals>" not in obj.__qualname__ \
-                    and (obj.__module__ or "").startswith(("autograd.numpy", "autograd.scipy")):
-                found.add(canonical)  # written from autograd's primitives (not a wrapper)
-    return found
+            if canonical is not None and _is_function(obj):
+                yield canonical, obj
 
 
 def _zero_vjp(vjp_argnums):
@@ -254,15 +261,7 @@ def jax_set(names):
     spaces = {"np": jnp, "np.linalg": jnp.linalg, "np.fft": jnp.fft,
               "scipy.special": jax.scipy.special, "scipy.linalg": jax.scipy.linalg,
               "scipy.signal": jax.scipy.signal}
-    for dist, module in _public(jax.scipy.stats):
-        if isinstance(module, types.ModuleType):
-            spaces[f"scipy.stats.{dist}"] = module
-    found = set()
-    for prefix, module in spaces.items():
-        for attr, obj in _public(module):
-            canonical = names.of(f"{prefix}.{attr}")
-            if canonical is not None and _is_function(obj):
-                found.add(canonical)
+    found = {canonical for canonical, _ in _functions(names, spaces, jax.scipy.stats)}
     return found
 
 
