@@ -14,18 +14,19 @@ What rule authors write for it:
 
 - A rule whose result is right only under some assumption (a matrix of full rank, distinct
   eigenvalues, real inputs, some modes of an argument) says so in its template's docstring: the
-  first paragraph, a sentence or two naming the conditions, for example
-  ``"Real ``a`` with distinct eigenvalues; the ``UPLO`` triangle gets the gradient."``. The
-  adjoint's docstring is used, else the tangent's. A template without a docstring assumes
-  nothing beyond the function's own domain.
+  first paragraph, a sentence or two naming the conditions (``np.linalg.eigh``'s: Real ``a``
+  with distinct eigenvalues; the ``UPLO`` triangle gets the gradient). The adjoint's docstring
+  is used, else the tangent's. A template without a docstring assumes nothing beyond the
+  function's own domain.
 - A topic is the module that registers the rule (``nondifferentiable`` remembers the module that
   declares a constant). Its heading is its entry in ``TITLES``, else the first line of its
   docstring; the conventions every rule of a topic shares (what a slope is at a kink, infinite
   derivatives at a domain's edge) belong in that docstring, which the page links to.
-- A function is listed under its public names in ``NAMESPACES`` (and the methods of the public
-  objects there: ``np.add.reduce``, ``scipy.stats.norm.logpdf``); mindgrad's own helpers, which
-  have none, are left out, and so are the rules for the runtime (``runtime_rules``), which are
-  for differentiating generated code.
+- A function is listed under its public names in ``NAMESPACES`` and the libraries of
+  ``DEFERRED`` (and the methods of the public objects there: ``np.add.reduce``,
+  ``scipy.stats.norm.logpdf``); mindgrad's own helpers, which have none, are left out, and so
+  are the rules for the runtime (``runtime_rules``), which are for differentiating generated
+  code.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ import mindgrad.rules as registry
 PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "functions.md"
 COMMAND = "python -m mindgrad.rules.catalog"
 
-# where public names are looked for, in order of preference: a function reachable by several
-# names is listed by the first one found, the others as aliases
+# where public names are looked for (then in the libraries of DEFERRED), in order of preference:
+# a function reachable by several names is listed under its own name (``__name__``) in the first
+# of these that has it, the others as aliases
 NAMESPACES = [
     ("np", "numpy"),
     ("np.linalg", "numpy.linalg"),
@@ -120,7 +122,7 @@ def public_names():
     objects = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecated aliases warn when read
-        for prefix, module_name in NAMESPACES:
+        for prefix, module_name in namespaces():
             module = sys.modules.get(module_name)
             if module is None:
                 continue
@@ -139,6 +141,13 @@ def public_names():
     return {key: _aliases(objects[key], found) for key, found in names.items()}
 
 
+def namespaces():
+    """``NAMESPACES`` and the libraries whose topics the registry loads on demand."""
+    listed = [module for _, module in NAMESPACES]
+    return NAMESPACES + [(library, library) for library in getattr(registry, "DEFERRED", {})
+                         if library not in listed]
+
+
 def _public(obj):
     try:
         return [a for a in dir(obj) if not a.startswith("_")]
@@ -151,7 +160,7 @@ def _preference(name):
     (``NAMESPACES``' order), a function before a method of an object, then alphabetically."""
     if not name.replace(".", "").replace("_", "").isalnum():
         return -1, 0, name
-    prefixes = [p for p, _ in NAMESPACES]
+    prefixes = [p for p, _ in namespaces()]
     head = name.rsplit(".", 1)[0] if "." in name else ""
     rank = prefixes.index(head) if head in prefixes else len(prefixes)
     return rank, name.count("."), name.lower()
