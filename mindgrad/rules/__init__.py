@@ -95,6 +95,7 @@ slope = _SlopeMarker()
 _RULES: dict = {}
 _TANGENTS: dict = {}
 _NONDIFF: set = set()
+_DECLARED_IN: dict = {}  # a constant's key -> the module that declared it (the catalog's topic)
 _version = 0
 
 
@@ -840,8 +841,10 @@ def adjoint_attr(*names):
 
 def nondifferentiable(*fns):
     """Declare ``fns`` as having no gradient: their results are constants."""
+    module = inspect.currentframe().f_back.f_globals.get("__name__")
     for fn in fns:
         _NONDIFF.add(_key(fn))
+        _DECLARED_IN[_key(fn)] = module
         _RULES.pop(_key(fn), None)
         _TANGENTS.pop(_key(fn), None)
     _bump()
