@@ -1,0 +1,158 @@
+"""Rules for ``scipy.linalg``, in both directions: ``det``, ``inv``, ``solve``,
+``solve_triangular`` and ``expm``, for real matrices (stacks of them too, as SciPy batches).
+
+SciPy is optional: this module is imported by the registry once the program has imported
+``scipy.linalg`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``).
+
+``det``, ``inv`` and ``solve`` are the same maps as NumPy's and share their helpers
+(``numpy_linalg.py``). ``inv`` and ``solve`` are differentiated as general matrices: told a
+structure (``assume_a="pos"``, ``"sym"``, ...) SciPy reads one triangle only, a different
+function of the entries, and ``transposed=True`` solves with the transpose; these raise
+``NotImplementedError`` rather than give the general gradient. ``solve_triangular`` reads the
+triangle ``lower`` names (its diagonal too unless ``unit_diagonal``): the other entries get no
+gradient. ``expm``'s derivative in a direction ``e`` is the upper right block of
+``expm([[a, e], [0, a]])``, itself made of functions with rules, so higher orders follow.
+"""
+
+import numpy as np
+import scipy.linalg as sl
+
+from mindgrad.rules import adjoint, d, tangent
+from mindgrad.rules.numpy_linalg import (
+    det_grad,
+    det_tangent,
+    solve_adjoint,
+    solve_grad_a,
+    solve_tangent_a,
+    swap_last_axes,
+)
+from mindgrad.runtime import unbroadcast
+
+# ----- det, inv, solve: as NumPy's ---------------------------------------------------------
+
+
+@adjoint(sl.det)
+def _(out, a, overwrite_a=False, check_finite=True):
+    d[a] = det_grad(d[out], a, out)
+
+
+@tangent(sl.det)
+def _(out, a, overwrite_a=False, check_finite=True):
+    d[out] = det_tangent(d[a], a, out)
+
+
+def general(a, assume_a, transposed=False):
+    """``a``, checked to be read as a general matrix (``assume_a`` None or general, not
+    transposed): the only way the rules of ``inv`` and ``solve`` differentiate it."""
+    if assume_a not in (None, "gen", "general") or transposed:
+        raise NotImplementedError(
+            "mindgrad differentiates scipy.linalg.inv and solve for a general matrix only "
+            f"(assume_a=None, transposed=False), not assume_a={assume_a!r}, "
+            f"transposed={transposed!r}: call it without them")
+    return a
+
+
+@adjoint(sl.inv)
+def _(out, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+    inv = general(out, assume_a)
+    d[a] = -np.matmul(swap_last_axes(inv), np.matmul(d[out], swap_last_axes(inv)))
+
+
+@tangent(sl.inv)
+def _(out, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+    inv = general(out, assume_a)
+    d[out] = -np.matmul(inv, np.matmul(d[a], inv))
+
+
+@adjoint(sl.solve)
+def _(out, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+      assume_a=None, transposed=False):
+    g_b = solve_adjoint(d[out], general(a, assume_a, transposed), b)
+    d[b] = unbroadcast(g_b, b)
+    d[a] = solve_grad_a(g_b, a, b, out)
+
+
+@tangent(sl.solve)
+def _(out, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+      assume_a=None, transposed=False):
+    m = general(a, assume_a, transposed)
+    d[out] = np.linalg.solve(m, d[b])
+    d[out] = solve_tangent_a(d[a], m, b, out)
+
+
+# ----- triangular solves -------------------------------------------------------------------
+
+
+def triangle(a, lower=False, unit_diagonal=False):
+    """The entries of ``a`` that ``solve_triangular(a, ..., lower, unit_diagonal)`` reads,
+    the others zero: the mask its gradient for ``a`` is taken through."""
+    n = np.shape(a)[-1]
+    mask = np.tri(n, k=-1 if unit_diagonal else 0)
+    return a * (mask if lower else swap_last_axes(mask))
+
+
+def op_transpose(trans):
+    """Whether ``solve_triangular``'s ``trans`` solves with the transpose (1, "T", 2, "C";
+    the conjugate transpose is the transpose for real matrices)."""
+    return trans in (1, 2, "T", "C")
+
+
+def opposite(trans):
+    """The ``trans`` of the transposed solve, as the gradient for ``b`` needs."""
+    return 0 if op_transpose(trans) else 1
+
+
+def solve_triangular_grad_a(g_b, a, x, trans=0, lower=False, unit_diagonal=False):
+    """Gradient of ``x = solve_triangular(a, b, trans, lower, unit_diagonal)`` for ``a`` from
+    ``g_b``, its gradient for ``b``: ``-g_b x^T`` (``-x g_b^T`` for the transposed solve)
+    on the triangle it reads."""
+    if np.ndim(x) == 1:
+        g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
+    outer = np.matmul(x, swap_last_axes(g_b)) if op_transpose(trans) else \
+        np.matmul(g_b, swap_last_axes(x))
+    return -triangle(outer, lower, unit_diagonal)
+
+
+def solve_triangular_tangent_a(t, a, x, trans=0, lower=False, unit_diagonal=False):
+    """Tangent of ``x = solve_triangular(a, b, ...)`` from ``a``: ``-op(a)^-1 op(t) x``, with
+    ``t`` on the triangle read."""
+    t = triangle(t, lower, unit_diagonal)
+    return -sl.solve_triangular(a, np.matmul(swap_last_axes(t) if op_transpose(trans) else t, x),
+                                trans, lower, unit_diagonal)
+
+
+@adjoint(sl.solve_triangular)
+def _(out, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+      check_finite=True):
+    g_b = sl.solve_triangular(a, d[out], opposite(trans), lower, unit_diagonal)
+    d[b] = g_b
+    d[a] = solve_triangular_grad_a(g_b, a, out, trans, lower, unit_diagonal)
+
+
+@tangent(sl.solve_triangular)
+def _(out, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+      check_finite=True):
+    d[out] = sl.solve_triangular(a, d[b], trans, lower, unit_diagonal)
+    d[out] = solve_triangular_tangent_a(d[a], a, out, trans, lower, unit_diagonal)
+
+
+# ----- the matrix exponential --------------------------------------------------------------
+
+
+def expm_frechet_block(a, e):
+    """The derivative of ``expm`` at ``a`` in the direction ``e``: the upper right block of
+    ``expm([[a, e], [0, a]])`` (for stacks of matrices too)."""
+    n = np.shape(a)[-1]
+    top = np.concatenate([a, e], axis=-1)
+    bottom = np.concatenate([np.zeros_like(a), a], axis=-1)
+    return sl.expm(np.concatenate([top, bottom], axis=-2))[..., :n, n:]
+
+
+@adjoint(sl.expm)
+def _(out, A):
+    d[A] = expm_frechet_block(swap_last_axes(A), d[out])
+
+
+@tangent(sl.expm)
+def _(out, A):
+    d[out] = expm_frechet_block(A, d[A])

@@ -1,0 +1,98 @@
+"""The rules for scipy.linalg (mindgrad/rules/scipy_linalg.py), in both directions: det, inv,
+solve, solve_triangular (every trans, lower, unit_diagonal) and expm, on single matrices and
+stacks; the structures they refuse; second order through the transformer. The checks:
+tests/support/rule_check.py. Skipped where SciPy is not installed.
+"""
+
+import numpy as np
+import pytest
+
+sl = pytest.importorskip("scipy.linalg")
+
+import mindgrad  # noqa: E402
+from mindgrad.rules import vjp_of  # noqa: E402
+from tests.support.inputs import Draw  # noqa: E402
+from tests.support.rule_check import Cases, rule_tests  # noqa: E402
+
+draw = Draw(20261127)
+r, x32, well_conditioned = draw.r, draw.x32, draw.well_conditioned
+CASES = Cases()
+case = CASES.add
+
+for shape in [(1, 1), (3, 3), (2, 3, 3)]:
+    case(sl.det, well_conditioned(*shape))
+    case(sl.inv, well_conditioned(*shape))
+    case(sl.expm, 0.5 * r(*shape))
+case(sl.expm, r(4, 4))
+case(sl.inv, well_conditioned(3, 3), assume_a="general")
+case(sl.solve, well_conditioned(3, 3), r(3))
+case(sl.solve, well_conditioned(3, 3), r(3, 2))
+case(sl.solve, well_conditioned(1, 1), r(1))
+case(sl.solve, well_conditioned(3, 3), r(3, 1), check_finite=False)
+case(sl.solve, well_conditioned(3, 3), r(3), assume_a="gen")
+for trans in (0, 1, 2, "N", "T"):
+    for lower in (False, True):
+        case(sl.solve_triangular, well_conditioned(3, 3), r(3), trans, lower)
+        case(sl.solve_triangular, well_conditioned(3, 3), r(3, 2), trans=trans, lower=lower,
+             unit_diagonal=True)
+case(sl.solve_triangular, well_conditioned(1, 1), r(1, 2))
+
+FLOAT32 = Cases()
+FLOAT32.add(sl.expm, x32(3, 3))
+FLOAT32.add(sl.inv, well_conditioned(3, 3).astype(np.float32))
+
+globals().update(rule_tests(CASES, FLOAT32))
+
+
+def test_expm_gradient_matches_scipy_expm_frechet():
+    a, g = r(3, 3), r(3, 3)
+    _, vjp = vjp_of(sl.expm, a)
+    np.testing.assert_allclose(vjp(g)[0], sl.expm_frechet(a.T, g, compute_expm=False),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_solve_triangular_gives_no_gradient_outside_its_triangle():
+    a = well_conditioned(3, 3)
+    _, vjp = vjp_of(sl.solve_triangular, a, r(3), lower=True, unit_diagonal=True)
+    ga = vjp(r(3))[0]
+    assert np.all(np.triu(ga) == 0) and np.any(ga != 0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b: sl.solve(a, b, assume_a="pos"),
+    lambda a, b: sl.solve(a, b, transposed=True),
+    lambda a, b: sl.inv(a, assume_a="pos") @ b,
+])
+def test_structured_solves_are_refused(call):
+    a = well_conditioned(3, 3)
+    a = a @ a.T
+
+    def f(a, b):
+        return np.sum(call(a, b))
+
+    with pytest.raises(NotImplementedError, match="general matrix only"):
+        mindgrad.grad(f)(a, r(3))
+    with pytest.raises(NotImplementedError, match="general matrix only"):
+        mindgrad.jvp(f, (a, r(3)), (r(3, 3), r(3)))
+
+
+def quadratic_form(a, b):
+    x = sl.solve(a, b)
+    return x @ x + sl.det(a) + np.sum(sl.inv(a) ** 2)
+
+
+def triangular(a, b):
+    return np.sum(sl.solve_triangular(a, b, trans="T", lower=True) ** 2)
+
+
+def exponential(a):
+    return np.sum(sl.expm(a) ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (quadratic_form, (well_conditioned(3, 3), r(3))),
+    (triangular, (well_conditioned(3, 3), r(3, 2))),
+    (exponential, (0.5 * r(3, 3),)),
+])
+def test_to_second_order(fn, args):
+    mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
