@@ -406,8 +406,14 @@ def unbind(fn):
     """``(function to transform, the object bound to its first parameter or None)``."""
     import types
 
+    from mindgrad import rules
+    from mindgrad.compiler.analysis import foreign_library
+
     if objects.is_module(fn):
         return type(fn).construct, fn
+    if foreign_library(getattr(fn, "__func__", fn)) is not None and (
+            rules.lookup(fn) is not None or rules.lookup_tangent(fn) is not None):
+        return as_function(fn), None  # another library's (grad(scipy.linalg.sqrtm)): its rule
     if isinstance(fn, types.MethodType):
         return fn.__func__, fn.__self__
     if not isinstance(fn, (types.FunctionType, type)) and callable(fn) and \

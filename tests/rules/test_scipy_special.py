@@ -269,3 +269,12 @@ def test_generated_code_reads_the_rules():
 
     code = mindgrad.source(mindgrad.grad(f), pos(2, 3))
     assert "logsumexp_grad(" in code and "sp.digamma(x)" in code
+
+
+def test_a_scipy_function_differentiated_itself_uses_its_rule():
+    """grad(sp.logsumexp) is its rule, as a call of it is, not SciPy's source followed."""
+    x = r(4)
+    np.testing.assert_allclose(mindgrad.grad(sp.logsumexp)(x), sp.softmax(x), rtol=1e-12)
+    y = pos(3)
+    np.testing.assert_allclose(mindgrad.jvp(sp.gammaln, (y,), (np.ones(3),))[1], sp.digamma(y),
+                               rtol=1e-12)

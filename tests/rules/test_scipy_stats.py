@@ -106,3 +106,10 @@ def test_float32_gradients_through_grad():
     assert g.dtype == np.float32
     np.testing.assert_allclose(g, np.exp(norm.logpdf(x, 0.5, 2.0) - norm.logcdf(x, 0.5, 2.0)),
                                rtol=1e-6)
+
+
+def test_a_norm_method_differentiated_itself_uses_its_rule():
+    x, loc, scale = 0.5, 0.2, 1.5
+    z = (x - loc) / scale
+    got = mindgrad.grad(norm.logpdf, (0, 1, 2))(x, loc, scale)
+    assert got == pytest.approx((-z / scale, z / scale, (z * z - 1.0) / scale), rel=1e-12)
