@@ -1,5 +1,6 @@
 """Rules for ``scipy.linalg``, in both directions: ``det``, ``inv``, ``solve``,
-``solve_triangular`` and ``expm``, for real matrices (stacks of them too, as SciPy batches).
+``solve_triangular``, ``solve_sylvester``, ``expm`` and ``sqrtm``, for real matrices (stacks of
+them too, as SciPy batches).
 
 SciPy is optional: this module is imported by the registry once the program has imported
 ``scipy.linalg`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``).
@@ -12,6 +13,9 @@ function of the entries, and ``transposed=True`` solves with the transpose; thes
 triangle ``lower`` names (its diagonal too unless ``unit_diagonal``): the other entries get no
 gradient. ``expm``'s derivative in a direction ``e`` is the upper right block of
 ``expm([[a, e], [0, a]])``, itself made of functions with rules, so higher orders follow.
+``sqrtm``'s derivative solves a Sylvester equation (``x dx + dx x = da``) with
+``solve_sylvester``, whose rule makes it twice differentiable; a real matrix whose square
+root is complex (a negative eigenvalue) raises ``NotImplementedError``.
 """
 
 import numpy as np
@@ -156,3 +160,42 @@ def _(out, A):
 @tangent(sl.expm)
 def _(out, A):
     d[out] = expm_frechet_block(A, d[A])
+
+
+# ----- Sylvester equations and the matrix square root --------------------------------------
+
+
+@adjoint(sl.solve_sylvester)
+def _(out, a, b, q):
+    g_q = sl.solve_sylvester(swap_last_axes(a), swap_last_axes(b), d[out])
+    d[q] = g_q
+    d[a] = -np.matmul(g_q, swap_last_axes(out))
+    d[b] = -np.matmul(swap_last_axes(out), g_q)
+
+
+@tangent(sl.solve_sylvester)
+def _(out, a, b, q):
+    d[out] = sl.solve_sylvester(a, b, d[q])
+    d[out] = sl.solve_sylvester(a, b, -np.matmul(d[a], out))
+    d[out] = sl.solve_sylvester(a, b, -np.matmul(out, d[b]))
+
+
+def real_root(root, a):
+    """``sqrtm(a)``, checked to be real where ``a`` is: a real matrix with a negative
+    eigenvalue has a complex square root, whose derivative the rules below do not give."""
+    if np.iscomplexobj(root) and not np.iscomplexobj(a):
+        raise NotImplementedError("mindgrad differentiates scipy.linalg.sqrtm of a real matrix "
+                                  "whose square root is real (no negative eigenvalue) only")
+    return root
+
+
+@adjoint(sl.sqrtm)
+def _(out, A, disp=None, blocksize=None):
+    x = swap_last_axes(real_root(out, A))
+    d[A] = sl.solve_sylvester(x, x, d[out])
+
+
+@tangent(sl.sqrtm)
+def _(out, A, disp=None, blocksize=None):
+    x = real_root(out, A)
+    d[out] = sl.solve_sylvester(x, x, d[A])

@@ -10,7 +10,9 @@ follow. At the edges of a domain the slope is what the formula gives there, as i
 infinite derivative is ``inf`` (``logit`` at 0 and 1, ``erfinv`` at -1 and 1, ``ndtri`` at 0 and
 1, ``entr`` at 0), never a finite number standing for it; where a function is constant along an
 argument the slope is 0 (``xlogy(0, y)`` is 0 for every ``y``); where it has a corner, the
-slope is the mean of its one-sided slopes, 0 (``i0e`` at 0, as ``np.abs``).
+slope is the mean of its one-sided slopes, 0 (``i0e`` at 0, as ``np.abs``). The orders of
+``polygamma``, ``iv`` and ``ive`` are constants: differentiating along one raises
+(``no_slope``). ``logsumexp`` with ``return_sign=True`` raises too.
 """
 
 import math

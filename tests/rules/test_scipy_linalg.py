@@ -1,7 +1,7 @@
 """The rules for scipy.linalg (mindgrad/rules/scipy_linalg.py), in both directions: det, inv,
-solve, solve_triangular (every trans, lower, unit_diagonal) and expm, on single matrices and
-stacks; the structures they refuse; second order through the transformer. The checks:
-tests/support/rule_check.py. Skipped where SciPy is not installed.
+solve, solve_triangular (every trans, lower, unit_diagonal), solve_sylvester, expm and sqrtm,
+on single matrices and stacks; the structures they refuse; second order through the
+transformer. The checks: tests/support/rule_check.py. Skipped where SciPy is not installed.
 """
 
 import numpy as np
@@ -36,6 +36,10 @@ for trans in (0, 1, 2, "N", "T"):
         case(sl.solve_triangular, well_conditioned(3, 3), r(3, 2), trans=trans, lower=lower,
              unit_diagonal=True)
 case(sl.solve_triangular, well_conditioned(1, 1), r(1, 2))
+for shape in [(3, 3), (1, 1), (2, 3, 3)]:
+    case(sl.solve_sylvester, well_conditioned(*shape), well_conditioned(*shape), r(*shape))
+    case(sl.sqrtm, well_conditioned(*shape))
+case(sl.solve_sylvester, well_conditioned(3, 3), well_conditioned(2, 2), r(3, 2))
 
 FLOAT32 = Cases()
 FLOAT32.add(sl.expm, x32(3, 3))
@@ -89,10 +93,28 @@ def exponential(a):
     return np.sum(sl.expm(a) ** 2)
 
 
+def square_root(a, q):
+    return np.sum(sl.sqrtm(a) * q) + np.sum(sl.solve_sylvester(a, a.T, q) ** 2)
+
+
+def test_sqrtm_of_a_matrix_with_a_complex_root_is_refused():
+    with pytest.raises(NotImplementedError, match="square root is real"):
+        mindgrad.grad(lambda a: np.sum(sl.sqrtm(a).real))(np.diag([-1.0, 2.0]))
+
+
+def test_sqrtm_gradient_by_its_defining_equation():
+    """d sqrtm(a)[e] solves x dx + dx x = e, so sqrtm(a + h e) ~ x + h dx."""
+    a, e = well_conditioned(3, 3), r(3, 3)
+    _, tangent = mindgrad.jvp(sl.sqrtm, (a,), (e,))
+    x = sl.sqrtm(a)
+    np.testing.assert_allclose(x @ tangent + tangent @ x, e, atol=1e-10)
+
+
 @pytest.mark.parametrize("fn, args", [
     (quadratic_form, (well_conditioned(3, 3), r(3))),
     (triangular, (well_conditioned(3, 3), r(3, 2))),
     (exponential, (0.5 * r(3, 3),)),
+    (square_root, (well_conditioned(3, 3), r(3, 3))),
 ])
 def test_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
