@@ -1,6 +1,6 @@
 """Rules for ``scipy.linalg``, in both directions: ``det``, ``inv``, ``solve``,
-``solve_triangular``, ``solve_sylvester``, ``expm`` and ``sqrtm``, for real matrices (stacks of
-them too, as SciPy batches).
+``solve_triangular``, ``solve_sylvester``, ``expm``, ``sqrtm``, ``cholesky``, ``cho_factor`` and
+``cho_solve``, for real matrices (stacks of them too, as SciPy batches).
 
 SciPy is optional: this module is imported by the registry once the program has imported
 ``scipy.linalg`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``).
@@ -16,6 +16,12 @@ gradient. ``expm``'s derivative in a direction ``e`` is the upper right block of
 ``sqrtm``'s derivative solves a Sylvester equation (``x dx + dx x = da``) with
 ``solve_sylvester``, whose rule makes it twice differentiable; a real matrix whose square
 root is complex (a negative eigenvalue) raises ``NotImplementedError``.
+
+A Cholesky factorization reads one triangle of ``a`` (the one ``lower`` names, as LAPACK
+does), as the symmetric matrix that triangle stands for: the gradient lies on that triangle,
+and a tangent reads that triangle of the input's tangent. ``cho_factor``'s result ``c`` holds
+the factor on that triangle and ``a``'s own entries on the other, which pass their gradient
+back unchanged; ``cho_solve`` reads the factor's triangle of ``c`` only.
 """
 
 import numpy as np
@@ -30,7 +36,8 @@ from mindgrad.rules.numpy_linalg import (
     solve_tangent_a,
     swap_last_axes,
 )
-from mindgrad.runtime import unbroadcast
+from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime.tangents import TangentTuple
 
 # ----- det, inv, solve: as NumPy's ---------------------------------------------------------
 
@@ -199,3 +206,133 @@ def _(out, A, disp=None, blocksize=None):
 def _(out, A, disp=None, blocksize=None):
     x = real_root(out, A)
     d[out] = sl.solve_sylvester(x, x, d[A])
+
+
+# ----- Cholesky: cholesky, cho_factor, cho_solve -------------------------------------------
+
+
+def read_triangle(a, lower=False):
+    """The triangle of ``a`` a Cholesky factorization reads (diagonal included), the other
+    entries zero."""
+    return np.tril(a) if lower else np.triu(a)
+
+
+def symmetric_from(t, lower=False):
+    """The symmetric matrix the triangle ``t`` of a Cholesky input stands for."""
+    t = read_triangle(t, lower)
+    return t + swap_last_axes(t) - t * np.eye(np.shape(t)[-1])
+
+
+def lower_factor(factor, lower=False):
+    """The lower Cholesky factor ``l`` (a = l l^T) from ``cholesky(a, lower)``'s result."""
+    return read_triangle(factor, lower) if lower else swap_last_axes(np.triu(factor))
+
+
+def cholesky_grad(g, factor, lower=False):
+    """Gradient of ``factor = cholesky(a, lower)`` for ``a`` from ``g``, on the triangle read:
+    with ``l`` the lower factor and ``s = l^-T phi(l^T g_l) l^-1`` (``phi``: the lower triangle,
+    its diagonal halved), ``tril(s) + tril(s^T, -1)``, transposed for an upper factor."""
+    if is_zero(g):
+        return 0
+    l = lower_factor(factor, lower)
+    g_l = np.tril(g if lower else swap_last_axes(g))
+    p = np.matmul(swap_last_axes(l), g_l)
+    p = np.tril(p) - 0.5 * p * np.eye(np.shape(p)[-1])
+    y = sl.solve_triangular(l, p, trans=1, lower=True)
+    s = swap_last_axes(sl.solve_triangular(l, swap_last_axes(y), trans=1, lower=True))
+    grad = np.tril(s) + np.tril(swap_last_axes(s), -1)
+    return grad if lower else swap_last_axes(grad)
+
+
+def cholesky_tangent(t, factor, lower=False):
+    """Tangent of ``cholesky(a, lower)`` from ``a``: ``l phi(l^-1 t_sym l^-T)`` for the lower
+    factor ``l``, ``t_sym`` the symmetric matrix of the triangle of ``t`` read."""
+    l = lower_factor(factor, lower)
+    w = sl.solve_triangular(l, symmetric_from(t, lower), lower=True)
+    m = swap_last_axes(sl.solve_triangular(l, swap_last_axes(w), lower=True))
+    m = np.tril(m) - 0.5 * m * np.eye(np.shape(m)[-1])
+    dl = np.matmul(l, m)
+    return dl if lower else swap_last_axes(dl)
+
+
+@adjoint(sl.cholesky)
+def _(out, a, lower=False, overwrite_a=False, check_finite=True):
+    d[a] = cholesky_grad(d[out], out, lower)
+
+
+@tangent(sl.cholesky)
+def _(out, a, lower=False, overwrite_a=False, check_finite=True):
+    d[out] = cholesky_tangent(d[a], out, lower)
+
+
+def factor_of(c_and_lower):
+    """``(c, lower)`` of ``cho_factor``'s result, ``lower`` one bool (SciPy gives one per matrix
+    of a stack)."""
+    c, lower = c_and_lower
+    return c, bool(np.all(lower))
+
+
+def cho_factor_grad(g, out):
+    """Gradient of ``(c, lower) = cho_factor(a, lower)`` for ``a``: the factor's on the triangle
+    read, ``g_c`` itself on the other, where ``c`` holds ``a``'s entries."""
+    c, lower = factor_of(out)
+    g_c = g[0]
+    if is_zero(g_c):
+        return 0
+    return cholesky_grad(read_triangle(g_c, lower), c, lower) + g_c - read_triangle(g_c, lower)
+
+
+def cho_factor_tangent(t, out):
+    """Tangent of ``cho_factor(a, lower)``: the factor's on its triangle, ``t``'s own entries on
+    the other; the flag ``lower`` has none."""
+    c, lower = factor_of(out)
+    t_c = cholesky_tangent(t, c, lower) + t - read_triangle(t, lower)
+    return TangentTuple((t_c, 0.0))
+
+
+@adjoint(sl.cho_factor)
+def _(out, a, lower=False, overwrite_a=False, check_finite=True):
+    d[a] = cho_factor_grad(d[out], out)
+
+
+@tangent(sl.cho_factor)
+def _(out, a, lower=False, overwrite_a=False, check_finite=True):
+    d[out] = cho_factor_tangent(d[a], out)
+
+
+def cho_solve_grad_c(g_b, c_and_lower, x):
+    """Gradient of ``x = cho_solve((c, lower), b)`` for ``(c, lower)`` from ``g_b``, the
+    gradient for ``b``: with ``a = l l^T``, ``g_a = -g_b x^T``, so ``g_l = -(g_b x^T + x g_b^T)
+    l`` on the factor's triangle of ``c`` (transposed for an upper factor)."""
+    c, lower = factor_of(c_and_lower)
+    if np.ndim(x) == np.ndim(c) - 1:
+        g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
+    outer = np.matmul(g_b, swap_last_axes(x))
+    g_l = -np.tril(np.matmul(outer + swap_last_axes(outer), lower_factor(c, lower)))
+    return [g_l if lower else swap_last_axes(g_l), 0]
+
+
+def cho_solve_tangent_c(t, c_and_lower, x):
+    """Tangent of ``x = cho_solve((c, lower), b)`` from ``(c, lower)``: ``-a^-1 t_a x`` with
+    ``t_a = t_l l^T + l t_l^T`` for ``t_l`` the tangent on the factor's triangle."""
+    c, lower = factor_of(c_and_lower)
+    l = lower_factor(c, lower)
+    t_l = lower_factor(t[0], lower)
+    t_a = np.matmul(t_l, swap_last_axes(l))
+    t_a = t_a + swap_last_axes(t_a)
+    if np.ndim(x) == np.ndim(c) - 1:
+        return -sl.cho_solve(c_and_lower, np.matmul(t_a, np.expand_dims(x, -1)))[..., 0]
+    return -sl.cho_solve(c_and_lower, np.matmul(t_a, x))
+
+
+@adjoint(sl.cho_solve)
+def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
+    g_b = sl.cho_solve(c_and_lower, d[out])
+    d[b] = g_b
+    d[c_and_lower] = cho_solve_grad_c(g_b, c_and_lower, out)
+
+
+@tangent(sl.cho_solve)
+def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
+    d[out] = sl.cho_solve(c_and_lower, d[b])
+    d[out] = cho_solve_tangent_c(d[c_and_lower], c_and_lower, out)

@@ -1,6 +1,7 @@
 """The rules for scipy.linalg (mindgrad/rules/scipy_linalg.py), in both directions: det, inv,
-solve, solve_triangular (every trans, lower, unit_diagonal), solve_sylvester, expm and sqrtm,
-on single matrices and stacks; the structures they refuse; second order through the
+solve, solve_triangular (every trans, lower, unit_diagonal), solve_sylvester, expm, sqrtm,
+cholesky, cho_factor and cho_solve (both triangles; the other triangle gets no gradient), on
+single matrices and stacks; the structures they refuse; second order through the
 transformer. The checks: tests/support/rule_check.py. Skipped where SciPy is not installed.
 """
 
@@ -40,6 +41,28 @@ for shape in [(3, 3), (1, 1), (2, 3, 3)]:
     case(sl.solve_sylvester, well_conditioned(*shape), well_conditioned(*shape), r(*shape))
     case(sl.sqrtm, well_conditioned(*shape))
 case(sl.solve_sylvester, well_conditioned(3, 3), well_conditioned(2, 2), r(3, 2))
+
+
+def positive_definite(*shape):
+    """Symmetric positive definite matrices, plus noise on the entries off the triangle a
+    Cholesky factorization reads: its gradient must stay on that triangle."""
+    m = r(*shape)
+    spd = np.matmul(m, np.swapaxes(m, -1, -2)) + 3.0 * np.eye(shape[-1])
+    return spd + 0.3 * np.triu(r(*shape), 1)
+
+
+for lower in (False, True):
+    for shape in [(3, 3), (1, 1), (2, 3, 3)]:
+        a = positive_definite(*shape)
+        case(sl.cholesky, a if lower else np.swapaxes(a, -1, -2), lower=lower)
+        case(sl.cho_factor, a if lower else np.swapaxes(a, -1, -2), lower)
+    factored = sl.cho_factor(positive_definite(3, 3), lower=lower)
+    case(sl.cho_solve, factored, r(3))
+    case(sl.cho_solve, factored, r(3, 2))
+    case(sl.cho_solve, sl.cho_factor(positive_definite(2, 3, 3), lower=lower), r(2, 3, 2))
+    case(sl.cho_solve, (factored[0] + 0.5 * np.triu(r(3, 3), 1) if lower else
+                        factored[0] + 0.5 * np.tril(r(3, 3), -1), lower), r(3, 1),
+         label="cho_solve-other-triangle-ignored")
 
 FLOAT32 = Cases()
 FLOAT32.add(sl.expm, x32(3, 3))
@@ -97,6 +120,31 @@ def square_root(a, q):
     return np.sum(sl.sqrtm(a) * q) + np.sum(sl.solve_sylvester(a, a.T, q) ** 2)
 
 
+def gaussian_process(a, b):
+    factored = sl.cho_factor(a, lower=True)
+    alpha = sl.cho_solve(factored, b)
+    return b @ alpha + 2.0 * np.sum(np.log(np.diag(factored[0])))
+
+
+def cholesky_upper(a):
+    return np.sum(sl.cholesky(a) ** 3)
+
+
+def test_cholesky_of_a_symmetric_matrix_matches_the_general_gradient():
+    """On a symmetric input, the gradient on the triangle read is what a symmetric
+    perturbation of both triangles gives: summed with its mirror, it is the gradient of the
+    log-determinant, inv(a), doubled off the diagonal."""
+    a = positive_definite(3, 3)
+    a = np.triu(a) + np.triu(a, 1).T
+
+    def logdet(a):
+        return 2.0 * np.sum(np.log(np.diag(sl.cholesky(a))))
+
+    g = mindgrad.grad(logdet)(a)
+    inv = np.linalg.inv(a)
+    np.testing.assert_allclose(g, np.triu(2.0 * inv) - np.diag(np.diag(inv)), rtol=1e-10)
+
+
 def test_sqrtm_of_a_matrix_with_a_complex_root_is_refused():
     with pytest.raises(NotImplementedError, match="square root is real"):
         mindgrad.grad(lambda a: np.sum(sl.sqrtm(a).real))(np.diag([-1.0, 2.0]))
@@ -115,6 +163,8 @@ def test_sqrtm_gradient_by_its_defining_equation():
     (triangular, (well_conditioned(3, 3), r(3, 2))),
     (exponential, (0.5 * r(3, 3),)),
     (square_root, (well_conditioned(3, 3), r(3, 3))),
+    (gaussian_process, (positive_definite(3, 3).T, r(3))),
+    (cholesky_upper, (positive_definite(3, 3),)),
 ])
 def test_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
