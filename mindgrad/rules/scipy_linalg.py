@@ -224,34 +224,35 @@ def symmetric_from(t, lower=False):
 
 
 def lower_factor(factor, lower=False):
-    """The lower Cholesky factor ``l`` (a = l l^T) from ``cholesky(a, lower)``'s result."""
+    """The lower Cholesky factor ``L`` (``a = L L^T``) from ``cholesky(a, lower)``'s
+    result."""
     return read_triangle(factor, lower) if lower else swap_last_axes(np.triu(factor))
 
 
 def cholesky_grad(g, factor, lower=False):
     """Gradient of ``factor = cholesky(a, lower)`` for ``a`` from ``g``, on the triangle read:
-    with ``l`` the lower factor and ``s = l^-T phi(l^T g_l) l^-1`` (``phi``: the lower triangle,
+    with ``L`` the lower factor and ``s = L^-T phi(L^T g_L) L^-1`` (``phi``: the lower triangle,
     its diagonal halved), ``tril(s) + tril(s^T, -1)``, transposed for an upper factor."""
     if is_zero(g):
         return 0
-    l = lower_factor(factor, lower)
+    low = lower_factor(factor, lower)
     g_l = np.tril(g if lower else swap_last_axes(g))
-    p = np.matmul(swap_last_axes(l), g_l)
+    p = np.matmul(swap_last_axes(low), g_l)
     p = np.tril(p) - 0.5 * p * np.eye(np.shape(p)[-1])
-    y = sl.solve_triangular(l, p, trans=1, lower=True)
-    s = swap_last_axes(sl.solve_triangular(l, swap_last_axes(y), trans=1, lower=True))
+    y = sl.solve_triangular(low, p, trans=1, lower=True)
+    s = swap_last_axes(sl.solve_triangular(low, swap_last_axes(y), trans=1, lower=True))
     grad = np.tril(s) + np.tril(swap_last_axes(s), -1)
     return grad if lower else swap_last_axes(grad)
 
 
 def cholesky_tangent(t, factor, lower=False):
-    """Tangent of ``cholesky(a, lower)`` from ``a``: ``l phi(l^-1 t_sym l^-T)`` for the lower
-    factor ``l``, ``t_sym`` the symmetric matrix of the triangle of ``t`` read."""
-    l = lower_factor(factor, lower)
-    w = sl.solve_triangular(l, symmetric_from(t, lower), lower=True)
-    m = swap_last_axes(sl.solve_triangular(l, swap_last_axes(w), lower=True))
+    """Tangent of ``cholesky(a, lower)`` from ``a``: ``L phi(L^-1 t_sym L^-T)`` for the lower
+    factor ``L``, ``t_sym`` the symmetric matrix of the triangle of ``t`` read."""
+    low = lower_factor(factor, lower)
+    w = sl.solve_triangular(low, symmetric_from(t, lower), lower=True)
+    m = swap_last_axes(sl.solve_triangular(low, swap_last_axes(w), lower=True))
     m = np.tril(m) - 0.5 * m * np.eye(np.shape(m)[-1])
-    dl = np.matmul(l, m)
+    dl = np.matmul(low, m)
     return dl if lower else swap_last_axes(dl)
 
 
@@ -302,8 +303,8 @@ def _(out, a, lower=False, overwrite_a=False, check_finite=True):
 
 def cho_solve_grad_c(g_b, c_and_lower, x):
     """Gradient of ``x = cho_solve((c, lower), b)`` for ``(c, lower)`` from ``g_b``, the
-    gradient for ``b``: with ``a = l l^T``, ``g_a = -g_b x^T``, so ``g_l = -(g_b x^T + x g_b^T)
-    l`` on the factor's triangle of ``c`` (transposed for an upper factor)."""
+    gradient for ``b``: with ``a = L L^T``, ``g_a = -g_b x^T``, so ``g_L = -(g_b x^T + x g_b^T)
+    L`` on the factor's triangle of ``c`` (transposed for an upper factor)."""
     c, lower = factor_of(c_and_lower)
     if np.ndim(x) == np.ndim(c) - 1:
         g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
@@ -314,11 +315,11 @@ def cho_solve_grad_c(g_b, c_and_lower, x):
 
 def cho_solve_tangent_c(t, c_and_lower, x):
     """Tangent of ``x = cho_solve((c, lower), b)`` from ``(c, lower)``: ``-a^-1 t_a x`` with
-    ``t_a = t_l l^T + l t_l^T`` for ``t_l`` the tangent on the factor's triangle."""
+    ``t_a = t_L L^T + L t_L^T`` for ``t_L`` the tangent on the factor's triangle."""
     c, lower = factor_of(c_and_lower)
-    l = lower_factor(c, lower)
+    low = lower_factor(c, lower)
     t_l = lower_factor(t[0], lower)
-    t_a = np.matmul(t_l, swap_last_axes(l))
+    t_a = np.matmul(t_l, swap_last_axes(low))
     t_a = t_a + swap_last_axes(t_a)
     if np.ndim(x) == np.ndim(c) - 1:
         return -sl.cho_solve(c_and_lower, np.matmul(t_a, np.expand_dims(x, -1)))[..., 0]
