@@ -1,6 +1,7 @@
 """Rules for ``scipy.linalg``, in both directions: ``det``, ``inv``, ``solve``,
-``solve_triangular``, ``solve_sylvester``, ``expm``, ``sqrtm``, ``cholesky``, ``cho_factor`` and
-``cho_solve``, for real matrices (stacks of them too, as SciPy batches).
+``solve_triangular``, ``solve_sylvester``, ``expm``, ``sqrtm``, ``cholesky``, ``cho_factor``,
+``cho_solve``, ``lu_factor`` and ``lu_solve``, for real matrices (stacks of them too, as SciPy
+batches, but for the LU rules: one square matrix).
 
 SciPy is optional: this module is imported by the registry once the program has imported
 ``scipy.linalg`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``).
@@ -21,13 +22,15 @@ A Cholesky factorization reads one triangle of ``a`` (the one ``lower`` names, a
 does), as the symmetric matrix that triangle stands for: the gradient lies on that triangle,
 and a tangent reads that triangle of the input's tangent. ``cho_factor``'s result ``c`` holds
 the factor on that triangle and ``a``'s own entries on the other, which pass their gradient
-back unchanged; ``cho_solve`` reads the factor's triangle of ``c`` only.
+back unchanged; ``cho_solve`` reads the factor's triangle of ``c`` only. ``lu_factor``'s
+``lu`` packs the unit lower factor below the diagonal and the upper one on and above it, with
+``p a = l u`` for the row permutation ``p`` its pivots make (constants, as the pivots).
 """
 
 import numpy as np
 import scipy.linalg as sl
 
-from mindgrad.rules import adjoint, d, tangent
+from mindgrad.rules import adjoint, d, nondifferentiable, tangent
 from mindgrad.rules.numpy_linalg import (
     det_grad,
     det_tangent,
@@ -337,3 +340,105 @@ def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
 def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
     d[out] = sl.cho_solve(c_and_lower, d[b])
     d[out] = cho_solve_tangent_c(d[c_and_lower], c_and_lower, out)
+
+
+# ----- LU: lu_factor, lu_solve -------------------------------------------------------------
+
+
+def row_order(piv):
+    """The rows of ``a`` in the order ``lu_factor``'s pivots put them: ``a[row_order(piv)] =
+    l u`` (LAPACK swaps row ``i`` with row ``piv[i]``, for each ``i`` in turn)."""
+    piv = np.asarray(piv)
+    if piv.ndim != 1:
+        raise NotImplementedError("mindgrad differentiates scipy.linalg.lu_factor and lu_solve "
+                                  "of one square matrix, not of a stack")
+    order = np.arange(len(piv))
+    for i, j in enumerate(piv):
+        order[[i, j]] = order[[j, i]]
+    return order
+
+
+nondifferentiable(row_order)
+
+
+def lu_factors(lu):
+    """The unit lower and the upper factor ``lu`` packs."""
+    return np.tril(lu, -1) + np.eye(np.shape(lu)[-1]), np.triu(lu)
+
+
+def lu_factor_grad(g, out):
+    """Gradient of ``(lu, piv) = lu_factor(a)`` for ``a``: with ``m = tril(l^T g, -1) +
+    triu(g u^T)`` (``g`` read as the gradients of both factors), ``l^-T m u^-T`` with its rows
+    put back in ``a``'s order."""
+    lu, piv = out
+    g_lu = g[0]
+    if is_zero(g_lu):
+        return 0
+    low, up = lu_factors(lu)
+    m = np.tril(np.matmul(swap_last_axes(low), g_lu), -1) + np.triu(np.matmul(g_lu,
+                                                                            swap_last_axes(up)))
+    y = sl.solve_triangular(low, m, trans=1, lower=True, unit_diagonal=True)
+    grad_rows = swap_last_axes(sl.solve_triangular(up, swap_last_axes(y)))
+    return grad_rows[np.argsort(row_order(piv))]
+
+
+def lu_factor_tangent(t, out):
+    """Tangent of ``lu_factor(a)``: with ``f = l^-1 t[rows] u^-1``, ``l tril(f, -1) + triu(f)
+    u`` packed as ``lu``; the pivots have none."""
+    lu, piv = out
+    low, up = lu_factors(lu)
+    y = sl.solve_triangular(low, t[row_order(piv)], lower=True, unit_diagonal=True)
+    f = swap_last_axes(sl.solve_triangular(up, swap_last_axes(y), trans=1))
+    return TangentTuple((np.matmul(low, np.tril(f, -1)) + np.matmul(np.triu(f), up),
+                         np.zeros(np.shape(piv))))
+
+
+@adjoint(sl.lu_factor)
+def _(out, a, overwrite_a=False, check_finite=True):
+    d[a] = lu_factor_grad(d[out], out)
+
+
+@tangent(sl.lu_factor)
+def _(out, a, overwrite_a=False, check_finite=True):
+    d[out] = lu_factor_tangent(d[a], out)
+
+
+def lu_solve_grad_lu(g_b, lu_and_piv, x, trans=0):
+    """Gradient of ``x = lu_solve((lu, piv), b, trans)`` for ``(lu, piv)`` from ``g_b``, the
+    gradient for ``b``: ``g_a = -g_b x^T`` (``-x g_b^T`` for the transposed solve) for
+    ``a = p^T l u``, taken to the factors ``lu`` packs."""
+    lu, piv = lu_and_piv
+    if np.ndim(x) == 1:
+        g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
+    g_a = -(np.matmul(x, swap_last_axes(g_b)) if op_transpose(trans) else
+            np.matmul(g_b, swap_last_axes(x)))
+    low, up = lu_factors(lu)
+    g_rows = g_a[row_order(piv)]
+    return [np.tril(np.matmul(g_rows, swap_last_axes(up)), -1) +
+            np.triu(np.matmul(swap_last_axes(low), g_rows)), 0]
+
+
+def lu_solve_tangent_lu(t, lu_and_piv, x, trans=0):
+    """Tangent of ``x = lu_solve((lu, piv), b, trans)`` from ``(lu, piv)``: ``-a^-1 t_a x``
+    (``-a^-T t_a^T x``), ``t_a = p^T (t_l u + l t_u)`` for the factors' tangents ``t[0]``
+    packs."""
+    lu, piv = lu_and_piv
+    low, up = lu_factors(lu)
+    t_rows = np.matmul(np.tril(t[0], -1), up) + np.matmul(low, np.triu(t[0]))
+    t_a = t_rows[np.argsort(row_order(piv))]
+    if op_transpose(trans):
+        t_a = swap_last_axes(t_a)
+    return -sl.lu_solve(lu_and_piv, np.matmul(t_a, x), trans)
+
+
+@adjoint(sl.lu_solve)
+def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    g_b = sl.lu_solve(lu_and_piv, d[out], opposite(trans))
+    d[b] = g_b
+    d[lu_and_piv] = lu_solve_grad_lu(g_b, lu_and_piv, out, trans)
+
+
+@tangent(sl.lu_solve)
+def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    d[out] = sl.lu_solve(lu_and_piv, d[b], trans)
+    d[out] = lu_solve_tangent_lu(d[lu_and_piv], lu_and_piv, out, trans)

@@ -1,8 +1,8 @@
 """The rules for scipy.linalg (mindgrad/rules/scipy_linalg.py), in both directions: det, inv,
 solve, solve_triangular (every trans, lower, unit_diagonal), solve_sylvester, expm, sqrtm,
-cholesky, cho_factor and cho_solve (both triangles; the other triangle gets no gradient), on
-single matrices and stacks; the structures they refuse; second order through the
-transformer. The checks: tests/support/rule_check.py. Skipped where SciPy is not installed.
+cholesky, cho_factor and cho_solve (both triangles; the other triangle gets no gradient),
+lu_factor and lu_solve (every trans), on single matrices and stacks; the structures they
+refuse; second order through the transformer. The checks: tests/support/rule_check.py. Skipped where SciPy is not installed.
 """
 
 import numpy as np
@@ -41,6 +41,13 @@ for shape in [(3, 3), (1, 1), (2, 3, 3)]:
     case(sl.solve_sylvester, well_conditioned(*shape), well_conditioned(*shape), r(*shape))
     case(sl.sqrtm, well_conditioned(*shape))
 case(sl.solve_sylvester, well_conditioned(3, 3), well_conditioned(2, 2), r(3, 2))
+for shape in [(4, 4), (1, 1), (3, 3)]:
+    case(sl.lu_factor, r(*shape))
+pivoted = sl.lu_factor(r(4, 4))
+for trans in (0, 1, 2):
+    case(sl.lu_solve, pivoted, r(4), trans)
+    case(sl.lu_solve, pivoted, r(4, 2), trans=trans)
+case(sl.lu_solve, sl.lu_factor(r(1, 1)), r(1))
 
 
 def positive_definite(*shape):
@@ -145,6 +152,23 @@ def test_cholesky_of_a_symmetric_matrix_matches_the_general_gradient():
     np.testing.assert_allclose(g, np.triu(2.0 * inv) - np.diag(np.diag(inv)), rtol=1e-10)
 
 
+def lu_solved(a, b):
+    factored = sl.lu_factor(a)
+    return np.sum(sl.lu_solve(factored, b, trans=1) ** 2) + np.sum(factored[0] ** 2)
+
+
+def test_lu_factor_of_a_stack_is_refused():
+    with pytest.raises(NotImplementedError, match="one square matrix"):
+        mindgrad.grad(lambda a: np.sum(sl.lu_factor(a)[0]))(r(2, 3, 3))
+
+
+def test_lu_factor_pivots_are_used():
+    """The pivots of this matrix swap rows: the gradient puts them back."""
+    a = np.array([[1.0, 2.0, 0.5], [4.0, 1.0, 0.3], [0.2, 3.0, 1.0]])
+    assert list(sl.lu_factor(a)[1]) != [0, 1, 2]
+    mindgrad.check_grads(lambda a: np.sum(sl.lu_factor(a)[0] ** 2), (a,), modes=("rev", "fwd"))
+
+
 def test_sqrtm_of_a_matrix_with_a_complex_root_is_refused():
     with pytest.raises(NotImplementedError, match="square root is real"):
         mindgrad.grad(lambda a: np.sum(sl.sqrtm(a).real))(np.diag([-1.0, 2.0]))
@@ -165,6 +189,7 @@ def test_sqrtm_gradient_by_its_defining_equation():
     (square_root, (well_conditioned(3, 3), r(3, 3))),
     (gaussian_process, (positive_definite(3, 3).T, r(3))),
     (cholesky_upper, (positive_definite(3, 3),)),
+    (lu_solved, (r(4, 4), r(4, 2))),
 ])
 def test_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
