@@ -2,7 +2,8 @@
 solve, solve_triangular (every trans, lower, unit_diagonal), solve_sylvester, expm, sqrtm,
 cholesky, cho_factor and cho_solve (both triangles; the other triangle gets no gradient),
 lu_factor and lu_solve (every trans), on single matrices and stacks; the structures they
-refuse; second order through the transformer. The checks: tests/support/rule_check.py. Skipped where SciPy is not installed.
+refuse; second order through the transformer. The checks: tests/support/rule_check.py.
+Skipped where SciPy is not installed.
 """
 
 import numpy as np
