@@ -251,6 +251,9 @@ def describe(fn) -> str:
                 return f"{prefix}.{fn.__name__}"
     module = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    while "." in module and module.rsplit(".", 1)[1].startswith("_") and \
+            getattr(sys.modules.get(module.rsplit(".", 1)[0]), name, None) is fn:
+        module = module.rsplit(".", 1)[0]  # where users import it: scipy.integrate.trapezoid
     if module.startswith("numpy"):
         module = "np" + module[5:]
         if module.startswith(("np._core", "np.core")):

@@ -190,5 +190,6 @@ def test_a_scipy_function_with_source_is_not_followed():
     assert info.value.lineno == _line("trapezoid")
     assert "another library, scipy" in message and "trapezoid" in message
     assert "def _(out, y, x=None, dx=1.0, axis=-1):" in message
+    assert "@mindgrad.adjoint(scipy.integrate.trapezoid)" in message  # its public name
     assert "scipy" not in os.path.basename(info.value.filename)
     assert sys.modules["scipy"] is not None
