@@ -4,7 +4,7 @@
 * ``analyse``: the facts both passes need, computed once (``Analysis``);
 * ``user_code``: whether a call runs the user's own code (a function, a method, a Cell, a
   callable object, a gradient object), which is differentiated from its source rather than by
-  a rule; ``foreign_library``: whether a function is another library's, which is not;
+  a rule (never another library's: ``source.foreign_library``);
 * ``in_place_write``: why an expression statement writing into an array cannot be followed.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import os
 
 import gast
 
@@ -158,7 +157,7 @@ def user_code(target, func_node, allow_helpers=False, nargs=None):
         return source.as_function(target), None, None
     def is_user(fn):
         return (_is_python_function if allow_helpers else _is_user_function)(fn) and \
-            foreign_library(fn) is None
+            source.foreign_library(fn) is None
     if objects.is_module(target):
         construct = getattr(type(target), "construct", None)
         return (construct, target, func_node) if is_user(construct) else None
@@ -198,56 +197,6 @@ def without_receiver(call, self_expr):
     if self_expr is None or not call.args or call.args[0] is not self_expr:
         return call
     return gast.Call(func=call.func, args=call.args[1:], keywords=call.keywords)
-
-
-def foreign_library(fn):
-    """The name of the library ``fn`` belongs to (``"scipy"``, ``"statistics"``) when it is
-    another library's code, else None.
-
-    Another library's code is code installed for Python to import, not the program's own: its
-    file lies under an installation directory (a ``site-packages`` or ``dist-packages``
-    directory, any interpreter's or virtual environment's, or the standard library's), and not
-    inside mindgrad's own package (whose helpers generated code calls). mindgrad does not
-    follow a call into such code: a call of it needs a rule, and the error says so at the
-    user's line. The user's code is followed wherever it lives otherwise: a project's files
-    (installed in editable mode too), scripts, notebook cells."""
-    code = getattr(fn, "__code__", None)  # the code that would be followed: no unwrapping
-    if code is None or not _installed(code.co_filename):
-        return None
-    module = getattr(fn, "__module__", None) or ""
-    return module.split(".")[0] or os.path.splitext(os.path.basename(code.co_filename))[0]
-
-
-_MINDGRAD = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-
-
-@functools.cache
-def _installed(filename) -> bool:
-    """Whether ``filename`` lies under an installation directory, outside mindgrad."""
-    if not os.path.isabs(filename):  # <stdin>, a notebook cell, generated code
-        return False
-    path = os.path.realpath(filename)
-    if path.startswith(_MINDGRAD + os.sep):
-        return False
-    parts = path.split(os.sep)
-    if "site-packages" in parts or "dist-packages" in parts:
-        return True
-    return any(path.startswith(root + os.sep) for root in _installation_roots())
-
-
-@functools.cache
-def _installation_roots():
-    """The standard library's and the site directories of this interpreter."""
-    import site
-    import sysconfig  # not imported at start-up: read when a callee is first checked
-
-    paths = sysconfig.get_paths()
-    roots = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
-    try:
-        roots += site.getsitepackages() + [site.getusersitepackages()]
-    except AttributeError:  # an old virtualenv's site module
-        pass
-    return tuple(sorted({os.path.realpath(r) for r in roots if r}))
 
 
 def _is_python_function(fn) -> bool:

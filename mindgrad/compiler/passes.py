@@ -16,9 +16,10 @@ import gast
 from mindgrad import runtime
 from mindgrad.compiler import aliasing, naming
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.analysis import Resolver, foreign_library
+from mindgrad.compiler.analysis import Resolver
 from mindgrad.compiler.emit import comment, unparse
 from mindgrad.compiler.expand import literal
+from mindgrad.compiler.source import foreign_library
 from mindgrad.errors import Located, UnsupportedSyntaxError
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,

@@ -111,13 +111,19 @@ _pending = dict(DEFERRED)
 
 def _load_deferred() -> bool:
     """Register the rules of the optional libraries imported since the last call; whether any
-    were."""
-    loaded = False
+    were.
+
+    The registry's version is left as it was: code built before could not reach these
+    functions (looking one up would have missed and loaded them), so it stays valid, and the
+    build that triggers the load is not rebuilt at its next call."""
+    global _version
+    loaded, version = False, _version
     for library, topic in list(_pending.items()):
         if library in sys.modules:
             importlib.import_module(f"{__name__}.{topic}")
             del _pending[library]
             loaded = True
+    _version = version
     return loaded
 
 

@@ -1,6 +1,6 @@
 """A call of another library's function that has no rule is not followed into that library's
 source: the error is raised at the user's line, names the function, says why and shows the rule
-to register. What "another library" means (``analysis.foreign_library``): code whose file lies
+to register. What "another library" means (``source.foreign_library``): code whose file lies
 under an installation directory (site-packages, dist-packages, the standard library), outside
 mindgrad; the user's own helpers are followed wherever else they live. The "no rule" message
 says what is true: "no Python source" only for compiled code, and a ufunc method's rule keyed
@@ -16,7 +16,7 @@ import pytest
 
 import mindgrad
 from mindgrad import rules
-from mindgrad.compiler.analysis import foreign_library
+from mindgrad.compiler.source import foreign_library
 
 HERE = os.path.realpath(__file__)
 

@@ -69,3 +69,22 @@ def test_rules_are_registered_once_scipy_is_imported(tmp_path):
     """, tmp_path)
     assert out.split()[:2] == ["True", "True"]
     assert "'scipy.special'" not in out
+
+
+def test_loading_the_rules_does_not_rebuild_what_was_built(tmp_path):
+    """The build that loads SciPy's rules is cached under the registry version it ends with:
+    its next call does not build again."""
+    out = run("""
+        import numpy as np
+        import scipy.special as sp
+        import mindgrad
+
+        def f(x):
+            return np.sum(sp.expit(x))
+
+        g = mindgrad.grad(f)
+        g(np.ones(2))
+        g(np.ones(2))
+        print(mindgrad.cache_stats()["builds"], mindgrad.cache_stats()["hits"])
+    """, tmp_path)
+    assert out.split() == ["1", "1"]
