@@ -32,8 +32,12 @@ def _html(text: str) -> str:
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import PythonLexer
     except ImportError:
-        return f"<pre>{html.escape(text)}</pre>"
-    return highlight(text, PythonLexer(), HtmlFormatter(noclasses=True))
+        return f'<pre style="{_PRE_STYLE}">{html.escape(text)}</pre>'
+    return highlight(text, PythonLexer(), HtmlFormatter(noclasses=True, prestyles=_PRE_STYLE))
+
+
+# in the notebook's code font: a page's stylesheet (nbconvert's HTML) may set <pre> in its text font
+_PRE_STYLE = "font-family: var(--jp-code-font-family, monospace)"
 
 
 def _markdown(text: str) -> str:

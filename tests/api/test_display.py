@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import mindgrad as mg
+from mindgrad.api import display
 from mindgrad.api.display import Code, Stage, Stages
 from mindgrad.compiler import driver
 
@@ -87,7 +88,8 @@ def test_code_html_without_pygments_is_an_escaped_pre(monkeypatch):
     code = Code("if a < b and c > 0:\n    s = '<b>&'\n")
     _no_pygments(monkeypatch)
     page = code._repr_html_()
-    assert page == "<pre>if a &lt; b and c &gt; 0:\n    s = &#x27;&lt;b&gt;&amp;&#x27;\n</pre>"
+    assert page == (f'<pre style="{display._PRE_STYLE}">'
+                    "if a &lt; b and c &gt; 0:\n    s = &#x27;&lt;b&gt;&amp;&#x27;\n</pre>")
     assert "<span" not in page
 
 
@@ -100,7 +102,7 @@ def test_import_without_pygments_works_and_shows_pre(tmp_path):
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          timeout=120, check=False, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "<pre>"
+    assert run.stdout.strip() == "<pre"
 
 
 def test_code_markdown_fence_outlasts_backticks_inside():
@@ -153,7 +155,7 @@ def test_stages_html_shows_each_stage_under_its_name(monkeypatch):
     page = stages._repr_html_()
     for name in ("source", "normalize", "reverse", "optimize", "emit"):
         assert f"<p><b>{name}</b>: " in page
-    assert page.count("<pre>") == len(stages)
+    assert page.count("<pre ") == len(stages)
     assert "&gt; 0" in page
     markdown = stages._repr_markdown_()
     assert markdown.count("```python") == len(stages) and "**reverse**: `f`" in markdown
