@@ -232,6 +232,14 @@ case(np.polyfit, np.linspace(-1.0, 1.0, 6) + 0.05 * r(6), r(6), 2)
 case(np.polyfit, np.linspace(-1.0, 1.0, 6) + 0.05 * r(6), r(6, 2), 3)
 case(np.polyfit, np.linspace(-1.0, 1.0, 5) + 0.05 * r(5), r(5), 1, None, False, pos(5))
 case(np.polyfit, np.linspace(-1.0, 1.0, 5) + 0.05 * r(5), r(5, 3), 2, None, False, pos(5))
+for _kw in ({}, {"edge_order": 2}):
+    case(np.gradient, r(5), **_kw)
+    case(np.gradient, r(4, 5), **_kw)  # one result per axis
+    case(np.gradient, r(4, 5), f(), **_kw)  # the spacing moves too
+    case(np.gradient, r(3, 4), f(), f(), **_kw)
+    case(np.gradient, r(3, 4, 5), f(), axis=-1, **_kw)
+    case(np.gradient, r(3, 4, 5), f(), f(), axis=(2, 0), **_kw)
+    case(np.gradient, r(1, 5), axis=1, **_kw)  # a size-1 axis not differentiated
 
 FLOAT32 = Cases()
 FLOAT32.add(np.fmod, x32(3, gen=pos), x32(3, gen=pos))
@@ -250,6 +258,8 @@ FLOAT32.add(np.block, [x32(2), x32(3)])
 FLOAT32.add(np.ediff1d, x32(4))
 FLOAT32.add(np.polyadd, x32(3), x32(4))
 FLOAT32.add(np.polyder, x32(4))
+FLOAT32.add(np.gradient, x32(3, 4), axis=1)
+FLOAT32.add(np.gradient, x32(5), np.float32(0.5), edge_order=2)
 FLOAT32.add(np.polyfit, np.linspace(-1.0, 1.0, 5).astype(np.float32), x32(5), 2)
 FLOAT32.add(np.unwrap, x32(4))
 FLOAT32.add(np.corrcoef, x32(3, 5))
@@ -284,6 +294,34 @@ def test_quantile_gradient_is_a_gather_of_the_sorted_entries():
     grad_a, grad_q = vjp(1.0)
     np.testing.assert_allclose(grad_a, [0.4, 0.0, 0.6, 0.0, 0.0])
     np.testing.assert_allclose(grad_q, (3.0 - 2.0) * 4)
+
+
+def test_gradient_with_coordinates_is_linear_in_the_values_and_refuses_the_coordinates():
+    x = np.cumsum(0.5 + pos(6))  # uneven, increasing sample points
+    values = r(6)
+    for edge_order in (1, 2):
+        def f(v):
+            return np.sum(np.sin(np.gradient(v, x, edge_order=edge_order)))
+        eps = 1e-6
+        numeric = np.array([(f(values + eps * e) - f(values - eps * e)) / (2 * eps)
+                            for e in np.eye(6)])
+        np.testing.assert_allclose(mindgrad.grad(f)(values), numeric, rtol=1e-6, atol=1e-8)
+
+    def g(coords):
+        return np.sum(np.gradient(values, coords) ** 2)
+    with pytest.raises(NotImplementedError, match="coordinate arrays"):
+        mindgrad.grad(g)(x)
+
+
+def test_gradient_of_a_quadratic_matches_its_closed_form():
+    # np.gradient of c * x^2 sampled at spacing h, edge_order 2, is exact: 2 c x; so
+    # d/dc sum(gradient) = sum(2 x), and d/dh (at fixed samples) = -sum(2 c x) / h
+    h, c = 0.25, 1.5
+    x = h * np.arange(7.0)
+    grad_c = mindgrad.grad(lambda c: np.sum(np.gradient(c * x * x, h, edge_order=2)))(c)
+    np.testing.assert_allclose(grad_c, np.sum(2.0 * x))
+    grad_h = mindgrad.grad(lambda h: np.sum(np.gradient(c * x * x, h, edge_order=2)))(h)
+    np.testing.assert_allclose(grad_h, -np.sum(2.0 * c * x) / h)
 
 
 def test_polyfit_diagnostics_are_refused():
@@ -336,6 +374,11 @@ def polynomials(p, x):
         np.sum(np.interp(x, np.array([-1.0, 0.0, 1.0]), p) ** 2) + np.sum(fitted ** 3)
 
 
+def differences(f, h):
+    rows, cols = np.gradient(f * f, h, 2.0 * h, edge_order=2)
+    return np.sum(rows * cols) + np.sum(np.gradient(np.sin(f), axis=-1) ** 3)
+
+
 def gathers(x):
     picked = np.choose(np.array([0, 1, 0, 1]), [x, x * x])
     chosen = np.select([x > 0], [x ** 3], x)
@@ -347,9 +390,10 @@ def gathers(x):
 
 @pytest.mark.parametrize("fn, args", [(robust_spread, (r(3, 5),)), (integrals, (r(4), r(4))),
                                       (signals, (r(5), r(3))), (polynomials, (r(3), 0.6 * r(4))),
-                                      (gathers, (r(4),)), (covariances, (r(3, 5),)),
+                                      (gathers, (r(4),)),
+                                      (differences, (r(3, 4), 0.7)), (covariances, (r(3, 5),)),
                                       (rearranged, (r(6),))],
-                         ids=["robust_spread", "integrals", "signals", "polynomials", "gathers",
+                         ids=["robust_spread", "integrals", "signals", "polynomials", "gathers", "differences",
                               "covariances", "rearranged"])
 def test_through_the_transformer_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"), directions=1)
