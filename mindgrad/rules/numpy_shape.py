@@ -345,12 +345,17 @@ def _(out, tup, *, dtype=None, casting="same_kind"):
     d[out] = join_tangent(np.hstack, d[tup], tup, out)
 
 
-@adjoint(np.vstack)
+# np.row_stack: vstack under its older name (deprecated in NumPy 2.0, a function of its own)
+VSTACK = (np.vstack,) + tuple(fn for fn in (getattr(np, "row_stack", None),)
+                              if fn is not None and fn is not np.vstack)
+
+
+@adjoint(*VSTACK)
 def _(out, tup, *, dtype=None, casting="same_kind"):
     d[tup] = vstack_grad(d[out], tup)
 
 
-@tangent(np.vstack)
+@tangent(*VSTACK)
 def _(out, tup, *, dtype=None, casting="same_kind"):
     d[out] = join_tangent(np.vstack, d[tup], tup, out)
 

@@ -18,6 +18,7 @@ from tests.support.rule_check import (
     rule_tests,
 )
 
+pytestmark = pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated:DeprecationWarning")
 draw = Draw(20240609)
 r, pos, unit, big, f, x32 = draw.r, draw.pos, draw.unit, draw.big, draw.f, draw.x32
 CASES = Cases()
@@ -62,6 +63,9 @@ case(np.hstack, [r(2, 3), r(2, 1)])
 case(np.hstack, (f(), r(2)))
 case(np.vstack, [r(3), r(3)])
 case(np.vstack, [r(2, 3), r(1, 3), r(3)])
+if hasattr(np, "row_stack"):  # deprecated in NumPy 2.0, whose warning the checks ignore
+    case(np.row_stack, [r(2, 3), r(1, 3), r(3)])
+    case(np.row_stack, [r(3), r(3)])
 case(np.dstack, [r(2, 3), r(2, 3, 2)])
 case(np.column_stack, [r(3), r(3, 2)])
 
