@@ -4,6 +4,8 @@ constructors (linspace, logspace, geomspace), and the helpers their gradients ca
 tests/support/rule_check.py.
 """
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -105,6 +107,9 @@ case(np.sort, r(5))
 case(np.sort, r(3, 4), axis=0)
 case(np.sort, r(3, 4), axis=None)
 case(np.sort, r(2, 3, 4))
+case(np.sort_complex, r(5))
+case(np.sort_complex, r(3, 4))
+case(np.sort_complex, r(4) + 1j * r(4))
 
 case(np.diag, r(3))
 case(np.diag, r(3), 1)
@@ -224,6 +229,7 @@ helper(join_tangent, np.concatenate, [r(2, 3), r(4)], [r(2, 3), r(4)], r(10), No
 helper(join_tangent, np.vstack, [r(3), r(2, 3)], [r(3), r(2, 3)], r(3, 3))
 
 FLOAT32 = Cases()
+FLOAT32.add(np.sort_complex, x32(4))
 FLOAT32.add(np.reshape, x32(2, 3), (3, 2))
 FLOAT32.add(np.transpose, x32(2, 3))
 FLOAT32.add(np.concatenate, [x32(2), x32(3)])
@@ -242,6 +248,37 @@ globals().update(rule_tests(CASES, FLOAT32))
 
 
 # ----- exact values ------------------------------------------------------------------------
+
+
+def padded(v):
+    """``v`` with zeros around it: two in front, one behind."""
+    return np.concatenate([np.zeros(2), v, np.zeros(1)])
+
+
+def trimmed(v):
+    return np.sum(np.sin(np.trim_zeros(padded(v)))) + np.sum(np.trim_zeros(padded(v), "f") ** 3)
+
+
+def test_trim_zeros_is_a_gather_of_the_kept_range():
+    v = pos(4)  # no zeros inside, so the kept range stays put under small changes
+    np.testing.assert_allclose(mindgrad.grad(trimmed)(v), np.cos(v) + 3.0 * v * v)
+    mindgrad.check_grads(trimmed, (v,), order=2, modes=("rev", "fwd"), directions=1)
+    filt = padded(v)
+    _, vjp = vjp_of(np.trim_zeros, filt, "b")
+    np.testing.assert_array_equal(vjp(np.arange(1.0, 7.0))[0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0])
+    _, jvp = jvp_of(np.trim_zeros, filt)
+    np.testing.assert_array_equal(jvp(np.arange(7.0)), [2.0, 3.0, 4.0, 5.0])
+    grid = np.zeros((3, 4))
+    grid[1, 2], grid[2, 1] = 1.5, -2.0
+    if "axis" in inspect.signature(np.trim_zeros).parameters:  # NumPy >= 2.2 trims n-d arrays
+        for axis in (None, 0, -1):
+            out, vjp = vjp_of(np.trim_zeros, grid, "fb", axis)
+            g = r(*out.shape)
+            grad = vjp(g)[0]
+            np.testing.assert_allclose(np.trim_zeros(grad + grid, "fb", axis) - out, g, atol=1e-15)
+            assert grad.sum() == pytest.approx(g.sum())
+    out, vjp = vjp_of(np.trim_zeros, [0.0, 1.5, 0.0, 2.0, 0.0])
+    assert vjp([1.0, 2.0, 3.0])[0] == [0.0, 1.0, 2.0, 3.0, 0.0]
 
 
 def test_split_gradient_fills_unused_pieces_with_zeros():
