@@ -108,6 +108,10 @@ case(np.sort, r(3, 4), axis=0)
 case(np.sort, r(3, 4), axis=None)
 case(np.sort, r(2, 3, 4))
 case(np.sort_complex, r(5))
+# np.trim_zeros of nonzero values (a perturbed zero would move the range); the trimming itself:
+# test_trim_zeros_is_a_gather_of_the_kept_range
+case(np.trim_zeros, pos(5))
+case(np.trim_zeros, pos(5), "b")
 case(np.sort_complex, r(3, 4))
 case(np.sort_complex, r(4) + 1j * r(4))
 
@@ -188,6 +192,7 @@ helper(ns.concatenate_grad, r(7), [r(2, 2), r(3)], None, only=TANGENTS)
 helper(ns.stack_grad, r(2, 3, 2), [r(2, 3), r(2, 3)], -1, only=TANGENTS)
 helper(ns.hstack_grad, r(2, 4), [r(2, 3), r(2, 1)], only=TANGENTS)
 helper(ns.vstack_grad, r(3, 3), [r(2, 3), r(3)], only=TANGENTS)
+helper(ns.trim_zeros_grad, r(4), pos(4), "f", only=TANGENTS)
 helper(ns.dstack_grad, r(2, 3, 3), [r(2, 3), r(2, 3, 2)], only=TANGENTS)
 helper(ns.column_stack_grad, r(3, 3), [r(3), r(3, 2)], only=TANGENTS)
 _p = np.split(r(6), 3)
