@@ -1959,3 +1959,75 @@ def _(out, x, y, deg, rcond=None, full=False, w=None, cov=False):
     d[out] = polyfit_tangent(d[x], x, y, deg, out, w, full, cov, "x")
     d[out] = polyfit_tangent(d[y], x, y, deg, out, w, full, cov, "y")
     d[out] = polyfit_tangent(d[w], x, y, deg, out, w, full, cov, "w")
+
+
+def polyint_grads(g, p, m=1, k=None):
+    """Gradients of ``np.polyint(p, m, k)``: each integration divides the coefficients by their
+    new powers and appends its constant, so going back the last entry is that constant's
+    gradient and the rest are divided by the same powers. A single ``k`` for several
+    integrations gets the sum of theirs."""
+    grad = np.ravel(g)
+    g_k = []
+    for _ in range(int(m)):
+        g_k = [grad[-1]] + g_k
+        grad = grad[:-1] / np.arange(np.size(grad) - 1, 0, -1)
+    g_p = astype_grad(np.reshape(grad, np.shape(p)), p)
+    if k is None or int(m) == 0:
+        return g_p, 0
+    if np.size(k) == 1:
+        return g_p, astype_grad(np.reshape(np.sum(np.stack(g_k)), np.shape(k)), k)
+    g_k = np.pad(np.stack(g_k), (0, np.size(k) - int(m)))
+    return g_p, astype_grad(np.reshape(g_k, np.shape(k)), k)
+
+
+@adjoint(np.polyint)
+def _(out, p, m=1, k=None):
+    grads = polyint_grads(d[out], p, m, k)
+    d[p] = grads[0]
+    d[k] = grads[1]
+
+
+@tangent(np.polyint)  # linear in p and k together: each tangent with zeros for the other
+def _(out, p, m=1, k=None):
+    d[out] = as_dtype_of(np.polyint(d[p], m), out)
+    d[out] = as_dtype_of(np.polyint(np.zeros(np.shape(p), float_dtype(out)), m, d[k]), out)
+
+
+def poly_check(seq_of_zeros):
+    """Only real roots given as a vector (or a number) have a rule."""
+    if np.ndim(seq_of_zeros) > 1 or np.iscomplexobj(seq_of_zeros):
+        raise NotImplementedError(
+            "np.poly has a gradient rule for real roots given as a vector; for a matrix (its "
+            "characteristic polynomial) write np.poly(np.linalg.eigvals(a)) with real "
+            "eigenvalues, and complex roots have none")
+
+
+nondifferentiable(poly_check)
+
+
+def poly_jacobian(seq_of_zeros):
+    """``d np.poly(r) / d r`` for real roots ``r``: column ``i`` is ``-poly(r without r_i)``
+    moved one power down (a leading 0)."""
+    poly_check(seq_of_zeros)
+    roots = np.ravel(seq_of_zeros)
+    columns = []
+    for i in range(np.size(roots)):
+        rest = np.atleast_1d(np.poly(np.delete(roots, i)))  # 1.0 for no roots
+        columns.append(np.concatenate([np.zeros(1), -rest]))
+    if len(columns) == 0:
+        return np.zeros((1, 0))
+    return np.stack(columns, axis=1)
+
+
+
+
+@adjoint(np.poly)
+def _(out, seq_of_zeros):
+    """Real roots given as a vector; the coefficients are a product of the factors (x - r_i)."""
+    d[seq_of_zeros] = astype_grad(np.reshape(d[out] @ poly_jacobian(seq_of_zeros),
+                                             np.shape(seq_of_zeros)), seq_of_zeros)
+
+
+@tangent(np.poly)
+def _(out, seq_of_zeros):
+    d[out] = as_dtype_of(poly_jacobian(seq_of_zeros) @ np.ravel(d[seq_of_zeros]), out)

@@ -228,6 +228,16 @@ case(np.polysub, r(4), r(4))
 case(np.polymul, r(3), r(4))
 case(np.polyder, r(5))
 case(np.polyder, r(5), 2)
+case(np.polyint, r(4))
+case(np.polyint, r(4), 2)
+case(np.polyint, r(4), 1, f())
+case(np.polyint, r(3), 3, f())  # one constant for every integration
+case(np.polyint, r(3), 2, r(2))
+case(np.polyint, r(3), 2, r(3))  # the constants past m are unused
+case(np.polyint, r(3), 0, f())
+case(np.poly, r(3))
+case(np.poly, r(1))
+case(np.poly, r(5))
 case(np.polyfit, np.linspace(-1.0, 1.0, 6) + 0.05 * r(6), r(6), 2)
 case(np.polyfit, np.linspace(-1.0, 1.0, 6) + 0.05 * r(6), r(6, 2), 3)
 case(np.polyfit, np.linspace(-1.0, 1.0, 5) + 0.05 * r(5), r(5), 1, None, False, pos(5))
@@ -258,6 +268,8 @@ FLOAT32.add(np.block, [x32(2), x32(3)])
 FLOAT32.add(np.ediff1d, x32(4))
 FLOAT32.add(np.polyadd, x32(3), x32(4))
 FLOAT32.add(np.polyder, x32(4))
+FLOAT32.add(np.polyint, x32(4))
+FLOAT32.add(np.poly, x32(3))
 FLOAT32.add(np.gradient, x32(3, 4), axis=1)
 FLOAT32.add(np.gradient, x32(5), np.float32(0.5), edge_order=2)
 FLOAT32.add(np.polyfit, np.linspace(-1.0, 1.0, 5).astype(np.float32), x32(5), 2)
@@ -324,6 +336,16 @@ def test_gradient_of_a_quadratic_matches_its_closed_form():
     np.testing.assert_allclose(grad_h, -np.sum(2.0 * c * x) / h)
 
 
+def test_poly_gradient_matches_its_closed_form_and_refuses_a_matrix():
+    # np.poly([a, b]) = [1, -(a + b), a b]: d/da of its sum is -1 + b
+    a, b = 0.3, -1.7
+    _, vjp = vjp_of(np.poly, np.array([a, b]))
+    np.testing.assert_allclose(vjp(np.ones(3))[0], [-1.0 + b, -1.0 + a])
+    _, vjp = vjp_of(np.poly, r(3, 3))
+    with pytest.raises(NotImplementedError, match="characteristic polynomial"):
+        vjp(np.ones(4))
+
+
 def test_polyfit_diagnostics_are_refused():
     x = np.linspace(-1.0, 1.0, 5)
     _, vjp = vjp_of(np.polyfit, x, r(5), 2, full=True)
@@ -374,6 +396,10 @@ def polynomials(p, x):
         np.sum(np.interp(x, np.array([-1.0, 0.0, 1.0]), p) ** 2) + np.sum(fitted ** 3)
 
 
+def roots_and_integrals(p, roots):
+    return np.sum(np.polyint(p * p, 2, p[0]) ** 2) + np.sum(np.poly(roots * p[1]) ** 3)
+
+
 def differences(f, h):
     rows, cols = np.gradient(f * f, h, 2.0 * h, edge_order=2)
     return np.sum(rows * cols) + np.sum(np.gradient(np.sin(f), axis=-1) ** 3)
@@ -391,9 +417,10 @@ def gathers(x):
 @pytest.mark.parametrize("fn, args", [(robust_spread, (r(3, 5),)), (integrals, (r(4), r(4))),
                                       (signals, (r(5), r(3))), (polynomials, (r(3), 0.6 * r(4))),
                                       (gathers, (r(4),)),
-                                      (differences, (r(3, 4), 0.7)), (covariances, (r(3, 5),)),
+                                      (differences, (r(3, 4), 0.7)),
+                                      (roots_and_integrals, (r(3), r(3))), (covariances, (r(3, 5),)),
                                       (rearranged, (r(6),))],
-                         ids=["robust_spread", "integrals", "signals", "polynomials", "gathers", "differences",
-                              "covariances", "rearranged"])
+                         ids=["robust_spread", "integrals", "signals", "polynomials", "gathers",
+                              "differences", "roots_and_integrals", "covariances", "rearranged"])
 def test_through_the_transformer_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"), directions=1)
