@@ -141,6 +141,25 @@ if hasattr(np, "vecdot"):  # NumPy >= 2.0
         d[x2] = vecdot_grad(d[out], x2, x1, axis)
 
 
+if hasattr(np, "matvec"):  # NumPy >= 2.2: matvec(a, v) = (a @ v[..., None])[..., 0], vecmat(v, a)
+    # = (conj(v)[..., None, :] @ a)[..., 0, :], with matmul's gradients
+
+    @linear(np.matvec, wrt=("x1", "x2"))
+    @adjoint(np.matvec)
+    def _(out, x1, x2):
+        """The last two axes of ``x1`` and the last of ``x2`` (no ``axes``/``axis``)."""
+        d[x1] = matmul_grad_x(np.expand_dims(d[out], -1), x1, np.expand_dims(x2, -1))
+        d[x2] = matmul_grad_y(np.expand_dims(d[out], -1), x1, np.expand_dims(x2, -1))[..., 0]
+
+    @linear(np.vecmat, wrt=("x1", "x2"))  # conjugate-linear in x1, linear in x2
+    @adjoint(np.vecmat)
+    def _(out, x1, x2):
+        """The last axis of ``x1`` and the last two of ``x2`` (no ``axes``/``axis``)."""
+        d[x1] = conj_if_complex(matmul_grad_x(np.expand_dims(d[out], -2),
+                                              np.expand_dims(x1, -2), x2)[..., 0, :])
+        d[x2] = matmul_grad_y(np.expand_dims(d[out], -2), np.conj(np.expand_dims(x1, -2)), x2)
+
+
 # ----- tensordot ---------------------------------------------------------------------------
 
 

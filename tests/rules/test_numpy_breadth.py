@@ -228,6 +228,16 @@ case(np.polysub, r(4), r(4))
 case(np.polymul, r(3), r(4))
 case(np.polyder, r(5))
 case(np.polyder, r(5), 2)
+if hasattr(np, "matvec"):  # NumPy >= 2.2
+    case(np.matvec, r(3, 4), r(4))
+    case(np.matvec, r(2, 3, 4), r(4))
+    case(np.matvec, r(3, 4), r(2, 4))  # the vectors broadcast over the matrix
+    case(np.matvec, r(1, 1), r(1))
+    case(np.matvec, r(3, 4) + 1j * r(3, 4), r(4) + 1j * r(4))
+    case(np.vecmat, r(3), r(3, 4))
+    case(np.vecmat, r(2, 3), r(3, 4))
+    case(np.vecmat, r(3), r(2, 3, 4))
+    case(np.vecmat, r(3) + 1j * r(3), r(3, 4) + 1j * r(3, 4))
 case(np.polyint, r(4))
 case(np.polyint, r(4), 2)
 case(np.polyint, r(4), 1, f())
@@ -269,6 +279,9 @@ FLOAT32.add(np.ediff1d, x32(4))
 FLOAT32.add(np.polyadd, x32(3), x32(4))
 FLOAT32.add(np.polyder, x32(4))
 FLOAT32.add(np.polyint, x32(4))
+if hasattr(np, "matvec"):
+    FLOAT32.add(np.matvec, x32(3, 4), x32(4))
+    FLOAT32.add(np.vecmat, x32(3), x32(3, 4))
 FLOAT32.add(np.poly, x32(3))
 FLOAT32.add(np.gradient, x32(3, 4), axis=1)
 FLOAT32.add(np.gradient, x32(5), np.float32(0.5), edge_order=2)
@@ -424,3 +437,22 @@ def gathers(x):
                               "differences", "roots_and_integrals", "covariances", "rearranged"])
 def test_through_the_transformer_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"), directions=1)
+
+
+@pytest.mark.skipif(not hasattr(np, "matvec"), reason="np.matvec and np.vecmat: NumPy >= 2.2")
+def test_matvec_and_vecmat_to_second_order():
+    def products(a, v):
+        return np.sum(np.matvec(a * a, v) ** 3) + np.sum(np.vecmat(v * v, a) ** 2)
+
+    mindgrad.check_grads(products, (r(3, 3), r(3)), order=2, modes=("rev", "fwd"), directions=1)
+
+
+def test_matvec_with_axes_is_refused_at_the_users_line():
+    if not hasattr(np, "matvec"):
+        pytest.skip("np.matvec: NumPy >= 2.2")
+    with pytest.raises(mindgrad.errors.NoGradientRuleError, match="axes"):
+        mindgrad.grad(matvec_along_axes)(r(3, 3), r(3))
+
+
+def matvec_along_axes(a, v):
+    return np.sum(np.matvec(a, v, axes=[(0, 1), 0, 0]) ** 2)
