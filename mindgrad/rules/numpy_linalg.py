@@ -2050,3 +2050,22 @@ def _(out, seq_of_zeros):
 @tangent(np.poly)
 def _(out, seq_of_zeros):
     d[out] = as_dtype_of(poly_jacobian(seq_of_zeros) @ np.ravel(d[seq_of_zeros]), out)
+
+
+def roots_jacobian(p, roots):
+    """``d roots / d p`` for ``roots = np.roots(p)``, all simple: ``p(r) = 0`` moves each root by
+    ``-(dp evaluated at r) / p'(r)``, so row ``i`` is ``-r_i^(n-j) / p'(r_i)``."""
+    r = np.asarray(roots)
+    slopes = np.polyval(polynomial_derivative(np.ravel(p)), r)
+    return -np.vander(r, np.size(p)) / np.expand_dims(slopes, -1)
+
+
+@adjoint(np.roots)
+def _(out, p):
+    """Distinct (simple) roots: a repeated root has no derivative."""
+    d[p] = astype_grad(np.reshape(d[out] @ roots_jacobian(p, out), np.shape(p)), p)
+
+
+@tangent(np.roots)
+def _(out, p):
+    d[out] = as_dtype_of(roots_jacobian(p, out) @ np.ravel(d[p]), out)

@@ -238,6 +238,11 @@ if hasattr(np, "matvec"):  # NumPy >= 2.2
     case(np.vecmat, r(2, 3), r(3, 4))
     case(np.vecmat, r(3), r(2, 3, 4))
     case(np.vecmat, r(3) + 1j * r(3), r(3, 4) + 1j * r(3, 4))
+case(np.roots, np.poly(np.array([-1.5, 0.4, 2.0])))  # real roots
+case(np.roots, np.array([1.0, 0.3, 2.0, -0.7]))  # a complex pair
+case(np.roots, np.array([2.0, -1.0, 0.5]) + 1j * np.array([0.0, 0.4, -0.3]))
+case(np.roots, np.array([0.7, -1.3]))
+case(np.roots, np.array([1.0, -0.5, -2.0, 0.0]))  # a simple root at 0
 case(np.polyint, r(4))
 case(np.polyint, r(4), 2)
 case(np.polyint, r(4), 1, f())
@@ -279,6 +284,7 @@ FLOAT32.add(np.ediff1d, x32(4))
 FLOAT32.add(np.polyadd, x32(3), x32(4))
 FLOAT32.add(np.polyder, x32(4))
 FLOAT32.add(np.polyint, x32(4))
+FLOAT32.add(np.roots, np.array([1.0, -0.5, -2.0], np.float32))
 if hasattr(np, "matvec"):
     FLOAT32.add(np.matvec, x32(3, 4), x32(4))
     FLOAT32.add(np.vecmat, x32(3), x32(3, 4))
@@ -357,6 +363,25 @@ def test_poly_gradient_matches_its_closed_form_and_refuses_a_matrix():
     _, vjp = vjp_of(np.poly, r(3, 3))
     with pytest.raises(NotImplementedError, match="characteristic polynomial"):
         vjp(np.ones(4))
+
+
+def test_roots_gradient_matches_vietas_formulas():
+    # the roots of p0 x^2 + p1 x + p2 sum to -p1 / p0 and multiply to p2 / p0
+    p = np.array([2.0, -1.0, -3.0])  # roots 1.5 and -1
+    _, vjp = vjp_of(np.roots, p)
+    np.testing.assert_allclose(vjp(np.ones(2))[0], [p[1] / p[0] ** 2, -1.0 / p[0], 0.0],
+                               atol=1e-12)
+
+    def product(p):
+        found = np.roots(p)
+        return found[0] * found[1]
+    np.testing.assert_allclose(mindgrad.grad(product)(p),
+                               [-p[2] / p[0] ** 2, 0.0, 1.0 / p[0]], atol=1e-12)
+    mindgrad.check_grads(roots_squared, (p,), order=2, modes=("rev", "fwd"), directions=1)
+
+
+def roots_squared(p):
+    return np.sum(np.roots(p * p[1]) ** 3)
 
 
 def test_polyfit_diagnostics_are_refused():
