@@ -2069,3 +2069,73 @@ def _(out, p):
 @tangent(np.roots)
 def _(out, p):
     d[out] = as_dtype_of(roots_jacobian(p, out) @ np.ravel(d[p]), out)
+
+
+# np.polydiv(u, v) = (q, r) with u = q v + r: (dq, dr) divide du - q dv by v, a map linear in
+# the dividend (q: the quotient; r: what remains, of r's length, its leading zeros trimmed)
+
+
+def quotient_matrix(n, v):
+    """The matrix taking a dividend of ``n`` coefficients to its quotient by ``v``."""
+    columns = []
+    for j in range(n):
+        columns.append(np.polydiv(np.eye(n)[j], v)[0])
+    return np.stack(columns, axis=1)
+
+
+def tail_offset(full, n):
+    """Where the last ``n`` of ``full`` entries begin."""
+    return full - n
+
+
+nondifferentiable(tail_offset)
+
+
+def polydiv_parts(e, v, out):
+    """``e`` divided by ``v`` as ``np.polydiv`` would give it, the remainder kept to the length
+    of ``out``'s (a tangent of ``(q, r)``)."""
+    e = np.ravel(e)
+    q = quotient_matrix(np.size(e), v) @ e
+    product = np.convolve(q, v)
+    rest = e - product[tail_offset(np.size(product), np.size(e)):]
+    r = rest[tail_offset(np.size(rest), np.size(out[1])):]
+    return TangentTuple([as_dtype_of(q, out[0]), as_dtype_of(r, out[1])])
+
+
+def polydiv_shifted(t, u, q):
+    """``-q dv`` as a dividend of ``u``'s length (its last entries): the change a divisor's
+    tangent ``t`` asks of the dividend."""
+    product = np.convolve(q, np.ravel(t))
+    return -product[tail_offset(np.size(product), np.size(u)):]
+
+
+def polydiv_grads(g, u, v, out):
+    """Gradients of ``(q, r) = np.polydiv(u, v)``: the transpose of ``polydiv_parts`` for the
+    dividend, and that of ``polydiv_shifted`` for ``v``."""
+    g_q = 0 if is_zero(g[0]) else np.ravel(g[0])
+    g_r = 0 if is_zero(g[1]) else np.ravel(g[1])
+    n = np.size(u)
+    g_rest = np.zeros(n, np.result_type(float_dtype(out[0]), g_q, g_r))
+    if not is_zero(g_r):
+        g_rest = np.pad(g_r, (n - np.size(g_r), 0))
+    product_size = np.size(out[0]) + np.size(v) - 1
+    back = np.correlate(np.pad(g_rest, (tail_offset(product_size, n), 0)),
+                        np.conj(np.ravel(v)), "valid")
+    g_e = g_rest + swap_last_axes(quotient_matrix(n, v)) @ (g_q - back)
+    g_v = -np.correlate(np.pad(g_e, (tail_offset(product_size, n), 0)),
+                        np.conj(np.ravel(out[0])), "valid")
+    return (astype_grad(np.reshape(g_e, np.shape(u)), u),
+            astype_grad(np.reshape(g_v, np.shape(v)), v))
+
+
+@adjoint(np.polydiv)
+def _(out, u, v):
+    grads = polydiv_grads(d[out], u, v, out)
+    d[u] = grads[0]
+    d[v] = grads[1]
+
+
+@tangent(np.polydiv)
+def _(out, u, v):
+    d[out] = polydiv_parts(d[u], v, out)
+    d[out] = polydiv_parts(polydiv_shifted(d[v], u, out[0]), v, out)

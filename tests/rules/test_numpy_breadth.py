@@ -243,6 +243,11 @@ case(np.roots, np.array([1.0, 0.3, 2.0, -0.7]))  # a complex pair
 case(np.roots, np.array([2.0, -1.0, 0.5]) + 1j * np.array([0.0, 0.4, -0.3]))
 case(np.roots, np.array([0.7, -1.3]))
 case(np.roots, np.array([1.0, -0.5, -2.0, 0.0]))  # a simple root at 0
+case(np.polydiv, r(5), np.array([1.5, -0.4, 0.8]))
+case(np.polydiv, r(5), r(3) + np.array([2.0, 0.0, 0.0]))
+case(np.polydiv, r(4), r(4) + np.array([2.0, 0.0, 0.0, 0.0]))
+case(np.polydiv, r(3), np.array([0.7]) + pos(1))  # a number divides every coefficient
+case(np.polydiv, r(2), r(4) + np.array([2.0, 0.0, 0.0, 0.0]))  # quotient 0, remainder u
 case(np.polyint, r(4))
 case(np.polyint, r(4), 2)
 case(np.polyint, r(4), 1, f())
@@ -382,6 +387,29 @@ def test_roots_gradient_matches_vietas_formulas():
 
 def roots_squared(p):
     return np.sum(np.roots(p * p[1]) ** 3)
+
+
+def test_polydiv_remainder_by_a_linear_factor_is_the_value_at_its_root():
+    # the remainder of u divided by (x - a) is u(a): d/du = [a^2, a, 1], d/dv = -u'(a) [a, 1]
+    u, a = np.array([1.2, -0.5, 0.3]), 0.7
+    _, vjp = vjp_of(np.polydiv, u, np.array([1.0, -a]))
+    grad_u, grad_v = vjp((0, np.ones(1)))
+    slope = 2.0 * u[0] * a + u[1]
+    np.testing.assert_allclose(grad_u, [a * a, a, 1.0])
+    np.testing.assert_allclose(grad_v, [-slope * a, -slope])
+    mindgrad.check_grads(divided, (u, np.array([1.0, -a])), order=2, modes=("rev", "fwd"),
+                         directions=1)
+
+
+def test_polydiv_gradients_keep_float32():
+    out, vjp = vjp_of(np.polydiv, x32(4), np.array([1.5, -0.4], np.float32))
+    grads = vjp((np.ones_like(out[0]), np.ones_like(out[1])))
+    assert [g.dtype for g in grads] == [np.float32, np.float32]
+
+
+def divided(u, v):
+    q, r = np.polydiv(u * u, v)
+    return np.sum(q ** 3) + np.sum(np.sin(r))
 
 
 def test_polyfit_diagnostics_are_refused():
