@@ -2139,3 +2139,91 @@ def _(out, u, v):
 def _(out, u, v):
     d[out] = polydiv_parts(d[u], v, out)
     d[out] = polydiv_parts(polydiv_shifted(d[v], u, out[0]), v, out)
+
+
+# ----- tensorinv, tensorsolve: inv and solve of the arrays seen as matrices --------------------
+
+
+def tensorinv_grad(g, a, out, ind=2):
+    """Gradient of ``np.linalg.tensorinv(a, ind)``: that of ``inv`` for ``a`` seen as a matrix of
+    ``prod(a.shape[:ind])`` rows, ``-B^T G B^T`` for its inverse ``B``."""
+    inverse = np.reshape(out, (-1, int(np.prod(np.shape(a)[:ind]))))
+    g_matrix = np.reshape(g, np.shape(inverse))
+    grad = -(swap_last_axes(inverse) @ g_matrix @ swap_last_axes(inverse))
+    return astype_grad(np.reshape(grad, np.shape(a)), a)
+
+
+@adjoint(np.linalg.tensorinv)
+def _(out, a, ind=2):
+    """A tensor that reshapes to an invertible square matrix."""
+    d[a] = tensorinv_grad(d[out], a, out, ind)
+
+
+def tensorinv_tangent(t, a, out, ind=2):
+    """Tangent of ``np.linalg.tensorinv(a, ind)``: ``-B dA B`` with the arrays as matrices."""
+    inverse = np.reshape(out, (-1, int(np.prod(np.shape(a)[:ind]))))
+    t_matrix = np.reshape(np.broadcast_to(t, np.shape(a)), (np.shape(inverse)[1], -1))
+    return as_dtype_of(np.reshape(-(inverse @ t_matrix @ inverse), np.shape(out)), out)
+
+
+@tangent(np.linalg.tensorinv)
+def _(out, a, ind=2):
+    d[out] = tensorinv_tangent(d[a], a, out, ind)
+
+
+def tensorsolve_order(ndim, axes=None):
+    """The order ``np.linalg.tensorsolve(a, b, axes)`` puts ``a``'s axes in (``axes`` last)."""
+    order = list(range(ndim))
+    if axes is not None:
+        for k in axes:
+            order.remove(k)
+            order.append(k)
+    return order
+
+
+nondifferentiable(tensorsolve_order)
+
+
+def tensorsolve_matrix(a, b, axes=None):
+    """``a`` of ``np.linalg.tensorsolve(a, b, axes)`` as the square matrix it solves with."""
+    moved = np.transpose(a, tensorsolve_order(np.ndim(a), axes))
+    return np.reshape(moved, (int(np.prod(np.shape(b))), -1))
+
+
+def tensorsolve_grads(g, a, b, out, axes=None):
+    """Gradients of ``x = np.linalg.tensorsolve(a, b, axes)``: those of ``solve`` for the
+    matrix ``A`` and the vectors: ``b`` gets ``A^-T g``, ``A`` gets ``-(A^-T g) x^T``, put back
+    in ``a``'s axis order."""
+    matrix = tensorsolve_matrix(a, b, axes)
+    g_b = np.linalg.solve(swap_last_axes(matrix), np.ravel(g))
+    g_matrix = -np.multiply.outer(g_b, np.ravel(out))
+    order = tensorsolve_order(np.ndim(a), axes)
+    moved_shape = [np.shape(a)[k] for k in order]
+    g_a = np.transpose(np.reshape(g_matrix, moved_shape), np.argsort(order))
+    return (astype_grad(g_a, a), astype_grad(np.reshape(g_b, np.shape(b)), b))
+
+
+@adjoint(np.linalg.tensorsolve)
+def _(out, a, b, axes=None):
+    """``a`` reshapes to an invertible square matrix."""
+    grads = tensorsolve_grads(d[out], a, b, out, axes)
+    d[a] = grads[0]
+    d[b] = grads[1]
+
+
+def tensorsolve_tangent(t_a, t_b, a, b, out, axes=None):
+    """Tangent of ``x = np.linalg.tensorsolve(a, b, axes)``: ``A^-1 (db - dA x)``."""
+    matrix = tensorsolve_matrix(a, b, axes)
+    change = 0
+    if not is_zero(t_b):
+        change = np.ravel(np.broadcast_to(t_b, np.shape(b)))
+    if not is_zero(t_a):
+        t_matrix = tensorsolve_matrix(np.broadcast_to(t_a, np.shape(a)), b, axes)
+        change = change - t_matrix @ np.ravel(out)
+    return as_dtype_of(np.reshape(np.linalg.solve(matrix, change), np.shape(out)), out)
+
+
+@tangent(np.linalg.tensorsolve)
+def _(out, a, b, axes=None):
+    d[out] = tensorsolve_tangent(d[a], 0, a, b, out, axes)
+    d[out] = tensorsolve_tangent(0, d[b], a, b, out, axes)

@@ -248,6 +248,13 @@ case(np.polydiv, r(5), r(3) + np.array([2.0, 0.0, 0.0]))
 case(np.polydiv, r(4), r(4) + np.array([2.0, 0.0, 0.0, 0.0]))
 case(np.polydiv, r(3), np.array([0.7]) + pos(1))  # a number divides every coefficient
 case(np.polydiv, r(2), r(4) + np.array([2.0, 0.0, 0.0, 0.0]))  # quotient 0, remainder u
+_WELL = np.reshape(np.eye(6) * 3.0, (2, 3, 6))  # plus r(...): a well-conditioned matrix
+case(np.linalg.tensorinv, r(2, 3, 6) + _WELL)
+case(np.linalg.tensorinv, r(6, 2, 3) + np.reshape(np.eye(6) * 3.0, (6, 2, 3)), 1)
+case(np.linalg.tensorinv, r(3, 3) + 3.0 * np.eye(3), 1)
+case(np.linalg.tensorsolve, r(2, 3, 6) + _WELL, r(2, 3))
+case(np.linalg.tensorsolve, r(2, 3, 2, 3) + np.reshape(np.eye(6) * 3.0, (2, 3, 2, 3)), r(2, 3))
+case(np.linalg.tensorsolve, np.moveaxis(r(2, 3, 6) + _WELL, 2, 1), r(2, 3), (1,))
 case(np.polyint, r(4))
 case(np.polyint, r(4), 2)
 case(np.polyint, r(4), 1, f())
@@ -289,6 +296,9 @@ FLOAT32.add(np.ediff1d, x32(4))
 FLOAT32.add(np.polyadd, x32(3), x32(4))
 FLOAT32.add(np.polyder, x32(4))
 FLOAT32.add(np.polyint, x32(4))
+FLOAT32.add(np.linalg.tensorinv, x32(2, 2) + np.float32(3.0) * np.eye(2, dtype=np.float32), 1)
+FLOAT32.add(np.linalg.tensorsolve, x32(2, 2) + np.float32(3.0) * np.eye(2, dtype=np.float32),
+            x32(2))
 FLOAT32.add(np.roots, np.array([1.0, -0.5, -2.0], np.float32))
 if hasattr(np, "matvec"):
     FLOAT32.add(np.matvec, x32(3, 4), x32(4))
@@ -509,3 +519,13 @@ def test_matvec_with_axes_is_refused_at_the_users_line():
 
 def matvec_along_axes(a, v):
     return np.sum(np.matvec(a, v, axes=[(0, 1), 0, 0]) ** 2)
+
+
+def tensor_systems(a, b):
+    return np.sum(np.linalg.tensorinv(a * a + 3.0 * np.eye(4).reshape(2, 2, 4)) ** 3) + \
+        np.sum(np.sin(np.linalg.tensorsolve(a + 3.0 * np.eye(4).reshape(2, 2, 4), b * b)))
+
+
+def test_tensorinv_and_tensorsolve_to_second_order():
+    mindgrad.check_grads(tensor_systems, (0.3 * r(2, 2, 4), r(2, 2)), order=2,
+                         modes=("rev", "fwd"), directions=1)
