@@ -141,6 +141,25 @@ if hasattr(np, "vecdot"):  # NumPy >= 2.0
         d[x2] = vecdot_grad(d[out], x2, x1, axis)
 
 
+if hasattr(np, "matvec"):  # NumPy >= 2.2: matvec(a, v) = (a @ v[..., None])[..., 0], vecmat(v, a)
+    # = (conj(v)[..., None, :] @ a)[..., 0, :], with matmul's gradients
+
+    @linear(np.matvec, wrt=("x1", "x2"))
+    @adjoint(np.matvec)
+    def _(out, x1, x2):
+        """The last two axes of ``x1`` and the last of ``x2`` (no ``axes``/``axis``)."""
+        d[x1] = matmul_grad_x(np.expand_dims(d[out], -1), x1, np.expand_dims(x2, -1))
+        d[x2] = matmul_grad_y(np.expand_dims(d[out], -1), x1, np.expand_dims(x2, -1))[..., 0]
+
+    @linear(np.vecmat, wrt=("x1", "x2"))  # conjugate-linear in x1, linear in x2
+    @adjoint(np.vecmat)
+    def _(out, x1, x2):
+        """The last axis of ``x1`` and the last two of ``x2`` (no ``axes``/``axis``)."""
+        d[x1] = conj_if_complex(matmul_grad_x(np.expand_dims(d[out], -2),
+                                              np.expand_dims(x1, -2), x2)[..., 0, :])
+        d[x2] = matmul_grad_y(np.expand_dims(d[out], -2), np.conj(np.expand_dims(x1, -2)), x2)
+
+
 # ----- tensordot ---------------------------------------------------------------------------
 
 
@@ -1959,3 +1978,252 @@ def _(out, x, y, deg, rcond=None, full=False, w=None, cov=False):
     d[out] = polyfit_tangent(d[x], x, y, deg, out, w, full, cov, "x")
     d[out] = polyfit_tangent(d[y], x, y, deg, out, w, full, cov, "y")
     d[out] = polyfit_tangent(d[w], x, y, deg, out, w, full, cov, "w")
+
+
+def polyint_grads(g, p, m=1, k=None):
+    """Gradients of ``np.polyint(p, m, k)``: each integration divides the coefficients by their
+    new powers and appends its constant, so going back the last entry is that constant's
+    gradient and the rest are divided by the same powers. A single ``k`` for several
+    integrations gets the sum of theirs."""
+    grad = np.ravel(g)
+    g_k = []
+    for _ in range(int(m)):
+        g_k = [grad[-1]] + g_k
+        grad = grad[:-1] / np.arange(np.size(grad) - 1, 0, -1)
+    g_p = astype_grad(np.reshape(grad, np.shape(p)), p)
+    if k is None or int(m) == 0:
+        return g_p, 0
+    if np.size(k) == 1:
+        return g_p, astype_grad(np.reshape(np.sum(np.stack(g_k)), np.shape(k)), k)
+    g_k = np.pad(np.stack(g_k), (0, np.size(k) - int(m)))
+    return g_p, astype_grad(np.reshape(g_k, np.shape(k)), k)
+
+
+@adjoint(np.polyint)
+def _(out, p, m=1, k=None):
+    grads = polyint_grads(d[out], p, m, k)
+    d[p] = grads[0]
+    d[k] = grads[1]
+
+
+@tangent(np.polyint)  # linear in p and k together: each tangent with zeros for the other
+def _(out, p, m=1, k=None):
+    d[out] = as_dtype_of(np.polyint(d[p], m), out)
+    d[out] = as_dtype_of(np.polyint(np.zeros(np.shape(p), float_dtype(out)), m, d[k]), out)
+
+
+def poly_check(seq_of_zeros):
+    """Only real roots given as a vector (or a number) have a rule."""
+    if np.ndim(seq_of_zeros) > 1 or np.iscomplexobj(seq_of_zeros):
+        raise NotImplementedError(
+            "np.poly has a gradient rule for real roots given as a vector; for a matrix (its "
+            "characteristic polynomial) write np.poly(np.linalg.eigvals(a)) with real "
+            "eigenvalues, and complex roots have none")
+
+
+nondifferentiable(poly_check)
+
+
+def poly_jacobian(seq_of_zeros):
+    """``d np.poly(r) / d r`` for real roots ``r``: column ``i`` is ``-poly(r without r_i)``
+    moved one power down (a leading 0)."""
+    poly_check(seq_of_zeros)
+    roots = np.ravel(seq_of_zeros)
+    columns = []
+    for i in range(np.size(roots)):
+        rest = np.atleast_1d(np.poly(np.delete(roots, i)))  # 1.0 for no roots
+        columns.append(np.concatenate([np.zeros(1), -rest]))
+    if len(columns) == 0:
+        return np.zeros((1, 0))
+    return np.stack(columns, axis=1)
+
+
+
+
+@adjoint(np.poly)
+def _(out, seq_of_zeros):
+    """Real roots given as a vector; the coefficients are a product of the factors (x - r_i)."""
+    d[seq_of_zeros] = astype_grad(np.reshape(d[out] @ poly_jacobian(seq_of_zeros),
+                                             np.shape(seq_of_zeros)), seq_of_zeros)
+
+
+@tangent(np.poly)
+def _(out, seq_of_zeros):
+    d[out] = as_dtype_of(poly_jacobian(seq_of_zeros) @ np.ravel(d[seq_of_zeros]), out)
+
+
+def roots_jacobian(p, roots):
+    """``d roots / d p`` for ``roots = np.roots(p)``, all simple: ``p(r) = 0`` moves each root by
+    ``-(dp evaluated at r) / p'(r)``, so row ``i`` is ``-r_i^(n-j) / p'(r_i)``."""
+    r = np.asarray(roots)
+    slopes = np.polyval(polynomial_derivative(np.ravel(p)), r)
+    return -np.vander(r, np.size(p)) / np.expand_dims(slopes, -1)
+
+
+@adjoint(np.roots)
+def _(out, p):
+    """Distinct (simple) roots: a repeated root has no derivative."""
+    d[p] = astype_grad(np.reshape(d[out] @ roots_jacobian(p, out), np.shape(p)), p)
+
+
+@tangent(np.roots)
+def _(out, p):
+    d[out] = as_dtype_of(roots_jacobian(p, out) @ np.ravel(d[p]), out)
+
+
+# np.polydiv(u, v) = (q, r) with u = q v + r: (dq, dr) divide du - q dv by v, a map linear in
+# the dividend (q: the quotient; r: what remains, of r's length, its leading zeros trimmed)
+
+
+def quotient_matrix(n, v):
+    """The matrix taking a dividend of ``n`` coefficients to its quotient by ``v``."""
+    columns = []
+    for j in range(n):
+        columns.append(np.polydiv(np.eye(n)[j], v)[0])
+    return np.stack(columns, axis=1)
+
+
+def tail_offset(full, n):
+    """Where the last ``n`` of ``full`` entries begin."""
+    return full - n
+
+
+nondifferentiable(tail_offset)
+
+
+def polydiv_parts(e, v, out):
+    """``e`` divided by ``v`` as ``np.polydiv`` would give it, the remainder kept to the length
+    of ``out``'s (a tangent of ``(q, r)``)."""
+    e = np.ravel(e)
+    q = quotient_matrix(np.size(e), v) @ e
+    product = np.convolve(q, v)
+    rest = e - product[tail_offset(np.size(product), np.size(e)):]
+    r = rest[tail_offset(np.size(rest), np.size(out[1])):]
+    return TangentTuple([as_dtype_of(q, out[0]), as_dtype_of(r, out[1])])
+
+
+def polydiv_shifted(t, u, q):
+    """``-q dv`` as a dividend of ``u``'s length (its last entries): the change a divisor's
+    tangent ``t`` asks of the dividend."""
+    product = np.convolve(q, np.ravel(t))
+    return -product[tail_offset(np.size(product), np.size(u)):]
+
+
+def polydiv_grads(g, u, v, out):
+    """Gradients of ``(q, r) = np.polydiv(u, v)``: the transpose of ``polydiv_parts`` for the
+    dividend, and that of ``polydiv_shifted`` for ``v``."""
+    g_q = 0 if is_zero(g[0]) else np.ravel(g[0])
+    g_r = 0 if is_zero(g[1]) else np.ravel(g[1])
+    n = np.size(u)
+    g_rest = np.zeros(n, np.result_type(float_dtype(out[0]), g_q, g_r))
+    if not is_zero(g_r):
+        g_rest = np.pad(g_r, (n - np.size(g_r), 0))
+    product_size = np.size(out[0]) + np.size(v) - 1
+    back = np.correlate(np.pad(g_rest, (tail_offset(product_size, n), 0)),
+                        np.conj(np.ravel(v)), "valid")
+    g_e = g_rest + swap_last_axes(quotient_matrix(n, v)) @ (g_q - back)
+    g_v = -np.correlate(np.pad(g_e, (tail_offset(product_size, n), 0)),
+                        np.conj(np.ravel(out[0])), "valid")
+    return (astype_grad(np.reshape(g_e, np.shape(u)), u),
+            astype_grad(np.reshape(g_v, np.shape(v)), v))
+
+
+@adjoint(np.polydiv)
+def _(out, u, v):
+    grads = polydiv_grads(d[out], u, v, out)
+    d[u] = grads[0]
+    d[v] = grads[1]
+
+
+@tangent(np.polydiv)
+def _(out, u, v):
+    d[out] = polydiv_parts(d[u], v, out)
+    d[out] = polydiv_parts(polydiv_shifted(d[v], u, out[0]), v, out)
+
+
+# ----- tensorinv, tensorsolve: inv and solve of the arrays seen as matrices --------------------
+
+
+def tensorinv_grad(g, a, out, ind=2):
+    """Gradient of ``np.linalg.tensorinv(a, ind)``: that of ``inv`` for ``a`` seen as a matrix of
+    ``prod(a.shape[:ind])`` rows, ``-B^T G B^T`` for its inverse ``B``."""
+    inverse = np.reshape(out, (-1, int(np.prod(np.shape(a)[:ind]))))
+    g_matrix = np.reshape(g, np.shape(inverse))
+    grad = -(swap_last_axes(inverse) @ g_matrix @ swap_last_axes(inverse))
+    return astype_grad(np.reshape(grad, np.shape(a)), a)
+
+
+@adjoint(np.linalg.tensorinv)
+def _(out, a, ind=2):
+    """A tensor that reshapes to an invertible square matrix."""
+    d[a] = tensorinv_grad(d[out], a, out, ind)
+
+
+def tensorinv_tangent(t, a, out, ind=2):
+    """Tangent of ``np.linalg.tensorinv(a, ind)``: ``-B dA B`` with the arrays as matrices."""
+    inverse = np.reshape(out, (-1, int(np.prod(np.shape(a)[:ind]))))
+    t_matrix = np.reshape(np.broadcast_to(t, np.shape(a)), (np.shape(inverse)[1], -1))
+    return as_dtype_of(np.reshape(-(inverse @ t_matrix @ inverse), np.shape(out)), out)
+
+
+@tangent(np.linalg.tensorinv)
+def _(out, a, ind=2):
+    d[out] = tensorinv_tangent(d[a], a, out, ind)
+
+
+def tensorsolve_order(ndim, axes=None):
+    """The order ``np.linalg.tensorsolve(a, b, axes)`` puts ``a``'s axes in (``axes`` last)."""
+    order = list(range(ndim))
+    if axes is not None:
+        for k in axes:
+            order.remove(k)
+            order.append(k)
+    return order
+
+
+nondifferentiable(tensorsolve_order)
+
+
+def tensorsolve_matrix(a, b, axes=None):
+    """``a`` of ``np.linalg.tensorsolve(a, b, axes)`` as the square matrix it solves with."""
+    moved = np.transpose(a, tensorsolve_order(np.ndim(a), axes))
+    return np.reshape(moved, (int(np.prod(np.shape(b))), -1))
+
+
+def tensorsolve_grads(g, a, b, out, axes=None):
+    """Gradients of ``x = np.linalg.tensorsolve(a, b, axes)``: those of ``solve`` for the
+    matrix ``A`` and the vectors: ``b`` gets ``A^-T g``, ``A`` gets ``-(A^-T g) x^T``, put back
+    in ``a``'s axis order."""
+    matrix = tensorsolve_matrix(a, b, axes)
+    g_b = np.linalg.solve(swap_last_axes(matrix), np.ravel(g))
+    g_matrix = -np.multiply.outer(g_b, np.ravel(out))
+    order = tensorsolve_order(np.ndim(a), axes)
+    moved_shape = [np.shape(a)[k] for k in order]
+    g_a = np.transpose(np.reshape(g_matrix, moved_shape), np.argsort(order))
+    return (astype_grad(g_a, a), astype_grad(np.reshape(g_b, np.shape(b)), b))
+
+
+@adjoint(np.linalg.tensorsolve)
+def _(out, a, b, axes=None):
+    """``a`` reshapes to an invertible square matrix."""
+    grads = tensorsolve_grads(d[out], a, b, out, axes)
+    d[a] = grads[0]
+    d[b] = grads[1]
+
+
+def tensorsolve_tangent(t_a, t_b, a, b, out, axes=None):
+    """Tangent of ``x = np.linalg.tensorsolve(a, b, axes)``: ``A^-1 (db - dA x)``."""
+    matrix = tensorsolve_matrix(a, b, axes)
+    change = 0
+    if not is_zero(t_b):
+        change = np.ravel(np.broadcast_to(t_b, np.shape(b)))
+    if not is_zero(t_a):
+        t_matrix = tensorsolve_matrix(np.broadcast_to(t_a, np.shape(a)), b, axes)
+        change = change - t_matrix @ np.ravel(out)
+    return as_dtype_of(np.reshape(np.linalg.solve(matrix, change), np.shape(out)), out)
+
+
+@tangent(np.linalg.tensorsolve)
+def _(out, a, b, axes=None):
+    d[out] = tensorsolve_tangent(d[a], 0, a, b, out, axes)
+    d[out] = tensorsolve_tangent(0, d[b], a, b, out, axes)

@@ -1398,3 +1398,121 @@ def initial_zero(t, axis=None, include_initial=False):
     shape = list(np.shape(t))
     shape[ax] = 1
     return np.concatenate([np.zeros(shape, np.result_type(t)), t], axis=ax)
+
+
+# ----- gradient (finite differences) -----------------------------------------------------------
+# np.gradient(f, *varargs, axis, edge_order) is linear in f: along each axis a banded matrix (the
+# differences of unit spacing divided by a scalar spacing, or NumPy's weights for coordinates)
+# applied to f, one result per axis (a tuple when there are several).
+
+
+def gradient_axes(f, axis=None):
+    """The axes ``np.gradient(f, axis=axis)`` differentiates along, non-negative."""
+    if axis is None:
+        return tuple(range(np.ndim(f)))
+    return tuple(a % np.ndim(f) for a in ((axis,) if np.ndim(axis) == 0 else axis))
+
+
+def gradient_stencil(n, edge_order=1):
+    """``np.gradient`` of unit spacing along an axis of length ``n``, as an ``n x n`` matrix."""
+    return np.gradient(np.eye(n), axis=0, edge_order=edge_order)
+
+
+nondifferentiable(gradient_axes, gradient_stencil)
+
+
+def gradient_spacing(varargs, k):
+    """The spacing of the ``k``-th differentiated axis: 1 without one, the one given for all, or
+    its own."""
+    if len(varargs) == 0:
+        return 1.0
+    if len(varargs) == 1:
+        return varargs[0]
+    return varargs[k]
+
+
+def gradient_operator(n, h, edge_order=1):
+    """The matrix ``np.gradient`` applies along an axis of length ``n`` with spacing ``h`` (a
+    number, or the coordinates of the samples)."""
+    if np.ndim(h) == 0:
+        return gradient_stencil(n, edge_order) / h
+    return np.gradient(np.eye(n), h, axis=0, edge_order=edge_order)
+
+
+@zero_in_zero_out("g")
+def gradient_grad_f(g, f, varargs, axis=None, edge_order=1):
+    """Gradient of ``np.gradient(f, *varargs)`` for ``f``: along each axis the transpose of its
+    difference matrix applied to that result's gradient (0 for the results without one)."""
+    axes = gradient_axes(f, axis)
+    gs = [g] if len(axes) == 1 else g
+    grad = 0
+    for k in range(len(axes)):
+        if not is_zero(gs[k]):
+            op = gradient_operator(np.shape(f)[axes[k]], gradient_spacing(varargs, k), edge_order)
+            grad = grad + np.moveaxis(np.tensordot(op, gs[k], axes=([0], [axes[k]])), 0, axes[k])
+    return astype_grad(grad, f)
+
+
+def gradient_grad_spacing(g, f, varargs, out, axis=None, edge_order=1):
+    """Gradients of ``np.gradient(f, *varargs)`` for scalar spacings ``h``: each result is
+    ``f``'s unit-spacing differences over ``h``, so ``h`` gets ``-sum(g * result) / h``."""
+    axes = gradient_axes(f, axis)
+    gs = [g] if len(axes) == 1 else g
+    outs = [out] if len(axes) == 1 else out
+    grads = [0 for _ in varargs]
+    for k in range(len(axes)):
+        if len(varargs) > 0 and not is_zero(gs[k]):
+            i = 0 if len(varargs) == 1 else k
+            if np.ndim(varargs[i]) != 0:
+                gradient_coordinates_refused()
+            grads[i] = grads[i] - np.sum(gs[k] * outs[k]) / varargs[i]
+    return tuple(astype_grad(grads[i], varargs[i]) for i in range(len(varargs)))
+
+
+def gradient_coordinates_refused():
+    raise NotImplementedError(
+        "np.gradient(f, x) with coordinate arrays as the spacing has no gradient or tangent "
+        "with respect to the coordinates; pass the coordinates as constants (outside the "
+        "differentiated arguments) or use scalar spacings")
+
+
+nondifferentiable(gradient_coordinates_refused)
+
+
+@adjoint(np.gradient)
+def _(out, f, *varargs, axis=None, edge_order=1):
+    """Linear in ``f``; a scalar spacing ``h`` gets ``-sum(g * out) / h``; coordinate arrays as
+    the spacing have no gradient (an error when one is needed)."""
+    d[f] = gradient_grad_f(d[out], f, varargs, axis, edge_order)
+    d[varargs] = gradient_grad_spacing(d[out], f, varargs, out, axis, edge_order)
+
+
+def gradient_tangent_spacing(ts, f, varargs, out, axis=None, edge_order=1):
+    """Tangent of ``np.gradient(f, *varargs)`` from scalar spacings: ``-out * dh / h``."""
+    axes = gradient_axes(f, axis)
+    outs = [out] if len(axes) == 1 else out
+    parts = []
+    for k in range(len(axes)):
+        i = 0 if len(varargs) == 1 else k
+        if len(varargs) == 0 or is_zero(ts[i]):
+            parts.append(0)
+        else:
+            if np.ndim(varargs[i]) != 0:
+                gradient_coordinates_refused()
+            parts.append(as_dtype_of(-outs[k] * ts[i] / varargs[i], outs[k]))
+    return parts[0] if len(axes) == 1 else TangentTuple(parts)
+
+
+def gradient_tangent_f(t, f, varargs, out, axis=None, edge_order=1):
+    """Tangent of ``np.gradient(f, *varargs)`` from ``f``: the same differences of ``t``."""
+    full = np.broadcast_to(t, np.shape(f))
+    change = np.gradient(full, *varargs, axis=axis, edge_order=edge_order)
+    if isinstance(change, (tuple, list)):
+        return TangentTuple(as_dtype_of(c, o) for c, o in zip(change, out))
+    return as_dtype_of(change, out)
+
+
+@tangent(np.gradient)
+def _(out, f, *varargs, axis=None, edge_order=1):
+    d[out] = gradient_tangent_f(d[f], f, varargs, out, axis, edge_order)
+    d[out] = gradient_tangent_spacing(d[varargs], f, varargs, out, axis, edge_order)

@@ -30,7 +30,7 @@ from mindgrad.rules import (
     tangent,
     tangent_method,
 )
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, summable
 
@@ -345,12 +345,17 @@ def _(out, tup, *, dtype=None, casting="same_kind"):
     d[out] = join_tangent(np.hstack, d[tup], tup, out)
 
 
-@adjoint(np.vstack)
+# np.row_stack: vstack under its older name (deprecated in NumPy 2.0, a function of its own)
+VSTACK = (np.vstack,) + tuple(fn for fn in (getattr(np, "row_stack", None),)
+                              if fn is not None and fn is not np.vstack)
+
+
+@adjoint(*VSTACK)
 def _(out, tup, *, dtype=None, casting="same_kind"):
     d[tup] = vstack_grad(d[out], tup)
 
 
-@tangent(np.vstack)
+@tangent(*VSTACK)
 def _(out, tup, *, dtype=None, casting="same_kind"):
     d[out] = join_tangent(np.vstack, d[tup], tup, out)
 
@@ -570,6 +575,69 @@ def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
 @tangent(np.sort)
 def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
     d[out] = sort_tangent(d[a], a, axis)
+
+
+@adjoint(np.sort_complex)  # sorted by real part, then imaginary part
+def _(out, a):
+    d[a] = sort_grad(d[out], a, -1)
+
+
+@tangent(np.sort_complex)
+def _(out, a):
+    d[out] = np.asarray(sort_tangent(d[a], a, -1), dtype=out.dtype)
+
+
+def trim_zeros_region(filt, trim="fb", axis=None):
+    """The slices ``np.trim_zeros(filt, trim, axis)`` keeps: along each trimmed axis, from the
+    first to the last index holding a nonzero value (none when all are zero); a constant."""
+    x = np.asarray(filt)
+    axes = range(x.ndim) if axis is None else \
+        [normalize_axis(a, x.ndim) for a in np.atleast_1d(axis)]
+    region = [slice(None)] * x.ndim
+    for ax in axes:
+        others = tuple(i for i in range(x.ndim) if i != ax)
+        kept = np.flatnonzero(np.any(x != 0, axis=others))
+        start = int(kept[0]) if kept.size and "f" in trim.lower() else 0
+        stop = int(kept[-1]) + 1 if kept.size and "b" in trim.lower() else x.shape[ax]
+        region[ax] = slice(start, stop) if kept.size else slice(0, 0)
+    expected = np.shape(np.trim_zeros(filt, trim) if axis is None else
+                        np.trim_zeros(filt, trim, axis))
+    if np.shape(x[tuple(region)]) != expected:
+        raise NotImplementedError(f"np.trim_zeros(trim={trim!r}, axis={axis!r}) kept a range "
+                                  "its gradient rule does not reproduce")
+    return tuple(region)
+
+
+nondifferentiable(trim_zeros_region)
+
+
+def trim_zeros_grad(g, filt, trim="fb", axis=None):
+    """Gradient of ``np.trim_zeros``: ``g`` put back in the kept range, 0 for what was trimmed."""
+    grad = np.zeros(np.shape(filt), np.result_type(np.asarray(filt), 1.0))
+    grad[trim_zeros_region(filt, trim, axis)] = np.asarray(g)
+    return array_grad(grad, filt) if isinstance(filt, (list, tuple)) else astype_grad(grad, filt)
+
+
+@linear(trim_zeros_grad)
+def _(out, g, filt, trim="fb", axis=None):
+    ...
+
+
+def trim_zeros_tangent(t, filt, out, trim="fb", axis=None):
+    """Tangent of ``np.trim_zeros``: ``t`` in the kept range (a list for a list)."""
+    kept = np.broadcast_to(t, np.shape(filt))[trim_zeros_region(filt, trim, axis)]
+    return list(kept) if isinstance(out, list) else kept
+
+
+@adjoint(np.trim_zeros)
+def _(out, filt, trim="fb", axis=None):
+    """The kept range is a constant (where the values are zero)."""
+    d[filt] = trim_zeros_grad(d[out], filt, trim, axis)
+
+
+@tangent(np.trim_zeros)
+def _(out, filt, trim="fb", axis=None):
+    d[out] = trim_zeros_tangent(d[filt], filt, out, trim, axis)
 
 
 # ----- diagonals and triangles -------------------------------------------------------------

@@ -228,10 +228,55 @@ case(np.polysub, r(4), r(4))
 case(np.polymul, r(3), r(4))
 case(np.polyder, r(5))
 case(np.polyder, r(5), 2)
+if hasattr(np, "matvec"):  # NumPy >= 2.2
+    case(np.matvec, r(3, 4), r(4))
+    case(np.matvec, r(2, 3, 4), r(4))
+    case(np.matvec, r(3, 4), r(2, 4))  # the vectors broadcast over the matrix
+    case(np.matvec, r(1, 1), r(1))
+    case(np.matvec, r(3, 4) + 1j * r(3, 4), r(4) + 1j * r(4))
+    case(np.vecmat, r(3), r(3, 4))
+    case(np.vecmat, r(2, 3), r(3, 4))
+    case(np.vecmat, r(3), r(2, 3, 4))
+    case(np.vecmat, r(3) + 1j * r(3), r(3, 4) + 1j * r(3, 4))
+case(np.roots, np.poly(np.array([-1.5, 0.4, 2.0])))  # real roots
+case(np.roots, np.array([1.0, 0.3, 2.0, -0.7]))  # a complex pair
+case(np.roots, np.array([2.0, -1.0, 0.5]) + 1j * np.array([0.0, 0.4, -0.3]))
+case(np.roots, np.array([0.7, -1.3]))
+case(np.roots, np.array([1.0, -0.5, -2.0, 0.0]))  # a simple root at 0
+case(np.polydiv, r(5), np.array([1.5, -0.4, 0.8]))
+case(np.polydiv, r(5), r(3) + np.array([2.0, 0.0, 0.0]))
+case(np.polydiv, r(4), r(4) + np.array([2.0, 0.0, 0.0, 0.0]))
+case(np.polydiv, r(3), np.array([0.7]) + pos(1))  # a number divides every coefficient
+case(np.polydiv, r(2), r(4) + np.array([2.0, 0.0, 0.0, 0.0]))  # quotient 0, remainder u
+_WELL = np.reshape(np.eye(6) * 3.0, (2, 3, 6))  # plus r(...): a well-conditioned matrix
+case(np.linalg.tensorinv, r(2, 3, 6) + _WELL)
+case(np.linalg.tensorinv, r(6, 2, 3) + np.reshape(np.eye(6) * 3.0, (6, 2, 3)), 1)
+case(np.linalg.tensorinv, r(3, 3) + 3.0 * np.eye(3), 1)
+case(np.linalg.tensorsolve, r(2, 3, 6) + _WELL, r(2, 3))
+case(np.linalg.tensorsolve, r(2, 3, 2, 3) + np.reshape(np.eye(6) * 3.0, (2, 3, 2, 3)), r(2, 3))
+case(np.linalg.tensorsolve, np.moveaxis(r(2, 3, 6) + _WELL, 2, 1), r(2, 3), (1,))
+case(np.polyint, r(4))
+case(np.polyint, r(4), 2)
+case(np.polyint, r(4), 1, f())
+case(np.polyint, r(3), 3, f())  # one constant for every integration
+case(np.polyint, r(3), 2, r(2))
+case(np.polyint, r(3), 2, r(3))  # the constants past m are unused
+case(np.polyint, r(3), 0, f())
+case(np.poly, r(3))
+case(np.poly, r(1))
+case(np.poly, r(5))
 case(np.polyfit, np.linspace(-1.0, 1.0, 6) + 0.05 * r(6), r(6), 2)
 case(np.polyfit, np.linspace(-1.0, 1.0, 6) + 0.05 * r(6), r(6, 2), 3)
 case(np.polyfit, np.linspace(-1.0, 1.0, 5) + 0.05 * r(5), r(5), 1, None, False, pos(5))
 case(np.polyfit, np.linspace(-1.0, 1.0, 5) + 0.05 * r(5), r(5, 3), 2, None, False, pos(5))
+for _kw in ({}, {"edge_order": 2}):
+    case(np.gradient, r(5), **_kw)
+    case(np.gradient, r(4, 5), **_kw)  # one result per axis
+    case(np.gradient, r(4, 5), f(), **_kw)  # the spacing moves too
+    case(np.gradient, r(3, 4), f(), f(), **_kw)
+    case(np.gradient, r(3, 4, 5), f(), axis=-1, **_kw)
+    case(np.gradient, r(3, 4, 5), f(), f(), axis=(2, 0), **_kw)
+    case(np.gradient, r(1, 5), axis=1, **_kw)  # a size-1 axis not differentiated
 
 FLOAT32 = Cases()
 FLOAT32.add(np.fmod, x32(3, gen=pos), x32(3, gen=pos))
@@ -250,6 +295,17 @@ FLOAT32.add(np.block, [x32(2), x32(3)])
 FLOAT32.add(np.ediff1d, x32(4))
 FLOAT32.add(np.polyadd, x32(3), x32(4))
 FLOAT32.add(np.polyder, x32(4))
+FLOAT32.add(np.polyint, x32(4))
+FLOAT32.add(np.linalg.tensorinv, x32(2, 2) + np.float32(3.0) * np.eye(2, dtype=np.float32), 1)
+FLOAT32.add(np.linalg.tensorsolve, x32(2, 2) + np.float32(3.0) * np.eye(2, dtype=np.float32),
+            x32(2))
+FLOAT32.add(np.roots, np.array([1.0, -0.5, -2.0], np.float32))
+if hasattr(np, "matvec"):
+    FLOAT32.add(np.matvec, x32(3, 4), x32(4))
+    FLOAT32.add(np.vecmat, x32(3), x32(3, 4))
+FLOAT32.add(np.poly, x32(3))
+FLOAT32.add(np.gradient, x32(3, 4), axis=1)
+FLOAT32.add(np.gradient, x32(5), np.float32(0.5), edge_order=2)
 FLOAT32.add(np.polyfit, np.linspace(-1.0, 1.0, 5).astype(np.float32), x32(5), 2)
 FLOAT32.add(np.unwrap, x32(4))
 FLOAT32.add(np.corrcoef, x32(3, 5))
@@ -284,6 +340,86 @@ def test_quantile_gradient_is_a_gather_of_the_sorted_entries():
     grad_a, grad_q = vjp(1.0)
     np.testing.assert_allclose(grad_a, [0.4, 0.0, 0.6, 0.0, 0.0])
     np.testing.assert_allclose(grad_q, (3.0 - 2.0) * 4)
+
+
+def test_gradient_with_coordinates_is_linear_in_the_values_and_refuses_the_coordinates():
+    x = np.cumsum(0.5 + pos(6))  # uneven, increasing sample points
+    values = r(6)
+    for edge_order in (1, 2):
+        def f(v):
+            return np.sum(np.sin(np.gradient(v, x, edge_order=edge_order)))
+        eps = 1e-6
+        numeric = np.array([(f(values + eps * e) - f(values - eps * e)) / (2 * eps)
+                            for e in np.eye(6)])
+        np.testing.assert_allclose(mindgrad.grad(f)(values), numeric, rtol=1e-6, atol=1e-8)
+
+    def g(coords):
+        return np.sum(np.gradient(values, coords) ** 2)
+    with pytest.raises(NotImplementedError, match="coordinate arrays"):
+        mindgrad.grad(g)(x)
+
+
+def test_gradient_of_a_quadratic_matches_its_closed_form():
+    # np.gradient of c * x^2 sampled at spacing h, edge_order 2, is exact: 2 c x; so
+    # d/dc sum(gradient) = sum(2 x), and d/dh (at fixed samples) = -sum(2 c x) / h
+    h, c = 0.25, 1.5
+    x = h * np.arange(7.0)
+    grad_c = mindgrad.grad(lambda c: np.sum(np.gradient(c * x * x, h, edge_order=2)))(c)
+    np.testing.assert_allclose(grad_c, np.sum(2.0 * x))
+    grad_h = mindgrad.grad(lambda h: np.sum(np.gradient(c * x * x, h, edge_order=2)))(h)
+    np.testing.assert_allclose(grad_h, -np.sum(2.0 * c * x) / h)
+
+
+def test_poly_gradient_matches_its_closed_form_and_refuses_a_matrix():
+    # np.poly([a, b]) = [1, -(a + b), a b]: d/da of its sum is -1 + b
+    a, b = 0.3, -1.7
+    _, vjp = vjp_of(np.poly, np.array([a, b]))
+    np.testing.assert_allclose(vjp(np.ones(3))[0], [-1.0 + b, -1.0 + a])
+    _, vjp = vjp_of(np.poly, r(3, 3))
+    with pytest.raises(NotImplementedError, match="characteristic polynomial"):
+        vjp(np.ones(4))
+
+
+def test_roots_gradient_matches_vietas_formulas():
+    # the roots of p0 x^2 + p1 x + p2 sum to -p1 / p0 and multiply to p2 / p0
+    p = np.array([2.0, -1.0, -3.0])  # roots 1.5 and -1
+    _, vjp = vjp_of(np.roots, p)
+    np.testing.assert_allclose(vjp(np.ones(2))[0], [p[1] / p[0] ** 2, -1.0 / p[0], 0.0],
+                               atol=1e-12)
+
+    def product(p):
+        found = np.roots(p)
+        return found[0] * found[1]
+    np.testing.assert_allclose(mindgrad.grad(product)(p),
+                               [-p[2] / p[0] ** 2, 0.0, 1.0 / p[0]], atol=1e-12)
+    mindgrad.check_grads(roots_squared, (p,), order=2, modes=("rev", "fwd"), directions=1)
+
+
+def roots_squared(p):
+    return np.sum(np.roots(p * p[1]) ** 3)
+
+
+def test_polydiv_remainder_by_a_linear_factor_is_the_value_at_its_root():
+    # the remainder of u divided by (x - a) is u(a): d/du = [a^2, a, 1], d/dv = -u'(a) [a, 1]
+    u, a = np.array([1.2, -0.5, 0.3]), 0.7
+    _, vjp = vjp_of(np.polydiv, u, np.array([1.0, -a]))
+    grad_u, grad_v = vjp((0, np.ones(1)))
+    slope = 2.0 * u[0] * a + u[1]
+    np.testing.assert_allclose(grad_u, [a * a, a, 1.0])
+    np.testing.assert_allclose(grad_v, [-slope * a, -slope])
+    mindgrad.check_grads(divided, (u, np.array([1.0, -a])), order=2, modes=("rev", "fwd"),
+                         directions=1)
+
+
+def test_polydiv_gradients_keep_float32():
+    out, vjp = vjp_of(np.polydiv, x32(4), np.array([1.5, -0.4], np.float32))
+    grads = vjp((np.ones_like(out[0]), np.ones_like(out[1])))
+    assert [g.dtype for g in grads] == [np.float32, np.float32]
+
+
+def divided(u, v):
+    q, r = np.polydiv(u * u, v)
+    return np.sum(q ** 3) + np.sum(np.sin(r))
 
 
 def test_polyfit_diagnostics_are_refused():
@@ -336,6 +472,15 @@ def polynomials(p, x):
         np.sum(np.interp(x, np.array([-1.0, 0.0, 1.0]), p) ** 2) + np.sum(fitted ** 3)
 
 
+def roots_and_integrals(p, roots):
+    return np.sum(np.polyint(p * p, 2, p[0]) ** 2) + np.sum(np.poly(roots * p[1]) ** 3)
+
+
+def differences(f, h):
+    rows, cols = np.gradient(f * f, h, 2.0 * h, edge_order=2)
+    return np.sum(rows * cols) + np.sum(np.gradient(np.sin(f), axis=-1) ** 3)
+
+
 def gathers(x):
     picked = np.choose(np.array([0, 1, 0, 1]), [x, x * x])
     chosen = np.select([x > 0], [x ** 3], x)
@@ -347,9 +492,40 @@ def gathers(x):
 
 @pytest.mark.parametrize("fn, args", [(robust_spread, (r(3, 5),)), (integrals, (r(4), r(4))),
                                       (signals, (r(5), r(3))), (polynomials, (r(3), 0.6 * r(4))),
-                                      (gathers, (r(4),)), (covariances, (r(3, 5),)),
+                                      (gathers, (r(4),)),
+                                      (differences, (r(3, 4), 0.7)),
+                                      (roots_and_integrals, (r(3), r(3))), (covariances, (r(3, 5),)),
                                       (rearranged, (r(6),))],
                          ids=["robust_spread", "integrals", "signals", "polynomials", "gathers",
-                              "covariances", "rearranged"])
+                              "differences", "roots_and_integrals", "covariances", "rearranged"])
 def test_through_the_transformer_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"), directions=1)
+
+
+@pytest.mark.skipif(not hasattr(np, "matvec"), reason="np.matvec and np.vecmat: NumPy >= 2.2")
+def test_matvec_and_vecmat_to_second_order():
+    def products(a, v):
+        return np.sum(np.matvec(a * a, v) ** 3) + np.sum(np.vecmat(v * v, a) ** 2)
+
+    mindgrad.check_grads(products, (r(3, 3), r(3)), order=2, modes=("rev", "fwd"), directions=1)
+
+
+def test_matvec_with_axes_is_refused_at_the_users_line():
+    if not hasattr(np, "matvec"):
+        pytest.skip("np.matvec: NumPy >= 2.2")
+    with pytest.raises(mindgrad.errors.NoGradientRuleError, match="axes"):
+        mindgrad.grad(matvec_along_axes)(r(3, 3), r(3))
+
+
+def matvec_along_axes(a, v):
+    return np.sum(np.matvec(a, v, axes=[(0, 1), 0, 0]) ** 2)
+
+
+def tensor_systems(a, b):
+    return np.sum(np.linalg.tensorinv(a * a + 3.0 * np.eye(4).reshape(2, 2, 4)) ** 3) + \
+        np.sum(np.sin(np.linalg.tensorsolve(a + 3.0 * np.eye(4).reshape(2, 2, 4), b * b)))
+
+
+def test_tensorinv_and_tensorsolve_to_second_order():
+    mindgrad.check_grads(tensor_systems, (0.3 * r(2, 2, 4), r(2, 2)), order=2,
+                         modes=("rev", "fwd"), directions=1)

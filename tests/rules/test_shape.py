@@ -4,6 +4,8 @@ constructors (linspace, logspace, geomspace), and the helpers their gradients ca
 tests/support/rule_check.py.
 """
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from tests.support.rule_check import (
     rule_tests,
 )
 
+pytestmark = pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated:DeprecationWarning")
 draw = Draw(20240609)
 r, pos, unit, big, f, x32 = draw.r, draw.pos, draw.unit, draw.big, draw.f, draw.x32
 CASES = Cases()
@@ -62,6 +65,9 @@ case(np.hstack, [r(2, 3), r(2, 1)])
 case(np.hstack, (f(), r(2)))
 case(np.vstack, [r(3), r(3)])
 case(np.vstack, [r(2, 3), r(1, 3), r(3)])
+if hasattr(np, "row_stack"):  # deprecated in NumPy 2.0, whose warning the checks ignore
+    case(np.row_stack, [r(2, 3), r(1, 3), r(3)])
+    case(np.row_stack, [r(3), r(3)])
 case(np.dstack, [r(2, 3), r(2, 3, 2)])
 case(np.column_stack, [r(3), r(3, 2)])
 
@@ -101,6 +107,13 @@ case(np.sort, r(5))
 case(np.sort, r(3, 4), axis=0)
 case(np.sort, r(3, 4), axis=None)
 case(np.sort, r(2, 3, 4))
+case(np.sort_complex, r(5))
+# np.trim_zeros of nonzero values (a perturbed zero would move the range); the trimming itself:
+# test_trim_zeros_is_a_gather_of_the_kept_range
+case(np.trim_zeros, pos(5))
+case(np.trim_zeros, pos(5), "b")
+case(np.sort_complex, r(3, 4))
+case(np.sort_complex, r(4) + 1j * r(4))
 
 case(np.diag, r(3))
 case(np.diag, r(3), 1)
@@ -179,6 +192,7 @@ helper(ns.concatenate_grad, r(7), [r(2, 2), r(3)], None, only=TANGENTS)
 helper(ns.stack_grad, r(2, 3, 2), [r(2, 3), r(2, 3)], -1, only=TANGENTS)
 helper(ns.hstack_grad, r(2, 4), [r(2, 3), r(2, 1)], only=TANGENTS)
 helper(ns.vstack_grad, r(3, 3), [r(2, 3), r(3)], only=TANGENTS)
+helper(ns.trim_zeros_grad, r(4), pos(4), "f", only=TANGENTS)
 helper(ns.dstack_grad, r(2, 3, 3), [r(2, 3), r(2, 3, 2)], only=TANGENTS)
 helper(ns.column_stack_grad, r(3, 3), [r(3), r(3, 2)], only=TANGENTS)
 _p = np.split(r(6), 3)
@@ -220,6 +234,7 @@ helper(join_tangent, np.concatenate, [r(2, 3), r(4)], [r(2, 3), r(4)], r(10), No
 helper(join_tangent, np.vstack, [r(3), r(2, 3)], [r(3), r(2, 3)], r(3, 3))
 
 FLOAT32 = Cases()
+FLOAT32.add(np.sort_complex, x32(4))
 FLOAT32.add(np.reshape, x32(2, 3), (3, 2))
 FLOAT32.add(np.transpose, x32(2, 3))
 FLOAT32.add(np.concatenate, [x32(2), x32(3)])
@@ -238,6 +253,37 @@ globals().update(rule_tests(CASES, FLOAT32))
 
 
 # ----- exact values ------------------------------------------------------------------------
+
+
+def padded(v):
+    """``v`` with zeros around it: two in front, one behind."""
+    return np.concatenate([np.zeros(2), v, np.zeros(1)])
+
+
+def trimmed(v):
+    return np.sum(np.sin(np.trim_zeros(padded(v)))) + np.sum(np.trim_zeros(padded(v), "f") ** 3)
+
+
+def test_trim_zeros_is_a_gather_of_the_kept_range():
+    v = pos(4)  # no zeros inside, so the kept range stays put under small changes
+    np.testing.assert_allclose(mindgrad.grad(trimmed)(v), np.cos(v) + 3.0 * v * v)
+    mindgrad.check_grads(trimmed, (v,), order=2, modes=("rev", "fwd"), directions=1)
+    filt = padded(v)
+    _, vjp = vjp_of(np.trim_zeros, filt, "b")
+    np.testing.assert_array_equal(vjp(np.arange(1.0, 7.0))[0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0])
+    _, jvp = jvp_of(np.trim_zeros, filt)
+    np.testing.assert_array_equal(jvp(np.arange(7.0)), [2.0, 3.0, 4.0, 5.0])
+    grid = np.zeros((3, 4))
+    grid[1, 2], grid[2, 1] = 1.5, -2.0
+    if "axis" in inspect.signature(np.trim_zeros).parameters:  # NumPy >= 2.2 trims n-d arrays
+        for axis in (None, 0, -1):
+            out, vjp = vjp_of(np.trim_zeros, grid, "fb", axis)
+            g = r(*out.shape)
+            grad = vjp(g)[0]
+            np.testing.assert_allclose(np.trim_zeros(grad + grid, "fb", axis) - out, g, atol=1e-15)
+            assert grad.sum() == pytest.approx(g.sum())
+    out, vjp = vjp_of(np.trim_zeros, [0.0, 1.5, 0.0, 2.0, 0.0])
+    assert vjp([1.0, 2.0, 3.0])[0] == [0.0, 1.0, 2.0, 3.0, 0.0]
 
 
 def test_split_gradient_fills_unused_pieces_with_zeros():
