@@ -70,8 +70,6 @@ DERIVED = [
     # was np.reshape(d[a], np.shape(out)) for both: the same elements in the output's shape
     ((np.expand_dims,), "d[out] = np.expand_dims(d[a], axis)"),
     ((np.squeeze,), "d[out] = np.squeeze(d[a], axis)"),
-    # was np.swapaxes(d[x], -1, -2), for .mT too
-    ((attr("mT"),), "d[out] = d[x].mT"),
     # was np.swapaxes(d[a], ...), np.diagonal(d[a], ...), np.real(d[x]), np.imag(d[x])
     ((method("swapaxes"),), "d[out] = d[a].swapaxes(axis1, axis2)"),
     ((method("diagonal"),), "d[out] = d[a].diagonal(offset, axis1, axis2)"),
@@ -113,6 +111,8 @@ DERIVED = [
 ]
 if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
     DERIVED.append(((np.matrix_transpose,), "d[out] = np.matrix_transpose(d[x])"))
+    # was np.swapaxes(d[x], -1, -2), for .mT too
+    DERIVED.append(((attr("mT"),), "d[out] = d[x].mT"))
 if hasattr(np, "unstack"):  # NumPy >= 2.1
     DERIVED.append(((np.unstack,), "d[out] = np.unstack(d[x], axis=axis)"))
 
@@ -271,6 +271,7 @@ SHAPE_CASES = [
     (matrix_transpose_, r(2, 3, 4)), (unstack_, r(3, 2)),
 ]
 NEEDS_NUMPY = {matrix_transpose_: needs_numpy((2, 0), "np.matrix_transpose"),
+               mT_attr: needs_numpy((2, 0), "ndarray.mT"),
                unstack_: needs_numpy((2, 1), "np.unstack")}
 # these run the helpers' derived tangents at second order
 CASES = SHAPE_CASES + [
