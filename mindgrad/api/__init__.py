@@ -1,17 +1,13 @@
 """The user's API: ``grad``/``value_and_grad`` (``gradients``), ``jvp``, ``vjp``, ``jacfwd``,
-``jacrev``, ``hessian`` (``functional``) and ``check_grads`` (``check``). It builds on the
-compiler and registers into it how calls of ``grad``/``jvp`` inside differentiated code expand."""
+``jacrev``, ``hessian`` (``functional``), ``check_grads`` (``check``) and ``debug``. It builds
+on the compiler and registers into it how calls of ``grad``/``jvp`` inside differentiated code
+expand; errors leaving it point at the user's lines (``tracebacks``)."""
 
 from mindgrad.api.check import check_grads
+from mindgrad.api.debug import debug
 from mindgrad.api.functional import hessian, jacfwd, jacrev, jvp, vjp
-from mindgrad.api.gradients import (
-    GradFunction,
-    get_grad,
-    grad,
-    source,
-    stop_gradient,
-    value_and_grad,
-)
+from mindgrad.api.gradients import GradFunction, get_grad, grad, stop_gradient, value_and_grad
+from mindgrad.api.sources import source, stages
 
-__all__ = ["GradFunction", "check_grads", "get_grad", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-           "source", "stop_gradient", "value_and_grad", "vjp"]
+__all__ = ["GradFunction", "check_grads", "debug", "get_grad", "grad", "hessian", "jacfwd",
+           "jacrev", "jvp", "source", "stages", "stop_gradient", "value_and_grad", "vjp"]

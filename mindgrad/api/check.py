@@ -8,6 +8,8 @@ import linecache
 
 import numpy as np
 
+from mindgrad.api.tracebacks import user_frames
+
 __all__ = ["check_grads"]
 
 
@@ -69,6 +71,7 @@ def _float_positions(args):
     return tuple(out)
 
 
+@user_frames
 def check_grads(fn, args, grad_position=None, kwargs=None, eps=1e-6, rtol=1e-5, atol=1e-7,
                 directions=2, seed=0, modes=("rev",), order=1):
     """Check mindgrad's derivatives of ``fn`` against central finite differences, in float64.

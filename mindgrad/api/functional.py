@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from mindgrad import runtime
+from mindgrad.api import display, runnable
 from mindgrad.api import gradients as api
 from mindgrad.api.gradients import GradFunction, _positions, grad
+from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, emit, expansions
 from mindgrad.rules import nondifferentiable
 
@@ -149,6 +151,7 @@ def _tangent_of_shape(x, t, t_label, x_label):
                          "a tangent has its input's shape, or broadcasts to it") from None
 
 
+@user_frames
 def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     """Forward mode: ``(fn(*inputs), the derivative of fn at inputs along v)``.
 
@@ -165,13 +168,7 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     api.check_array_types(tangents, [f"tangent {i}" for i in range(len(tangents))])
     tangents = tuple(t if t is None else _tangent_of_shape(inputs[i], t, f"v[{i}]", f"inputs[{i}]")
                      for i, t in enumerate(tangents))
-    target = _differentiable(fn, inputs)
-
-    def build():
-        api.check_argument_types(inputs)
-        return driver.run_forward(target, positions, nargs=len(inputs))
-
-    generated = cache.lookup(target, ("jvp", positions), inputs, build)
+    generated = _jvp_code(_differentiable(fn, inputs), inputs, positions)
     head = () if generated.bound is None else (generated.bound,)
     given = dict(zip(generated.tangent_names, (tangents[p] for p in positions)))
     out, t_out = generated.function(*head, *inputs, **given)
@@ -183,6 +180,17 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
         aux = out[1:]
         return out[0], t_out[0], (aux[0] if len(aux) == 1 else aux)
     return out, t_out
+
+
+def _jvp_code(target, inputs, positions):
+    """The generated tangent code ``jvp`` runs: of ``target`` (``_differentiable(fn)``), for
+    arguments like ``inputs`` with tangents at ``positions``."""
+
+    def build():
+        api.check_argument_types(inputs)
+        return driver.run_forward(target, positions, nargs=len(inputs))
+
+    return cache.lookup(target, ("jvp", positions), inputs, build)
 
 
 def _tangent_like(t, out):
@@ -205,6 +213,7 @@ def _tangent_like(t, out):
 # ----- vjp -------------------------------------------------------------------------------------
 
 
+@user_frames
 def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
     """Reverse mode: ``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with ``has_aux``).
 
@@ -229,9 +238,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         raw = fn(*run)
         tape = None
     else:
-        options = ("vjp", positions, tuple(id(w) for w in grad_fn.weights))
-        generated = cache.lookup(fn, options, inputs, lambda: _build_split(fn, inputs,
-                                                                           grad_fn.weights))
+        generated = _split_code(fn, inputs, grad_fn.weights)
         head = () if generated.bound is None else (generated.bound,)
         raw, tape = generated.function(*head, *run)
     _write_back(inputs, run)
@@ -244,6 +251,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         aux = aux[0] if len(aux) == 1 else aux
     tapes = [tape] if tape is not None else []
 
+    @user_frames
     def vjp_fn(v):
         api.check_array_types((v,), ["the cotangent v"])
         if not tapes:  # the tape was used: the forward sweep runs again (via the full code)
@@ -287,6 +295,13 @@ def _write_back(caller, ran):
         for k, a in caller.items():
             if k in ran:
                 _write_back(a, ran[k])
+
+
+def _split_code(fn, inputs, weights):
+    """The generated forward and backward functions ``vjp`` runs, for arguments like
+    ``inputs`` (all of them differentiated) and ``weights`` (a list of Parameters)."""
+    options = ("vjp", tuple(range(len(inputs))), tuple(id(w) for w in weights))
+    return cache.lookup(fn, options, inputs, lambda: _build_split(fn, inputs, weights))
 
 
 def _build_split(fn, inputs, weights):
@@ -387,8 +402,73 @@ class Jacobian:
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = f"jac{mode}_{getattr(fn, '__name__', type(fn).__name__)}"
 
+    @user_frames
     def __call__(self, *args):
         return self._jacobian(*args)
+
+    def _what(self):
+        mode = "reverse mode" if self.mode == "rev" else "forward mode"
+        return (f"the Jacobian of {api._name(self.fn)} with respect to grad_position "
+                f"{self.grad_position!r}, by {mode}")
+
+    def _generated(self, args):
+        """The generated code a call with ``args`` runs: the gradient taking an output
+        sensitivity (``rev``, one call per output element), or the tangent code along each
+        position (``fwd``, one call per input element)."""
+        positions = _positions(self.grad_position, None)
+        if self.mode == "rev":
+            return [GradFunction(self.fn, positions, None, False, False, True, False)
+                    ._generated(args)]
+        target = _differentiable(self.fn, args)
+        return [_jvp_code(target, args, (p,)) for p in positions]
+
+    def source(self, *args, standalone=False):
+        """The generated code ``self(*args)`` runs, for arguments like ``args``; with
+        ``standalone=True``, as a module that runs on its own (see ``GradFunction.source``)."""
+        args = api._as_plain(args)
+        generated = self._generated(args)
+        text = "\n\n".join(dict.fromkeys(g.text.rstrip() + "\n" for g in generated))
+        if not standalone:
+            return display.Code(text)
+        entries = [g.function for g in generated]
+        if len({f.__name__ for f in entries}) < len(entries):
+            raise ValueError(f"{self.__name__} runs separate code for each of the positions "
+                             f"{self.grad_position!r}: ask for one position at a time, "
+                             f"e.g. mindgrad.source(mindgrad.jac{self.mode}(fn, 0), ...)")
+        if self.mode == "rev":
+            sens = f"{runtime.AuxSens.__module__}.AuxSens(e)" if self.has_aux else "e"
+            how = (f"Row k of the Jacobian is the gradient {display.signature(entries[0])} "
+                   f"returns for sens={sens}, e the unit vector k of the output's shape "
+                   "(second item).")
+        else:
+            part = " (its first item, with has_aux)" if self.has_aux else ""
+            how = (f"Column k of the Jacobian is the tangent {display.signature(entries[0])} "
+                   "returns for the unit vector k of the input's shape as the tangent "
+                   f"(second item{part}).")
+        about = runnable.about(self._what(), args, generated[0].bound, how)
+        return runnable.module(text, entries, about)
+
+    def compiled(self):
+        """``(argument kinds, code)`` for each argument signature compiled so far."""
+        positions = _positions(self.grad_position, None)
+        if self.mode == "rev":
+            return [(kinds, g.text) for found, kinds, g in cache.entries(self.fn)
+                    if found[:2] == (positions, ())]
+        targets = [self.fn]
+        if isinstance(self.fn, GradFunction):  # as_python's wrappers, by argument kinds
+            targets = [made[1] for made in self.fn.__dict__.get("_as_python", {}).values()]
+        elif isinstance(self.fn, Jacobian):    # jacobian_as_python's, by argument count
+            targets = [made[1] for key, made in self.fn.__dict__.get("_as_python", {}).items()
+                       if isinstance(key, int)]
+        wanted = {("jvp", (p,)) for p in positions}
+        return [(kinds, g.text) for target in targets
+                for found, kinds, g in cache.entries(target) if found in wanted]
+
+    def __repr__(self):
+        return display.described(self, self._what(), self.compiled())
+
+    def _repr_html_(self):
+        return display.described_html(self, self._what(), self.compiled())
 
 
 def unit_vectors(x):

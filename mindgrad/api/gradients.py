@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from mindgrad import runtime
+from mindgrad.api import display, runnable
+from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, expansions, objects
 
-__all__ = ["GradFunction", "get_grad", "grad", "register_array_type", "source", "stop_gradient",
+__all__ = ["GradFunction", "get_grad", "grad", "register_array_type", "stop_gradient",
            "value_and_grad"]
 
 
@@ -219,8 +221,10 @@ def _weights(weights):
 class GradFunction:
     """What ``grad`` and ``value_and_grad`` return: call it like ``fn``.
 
-    ``.source(*args)`` gives the generated adjoint for those arguments' kinds;
-    ``.stages(*args)`` the source after every stage of the driver.
+    ``.source(*args)`` gives the generated adjoint for those arguments' kinds (a ``Code``;
+    ``standalone=True`` makes it a module that runs on its own); ``.stages(*args)`` the source
+    after every stage of the driver. Its ``repr`` (and its display in a notebook) shows the
+    code compiled so far.
     """
 
     def __init__(self, fn, positions, weights, has_aux, return_ids, sens_param, with_value):
@@ -250,19 +254,19 @@ class GradFunction:
         return cache.lookup(self.fn, options, args, lambda: self._build(args, keywords))
 
     def _explain_missing_input(self, args, kwargs):
-        """Raise the error for a ``grad_position`` past the positional arguments given: an
-        IndexError saying why (an input given by keyword, a missing sens), or a TypeError when
-        no argument was given at all (``source(grad_fn)``)."""
+        """Raise the error for a ``grad_position`` past the positional arguments given: a
+        TypeError for a call the gradient function cannot take (an input given by keyword, a
+        missing sens, no argument at all: ``source(grad_fn)``), else an IndexError."""
         p, name = max(self.positions), _name(self.fn)
         signature = _signature(self.fn)
         params = [q.name for q in signature.parameters.values()
                   if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)] if signature else []
         if p < len(params) and params[p] in kwargs:
-            raise IndexError(f"grad_position {p} is {name}'s input {params[p]!r}, given by "
+            raise TypeError(f"grad_position {p} is {name}'s input {params[p]!r}, given by "
                             f"keyword: gradients are taken with respect to positional "
                             f"arguments, so pass {params[p]} positionally")
         if self.sens_param:
-            raise IndexError(f"sens_param=True: call the gradient function with {name}'s inputs "
+            raise TypeError(f"sens_param=True: call the gradient function with {name}'s inputs "
                             f"and then the output sensitivity (sens) last; it got "
                             f"{len(args) + 1} positional argument(s), so grad_position {p} "
                             f"has no input")
@@ -281,7 +285,11 @@ class GradFunction:
         try:
             signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise TypeError(f"{_name(self.fn)}(): {exc}") from None
+            hint = ""
+            if self.sens_param:
+                hint = (f" (sens_param=True: the last positional argument is the output "
+                        f"sensitivity, so {_name(self.fn)} got {len(args)} positional input(s))")
+            raise TypeError(f"{_name(self.fn)}(): {exc}{hint}") from None
 
     def _build(self, args, keywords=()):
         # the argument kinds are part of the cache key, so checking them on a miss suffices
@@ -334,6 +342,7 @@ class GradFunction:
                             "positional argument")
         return args[:-1], args[-1]
 
+    @user_frames
     def __call__(self, *args, **kwargs):
         args, sens = self._split_sens(args)
         out, grads, wgrads = self.gradients(args, kwargs, sens)
@@ -356,25 +365,57 @@ class GradFunction:
             return out, result
         return result
 
-    def source(self, *args, **kwargs) -> str:
-        """The generated adjoint (and the functions it calls) for arguments like ``args``."""
+    def source(self, *args, standalone=False, **kwargs) -> display.Code:
+        """The generated adjoint (and the functions it calls) for arguments like ``args``.
+        With ``standalone=True``, a module that runs on its own: the imports it needs at its
+        top (a value it reads that cannot be imported raises a ValueError naming it)."""
         args, _ = self._split_sens(_as_plain(args))
-        return self._generated(args, kwargs).text
+        generated = self._generated(args, kwargs)
+        if not standalone:
+            return display.Code(generated.text)
+        entry = generated.function
+        signature, epilogue, needs = display.signature(entry), "", {}
+        if self.has_aux:  # only the first output is differentiated: sens is an AuxSens
+            sens = entry.sens_name
+            signature = signature.replace(f"{sens}=None", f"{sens}=AuxSens()")
+            epilogue = f"{entry.__name__}.__kwdefaults__[{sens!r}] = AuxSens()"
+            needs = {"AuxSens": runtime.AuxSens}
+        how = (f"{signature} returns (the output of {_name(self.fn)}, the gradients of the "
+               f"inputs at {self.positions}, the gradients of the weights).")
+        if self.has_aux:
+            how += " With has_aux, only the first output is differentiated: sens=AuxSens(s)."
+        how += runnable.AS_GRAD
+        about = runnable.about(self._what(), args, generated.bound, how)
+        return runnable.module(generated.text, [entry], about, epilogue, needs)
 
-    def stages(self, *args, **kwargs) -> str:
-        """The source after every stage of the pipeline, for arguments like ``args``."""
+    def stages(self, *args, **kwargs) -> display.Stages:
+        """The source after every stage of the pipeline, for arguments like ``args``: a
+        sequence of ``(stage, function, code)``; ``str()`` of it is the whole dump."""
         args, _ = self._split_sens(_as_plain(args))
         for p in self.positions:
             if p >= len(args):
                 raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs")
-        lines = []
-        driver.run(self.fn, self.positions, dump=lines.append,
-                     kinds=[cache.kind(a) for a in args], weights=self.weights,
-                     keywords=tuple(sorted(kwargs)))
-        return "\n".join(lines)
+        fn = expansions.python_of(self.fn, args, len(args)) or self.fn  # as _build reads it
+        built = driver.run(fn, self.positions, dump=lambda text: None,
+                           kinds=[cache.kind(a) for a in args], weights=self.weights,
+                           keywords=tuple(sorted(kwargs)))
+        return display.Stages(built.stages)
+
+    def compiled(self):
+        """``(argument kinds, code)`` for each argument signature compiled so far."""
+        options = (self.positions, tuple(id(w) for w in self.weights))
+        return [(kinds, generated.text) for found, kinds, generated in cache.entries(self.fn)
+                if found[:2] == options]
 
     def __repr__(self):
-        return f"<mindgrad {self.__name__} at positions {self.positions}>"
+        return display.described(self, self._what(), self.compiled())
+
+    def _repr_html_(self):
+        return display.described_html(self, self._what(), self.compiled())
+
+    def _what(self):
+        what = "the value and gradient" if self.with_value else "the gradient"
+        return f"{what} of {_name(self.fn)} with respect to grad_position {self.positions}"
 
 
 def _signature(fn):
@@ -493,13 +534,6 @@ def _find(gradients, identifier):
             if found is not _NOT_FOUND:
                 return found
     return _NOT_FOUND
-
-
-def source(grad_fn: GradFunction, *args) -> str:
-    """The generated adjoint of ``grad_fn`` for arguments like ``args``."""
-    if not isinstance(grad_fn, GradFunction):
-        raise TypeError("source() takes what mindgrad.grad or value_and_grad returned")
-    return grad_fn.source(*args)
 
 
 def stop_gradient(value):

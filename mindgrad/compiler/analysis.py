@@ -4,7 +4,7 @@
 * ``analyse``: the facts both passes need, computed once (``Analysis``);
 * ``user_code``: whether a call runs the user's own code (a function, a method, a Cell, a
   callable object, a gradient object), which is differentiated from its source rather than by
-  a rule;
+  a rule (never another library's: ``source.foreign_library``);
 * ``in_place_write``: why an expression statement writing into an array cannot be followed.
 """
 
@@ -155,7 +155,9 @@ def user_code(target, func_node, allow_helpers=False, nargs=None):
 
     if isinstance(target, functools.partial):
         return source.as_function(target), None, None
-    is_user = _is_python_function if allow_helpers else _is_user_function
+    def is_user(fn):
+        return (_is_python_function if allow_helpers else _is_user_function)(fn) and \
+            source.foreign_library(fn) is None
     if objects.is_module(target):
         construct = getattr(type(target), "construct", None)
         return (construct, target, func_node) if is_user(construct) else None

@@ -211,3 +211,18 @@ def stats() -> dict:
 def clear():
     """Forget every generated gradient."""
     _entries.clear()
+
+
+def entries(fn) -> list:
+    """``(options, argument kinds, generated)`` of each valid entry of ``fn``, oldest first:
+    what has been compiled for it so far."""
+    owner, name = fn, None
+    if isinstance(fn, types.MethodType):
+        owner, name = fn.__self__, fn.__func__
+    try:
+        table = _entries.get(owner) or {}
+    except TypeError:  # not weak-referenceable: nothing is cached for it
+        return []
+    return [(options, kinds, entry.generated)
+            for (found, options, kinds), entry in list(table.items())
+            if found == name and _valid(fn, entry)]

@@ -212,12 +212,13 @@ class Build:
         made, files, texts = {}, [], []
         for unit in self.units:
             src, defs = unit.src, unit.functions
-            text = "\n".join(emit.unparse(d) for d in defs)
+            printed = [emit.unparse_with_lines(d) for d in defs]
+            text = "\n".join(t for t, _ in printed)
             texts.append(text)
             names = [d.name for d in defs]
             functions, filename = emit.compile_functions(
                 text, names, {**src.constants, **unit.bindings}, src.globals, src.closure,
-                label)
+                label, _origins(src, [line for _, lines in printed for line in lines]))
             for d in defs:
                 fn = functions[d.name]
                 role = self.callees.roles.get(d.name)
@@ -243,6 +244,15 @@ class Build:
         self.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
         return made, CompiledDerivative(made[entry_fn], text, files, self.dependencies.items,
                                         self.stages)
+
+
+def _origins(src, lines):
+    """For each generated line, the user's ``(filename, line, function name)`` it comes from:
+    ``lines`` holds line numbers in ``src``'s function (None, for code of mindgrad's own
+    making, stands for its ``def`` line)."""
+    code = getattr(src.fn, "__code__", None)
+    name = code.co_name if code is not None else src.name
+    return [(src.filename, src.first_line + (line or 1) - 1, name) for line in lines]
 
 
 def run_forward(fn, positions, dump=None, nargs=0):

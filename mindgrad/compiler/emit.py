@@ -4,7 +4,8 @@ Output guarantee: ``unparse`` gives text that parses back to the same tree, with
 where precedence needs them, bare tuple subscripts (``x[1:2, None]``, which astunparse 1.6.3
 prints as the syntax error ``x[(1:2, None)]``), and ``comment(...)`` markers printed as
 ``# ...`` lines. ``compile_functions`` registers the text in ``linecache`` under a unique
-filename, so tracebacks, ``inspect.getsource`` and ``pdb`` show the generated lines.
+filename, so tracebacks, ``inspect.getsource`` and ``pdb`` show the generated lines, and keeps
+for each generated line the user's line it comes from (``origin``), so tracebacks can show that.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import io
 import itertools
 import linecache
 import math
+import sys
 import types
 import weakref
 
@@ -38,6 +40,12 @@ def comment(text: str, like=None) -> gast.Expr:
     if like is not None:
         node.lineno = getattr(like, "lineno", None)
     return node
+
+
+def _is_comment(node) -> bool:
+    """Whether ``node`` (an ``ast`` statement) is a ``comment(...)`` marker."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and \
+        isinstance(node.value.value, str) and node.value.value.startswith(_COMMENT)
 
 
 def one_line(text: str) -> str:
@@ -75,7 +83,39 @@ def _printable(value) -> bool:
 
 
 class Unparser(astunparse.Unparser):
-    """astunparse's printer, parenthesizing by precedence and printing comment markers."""
+    """astunparse's printer, parenthesizing by precedence and printing comment markers.
+
+    ``lines`` maps each printed line (0-based, counting from the first character written) that
+    starts a statement to the line number that statement carried (None where it had none)."""
+
+    def __init__(self, tree, file):
+        self.lines = {}
+        self._newlines = 0
+        self._statement_line = (None, False)  # (line number, whether it starts a new run)
+        super().__init__(tree, file)
+
+    def dispatch(self, tree):
+        if not isinstance(tree, ast.stmt):
+            super().dispatch(tree)
+            return
+        outer = self._statement_line
+        # a def, or a comment of the code's own (no line number), starts lines of no user line
+        self._statement_line = (getattr(tree, _USER_LINE, None),
+                                isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                or _is_comment(tree))
+        try:
+            super().dispatch(tree)
+        finally:
+            self._statement_line = outer
+
+    def fill(self, text=""):
+        self._newlines += 1 + text.count("\n")
+        self.lines[self._newlines - text.count("\n")] = self._statement_line
+        super().fill(text)
+
+    def write(self, text):
+        self._newlines += str(text).count("\n")
+        super().write(text)
 
     def _child(self, node, needed: int):
         if _precedence(node) < needed:
@@ -86,10 +126,8 @@ class Unparser(astunparse.Unparser):
             self.dispatch(node)
 
     def _Expr(self, tree):
-        value = tree.value
-        if isinstance(value, ast.Constant) and isinstance(value.value, str) \
-                and value.value.startswith(_COMMENT):
-            self.fill("# " + one_line(value.value[len(_COMMENT):]))
+        if _is_comment(tree):
+            self.fill("# " + one_line(tree.value.value[len(_COMMENT):]))
             return
         super()._Expr(tree)
 
@@ -184,26 +222,55 @@ class Unparser(astunparse.Unparser):
         self.write(")")
 
 
+_USER_LINE = "mindgrad_user_line"  # a statement's own line number, before any is filled in
+
+
 def unparse(tree) -> str:
     """Readable Python for a gast tree (a module, a function or a list of statements)."""
+    return unparse_with_lines(tree)[0]
+
+
+def unparse_with_lines(tree):
+    """``(text, lines)``: ``unparse(tree)``, and for each line of the text (0-based) the line
+    number carried by the statement it prints (a line of the function the tree was read
+    from), or None. A statement the passes wrote without one (a tape push, the rule's
+    statements after a ``# grad of:`` comment) takes the last line number before it, up to the
+    ``def`` or a comment of the code's own (``# backward sweep``), where lines have none."""
     if isinstance(tree, list):
         tree = gast.Module(body=tree, type_ignores=[])
     node = gast.gast_to_ast(tree)
+    for child in ast.walk(node):
+        if isinstance(child, ast.stmt):
+            setattr(child, _USER_LINE, getattr(child, "lineno", None))
     ast.fix_missing_locations(node)
     out = io.StringIO()
-    Unparser(node, out)
-    return out.getvalue().lstrip("\n")
+    printer = Unparser(node, out)
+    raw = out.getvalue()
+    text = raw.lstrip("\n")
+    skipped = len(raw) - len(text)
+    count = text.count("\n") + 1
+    lines, last = [None] * count, None
+    for k in range(count):
+        line, starts = printer.lines.get(k + skipped, (None, False))
+        if line is not None or starts:
+            last = line
+        lines[k] = last
+    return text, lines
 
 
 _counter = itertools.count(1)
+_BLOCK = "if True:  # the names the generated code reads are bound in this block"
 
 
-def compile_functions(text: str, names, bindings: dict, globals_: dict, closure: dict, label: str):
+def compile_functions(text: str, names, bindings: dict, globals_: dict, closure: dict, label: str,
+                      origins=None):
     """Compile the function definitions in ``text`` and return them by name.
 
     Free names are looked up, in order, in ``bindings`` (objects the generated code needs),
     ``closure`` (the user function's own closure cells, kept live), then ``globals_`` (the
-    user function's module globals, also live). ``text`` is registered in ``linecache``.
+    user function's module globals, also live). ``text`` is registered in ``linecache``, and
+    ``origins`` (for each line of ``text``, the user's ``(filename, line, function name)`` it
+    comes from, or None) for ``origin``.
     """
     filename = f"<mindgrad {label} #{next(_counter)}>"
     cell_names = sorted(set(bindings) | set(closure))
@@ -230,27 +297,63 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
         functions[fcode.co_name] = (fcode, cells)
     made = {}
     for name, (fcode, cells) in functions.items():
+        if sys.version_info >= (3, 11):  # named as written, not __mindgrad_bindings__.<locals>.
+            fcode = fcode.replace(co_qualname=name)
         made[name] = types.FunctionType(fcode, globals_, name, None, tuple(cells))
+        made[name].__qualname__ = name
     # generated functions that call each other (a gradient calling its helpers, recursion)
     for fn in made.values():
         for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             if free in made:
                 cell.cell_contents = made[free]
-    keep_lines(filename, full, [fn.__code__ for fn in made.values()])
+    if origins is not None:  # one per line of full: the header's, the body's, the return's
+        origins = [None] * header.count("\n") + list(origins)[:body.count("\n")] + [None]
+    # as linecache shows it, the factory's line opens a plain block: a reader that works out a
+    # frame's function from the text (IPython's) names it grad_f, not the factory's local
+    shown = _BLOCK + full[len(header.split("\n", 1)[0]):]
+    keep_lines(filename, shown, [fn.__code__ for fn in made.values()], origins)
     return made, filename
 
 
-def keep_lines(filename: str, text: str, codes):
+def keep_lines(filename: str, text: str, codes, origins=None):
     """Register ``text`` in ``linecache`` under ``filename`` while any of ``codes`` (the code
-    objects compiled from it) lives: tracebacks and ``inspect.getsource`` read it there."""
+    objects compiled from it) lives: tracebacks and ``inspect.getsource`` read it there.
+    ``origins`` (one entry per line of ``text``, see ``compile_functions``) is kept as long."""
     lines = [line + "\n" for line in text.rstrip("\n").split("\n")]  # as the tokenizer does
     linecache.cache[filename] = (len(text), None, lines, filename)
+    if origins is not None:
+        _origins[filename] = origins
     alive = [len(codes)]
 
     def release():
         alive[0] -= 1
         if not alive[0]:
             linecache.cache.pop(filename, None)
+            _origins.pop(filename, None)
 
     for code in codes:
         weakref.finalize(code, release)
+
+
+# generated filename -> for each of its lines (0-based), the user's (filename, line, function
+# name) it comes from, or None
+_origins: dict = {}
+
+
+def is_generated(filename: str) -> bool:
+    """Whether ``filename`` names code mindgrad generated (a gradient, a tangent, a wrapper)."""
+    return filename.startswith("<mindgrad ")
+
+
+def origin(filename: str, lineno: int):
+    """The user's ``(filename, line, function name)`` that line ``lineno`` of the generated
+    file ``filename`` comes from, followed through generated code differentiated again (grad
+    of grad) to the user's own file; None for a line of mindgrad's own making."""
+    for _ in range(16):  # a chain of generated files is as deep as the nesting of gradients
+        lines = _origins.get(filename)
+        if lines is None or not 0 < lineno <= len(lines) or lines[lineno - 1] is None:
+            return None
+        filename, lineno, name = lines[lineno - 1]
+        if not is_generated(filename):
+            return filename, lineno, name
+    return None

@@ -38,6 +38,7 @@ from mindgrad.compiler.passes import (
     FunctionPass,
     describe,
     no_attribute_rule,
+    no_rule,
     source_text,
 )
 from mindgrad.errors import NoGradientRuleError, NoTangentRuleError
@@ -292,6 +293,8 @@ class ForwardPass(FunctionPass):
                 rules.lookup_tangent(type(target)) is not None:
             return self.apply(s, rules.lookup_tangent(type(target)), type(target),
                               [A.clone(func)] + list(call.args), keywords, name, t_out)
+        if rule is None:
+            self.fail(s, no_rule(target, "tangent"), NoTangentRuleError)
         return self.apply(s, rule, target, list(call.args), keywords, name, t_out)
 
     def callee_of(self, call):

@@ -19,6 +19,7 @@ from mindgrad.compiler import astutil as A
 from mindgrad.compiler.analysis import Resolver
 from mindgrad.compiler.emit import comment, unparse
 from mindgrad.compiler.expand import literal
+from mindgrad.compiler.source import foreign_library
 from mindgrad.errors import Located, UnsupportedSyntaxError
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -234,11 +235,26 @@ class _Line:
 
 
 def describe(fn) -> str:
-    """How an error message names the function ``fn`` (``np.sin``, ``operator.add``)."""
+    """How an error message names the function ``fn`` (``np.sin``, ``operator.add``,
+    ``np.add.reduce``, ``scipy.special.expit``): as the code registering a rule for it would."""
+    import sys
+
+    import numpy as np
+
     if isinstance(fn, str):
         return fn
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, np.ufunc):  # a method of a ufunc: a rule is keyed by np.add.reduce
+        return f"{describe(owner)}.{fn.__name__}"
+    if isinstance(fn, np.ufunc):  # ufuncs have no __module__: find the module exporting them
+        for prefix, module in (("np", np), ("scipy.special", sys.modules.get("scipy.special"))):
+            if module is not None and getattr(module, fn.__name__, None) is fn:
+                return f"{prefix}.{fn.__name__}"
     module = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    while "." in module and module.rsplit(".", 1)[1].startswith("_") and \
+            getattr(sys.modules.get(module.rsplit(".", 1)[0]), name, None) is fn:
+        module = module.rsplit(".", 1)[0]  # where users import it: scipy.integrate.trapezoid
     if module.startswith("numpy"):
         module = "np" + module[5:]
         if module.startswith(("np._core", "np.core")):
@@ -248,6 +264,46 @@ def describe(fn) -> str:
     if module in ("", None):
         return name
     return f"{module}.{name}"
+
+
+def no_rule(fn, direction="gradient") -> str:
+    """Why a call of ``fn`` cannot be differentiated in ``direction`` ("gradient" or "tangent")
+    and the rule that would do it: ``fn`` is another library's code (``foreign_library``: not
+    followed into), or has no Python source."""
+    label = describe(fn)
+    library = foreign_library(fn)
+    if library is not None:
+        code = fn.__code__
+        why = (f"it is code of another library, {library} ({code.co_filename}:"
+               f"{code.co_firstlineno}), which mindgrad does not follow into")
+    else:
+        why = "it has no Python source to differentiate"
+    out, params = _template_parameters(fn)
+    first = params.split(",")[0].split("=")[0].lstrip("*") or "x"
+    if direction == "tangent":
+        return (f"{label} has no tangent (forward-mode) rule, and {why}; register one with\n"
+                f"    @mindgrad.rules.tangent({label})\n    def _({out}, {params}):\n"
+                f"        d[{out}] = ...  # the tangent of {out} from d[{first}]")
+    return (f"{label} has no gradient rule, and {why}; register one with\n"
+            f"    @mindgrad.adjoint({label})\n    def _({out}, {params}):\n"
+            f"        d[{first}] = ...  # the gradient of {first} from d[{out}]")
+
+
+def _template_parameters(fn):
+    """The parameters of a rule template for ``fn``: its output's name and ``fn``'s own
+    parameters, defaults included (a ufunc's inputs only)."""
+    import numpy as np
+
+    if isinstance(fn, np.ufunc):
+        return "out", "x" if fn.nin == 1 else ", ".join(f"x{i + 1}" for i in range(fn.nin))
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return "out", "x"
+    params = [p.replace(annotation=p.empty) for p in sig.parameters.values() if p.name != "self"]
+    out = next(n for n in ("out", "ans", "result") if n not in {p.name for p in params})
+    text = str(sig.replace(parameters=params, return_annotation=sig.empty))[1:-1]
+    return out, text or "x"
 
 
 def source_text(node) -> str:

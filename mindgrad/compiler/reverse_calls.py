@@ -16,7 +16,7 @@ from mindgrad.compiler import activity, naming, objects
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import control_flow as cf
 from mindgrad.compiler.analysis import as_method, call_shape, user_code, without_receiver
-from mindgrad.compiler.passes import describe, source_text
+from mindgrad.compiler.passes import no_rule, source_text
 from mindgrad.errors import NoGradientRuleError
 
 
@@ -65,9 +65,7 @@ class CallAdjoints:
             return self.apply_rule(s, rules.lookup(type(target)), type(target),
                                    [A.clone(func)] + list(call.args), keywords, name)
         if rule is None:
-            self.fail(s, f"{describe(target)} has no gradient rule and no Python source to "
-                         f"differentiate; register a rule with @mindgrad.adjoint("
-                         f"{describe(target)})", NoGradientRuleError)
+            self.fail(s, no_rule(target), NoGradientRuleError)
         return self.apply_rule(s, rule, target, list(call.args), keywords, name)
 
     def check_callee(self, s, call):

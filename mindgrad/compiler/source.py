@@ -7,7 +7,8 @@ of the function refers to (closure cell, global, or builtin).
 
 The function read is the one the user calls: a decorator's wrapper is differentiated as
 written, reaching the wrapped function through its closure. ``specialise`` gives a function
-with ``*args``/``**kw`` parameters fixed parameters for one call shape.
+with ``*args``/``**kw`` parameters fixed parameters for one call shape. ``foreign_library``
+tells another library's code, which is not read (a call of it needs a rule), from the user's.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import builtins
 import functools
 import inspect
 import linecache
+import os
 import textwrap
 import weakref
 
@@ -175,15 +177,27 @@ def _read(fn):
         # of the code object: inspect would unwrap a decorator's wrapper to the wrapped function
         lines, first_line = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError):
-        raise NoSourceError(
-            f"{fn.__qualname__} has no source that mindgrad can read. Functions typed at a plain "
-            "`python` prompt keep no source: define it in a file or a notebook cell, or register "
-            "a rule for it with @mindgrad.adjoint") from None
+        raise NoSourceError(_no_source(fn)) from None
     filename = inspect.getsourcefile(fn) or code.co_filename
     key = id(code)
     _READ[key] = (weakref.ref(code, lambda _, key=key: _READ.pop(key, None)),
                   lines, first_line, filename)
     return lines, first_line, filename
+
+
+def _no_source(fn) -> str:
+    """Why ``fn`` has no source to read, and where functions keep theirs."""
+    where = fn.__code__.co_filename
+    if where == "<stdin>":
+        how = "it was typed at a plain `python` prompt, which keeps no source before Python 3.13"
+    elif where == "<string>":
+        how = ("it was defined by exec() of a string (or `python -c` before Python 3.13), which "
+               "keeps no source")
+    else:
+        how = f"its source ({where}) cannot be read"
+    return (f"{fn.__qualname__} has no source that mindgrad can read: {how}. Define it in a "
+            "file, a notebook cell, IPython or Python 3.13's prompt, or register a rule for it "
+            "with @mindgrad.adjoint")
 
 
 def get_source(fn) -> Source:
@@ -406,6 +420,8 @@ def unbind(fn):
 
     if objects.is_module(fn):
         return type(fn).construct, fn
+    if foreign_library(getattr(fn, "__func__", fn)) is not None and _has_rule(fn):
+        return as_function(fn), None  # another library's (grad(scipy.linalg.sqrtm)): its rule
     if isinstance(fn, types.MethodType):
         return fn.__func__, fn.__self__
     if not isinstance(fn, (types.FunctionType, type)) and callable(fn) and \
@@ -430,3 +446,53 @@ def _readable(fn):
     except NoSourceError:
         return False
     return True
+
+
+def foreign_library(fn):
+    """The name of the library ``fn`` belongs to (``"scipy"``, ``"statistics"``) when it is
+    another library's code, else None.
+
+    Another library's code is code installed for Python to import, not the program's own: its
+    file lies under an installation directory (a ``site-packages`` or ``dist-packages``
+    directory, any interpreter's or virtual environment's, or the standard library's), and not
+    inside mindgrad's own package (whose helpers generated code calls). mindgrad does not
+    follow a call into such code: a call of it needs a rule, and the error says so at the
+    user's line. The user's code is followed wherever it lives otherwise: a project's files
+    (installed in editable mode too), scripts, notebook cells."""
+    code = getattr(fn, "__code__", None)  # the code that would be followed: no unwrapping
+    if code is None or not _installed(code.co_filename):
+        return None
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] or os.path.splitext(os.path.basename(code.co_filename))[0]
+
+
+_MINDGRAD = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+@functools.cache
+def _installed(filename) -> bool:
+    """Whether ``filename`` lies under an installation directory, outside mindgrad."""
+    if not os.path.isabs(filename):  # <stdin>, a notebook cell, generated code
+        return False
+    path = os.path.realpath(filename)
+    if path.startswith(_MINDGRAD + os.sep):
+        return False
+    parts = path.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return True
+    return any(path.startswith(root + os.sep) for root in _installation_roots())
+
+
+@functools.cache
+def _installation_roots():
+    """The standard library's and the site directories of this interpreter."""
+    import site
+    import sysconfig  # not imported at start-up: read when a callee is first checked
+
+    paths = sysconfig.get_paths()
+    roots = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    try:
+        roots += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # an old virtualenv's site module
+        pass
+    return tuple(sorted({os.path.realpath(r) for r in roots if r}))

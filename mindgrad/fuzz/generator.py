@@ -211,7 +211,15 @@ class Generator:
                    (f"{v.name}.reshape({s[-1]}, -1)", (s[-1], size // s[-1])),
                    (f"np.cumsum({v.name}, axis=0)", s), (f"np.prod({v.name}, axis=0)", s[1:]),
                    (f"np.flip({v.name}, axis=0)", s), (f"np.clip({v.name}, -5.0, 5.0)", s),
-                   (f"np.tile({v.name}, 2)", s[:-1] + (2 * s[-1],))]
+                   (f"np.tile({v.name}, 2)", s[:-1] + (2 * s[-1],)),
+                   (f"np.fft.irfft(np.fft.rfft({v.name}) * 0.5, {s[-1]})", s),
+                   (f"np.real(np.fft.ifft(np.fft.fft({v.name}, axis=0) * 1j))", s),
+                   (f"np.median({v.name}, axis=0)", s[1:]), (f"np.ptp({v.name}, axis=0)", s[1:]),
+                   (f"np.append({v.name}, {self.full(v)})", (2 * size,))]
+        if len(s) == 2:
+            n = s[0]
+            options.append((f"np.linalg.cholesky({v.name} @ {v.name}.T + {n}.0 * np.eye({n}))",
+                            (n, n)))
         if len(s) >= 2:
             options.append((f"{v.name}.transpose(1, 0{', 2' * (len(s) == 3)})",
                             (s[1], s[0]) + s[2:]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mindgrad.api.gradients import GradFunction, _check_bool, _weights
+from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import expansions
 
 
@@ -33,6 +34,7 @@ class GradOperation:
             return GradFunction(fn, (0,), None, False, False, self.sens_param, False)
         op = self
 
+        @user_frames
         def gradient_function(*args, **kwargs):
             inputs = args[:-1] if op.sens_param else args
             positions = tuple(range(len(inputs))) if op.get_all else ()

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import builtins
 import functools
+import importlib
 import inspect
+import sys
 import textwrap
 import types
 
@@ -95,7 +97,49 @@ slope = _SlopeMarker()
 _RULES: dict = {}
 _TANGENTS: dict = {}
 _NONDIFF: set = set()
+_DECLARED_IN: dict = {}  # a constant's key -> the module that declared it (the catalog's topic)
 _version = 0
+
+
+# Rules for optional libraries, by the module they are for: a topic module of this package
+# imported only once the program itself has imported that library. A lookup that finds no rule
+# loads the topics of the libraries now in sys.modules (``_load_deferred``), so `import
+# mindgrad` imports none of them, and mindgrad works where they are not installed.
+DEFERRED = {"scipy.special": "scipy_special", "scipy.stats": "scipy_stats",
+            "scipy.linalg": "scipy_linalg"}
+_pending = dict(DEFERRED)
+
+
+def _load_deferred() -> bool:
+    """Register the rules of the optional libraries imported since the last call; whether any
+    were.
+
+    The registry's version is left as it was: code built before could not reach these
+    functions (looking one up would have missed and loaded them), so it stays valid, and the
+    build that triggers the load is not rebuilt at its next call."""
+    global _version
+    loaded, version = False, _version
+    for library, topic in list(_pending.items()):
+        if library in sys.modules:
+            importlib.import_module(f"{__name__}.{topic}")
+            del _pending[library]
+            loaded = True
+    _version = version
+    return loaded
+
+
+def _find(table, fn):
+    """``table``'s entry for ``fn``, loading the deferred rules when it has none yet."""
+    def get():
+        try:
+            return table.get(_key(fn))
+        except TypeError:
+            return None
+
+    found = get()
+    if found is None and _pending and _load_deferred():
+        found = get()
+    return found
 
 
 def registry_version() -> int:
@@ -545,6 +589,17 @@ def _callee(rule, fn):
         for module_name, module in sorted(rule.globals.items()):
             if isinstance(module, types.ModuleType) and getattr(module, name, None) is fn:
                 return gast.Attribute(value=_name(module_name), attr=name, ctx=gast.Load())
+        home = getattr(fn, "__module__", None) or ""
+        for module_name, module in sorted(rule.globals.items()):  # np.fft.rfft where np is bound
+            if isinstance(module, types.ModuleType) and home.startswith(module.__name__ + "."):
+                path, owner = home[len(module.__name__) + 1:].split("."), module
+                for part in path:
+                    owner = getattr(owner, part, None)
+                if getattr(owner, name, None) is fn:
+                    node = _name(module_name)
+                    for part in path + [name]:
+                        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
+                    return node
         owner = getattr(fn, "__self__", None)
         if owner is not None and not isinstance(owner, types.ModuleType) and \
                 getattr(owner, name, None) == fn:  # np.multiply.outer: a new object each time
@@ -792,10 +847,7 @@ def tangent_attr(*names):
 
 
 def lookup_tangent(fn):
-    try:
-        return _TANGENTS.get(_key(fn))
-    except TypeError:
-        return None
+    return _find(_TANGENTS, fn)
 
 
 def lookup_tangent_method(name):
@@ -829,8 +881,10 @@ def adjoint_attr(*names):
 
 def nondifferentiable(*fns):
     """Declare ``fns`` as having no gradient: their results are constants."""
+    module = inspect.currentframe().f_back.f_globals.get("__name__")
     for fn in fns:
         _NONDIFF.add(_key(fn))
+        _DECLARED_IN[_key(fn)] = module
         _RULES.pop(_key(fn), None)
         _TANGENTS.pop(_key(fn), None)
     _bump()
@@ -838,10 +892,7 @@ def nondifferentiable(*fns):
 
 def lookup(fn):
     """The rule for ``fn``, or None."""
-    try:
-        return _RULES.get(_key(fn))
-    except TypeError:
-        return None
+    return _find(_RULES, fn)
 
 
 def lookup_method(name):
@@ -853,10 +904,13 @@ def lookup_attr(name):
 
 
 def is_nondifferentiable(fn) -> bool:
-    try:
-        return _key(fn) in _NONDIFF
-    except TypeError:
-        return False
+    def get():
+        try:
+            return _key(fn) in _NONDIFF
+        except TypeError:
+            return False
+
+    return get() or bool(_pending) and _load_deferred() and get()
 
 
 class _Recorder:
@@ -891,7 +945,7 @@ def vjp_of(fn, *args, **kwargs):
     generated code does not run a template that cannot take a zero ``g``.
     """
     key = kwargs.pop("_key", fn)
-    rule = _RULES.get(_key(key))
+    rule = _find(_RULES, key)
     if rule is None:
         raise RuleError(f"no gradient rule registered for {key!r}")
     out = fn(*args, **kwargs)
@@ -952,7 +1006,7 @@ def jvp_of(fn, *args, **kwargs):
     generated code, the statements reading an argument without tangent do not run.
     """
     key = kwargs.pop("_key", fn)
-    rule = _TANGENTS.get(_key(key))
+    rule = _find(_TANGENTS, key)
     if rule is None:
         raise RuleError(f"no tangent rule registered for {key!r}")
     out = fn(*args, **kwargs)

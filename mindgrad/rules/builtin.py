@@ -1,8 +1,10 @@
 """mindgrad's own rules: importing this module registers every topic module of the package.
 
 The registry (``mindgrad.rules``) imports none of them; they import it. Every module of the
-package is a topic module (sorted by name, so the order is fixed); one that fails to import
-fails ``import mindgrad`` loudly.
+package is a topic module (sorted by name, so the order is fixed) but this one and ``catalog``,
+which writes the list of rules; one that fails to import fails ``import mindgrad`` loudly. The
+topics for optional libraries (``DEFERRED`` of the registry: SciPy's) are not imported here:
+the registry loads them once the program has imported the library.
 """
 
 import importlib
@@ -10,7 +12,9 @@ import pkgutil
 
 import mindgrad.rules as _package
 
-TOPICS = sorted(m.name for m in pkgutil.iter_modules(_package.__path__) if m.name != "builtin")
+NOT_TOPICS = {"builtin", "catalog"}
+TOPICS = sorted(m.name for m in pkgutil.iter_modules(_package.__path__)
+                if m.name not in NOT_TOPICS and m.name not in _package.DEFERRED.values())
 
 for _name in TOPICS:
     importlib.import_module(f"mindgrad.rules.{_name}")

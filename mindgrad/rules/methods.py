@@ -381,6 +381,7 @@ def dict_get_tangent(t, mapping, key):
 
 @adjoint_method("get")
 def _(out, self, key, default=None):
+    """A dict's ``d.get(key, default)``: the gradient goes to the entry read, or to ``default``."""
     d[self] = dict_get_grad(d[out], self, key)
     d[default] = dict_get_default_grad(d[out], self, key)
 
@@ -393,6 +394,7 @@ def _(out, self, key, default=None):
 
 @adjoint_method("items")
 def _(out, self):
+    """A dict's ``d.items()``."""
     d[self] = dict_items_grad(d[out], self)
 
 
@@ -403,6 +405,7 @@ def _(out, self):
 
 @adjoint_method("values")
 def _(out, self):
+    """A dict's ``d.values()``."""
     d[self] = dict_values_grad(d[out], self)
 
 

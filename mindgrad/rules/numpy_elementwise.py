@@ -19,7 +19,17 @@ import math
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, diagonal, elementwise, linear, linear_in, slope, tangent
+from mindgrad.rules import (
+    adjoint,
+    d,
+    diagonal,
+    elementwise,
+    linear,
+    linear_in,
+    nondifferentiable,
+    slope,
+    tangent,
+)
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, float_dtype, zero_tangent_of
 
@@ -583,3 +593,203 @@ def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, devi
 @tangent(np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128)
 def _(out, x=0.0):
     d[out] = astype_tangent(d[x], out)
+
+
+# ----- fmod, float_power, nan_to_num ---------------------------------------------------------
+
+
+@elementwise(np.fmod)
+def _(out, x, y):
+    slope[x] = 1
+    slope[y] = -np.trunc(x / y)  # fmod(x, y) = x - y trunc(x / y)
+
+
+@adjoint(np.float_power)
+def _(out, x, y):
+    d[x] = astype_grad(unbroadcast(d[out] * (y * np.float_power(x, y - 1)), x), x)
+    d[y] = astype_grad(unbroadcast(d[out] * out * np.log(np.where(x == 0, 1, x)), y), y)
+
+
+@tangent(np.float_power)  # the output is float64, whatever the inputs' float dtype
+def _(out, x, y):
+    d[out] = broadcast_tangent(d[x] * (y * np.float_power(x, y - 1)), out)
+    d[out] = broadcast_tangent(d[y] * out * np.log(np.where(x == 0, 1, x)), out)
+
+
+@elementwise(np.nan_to_num)
+def _(out, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    slope[x] = np.isfinite(x)  # a replaced entry is the replacement's
+    slope[nan] = np.isnan(x)
+    slope[posinf] = np.isposinf(x)
+    slope[neginf] = np.isneginf(x)
+
+
+# ----- interp: piecewise linear ------------------------------------------------------------------
+
+
+def interp_plan(x, xp, period=None):
+    """For each ``x``: the segment of ``xp`` it falls in (its left end), and whether it lies left
+    of ``xp[0]``, right of ``xp[-1]``, or in between (``np.interp`` holds the end values
+    outside)."""
+    if period is not None:
+        raise NotImplementedError("np.interp(period=...) has no gradient rule")
+    xp = np.asarray(xp)
+    segment = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, max(np.size(xp) - 2, 0))
+    left = np.less(x, xp[0])
+    right = np.greater(x, xp[-1])
+    return segment, left, right, np.logical_not(np.logical_or(left, right))
+
+
+nondifferentiable(interp_plan)
+
+
+def interp_parts(x, xp, fp, plan):
+    """The segment's ends ``xp[k], xp[k+1]`` and heights ``fp[k], fp[k+1]`` for each ``x``, and
+    where ``x`` lies along it (``t`` in [0, 1])."""
+    k = plan[0]
+    upper = np.minimum(k + 1, np.size(xp) - 1)
+    x0 = np.take(xp, k)
+    x1 = np.take(xp, upper)
+    f0 = np.take(fp, k)
+    f1 = np.take(fp, upper)
+    width = np.where(x1 == x0, 1.0, x1 - x0)
+    return x0, f0, f1, width, (x - x0) / width
+
+
+def onto(values, index, n):
+    """``values`` added up at ``index`` into ``n`` entries (one-hot: differentiable)."""
+    return np.sum(np.expand_dims(values, -1) * (np.expand_dims(index, -1) == np.arange(n)),
+                  axis=tuple(range(np.ndim(values))))
+
+
+def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
+    """Gradients of ``np.interp(x, xp, fp, left, right)`` for ``x`` (the segment's slope), ``xp``
+    (``-slope (1 - t)`` and ``-slope t`` at its ends), ``fp`` (``1 - t`` and ``t``; the end values
+    where ``x`` is outside and ``left``/``right`` are None), ``left`` and ``right``."""
+    plan = interp_plan(x, xp, period)
+    inside = plan[3]
+    parts = interp_parts(x, xp, fp, plan)
+    t = parts[4]
+    slope = (parts[2] - parts[1]) / parts[3]
+    n = np.size(xp)
+    upper = np.minimum(plan[0] + 1, n - 1)
+    g_in = g * inside
+    g_x = g_in * slope
+    g_xp = onto(-g_in * slope * (1.0 - t), plan[0], n) + onto(-g_in * slope * t, upper, n)
+    g_fp = onto(g_in * (1.0 - t), plan[0], n) + onto(g_in * t, upper, n)
+    g_left = np.sum(g * plan[1])
+    g_right = np.sum(g * plan[2])
+    ends = np.zeros(n)
+    if left is None:
+        ends = ends + g_left * (np.arange(n) == 0)
+    if right is None:
+        ends = ends + g_right * (np.arange(n) == n - 1)
+    return (astype_grad(unbroadcast(g_x, x), x), astype_grad(g_xp, xp),
+            array_grad(g_fp + ends, fp), g_left, g_right)
+
+
+@adjoint(np.interp)
+def _(out, x, xp, fp, left=None, right=None, period=None):
+    """Increasing ``xp``, without ``period``; at a knot the right segment's slope."""
+    grads = interp_grads(d[out], x, xp, fp, left, right, period)
+    d[x] = grads[0]
+    d[xp] = grads[1]
+    d[fp] = grads[2]
+    d[left] = grads[3]
+    d[right] = grads[4]
+
+
+def interp_tangent(t, x, xp, fp, out, left=None, right=None, period=None, wrt="x"):
+    """Tangent of ``np.interp`` from ``x``, ``xp``, ``fp``, ``left`` or ``right`` (``wrt``)."""
+    plan = interp_plan(x, xp, period)
+    inside = plan[3]
+    parts = interp_parts(x, xp, fp, plan)
+    w = parts[4]
+    slope = (parts[2] - parts[1]) / parts[3]
+    upper = np.minimum(plan[0] + 1, np.size(xp) - 1)
+    if wrt == "x":
+        change = t * slope * inside
+    elif wrt == "xp":
+        change = -slope * (np.take(t, plan[0]) * (1.0 - w) + np.take(t, upper) * w) * inside
+    elif wrt == "fp":
+        change = (np.take(t, plan[0]) * (1.0 - w) + np.take(t, upper) * w) * inside
+        if left is None:
+            change = change + np.take(t, 0) * plan[1]
+        if right is None:
+            change = change + np.take(t, -1) * plan[2]
+    elif wrt == "left":
+        change = t * plan[1]
+    else:
+        change = t * plan[2]
+    return np.asarray(np.broadcast_to(change, np.shape(out))).astype(float_dtype(out))
+
+
+@tangent(np.interp)
+def _(out, x, xp, fp, left=None, right=None, period=None):
+    d[out] = interp_tangent(d[x], x, xp, fp, out, left, right, period, "x")
+    d[out] = interp_tangent(d[xp], x, xp, fp, out, left, right, period, "xp")
+    d[out] = interp_tangent(d[fp], x, xp, fp, out, left, right, period, "fp")
+    d[out] = interp_tangent(d[left], x, xp, fp, out, left, right, period, "left")
+    d[out] = interp_tangent(d[right], x, xp, fp, out, left, right, period, "right")
+
+
+# ----- ldexp, modf, divmod, unwrap, real_if_close, astype -------------------------------------
+
+
+@elementwise(np.ldexp)
+def _(out, x, e):
+    slope[x] = np.ldexp(1.0, e)  # x 2^e; the integer exponent has no gradient
+
+
+@adjoint(np.modf)
+def _(out, x):
+    d[x] = astype_grad(unbroadcast(d[out][0], x), x)  # x = fraction + integral part
+
+
+@tangent(np.modf)
+def _(out, x):
+    d[out] = TangentTuple((np.asarray(broadcast_tangent(d[x], out[0]), float_dtype(out[0])),
+                           zero_tangent_of(out[1])))
+
+
+@adjoint(np.divmod)
+def _(out, x, y):
+    d[x] = astype_grad(unbroadcast(d[out][1], x), x)  # only the remainder moves
+    d[y] = astype_grad(unbroadcast(-d[out][1] * out[0], y), y)
+
+
+@tangent(np.divmod)
+def _(out, x, y):
+    d[out] = TangentTuple((zero_tangent_of(out[0]), broadcast_tangent(d[x], out[1])))
+    d[out] = TangentTuple((zero_tangent_of(out[0]), broadcast_tangent(-d[y] * out[0], out[1])))
+
+
+@adjoint(np.unwrap)
+def _(out, p, discont=None, axis=-1, *, period=6.283185307179586):
+    d[p] = astype_grad(d[out], p)  # p plus multiples of the period, piecewise constant
+
+
+@tangent(np.unwrap)
+def _(out, p, discont=None, axis=-1, *, period=6.283185307179586):
+    d[out] = broadcast_tangent(d[p], out)
+
+
+@adjoint(np.real_if_close)
+def _(out, a, tol=100):
+    d[a] = astype_grad(d[out], a)
+
+
+@tangent(np.real_if_close)
+def _(out, a, tol=100):
+    d[out] = astype_tangent(d[a], out)
+
+
+if hasattr(np, "astype"):  # NumPy >= 2.1
+
+    @adjoint(np.astype)
+    def _(out, x, dtype, *, copy=True, device=None):
+        d[x] = array_grad(d[out], x, out)
+
+    @tangent(np.astype)
+    def _(out, x, dtype, *, copy=True, device=None):
+        d[out] = astype_tangent(d[x], out)

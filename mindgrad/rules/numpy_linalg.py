@@ -7,8 +7,10 @@ incoming gradient with the other factor (``tensordot``/``einsum``), batched matr
 multilinear: the tangent from one factor is the same product with that factor replaced by its
 tangent (``@linear``), and the gradient helpers are linear in the gradient and the other factor
 (``@linear_in``), which derives their own tangents. Norms, inverses, determinants, solves and
-the decompositions (``svd``, ``eigh``, for real matrices with distinct singular values or
-eigenvalues) have their tangents written out.
+the decompositions have their tangents written out: ``svd``, ``eigh`` (real matrices with
+distinct singular values or eigenvalues), ``cholesky`` (symmetric positive definite), ``qr``
+(full rank), ``eig``/``eigvals`` (distinct eigenvalues), ``pinv`` and ``lstsq`` (full rank);
+each adjoint template's docstring states what it assumes.
 
 A gradient of a gradient differentiates the helpers below from their source, so they keep to
 the Python that mindgrad differentiates: no starred calls (``einsum_list`` takes the operands
@@ -21,7 +23,9 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.rules import adjoint, adjoint_method, d, linear, linear_in, nondifferentiable, tangent
-from mindgrad.rules.numpy_elementwise import abs_slope, astype_grad, conj_if_complex
+from mindgrad.rules.numpy_elementwise import abs_slope, array_grad, astype_grad, conj_if_complex
+from mindgrad.rules.numpy_shape import diagonal_grad, trace_grad
+from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
 from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
@@ -772,6 +776,8 @@ def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
 
 @adjoint(np.linalg.svd)
 def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Real ``a`` with distinct singular values; full_matrices of a non-square matrix only with
+    no gradient on the extra columns of U (rows of V^T)."""
     d[a] = svd_grad(d[out], a, out, full_matrices, compute_uv, hermitian)
 
 
@@ -856,6 +862,7 @@ def eigh_grad(g, a, out, UPLO="L", vectors=True):
 
 @adjoint(np.linalg.eigh)
 def _(out, a, UPLO="L"):
+    """Real ``a`` with distinct eigenvalues; the ``UPLO`` triangle gets the gradient."""
     d[a] = eigh_grad(d[out], a, out, UPLO)
 
 
@@ -902,3 +909,1059 @@ if hasattr(np.linalg, "svdvals"):  # NumPy >= 2.0
     @tangent(np.linalg.svdvals)
     def _(out, x):
         d[out] = svd_tangent(d[x], x, out, False, False)
+
+
+# ----- cholesky, qr --------------------------------------------------------------------------
+# For real matrices (stacks too). cholesky: symmetric positive definite; the factorization reads
+# one triangle of ``a`` as a symmetric matrix, and that triangle gets the gradient. qr: full rank
+# (nonzero diagonal of R); mode "complete" of a tall matrix has extra columns of Q that are an
+# arbitrary basis of a complement, with no derivative.
+
+
+def lower_with_half_diagonal(x):
+    """``Phi(x)``: the lower triangle of ``x``, its diagonal halved."""
+    return np.tril(x) - 0.5 * x * np.eye(np.shape(x)[-1])
+
+
+@zero_in_zero_out("g")
+def cholesky_grad(g, a, factor, upper=False):
+    """Gradient of ``np.linalg.cholesky(a, upper=upper)`` (Murray 2016, "Differentiation of the
+    Cholesky decomposition"). With ``a = L L^T``, the symmetric matrix gets ``L^-T Phi(L^T gL)
+    L^-1`` (``Phi``: the lower triangle, its diagonal halved), which the triangle the
+    factorization read receives (``triangle_grad``; ``upper`` reads and returns ``U = L^T``).
+    Assumes a real, symmetric positive definite matrix."""
+    reject_complex(a, "np.linalg.cholesky")
+    lower = factor
+    g_lower = g
+    if upper:
+        lower = swap_last_axes(factor)
+        g_lower = swap_last_axes(g)
+    inverse = np.linalg.inv(lower)
+    core = lower_with_half_diagonal(swap_last_axes(lower) @ g_lower)
+    return astype_grad(triangle_grad(swap_last_axes(inverse) @ core @ inverse,
+                                     "U" if upper else "L"), a)
+
+
+@adjoint(np.linalg.cholesky)
+def _(out, a, *, upper=False):
+    """Real symmetric positive definite ``a``; the triangle read (lower, or upper with
+    ``upper``) gets the gradient."""
+    d[a] = cholesky_grad(d[out], a, out, upper)
+
+
+def cholesky_tangent(t, a, factor, upper=False):
+    """Tangent of ``np.linalg.cholesky``: ``dL = L Phi(L^-1 dS L^-T)`` for the tangent ``dS`` of
+    the symmetric matrix read from ``a``'s triangle (transposed for ``upper``)."""
+    reject_complex(a, "np.linalg.cholesky")
+    lower = swap_last_axes(factor) if upper else factor
+    inverse = np.linalg.inv(lower)
+    sym = triangle_tangent(t, "U" if upper else "L")
+    change = lower @ lower_with_half_diagonal(inverse @ sym @ swap_last_axes(inverse))
+    return as_dtype_of(swap_last_axes(change) if upper else change, factor)
+
+
+@tangent(np.linalg.cholesky)
+def _(out, a, *, upper=False):
+    d[out] = cholesky_tangent(d[a], a, out, upper)
+
+
+def qr_message():
+    """Why the extra columns of Q of mode "complete" have no derivative."""
+    return ('np.linalg.qr(mode="complete") of a tall matrix: its extra columns of Q are an '
+            'arbitrary basis of a complement, not determined by the matrix, and have no '
+            'derivative; use mode="reduced" (or give them no gradient)')
+
+
+def qr_mode_check(mode):
+    """Refuse the modes without a derivative here."""
+    if mode not in ("reduced", "complete", "r"):
+        raise NotImplementedError(f'np.linalg.qr(mode="{mode}") has no derivative rule; the '
+                                  'modes "reduced", "complete" and "r" have one')
+
+
+nondifferentiable(qr_message, qr_mode_check)
+
+
+def copy_lower_to_upper(m):
+    """``m``'s lower triangle mirrored onto its upper one."""
+    return np.tril(m) + swap_last_axes(np.tril(m, -1))
+
+
+def qr_square_grad(q, r, g_q, g_r):
+    """Gradient of ``(Q, R) = qr(a)`` for a matrix with at least as many rows as columns (Liao et
+    al. 2019, "Differentiable programming tensor networks"): with ``M = R gR^T - gQ^T Q``,
+    ``ga = (gQ + Q copyltu(M)) R^-T``."""
+    m_core = 0
+    if not is_zero(g_r):
+        m_core = r @ swap_last_axes(g_r)
+    if not is_zero(g_q):
+        m_core = m_core - swap_last_axes(g_q) @ q
+    b = q @ copy_lower_to_upper(m_core)
+    if not is_zero(g_q):
+        b = b + g_q
+    return swap_last_axes(np.linalg.solve(r, swap_last_axes(b)))
+
+
+@zero_in_zero_out("g")
+def qr_grad(g, a, out, mode="reduced"):
+    """Gradient of ``np.linalg.qr(a, mode)`` for a real matrix of full rank. A wide matrix
+    ``[X, Y]`` (fewer rows than columns) is ``Q [R1, R2]`` with ``X = Q R1`` square: ``Y``
+    gets ``Q gR2`` and ``X`` the square gradient with ``gQ + Y gR2^T``."""
+    reject_complex(a, "np.linalg.qr")
+    qr_mode_check(mode)
+    rows = np.shape(a)[-2]
+    cols = np.shape(a)[-1]
+    k = min(rows, cols)
+    if mode == "r":
+        both = np.linalg.qr(a)
+        q = both[0]
+        r = both[1]
+        g_q = 0
+        g_r = g
+    else:
+        q = out[0]
+        r = out[1]
+        g_q = g[0]
+        g_r = g[1]
+    if mode == "complete" and rows > cols:
+        if not is_zero(g_q):
+            if np.any(g_q[..., :, k:] != 0):
+                raise NotImplementedError(qr_message())
+            g_q = g_q[..., :, :k]
+        q = q[..., :, :k]
+        r = r[..., :k, :]
+        if not is_zero(g_r):
+            g_r = g_r[..., :k, :]
+    if is_zero(g_q) and is_zero(g_r):
+        return 0
+    if rows >= cols:
+        return astype_grad(qr_square_grad(q, r, g_q, g_r), a)
+    y = a[..., :, k:]
+    g_r1 = 0
+    g_y = np.zeros(np.shape(y), np.result_type(a, 1.0))
+    if not is_zero(g_r):
+        g_r1 = g_r[..., :, :k]
+        g_q = g_q + y @ swap_last_axes(g_r[..., :, k:])
+        g_y = q @ g_r[..., :, k:]
+    g_x = qr_square_grad(q, r[..., :, :k], g_q, g_r1)
+    return astype_grad(np.concatenate([g_x, g_y], axis=-1), a)
+
+
+@adjoint(np.linalg.qr)
+def _(out, a, mode="reduced"):
+    """Real ``a`` of full rank; modes "reduced", "r", and "complete" (of a tall matrix only
+    with no gradient on Q's extra columns)."""
+    d[a] = qr_grad(d[out], a, out, mode)
+
+
+def qr_square_tangent(t, q, r):
+    """Tangent of ``qr`` of a matrix with at least as many rows as columns: with ``C = Q^T t
+    R^-1`` and ``W = tril(C, -1) - tril(C, -1)^T`` (``Q^T dQ``), ``dR = (C - W) R`` and
+    ``dQ = t R^-1 - Q (C - W)``."""
+    t_r_inverse = swap_last_axes(np.linalg.solve(swap_last_axes(r), swap_last_axes(t)))
+    c = swap_last_axes(q) @ t_r_inverse
+    w = np.tril(c, -1) - swap_last_axes(np.tril(c, -1))
+    return t_r_inverse - q @ (c - w), (c - w) @ r
+
+
+def qr_tangent(t, a, out, mode="reduced"):
+    """Tangent of ``np.linalg.qr(a, mode)`` for a real matrix of full rank; a wide one's
+    ``R2 = Q^T Y`` moves with ``Q`` and ``Y``."""
+    reject_complex(a, "np.linalg.qr")
+    qr_mode_check(mode)
+    rows = np.shape(a)[-2]
+    cols = np.shape(a)[-1]
+    if mode == "complete" and rows > cols:
+        raise NotImplementedError(qr_message())
+    if mode == "r":
+        both = np.linalg.qr(a)
+        q = both[0]
+        r = both[1]
+    else:
+        q = out[0]
+        r = out[1]
+    if rows >= cols:
+        dq, dr = qr_square_tangent(t, q, r)
+    else:
+        dq, dr1 = qr_square_tangent(t[..., :, :rows], q, r[..., :, :rows])
+        dr2 = swap_last_axes(dq) @ a[..., :, rows:] + swap_last_axes(q) @ t[..., :, rows:]
+        dr = np.concatenate([dr1, dr2], axis=-1)
+    if mode == "r":
+        return as_dtype_of(dr, out)
+    return TangentTuple((as_dtype_of(dq, q), as_dtype_of(dr, r)))
+
+
+@tangent(np.linalg.qr)
+def _(out, a, mode="reduced"):
+    d[out] = qr_tangent(d[a], a, out, mode)
+
+
+# ----- eig, eigvals: general square matrices -----------------------------------------------
+# With distinct eigenvalues. ``a V = V diag(w)``; NumPy (LAPACK's geev) scales each eigenvector
+# to norm 1 with its largest entry real: the derivatives below keep both, so they are those of
+# the very vectors NumPy returns.
+
+
+def matched_eigenvectors(a, w):
+    """The eigenvectors of ``a`` for the eigenvalues ``w`` (in ``w``'s order)."""
+    both = np.linalg.eig(a)
+    order = np.argmin(np.abs(np.expand_dims(w, -1) - np.expand_dims(both[0], -2)), axis=-1)
+    return np.take_along_axis(both[1], np.expand_dims(order, -2), axis=-1)
+
+
+def largest_entries(v):
+    """The row of each column's entry of largest magnitude, as a ``(..., 1, n)`` index."""
+    return np.expand_dims(np.argmax(np.abs(v), axis=-2), -2)
+
+
+nondifferentiable(matched_eigenvectors, largest_entries)
+
+
+def eig_grad(g, a, out, vectors=True):
+    """Gradient of ``np.linalg.eig(a)`` (``vectors``; else of ``eigvals``), the transpose of
+    ``eig_tangent``: the eigenvectors' cotangent ``gV`` first takes back the fixing of each
+    vector's phase (its largest entry real) and of its norm, then with ``P = V^-1 da V``,
+    ``dw = diag(P)`` and ``dV = V (F o P)``: ``ga = V^-T (diag(gw) + F o (V^T gV)) V^T``. A real
+    ``a`` takes the real part."""
+    if vectors:
+        w = out[0]
+        v = out[1]
+        g_w = g[0]
+        g_v = g[1]
+    else:
+        w = out
+        v = matched_eigenvectors(a, w)
+        g_w = g
+        g_v = 0
+    if is_zero(g_w) and is_zero(g_v):
+        return 0
+    n = np.shape(a)[-1]
+    core = 0
+    if not is_zero(g_w):
+        core = np.expand_dims(g_w, -2) * np.eye(n)
+    if not is_zero(g_v):
+        rows = largest_entries(v)
+        pivot = np.take_along_axis(v, rows, axis=-2)
+        turn = np.imag(np.sum(g_v * v, axis=-2, keepdims=True)) / np.real(pivot)
+        g_v = g_v - 1j * turn * (np.arange(n)[:, None] == rows)
+        g_v = g_v - np.conj(v) * np.real(np.sum(g_v * v, axis=-2, keepdims=True))
+        core = core + inverse_gaps(w) * (swap_last_axes(v) @ g_v)
+    grad = np.linalg.solve(swap_last_axes(v), core @ swap_last_axes(v))
+    return astype_grad(grad, a)
+
+
+def eig_tangent(t, a, out, vectors=True):
+    """Tangent of ``np.linalg.eig(a)`` (``vectors``; else of ``eigvals``): with
+    ``P = V^-1 t V`` and ``F_ij = 1 / (w_j - w_i)``, ``dw = diag(P)`` and ``dV = V (F o P)``,
+    less ``V Re(diag(V^H dV))`` (the norm stays 1) and ``i V Im(dV_jk / V_jk)`` for each
+    column's largest entry ``j`` (it stays real)."""
+    if vectors:
+        w = out[0]
+        v = out[1]
+    else:
+        w = out
+        v = matched_eigenvectors(a, w)
+    p = np.linalg.solve(v, t @ v)
+    dw = np.diagonal(p, 0, -2, -1)
+    if not vectors:
+        return as_dtype_of(dw if np.iscomplexobj(w) else np.real(dw), w)
+    dv = v @ (inverse_gaps(w) * p)
+    dv = dv - v * np.real(np.sum(np.conj(v) * dv, axis=-2, keepdims=True))
+    rows = largest_entries(v)
+    pivot = np.take_along_axis(v, rows, axis=-2)
+    dv = dv - 1j * v * np.imag(np.take_along_axis(dv, rows, axis=-2)) / np.real(pivot)
+    return TangentTuple((as_dtype_of(dw if np.iscomplexobj(w) else np.real(dw), w),
+                         as_dtype_of(dv if np.iscomplexobj(v) else np.real(dv), v)))
+
+
+@adjoint(np.linalg.eig)
+def _(out, a):
+    """Distinct eigenvalues; the eigenvectors as NumPy returns them (norm 1, largest entry
+    real)."""
+    d[a] = eig_grad(d[out], a, out)
+
+
+@tangent(np.linalg.eig)
+def _(out, a):
+    d[out] = eig_tangent(d[a], a, out)
+
+
+@adjoint(np.linalg.eigvals)
+def _(out, a):
+    """Distinct eigenvalues."""
+    d[a] = eig_grad(d[out], a, out, False)
+
+
+@tangent(np.linalg.eigvals)
+def _(out, a):
+    d[out] = eig_tangent(d[a], a, out, False)
+
+
+# ----- pinv, lstsq ---------------------------------------------------------------------------
+# Of real matrices of full rank (no singular value cut by rcond/rtol): the pseudo-inverse is
+# smooth where the rank does not change.
+
+
+def full_rank_check(a, kept, name):
+    """Refuse a rank-deficient matrix: ``kept`` of its ``min(m, n)`` singular values count."""
+    if kept < min(np.shape(a)[-2:]):
+        raise NotImplementedError(
+            f"{name} of a rank-deficient matrix (rank {kept} of {min(np.shape(a)[-2:])}) has "
+            "no derivative rule: the pseudo-inverse jumps where singular values are cut off")
+
+
+def pinv_rank(p):
+    """How many singular values ``pinv`` kept: the rank of the pseudo-inverse ``p`` (its
+    singular values are the inverses of those kept)."""
+    return int(np.min(np.linalg.matrix_rank(p)))
+
+
+nondifferentiable(full_rank_check, pinv_rank)
+
+
+def pinv_grad(g, a, p, hermitian=False):
+    """Gradient of ``p = np.linalg.pinv(a)`` of full rank (Golub and Pereyra 1973): the
+    transpose of ``dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P``. With
+    ``hermitian``, the lower triangle read as a symmetric matrix gets it."""
+    reject_complex(a, "np.linalg.pinv")
+    full_rank_check(a, pinv_rank(p), "np.linalg.pinv")
+    read = triangle_tangent(a, "L") if hermitian else a  # the matrix pinv inverted
+    pt = swap_last_axes(p)
+    gt = swap_last_axes(g)
+    left = np.eye(np.shape(a)[-2]) - read @ p
+    right = np.eye(np.shape(a)[-1]) - p @ read
+    grad = -pt @ g @ pt + left @ gt @ p @ pt + pt @ p @ gt @ right
+    if hermitian:
+        grad = triangle_grad(grad, "L")
+    return astype_grad(grad, a)
+
+
+def pinv_tangent(t, a, p, hermitian=False):
+    """Tangent of ``p = np.linalg.pinv(a)`` of full rank (``pinv_grad``)."""
+    reject_complex(a, "np.linalg.pinv")
+    full_rank_check(a, pinv_rank(p), "np.linalg.pinv")
+    read = a
+    if hermitian:
+        t = triangle_tangent(t, "L")
+        read = triangle_tangent(a, "L")
+    pt = swap_last_axes(p)
+    tt = swap_last_axes(t)
+    left = np.eye(np.shape(a)[-2]) - read @ p
+    right = np.eye(np.shape(a)[-1]) - p @ read
+    return as_dtype_of(-p @ t @ p + p @ pt @ tt @ left + right @ tt @ pt @ p, p)
+
+
+@adjoint(np.linalg.pinv)
+def _(out, a, rcond=None, hermitian=False, *, rtol=None):
+    """Real ``a`` of full rank (no singular value cut off; else an error)."""
+    d[a] = pinv_grad(d[out], a, out, hermitian)
+
+
+@tangent(np.linalg.pinv)
+def _(out, a, rcond=None, hermitian=False, *, rtol=None):
+    d[out] = pinv_tangent(d[a], a, out, hermitian)
+
+
+def as_matrix(b):
+    """``b`` as a matrix: a vector becomes one column."""
+    return np.expand_dims(b, -1) if np.ndim(b) == 1 else b
+
+
+def from_matrix(m, b):
+    """``m`` back in ``b``'s shape: one column becomes a vector again."""
+    return m[..., 0] if np.ndim(b) == 1 else m
+
+
+@zero_in_zero_out("g")
+def lstsq_grads(g, a, b, out):
+    """Gradients of ``(x, residuals, rank, s) = np.linalg.lstsq(a, b)`` for ``a`` and ``b``, of
+    full rank: ``x = pinv(a) b`` (``pinv_grad``); a residual ``|b - a x|^2`` (given for more rows
+    than columns) is at its minimum in ``x``, so it moves with ``a`` and ``b`` alone:
+    ``2 r`` for ``b``, ``-2 r x^T`` for ``a``; ``s`` are ``a``'s singular values
+    (``svd_grad``)."""
+    reject_complex(a, "np.linalg.lstsq")
+    full_rank_check(a, out[2], "np.linalg.lstsq")
+    x = as_matrix(out[0])
+    bm = as_matrix(b)
+    g_a = 0
+    g_b = 0
+    if not is_zero(g[0]):
+        p = np.linalg.pinv(a)
+        g_x = as_matrix(g[0])
+        g_a = pinv_grad(g_x @ swap_last_axes(bm), a, p)
+        g_b = swap_last_axes(p) @ g_x
+    if not is_zero(g[1]) and np.size(out[1]) > 0:
+        scaled_residual = 2.0 * (bm - a @ x) * g[1]
+        g_a = g_a - scaled_residual @ swap_last_axes(x)
+        g_b = g_b + scaled_residual
+    if not is_zero(g[3]):
+        g_a = g_a + svd_grad(g[3], a, out[3], False, False)
+    grad_a = 0 if is_zero(g_a) else astype_grad(g_a, a)
+    grad_b = 0 if is_zero(g_b) else astype_grad(from_matrix(g_b, b), b)
+    return grad_a, grad_b
+
+
+@adjoint(np.linalg.lstsq)
+def _(out, a, b, rcond=None):
+    """Real ``a`` of full rank (else an error); the residuals at their minimum."""
+    grads = lstsq_grads(d[out], a, b, out)
+    d[a] = grads[0]
+    d[b] = grads[1]
+
+
+@zero_in_zero_out("t")
+def lstsq_tangent(t, a, b, out, wrt):
+    """Tangent of ``np.linalg.lstsq(a, b)`` from ``a`` (``wrt`` 0) or ``b`` (1), of full rank:
+    ``dx = dP b + P db``; a residual moves by ``2 r . (db - da x)``; ``s`` by ``svd_tangent``;
+    the rank not at all."""
+    reject_complex(a, "np.linalg.lstsq")
+    full_rank_check(a, out[2], "np.linalg.lstsq")
+    x = as_matrix(out[0])
+    bm = as_matrix(b)
+    p = np.linalg.pinv(a)
+    if wrt == 0:
+        dx = pinv_tangent(t, a, p) @ bm
+        moved = -(t @ x)
+        ds = svd_tangent(t, a, out[3], False, False)
+    else:
+        dx = p @ as_matrix(t)
+        moved = as_matrix(t)
+        ds = np.zeros(np.shape(out[3]))
+    residuals = np.zeros(np.shape(out[1]))
+    if np.size(out[1]) > 0:
+        residuals = 2.0 * np.sum((bm - a @ x) * moved, axis=-2)
+    return TangentTuple((as_dtype_of(from_matrix(dx, b), out[0]), as_dtype_of(residuals, out[1]),
+                         zero_tangent_of(out[2]), as_dtype_of(ds, out[3])))
+
+
+@tangent(np.linalg.lstsq)
+def _(out, a, b, rcond=None):
+    d[out] = lstsq_tangent(d[a], a, b, out, 0)
+    d[out] = lstsq_tangent(d[b], a, b, out, 1)
+
+
+nondifferentiable(np.linalg.matrix_rank)
+
+
+# ----- matrix_power, multi_dot -----------------------------------------------------------------
+
+
+def matrix_powers(a, n):
+    """``[I, a, a^2, ..., a^n]`` (stacks too)."""
+    powers = [np.broadcast_to(np.eye(np.shape(a)[-1]), np.shape(a))]
+    for _ in range(n):
+        powers.append(powers[-1] @ a)
+    return powers
+
+
+@zero_in_zero_out("g")
+def matrix_power_grad(g, a, n):
+    """Gradient of ``np.linalg.matrix_power(a, n)``: ``sum_k (a^T)^k g (a^T)^(n-1-k)``; a
+    negative ``n`` is the power of ``inv(a)``, whose gradient ``-inv(a)^T g inv(a)^T`` follows."""
+    base = a if n >= 0 else np.linalg.inv(a)
+    powers = matrix_powers(base, abs(n))
+    grad = np.zeros(np.shape(a), np.result_type(a, g, 1.0))
+    for k in range(abs(n)):
+        grad = grad + swap_last_axes(powers[k]) @ g @ swap_last_axes(powers[abs(n) - 1 - k])
+    if n < 0:
+        grad = -swap_last_axes(base) @ grad @ swap_last_axes(base)
+    return astype_grad(grad, a)
+
+
+@adjoint(np.linalg.matrix_power)
+def _(out, a, n):
+    d[a] = matrix_power_grad(d[out], a, n)
+
+
+def matrix_power_tangent(t, a, n, out):
+    """Tangent of ``np.linalg.matrix_power(a, n)``: ``sum_k a^k t a^(n-1-k)``, of ``inv(a)``'s
+    tangent ``-inv(a) t inv(a)`` for a negative ``n``."""
+    base = a if n >= 0 else np.linalg.inv(a)
+    if n < 0:
+        t = -base @ t @ base
+    powers = matrix_powers(base, abs(n))
+    total = np.zeros(np.shape(a), np.result_type(a, t, 1.0))
+    for k in range(abs(n)):
+        total = total + powers[k] @ t @ powers[abs(n) - 1 - k]
+    return as_dtype_of(total, out)
+
+
+@tangent(np.linalg.matrix_power)
+def _(out, a, n):
+    d[out] = matrix_power_tangent(d[a], a, n, out)
+
+
+def multi_dot_matrices(arrays):
+    """The factors of ``np.linalg.multi_dot`` as matrices: a first vector is one row, a last
+    vector one column."""
+    matrices = list(arrays)
+    if np.ndim(matrices[0]) == 1:
+        matrices[0] = np.expand_dims(matrices[0], 0)
+    if np.ndim(matrices[-1]) == 1:
+        matrices[-1] = np.expand_dims(matrices[-1], -1)
+    return matrices
+
+
+def chain_product(matrices, size):
+    """The product of ``matrices`` in order; the ``size`` x ``size`` identity if there are
+    none."""
+    if not matrices:
+        return np.eye(size)
+    product = matrices[0]
+    for m in matrices[1:]:
+        product = product @ m
+    return product
+
+
+def multi_dot_grads(g, arrays):
+    """Gradients of ``np.linalg.multi_dot(arrays)``, one per factor: ``L^T g R^T`` for the
+    products ``L`` and ``R`` of the factors before and after it."""
+    matrices = multi_dot_matrices(arrays)
+    rows = np.shape(matrices[0])[0]
+    cols = np.shape(matrices[-1])[-1]
+    g_matrix = np.reshape(g, (rows, cols))
+    grads = []
+    for i in range(len(matrices)):
+        before = chain_product(matrices[:i], rows)
+        after = chain_product(matrices[i + 1:], cols)
+        grad = swap_last_axes(before) @ g_matrix @ swap_last_axes(after)
+        grads.append(astype_grad(np.reshape(grad, np.shape(arrays[i])), arrays[i]))
+    return grads
+
+
+@adjoint(np.linalg.multi_dot)
+def _(ans, arrays, *, out=None):
+    d[arrays] = multi_dot_grads(d[ans], arrays)
+
+
+def multi_dot_tangent(ts, arrays, ans):
+    """Tangent of ``np.linalg.multi_dot(arrays)``: one product per factor with a tangent, that
+    factor replaced by its tangent (product rule), added up."""
+    total = np.zeros(np.shape(ans), float_dtype(ans))
+    for k in range(len(arrays)):
+        if is_zero(ts[k]):
+            continue
+        replaced = list(arrays)
+        replaced[k] = np.broadcast_to(ts[k], np.shape(arrays[k]))
+        total = total + np.linalg.multi_dot(replaced)
+    return as_dtype_of(total, ans)
+
+
+@tangent(np.linalg.multi_dot)
+def _(ans, arrays, *, out=None):
+    d[ans] = multi_dot_tangent(d[arrays], arrays, ans)
+
+
+# ----- cond ------------------------------------------------------------------------------------
+
+
+def cond_by_singular_values(p):
+    """Whether ``np.linalg.cond(x, p)`` is a ratio of singular values (p None, 2, -2)."""
+    return p is None or p in (2, -2)
+
+
+nondifferentiable(cond_by_singular_values)
+
+
+@zero_in_zero_out("g")
+def cond_grad(g, x, p=None):
+    """Gradient of ``np.linalg.cond(x, p)`` (stacks too), of an invertible real matrix with
+    distinct largest and smallest singular values where ``p`` is None, 2 or -2: those make it
+    ``s_max / s_min`` (``s_min / s_max``), whose gradient goes through ``svd_grad``; the other
+    ``p`` make it ``norm(x, p) norm(inv(x), p)`` (``norm_grad``, and the inverse's gradient)."""
+    reject_complex(x, "np.linalg.cond")
+    if cond_by_singular_values(p):
+        s = np.linalg.svd(x, compute_uv=False)
+        first = s[..., :1]
+        last = s[..., -1:]
+        if p == -2:
+            first, last = last, first
+        ge = np.expand_dims(g, -1)
+        picked = np.arange(np.shape(s)[-1]) == (0 if p != -2 else np.shape(s)[-1] - 1)
+        other = np.arange(np.shape(s)[-1]) == (np.shape(s)[-1] - 1 if p != -2 else 0)
+        g_s = ge / last * picked - ge * first / (last * last) * other
+        return svd_grad(g_s, x, s, False, False)
+    axes = (-2, -1)
+    inverse = np.linalg.inv(x)
+    norm_x = np.linalg.norm(x, p, axes)
+    norm_inverse = np.linalg.norm(inverse, p, axes)
+    g_inverse = norm_grad(g * norm_x, inverse, norm_inverse, p, axes)
+    grad = norm_grad(g * norm_inverse, x, norm_x, p, axes) - \
+        swap_last_axes(inverse) @ g_inverse @ swap_last_axes(inverse)
+    return astype_grad(grad, x)
+
+
+@adjoint(np.linalg.cond)
+def _(out, x, p=None):
+    """Invertible real ``x``; for p None, 2, -2 its largest and smallest singular values
+    distinct."""
+    d[x] = cond_grad(d[out], x, p)
+
+
+def cond_tangent(t, x, out, p=None):
+    """Tangent of ``np.linalg.cond(x, p)`` (``cond_grad``)."""
+    reject_complex(x, "np.linalg.cond")
+    if cond_by_singular_values(p):
+        s = np.linalg.svd(x, compute_uv=False)
+        ds = svd_tangent(t, x, s, False, False)
+        first, last, d_first, d_last = s[..., 0], s[..., -1], ds[..., 0], ds[..., -1]
+        if p == -2:
+            first, last, d_first, d_last = last, first, d_last, d_first
+        return as_dtype_of(d_first / last - first * d_last / (last * last), out)
+    axes = (-2, -1)
+    inverse = np.linalg.inv(x)
+    norm_x = np.linalg.norm(x, p, axes)
+    norm_inverse = np.linalg.norm(inverse, p, axes)
+    d_norm_x = norm_tangent(t, x, norm_x, p, axes)
+    d_norm_inverse = norm_tangent(-inverse @ t @ inverse, inverse, norm_inverse, p, axes)
+    return as_dtype_of(d_norm_x * norm_inverse + norm_x * d_norm_inverse, out)
+
+
+@tangent(np.linalg.cond)
+def _(out, x, p=None):
+    d[out] = cond_tangent(d[x], x, out, p)
+
+
+# ----- the np.linalg names of the array API (NumPy >= 2.0) ------------------------------------
+
+
+def vector_norm_axes(x, axis=None):
+    """The axes ``np.linalg.vector_norm`` reduces, as a tuple of non-negative ints."""
+    ndim = np.ndim(x)
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    return tuple(int(a) % max(ndim, 1) for a in axes)
+
+
+def vector_norm_layout(x, axis=None):
+    """How ``np.linalg.vector_norm`` of ``x`` over ``axis`` is a norm along one last axis: the
+    order to transpose ``x`` to (the kept axes, then the reduced ones), the kept lengths and
+    the reduced lengths."""
+    shape = np.shape(x)
+    axes = vector_norm_axes(x, axis)
+    kept = [i for i in range(len(shape)) if i not in axes]
+    return kept + list(axes), [shape[i] for i in kept], [shape[i] for i in axes]
+
+
+nondifferentiable(vector_norm_axes, vector_norm_layout)
+
+
+@zero_in_zero_out("g", keeps_values=True)
+def vector_norm_grad(g, x, ans, axis=None, keepdims=False, ord=2):
+    """Gradient of ``np.linalg.vector_norm(x, axis, keepdims, ord)``, a vector norm over any
+    number of axes at once: ``norm_grad`` along one axis holding their elements."""
+    layout = vector_norm_layout(x, axis)
+    order = layout[0]
+    kept = layout[1]
+    flat = np.reshape(np.transpose(x, order), kept + [-1])
+    grad = norm_grad(np.reshape(g, kept + [1]), flat, np.reshape(ans, kept + [1]), ord, -1, True)
+    return np.transpose(np.reshape(grad, kept + layout[2]), np.argsort(order))
+
+
+def vector_norm_tangent(t, x, ans, axis=None, keepdims=False, ord=2):
+    """Tangent of ``np.linalg.vector_norm``: ``t`` weighted by the gradient's slope, summed."""
+    slope = vector_norm_grad(np.ones(np.shape(ans)), x, ans, axis, keepdims, ord)
+    return as_dtype_of(np.sum(np.real(slope * t), axis=vector_norm_axes(x, axis),
+                              keepdims=keepdims), ans)
+
+
+if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2.0
+
+    @adjoint(np.linalg.vector_norm)
+    def _(out, x, *, axis=None, keepdims=False, ord=2):
+        d[x] = vector_norm_grad(d[out], x, out, axis, keepdims, ord)
+
+    @tangent(np.linalg.vector_norm)
+    def _(out, x, *, axis=None, keepdims=False, ord=2):
+        d[out] = vector_norm_tangent(d[x], x, out, axis, keepdims, ord)
+
+    @adjoint(np.linalg.matrix_norm)
+    def _(out, x, *, keepdims=False, ord="fro"):
+        d[x] = norm_grad(d[out], x, out, ord, (-2, -1), keepdims)
+
+    @tangent(np.linalg.matrix_norm)
+    def _(out, x, *, keepdims=False, ord="fro"):
+        d[out] = norm_tangent(d[x], x, out, ord, (-2, -1), keepdims)
+
+    @linear(np.linalg.outer, wrt=("x1", "x2"))
+    @adjoint(np.linalg.outer)
+    def _(out, x1, x2):
+        d[x1] = outer_grad_a(d[out], x1, x2)
+        d[x2] = outer_grad_a(np.transpose(d[out]), x2, x1)
+
+    @linear(np.linalg.tensordot, wrt=("x1", "x2"))
+    @adjoint(np.linalg.tensordot)
+    def _(out, x1, x2, *, axes=2):
+        d[x1] = tensordot_grad_a(d[out], x1, x2, axes)
+        d[x2] = tensordot_grad_b(d[out], x1, x2, axes)
+
+    @linear(np.linalg.matmul, wrt=("x1", "x2"))
+    @adjoint(np.linalg.matmul)
+    def _(out, x1, x2):
+        d[x1] = matmul_grad_x(d[out], x1, x2)
+        d[x2] = matmul_grad_y(d[out], x1, x2)
+
+    @linear(np.linalg.matrix_transpose)
+    @adjoint(np.linalg.matrix_transpose)
+    def _(out, x):
+        d[x] = swap_last_axes(d[out])
+
+    @linear(np.linalg.diagonal)
+    @adjoint(np.linalg.diagonal)
+    def _(out, x, *, offset=0):
+        d[x] = diagonal_grad(d[out], x, offset, -2, -1)
+
+    @adjoint(np.linalg.trace)
+    def _(out, x, *, offset=0, dtype=None):
+        d[x] = trace_grad(d[out], x, offset, -2, -1)
+
+    @tangent(np.linalg.trace)
+    def _(out, x, *, offset=0, dtype=None):
+        d[out] = np.linalg.trace(d[x], offset=offset, dtype=dtype)
+
+
+# ----- cross, kron ---------------------------------------------------------------------------
+
+
+def as_3_vectors(x, axis):
+    """``x``'s vectors along ``axis`` moved last, 2-vectors given a third entry 0."""
+    moved = np.moveaxis(np.asarray(x), axis, -1)
+    if np.shape(moved)[-1] == 2:
+        moved = np.concatenate([moved, np.zeros(np.shape(moved)[:-1] + (1,))], axis=-1)
+    return moved
+
+
+@zero_in_zero_out("g")
+def cross_grads(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Gradients of ``np.cross(a, b, axisa, axisb, axisc, axis)``: with the vectors moved last
+    and 2-vectors read as 3-vectors in the plane, ``g . (da x b) = da . (b x g)`` and
+    ``g . (a x db) = db . (g x a)``; 2-vectors keep their two entries, and each gradient is
+    summed back to its argument's shape. Two 2-vectors give ``g`` as the third entry."""
+    if axis is not None:
+        axisa = axis
+        axisb = axis
+        axisc = axis
+    na = np.shape(a)[axisa]
+    nb = np.shape(b)[axisb]
+    a3 = as_3_vectors(a, axisa)
+    b3 = as_3_vectors(b, axisb)
+    if na == 2 and nb == 2:
+        g3 = np.stack([np.zeros(np.shape(g)), np.zeros(np.shape(g)), g], axis=-1)
+    else:
+        g3 = np.moveaxis(g, axisc, -1)
+    g_a = unbroadcast(np.cross(b3, g3)[..., :na], np.moveaxis(np.asarray(a), axisa, -1))
+    g_b = unbroadcast(np.cross(g3, a3)[..., :nb], np.moveaxis(np.asarray(b), axisb, -1))
+    return (astype_grad(np.moveaxis(g_a, -1, axisa), a),
+            astype_grad(np.moveaxis(g_b, -1, axisb), b))
+
+
+@linear(np.cross, wrt=("a", "b"))
+@adjoint(np.cross)
+def _(out, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    grads = cross_grads(d[out], a, b, axisa, axisb, axisc, axis)
+    d[a] = grads[0]
+    d[b] = grads[1]
+
+
+if hasattr(np.linalg, "cross"):  # NumPy >= 2.0
+
+    @linear(np.linalg.cross, wrt=("x1", "x2"))
+    @adjoint(np.linalg.cross)
+    def _(out, x1, x2, *, axis=-1):
+        grads = cross_grads(d[out], x1, x2, -1, -1, -1, axis)
+        d[x1] = grads[0]
+        d[x2] = grads[1]
+
+
+def kron_layout(a, b):
+    """How ``np.kron(a, b)`` interleaves its factors: both given the same number of
+    dimensions, the result's shape split into ``(a0, b0, a1, b1, ...)``, and each factor's
+    shape in that layout (1 for the other's axes)."""
+    ndim = max(np.ndim(a), np.ndim(b))
+    shape_a = (1,) * (ndim - np.ndim(a)) + np.shape(a)
+    shape_b = (1,) * (ndim - np.ndim(b)) + np.shape(b)
+    split = [n for pair in zip(shape_a, shape_b) for n in pair]
+    return split, [n for m in shape_a for n in (m, 1)], [n for m in shape_b for n in (1, m)]
+
+
+nondifferentiable(kron_layout)
+
+
+@zero_in_zero_out("g")
+def kron_grads(g, a, b):
+    """Gradients of ``np.kron(a, b)``: ``g`` split into ``a``'s and ``b``'s axes, times the
+    other factor, summed over the other factor's axes."""
+    layout = kron_layout(a, b)
+    split = np.reshape(g, layout[0])
+    count = len(layout[0])
+    g_a = np.sum(split * np.reshape(b, layout[2]), axis=tuple(range(1, count, 2)))
+    g_b = np.sum(split * np.reshape(a, layout[1]), axis=tuple(range(0, count, 2)))
+    return (astype_grad(np.reshape(g_a, np.shape(a)), a),
+            astype_grad(np.reshape(g_b, np.shape(b)), b))
+
+
+@linear(np.kron, wrt=("a", "b"))
+@adjoint(np.kron)
+def _(out, a, b):
+    grads = kron_grads(d[out], a, b)
+    d[a] = grads[0]
+    d[b] = grads[1]
+
+
+# ----- convolve, correlate, polyval, vander ---------------------------------------------------
+
+
+def convolution_window(n, m, mode, correlation=False):
+    """Where ``mode``'s result lies in the full convolution of lengths ``n`` and ``m``: its
+    start and length (``np.correlate`` centres "same" half a step later when ``n < m``)."""
+    k = min(n, m)
+    if mode == "full":
+        return 0, n + m - 1
+    if mode == "valid":
+        return k - 1, max(n, m) - k + 1
+    if mode == "same":
+        return (k // 2 if correlation and n < m else (k - 1) // 2), max(n, m)
+    raise NotImplementedError(f"np.convolve/np.correlate(mode={mode!r}) has no gradient rule; "
+                              "the modes 'full', 'same' and 'valid' have one")
+
+
+nondifferentiable(convolution_window)
+
+
+@zero_in_zero_out("g")
+def convolve_grads(g, a, v, mode="full", correlation=False):
+    """Gradients of ``np.convolve(a, v, mode)`` (``correlation``: of ``np.correlate(a, v,
+    mode)``, the convolution with ``w = conj(v[::-1])``): ``g`` put back in place in the full
+    convolution, correlated with the other factor (the transpose of a convolution)."""
+    n = np.size(a)
+    m = np.size(v)
+    w = np.conj(np.asarray(v)[::-1]) if correlation else np.asarray(v)
+    window = convolution_window(n, m, mode, correlation)
+    g_full = np.pad(g, (window[0], n + m - 1 - window[0] - window[1]))
+    g_a = np.correlate(g_full, np.conj(w), "valid")
+    g_w = np.correlate(g_full, np.conj(np.asarray(a)), "valid")
+    g_v = np.conj(g_w[::-1]) if correlation else g_w
+    return (astype_grad(np.reshape(g_a, np.shape(a)), a),
+            astype_grad(np.reshape(g_v, np.shape(v)), v))
+
+
+@linear(np.convolve, wrt=("a", "v"))
+@adjoint(np.convolve)
+def _(out, a, v, mode="full"):
+    grads = convolve_grads(d[out], a, v, mode)
+    d[a] = grads[0]
+    d[v] = grads[1]
+
+
+@linear(np.correlate, wrt=("a", "v"))  # linear in a, conjugate-linear in v
+@adjoint(np.correlate)
+def _(out, a, v, mode="valid"):
+    grads = convolve_grads(d[out], a, v, mode, True)
+    d[a] = grads[0]
+    d[v] = grads[1]
+
+
+def polynomial_derivative(p):
+    """The coefficients of ``p``'s derivative (highest power first), written with operations
+    that have gradients (``np.polyder`` has none)."""
+    p = np.asarray(p)
+    if np.size(p) < 2:
+        return np.zeros(1, np.result_type(p, 1.0))
+    return p[:-1] * np.arange(np.size(p) - 1, 0, -1).astype(np.result_type(p, 1.0))
+
+
+@zero_in_zero_out("g")
+def polyval_grad_p(g, p, x):
+    """Gradient of ``np.polyval(p, x)`` for the coefficients: ``sum g x^(n-1-i)`` for each
+    ``p_i`` (a list of coefficients gets a list)."""
+    g_full = np.broadcast_to(g, np.shape(np.polyval(np.ones(np.size(p)), x)))
+    powers = np.vander(np.ravel(np.broadcast_to(x, np.shape(g_full))), np.size(p))
+    return array_grad(np.ravel(g_full) @ powers, p)
+
+
+@adjoint(np.polyval)
+def _(out, p, x):
+    d[p] = polyval_grad_p(d[out], p, x)
+    d[x] = astype_grad(unbroadcast(d[out] * np.polyval(polynomial_derivative(p), x), x), x)
+
+
+@tangent(np.polyval)
+def _(out, p, x):
+    d[out] = np.polyval(d[p], x)
+    d[out] = d[x] * np.polyval(polynomial_derivative(p), x)
+
+
+def vander_exponents(x, N=None, increasing=False):
+    """The power of ``x`` in each column of ``np.vander(x, N, increasing)``."""
+    count = np.size(x) if N is None else N
+    return np.arange(count) if increasing else np.arange(count)[::-1]
+
+
+nondifferentiable(vander_exponents)
+
+
+def vander_slopes(x, N=None, increasing=False):
+    """``d out_ij / d x_i = e_j x_i^(e_j - 1)`` for the exponents ``e`` (0 for ``e = 0``)."""
+    e = vander_exponents(x, N, increasing)
+    return e * np.power(np.expand_dims(x, -1), np.maximum(e - 1, 0))
+
+
+@adjoint(np.vander)
+def _(out, x, N=None, increasing=False):
+    d[x] = astype_grad(np.sum(d[out] * vander_slopes(x, N, increasing), axis=-1), x)
+
+
+@tangent(np.vander)
+def _(out, x, N=None, increasing=False):
+    d[out] = np.expand_dims(d[x], -1) * vander_slopes(x, N, increasing)
+
+
+# ----- polynomial arithmetic ----------------------------------------------------------------------
+
+
+def polyadd_grads(g, a1, a2, sign=1.0):
+    """Gradients of ``np.polyadd(a1, a2)`` (``np.polysub`` with ``sign`` -1): the shorter is
+    padded at the front, so each gets the last entries of ``g``; a result that lost leading zeros
+    is padded back."""
+    longest = max(np.size(a1), np.size(a2))
+    g = np.pad(np.ravel(g), (longest - np.size(g), 0))
+    g1 = g[longest - np.size(a1):]
+    g2 = g[longest - np.size(a2):] * sign
+    return (astype_grad(np.reshape(g1, np.shape(a1)), a1),
+            astype_grad(np.reshape(g2, np.shape(a2)), a2))
+
+
+@adjoint(np.polyadd)
+def _(out, a1, a2):
+    grads = polyadd_grads(d[out], a1, a2)
+    d[a1] = grads[0]
+    d[a2] = grads[1]
+
+
+@tangent(np.polyadd)  # linear in both together: each tangent added to zeros for the other
+def _(out, a1, a2):
+    d[out] = np.polyadd(d[a1], np.zeros(np.shape(a2), float_dtype(out)))
+    d[out] = np.polyadd(np.zeros(np.shape(a1), float_dtype(out)), d[a2])
+
+
+@adjoint(np.polysub)
+def _(out, a1, a2):
+    grads = polyadd_grads(d[out], a1, a2, -1.0)
+    d[a1] = grads[0]
+    d[a2] = grads[1]
+
+
+@tangent(np.polysub)
+def _(out, a1, a2):
+    d[out] = np.polysub(d[a1], np.zeros(np.shape(a2), float_dtype(out)))
+    d[out] = np.polysub(np.zeros(np.shape(a1), float_dtype(out)), d[a2])
+
+
+@linear(np.polymul, wrt=("a1", "a2"))
+@adjoint(np.polymul)
+def _(out, a1, a2):
+    grads = convolve_grads(d[out], a1, a2)
+    d[a1] = grads[0]
+    d[a2] = grads[1]
+
+
+def polyder_grad(g, p, m=1):
+    """Gradient of ``np.polyder(p, m)``: ``m`` times, each coefficient's gradient times the
+    power it drops from (``polynomial_derivative``'s transpose), zero for the last ``m``."""
+    grad = np.ravel(g)
+    for _ in range(m):
+        grad = np.pad(grad * np.arange(np.size(grad), 0, -1), (0, 1))
+    return astype_grad(np.reshape(grad[:np.size(p)], np.shape(p)), p)
+
+
+@linear(np.polyder)
+@adjoint(np.polyder)
+def _(out, p, m=1):
+    d[p] = polyder_grad(d[out], p, m)
+
+
+def polyfit_system(x, y, deg, w=None):
+    """The least-squares problem ``np.polyfit(x, y, deg, w=w)`` solves: the Vandermonde matrix
+    and the values, each row weighted by ``w``."""
+    lhs = np.vander(x, deg + 1)
+    rhs = y
+    if w is not None:
+        lhs = lhs * np.expand_dims(w, -1)
+        rhs = rhs * (w if np.ndim(y) == 1 else np.expand_dims(w, -1))
+    return lhs, rhs
+
+
+def polyfit_check(full=False, cov=False):
+    """Only the coefficients have a gradient rule."""
+    if full or cov:
+        raise NotImplementedError("np.polyfit(full=True) and np.polyfit(cov=...) have no "
+                                  "gradient rule; the coefficients alone have one")
+
+
+nondifferentiable(polyfit_check)
+
+
+@zero_in_zero_out("g")
+def polyfit_grads(g, x, y, deg, w=None, full=False, cov=False):
+    """Gradients of ``p = np.polyfit(x, y, deg, w=w)`` for ``x``, ``y`` and ``w``, where the fit is
+    of full rank: ``p = pinv(V) r`` for the weighted Vandermonde matrix ``V`` and values ``r``,
+    so ``r`` gets ``pinv(V)^T g`` and ``V`` the pseudo-inverse's gradient for ``g r^T``."""
+    polyfit_check(full, cov)
+    system = polyfit_system(x, y, deg, w)
+    lhs = system[0]
+    rhs = system[1]
+    p = np.linalg.pinv(lhs)
+    g_matrix = as_matrix(g)
+    g_rhs = from_matrix(swap_last_axes(p) @ g_matrix, y)
+    g_lhs = pinv_grad(g_matrix @ swap_last_axes(as_matrix(rhs)), lhs, p)
+    powers = np.arange(deg, -1, -1)
+    slopes = powers * np.power(np.expand_dims(x, -1), np.maximum(powers - 1, 0))
+    weights = 1.0 if w is None else np.expand_dims(w, -1)
+    g_x = np.sum(g_lhs * weights * slopes, axis=-1)
+    g_w = 0
+    if w is not None:
+        g_w = np.sum(g_lhs * np.vander(x, deg + 1), axis=-1) + \
+            np.sum(as_matrix(g_rhs) * as_matrix(y), axis=-1)
+        g_w = astype_grad(g_w, w)
+        g_rhs = g_rhs * (w if np.ndim(y) == 1 else np.expand_dims(w, -1))
+    return astype_grad(g_x, x), astype_grad(g_rhs, y), g_w
+
+
+@adjoint(np.polyfit)
+def _(out, x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """The coefficients of a fit of full rank (full=False, cov=False)."""
+    grads = polyfit_grads(d[out], x, y, deg, w, full, cov)
+    d[x] = grads[0]
+    d[y] = grads[1]
+    d[w] = grads[2]
+
+
+def polyfit_tangent(t, x, y, deg, out, w=None, full=False, cov=False, wrt="y"):
+    """Tangent of ``np.polyfit`` from ``x``, ``y`` or ``w``: ``dp = dP r + P dr`` with the
+    pseudo-inverse's tangent ``dP`` for the change of ``V``."""
+    polyfit_check(full, cov)
+    system = polyfit_system(x, y, deg, w)
+    lhs = system[0]
+    rhs = as_matrix(system[1])
+    p = np.linalg.pinv(lhs)
+    powers = np.arange(deg, -1, -1)
+    if wrt == "y":
+        weighted = t if w is None else t * (w if np.ndim(y) == 1 else np.expand_dims(w, -1))
+        change = p @ as_matrix(np.broadcast_to(weighted, np.shape(y)))
+    elif wrt == "x":
+        slopes = powers * np.power(np.expand_dims(x, -1), np.maximum(powers - 1, 0))
+        d_lhs = np.expand_dims(t, -1) * slopes * (1.0 if w is None else np.expand_dims(w, -1))
+        change = pinv_tangent(d_lhs, lhs, p) @ rhs
+    else:
+        d_lhs = np.expand_dims(t, -1) * np.vander(x, deg + 1)
+        d_rhs = as_matrix(y) * np.expand_dims(t, -1)
+        change = pinv_tangent(d_lhs, lhs, p) @ rhs + p @ d_rhs
+    return as_dtype_of(np.reshape(change, np.shape(out)), out)
+
+
+@tangent(np.polyfit)
+def _(out, x, y, deg, rcond=None, full=False, w=None, cov=False):
+    d[out] = polyfit_tangent(d[x], x, y, deg, out, w, full, cov, "x")
+    d[out] = polyfit_tangent(d[y], x, y, deg, out, w, full, cov, "y")
+    d[out] = polyfit_tangent(d[w], x, y, deg, out, w, full, cov, "w")

@@ -28,7 +28,7 @@ from mindgrad.rules import (
     tangent_method,
 )
 from mindgrad.rules.numpy_elementwise import astype_grad
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce
+from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -705,3 +705,696 @@ def _(ans, a, axis=None, dtype=None, out=None):
 @tangent(np.cumprod)
 def _(ans, a, axis=None, dtype=None, out=None):
     d[ans] = cumprod_tangent(d[a], a, ans, axis)
+
+
+# ----- peak to peak ------------------------------------------------------------------------
+
+
+@adjoint(np.ptp)
+def _(ans, a, axis=None, out=None, keepdims=False):
+    d[a] = extremum_grad(d[ans], a, np.max(a, axis, keepdims=keepdims), axis, keepdims)
+    d[a] = -extremum_grad(d[ans], a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
+
+
+@tangent(np.ptp)
+def _(ans, a, axis=None, out=None, keepdims=False):
+    d[ans] = extremum_tangent(d[a], a, np.max(a, axis, keepdims=keepdims), axis, keepdims)
+    d[ans] = -extremum_tangent(d[a], a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
+
+
+# ----- order statistics: median, quantile, percentile and their nan- forms ---------------------
+# A quantile is read from the sorted values: one entry, or two interpolated. Its gradient goes to
+# those entries (ties: to the ones the sort put there), and, interpolating linearly, to ``q``.
+
+QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def quantile_method(method="linear", weights=None, interpolation=None):
+    """The interpolation method a quantile call asks for (``interpolation`` is its old name);
+    weighted quantiles have no gradient rule."""
+    if weights is not None:
+        raise NotImplementedError("a weighted quantile (weights=...) has no gradient rule")
+    return method if interpolation is None else interpolation
+
+
+def quantile_plan(a, q, axis=None, method="linear", skip_nan=False):
+    """Where each quantile ``q`` of ``a`` over ``axis`` is read: ``a``'s reduced axes moved last
+    and flattened (``order`` transposes ``a`` so, ``kept`` are the other lengths), the sort
+    order along them, the two sorted positions read for each quantile (``(kept..., Q)``) with
+    their weights, and the number of values (not NaN, for the nan- forms)."""
+    if method not in QUANTILE_METHODS:
+        raise NotImplementedError(f"the quantile method {method!r} has no gradient rule; "
+                                  f"{', '.join(QUANTILE_METHODS)} have one")
+    x = np.asarray(a)
+    axes = reduced_axes(axis, x.ndim)
+    kept_axes = [i for i in range(x.ndim) if i not in axes]
+    order = kept_axes + list(axes)
+    kept = [x.shape[i] for i in kept_axes]
+    flat = np.reshape(np.transpose(x, order), kept + [-1])
+    sort = np.argsort(flat, axis=-1)  # NaNs last
+    count = np.sum(~np.isnan(flat), axis=-1, keepdims=True) if skip_nan else \
+        np.full(kept + [1], flat.shape[-1])
+    position = np.ravel(q) * (count - 1)
+    low = np.floor(position)
+    fraction = position - low
+    low = low.astype(int)
+    high = np.minimum(low + 1, count - 1)
+    if method == "linear":
+        weights = (1.0 - fraction, fraction)
+    elif method == "lower":
+        weights = (np.ones_like(fraction), np.zeros_like(fraction))
+    elif method == "higher":
+        weights = (np.where(fraction > 0, 0.0, 1.0), np.where(fraction > 0, 1.0, 0.0))
+    elif method == "nearest":  # NumPy rounds half to even
+        up = np.around(position) > low
+        weights = (np.where(up, 0.0, 1.0), np.where(up, 1.0, 0.0))
+    else:
+        weights = (np.where(fraction > 0, 0.5, 1.0), np.where(fraction > 0, 0.5, 0.0))
+    return {"order": order, "kept": kept, "reduced": [x.shape[i] for i in axes], "sort": sort,
+            "low": low, "high": high, "weights": weights, "count": count}
+
+
+nondifferentiable(quantile_method, quantile_plan)
+
+
+def spread_to_sorted(values, plan, weights=None):
+    """``values`` (``(kept..., Q)``, one per quantile) times each read entry's weight (the
+    plan's, or ``weights``), added up at the sorted positions read: ``(kept..., n)``."""
+    weights = plan["weights"] if weights is None else weights
+    slots = np.arange(plan["sort"].shape[-1])
+    low = np.expand_dims(plan["low"], -1) == slots
+    high = np.expand_dims(plan["high"], -1) == slots
+    return np.sum(np.expand_dims(values * weights[0], -1) * low +
+                  np.expand_dims(values * weights[1], -1) * high, axis=-2)
+
+
+def from_sorted(on_sorted, a, plan):
+    """A gradient on the sorted values (``(kept..., n)``) sent back through the sort and the
+    moved axes to ``a``."""
+    on_flat = np.take_along_axis(on_sorted, np.argsort(plan["sort"], axis=-1), axis=-1)
+    moved = np.reshape(on_flat, plan["kept"] + plan["reduced"])
+    return astype_grad(np.transpose(moved, np.argsort(plan["order"])), a)
+
+
+def quantiles_last(g, plan, q):
+    """A gradient of a quantile's result (``q``'s axes first) as ``(kept..., Q)``."""
+    g = np.reshape(g, [np.size(q)] + plan["kept"])
+    return np.moveaxis(g, 0, -1)
+
+
+@zero_in_zero_out("g")
+def quantile_grad(g, a, q, axis=None, method="linear", skip_nan=False):
+    """Gradient of ``np.quantile(a, q, axis, method=method)`` (``skip_nan``: ``nanquantile``)
+    for ``a``: each result's gradient to the sorted entries it read, by their weights, sent back
+    through the sort and the moved axes."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    return from_sorted(spread_to_sorted(quantiles_last(g, plan, q), plan), a, plan)
+
+
+@zero_in_zero_out("g", "t")
+def quantile_grad_q_tangent(g, a, q, t, axis=None, method="linear", skip_nan=False):
+    """Tangent of ``quantile_grad`` from ``q``: linear interpolation moves weight from the lower
+    entry read to the higher one at ``count - 1`` per unit of ``q``; the other methods' weights
+    are piecewise constant."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    if method != "linear":
+        return np.zeros(np.shape(a), np.result_type(a, 1.0))
+    steps = quantiles_last(g, plan, q) * np.ravel(np.broadcast_to(t, np.shape(q))) * \
+        (plan["count"] - 1)
+    return from_sorted(spread_to_sorted(steps, plan, (-1.0, 1.0)), a, plan)
+
+
+@tangent(quantile_grad)  # linear in g; the entries read are piecewise constant in a
+def _(out, g, a, q, axis=None, method="linear", skip_nan=False):
+    d[out] = quantile_grad(d[g], a, q, axis, method, skip_nan)
+    d[out] = quantile_grad_q_tangent(g, a, q, d[q], axis, method, skip_nan)
+
+
+def quantile_q_slope(a, q, axis=None, method="linear", skip_nan=False):
+    """d quantile / d q, ``(kept..., Q)``: the gap between the two entries read times the number
+    of steps between positions, for linear interpolation; 0 for the other methods."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    if method != "linear":
+        return np.zeros(plan["kept"] + [np.size(q)])
+    flat = np.reshape(np.transpose(np.asarray(a), plan["order"]), plan["kept"] + [-1])
+    ordered = np.take_along_axis(flat, plan["sort"], axis=-1)
+    gap = np.take_along_axis(ordered, plan["high"], axis=-1) - \
+        np.take_along_axis(ordered, plan["low"], axis=-1)
+    return gap * (plan["count"] - 1)
+
+
+def quantile_q_grad(g, a, q, axis=None, method="linear", skip_nan=False, scale=1.0):
+    """Gradient of a quantile for ``q`` (``scale``: 0.01 for a percentile)."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    slope = quantile_q_slope(a, q, axis, method, skip_nan)
+    per_q = np.sum(quantiles_last(g, plan, q) * slope,
+                   axis=tuple(range(len(plan["kept"]))))
+    return astype_grad(np.reshape(per_q * scale, np.shape(q)), q)
+
+
+def quantile_tangent(t, tq, a, q, out, axis=None, method="linear", skip_nan=False, scale=1.0):
+    """Tangent of ``np.quantile(a, q, ...)`` from ``a`` (``t``) and ``q`` (``tq``, each None if
+    it has none): the weighted tangents of the entries read, plus ``d quantile / d q`` times
+    ``q``'s tangent; ``q``'s axes first, then the kept ones (1s where ``keepdims``)."""
+    plan = quantile_plan(a, q, axis, method, skip_nan)
+    total = 0
+    if t is not None:
+        flat = np.reshape(np.transpose(np.broadcast_to(t, np.shape(a)), plan["order"]),
+                          plan["kept"] + [-1])
+        ordered = np.take_along_axis(flat, plan["sort"], axis=-1)
+        total = np.take_along_axis(ordered, plan["low"], axis=-1) * plan["weights"][0] + \
+            np.take_along_axis(ordered, plan["high"], axis=-1) * plan["weights"][1]
+    if tq is not None:
+        slope = quantile_q_slope(a, q, axis, method, skip_nan)
+        total = total + slope * np.ravel(np.broadcast_to(tq, np.shape(q))) * scale
+    return as_dtype_of(np.reshape(np.moveaxis(total, -1, 0), np.shape(out)), out)
+
+
+@adjoint(np.quantile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
+    how = quantile_method(method, weights, interpolation)
+    d[a] = quantile_grad(d[ans], a, q, axis, how)
+    d[q] = quantile_q_grad(d[ans], a, q, axis, how)
+
+
+@tangent(np.quantile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    how = quantile_method(method, weights, interpolation)
+    d[ans] = quantile_tangent(d[a], None, a, q, ans, axis, how)
+    d[ans] = quantile_tangent(None, d[q], a, q, ans, axis, how)
+
+
+@adjoint(np.nanquantile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
+    how = quantile_method(method, weights, interpolation)
+    d[a] = quantile_grad(d[ans], a, q, axis, how, True)
+    d[q] = quantile_q_grad(d[ans], a, q, axis, how, True)
+
+
+@tangent(np.nanquantile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    how = quantile_method(method, weights, interpolation)
+    d[ans] = quantile_tangent(d[a], None, a, q, ans, axis, how, True)
+    d[ans] = quantile_tangent(None, d[q], a, q, ans, axis, how, True)
+
+
+@adjoint(np.percentile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
+    how = quantile_method(method, weights, interpolation)
+    d[a] = quantile_grad(d[ans], a, np.true_divide(q, 100), axis, how)
+    d[q] = quantile_q_grad(d[ans], a, np.true_divide(q, 100), axis, how, False, 0.01)
+
+
+@tangent(np.percentile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    how = quantile_method(method, weights, interpolation)
+    d[ans] = quantile_tangent(d[a], None, a, np.true_divide(q, 100), ans, axis, how)
+    d[ans] = quantile_tangent(None, d[q], a, np.true_divide(q, 100), ans, axis, how, False, 0.01)
+
+
+@adjoint(np.nanpercentile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
+    how = quantile_method(method, weights, interpolation)
+    d[a] = quantile_grad(d[ans], a, np.true_divide(q, 100), axis, how, True)
+    d[q] = quantile_q_grad(d[ans], a, np.true_divide(q, 100), axis, how, True, 0.01)
+
+
+@tangent(np.nanpercentile)
+def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+      *, weights=None, interpolation=None):
+    how = quantile_method(method, weights, interpolation)
+    d[ans] = quantile_tangent(d[a], None, a, np.true_divide(q, 100), ans, axis, how, True)
+    d[ans] = quantile_tangent(None, d[q], a, np.true_divide(q, 100), ans, axis, how, True, 0.01)
+
+
+@adjoint(np.median)
+def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[a] = quantile_grad(d[ans], a, 0.5, axis)
+
+
+@tangent(np.median)
+def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[ans] = quantile_tangent(d[a], None, a, 0.5, ans, axis)
+
+
+@adjoint(np.nanmedian)
+def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[a] = quantile_grad(d[ans], a, 0.5, axis, "linear", True)
+
+
+@tangent(np.nanmedian)
+def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    d[ans] = quantile_tangent(d[a], None, a, 0.5, ans, axis, "linear", True)
+
+
+# ----- trapezoidal rule ----------------------------------------------------------------------
+
+TRAPEZOID = getattr(np, "trapezoid", None) or np.trapz  # np.trapz before NumPy 2.0
+TRAPEZOIDS = tuple(fn for fn in (getattr(np, "trapezoid", None), getattr(np, "trapz", None))
+                   if fn is not None)
+
+
+def trapezoid_of(y, x=None, dx=1.0, axis=-1):
+    """``np.trapezoid`` (``np.trapz`` before NumPy 2.0)."""
+    return TRAPEZOID(y, x, dx, axis)
+
+
+
+def trapezoid_weights(y, x=None, dx=1.0, axis=-1):
+    """How much each of ``y``'s entries along ``axis`` counts in ``np.trapezoid(y, x, dx,
+    axis)``: half the steps on either side (``dx`` each without ``x``), along the last axis of an
+    array that broadcasts against ``y`` moved so."""
+    n = np.shape(y)[axis]
+    if x is None:
+        steps = np.full(max(n - 1, 0), 1.0) * dx
+    else:
+        steps = np.diff(np.moveaxis(np.asarray(x), axis, -1) if np.ndim(x) > 1 else x, axis=-1)
+    pad_before = [(0, 0)] * (np.ndim(steps) - 1) + [(1, 0)]
+    pad_after = [(0, 0)] * (np.ndim(steps) - 1) + [(0, 1)]
+    return 0.5 * (np.pad(steps, pad_before) + np.pad(steps, pad_after))
+
+
+def trapezoid_grads(g, y, x=None, dx=1.0, axis=-1):
+    """Gradients of ``np.trapezoid(y, x, dx, axis) = sum_i (x_i+1 - x_i) (y_i + y_i+1) / 2``
+    for ``y`` (``trapezoid_weights``), ``x`` (``m_j-1 - m_j`` for the mean heights ``m``) and
+    ``dx`` (the sum of ``m``)."""
+    g_last = np.expand_dims(g, -1)
+    moved = np.moveaxis(np.asarray(y), axis, -1)
+    g_y = np.moveaxis(unbroadcast(g_last * trapezoid_weights(y, x, dx, axis), moved), -1, axis)
+    heights = 0.5 * (moved[..., 1:] + moved[..., :-1])
+    g_x = 0
+    g_dx = 0
+    if x is None:
+        g_dx = unbroadcast(g * np.sum(heights, axis=-1), dx)
+    else:
+        ends = [(0, 0)] * (np.ndim(heights) - 1)
+        change = g_last * (np.pad(heights, ends + [(1, 0)]) - np.pad(heights, ends + [(0, 1)]))
+        if np.ndim(x) == 1:
+            g_x = np.sum(np.reshape(change, (-1, np.shape(change)[-1])), axis=0)
+        else:
+            x_moved = np.moveaxis(np.asarray(x), axis, -1)
+            g_x = np.moveaxis(unbroadcast(change, x_moved), -1, axis)
+        g_x = astype_grad(g_x, x)
+    return astype_grad(g_y, y), g_x, g_dx
+
+
+def trapezoid_dx_tangent(t, y, x=None, axis=-1):
+    """Tangent of ``np.trapezoid`` from ``dx``: the same rule with steps ``t``, but nothing when
+    ``x`` is given (``dx`` is then not read)."""
+    if x is not None:
+        return 0
+    return trapezoid_of(y, None, t, axis)
+
+
+
+
+@adjoint(*TRAPEZOIDS)
+def _(out, y, x=None, dx=1.0, axis=-1):
+    grads = trapezoid_grads(d[out], y, x, dx, axis)
+    d[y] = grads[0]
+    d[x] = grads[1]
+    d[dx] = grads[2]
+
+
+@tangent(*TRAPEZOIDS)
+def _(out, y, x=None, dx=1.0, axis=-1):
+    d[out] = trapezoid_of(d[y], x, dx, axis)
+    d[out] = trapezoid_of(y, d[x], dx, axis)
+    d[out] = trapezoid_dx_tangent(d[dx], y, x, axis)
+
+
+# ----- the other nan- reductions: NaNs left out, as a mask or a neutral value -----------------
+
+
+def without_nan(a, fill=0.0):
+    """``a`` with its NaNs replaced by ``fill`` (the value that leaves the reduction as it is)."""
+    return np.where(np.isnan(a), fill, a)
+
+
+def not_nan(a, where=True):
+    """Where ``a`` holds a number (and ``where`` selects it)."""
+    return np.logical_and(where, np.logical_not(np.isnan(a)))
+
+
+nondifferentiable(not_nan)
+
+
+@adjoint(np.nanprod)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
+    d[a] = prod_grad(d[ans], without_nan(a, 1.0), axis, keepdims, initial, not_nan(a, where))
+    d[initial] = np.sum(d[ans] * np.nanprod(a, axis, dtype, None, keepdims, 1, where))
+
+
+@tangent(np.nanprod)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
+    d[ans] = prod_tangent(without_nan(d[a]), without_nan(a, 1.0), ans, axis, keepdims, initial,
+                          not_nan(a, where))
+    d[ans] = d[initial] * np.nanprod(a, axis, dtype, None, keepdims, 1, where)
+
+
+@adjoint(np.nanvar)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[a] = var_grad(d[ans], without_nan(a), axis, ddof, keepdims, correction, not_nan(a, where),
+                    mean)
+
+
+@tangent(np.nanvar)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[ans] = var_tangent(without_nan(d[a]), without_nan(a), ans, axis, ddof, keepdims,
+                         correction, not_nan(a, where), mean)
+    d[ans] = var_mean_tangent(d[mean], without_nan(a), ans, axis, ddof, keepdims, correction,
+                              not_nan(a, where), mean)
+
+
+@adjoint(np.nanstd)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[a] = std_grad(d[ans], without_nan(a), ans, axis, ddof, keepdims, correction,
+                    not_nan(a, where), mean)
+
+
+@tangent(np.nanstd)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+      mean=None, correction=None):
+    d[ans] = std_tangent(without_nan(d[a]), without_nan(a), ans, axis, ddof, keepdims,
+                         correction, not_nan(a, where), mean)
+    d[ans] = std_tangent(d[mean], without_nan(a), ans, axis, ddof, keepdims, correction,
+                         not_nan(a, where), mean, "mean")
+
+
+@adjoint(np.nancumsum)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[a] = cumsum_grad(d[ans], a, axis) * not_nan(a)
+
+
+@tangent(np.nancumsum)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[ans] = np.cumsum(without_nan(d[a]) * not_nan(a), axis, dtype)
+
+
+@adjoint(np.nancumprod)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[a] = cumprod_grad(d[ans], without_nan(a, 1.0), ans, axis) * not_nan(a)
+
+
+@tangent(np.nancumprod)
+def _(ans, a, axis=None, dtype=None, out=None):
+    d[ans] = cumprod_tangent(without_nan(d[a]) * not_nan(a), without_nan(a, 1.0), ans, axis)
+
+
+# ----- covariance and correlation --------------------------------------------------------------
+# Of real variables. np.cov reads a variables-by-observations matrix X (m, then y's rows; each
+# transposed if not rowvar) and gives C = Xc W Xc^T / f, Xc = X less its weighted row means.
+
+
+def cov_matrix(m, y=None, rowvar=True):
+    """The variables-by-observations matrix ``np.cov(m, y, rowvar)`` reads."""
+    x = np.array(m, ndmin=2)
+    if not rowvar and np.shape(x)[0] != 1:
+        x = np.transpose(x)
+    if y is not None:
+        rows = np.array(y, ndmin=2)
+        if not rowvar and np.shape(rows)[0] != 1:
+            rows = np.transpose(rows)
+        x = np.concatenate([x, rows], axis=0)
+    return x
+
+
+def cov_weights(x, bias=False, ddof=None, fweights=None, aweights=None):
+    """The weight of each observation and the divisor ``f`` np.cov uses."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError("np.cov and np.corrcoef of complex values have no gradient "
+                                  "rule")
+    if ddof is None:
+        ddof = 0 if bias else 1
+    weights = np.ones(np.shape(x)[1])
+    if fweights is not None:
+        weights = weights * fweights
+    if aweights is not None:
+        weights = weights * aweights
+    total = np.sum(weights)
+    if fweights is None and aweights is None:
+        return weights, np.shape(x)[1] - ddof
+    if ddof == 0:
+        return weights, total
+    if aweights is None:
+        return weights, total - ddof
+    return weights, total - ddof * np.sum(weights * aweights) / total
+
+
+nondifferentiable(cov_weights)
+
+
+def cov_parts(g_x, m, y=None, rowvar=True):
+    """A gradient of ``cov_matrix(m, y, rowvar)`` taken apart into ``m``'s and ``y``'s."""
+    rows = np.shape(np.array(m, ndmin=2))
+    count = rows[1] if not rowvar and rows[0] != 1 else rows[0]
+    parts = [g_x[:count], g_x[count:]]
+    grads = []
+    for part, value in zip(parts, [m, y]):
+        if value is None:
+            grads.append(0)
+            continue
+        if not rowvar and np.shape(np.array(value, ndmin=2))[0] != 1:
+            part = np.transpose(part)
+        grads.append(astype_grad(np.reshape(part, np.shape(value)), value))
+    return grads[0], grads[1]
+
+
+@zero_in_zero_out("g")
+def cov_grads(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """Gradients of ``np.cov`` for ``m`` and ``y``: ``Xc`` gets ``(G + G^T) Xc W / f``, and the
+    centring (a projection) takes away each row's weighted mean of that."""
+    x = cov_matrix(m, y, rowvar)
+    weighting = cov_weights(x, bias, ddof, fweights, aweights)
+    w = weighting[0]
+    centred = x - np.sum(x * w, axis=1, keepdims=True) / np.sum(w)
+    g_matrix = np.reshape(g, (np.shape(x)[0], np.shape(x)[0]))
+    g_centred = (g_matrix + np.transpose(g_matrix)) @ (centred * w) / weighting[1]
+    return cov_parts(g_centred - np.sum(g_centred, axis=1, keepdims=True) * w / np.sum(w), m, y,
+                     rowvar)
+
+
+def cov_divisor_slope(x, bias=False, ddof=None, fweights=None, aweights=None):
+    """How the divisor ``f`` of np.cov changes with each of ``aweights``: ``fw_k`` times
+    ``1 - ddof (2 a_k s - sum(fw a^2)) / s^2`` for the total weight ``s`` (``fw_k`` for ddof 0)."""
+    if ddof is None:
+        ddof = 0 if bias else 1
+    counts = np.ones(np.shape(x)[1]) if fweights is None else np.asarray(fweights, float)
+    a = np.asarray(aweights, float)
+    total = np.sum(counts * a)
+    if ddof == 0:
+        return counts
+    return counts * (1.0 - ddof * (2.0 * a * total - np.sum(counts * a * a)) / (total * total))
+
+
+nondifferentiable(cov_divisor_slope)
+
+
+def cov_aweights_grad(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None,
+                      aweights=None):
+    """Gradient of ``np.cov`` for ``aweights``: observation ``k`` adds ``fw_k xc_k xc_k^T / f``
+    (the centring's change adds nothing: the weighted deviations sum to 0), and ``C`` scales with
+    ``1 / f``."""
+    if aweights is None:
+        return 0
+    x = cov_matrix(m, y, rowvar)
+    weighting = cov_weights(x, bias, ddof, fweights, aweights)
+    w = weighting[0]
+    counts = np.ones(np.shape(x)[1]) if fweights is None else np.asarray(fweights, float)
+    centred = x - np.sum(x * w, axis=1, keepdims=True) / np.sum(w)
+    g_matrix = np.reshape(g, (np.shape(x)[0], np.shape(x)[0]))
+    c = (centred * w) @ np.transpose(centred) / weighting[1]
+    spread = np.sum(centred * (g_matrix @ centred), axis=0)
+    slope = cov_divisor_slope(x, bias, ddof, fweights, aweights)
+    grad = (counts * spread - np.sum(g_matrix * c) * slope) / weighting[1]
+    return astype_grad(np.reshape(grad, np.shape(aweights)), aweights)
+
+
+@adjoint(np.cov)
+def _(out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+      dtype=None):
+    """Real values; integer fweights (constants)."""
+    grads = cov_grads(d[out], m, y, rowvar, bias, ddof, fweights, aweights)
+    d[m] = grads[0]
+    d[y] = grads[1]
+    d[aweights] = cov_aweights_grad(d[out], m, y, rowvar, bias, ddof, fweights, aweights)
+
+
+def cov_aweights_tangent(t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None,
+                         aweights=None):
+    """Tangent of ``np.cov`` from ``aweights`` (``cov_aweights_grad``)."""
+    x = cov_matrix(m, y, rowvar)
+    weighting = cov_weights(x, bias, ddof, fweights, aweights)
+    w = weighting[0]
+    counts = np.ones(np.shape(x)[1]) if fweights is None else np.asarray(fweights, float)
+    centred = x - np.sum(x * w, axis=1, keepdims=True) / np.sum(w)
+    c = (centred * w) @ np.transpose(centred) / weighting[1]
+    slope = cov_divisor_slope(x, bias, ddof, fweights, aweights)
+    change = ((centred * (counts * t)) @ np.transpose(centred) - c * np.sum(slope * t)) / \
+        weighting[1]
+    return as_dtype_of(np.reshape(change, np.shape(out)), out)
+
+
+def cov_tangent(t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+                wrt=0):
+    """Tangent of ``np.cov`` from ``m`` (``wrt`` 0) or ``y`` (1): ``(dXc W Xc^T + Xc W dXc^T) /
+    f`` for the moved rows (zeros for the other's)."""
+    x = cov_matrix(m, y, rowvar)
+    weighting = cov_weights(x, bias, ddof, fweights, aweights)
+    w = weighting[0]
+    if wrt == 0:
+        moved = cov_matrix(np.broadcast_to(t, np.shape(m)),
+                           None if y is None else np.zeros(np.shape(y)), rowvar)
+    else:
+        moved = cov_matrix(np.zeros(np.shape(m)), np.broadcast_to(t, np.shape(y)), rowvar)
+    centred = x - np.sum(x * w, axis=1, keepdims=True) / np.sum(w)
+    d_centred = moved - np.sum(moved * w, axis=1, keepdims=True) / np.sum(w)
+    half = (d_centred * w) @ np.transpose(centred)
+    return as_dtype_of(np.reshape((half + np.transpose(half)) / weighting[1], np.shape(out)), out)
+
+
+@tangent(np.cov)
+def _(out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+      dtype=None):
+    d[out] = cov_tangent(d[m], m, y, out, rowvar, bias, ddof, fweights, aweights, 0)
+    d[out] = cov_tangent(d[y], m, y, out, rowvar, bias, ddof, fweights, aweights, 1)
+    d[out] = cov_aweights_tangent(d[aweights], m, y, out, rowvar, bias, ddof, fweights, aweights)
+
+
+def corrcoef_cov_grad(g, x, y=None, rowvar=True):
+    """The gradient of ``R = C / sqrt(c c^T)`` (``c`` the variances) for the covariance ``C``:
+    ``G / sqrt(c c^T)``, less on the diagonal ``sum_j (G o R)_kj / c_k`` (both factors of
+    ``c_k``)."""
+    c = np.cov(x, y, rowvar)
+    variances = np.diagonal(np.atleast_2d(c))
+    r = np.atleast_2d(c) / np.sqrt(np.outer(variances, variances))
+    g_matrix = np.reshape(g, np.shape(r))
+    weighted = g_matrix * r
+    diagonal = (np.sum(weighted, axis=1) + np.sum(weighted, axis=0)) / (2.0 * variances)
+    return g_matrix / np.sqrt(np.outer(variances, variances)) - np.diag(diagonal)
+
+
+@adjoint(np.corrcoef)
+def _(out, x, y=None, rowvar=True, *, dtype=None):
+    """Real values with nonzero variances."""
+    grads = cov_grads(corrcoef_cov_grad(d[out], x, y, rowvar), x, y, rowvar)
+    d[x] = grads[0]
+    d[y] = grads[1]
+
+
+def corrcoef_tangent(t, x, y, out, rowvar=True, wrt=0):
+    """Tangent of ``np.corrcoef``: ``dC / sqrt(c c^T) - R o (dc_i / c_i + dc_j / c_j) / 2``."""
+    c = np.atleast_2d(np.cov(x, y, rowvar))
+    dc = np.atleast_2d(cov_tangent(t, x, y, np.cov(x, y, rowvar), rowvar, wrt=wrt))
+    variances = np.diagonal(c)
+    changes = np.diagonal(dc) / variances
+    r = c / np.sqrt(np.outer(variances, variances))
+    change = dc / np.sqrt(np.outer(variances, variances)) - \
+        0.5 * r * (changes[:, None] + changes[None, :])
+    return as_dtype_of(np.reshape(change, np.shape(out)), out)
+
+
+@tangent(np.corrcoef)
+def _(out, x, y=None, rowvar=True, *, dtype=None):
+    d[out] = corrcoef_tangent(d[x], x, y, out, rowvar, 0)
+    d[out] = corrcoef_tangent(d[y], x, y, out, rowvar, 1)
+
+
+# ----- ediff1d, cumulative_sum, cumulative_prod ------------------------------------------------
+
+
+def ediff1d_grads(g, ary, to_end=None, to_begin=None):
+    """Gradients of ``np.ediff1d(ary, to_end, to_begin)``: ``g`` split into the leading values,
+    the differences (whose gradient for ``ary`` is ``-g_i`` at i and ``g_i`` at i+1) and the
+    trailing values."""
+    begin = 0 if to_begin is None else np.size(to_begin)
+    count = max(np.size(ary) - 1, 0)
+    g = np.ravel(g)
+    g_diff = g[begin:begin + count]
+    grad = np.pad(g_diff, (1, 0)) - np.pad(g_diff, (0, 1))
+    g_begin = 0 if to_begin is None else astype_grad(np.reshape(g[:begin], np.shape(to_begin)),
+                                                     to_begin)
+    g_end = 0 if to_end is None else astype_grad(np.reshape(g[begin + count:], np.shape(to_end)),
+                                                 to_end)
+    return astype_grad(np.reshape(grad, np.shape(ary)), ary), g_end, g_begin
+
+
+@adjoint(np.ediff1d)
+def _(out, ary, to_end=None, to_begin=None):
+    grads = ediff1d_grads(d[out], ary, to_end, to_begin)
+    d[ary] = grads[0]
+    d[to_end] = grads[1]
+    d[to_begin] = grads[2]
+
+
+def ediff1d_tangent(t, ary, out, to_end=None, to_begin=None, wrt=0):
+    """Tangent of ``np.ediff1d`` from ``ary`` (``wrt`` 0), ``to_end`` (1) or ``to_begin`` (2):
+    the same layout with zeros for the others."""
+    parts = [np.zeros(0) if to_begin is None else np.zeros(np.size(to_begin)),
+             np.zeros(max(np.size(ary) - 1, 0)),
+             np.zeros(0) if to_end is None else np.zeros(np.size(to_end))]
+    place = {0: 1, 1: 2, 2: 0}[wrt]
+    parts[place] = np.ediff1d(np.broadcast_to(t, np.shape(ary))) if wrt == 0 else np.ravel(t)
+    return as_dtype_of(np.concatenate(parts), out)
+
+
+@tangent(np.ediff1d)
+def _(out, ary, to_end=None, to_begin=None):
+    d[out] = ediff1d_tangent(d[ary], ary, out, to_end, to_begin, 0)
+    d[out] = ediff1d_tangent(d[to_end], ary, out, to_end, to_begin, 1)
+    d[out] = ediff1d_tangent(d[to_begin], ary, out, to_end, to_begin, 2)
+
+
+def without_initial(g, ans, axis=None, include_initial=False):
+    """A gradient of ``np.cumulative_sum``/``cumulative_prod`` without the leading initial
+    value's entry (it is a constant)."""
+    if not include_initial:
+        return g
+    ax = 0 if axis is None else axis
+    return np.take(g, np.arange(1, np.shape(ans)[ax]), axis=ax)
+
+
+if hasattr(np, "cumulative_sum"):  # NumPy >= 2.1
+
+    @adjoint(np.cumulative_sum)
+    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[x] = cumsum_grad(without_initial(d[ans], ans, axis, include_initial), x, axis)
+
+    @tangent(np.cumulative_sum)
+    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[ans] = as_dtype_of(np.cumulative_sum(d[x], axis=axis, include_initial=include_initial),
+                             ans)
+
+    @adjoint(np.cumulative_prod)
+    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[x] = cumprod_grad(without_initial(d[ans], ans, axis, include_initial), x,
+                            np.cumprod(x, axis), axis)
+
+    @tangent(np.cumulative_prod)
+    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[ans] = as_dtype_of(initial_zero(cumprod_tangent(d[x], x, np.cumprod(x, axis), axis),
+                                          axis, include_initial), ans)
+
+
+def initial_zero(t, axis=None, include_initial=False):
+    """The tangent of a cumulative product with a leading 0 for its initial value."""
+    if not include_initial:
+        return t
+    ax = 0 if axis is None else axis
+    shape = list(np.shape(t))
+    shape[ax] = 1
+    return np.concatenate([np.zeros(shape, np.result_type(t)), t], axis=ax)

@@ -1021,3 +1021,381 @@ def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
 def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
     d[out] = out * linspace_tangent(d[start] / start, out, num, endpoint, False, axis, False)
     d[out] = out * linspace_tangent(d[stop] / stop, out, num, endpoint, False, axis, True)
+
+
+# ----- append, insert, delete, compress ------------------------------------------------------
+
+
+def append_grads(g, arr, values, axis=None):
+    """Gradients of ``np.append(arr, values, axis)``: ``g`` cut where ``values`` begin (both
+    flattened when ``axis`` is None)."""
+    if axis is None:
+        flat = np.ravel(g)
+        size = np.size(arr)
+        return (astype_grad(np.reshape(flat[:size], np.shape(arr)), arr),
+                astype_grad(np.reshape(flat[size:], np.shape(values)), values))
+    pieces = np.split(g, [np.shape(arr)[axis]], axis=axis)
+    return (astype_grad(pieces[0], arr),
+            astype_grad(np.reshape(pieces[1], np.shape(values)), values))
+
+
+@adjoint(np.append)
+def _(out, arr, values, axis=None):
+    grads = append_grads(d[out], arr, values, axis)
+    d[arr] = grads[0]
+    d[values] = grads[1]
+
+
+def append_tangent(t, arr, values, out, axis=None, wrt=0):
+    """Tangent of ``np.append`` from ``arr`` (``wrt`` 0) or ``values`` (1): the tangent
+    appended with zeros for the other."""
+    if wrt == 0:
+        joined = np.append(np.broadcast_to(t, np.shape(arr)), np.zeros(np.shape(values)), axis)
+    else:
+        joined = np.append(np.zeros(np.shape(arr)), np.broadcast_to(t, np.shape(values)), axis)
+    return np.asarray(joined).astype(float_dtype(out), copy=False)
+
+
+@tangent(np.append)
+def _(out, arr, values, axis=None):
+    d[out] = append_tangent(d[arr], arr, values, out, axis, 0)
+    d[out] = append_tangent(d[values], arr, values, out, axis, 1)
+
+
+def kept_after_delete(arr, obj, axis=None):
+    """The positions along ``axis`` (of the flattened ``arr`` for None) that ``np.delete`` keeps."""
+    n = np.size(arr) if axis is None else np.shape(arr)[axis]
+    return np.delete(np.arange(n), obj)
+
+
+nondifferentiable(kept_after_delete)
+
+
+@linear(np.delete)
+@adjoint(np.delete)
+def _(out, arr, obj, axis=None):
+    d[arr] = take_grad(d[out], arr, kept_after_delete(arr, obj, axis), axis)
+
+
+@adjoint(np.compress)
+def _(ans, condition, a, axis=None, out=None):
+    d[a] = take_grad(d[ans], a, np.flatnonzero(condition), axis)
+
+
+@tangent(np.compress)  # linear, but the derived call would pass a positional out= on
+def _(ans, condition, a, axis=None, out=None):
+    d[ans] = np.compress(condition, d[a], axis)
+
+
+def insert_sources(arr, obj, out, axis=None):
+    """Along the axis ``np.insert`` works on (of the flattened ``arr`` for None): the positions
+    of ``out`` holding ``arr``'s entries, and those holding the values inserted."""
+    n = np.size(arr) if axis is None else np.shape(arr)[axis]
+    added = np.size(out) - n if axis is None else np.shape(out)[axis] - n
+    marked = np.insert(np.arange(n), obj, np.full(added, -1))
+    return np.flatnonzero(marked >= 0), np.flatnonzero(marked < 0)
+
+
+def inserted_shape(arr, obj, values, axis=None):
+    """The shape NumPy gives ``values`` before broadcasting them into the places inserted:
+    at least ``arr``'s dimensions (flattened for None), the first moved to ``axis`` for a
+    single ``obj``."""
+    shape = np.shape(np.array(values, ndmin=1 if axis is None else np.ndim(arr)))
+    if np.ndim(obj) == 0:
+        shape = np.shape(np.moveaxis(np.empty(shape), 0, 0 if axis is None else axis))
+    return shape
+
+
+nondifferentiable(insert_sources, inserted_shape)
+
+
+def sum_to_shape(g, shape):
+    """``g`` summed down to ``shape``, which broadcasts to it."""
+    g = np.sum(g, axis=tuple(range(np.ndim(g) - len(shape))))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(g)[i] != 1)
+    return np.sum(g, axis=axes, keepdims=True) if axes else g
+
+
+def insert_grads(g, arr, obj, values, out, axis=None):
+    """Gradients of ``np.insert(arr, obj, values, axis)``: ``arr`` gets the entries of ``g`` it
+    was copied to; ``values`` those it was broadcast to, summed back to its shape."""
+    sources = insert_sources(arr, obj, out, axis)
+    flat_axis = 0 if axis is None else axis
+    g_arr = np.take(g, sources[0], axis=flat_axis)
+    g_values = sum_to_shape(np.take(g, sources[1], axis=flat_axis),
+                            inserted_shape(arr, obj, values, axis))
+    if np.ndim(obj) == 0:
+        g_values = np.moveaxis(g_values, flat_axis, 0)
+    return (astype_grad(np.reshape(g_arr, np.shape(arr)), arr),
+            astype_grad(np.reshape(g_values, np.shape(values)), values))
+
+
+@adjoint(np.insert)
+def _(out, arr, obj, values, axis=None):
+    grads = insert_grads(d[out], arr, obj, values, out, axis)
+    d[arr] = grads[0]
+    d[values] = grads[1]
+
+
+def insert_tangent(t, arr, obj, values, out, axis=None, wrt=0):
+    """Tangent of ``np.insert`` from ``arr`` (``wrt`` 0) or ``values`` (1): the insertion with
+    zeros for the other."""
+    if wrt == 0:
+        joined = np.insert(np.broadcast_to(t, np.shape(arr)), obj, np.zeros(np.shape(values)),
+                           axis)
+    else:
+        joined = np.insert(np.zeros(np.shape(arr)), obj, np.broadcast_to(t, np.shape(values)),
+                           axis)
+    return np.asarray(joined).astype(float_dtype(out), copy=False)
+
+
+@tangent(np.insert)
+def _(out, arr, obj, values, axis=None):
+    d[out] = insert_tangent(d[arr], arr, obj, values, out, axis, 0)
+    d[out] = insert_tangent(d[values], arr, obj, values, out, axis, 1)
+
+
+# ----- choose, select --------------------------------------------------------------------------
+
+
+def choose_grads(g, a, choices, mode="raise"):
+    """Gradients of ``np.choose(a, choices, mode=mode)``, one per choice: ``g`` where ``a``
+    (after ``mode``) picks it, summed back to its shape (an array of choices gets an array)."""
+    index = take_indices(a, len(choices), mode)
+    grads = [astype_grad(unbroadcast(g * (index == k), choices[k]), choices[k])
+             for k in range(len(choices))]
+    if isinstance(choices, np.ndarray):
+        return astype_grad(np.stack(grads), choices)
+    return grads
+
+
+@adjoint(np.choose)
+def _(ans, a, choices, out=None, mode="raise"):
+    d[choices] = choose_grads(d[ans], a, choices, mode)
+
+
+def choose_tangent(ts, a, choices, ans, mode="raise"):
+    """Tangent of ``np.choose``: the same choice among the tangents (zeros for choices without
+    one)."""
+    if isinstance(choices, np.ndarray):
+        filled = np.broadcast_to(ts, np.shape(choices))
+    else:
+        filled = [np.zeros(np.shape(c)) if is_zero(t) else t for t, c in zip(ts, choices)]
+    return np.asarray(np.choose(a, filled, mode=mode)).astype(float_dtype(ans), copy=False)
+
+
+@tangent(np.choose)
+def _(ans, a, choices, out=None, mode="raise"):
+    d[ans] = choose_tangent(d[choices], a, choices, ans, mode)
+
+
+def select_masks(condlist, shape):
+    """Where ``np.select`` takes each choice (its condition is the first true), and where the
+    default, as boolean arrays of the output's ``shape``."""
+    taken = np.zeros(shape, bool)
+    masks = []
+    for cond in condlist:
+        masks.append(np.logical_and(cond, np.logical_not(taken)))
+        taken = np.logical_or(taken, cond)
+    return masks, np.logical_not(taken)
+
+
+nondifferentiable(select_masks)
+
+
+def select_grads(g, condlist, choicelist):
+    """Gradients of ``np.select(condlist, choicelist, default)`` for the choices: ``g`` where
+    each is taken, summed back to its shape."""
+    masks = select_masks(condlist, np.shape(g))[0]
+    return [astype_grad(unbroadcast(g * m, c), c) for m, c in zip(masks, choicelist)]
+
+
+@adjoint(np.select)
+def _(out, condlist, choicelist, default=0):
+    d[choicelist] = select_grads(d[out], condlist, choicelist)
+    d[default] = astype_grad(unbroadcast(d[out] * select_masks(condlist, np.shape(out))[1],
+                                         default), default)
+
+
+def select_tangent(ts, condlist, choicelist, out):
+    """Tangent of ``np.select`` from the choices: the same selection of their tangents."""
+    filled = [np.zeros(np.shape(c)) if is_zero(t) else t for t, c in zip(ts, choicelist)]
+    return np.asarray(np.select(condlist, filled, 0.0)).astype(float_dtype(out), copy=False)
+
+
+@tangent(np.select)
+def _(out, condlist, choicelist, default=0):
+    d[out] = select_tangent(d[choicelist], condlist, choicelist, out)
+    d[out] = np.asarray(d[default] * select_masks(condlist, np.shape(out))[1],
+                        float_dtype(out))
+
+
+# ----- partition, rollaxis, resize, extract, diagflat, broadcast_arrays -----------------------
+
+
+@adjoint(np.partition)
+def _(out, a, kth, axis=-1, kind="introselect", order=None):
+    d[a] = take_along_axis_grad(d[out], a, np.argpartition(a, kth, axis, kind), axis)
+
+
+def partition_tangent(t, a, kth, axis=-1, kind="introselect"):
+    """Tangent of ``np.partition``: a gather whose places are piecewise constant in ``a``."""
+    places = np.argpartition(a, kth, axis, kind)
+    if axis is None:
+        return np.take_along_axis(np.ravel(np.broadcast_to(t, np.shape(a))), places, -1)
+    return np.take_along_axis(np.broadcast_to(t, np.shape(a)), places, axis)
+
+
+@tangent(np.partition)
+def _(out, a, kth, axis=-1, kind="introselect", order=None):
+    d[out] = partition_tangent(d[a], a, kth, axis, kind)
+
+
+def rollaxis_order(a, axis, start=0):
+    """The order of ``a``'s axes that ``np.rollaxis(a, axis, start)`` transposes to."""
+    n = np.ndim(a)
+    axis = int(axis) % n
+    start = int(start) + n if start < 0 else int(start)
+    if start > axis:
+        start -= 1
+    order = [i for i in range(n) if i != axis]
+    order.insert(start, axis)
+    return order
+
+
+nondifferentiable(rollaxis_order)
+
+
+@linear(np.rollaxis)
+@adjoint(np.rollaxis)
+def _(out, a, axis, start=0):
+    d[a] = np.transpose(d[out], np.argsort(rollaxis_order(a, axis, start)))
+
+
+def resize_sources(a, new_shape):
+    """Which entry of the flattened ``a`` each entry of ``np.resize(a, new_shape)`` repeats."""
+    return np.arange(np.size(np.resize(np.zeros(max(np.size(a), 1)), new_shape))) % np.size(a)
+
+
+nondifferentiable(resize_sources)
+
+
+@linear(np.resize)
+@adjoint(np.resize)
+def _(out, a, new_shape):
+    d[a] = take_grad(np.ravel(d[out]), a, resize_sources(a, new_shape))
+
+
+@linear(np.extract, wrt="arr")
+@adjoint(np.extract)
+def _(out, condition, arr):
+    d[arr] = take_grad(d[out], arr, np.flatnonzero(condition))
+
+
+@linear(np.diagflat)
+@adjoint(np.diagflat)
+def _(out, v, k=0):
+    d[v] = astype_grad(np.reshape(np.diagonal(d[out], k), np.shape(v)), v)
+
+
+def broadcast_arrays_grads(g, args):
+    """Gradients of ``np.broadcast_arrays(*args)``: each piece summed back to its argument's
+    shape (0 for a piece without one)."""
+    return [0 if is_zero(gi) else astype_grad(unbroadcast(gi, x), x) for gi, x in zip(g, args)]
+
+
+@adjoint(np.broadcast_arrays)
+def _(out, *args, subok=False):
+    d[args] = broadcast_arrays_grads(d[out], args)
+
+
+def broadcast_arrays_tangent(ts, args, out):
+    """Tangent of ``np.broadcast_arrays``: each tangent broadcast to its piece's shape."""
+    return TangentTuple(np.broadcast_to(np.zeros(np.shape(o), float_dtype(o)) if is_zero(t)
+                                        else t, np.shape(o)).astype(float_dtype(o))
+                        for t, o in zip(ts, out))
+
+
+@tangent(np.broadcast_arrays)
+def _(out, *args, subok=False):
+    d[out] = broadcast_arrays_tangent(d[args], args, out)
+
+
+# ----- block ---------------------------------------------------------------------------------
+
+
+def block_depth(arrays):
+    """How deeply ``np.block``'s argument nests its lists."""
+    depth = 0
+    while isinstance(arrays, list):
+        depth += 1
+        arrays = arrays[0]
+    return depth
+
+
+def block_ndim(arrays):
+    """The number of dimensions of ``np.block(arrays)``."""
+    if isinstance(arrays, list):
+        return max(block_ndim(item) for item in arrays)
+    return np.ndim(arrays)
+
+
+def block_extents(arrays, axis, ndim):
+    """The length along ``axis`` of each item of a list ``np.block`` joins there."""
+    extents = []
+    for item in arrays:
+        shape = np.shape(np.block(block_zeros(item))) if isinstance(item, list) else \
+            np.shape(item)
+        shape = (1,) * (ndim - len(shape)) + tuple(shape)
+        extents.append(shape[axis])
+    return extents
+
+
+def block_zeros(arrays):
+    """Zeros nested and shaped as ``arrays``."""
+    if isinstance(arrays, list):
+        return [block_zeros(item) for item in arrays]
+    return np.zeros(np.shape(arrays))
+
+
+nondifferentiable(block_depth, block_ndim, block_extents, block_zeros)
+
+
+def block_grads(g, arrays):
+    """Gradients of ``np.block(arrays)``, nested as ``arrays``: a list at depth ``k`` from the
+    innermost joins its items along axis ``-k``, so ``g`` is split there (``block_grads_at``)."""
+    if not isinstance(arrays, list):
+        return astype_grad(np.reshape(g, np.shape(arrays)), arrays)
+    return block_grads_at(g, arrays, -block_depth(arrays))
+
+
+def block_grads_at(g, arrays, axis):
+    """Gradients of one list of ``np.block``'s argument, joined along ``axis`` (negative)."""
+    extents = block_extents(arrays, axis, np.ndim(g))
+    pieces = np.split(g, np.cumsum(extents)[:-1], axis=axis)
+    grads = []
+    for piece, item in zip(pieces, arrays):
+        if isinstance(item, list):
+            grads.append(block_grads_at(piece, item, axis + 1))
+        else:
+            grads.append(astype_grad(np.reshape(piece, np.shape(item)), item))
+    return grads
+
+
+@adjoint(np.block)
+def _(out, arrays):
+    d[arrays] = block_grads(d[out], arrays)
+
+
+def block_tangents(ts, arrays):
+    """The tangents of ``np.block``'s nested arrays, zeros where one has none."""
+    if isinstance(arrays, list):
+        if is_zero(ts):
+            ts = [0] * len(arrays)
+        return [block_tangents(t, item) for t, item in zip(ts, arrays)]
+    return np.zeros(np.shape(arrays)) if is_zero(ts) else np.broadcast_to(ts, np.shape(arrays))
+
+
+@tangent(np.block)
+def _(out, arrays):
+    d[out] = np.asarray(np.block(block_tangents(d[arrays], arrays)), float_dtype(out))

@@ -18,6 +18,7 @@ from mindgrad import d, grad, rules, value_and_grad
 @pytest.fixture(autouse=True)
 def clean_registry():
     """Leave the global rule registry as it was found, whatever a test registers."""
+    rules._load_deferred()  # SciPy's, if imported: a lookup in the test would load them, lost
     saved_rules, saved_nondiff = dict(rules._RULES), set(rules._NONDIFF)
     yield
     rules._RULES.clear()

@@ -269,3 +269,16 @@ def test_deep_expression_that_cannot_be_split_is_a_located_error(tmp_path):
     with pytest.raises(UnsupportedSyntaxError, match="nests 6[0-9] operations deep") as info:
         mindgrad.grad(f)(np.ones(2))
     assert info.value.lineno == 2 and info.value.filename.endswith(".py")
+
+
+def test_generated_functions_are_named_as_written_not_inside_their_factory():
+    # IPython and Jupyter print a frame by its code's qualified name: it showed
+    # __mindgrad_bindings__.<locals>.grad_loss
+    made, _ = emit.compile_functions("def grad_loss(x):\n    return helper(x)\n\n"
+                                     "def helper(x):\n    return 2 * x\n",
+                                     ["grad_loss", "helper"], {}, {}, {}, "loss")
+    for name, fn in made.items():
+        assert fn.__qualname__ == name
+        if hasattr(fn.__code__, "co_qualname"):  # Python 3.11+
+            assert fn.__code__.co_qualname == name
+    assert made["grad_loss"](3.0) == 6.0

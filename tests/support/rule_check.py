@@ -9,7 +9,9 @@ or the rule says it cannot) by those named:
 - ``ADJOINT``: ``vjp_of`` runs the gradient rule for a random cotangent ``g`` and random
   directions ``v_i`` (float64): ``sum_i vdot(vjp(g)_i, v_i)`` must match the central difference
   ``(vdot(g, f(x + eps v)) - vdot(g, f(x - eps v))) / 2eps``, and each gradient must have its
-  input's shape (and structure, for lists, tuples and dicts);
+  input's shape (and structure, for lists, tuples and dicts). Complex values get complex
+  cotangents and directions, and ``vdot`` reads as the README's convention (a cotangent ``c``
+  of ``w`` means ``dL = Re(c dw)``): ``Re(sum(c * w))``; a real input's gradient must be real;
 - ``TANGENT``: ``jvp_of`` runs the tangent rule with every input moving: the tangent must match
   ``(f(x + eps v) - f(x - eps v)) / 2eps`` and have the output's shape (and structure);
 - ``INLINED``: the tangent rule once per input, run the way the transformer inlines it
@@ -169,14 +171,23 @@ def is_float_leaf(v):
     return isinstance(v, np.ndarray) and v.dtype.kind == "f"
 
 
+def is_complex_leaf(v):
+    if isinstance(v, (complex, np.complexfloating)):
+        return True
+    return isinstance(v, np.ndarray) and v.dtype.kind == "c"
+
+
 def random_like(v, rng):
-    """Random float64 values shaped as ``v``'s float entries; None where ``v`` has none."""
+    """Random float64 values shaped as ``v``'s float entries, complex128 ones for its complex
+    entries; None where ``v`` has neither."""
     if isinstance(v, (list, tuple)):
         parts = [random_like(x, rng) for x in v]
         return None if all(p is None for p in parts) else parts
     if isinstance(v, dict):
         parts = {k: random_like(x, rng) for k, x in v.items()}
         return None if all(p is None for p in parts.values()) else parts
+    if is_complex_leaf(v):
+        return rng.standard_normal(np.shape(v)) + 1j * rng.standard_normal(np.shape(v))
     if not is_float_leaf(v):
         return None
     if isinstance(v, float):
@@ -241,7 +252,11 @@ def tree_vdot(grad, v, where="gradient"):
         assert len(grad) == len(v), f"{where}: {len(grad)} entries for {len(v)}"
         return sum(tree_vdot(gi, vi, f"{where}[{i}]") for i, (gi, vi) in enumerate(zip(grad, v)))
     assert np.shape(grad) == np.shape(v), f"{where}: shape {np.shape(grad)} for {np.shape(v)}"
-    return float(np.vdot(np.asarray(grad, dtype=float), np.asarray(v, dtype=float)))
+    if not np.iscomplexobj(v):
+        assert not np.iscomplexobj(grad), f"{where}: a complex gradient for a real value"
+        return float(np.vdot(np.asarray(grad, dtype=float), np.asarray(v, dtype=float)))
+    # the README's complex convention: a cotangent c of w means dL = Re(c dw), no conjugate
+    return float(np.real(np.sum(np.asarray(grad) * np.asarray(v))))
 
 
 def difference(plus, minus):
@@ -339,7 +354,7 @@ def check_adjoint(c):
     out, vjp = vjp_of(c.fn, *args, **c.kwargs, **_key_option(c))
     g = random_like(tree(out), rng)
     if g is not None and not isinstance(g, (list, dict)) and np.ndim(out) == 0:
-        g = float(g)  # a scalar's cotangent may come as a Python float
+        g = complex(g) if np.iscomplexobj(g) else float(g)  # a scalar's may come as a number
     g = filled(g)
     for i in c.zero_cotangent:
         g[i] = 0

@@ -1,0 +1,369 @@
+"""The catalog of the functions mindgrad differentiates, written from the rule registry.
+
+    python -m mindgrad.rules.catalog            # writes docs/functions.md
+    python -m mindgrad.rules.catalog --check    # exits 1 if docs/functions.md is out of date
+
+The page lists, topic by topic (one topic per module of ``mindgrad/rules``), every public
+function that has a rule, by the name a user writes (``np.fft.rfft``, ``scipy.special.gammaln``,
+``x.sum``, ``x.T``, ``a + b``), whether it has a gradient (reverse mode), a tangent (forward
+mode) or is a constant, and the assumptions of its rule. Nothing in it is written by hand, so
+it cannot fall behind the registry. Generating it needs the optional libraries whose topics the
+registry loads on demand (``DEFERRED``: SciPy), since the page lists their rules too.
+
+What rule authors write for it:
+
+- A rule whose result is right only under some assumption (a matrix of full rank, distinct
+  eigenvalues, real inputs, some modes of an argument) says so in its template's docstring: the
+  first paragraph, a sentence or two naming the conditions (``np.linalg.eigh``'s: Real ``a``
+  with distinct eigenvalues; the ``UPLO`` triangle gets the gradient). The adjoint's docstring
+  is used, else the tangent's. A template without a docstring assumes nothing beyond the
+  function's own domain.
+- A topic is the module that registers the rule (``nondifferentiable`` remembers the module that
+  declares a constant). Its heading is its entry in ``TITLES``, else the first line of its
+  docstring; the conventions every rule of a topic shares (what a slope is at a kink, infinite
+  derivatives at a domain's edge) belong in that docstring, which the page links to.
+- A function is listed under its public names in ``NAMESPACES`` and the libraries of
+  ``DEFERRED`` (and the methods of the public objects there: ``np.add.reduce``,
+  ``scipy.stats.norm.logpdf``); mindgrad's own helpers, which have none, are left out, and so
+  are the rules for the runtime (``runtime_rules``), which are for differentiating generated
+  code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import pathlib
+import sys
+import types
+import warnings
+
+import mindgrad.rules as registry
+
+PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "functions.md"
+COMMAND = "python -m mindgrad.rules.catalog"
+
+# where public names are looked for (then in the libraries of DEFERRED), in order of preference:
+# a function reachable by several names is listed under its own name (``__name__``) in the first
+# of these that has it, the others as aliases
+NAMESPACES = [
+    ("np", "numpy"),
+    ("np.linalg", "numpy.linalg"),
+    ("np.fft", "numpy.fft"),
+    ("np.random", "numpy.random"),
+    ("", "builtins"),
+    ("math", "math"),
+    ("operator", "operator"),
+    ("scipy.special", "scipy.special"),
+    ("scipy.stats", "scipy.stats"),
+    ("scipy.linalg", "scipy.linalg"),
+]
+
+# the topics in the order a reader meets them, with their headings; a topic not named here comes
+# after them, headed by the first line of its module's docstring
+TITLES = {
+    "operators": "Python operators",
+    "numpy_elementwise": "NumPy: elementwise functions, constructors and casts",
+    "numpy_reductions": "NumPy: reductions, statistics and cumulative operations",
+    "numpy_shape": "NumPy: shape, joining, indexing and reordering",
+    "numpy_linalg": "NumPy: products and linear algebra",
+    "numpy_fft": "NumPy: discrete Fourier transforms",
+    "methods": "Array methods and attributes",
+    "builtins_math": "Python builtins and the math module",
+    "nondiff": "NumPy: constants, scalar casts and random draws",
+    "scipy_special": "SciPy: special functions",
+    "scipy_stats": "SciPy: statistical distributions",
+    "scipy_linalg": "SciPy: linear algebra",
+}
+
+INTERNAL = {"runtime_rules"}  # rules for the helpers generated code calls, not user functions
+
+OPERATORS = {  # the syntax a user writes for the operator module's functions
+    "add": "a + b", "sub": "a - b", "mul": "a * b", "truediv": "a / b", "floordiv": "a // b",
+    "mod": "a % b", "pow": "a ** b", "matmul": "a @ b", "neg": "-a", "pos": "+a",
+    "getitem": "a[i]", "abs": "abs(a)", "lt": "a < b", "le": "a <= b", "gt": "a > b",
+    "ge": "a >= b", "eq": "a == b", "ne": "a != b", "not_": "not a", "invert": "~a",
+    "and_": "a & b", "or_": "a | b", "xor": "a ^ b", "lshift": "a << b", "rshift": "a >> b",
+}
+
+
+def load():
+    """Register every rule mindgrad has: the built-in topics and those loaded on demand, whose
+    libraries are imported here. Raises ImportError naming the library if one is missing."""
+    from mindgrad.rules import builtin  # noqa: F401  (registers the topics)
+
+    for library in getattr(registry, "DEFERRED", {}):
+        try:
+            importlib.import_module(library)
+        except ImportError as exc:
+            raise ImportError(f"the catalog lists the rules for {library}, which is not "
+                              f"installed: install it to generate {PAGE.name} ({exc})") from None
+    load_deferred = getattr(registry, "_load_deferred", None)
+    if load_deferred is not None:
+        load_deferred()
+
+
+def public_names():
+    """``{key: [name, ...]}``: the registry key of each public function (and of the public
+    methods of public objects, ``np.add.reduce``) and the names it is reachable by, the
+    preferred one first."""
+    names: dict = {}
+
+    def add(obj, name):
+        try:
+            key = registry._key(obj)
+        except Exception:  # an object whose hash or equality raises is no function
+            return
+        if name not in names.setdefault(key, []):
+            names[key].append(name)
+            objects[key] = obj
+
+    objects = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated aliases warn when read
+        for prefix, module_name in namespaces():
+            module = sys.modules.get(module_name)
+            if module is None:
+                continue
+            for attr in _public(module):
+                obj = getattr(module, attr, None)
+                if obj is None or isinstance(obj, types.ModuleType):
+                    continue
+                name = f"{prefix}.{attr}" if prefix else attr
+                add(obj, OPERATORS.get(attr, name) if module_name == "operator" else name)
+                if not isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+                    for method in _public(obj):  # np.add.reduce, scipy.stats.norm.pdf
+                        try:
+                            add(getattr(obj, method), f"{name}.{method}")
+                        except Exception:  # a property that raises when read
+                            continue
+    return {key: _aliases(objects[key], found) for key, found in names.items()}
+
+
+def namespaces():
+    """``NAMESPACES`` and the libraries whose topics the registry loads on demand."""
+    listed = [module for _, module in NAMESPACES]
+    return NAMESPACES + [(library, library) for library in getattr(registry, "DEFERRED", {})
+                         if library not in listed]
+
+
+def _public(obj):
+    try:
+        return [a for a in dir(obj) if not a.startswith("_")]
+    except Exception:
+        return []
+
+
+def _preference(name):
+    """Sort key of a function's names: Python syntax (``a + b``) first, then by namespace
+    (``NAMESPACES``' order), a function before a method of an object, then alphabetically."""
+    if not name.replace(".", "").replace("_", "").isalnum():
+        return -1, 0, name
+    prefixes = [p for p, _ in namespaces()]
+    head = name.rsplit(".", 1)[0] if "." in name else ""
+    rank = prefixes.index(head) if head in prefixes else len(prefixes)
+    return rank, name.count("."), name.lower()
+
+
+def _aliases(obj, names):
+    """``names`` with the one that is ``obj``'s own name (``np.absolute``, not ``np.abs``)
+    first, then by ``_preference``."""
+    own = getattr(obj, "__name__", None)
+    return sorted(names, key=lambda n: (_preference(n)[0], n.rpartition(".")[2] != own,
+                                        len(n), n))
+
+
+class Entry:
+    """One function of the catalog: its names, its rules, its topic."""
+
+    def __init__(self, names, adjoint, tangent, constant, topic):
+        self.names, self.adjoint, self.tangent = names, adjoint, tangent
+        self.constant, self.topic = constant, topic
+
+    @property
+    def name(self):
+        return self.names[0]
+
+    @property
+    def directions(self):
+        if self.constant:
+            return "constant"
+        if self.adjoint and self.tangent:
+            return "both"
+        return "reverse only" if self.adjoint else "forward only"
+
+    @property
+    def assumptions(self):
+        for rule in (self.adjoint, self.tangent):
+            if rule is not None:
+                text = first_paragraph(rule.template)
+                if text:
+                    return text
+        return ""
+
+
+def first_paragraph(template):
+    """The first paragraph of a template's docstring, on one line."""
+    doc = inspect.getdoc(template) or ""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def topic_of(rule):
+    module = getattr(rule.template, "__module__", "") or ""
+    return module.rpartition(".")[2] if module.startswith("mindgrad.rules.") else None
+
+
+def entries():
+    """Every public function with a rule, as ``Entry`` objects, and the keys of mindgrad's
+    topics that have no public name (helpers, or names missing from ``NAMESPACES``)."""
+    names = public_names()
+    declared = getattr(registry, "_DECLARED_IN", {})
+    found, unnamed = [], []
+    keys = list(dict.fromkeys([*registry._RULES, *registry._TANGENTS, *registry._NONDIFF]))
+    for key in keys:
+        adjoint, tangent = registry._RULES.get(key), registry._TANGENTS.get(key)
+        constant = key in registry._NONDIFF
+        if constant:
+            module = declared.get(key, "")
+            topic = module.rpartition(".")[2] if module.startswith("mindgrad.rules.") else None
+        else:
+            topic = topic_of(adjoint or tangent)
+        if topic is None or topic in INTERNAL:
+            continue
+        if isinstance(key, tuple):  # ("method", "sum"), ("attr", "T")
+            key_names = [f"x.{key[1]}"]
+        else:
+            key_names = names.get(key)
+        if not key_names:
+            unnamed.append((topic, key))
+            continue
+        found.append(Entry(key_names, adjoint, tangent, constant, topic))
+    return found, unnamed
+
+
+INTRO = """\
+# Functions mindgrad differentiates
+
+Every function below has a rule in `mindgrad/rules/`, listed by topic under the name you write
+in your code. The *Derivatives* column says which modes the rule gives:
+
+- **both**: a gradient (reverse mode: `grad`, `value_and_grad`, `vjp`, `jacrev`) and a tangent
+  (forward mode: `jvp`, `jacfwd`, and the forward-over-reverse `hessian`);
+- **reverse only** or **forward only**: the rule gives one of the two modes;
+- **constant**: the result carries no gradient (shapes, indices, comparisons, rounding, random
+  draws): nothing flows back through it, as in JAX.
+
+*Assumptions* are the conditions under which a rule's derivative is right, from the first
+paragraph of the rule's docstring. Outside them a rule raises where it can tell (a mode it does
+not support, a rank it needs); the rules module linked under each heading gives the conventions
+its whole topic shares (the slope at a kink, infinite derivatives at the edge of a domain). An
+array method is written `x.name` (`x` an array, or a dict where the assumptions say so).
+Differentiating a call of a NumPy or SciPy function missing here raises an error at your line
+that names it and the rule to register (`@mindgrad.adjoint(fn)`; see the README's tour).
+
+This page is generated from the registry by `{command}`; do not edit it
+by hand. `tests/rules/test_catalog.py` fails when it is out of date.
+
+Generated with {versions}.
+"""
+
+
+def versions():
+    """The libraries whose names the page lists, with their versions: ``[("NumPy", "2.1.0")]``."""
+    import numpy
+
+    found = [("NumPy", numpy.__version__)]
+    for library in sorted({lib.split(".")[0] for lib in getattr(registry, "DEFERRED", {})}):
+        module = sys.modules.get(library)
+        if module is not None:
+            found.append((library.capitalize() if library != "scipy" else "SciPy",
+                          getattr(module, "__version__", "?")))
+    return found
+
+
+def render():
+    """The page, as text."""
+    load()
+    found, _ = entries()
+    by_topic: dict = {}
+    for entry in found:
+        by_topic.setdefault(entry.topic, []).append(entry)
+    order = [t for t in TITLES if t in by_topic] + sorted(set(by_topic) - set(TITLES))
+    listed = " and ".join(f"{name} {version}" for name, version in versions())
+    lines = [INTRO.format(command=COMMAND, versions=listed)]
+    counted = {t: (sum(not e.constant for e in by_topic[t]), sum(e.constant for e in by_topic[t]))
+               for t in order}
+    for topic in order:
+        differentiable, constant = counted[topic]
+        parts = [f"{differentiable} differentiable"] * bool(differentiable) + \
+            [f"{constant} constant"] * bool(constant)
+        lines.append(f"- [{title(topic)}](#{anchor(title(topic))}): {', '.join(parts)}")
+    lines.append("")
+    for topic in order:
+        lines += section(topic, by_topic[topic])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def title(topic):
+    if topic in TITLES:
+        return TITLES[topic]
+    module = sys.modules.get(f"mindgrad.rules.{topic}")
+    doc = inspect.getdoc(module) or topic
+    return doc.split("\n")[0].rstrip(".")
+
+
+def anchor(text):
+    """GitHub's anchor of a heading."""
+    kept = "".join(c for c in text.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+def section(topic, found):
+    path = f"mindgrad/rules/{topic}.py"
+    lines = [f"## {title(topic)}", "", f"Rules and their conventions: [{path}](../{path})", ""]
+    ordered = sorted(found, key=lambda e: _preference(e.name))
+    differentiable = [e for e in ordered if not e.constant]
+    constants = [e for e in ordered if e.constant]
+    if differentiable:
+        lines += ["| Function | Derivatives | Assumptions |", "|---|---|---|"]
+        for e in differentiable:
+            lines.append(f"| {cell_names(e.names)} | {e.directions} | {markdown(e.assumptions)} |")
+        lines.append("")
+    if constants:
+        listed = ", ".join(cell_names(e.names) for e in constants)
+        lines += [f"Constants (no gradient): {listed}", ""]
+    return lines
+
+
+def cell_names(names):
+    """``np.absolute`` (also ``np.abs``), escaped for a table cell."""
+    shown = [f"`{n}`".replace("|", "\\|") for n in names]
+    return shown[0] + (f" (also {', '.join(shown[1:])})" if len(shown) > 1 else "")
+
+
+def markdown(text):
+    """A docstring's reStructuredText literals as Markdown code, escaped for a table cell."""
+    return text.replace("``", "`").replace("|", "\\|")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help=f"exit 1 if {PAGE} differs from what the registry gives")
+    parser.add_argument("--output", type=pathlib.Path, default=PAGE, help="where to write")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        current = args.output.read_text() if args.output.exists() else ""
+        if current != text:
+            print(f"{args.output} is out of date: run {COMMAND}", file=sys.stderr)
+            return 1
+        return 0
+    args.output.write_text(text)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,444 @@
+"""Rules for ``scipy.linalg``, in both directions: ``det``, ``inv``, ``solve``,
+``solve_triangular``, ``solve_sylvester``, ``expm``, ``sqrtm``, ``cholesky``, ``cho_factor``,
+``cho_solve``, ``lu_factor`` and ``lu_solve``, for real matrices (stacks of them too, as SciPy
+batches, but for the LU rules: one square matrix).
+
+SciPy is optional: this module is imported by the registry once the program has imported
+``scipy.linalg`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``).
+
+``det``, ``inv`` and ``solve`` are the same maps as NumPy's and share their helpers
+(``numpy_linalg.py``). ``inv`` and ``solve`` are differentiated as general matrices: told a
+structure (``assume_a="pos"``, ``"sym"``, ...) SciPy reads one triangle only, a different
+function of the entries, and ``transposed=True`` solves with the transpose; these raise
+``NotImplementedError`` rather than give the general gradient. ``solve_triangular`` reads the
+triangle ``lower`` names (its diagonal too unless ``unit_diagonal``): the other entries get no
+gradient. ``expm``'s derivative in a direction ``e`` is the upper right block of
+``expm([[a, e], [0, a]])``, itself made of functions with rules, so higher orders follow.
+``sqrtm``'s derivative solves a Sylvester equation (``x dx + dx x = da``) with
+``solve_sylvester``, whose rule makes it twice differentiable; a real matrix whose square
+root is complex (a negative eigenvalue) raises ``NotImplementedError``.
+
+A Cholesky factorization reads one triangle of ``a`` (the one ``lower`` names, as LAPACK
+does), as the symmetric matrix that triangle stands for: the gradient lies on that triangle,
+and a tangent reads that triangle of the input's tangent. ``cho_factor``'s result ``c`` holds
+the factor on that triangle and ``a``'s own entries on the other, which pass their gradient
+back unchanged; ``cho_solve`` reads the factor's triangle of ``c`` only. ``lu_factor``'s
+``lu`` packs the unit lower factor below the diagonal and the upper one on and above it, with
+``p a = l u`` for the row permutation ``p`` its pivots make (constants, as the pivots).
+"""
+
+import numpy as np
+import scipy.linalg as sl
+
+from mindgrad.rules import adjoint, d, nondifferentiable, tangent
+from mindgrad.rules.numpy_linalg import (
+    det_grad,
+    det_tangent,
+    solve_adjoint,
+    solve_grad_a,
+    solve_tangent_a,
+    swap_last_axes,
+)
+from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime.tangents import TangentTuple
+
+# ----- det, inv, solve: as NumPy's ---------------------------------------------------------
+
+
+@adjoint(sl.det)
+def _(out, a, overwrite_a=False, check_finite=True):
+    d[a] = det_grad(d[out], a, out)
+
+
+@tangent(sl.det)
+def _(out, a, overwrite_a=False, check_finite=True):
+    d[out] = det_tangent(d[a], a, out)
+
+
+def general(a, assume_a, transposed=False):
+    """``a``, checked to be read as a general matrix (``assume_a`` None or general, not
+    transposed): the only way the rules of ``inv`` and ``solve`` differentiate it."""
+    if assume_a not in (None, "gen", "general") or transposed:
+        raise NotImplementedError(
+            "mindgrad differentiates scipy.linalg.inv and solve for a general matrix only "
+            f"(assume_a=None, transposed=False), not assume_a={assume_a!r}, "
+            f"transposed={transposed!r}: call it without them")
+    return a
+
+
+@adjoint(sl.inv)
+def _(out, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+    inv = general(out, assume_a)
+    d[a] = -np.matmul(swap_last_axes(inv), np.matmul(d[out], swap_last_axes(inv)))
+
+
+@tangent(sl.inv)
+def _(out, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+    inv = general(out, assume_a)
+    d[out] = -np.matmul(inv, np.matmul(d[a], inv))
+
+
+@adjoint(sl.solve)
+def _(out, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+      assume_a=None, transposed=False):
+    g_b = solve_adjoint(d[out], general(a, assume_a, transposed), b)
+    d[b] = unbroadcast(g_b, b)
+    d[a] = solve_grad_a(g_b, a, b, out)
+
+
+@tangent(sl.solve)
+def _(out, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+      assume_a=None, transposed=False):
+    m = general(a, assume_a, transposed)
+    d[out] = np.linalg.solve(m, d[b])
+    d[out] = solve_tangent_a(d[a], m, b, out)
+
+
+# ----- triangular solves -------------------------------------------------------------------
+
+
+def triangle(a, lower=False, unit_diagonal=False):
+    """The entries of ``a`` that ``solve_triangular(a, ..., lower, unit_diagonal)`` reads,
+    the others zero: the mask its gradient for ``a`` is taken through."""
+    n = np.shape(a)[-1]
+    mask = np.tri(n, k=-1 if unit_diagonal else 0)
+    return a * (mask if lower else swap_last_axes(mask))
+
+
+def op_transpose(trans):
+    """Whether ``solve_triangular``'s ``trans`` solves with the transpose (1, "T", 2, "C";
+    the conjugate transpose is the transpose for real matrices)."""
+    return trans in (1, 2, "T", "C")
+
+
+def opposite(trans):
+    """The ``trans`` of the transposed solve, as the gradient for ``b`` needs."""
+    return 0 if op_transpose(trans) else 1
+
+
+def solve_triangular_grad_a(g_b, a, x, trans=0, lower=False, unit_diagonal=False):
+    """Gradient of ``x = solve_triangular(a, b, trans, lower, unit_diagonal)`` for ``a`` from
+    ``g_b``, its gradient for ``b``: ``-g_b x^T`` (``-x g_b^T`` for the transposed solve)
+    on the triangle it reads."""
+    if np.ndim(x) == 1:
+        g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
+    outer = np.matmul(x, swap_last_axes(g_b)) if op_transpose(trans) else \
+        np.matmul(g_b, swap_last_axes(x))
+    return -triangle(outer, lower, unit_diagonal)
+
+
+def solve_triangular_tangent_a(t, a, x, trans=0, lower=False, unit_diagonal=False):
+    """Tangent of ``x = solve_triangular(a, b, ...)`` from ``a``: ``-op(a)^-1 op(t) x``, with
+    ``t`` on the triangle read."""
+    t = triangle(t, lower, unit_diagonal)
+    return -sl.solve_triangular(a, np.matmul(swap_last_axes(t) if op_transpose(trans) else t, x),
+                                trans, lower, unit_diagonal)
+
+
+@adjoint(sl.solve_triangular)
+def _(out, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+      check_finite=True):
+    g_b = sl.solve_triangular(a, d[out], opposite(trans), lower, unit_diagonal)
+    d[b] = g_b
+    d[a] = solve_triangular_grad_a(g_b, a, out, trans, lower, unit_diagonal)
+
+
+@tangent(sl.solve_triangular)
+def _(out, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+      check_finite=True):
+    d[out] = sl.solve_triangular(a, d[b], trans, lower, unit_diagonal)
+    d[out] = solve_triangular_tangent_a(d[a], a, out, trans, lower, unit_diagonal)
+
+
+# ----- the matrix exponential --------------------------------------------------------------
+
+
+def expm_frechet_block(a, e):
+    """The derivative of ``expm`` at ``a`` in the direction ``e``: the upper right block of
+    ``expm([[a, e], [0, a]])`` (for stacks of matrices too)."""
+    n = np.shape(a)[-1]
+    top = np.concatenate([a, e], axis=-1)
+    bottom = np.concatenate([np.zeros_like(a), a], axis=-1)
+    return sl.expm(np.concatenate([top, bottom], axis=-2))[..., :n, n:]
+
+
+@adjoint(sl.expm)
+def _(out, A):
+    d[A] = expm_frechet_block(swap_last_axes(A), d[out])
+
+
+@tangent(sl.expm)
+def _(out, A):
+    d[out] = expm_frechet_block(A, d[A])
+
+
+# ----- Sylvester equations and the matrix square root --------------------------------------
+
+
+@adjoint(sl.solve_sylvester)
+def _(out, a, b, q):
+    g_q = sl.solve_sylvester(swap_last_axes(a), swap_last_axes(b), d[out])
+    d[q] = g_q
+    d[a] = -np.matmul(g_q, swap_last_axes(out))
+    d[b] = -np.matmul(swap_last_axes(out), g_q)
+
+
+@tangent(sl.solve_sylvester)
+def _(out, a, b, q):
+    d[out] = sl.solve_sylvester(a, b, d[q])
+    d[out] = sl.solve_sylvester(a, b, -np.matmul(d[a], out))
+    d[out] = sl.solve_sylvester(a, b, -np.matmul(out, d[b]))
+
+
+def real_root(root, a):
+    """``sqrtm(a)``, checked to be real where ``a`` is: a real matrix with a negative
+    eigenvalue has a complex square root, whose derivative the rules below do not give."""
+    if np.iscomplexobj(root) and not np.iscomplexobj(a):
+        raise NotImplementedError("mindgrad differentiates scipy.linalg.sqrtm of a real matrix "
+                                  "whose square root is real (no negative eigenvalue) only")
+    return root
+
+
+@adjoint(sl.sqrtm)
+def _(out, A, disp=None, blocksize=None):
+    x = swap_last_axes(real_root(out, A))
+    d[A] = sl.solve_sylvester(x, x, d[out])
+
+
+@tangent(sl.sqrtm)
+def _(out, A, disp=None, blocksize=None):
+    x = real_root(out, A)
+    d[out] = sl.solve_sylvester(x, x, d[A])
+
+
+# ----- Cholesky: cholesky, cho_factor, cho_solve -------------------------------------------
+
+
+def read_triangle(a, lower=False):
+    """The triangle of ``a`` a Cholesky factorization reads (diagonal included), the other
+    entries zero."""
+    return np.tril(a) if lower else np.triu(a)
+
+
+def symmetric_from(t, lower=False):
+    """The symmetric matrix the triangle ``t`` of a Cholesky input stands for."""
+    t = read_triangle(t, lower)
+    return t + swap_last_axes(t) - t * np.eye(np.shape(t)[-1])
+
+
+def lower_factor(factor, lower=False):
+    """The lower Cholesky factor ``L`` (``a = L L^T``) from ``cholesky(a, lower)``'s
+    result."""
+    return read_triangle(factor, lower) if lower else swap_last_axes(np.triu(factor))
+
+
+def cholesky_grad(g, factor, lower=False):
+    """Gradient of ``factor = cholesky(a, lower)`` for ``a`` from ``g``, on the triangle read:
+    with ``L`` the lower factor and ``s = L^-T phi(L^T g_L) L^-1`` (``phi``: the lower triangle,
+    its diagonal halved), ``tril(s) + tril(s^T, -1)``, transposed for an upper factor."""
+    if is_zero(g):
+        return 0
+    low = lower_factor(factor, lower)
+    g_l = np.tril(g if lower else swap_last_axes(g))
+    p = np.matmul(swap_last_axes(low), g_l)
+    p = np.tril(p) - 0.5 * p * np.eye(np.shape(p)[-1])
+    y = sl.solve_triangular(low, p, trans=1, lower=True)
+    s = swap_last_axes(sl.solve_triangular(low, swap_last_axes(y), trans=1, lower=True))
+    grad = np.tril(s) + np.tril(swap_last_axes(s), -1)
+    return grad if lower else swap_last_axes(grad)
+
+
+def cholesky_tangent(t, factor, lower=False):
+    """Tangent of ``cholesky(a, lower)`` from ``a``: ``L phi(L^-1 t_sym L^-T)`` for the lower
+    factor ``L``, ``t_sym`` the symmetric matrix of the triangle of ``t`` read."""
+    low = lower_factor(factor, lower)
+    w = sl.solve_triangular(low, symmetric_from(t, lower), lower=True)
+    m = swap_last_axes(sl.solve_triangular(low, swap_last_axes(w), lower=True))
+    m = np.tril(m) - 0.5 * m * np.eye(np.shape(m)[-1])
+    dl = np.matmul(low, m)
+    return dl if lower else swap_last_axes(dl)
+
+
+@adjoint(sl.cholesky)
+def _(out, a, lower=False, overwrite_a=False, check_finite=True):
+    d[a] = cholesky_grad(d[out], out, lower)
+
+
+@tangent(sl.cholesky)
+def _(out, a, lower=False, overwrite_a=False, check_finite=True):
+    d[out] = cholesky_tangent(d[a], out, lower)
+
+
+def factor_of(c_and_lower):
+    """``(c, lower)`` of ``cho_factor``'s result, ``lower`` one bool (SciPy gives one per matrix
+    of a stack)."""
+    c, lower = c_and_lower
+    return c, bool(np.all(lower))
+
+
+def cho_factor_grad(g, out):
+    """Gradient of ``(c, lower) = cho_factor(a, lower)`` for ``a``: the factor's on the triangle
+    read, ``g_c`` itself on the other, where ``c`` holds ``a``'s entries."""
+    c, lower = factor_of(out)
+    g_c = g[0]
+    if is_zero(g_c):
+        return 0
+    return cholesky_grad(read_triangle(g_c, lower), c, lower) + g_c - read_triangle(g_c, lower)
+
+
+def cho_factor_tangent(t, out):
+    """Tangent of ``cho_factor(a, lower)``: the factor's on its triangle, ``t``'s own entries on
+    the other; the flag ``lower`` has none."""
+    c, lower = factor_of(out)
+    t_c = cholesky_tangent(t, c, lower) + t - read_triangle(t, lower)
+    return TangentTuple((t_c, 0.0))
+
+
+@adjoint(sl.cho_factor)
+def _(out, a, lower=False, overwrite_a=False, check_finite=True):
+    d[a] = cho_factor_grad(d[out], out)
+
+
+@tangent(sl.cho_factor)
+def _(out, a, lower=False, overwrite_a=False, check_finite=True):
+    d[out] = cho_factor_tangent(d[a], out)
+
+
+def cho_solve_grad_c(g_b, c_and_lower, x):
+    """Gradient of ``x = cho_solve((c, lower), b)`` for ``(c, lower)`` from ``g_b``, the
+    gradient for ``b``: with ``a = L L^T``, ``g_a = -g_b x^T``, so ``g_L = -(g_b x^T + x g_b^T)
+    L`` on the factor's triangle of ``c`` (transposed for an upper factor)."""
+    c, lower = factor_of(c_and_lower)
+    if np.ndim(x) == np.ndim(c) - 1:
+        g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
+    outer = np.matmul(g_b, swap_last_axes(x))
+    g_l = -np.tril(np.matmul(outer + swap_last_axes(outer), lower_factor(c, lower)))
+    return [g_l if lower else swap_last_axes(g_l), 0]
+
+
+def cho_solve_tangent_c(t, c_and_lower, x):
+    """Tangent of ``x = cho_solve((c, lower), b)`` from ``(c, lower)``: ``-a^-1 t_a x`` with
+    ``t_a = t_L L^T + L t_L^T`` for ``t_L`` the tangent on the factor's triangle."""
+    c, lower = factor_of(c_and_lower)
+    low = lower_factor(c, lower)
+    t_l = lower_factor(t[0], lower)
+    t_a = np.matmul(t_l, swap_last_axes(low))
+    t_a = t_a + swap_last_axes(t_a)
+    if np.ndim(x) == np.ndim(c) - 1:
+        return -sl.cho_solve(c_and_lower, np.matmul(t_a, np.expand_dims(x, -1)))[..., 0]
+    return -sl.cho_solve(c_and_lower, np.matmul(t_a, x))
+
+
+@adjoint(sl.cho_solve)
+def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
+    g_b = sl.cho_solve(c_and_lower, d[out])
+    d[b] = g_b
+    d[c_and_lower] = cho_solve_grad_c(g_b, c_and_lower, out)
+
+
+@tangent(sl.cho_solve)
+def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
+    d[out] = sl.cho_solve(c_and_lower, d[b])
+    d[out] = cho_solve_tangent_c(d[c_and_lower], c_and_lower, out)
+
+
+# ----- LU: lu_factor, lu_solve -------------------------------------------------------------
+
+
+def row_order(piv):
+    """The rows of ``a`` in the order ``lu_factor``'s pivots put them: ``a[row_order(piv)] =
+    l u`` (LAPACK swaps row ``i`` with row ``piv[i]``, for each ``i`` in turn)."""
+    piv = np.asarray(piv)
+    if piv.ndim != 1:
+        raise NotImplementedError("mindgrad differentiates scipy.linalg.lu_factor and lu_solve "
+                                  "of one square matrix, not of a stack")
+    order = np.arange(len(piv))
+    for i, j in enumerate(piv):
+        order[[i, j]] = order[[j, i]]
+    return order
+
+
+nondifferentiable(row_order)
+
+
+def lu_factors(lu):
+    """The unit lower and the upper factor ``lu`` packs."""
+    return np.tril(lu, -1) + np.eye(np.shape(lu)[-1]), np.triu(lu)
+
+
+def lu_factor_grad(g, out):
+    """Gradient of ``(lu, piv) = lu_factor(a)`` for ``a``: with ``m = tril(l^T g, -1) +
+    triu(g u^T)`` (``g`` read as the gradients of both factors), ``l^-T m u^-T`` with its rows
+    put back in ``a``'s order."""
+    lu, piv = out
+    g_lu = g[0]
+    if is_zero(g_lu):
+        return 0
+    low, up = lu_factors(lu)
+    m = np.tril(np.matmul(swap_last_axes(low), g_lu), -1) + np.triu(np.matmul(g_lu,
+                                                                            swap_last_axes(up)))
+    y = sl.solve_triangular(low, m, trans=1, lower=True, unit_diagonal=True)
+    grad_rows = swap_last_axes(sl.solve_triangular(up, swap_last_axes(y)))
+    return grad_rows[np.argsort(row_order(piv))]
+
+
+def lu_factor_tangent(t, out):
+    """Tangent of ``lu_factor(a)``: with ``f = l^-1 t[rows] u^-1``, ``l tril(f, -1) + triu(f)
+    u`` packed as ``lu``; the pivots have none."""
+    lu, piv = out
+    low, up = lu_factors(lu)
+    y = sl.solve_triangular(low, t[row_order(piv)], lower=True, unit_diagonal=True)
+    f = swap_last_axes(sl.solve_triangular(up, swap_last_axes(y), trans=1))
+    return TangentTuple((np.matmul(low, np.tril(f, -1)) + np.matmul(np.triu(f), up),
+                         np.zeros(np.shape(piv))))
+
+
+@adjoint(sl.lu_factor)
+def _(out, a, overwrite_a=False, check_finite=True):
+    d[a] = lu_factor_grad(d[out], out)
+
+
+@tangent(sl.lu_factor)
+def _(out, a, overwrite_a=False, check_finite=True):
+    d[out] = lu_factor_tangent(d[a], out)
+
+
+def lu_solve_grad_lu(g_b, lu_and_piv, x, trans=0):
+    """Gradient of ``x = lu_solve((lu, piv), b, trans)`` for ``(lu, piv)`` from ``g_b``, the
+    gradient for ``b``: ``g_a = -g_b x^T`` (``-x g_b^T`` for the transposed solve) for
+    ``a = p^T l u``, taken to the factors ``lu`` packs."""
+    lu, piv = lu_and_piv
+    if np.ndim(x) == 1:
+        g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
+    g_a = -(np.matmul(x, swap_last_axes(g_b)) if op_transpose(trans) else
+            np.matmul(g_b, swap_last_axes(x)))
+    low, up = lu_factors(lu)
+    g_rows = g_a[row_order(piv)]
+    return [np.tril(np.matmul(g_rows, swap_last_axes(up)), -1) +
+            np.triu(np.matmul(swap_last_axes(low), g_rows)), 0]
+
+
+def lu_solve_tangent_lu(t, lu_and_piv, x, trans=0):
+    """Tangent of ``x = lu_solve((lu, piv), b, trans)`` from ``(lu, piv)``: ``-a^-1 t_a x``
+    (``-a^-T t_a^T x``), ``t_a = p^T (t_l u + l t_u)`` for the factors' tangents ``t[0]``
+    packs."""
+    lu, piv = lu_and_piv
+    low, up = lu_factors(lu)
+    t_rows = np.matmul(np.tril(t[0], -1), up) + np.matmul(low, np.triu(t[0]))
+    t_a = t_rows[np.argsort(row_order(piv))]
+    if op_transpose(trans):
+        t_a = swap_last_axes(t_a)
+    return -sl.lu_solve(lu_and_piv, np.matmul(t_a, x), trans)
+
+
+@adjoint(sl.lu_solve)
+def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    g_b = sl.lu_solve(lu_and_piv, d[out], opposite(trans))
+    d[b] = g_b
+    d[lu_and_piv] = lu_solve_grad_lu(g_b, lu_and_piv, out, trans)
+
+
+@tangent(sl.lu_solve)
+def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    d[out] = sl.lu_solve(lu_and_piv, d[b], trans)
+    d[out] = lu_solve_tangent_lu(d[lu_and_piv], lu_and_piv, out, trans)

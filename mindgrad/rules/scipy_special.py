@@ -1,0 +1,306 @@
+"""Rules for ``scipy.special``, in both directions: its elementwise functions from their slopes,
+``logsumexp``, ``softmax`` and ``log_softmax`` along their axes.
+
+SciPy is optional: this module is imported by the registry once the program has imported
+``scipy.special`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``), never by ``import mindgrad``.
+
+Each slope is written with functions that have rules themselves (``digamma`` for ``gammaln``,
+``polygamma`` for ``digamma``, ``iv`` for ``i0`` and ``i1``), so second and higher derivatives
+follow. At the edges of a domain the slope is what the formula gives there, as in JAX: an
+infinite derivative is ``inf`` (``logit`` at 0 and 1, ``erfinv`` at -1 and 1, ``ndtri`` at 0 and
+1, ``entr`` at 0), never a finite number standing for it; where a function is constant along an
+argument the slope is 0 (``xlogy(0, y)`` is 0 for every ``y``); where it has a corner, the
+slope is the mean of its one-sided slopes, 0 (``i0e`` at 0, as ``np.abs``). The orders of
+``polygamma``, ``iv`` and ``ive`` are constants: differentiating along one raises
+(``no_slope``). ``logsumexp`` with ``return_sign=True`` raises too.
+"""
+
+import math
+
+import numpy as np
+import scipy.special as sp
+
+from mindgrad.rules import adjoint, d, elementwise, slope, tangent
+from mindgrad.runtime import unbroadcast, unreduce
+
+SQRT_PI_2 = math.sqrt(math.pi) / 2.0       # erfinv' = sqrt(pi)/2 exp(erfinv(x)^2)
+TWO_SQRT_PI = 2.0 / math.sqrt(math.pi)     # erf' = 2/sqrt(pi) exp(-x^2)
+SQRT_2PI = math.sqrt(2.0 * math.pi)        # the normal density's normalizer
+
+
+def no_slope(value, argument):
+    """The slope of an argument mindgrad does not differentiate (the order of ``polygamma``
+    and ``iv``): 0 for integers, which have no gradient; for a float, which a gradient or
+    tangent is asked for, an error rather than 0."""
+    if np.issubdtype(np.result_type(value), np.integer):
+        return 0
+    raise NotImplementedError(f"mindgrad has no derivative for {argument}: pass it as a "
+                              "constant, not a value being differentiated")
+
+# ----- logistic ----------------------------------------------------------------------------
+
+
+@elementwise(sp.expit)
+def _(out, x):
+    slope[x] = out * (1.0 - out)
+
+
+@elementwise(sp.logit)
+def _(out, x):
+    slope[x] = 1.0 / (x * (1.0 - x))  # inf at 0 and 1
+
+
+@elementwise(sp.log_expit)
+def _(out, x):
+    slope[x] = sp.expit(-x)  # 1 - expit(x), without the cancellation for large x
+
+
+# ----- exponentials and logarithms ---------------------------------------------------------
+
+
+@elementwise(sp.expm1)
+def _(out, x):
+    slope[x] = out + 1.0
+
+
+@elementwise(sp.log1p)
+def _(out, x):
+    slope[x] = 1.0 / (x + 1.0)
+
+
+@elementwise(sp.exp2)
+def _(out, x):
+    slope[x] = out * math.log(2.0)
+
+
+@elementwise(sp.exp10)
+def _(out, x):
+    slope[x] = out * math.log(10.0)
+
+
+@elementwise(sp.cbrt)
+def _(out, x):
+    slope[x] = 1.0 / (3.0 * out * out)
+
+
+@elementwise(sp.xlogy)
+def _(out, x, y):
+    slope[x] = np.log(y)  # -inf at y = 0
+    slope[y] = x / np.where(x == 0, 1.0, y)  # 0 where x = 0: xlogy(0, y) = 0 for every y
+
+
+@elementwise(sp.xlog1py)
+def _(out, x, y):
+    slope[x] = np.log1p(y)
+    slope[y] = x / np.where(x == 0, 1.0, 1.0 + y)  # 0 where x = 0: xlog1py(0, y) = 0
+
+
+# ----- entropies ---------------------------------------------------------------------------
+
+
+@elementwise(sp.entr)
+def _(out, x):
+    slope[x] = -np.log(x) - 1.0  # inf at 0; nan below, where entr is -inf
+
+
+@elementwise(sp.rel_entr)
+def _(out, x, y):
+    slope[x] = np.log(x / y) + 1.0  # -inf at x = 0
+    slope[y] = -x / np.where(x == 0, 1.0, y)  # 0 where x = 0: rel_entr(0, y) = 0
+
+
+@elementwise(sp.kl_div)
+def _(out, x, y):
+    slope[x] = np.log(x / y)  # -inf at x = 0
+    slope[y] = 1.0 - x / np.where(x == 0, 1.0, y)  # 1 where x = 0: kl_div(0, y) = y
+
+
+# ----- gamma and beta ----------------------------------------------------------------------
+
+
+@elementwise(sp.gamma)
+def _(out, x):
+    slope[x] = out * sp.digamma(x)
+
+
+@elementwise(sp.gammaln)
+def _(out, x):
+    slope[x] = sp.digamma(x)  # of log|gamma(x)|, for negative x too
+
+
+@elementwise(sp.digamma, sp.psi)
+def _(out, x):
+    slope[x] = sp.polygamma(1, x)
+
+
+@elementwise(sp.polygamma)
+def _(out, n, x):
+    slope[n] = no_slope(n, "the order n of scipy.special.polygamma")  # an integer
+    slope[x] = sp.polygamma(n + 1, x)
+
+
+@elementwise(sp.beta)
+def _(out, a, b):
+    slope[a] = out * (sp.digamma(a) - sp.digamma(a + b))
+    slope[b] = out * (sp.digamma(b) - sp.digamma(a + b))
+
+
+@elementwise(sp.betaln)
+def _(out, a, b):
+    slope[a] = sp.digamma(a) - sp.digamma(a + b)
+    slope[b] = sp.digamma(b) - sp.digamma(a + b)
+
+
+# ----- error function and the normal distribution ------------------------------------------
+
+
+@elementwise(sp.erf)
+def _(out, x):
+    slope[x] = TWO_SQRT_PI * np.exp(-x * x)
+
+
+@elementwise(sp.erfc)
+def _(out, x):
+    slope[x] = -TWO_SQRT_PI * np.exp(-x * x)
+
+
+@elementwise(sp.erfinv)
+def _(out, x):
+    slope[x] = SQRT_PI_2 * np.exp(out * out)  # inf at -1 and 1
+
+
+@elementwise(sp.erfcinv)
+def _(out, x):
+    slope[x] = -SQRT_PI_2 * np.exp(out * out)  # -inf at 0 and 2
+
+
+@elementwise(sp.ndtr)
+def _(out, x):
+    slope[x] = np.exp(-0.5 * x * x) / SQRT_2PI
+
+
+@elementwise(sp.log_ndtr)
+def _(out, x):
+    slope[x] = np.exp(-0.5 * x * x - out) / SQRT_2PI  # pdf / cdf, kept finite far left
+
+
+@elementwise(sp.ndtri)
+def _(out, x):
+    slope[x] = SQRT_2PI * np.exp(0.5 * out * out)  # inf at 0 and 1
+
+
+# ----- modified Bessel functions -----------------------------------------------------------
+
+
+@elementwise(sp.iv)
+def _(out, v, z):
+    slope[v] = no_slope(v, "the order v of scipy.special.iv")
+    slope[z] = 0.5 * (sp.iv(v - 1.0, z) + sp.iv(v + 1.0, z))
+
+
+@elementwise(sp.ive)
+def _(out, v, z):
+    slope[v] = no_slope(v, "the order v of scipy.special.ive")
+    slope[z] = 0.5 * (sp.ive(v - 1.0, z) + sp.ive(v + 1.0, z)) - np.sign(z) * out
+
+
+@elementwise(sp.i0)
+def _(out, x):
+    slope[x] = sp.i1(x)
+
+
+@elementwise(sp.i1)
+def _(out, x):
+    slope[x] = 0.5 * (sp.i0(x) + sp.iv(2.0, x))
+
+
+@elementwise(sp.i0e)
+def _(out, x):
+    slope[x] = sp.i1e(x) - np.sign(x) * out  # 0 at the corner x = 0
+
+
+@elementwise(sp.i1e)
+def _(out, x):
+    slope[x] = 0.5 * (sp.i0e(x) + sp.ive(2.0, x)) - np.sign(x) * out
+
+
+# ----- along an axis: logsumexp, softmax, log_softmax --------------------------------------
+
+
+def logsumexp_slope(a, ans, axis=None, b=None, keepdims=False, return_sign=False):
+    """``exp(a - logsumexp(a, axis, b))`` with the result broadcast back over the reduced
+    axes (of ``a`` broadcast with ``b``): the derivative of logsumexp for ``b``, and, times
+    ``b``, for ``a``. Its sign output (``return_sign=True``) has no rule."""
+    if return_sign:
+        raise NotImplementedError("mindgrad differentiates scipy.special.logsumexp with "
+                                  "return_sign=False only")
+    full = a if b is None else a + np.zeros_like(b)
+    return np.exp(full - spread(ans, full, axis, keepdims))
+
+
+def spread(v, full, axis, keepdims):
+    """``v``, shaped as logsumexp's result, broadcast back over the reduced axes of ``full``
+    (``unreduce``; SciPy keeps a 0-d input's dims as shape (1,))."""
+    if np.ndim(full) == 0:
+        v = np.reshape(v, ())
+    return unreduce(v, full, axis, keepdims)
+
+
+def logsumexp_grad(g, a, ans, axis=None, b=None, keepdims=False, return_sign=False):
+    """Gradient of ``logsumexp(a, axis, b, keepdims)`` for ``a``: ``g b exp(a - ans)``, the
+    softmax of ``a`` weighted by ``b``, times the gradient spread over the reduced axes."""
+    e = logsumexp_slope(a, ans, axis, b, keepdims, return_sign)
+    grad = spread(g, e, axis, keepdims) * e
+    return unbroadcast(grad if b is None else grad * b, a)
+
+
+def logsumexp_grad_b(g, a, ans, axis=None, b=None, keepdims=False):
+    """Gradient of ``logsumexp(a, axis, b, keepdims)`` for ``b``: ``g exp(a - ans)``."""
+    e = logsumexp_slope(a, ans, axis, b, keepdims)
+    return unbroadcast(spread(g, e, axis, keepdims) * e, b)
+
+
+def logsumexp_tangent(t, a, ans, axis=None, b=None, keepdims=False, return_sign=False):
+    """Tangent of ``logsumexp(a, axis, b, keepdims)`` from ``a``: ``sum(b exp(a - ans) t)``
+    over the reduced axes."""
+    e = logsumexp_slope(a, ans, axis, b, keepdims, return_sign)
+    return np.reshape(np.sum(e * t if b is None else e * b * t, axis=axis, keepdims=keepdims),
+                      np.shape(ans))
+
+
+def logsumexp_tangent_b(t, a, ans, axis=None, b=None, keepdims=False):
+    """Tangent of ``logsumexp(a, axis, b, keepdims)`` from ``b``: ``sum(exp(a - ans) t)``."""
+    e = logsumexp_slope(a, ans, axis, b, keepdims)
+    return np.reshape(np.sum(e * t, axis=axis, keepdims=keepdims), np.shape(ans))
+
+
+@adjoint(sp.logsumexp)
+def _(out, a, axis=None, b=None, keepdims=False, return_sign=False):
+    d[a] = logsumexp_grad(d[out], a, out, axis, b, keepdims, return_sign)
+    d[b] = logsumexp_grad_b(d[out], a, out, axis, b, keepdims)
+
+
+@tangent(sp.logsumexp)
+def _(out, a, axis=None, b=None, keepdims=False, return_sign=False):
+    d[out] = logsumexp_tangent(d[a], a, out, axis, b, keepdims, return_sign)
+    d[out] = logsumexp_tangent_b(d[b], a, out, axis, b, keepdims)
+
+
+@adjoint(sp.softmax)
+def _(out, x, axis=None):
+    d[x] = out * (d[out] - np.sum(d[out] * out, axis=axis, keepdims=True))
+
+
+@tangent(sp.softmax)
+def _(out, x, axis=None):
+    d[out] = out * (d[x] - np.sum(d[x] * out, axis=axis, keepdims=True))
+
+
+@adjoint(sp.log_softmax)
+def _(out, x, axis=None):
+    d[x] = d[out] - np.exp(out) * np.sum(d[out], axis=axis, keepdims=True)
+
+
+@tangent(sp.log_softmax)
+def _(out, x, axis=None):
+    d[out] = d[x] - np.sum(np.exp(out) * d[x], axis=axis, keepdims=True)

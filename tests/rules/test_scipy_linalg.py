@@ -1,0 +1,196 @@
+"""The rules for scipy.linalg (mindgrad/rules/scipy_linalg.py), in both directions: det, inv,
+solve, solve_triangular (every trans, lower, unit_diagonal), solve_sylvester, expm, sqrtm,
+cholesky, cho_factor and cho_solve (both triangles; the other triangle gets no gradient),
+lu_factor and lu_solve (every trans), on single matrices and stacks; the structures they
+refuse; second order through the transformer. The checks: tests/support/rule_check.py.
+Skipped where SciPy is not installed.
+"""
+
+import numpy as np
+import pytest
+
+sl = pytest.importorskip("scipy.linalg")
+
+import mindgrad  # noqa: E402
+from mindgrad.rules import vjp_of  # noqa: E402
+from tests.support.inputs import Draw  # noqa: E402
+from tests.support.rule_check import Cases, rule_tests  # noqa: E402
+
+draw = Draw(20261127)
+r, x32, well_conditioned = draw.r, draw.x32, draw.well_conditioned
+CASES = Cases()
+case = CASES.add
+
+for shape in [(1, 1), (3, 3), (2, 3, 3)]:
+    case(sl.det, well_conditioned(*shape))
+    case(sl.inv, well_conditioned(*shape))
+    case(sl.expm, 0.5 * r(*shape))
+case(sl.expm, r(4, 4))
+case(sl.inv, well_conditioned(3, 3), assume_a="general")
+case(sl.solve, well_conditioned(3, 3), r(3))
+case(sl.solve, well_conditioned(3, 3), r(3, 2))
+case(sl.solve, well_conditioned(1, 1), r(1))
+case(sl.solve, well_conditioned(3, 3), r(3, 1), check_finite=False)
+case(sl.solve, well_conditioned(3, 3), r(3), assume_a="gen")
+for trans in (0, 1, 2, "N", "T"):
+    for lower in (False, True):
+        case(sl.solve_triangular, well_conditioned(3, 3), r(3), trans, lower)
+        case(sl.solve_triangular, well_conditioned(3, 3), r(3, 2), trans=trans, lower=lower,
+             unit_diagonal=True)
+case(sl.solve_triangular, well_conditioned(1, 1), r(1, 2))
+for shape in [(3, 3), (1, 1), (2, 3, 3)]:
+    case(sl.solve_sylvester, well_conditioned(*shape), well_conditioned(*shape), r(*shape))
+    case(sl.sqrtm, well_conditioned(*shape))
+case(sl.solve_sylvester, well_conditioned(3, 3), well_conditioned(2, 2), r(3, 2))
+for shape in [(4, 4), (1, 1), (3, 3)]:
+    case(sl.lu_factor, r(*shape))
+pivoted = sl.lu_factor(r(4, 4))
+for trans in (0, 1, 2):
+    case(sl.lu_solve, pivoted, r(4), trans)
+    case(sl.lu_solve, pivoted, r(4, 2), trans=trans)
+case(sl.lu_solve, sl.lu_factor(r(1, 1)), r(1))
+
+
+def positive_definite(*shape):
+    """Symmetric positive definite matrices, plus noise on the entries off the triangle a
+    Cholesky factorization reads: its gradient must stay on that triangle."""
+    m = r(*shape)
+    spd = np.matmul(m, np.swapaxes(m, -1, -2)) + 3.0 * np.eye(shape[-1])
+    return spd + 0.3 * np.triu(r(*shape), 1)
+
+
+for lower in (False, True):
+    for shape in [(3, 3), (1, 1), (2, 3, 3)]:
+        a = positive_definite(*shape)
+        case(sl.cholesky, a if lower else np.swapaxes(a, -1, -2), lower=lower)
+        case(sl.cho_factor, a if lower else np.swapaxes(a, -1, -2), lower)
+    factored = sl.cho_factor(positive_definite(3, 3), lower=lower)
+    case(sl.cho_solve, factored, r(3))
+    case(sl.cho_solve, factored, r(3, 2))
+    case(sl.cho_solve, sl.cho_factor(positive_definite(2, 3, 3), lower=lower), r(2, 3, 2))
+    case(sl.cho_solve, (factored[0] + 0.5 * np.triu(r(3, 3), 1) if lower else
+                        factored[0] + 0.5 * np.tril(r(3, 3), -1), lower), r(3, 1),
+         label="cho_solve-other-triangle-ignored")
+
+FLOAT32 = Cases()
+FLOAT32.add(sl.expm, x32(3, 3))
+FLOAT32.add(sl.inv, well_conditioned(3, 3).astype(np.float32))
+
+globals().update(rule_tests(CASES, FLOAT32))
+
+
+def test_expm_gradient_matches_scipy_expm_frechet():
+    a, g = r(3, 3), r(3, 3)
+    _, vjp = vjp_of(sl.expm, a)
+    np.testing.assert_allclose(vjp(g)[0], sl.expm_frechet(a.T, g, compute_expm=False),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_solve_triangular_gives_no_gradient_outside_its_triangle():
+    a = well_conditioned(3, 3)
+    _, vjp = vjp_of(sl.solve_triangular, a, r(3), lower=True, unit_diagonal=True)
+    ga = vjp(r(3))[0]
+    assert np.all(np.triu(ga) == 0) and np.any(ga != 0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b: sl.solve(a, b, assume_a="pos"),
+    lambda a, b: sl.solve(a, b, transposed=True),
+    lambda a, b: sl.inv(a, assume_a="pos") @ b,
+])
+def test_structured_solves_are_refused(call):
+    a = well_conditioned(3, 3)
+    a = a @ a.T
+
+    def f(a, b):
+        return np.sum(call(a, b))
+
+    with pytest.raises(NotImplementedError, match="general matrix only"):
+        mindgrad.grad(f)(a, r(3))
+    with pytest.raises(NotImplementedError, match="general matrix only"):
+        mindgrad.jvp(f, (a, r(3)), (r(3, 3), r(3)))
+
+
+def quadratic_form(a, b):
+    x = sl.solve(a, b)
+    return x @ x + sl.det(a) + np.sum(sl.inv(a) ** 2)
+
+
+def triangular(a, b):
+    return np.sum(sl.solve_triangular(a, b, trans="T", lower=True) ** 2)
+
+
+def exponential(a):
+    return np.sum(sl.expm(a) ** 2)
+
+
+def square_root(a, q):
+    return np.sum(sl.sqrtm(a) * q) + np.sum(sl.solve_sylvester(a, a.T, q) ** 2)
+
+
+def gaussian_process(a, b):
+    factored = sl.cho_factor(a, lower=True)
+    alpha = sl.cho_solve(factored, b)
+    return b @ alpha + 2.0 * np.sum(np.log(np.diag(factored[0])))
+
+
+def cholesky_upper(a):
+    return np.sum(sl.cholesky(a) ** 3)
+
+
+def test_cholesky_of_a_symmetric_matrix_matches_the_general_gradient():
+    """On a symmetric input, the gradient on the triangle read is what a symmetric
+    perturbation of both triangles gives: summed with its mirror, it is the gradient of the
+    log-determinant, inv(a), doubled off the diagonal."""
+    a = positive_definite(3, 3)
+    a = np.triu(a) + np.triu(a, 1).T
+
+    def logdet(a):
+        return 2.0 * np.sum(np.log(np.diag(sl.cholesky(a))))
+
+    g = mindgrad.grad(logdet)(a)
+    inv = np.linalg.inv(a)
+    np.testing.assert_allclose(g, np.triu(2.0 * inv) - np.diag(np.diag(inv)), rtol=1e-10)
+
+
+def lu_solved(a, b):
+    factored = sl.lu_factor(a)
+    return np.sum(sl.lu_solve(factored, b, trans=1) ** 2) + np.sum(factored[0] ** 2)
+
+
+def test_lu_factor_of_a_stack_is_refused():
+    with pytest.raises(NotImplementedError, match="one square matrix"):
+        mindgrad.grad(lambda a: np.sum(sl.lu_factor(a)[0]))(r(2, 3, 3))
+
+
+def test_lu_factor_pivots_are_used():
+    """The pivots of this matrix swap rows: the gradient puts them back."""
+    a = np.array([[1.0, 2.0, 0.5], [4.0, 1.0, 0.3], [0.2, 3.0, 1.0]])
+    assert list(sl.lu_factor(a)[1]) != [0, 1, 2]
+    mindgrad.check_grads(lambda a: np.sum(sl.lu_factor(a)[0] ** 2), (a,), modes=("rev", "fwd"))
+
+
+def test_sqrtm_of_a_matrix_with_a_complex_root_is_refused():
+    with pytest.raises(NotImplementedError, match="square root is real"):
+        mindgrad.grad(lambda a: np.sum(sl.sqrtm(a).real))(np.diag([-1.0, 2.0]))
+
+
+def test_sqrtm_gradient_by_its_defining_equation():
+    """d sqrtm(a)[e] solves x dx + dx x = e, so sqrtm(a + h e) ~ x + h dx."""
+    a, e = well_conditioned(3, 3), r(3, 3)
+    _, tangent = mindgrad.jvp(sl.sqrtm, (a,), (e,))
+    x = sl.sqrtm(a)
+    np.testing.assert_allclose(x @ tangent + tangent @ x, e, atol=1e-10)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (quadratic_form, (well_conditioned(3, 3), r(3))),
+    (triangular, (well_conditioned(3, 3), r(3, 2))),
+    (exponential, (0.5 * r(3, 3),)),
+    (square_root, (well_conditioned(3, 3), r(3, 3))),
+    (gaussian_process, (positive_definite(3, 3).T, r(3))),
+    (cholesky_upper, (positive_definite(3, 3),)),
+    (lu_solved, (r(4, 4), r(4, 2))),
+])
+def test_to_second_order(fn, args):
+    mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
