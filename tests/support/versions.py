@@ -1,7 +1,9 @@
-"""Tests of what the oldest supported NumPy (1.22, see pyproject.toml) lacks: skipped there, with
-a reason naming the version, never left out of the collection without a word.
+"""Tests of what the oldest supported NumPy (1.22, see pyproject.toml) lacks, or the newest has
+removed: skipped there, with a reason naming the version, never left out of the collection
+without a word.
 
 - ``needs_numpy((2, 0), "np.vecdot")``: a skip mark for a test or a ``pytest.param``;
+  ``numpy_before((2, 5), "np.cross of 2-vectors")`` one for what a newer NumPy removed;
 - ``numpy_function("vecdot", (2, 0))``: NumPy's function, or where the installed NumPy lacks it
   a stand-in that a case table (``rule_check.Cases``) turns into a skipped case.
 """
@@ -19,6 +21,13 @@ def _reason(version, what):
 def needs_numpy(version, what):
     """Skips the test (or param) where the installed NumPy is older than ``version``."""
     return pytest.mark.skipif(NUMPY < version, reason=_reason(version, what))
+
+
+def numpy_before(version, what):
+    """Skips the test (or param) where the installed NumPy no longer has ``what`` (removed in
+    ``version``)."""
+    return pytest.mark.skipif(NUMPY >= version, reason=f"{what} was removed in NumPy "
+                              f"{version[0]}.{version[1]}; this is NumPy {np.__version__}")
 
 
 class Missing:
