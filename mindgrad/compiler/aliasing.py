@@ -191,7 +191,10 @@ class Aliases:
 
 
 def _is_python_function(fn) -> bool:
-    return callable(fn) and hasattr(fn, "__code__")
+    """Python code that may return its argument; NumPy's functions are not, on any NumPy (on
+    NumPy 1.x many are Python wrappers: ``np.zeros_like(m)`` does not share ``m``)."""
+    module = getattr(fn, "__module__", "") or ""
+    return callable(fn) and hasattr(fn, "__code__") and not module.startswith("numpy")
 
 
 def _liveness(stmts, live, out):

@@ -264,13 +264,11 @@ def as_function(fn):
     ``functools.partial`` is its function given the bound arguments first; a callable without
     source but with a gradient rule (``np.sin``, ``math.sin``, ``abs``) is a call of it, so
     its rule differentiates it. Raises ``NoSourceError`` naming ``fn`` when it has neither."""
-    from mindgrad import rules
-
     if isinstance(fn, functools.partial):
         return _partial_function(fn)
     if isinstance(fn, _MEMOIZERS):  # functools.cache returns what the function returns
         return fn.__wrapped__
-    if rules.lookup(fn) is not None or rules.lookup_tangent(fn) is not None:
+    if _has_rule(fn):
         return _by_rule(fn)
     raise NoSourceError(
         f"{getattr(fn, '__qualname__', None) or fn!r} has no Python source and no gradient "
@@ -420,12 +418,9 @@ def unbind(fn):
     """``(function to transform, the object bound to its first parameter or None)``."""
     import types
 
-    from mindgrad import rules
-
     if objects.is_module(fn):
         return type(fn).construct, fn
-    if foreign_library(getattr(fn, "__func__", fn)) is not None and (
-            rules.lookup(fn) is not None or rules.lookup_tangent(fn) is not None):
+    if foreign_library(getattr(fn, "__func__", fn)) is not None and _has_rule(fn):
         return as_function(fn), None  # another library's (grad(scipy.linalg.sqrtm)): its rule
     if isinstance(fn, types.MethodType):
         return fn.__func__, fn.__self__
@@ -434,7 +429,23 @@ def unbind(fn):
         return type(fn).__call__, fn
     if not isinstance(fn, types.FunctionType):  # np.sin, abs, functools.partial(f, y=y)
         return as_function(fn), None
+    if _has_rule(fn) and not _readable(fn):  # NumPy 1.x's np.sum: a wrapper made by exec
+        return as_function(fn), None
     return fn, None
+
+
+def _has_rule(fn):
+    from mindgrad import rules
+
+    return rules.lookup(fn) is not None or rules.lookup_tangent(fn) is not None
+
+
+def _readable(fn):
+    try:
+        _read(fn)
+    except NoSourceError:
+        return False
+    return True
 
 
 def foreign_library(fn):

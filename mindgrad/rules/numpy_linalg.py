@@ -23,7 +23,7 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.rules import adjoint, adjoint_method, d, linear, linear_in, nondifferentiable, tangent
-from mindgrad.rules.numpy_elementwise import array_grad, astype_grad, conj_if_complex
+from mindgrad.rules.numpy_elementwise import abs_slope, array_grad, astype_grad, conj_if_complex
 from mindgrad.rules.numpy_shape import diagonal_grad, trace_grad
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
 from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
@@ -375,19 +375,25 @@ def _(out, subscripts, operands, optimize=False):
 # ----- norms -------------------------------------------------------------------------------
 
 
+def sign(x):
+    """``x / |x|`` (0 at 0), as NumPy 2's ``np.sign`` gives it for complex ``x`` too: NumPy 1.x's
+    gives the sign of the real part."""
+    return conj_if_complex(abs_slope(x))
+
+
 def norm_vector_grad(x, norm, ord, axis):
     """d norm / d x of a vector norm along ``axis``; ``norm`` has that axis kept."""
     if ord is None or ord == 2:
         return x / np.where(norm == 0, 1, norm)
     if ord == 1:
-        return np.sign(x)
+        return sign(x)
     if ord == 0:
         return np.zeros_like(x)
     if np.isinf(ord):
         hits = np.abs(x) == norm
-        return np.sign(x) * hits / np.maximum(np.sum(hits, axis=axis, keepdims=True), 1)
+        return sign(x) * hits / np.maximum(np.sum(hits, axis=axis, keepdims=True), 1)
     safe = np.where(norm == 0, 1, norm)
-    return np.sign(x) * (np.abs(x) / safe) ** (ord - 1)
+    return sign(x) * (np.abs(x) / safe) ** (ord - 1)
 
 
 def norm_matrix_grad(x, norm, ord, axes):
@@ -411,7 +417,7 @@ def norm_matrix_grad(x, norm, ord, axes):
             best = np.min(sums, axis=picked, keepdims=True)
         hits = sums == best
         share = hits / np.sum(hits, axis=picked, keepdims=True)
-        return np.moveaxis(np.sign(m) * share, (-2, -1), axes)
+        return np.moveaxis(sign(m) * share, (-2, -1), axes)
     raise NotImplementedError(f"np.linalg.norm(ord={ord!r}) of a matrix has no gradient rule")
 
 

@@ -21,10 +21,11 @@ root is complex (a negative eigenvalue) raises ``NotImplementedError``.
 A Cholesky factorization reads one triangle of ``a`` (the one ``lower`` names, as LAPACK
 does), as the symmetric matrix that triangle stands for: the gradient lies on that triangle,
 and a tangent reads that triangle of the input's tangent. ``cho_factor``'s result ``c`` holds
-the factor on that triangle and ``a``'s own entries on the other, which pass their gradient
-back unchanged; ``cho_solve`` reads the factor's triangle of ``c`` only. ``lu_factor``'s
-``lu`` packs the unit lower factor below the diagonal and the upper one on and above it, with
-``p a = l u`` for the row permutation ``p`` its pivots make (constants, as the pivots).
+the factor on that triangle and, before SciPy 1.18, ``a``'s own entries on the other, which
+pass their gradient back unchanged (SciPy 1.18 zeroes them: then they pass none);
+``cho_solve`` reads the factor's triangle of ``c`` only. ``lu_factor``'s ``lu`` packs the
+unit lower factor below the diagonal and the upper one on and above it, with ``p a = l u`` for
+the row permutation ``p`` its pivots make (constants, as the pivots).
 """
 
 import numpy as np
@@ -276,21 +277,31 @@ def factor_of(c_and_lower):
     return c, bool(np.all(lower))
 
 
+# whether cho_factor leaves a's entries in the triangle it does not factor (SciPy before 1.18)
+# or zeroes them (1.18)
+CHO_FACTOR_KEEPS_A = bool(sl.cho_factor(np.array([[4.0, 1.0], [1.0, 3.0]]))[0][1, 0] != 0)
+
+
 def cho_factor_grad(g, out):
     """Gradient of ``(c, lower) = cho_factor(a, lower)`` for ``a``: the factor's on the triangle
-    read, ``g_c`` itself on the other, where ``c`` holds ``a``'s entries."""
+    read, ``g_c`` itself on the other where ``c`` holds ``a``'s entries there."""
     c, lower = factor_of(out)
     g_c = g[0]
     if is_zero(g_c):
         return 0
-    return cholesky_grad(read_triangle(g_c, lower), c, lower) + g_c - read_triangle(g_c, lower)
+    grad = cholesky_grad(read_triangle(g_c, lower), c, lower)
+    if CHO_FACTOR_KEEPS_A:
+        grad = grad + g_c - read_triangle(g_c, lower)
+    return grad
 
 
 def cho_factor_tangent(t, out):
     """Tangent of ``cho_factor(a, lower)``: the factor's on its triangle, ``t``'s own entries on
-    the other; the flag ``lower`` has none."""
+    the other where ``c`` holds ``a``'s entries there; the flag ``lower`` has none."""
     c, lower = factor_of(out)
-    t_c = cholesky_tangent(t, c, lower) + t - read_triangle(t, lower)
+    t_c = cholesky_tangent(t, c, lower)
+    if CHO_FACTOR_KEEPS_A:
+        t_c = t_c + t - read_triangle(t, lower)
     return TangentTuple((t_c, 0.0))
 
 

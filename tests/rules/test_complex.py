@@ -45,6 +45,12 @@ def norm_1(z):
     return np.linalg.norm(z, 1)
 
 
+def norms_of_sign(z):
+    """The norms whose gradient reads sign(z) = z / |z| (NumPy 1.x's np.sign of a complex number
+    is the sign of its real part: the gradient must not use it)."""
+    return np.linalg.norm(z, np.inf) + np.linalg.norm(z, 3) + np.linalg.norm(M * z, 1)
+
+
 def angle(z):
     return np.sum(np.angle(z) * WEIGHTS)
 
@@ -93,8 +99,9 @@ def squared_magnitude(z):
     return np.sum(np.real(z * np.conj(z)))
 
 
-COMPLEX_INPUT = [np_abs, builtin_abs, norm_2, norm_1, angle, angle_degrees, real_part, imag_part,
-                 attributes, conjugate, exp_log, products, matmul, sums, vdot, squared_magnitude]
+COMPLEX_INPUT = [np_abs, builtin_abs, norm_2, norm_1, norms_of_sign, angle, angle_degrees,
+                 real_part, imag_part, attributes, conjugate, exp_log, products, matmul, sums, vdot,
+                 squared_magnitude]
 
 
 @pytest.mark.parametrize("fn", COMPLEX_INPUT, ids=lambda fn: fn.__name__)

@@ -20,6 +20,7 @@ from mindgrad.rules import methods as me
 from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_reductions as nr
 from mindgrad.rules import numpy_shape as ns
+from tests.support.versions import needs_numpy
 
 RNG = np.random.default_rng(20260301)
 EPS = 1e-6
@@ -74,8 +75,6 @@ DERIVED = [
     # was np.reshape(d[a], np.shape(out)) for both: the same elements in the output's shape
     ((np.expand_dims,), "d[out] = np.expand_dims(d[a], axis)"),
     ((np.squeeze,), "d[out] = np.squeeze(d[a], axis)"),
-    # was np.swapaxes(d[x], -1, -2), for .mT too
-    ((attr("mT"),), "d[out] = d[x].mT"),
     # was np.swapaxes(d[a], ...), np.diagonal(d[a], ...), np.real(d[x]), np.imag(d[x])
     ((method("swapaxes"),), "d[out] = d[a].swapaxes(axis1, axis2)"),
     ((method("diagonal"),), "d[out] = d[a].diagonal(offset, axis1, axis2)"),
@@ -118,6 +117,8 @@ DERIVED = [
 ]
 if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
     DERIVED.append(((np.matrix_transpose,), "d[out] = np.matrix_transpose(d[x])"))
+    # was np.swapaxes(d[x], -1, -2), for .mT too
+    DERIVED.append(((attr("mT"),), "d[out] = d[x].mT"))
 if hasattr(np, "unstack"):  # NumPy >= 2.1
     DERIVED.append(((np.unstack,), "d[out] = np.unstack(d[x], axis=axis)"))
 
@@ -273,11 +274,11 @@ SHAPE_CASES = [
     (diagonal_offset, r(3, 4)), (diagonal_batched, r(2, 3, 3)), (diagonal_method, r(3, 3)),
     (triu_, r(3, 3)), (tril_batched, r(2, 3, 3)), (take_along, r(3, 4)),
     (real_attr, r(3)),
+    (matrix_transpose_, r(2, 3, 4)), (unstack_, r(3, 2)),
 ]
-if hasattr(np, "matrix_transpose"):
-    SHAPE_CASES.append((matrix_transpose_, r(2, 3, 4)))
-if hasattr(np, "unstack"):
-    SHAPE_CASES.append((unstack_, r(3, 2)))
+NEEDS_NUMPY = {matrix_transpose_: needs_numpy((2, 0), "np.matrix_transpose"),
+               mT_attr: needs_numpy((2, 0), "ndarray.mT"),
+               unstack_: needs_numpy((2, 1), "np.unstack")}
 # these run the helpers' derived tangents at second order
 CASES = SHAPE_CASES + [
     (atleast, r(3)), (joins, r(2, 3)), (stacks, r(3)), (sort_, r(3, 2)), (trace_, r(3, 4)),
@@ -287,11 +288,12 @@ CASES = SHAPE_CASES + [
 ]
 
 
-def _id(fn, x):
-    return f"{fn.__name__}-{'x'.join(map(str, np.shape(x))) or '0d'}"
+def _params(cases):
+    return [pytest.param(fn, x, id=f"{fn.__name__}-{'x'.join(map(str, np.shape(x))) or '0d'}",
+                         marks=NEEDS_NUMPY.get(fn, ())) for fn, x in cases]
 
 
-@pytest.mark.parametrize("fn, x", CASES, ids=[_id(fn, x) for fn, x in CASES])
+@pytest.mark.parametrize("fn, x", _params(CASES))
 def test_forward_mode_and_second_order_match_central_differences(fn, x):
     mindgrad.check_grads(fn, (x,), modes=("rev", "fwd"), order=2)
 
@@ -302,7 +304,7 @@ def _leaves(value):
     return [value]
 
 
-@pytest.mark.parametrize("fn, x", SHAPE_CASES, ids=[_id(fn, x) for fn, x in SHAPE_CASES])
+@pytest.mark.parametrize("fn, x", _params(SHAPE_CASES))
 def test_float32_tangents_stay_float32(fn, x):
     v = RNG.standard_normal(np.shape(x))
     _, t64 = mindgrad.jvp(fn, (x,), (v,))

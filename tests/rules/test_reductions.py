@@ -16,6 +16,7 @@ from tests.support.rule_check import (
     Cases,
     rule_tests,
 )
+from tests.support.versions import needs_numpy
 
 draw = Draw(20240608)
 r, pos, f, x32 = draw.r, draw.pos, draw.f, draw.x32
@@ -51,11 +52,14 @@ case(np.nanmean, np.array([[1.0, np.nan], [2.0, 3.0]]), axis=0)
 for fn in (np.var, np.std):
     case(fn, r(3, 4), axis=0, ddof=1)
     case(fn, r(3, 4), 0, None, None, 1)
-    case(fn, r(3, 4), axis=1, correction=1, keepdims=True)
+    case(fn, r(3, 4), axis=1, correction=1, keepdims=True,
+         skip=needs_numpy((2, 0), f"np.{fn.__name__}(correction=)"))
     case(fn, r(2, 3, 4), ddof=2)
     case(fn, r(3, 4), axis=1, where=mask, ddof=1)
-    case(fn, r(3, 4), axis=0, keepdims=True, mean=np.zeros((1, 4)))
-    case(fn, r(3, 4), axis=0, keepdims=True, mean=np.full((1, 4), 0.3))
+    case(fn, r(3, 4), axis=0, keepdims=True, mean=np.zeros((1, 4)),
+         skip=needs_numpy((2, 0), f"np.{fn.__name__}(mean=)"))
+    case(fn, r(3, 4), axis=0, keepdims=True, mean=np.full((1, 4), 0.3),
+         skip=needs_numpy((2, 0), f"np.{fn.__name__}(mean=)"))
 
 for fn in (np.cumsum, np.cumprod):
     case(fn, r(5))
@@ -72,7 +76,8 @@ case(np.average, r(3, 4))
 case(np.average, r(3, 4), 1)
 case(np.average, r(3, 4), None, pos(3, 4))
 case(np.average, r(3, 4), 0, pos(3))
-case(np.average, r(2, 3, 4), -1, pos(4), keepdims=True)
+case(np.average, r(2, 3, 4), -1, pos(4), keepdims=True,
+     skip=needs_numpy((1, 23), "np.average(keepdims=)"))
 case(np.average, r(3, 4), 1, pos(3, 4), True)
 case(np.average, r(3, 4), 0, None, True)
 

@@ -34,6 +34,7 @@ import pytest
 from mindgrad import rules
 from mindgrad.rules import builtin, jvp_of, vjp_of
 from mindgrad.runtime import is_zero
+from tests.support.versions import Missing
 
 EPS = 1e-6
 RTOL = 1e-5
@@ -52,7 +53,7 @@ class Case:
     """A call ``fn(*args, **kwargs)`` whose rule (``key``'s, else ``fn``'s) is checked."""
 
     def __init__(self, label, fn, *args, key=None, only=ALL_CHECKS, fix=None, zero_cotangent=(),
-                 derived=None, xfail=None, **kwargs):
+                 derived=None, xfail=None, skip=None, **kwargs):
         self.label, self.fn, self.args, self.kwargs = label, fn, args, kwargs
         self.key = key  # the rule's key where it is not ``fn`` (methods, wrappers)
         self.checks = frozenset((only,) if isinstance(only, str) else only)
@@ -65,6 +66,8 @@ class Case:
         self.derived = derived or {}  # index -> function of the args: moves with them
         # check -> the known bug that makes it fail (strict: the case passes once it is fixed)
         self.xfail = xfail or {}
+        # a skip mark where the installed NumPy lacks what the case calls (tests/support/versions)
+        self.skip = fn.skip if isinstance(fn, Missing) else skip
 
     @property
     def rule_key(self):
@@ -125,8 +128,10 @@ class Cases(list):
 
     def checked(self, check):
         """The cases checked by ``check`` (ADJOINT, TANGENT or INLINED), to parametrize a test
-        with; those failing by a known bug marked so."""
-        return [c if check not in c.xfail else
+        with; those failing by a known bug marked so, those calling what the installed NumPy
+        lacks skipped."""
+        return [pytest.param(c, marks=c.skip) if c.skip is not None else
+                c if check not in c.xfail else
                 pytest.param(c, marks=pytest.mark.xfail(reason=c.xfail[check], strict=True))
                 for c in self if check in c.checks]
 
