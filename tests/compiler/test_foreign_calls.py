@@ -7,6 +7,7 @@ says what is true: "no Python source" only for compiled code, and a ufunc method
 as registering it is written (``np.add.reduce``)."""
 
 import importlib.util
+import inspect
 import os
 import statistics
 import sys
@@ -68,7 +69,9 @@ def test_a_library_function_is_not_followed_into(run, error, fn, marker):
     decorator = "@mindgrad.adjoint" if error is mindgrad.NoGradientRuleError \
         else "@mindgrad.rules.tangent"
     assert f"{decorator}(statistics.fmean)" in message
-    assert "def _(out, data, weights=None):" in message
+    # the template has fmean's own parameters: (data, weights=None) since Python 3.11
+    parameters = ", ".join(str(p) for p in inspect.signature(statistics.fmean).parameters.values())
+    assert f"def _(out, {parameters}):" in message
 
 
 def test_a_rule_for_a_library_function_is_used():
@@ -146,7 +149,12 @@ def test_a_ufunc_method_without_rule_names_its_key():
     assert info.value.lineno == _line("reduce")
     assert "@mindgrad.adjoint(np.add.reduce)" in message and "ufunc.reduce" not in message
     assert "no Python source" in message  # compiled code: true
-    assert "def _(ans, array, /, axis=0, dtype=None, out=None, **kwargs):" in message
+    try:  # the template has the method's own parameters where NumPy gives them (1.25+)
+        parameters = str(inspect.signature(np.add.reduce))[1:-1]
+    except ValueError:
+        assert "def _(out, x):" in message
+    else:
+        assert f"def _(ans, {parameters}):" in message
 
 
 def test_the_rule_the_message_shows_for_a_ufunc_method_works(tmp_path):
