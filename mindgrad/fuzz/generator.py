@@ -32,7 +32,8 @@ CONSTRUCTS = (
 #: the optional libraries ``generate`` can also call; each adds its construct classes
 LIBRARIES = {"scipy": ("scipy_special", "scipy_stats", "scipy_linalg")}
 #: the imports a program calling SciPy starts with
-SCIPY_IMPORTS = "import scipy.linalg as sla\nimport scipy.special as sp\nfrom scipy.stats import norm\n"
+SCIPY_IMPORTS = ("import scipy.linalg as sla\nimport scipy.special as sp\n"
+                 "from scipy.stats import norm\n")
 
 
 @dataclasses.dataclass
