@@ -558,10 +558,15 @@ class Generator:
         return self.define(lines, f"norm.{fn}({v.name}, {args})", v.shape)
 
     def s_scipy_linalg(self, lines):
-        """expm of a small matrix, or a solve with a well-conditioned one."""
+        """expm of a small matrix, or a solve with a well-conditioned one (of a 2-d name, or
+        of an outer product of a 1-d one)."""
         v = self.pick(lambda v: len(v.shape) == 2)
         if v is None:
-            return self.s_scipy_special(lines)
+            w = self.pick(lambda w: len(w.shape) == 1)
+            if w is None:
+                return self.s_scipy_special(lines)
+            self.define(lines, f"np.outer({w.name}, np.tanh({w.name}))", w.shape * 2)
+            v = self.vars[-1]
         self.used.add("scipy_linalg")
         m = v.shape[0]
         if self.rng.random() < 0.35:
