@@ -1,9 +1,13 @@
-"""``python3 -m mindgrad.fuzz --count N --seed S --modes grad,jvp,hvp,value --jobs 2 --out DIR``"""
+"""``python3 -m mindgrad.fuzz --count N --seed S --modes grad,jvp,hvp,value --jobs 2 --out DIR``
+
+``--scipy`` lets the programs call SciPy's functions too (SciPy must be installed).
+"""
 
 from __future__ import annotations
 
 import argparse
 import collections
+import importlib
 import tempfile
 
 from mindgrad.fuzz import generator, oracle, runner, shrinker
@@ -23,7 +27,15 @@ def main(argv=None):
     parser.add_argument("--no-shrink", action="store_true")
     parser.add_argument("--shrink-max", type=int, default=40,
                         help="shrink at most this many failures per (mode, outcome, error)")
+    parser.add_argument("--scipy", action="store_true",
+                        help="call scipy.special, scipy.stats.norm and scipy.linalg too")
     opts = parser.parse_args(argv)
+    libraries = ("scipy",) if opts.scipy else ()
+    for library in libraries:
+        try:
+            importlib.import_module(library)
+        except ImportError:
+            parser.error(f"--{library}: {library} cannot be imported here")
     modes = [m for m in opts.modes.split(",") if m]
     unknown = set(modes) - set(oracle.MODES)
     if unknown:
@@ -33,14 +45,15 @@ def main(argv=None):
         print(f"program {index}, {mode}: {result.outcome}: {result.detail}", flush=True)
 
     counts, failures, seconds = runner.timed_batch(opts.seed, opts.count, modes, opts.jobs,
-                                                   opts.timeout, opts.start, on_failure=early)
+                                                   opts.timeout, opts.start, on_failure=early,
+                                                   libraries=libraries)
     print(runner.table(counts))
     print(f"{opts.count} programs in {seconds:.1f} s ({seconds / max(opts.count, 1):.3f} s each,"
           f" {opts.jobs} job(s))")
     shrunk = collections.Counter()
     with tempfile.TemporaryDirectory(prefix="mindgrad-shrink-") as directory:
         for index, mode, result in failures:
-            program = generator.generate(opts.seed, index)
+            program = generator.generate(opts.seed, index, libraries=libraries)
             print(f"\n== program {index}, {mode}: {result.outcome}: {result.detail}")
             key = (mode, result.signature)
             if not opts.no_shrink and shrunk[key] < opts.shrink_max:

@@ -7,6 +7,11 @@ it writes is well formed for the inputs it chooses. Values stay in smooth domain
 ``sqrt`` of ``t * t + c``, division by ``t * t + c``, ``max``/``min`` only of inputs, whose
 entries are distinct and away from 0), so central differences are valid at the sample point.
 The same ``(seed, index)`` always gives the same program and inputs.
+
+``libraries=("scipy",)`` also writes calls to SciPy's functions that have rules
+(``scipy.special``, ``scipy.stats.norm``, ``scipy.linalg``), on inputs inside their domains.
+It is opt-in: without it the programs are exactly those of the default batch, and neither
+the generator nor its programs import SciPy.
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ CONSTRUCTS = (
     "while", "break", "continue", "branch", "early_return", "list", "dict", "helper",
     "closure", "lambda", "recursion", "linalg", "pyscalar",
 )
+#: the optional libraries ``generate`` can also call; each adds its construct classes
+LIBRARIES = {"scipy": ("scipy_special", "scipy_stats", "scipy_linalg")}
+#: the imports a program calling SciPy starts with
+SCIPY_IMPORTS = ("import scipy.linalg as sla\nimport scipy.special as sp\n"
+                 "from scipy.stats import norm\n")
 
 
 @dataclasses.dataclass
@@ -74,13 +84,21 @@ PY_UNARY = ("math.sin({0})", "math.tanh({0})", "math.exp(math.tanh({0}))", "{0} 
 #: the last two only of two different inputs, whose entries never tie
 BINARY = ("{0} * {1}", "{0} + {1}", "{0} - {1}", "{0} / ({1} * {1} + 1.0)",
           "np.maximum({0}, {1})", "np.hypot({0}, {1})")
+#: scipy.special of one argument, on any real ({0}) or, for gammaln and digamma, a positive one
+SCIPY_UNARY = ("sp.expit({0})", "sp.log_expit({0})", "sp.erf({0})", "sp.erfc({0})",
+               "sp.ndtr({0})", "sp.log_ndtr({0})", "sp.gammaln({0} * {0} + 0.5)",
+               "sp.digamma({0} * {0} + 0.5)", "sp.expm1(np.tanh({0}))",
+               "sp.log1p({0} * {0})", "sp.logit(sp.expit({0}) * 0.8 + 0.1)")
+#: scipy.special of two arguments that broadcast; the second positive where it must be
+SCIPY_BINARY = ("sp.xlogy({0}, {1} * {1} + 0.5)", "sp.xlog1py({0}, {1} * {1})")
 
 
 class Generator:
     """Writes one program; ``run()`` returns its module text."""
 
-    def __init__(self, rng: random.Random, size: int):
+    def __init__(self, rng: random.Random, size: int, libraries=()):
         self.rng = rng
+        self.libraries = tuple(libraries)
         self.size = size
         self.vars: list[Var] = []
         self.count = 0
@@ -493,6 +511,80 @@ class Generator:
                                        (f"np.linalg.solve({mat}, {v.name})", v.shape)])
         return self.define(lines, expr, shape)
 
+    # ----- SciPy (only with libraries=("scipy",)) ---------------------------------------------
+
+    def s_scipy(self, lines):
+        return getattr(self, self.rng.choice(["s_scipy_special", "s_scipy_special",
+                                              "s_scipy_axis", "s_scipy_stats",
+                                              "s_scipy_linalg"]))(lines)
+
+    def s_scipy_special(self, lines):
+        self.used.add("scipy_special")
+        a = self.pick()
+        b = self.pick(lambda w: w.name != a.name)
+        shape = broadcast(a.shape, b.shape) if b is not None else None
+        if shape is None or self.rng.random() < 0.6:
+            return self.define(lines, self.rng.choice(SCIPY_UNARY).format(a.name), a.shape)
+        return self.define(lines, self.rng.choice(SCIPY_BINARY).format(a.name, b.name), shape)
+
+    def s_scipy_axis(self, lines):
+        """logsumexp, softmax or log_softmax of an array, along an axis or all of them."""
+        v = self.pick(lambda v: not v.py)
+        if v is None:
+            return self.s_scipy_special(lines)
+        self.used.add("scipy_special")
+        fn = self.rng.choice(["logsumexp", "logsumexp", "softmax", "log_softmax"])
+        if fn == "logsumexp":
+            args, shape = self.axis_args(v)
+            if not v.shape:
+                shape = ()
+            return self.define(lines, f"sp.logsumexp({v.name}{', ' if args else ''}{args})",
+                               shape)
+        nd = len(v.shape)
+        axis = f", axis={self.rng.randrange(-nd, nd)}" if nd and self.rng.random() < 0.7 else ""
+        return self.define(lines, f"sp.{fn}({v.name}{axis})", v.shape)
+
+    def s_scipy_stats(self, lines):
+        """A log-probability (or probability) of the normal distribution with loc and scale."""
+        v = self.pick()
+        self.used.add("scipy_stats")
+        fn = self.rng.choice(["logpdf", "logpdf", "logcdf", "logcdf", "pdf", "cdf"])
+        loc = self.rng.choice(["0.5", self.other_fit(v.shape)])
+        scale = self.rng.choice(["1.5", f"{self.other_fit(v.shape)} ** 2 + 0.5"])
+        if self.rng.random() < 0.5:
+            args = f"{loc}, {scale}"
+        else:
+            args = f"loc={loc}, scale={scale}"
+        return self.define(lines, f"norm.{fn}({v.name}, {args})", v.shape)
+
+    def s_scipy_linalg(self, lines):
+        """expm of a small matrix, or a solve with a well-conditioned one (of a 2-d name, or
+        of an outer product of a 1-d one)."""
+        v = self.pick(lambda v: len(v.shape) == 2)
+        if v is None:
+            w = self.pick(lambda w: len(w.shape) == 1)
+            if w is None:
+                return self.s_scipy_special(lines)
+            self.define(lines, f"np.outer({w.name}, np.tanh({w.name}))", w.shape * 2)
+            v = self.vars[-1]
+        self.used.add("scipy_linalg")
+        m = v.shape[0]
+        if self.rng.random() < 0.35:
+            return self.define(lines, f"sla.expm(0.5 * np.tanh({v.name} @ {v.name}.T))", (m, m))
+        mat = self.define(lines, f"{v.name} @ {v.name}.T + {m}.0 * np.eye({m})", (m, m),
+                          stem="m")
+        rhs, shape = self.rng.choice([(f"{v.name}[:, 0]", (m,)), (v.name, v.shape)])
+        lower = self.rng.choice(["lower=True", "lower=False"])
+        options = [(f"sla.solve_triangular({mat}, {rhs}, {lower})", shape),
+                   (f"sla.solve_triangular({mat}, {rhs}, trans=1, {lower})", shape),
+                   (f"sla.solve_triangular({mat}, {rhs}, {lower}, unit_diagonal=True)", shape),
+                   (f"sla.solve({mat}, {rhs})", shape), (f"sla.inv({mat})", (m, m)),
+                   (f"sla.det({mat})", ()), (f"sla.cholesky({mat}, {lower})", (m, m)),
+                   (f"sla.cho_solve(sla.cho_factor({mat}), {rhs})", shape),
+                   (f"sla.expm(0.2 * {mat})", (m, m))]
+        expr, shape = self.rng.choice(options)
+        return self.define(lines, expr, shape)
+
     STATEMENTS = (("s_unary", 4), ("s_binary", 4), ("s_reduction", 2), ("s_method", 2),
                   ("s_matmul", 1.5), ("s_index", 3), ("s_write", 1.5), ("s_aug", 0.7),
                   ("s_loop", 1), ("s_branch", 1), ("s_early_return", 0.3), ("s_list", 0.6),
@@ -514,20 +606,26 @@ class Generator:
     def run(self):
         names = self.make_inputs()
         lines = []
-        funcs, weights = zip(*self.STATEMENTS)
+        statements = self.STATEMENTS + (("s_scipy", 12),) * ("scipy" in self.libraries)
+        funcs, weights = zip(*statements)
         for _ in range(self.size):
             getattr(self, self.rng.choices(funcs, weights)[0])(lines)
         lines.append(f"return {self.result()}")
         body = "\n".join("    " + ln for ln in lines)
         helpers = "\n\n".join(self.helpers)
-        head = "import math\n\nimport numpy as np\n\n\n"
+        head = "import math\n\nimport numpy as np\n"
+        head += (SCIPY_IMPORTS if "scipy" in self.libraries else "") + "\n\n"
         signature = f"def f({', '.join(names)}):\n{body}\n"
         return head + (helpers + "\n\n" if helpers else "") + signature
 
 
-def generate(seed: int, index: int, size: int | None = None) -> Program:
-    """The ``index``-th program of the batch ``seed``."""
+def generate(seed: int, index: int, size: int | None = None, libraries=()) -> Program:
+    """The ``index``-th program of the batch ``seed``; ``libraries`` names the optional
+    libraries (keys of ``LIBRARIES``) whose functions it may call too."""
+    unknown = set(libraries) - set(LIBRARIES)
+    if unknown:
+        raise ValueError(f"libraries: unknown {sorted(unknown)}; choose from {sorted(LIBRARIES)}")
     rng = random.Random(f"{seed}:{index}")
-    gen = Generator(rng, size or rng.randint(2, 9))
+    gen = Generator(rng, size or rng.randint(2, 9), libraries)
     source = gen.run()
     return Program(source, gen.inputs, rng.randrange(2 ** 31), frozenset(gen.used))

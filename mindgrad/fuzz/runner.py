@@ -52,14 +52,15 @@ def check(program, mode, directory, timeout):
 
 
 def _work(task):
-    seed, index, modes, timeout, directory = task
-    program = generator.generate(seed, index)
+    seed, index, modes, timeout, directory, libraries = task
+    program = generator.generate(seed, index, libraries=libraries)
     return index, [(mode, check(program, mode, directory, timeout)) for mode in modes]
 
 
 def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
-              on_failure=None):
-    """``(counts, failures)`` for programs ``start .. start + count - 1`` of batch ``seed``.
+              on_failure=None, libraries=()):
+    """``(counts, failures)`` for programs ``start .. start + count - 1`` of batch ``seed``
+    (written with ``generator.generate``'s ``libraries``).
 
     ``counts[mode][outcome]`` counts programs; ``failures`` lists ``(index, mode, Result)``,
     each also passed to ``on_failure`` as soon as it is known.
@@ -67,7 +68,8 @@ def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
     counts = {m: collections.Counter() for m in modes}
     failures = []
     with tempfile.TemporaryDirectory(prefix="mindgrad-fuzz-") as directory:
-        tasks = [(seed, i, tuple(modes), timeout, directory) for i in range(start, start + count)]
+        tasks = [(seed, i, tuple(modes), timeout, directory, tuple(libraries))
+                 for i in range(start, start + count)]
         if jobs <= 1:
             results = map(_work, tasks)
             pool = None

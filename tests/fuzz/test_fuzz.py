@@ -5,6 +5,8 @@
 """
 
 import os
+import re
+import sys
 import tempfile
 
 import numpy as np
@@ -17,11 +19,11 @@ SEED = 2026
 COUNT = int(os.environ.get("MINDGRAD_FUZZ_COUNT", "150"))
 
 
-def _unexpected(failures):
+def _unexpected(failures, libraries=()):
     """The failures that no known issue accounts for, as readable text."""
     out = []
     for index, mode, result in failures:
-        source = generator.generate(SEED, index).source
+        source = generator.generate(SEED, index, libraries=libraries).source
         if known.known_issue(source, mode, result) is None:
             out.append(f"program {index} ({mode}): {result.outcome}: {result.detail}\n{source}")
     return out
@@ -43,6 +45,38 @@ def test_fixed_seed_batch():
 @pytest.mark.slow
 def test_large_batch():
     _batch(max(COUNT, 2000))
+
+
+SCIPY_CALL = re.compile(r"\b(sp|norm|sla)\.(\w+)\(")
+
+
+def test_fixed_seed_batch_with_scipy():
+    """30 programs that call scipy.special, scipy.stats.norm and scipy.linalg too: every
+    number in every mode matches the differences."""
+    pytest.importorskip("scipy")
+    count, libraries = 30, ("scipy",)
+    sources = [generator.generate(SEED, i, libraries=libraries).source for i in range(count)]
+    calls = [m.group(0) for s in sources for m in SCIPY_CALL.finditer(s)]
+    assert len(calls) >= 30, calls
+    assert {c.split(".")[0] for c in calls} == {"sp", "norm", "sla"}
+    assert sum(bool(SCIPY_CALL.search(s)) for s in sources) >= 20
+    counts, failures = runner.run_batch(SEED, count, jobs=1, timeout=60.0, libraries=libraries)
+    print(runner.table(counts))
+    assert not _unexpected(failures, libraries), "\n\n".join(_unexpected(failures, libraries))
+    for mode, c in counts.items():
+        assert c["ok"] >= count - 3, (mode, c)
+
+
+def test_default_programs_do_not_call_scipy():
+    """SciPy is opt-in: the default batch neither imports nor calls it, and asking for it
+    changes nothing but adds its calls."""
+    for i in range(60):
+        program = generator.generate(SEED, i)
+        assert "scipy" not in program.source and not SCIPY_CALL.search(program.source)
+        assert program == generator.generate(SEED, i, libraries=())
+    assert "import scipy.special as sp" in generator.generate(SEED, 0, libraries=("scipy",)).source
+    with pytest.raises(ValueError, match="libraries: unknown \\['sympy'\\]"):
+        generator.generate(SEED, 0, libraries=("sympy",))
 
 
 # ----- the tester itself ---------------------------------------------------------------------
@@ -193,3 +227,15 @@ def test_shrinker_reduces_a_failing_program(wrong_sin):
     assert "for " not in small.source and "def h" not in small.source
     assert len(small.source.splitlines()) <= 5
     assert all(len(s) <= 1 for s in small.inputs)
+
+
+def test_scipy_option_needs_scipy(monkeypatch, capsys):
+    """Where SciPy cannot be imported, ``--scipy`` is a clear error; the default tester runs."""
+    from mindgrad.fuzz import __main__ as cli
+
+    monkeypatch.setitem(sys.modules, "scipy", None)  # import scipy raises ImportError
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--scipy", "--count", "1"])
+    assert exit_.value.code == 2
+    assert "--scipy: scipy cannot be imported here" in capsys.readouterr().err
+    assert cli.main(["--count", "2", "--modes", "grad"]) == 0
