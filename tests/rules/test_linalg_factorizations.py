@@ -11,7 +11,6 @@ import pytest
 
 import mindgrad
 from mindgrad.rules import jvp_of, vjp_of
-from mindgrad.rules import numpy_linalg as nl
 from tests.support.inputs import Draw
 from tests.support.rule_check import ADJOINT, Cases, rule_tests
 

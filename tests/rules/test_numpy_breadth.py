@@ -349,7 +349,7 @@ def test_gradient_with_coordinates_is_linear_in_the_values_and_refuses_the_coord
     x = np.cumsum(0.5 + pos(6))  # uneven, increasing sample points
     values = r(6)
     for edge_order in (1, 2):
-        def f(v):
+        def f(v, edge_order=edge_order):
             return np.sum(np.sin(np.gradient(v, x, edge_order=edge_order)))
         eps = 1e-6
         numeric = np.array([(f(values + eps * e) - f(values - eps * e)) / (2 * eps)
@@ -497,7 +497,8 @@ def gathers(x):
                                       (signals, (r(5), r(3))), (polynomials, (r(3), 0.6 * r(4))),
                                       (gathers, (r(4),)),
                                       (differences, (r(3, 4), 0.7)),
-                                      (roots_and_integrals, (r(3), r(3))), (covariances, (r(3, 5),)),
+                                      (roots_and_integrals, (r(3), r(3))),
+                                      (covariances, (r(3, 5),)),
                                       (rearranged, (r(6),))],
                          ids=["robust_spread", "integrals", "signals", "polynomials", "gathers",
                               "differences", "roots_and_integrals", "covariances", "rearranged"])
