@@ -20,7 +20,7 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from mindgrad.rules import adjoint, d, elementwise, slope, tangent
+from mindgrad.rules import adjoint, d, elementwise, nondifferentiable, slope, tangent
 from mindgrad.runtime import unbroadcast, unreduce
 
 SQRT_PI_2 = math.sqrt(math.pi) / 2.0       # erfinv' = sqrt(pi)/2 exp(erfinv(x)^2)
@@ -139,6 +139,23 @@ def _(out, n, x):
     slope[x] = sp.polygamma(n + 1, x)
 
 
+@elementwise(sp.rgamma)
+def _(out, x):
+    slope[x] = -out * sp.digamma(x)  # nan at the poles of digamma, where rgamma is 0
+
+
+# the sign of gamma(x) is piecewise constant: no gradient, as np.sign
+nondifferentiable(sp.gammasgn)
+
+
+@elementwise(sp.multigammaln)
+def _(out, a, dim):
+    """``multigammaln(a, d)``, ``d`` passed by position (``d`` names the gradients here): its
+    slope is ``sum_{i < d} digamma(a - i / 2)``."""
+    slope[a] = np.sum(sp.digamma(np.expand_dims(a, -1) - 0.5 * np.arange(dim)), axis=-1)
+    slope[dim] = no_slope(dim, "the dimension d of scipy.special.multigammaln")  # an integer
+
+
 @elementwise(sp.beta)
 def _(out, a, b):
     slope[a] = out * (sp.digamma(a) - sp.digamma(a + b))
@@ -149,6 +166,43 @@ def _(out, a, b):
 def _(out, a, b):
     slope[a] = sp.digamma(a) - sp.digamma(a + b)
     slope[b] = sp.digamma(b) - sp.digamma(a + b)
+
+
+# ----- incomplete gamma and beta functions -------------------------------------------------
+# Their slopes in x are the integrands; in the shape parameters a and b they have no closed
+# form (a series of hypergeometric functions), so differentiating along a or b raises.
+
+
+def at_precision(value, out):
+    """``value`` at the precision of ``out``: a float64 normalizer of integer shapes would make
+    the slope of a float32 ``x`` float64."""
+    return np.asarray(value, dtype=np.result_type(out))
+
+
+@elementwise(sp.gammainc)
+def _(out, a, x):
+    """No derivative in the shape ``a`` (no closed form): differentiating along it raises."""
+    slope[a] = no_slope(a, "the shape a of scipy.special.gammainc")
+    # x^(a-1) e^-x / gamma(a)
+    slope[x] = at_precision(np.exp(sp.xlogy(a - 1.0, x) - x - sp.gammaln(a)), out)
+
+
+@elementwise(sp.gammaincc)
+def _(out, a, x):
+    """No derivative in the shape ``a`` (no closed form): differentiating along it raises."""
+    slope[a] = no_slope(a, "the shape a of scipy.special.gammaincc")
+    slope[x] = -at_precision(np.exp(sp.xlogy(a - 1.0, x) - x - sp.gammaln(a)), out)
+
+
+@elementwise(sp.betainc)
+def _(out, a, b, x):
+    """No derivative in the shapes ``a`` and ``b`` (no closed form): differentiating along
+    them raises."""
+    slope[a] = no_slope(a, "the shape a of scipy.special.betainc")
+    slope[b] = no_slope(b, "the shape b of scipy.special.betainc")
+    # x^(a-1) (1-x)^(b-1) / B(a, b)
+    slope[x] = at_precision(np.exp(sp.xlogy(a - 1.0, x) + sp.xlog1py(b - 1.0, -x) -
+                                   sp.betaln(a, b)), out)
 
 
 # ----- error function and the normal distribution ------------------------------------------
@@ -189,6 +243,44 @@ def _(out, x):
     slope[x] = SQRT_2PI * np.exp(0.5 * out * out)  # inf at 0 and 1
 
 
+# ----- Bessel functions of the first and second kinds ---------------------------------------
+# The order is a constant: differentiating along it raises (no_slope).
+
+
+@elementwise(sp.jv)  # sp.jn is the same function
+def _(out, v, z):
+    """No derivative in the order ``v`` (a constant): differentiating along it raises."""
+    slope[v] = no_slope(v, "the order v of scipy.special.jv")
+    slope[z] = 0.5 * (sp.jv(v - 1.0, z) - sp.jv(v + 1.0, z))
+
+
+@elementwise(sp.yn)
+def _(out, n, x):
+    """No derivative in the order ``n`` (an integer)."""
+    slope[n] = no_slope(n, "the order n of scipy.special.yn")  # an integer
+    slope[x] = 0.5 * (sp.yn(n - 1, x) - sp.yn(n + 1, x))
+
+
+@elementwise(sp.j0)
+def _(out, x):
+    slope[x] = -sp.j1(x)
+
+
+@elementwise(sp.j1)
+def _(out, x):
+    slope[x] = 0.5 * (sp.j0(x) - sp.jv(2.0, x))
+
+
+@elementwise(sp.y0)
+def _(out, x):
+    slope[x] = -sp.y1(x)
+
+
+@elementwise(sp.y1)
+def _(out, x):
+    slope[x] = 0.5 * (sp.y0(x) - sp.yn(2, x))
+
+
 # ----- modified Bessel functions -----------------------------------------------------------
 
 
@@ -204,7 +296,7 @@ def _(out, v, z):
     slope[z] = 0.5 * (sp.ive(v - 1.0, z) + sp.ive(v + 1.0, z)) - np.sign(z) * out
 
 
-@elementwise(sp.i0)
+@elementwise(sp.i0, np.i0)  # np.i0's rule is here: its slope needs scipy.special.i1
 def _(out, x):
     slope[x] = sp.i1(x)
 

@@ -15,7 +15,7 @@ sp = pytest.importorskip("scipy.special")
 import mindgrad  # noqa: E402
 from mindgrad.rules import jvp_of, vjp_of  # noqa: E402
 from tests.support.inputs import Draw  # noqa: E402
-from tests.support.rule_check import Cases, rule_tests  # noqa: E402
+from tests.support.rule_check import TANGENT, Cases, rule_tests  # noqa: E402
 
 draw = Draw(20261125)
 r, pos, unit, f, x32 = draw.r, draw.pos, draw.unit, draw.f, draw.x32
@@ -42,7 +42,8 @@ UNARY = [
     (sp.gamma, negative), (sp.gammaln, pos), (sp.gammaln, negative), (sp.digamma, pos),
     (sp.psi, pos), (sp.erf, r), (sp.erfc, r), (sp.erfinv, unit), (sp.erfcinv, two),
     (sp.ndtr, r), (sp.log_ndtr, r), (sp.ndtri, prob), (sp.i0, r), (sp.i1, r), (sp.i0e, r),
-    (sp.i1e, r),
+    (sp.i1e, r), (np.i0, r), (sp.j0, r), (sp.j1, r), (sp.y0, pos), (sp.y1, pos), (sp.rgamma, pos),
+    (sp.rgamma, negative),
 ]
 for fn, gen in UNARY:
     case(fn, f(gen))
@@ -68,6 +69,29 @@ for fn in (sp.iv, sp.ive):
     case(fn, 0, r(3))
     case(fn, 2, r(2, 3))
     case(fn, np.array([[0], [1]]), r(3))
+
+# Bessel functions of integer and real orders, constants (jn is jv)
+for fn in (sp.jv, sp.jn):
+    case(fn, 0, r(3))
+    case(fn, 3, f())
+    case(fn, np.array([[0], [1], [4]]), r(2, 1, 3))
+case(sp.yn, 0, pos(3))
+case(sp.yn, 2, f(pos))
+case(sp.yn, np.array([[1], [3]]), pos(3))
+
+# the incomplete gamma and beta functions in x; their shapes, without a closed-form derivative,
+# are integers here (floats through grad below)
+for fn in (sp.gammainc, sp.gammaincc):
+    case(fn, 1, pos(3))
+    case(fn, np.array([[1], [2], [5]]), pos(4))
+    case(fn, 3, f(pos))
+    case(fn, 2, np.asarray(pos()))
+case(sp.betainc, 2, 3, prob(3))
+case(sp.betainc, np.array([[1], [2]]), np.array([1, 3, 6]), prob(2, 3))
+case(sp.betainc, 1, 1, f(prob))
+
+for a, dim in ((draw.big(3), 3), (f(draw.big), 1), (draw.big(2, 3), 2), (np.asarray(4.5), 6)):
+    case(sp.multigammaln, a, dim)
 
 AXES = [None, 0, 1, -1, (0, 1), (-1, 0)]
 for axis in AXES:
@@ -96,9 +120,13 @@ for fn in (sp.softmax, sp.log_softmax):
 
 FLOAT32 = Cases()
 for fn, gen in [(sp.expit, r), (sp.erf, r), (sp.gammaln, pos), (sp.log_ndtr, r),
-                (sp.ndtri, prob), (sp.i1e, r)]:
+                (sp.ndtri, prob), (sp.i1e, r), (np.i0, r), (sp.j1, r), (sp.y0, pos),
+                (sp.rgamma, pos)]:
     FLOAT32.add(fn, x32(3, gen=gen))
 FLOAT32.add(sp.xlogy, x32(3, 1), x32(4, gen=pos))
+FLOAT32.add(sp.gammainc, 2, x32(3, gen=pos), only=TANGENT)  # float64, as SciPy computes it
+FLOAT32.add(sp.betainc, 2, 3, x32(3, gen=prob))
+FLOAT32.add(sp.jv, 1, x32(3))
 FLOAT32.add(sp.logsumexp, x32(3, 4), axis=-1)
 FLOAT32.add(sp.softmax, x32(3, 4), axis=0)
 FLOAT32.add(sp.log_softmax, x32(3, 4), axis=1)
