@@ -1,7 +1,11 @@
-"""The rules for scipy.stats.norm (mindgrad/rules/scipy_stats.py), in both directions: pdf,
-logpdf, cdf, logcdf, sf, logsf and ppf in x, loc and scale, positional or by keyword, on shapes
-that broadcast; far tails; second order through the transformer. The checks:
-tests/support/rule_check.py. Skipped where SciPy is not installed.
+"""The rules for scipy.stats (mindgrad/rules/scipy_stats.py), in both directions: norm's pdf,
+logpdf, cdf, logcdf, sf, logsf and ppf, and t's, gamma's, beta's and chi2's pdf, logpdf, cdf and
+logcdf in x, their shape parameters, loc and scale, positional or by keyword, on shapes that
+broadcast; poisson's pmf, logpmf and cdf in mu; dirichlet's pdf and logpdf; multivariate_normal's
+pdf, logpdf and entropy with each form of mean and cov SciPy takes; far tails; second order
+through the transformer; autograd's and JAX's derivatives where installed; the derivatives with
+no closed form refused. The checks: tests/support/rule_check.py. Skipped where SciPy is not
+installed.
 """
 
 import numpy as np
@@ -48,6 +52,114 @@ for fn in (norm.logcdf, norm.logsf):
 FLOAT32 = Cases()
 for fn in METHODS:
     FLOAT32.add(fn, x32(3), x32(3), x32(3, gen=pos), label=f"norm.{fn.__name__}", only=TANGENT)
+
+
+# t, gamma, chi2 and beta: x inside the support (loc + scale * z, z drawn inside the standard
+# one); shape parameters as floats where the derivative has a closed form (pdf, logpdf), as
+# integers, which have no gradient, for the cdfs (the derivative in the parameter has none)
+
+
+def ints(low, high):
+    def gen(*shape):
+        return draw.rng.integers(low, high, shape)
+    return gen
+
+
+def above(*shape):  # inside (0, inf), away from 0
+    return draw.rng.uniform(0.3, 3.0, shape)
+
+
+FAMILIES = [  # distribution, its shape parameters' draws (float, integer), standard support
+    ("t", stats.t, [(draw.big, ints(1, 6))], r),
+    ("gamma", stats.gamma, [(draw.big, ints(1, 4))], above),
+    ("chi2", stats.chi2, [(draw.big, ints(1, 6))], above),
+    ("beta", stats.beta, [(draw.big, ints(1, 4)), (pos, ints(1, 4))], prob),
+]
+for name, dist, params, z in FAMILIES:
+    for method in ("pdf", "logpdf", "cdf", "logcdf"):
+        fn, label = getattr(dist, method), f"{name}.{method}"
+        shape_param = [p[0] if method in ("pdf", "logpdf") else p[1] for p in params]
+        case(fn, z(3), *[p(3) for p in shape_param], label=label)
+        case(fn, np.asarray(z()), *[p() for p in shape_param], label=label)
+        case(fn, float(z()), *[p() for p in shape_param], label=label)
+        loc, scale = r(3), pos(2, 1)
+        case(fn, loc + scale * z(2, 3), *[p(3) for p in shape_param], loc, scale, label=label)
+        loc, scale = r(4), pos()
+        case(fn, loc + scale * z(3, 1), *[p() for p in shape_param], loc=loc, scale=scale,
+             label=label)
+        scale = pos(2, 1)
+        case(fn, scale * z(1, 3), *[p(2, 1) for p in shape_param], scale=scale, label=label)
+for method in ("logcdf", "cdf"):
+    fn = getattr(stats.t, method)
+    case(fn, np.array([-40.0, -8.0, 0.5, 8.0]), 3, 0.2, 1.5, label=f"t.{method}-tails")
+case(stats.gamma.logcdf, np.array([1e-3, 0.05, 30.0]), 2, label="gamma.logcdf-tails")
+
+# Poisson: counts k (integers, loc too), the rate mu moves
+for method in ("pmf", "logpmf", "cdf"):
+    fn, label = getattr(stats.poisson, method), f"poisson.{method}"
+    case(fn, np.array([0, 1, 3, 6]), pos(4), label=label)
+    case(fn, np.array(2), f(pos), label=label)
+    case(fn, np.array([[2], [4]]), 3.0 * pos(3), 1, label=label)
+    case(fn, np.array([0, 2, 5]), pos(), label=label)
+    case(fn, np.array([2, 4, 9]), pos(3), loc=2, label=label)
+
+# Dirichlet: x with K - 1 components along the first axis (SciPy adds the last: x on the
+# simplex moves freely there; the K-component form is checked along the simplex below)
+
+
+def simplex(alpha, points=None):
+    x = draw.rng.dirichlet(alpha, points).T
+    return x[:-1]
+
+
+for fn in (stats.dirichlet.pdf, stats.dirichlet.logpdf):
+    label = f"dirichlet.{fn.__name__}"
+    alpha = draw.big(3)
+    case(fn, simplex(alpha), alpha, label=label)
+    alpha = draw.big(4)
+    case(fn, simplex(alpha, 5), alpha, label=label)
+    alpha = pos(2)
+    case(fn, simplex(alpha, 1), alpha, label=label)
+
+
+# multivariate normal: every form of x, mean and cov SciPy reads; a matrix cov's upper triangle
+# is not read, and gets no gradient
+
+
+def spd(n, garbage=False):
+    a = draw.rng.standard_normal((n, n))
+    m = a @ a.T + n * np.eye(n)
+    if garbage:  # SciPy reads the lower triangle only
+        m[np.triu_indices(n, 1)] = 7.0
+    return m
+
+
+MVN = stats.multivariate_normal
+for fn in (MVN.logpdf, MVN.pdf):
+    label = f"multivariate_normal.{fn.__name__}"
+    case(fn, r(2), r(2), spd(2), label=label)
+    case(fn, r(4, 3), r(3), spd(3), label=label)
+    case(fn, r(2, 4, 3), r(3), spd(3, garbage=True), label=label)
+    case(fn, r(1, 2), r(2), spd(2), label=label)
+    case(fn, r(5), None, f(pos), label=label)
+    case(fn, r(), r(1), spd(1), label=label)
+    case(fn, r(5), r(), pos(), label=label)
+    case(fn, r(4, 3), r(3), pos(3), label=label)
+    case(fn, r(4, 3), r(3), 1.5, label=label)
+    case(fn, r(3), mean=r(3), cov=spd(3), label=label)
+case(MVN.entropy, r(3), spd(3), label="multivariate_normal.entropy")
+case(MVN.entropy, r(3), spd(3, garbage=True), label="multivariate_normal.entropy")
+case(MVN.entropy, None, f(pos), label="multivariate_normal.entropy")
+case(MVN.entropy, r(2), pos(2), label="multivariate_normal.entropy")
+case(MVN.entropy, r(2), np.asarray(pos()), label="multivariate_normal.entropy")
+
+for name, dist, params, z in FAMILIES:
+    for method in ("pdf", "logpdf", "cdf", "logcdf"):
+        shape_param = [p[0] if method in ("pdf", "logpdf") else p[1] for p in params]
+        FLOAT32.add(getattr(dist, method), x32(3, gen=z), *[p(3) for p in shape_param],
+                    label=f"{name}.{method}", only=TANGENT)
+FLOAT32.add(stats.poisson.logpmf, np.array([1, 2, 3]), x32(3, gen=pos), label="poisson.logpmf",
+            only=TANGENT)
 
 globals().update(rule_tests(CASES, FLOAT32))
 
