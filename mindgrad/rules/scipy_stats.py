@@ -335,7 +335,7 @@ def _(out, k, mu, loc=0):
     """In ``mu`` only: ``k`` is a count and ``loc`` an integer shift (differentiating along
     a float ``k`` or ``loc`` raises)."""
     slope[k] = no_slope(k, "k of scipy.stats.poisson.pmf, a count")
-    slope[mu] = out * ((k - loc) / np.where(k == loc, 1.0, mu) - 1.0)  # 0 where the pmf is
+    slope[mu] = poisson.pmf(k - 1, mu, loc) - out  # finite at mu = 0, 0 where the pmf is
     slope[loc] = no_slope(loc, "loc of scipy.stats.poisson.pmf, an integer shift")
 
 

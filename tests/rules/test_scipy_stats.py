@@ -225,3 +225,256 @@ def test_a_norm_method_differentiated_itself_uses_its_rule():
     z = (x - loc) / scale
     got = mindgrad.grad(norm.logpdf, (0, 1, 2))(x, loc, scale)
     assert got == pytest.approx((-z / scale, z / scale, (z * z - 1.0) / scale), rel=1e-12)
+
+
+# ----- t, gamma, chi2, beta, poisson, dirichlet, multivariate_normal through the public API --
+
+
+def t_nll(df, loc, scale, data):
+    return -np.sum(stats.t.logpdf(data, df, loc, scale))
+
+
+def gamma_fit(a, scale, data):
+    return np.sum(stats.gamma.logpdf(data, a, scale=scale) + stats.gamma.cdf(data, 2.0, 0.0, scale))
+
+
+def beta_mix(x, a, b):
+    return np.sum(stats.beta.pdf(x, a, b) * stats.beta.logcdf(x, 2, 3))
+
+
+def chi2_tails(x, df):
+    return np.sum(stats.chi2.logcdf(x, 3.0) + stats.chi2.pdf(x, df, loc=-0.1, scale=1.2))
+
+
+def t_cdf(x, loc, scale):
+    return np.sum(stats.t.cdf(x, 2.5, loc, scale) ** 2 + stats.t.logcdf(x, 4.0))
+
+
+def poisson_rates(mu):
+    k = np.array([0, 1, 3, 7])
+    return np.sum(stats.poisson.logpmf(k, mu) + stats.poisson.pmf(k, mu) ** 2 +
+                  stats.poisson.cdf(k, mu, 1))
+
+
+def dirichlet_fit(x, alpha):
+    return np.sum(stats.dirichlet.logpdf(x, alpha)) + stats.dirichlet.pdf(x[:, 0], alpha)
+
+
+def mvn_fit(x, mean, cov):
+    return np.sum(stats.multivariate_normal.logpdf(x, mean, cov) +
+                  stats.multivariate_normal.pdf(x, mean, cov)) + \
+        stats.multivariate_normal.entropy(mean, cov)
+
+
+MVN_POINT = r(3)
+
+
+def mvn_lower(cov):
+    return stats.multivariate_normal.logpdf(MVN_POINT, None, cov)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (t_nll, (3.5, 0.2, 1.3, r(5))),
+    (gamma_fit, (draw.big(), 1.4, above(4))),
+    (beta_mix, (prob(3), pos(3), draw.big())),
+    (chi2_tails, (above(3), draw.big(3))),
+    (t_cdf, (r(3), r(3), pos(3))),
+    (poisson_rates, (pos(4),)),
+    (dirichlet_fit, (simplex(np.array([1.5, 2.0, 2.5]), 3), draw.big(3))),
+    (mvn_fit, (r(4, 2), r(2), spd(2))),
+    (mvn_lower, (spd(3, garbage=True),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_new_distributions_to_second_order(fn, args):
+    mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
+
+
+def autograd_stats():
+    ag = pytest.importorskip("autograd")
+    return ag, pytest.importorskip("autograd.scipy.stats")
+
+
+@pytest.mark.parametrize("name, method, args, argnums", [
+    ("t", "logpdf", (r(4), 3.5, 0.3, 1.7), (0, 1, 2, 3)),
+    ("t", "pdf", (r(4), 2.5, -0.2, 0.8), (0, 1, 2, 3)),
+    ("gamma", "logpdf", (above(4), 2.5), (0, 1)),
+    ("gamma", "pdf", (above(4), 1.5), (0, 1)),
+    ("gamma", "cdf", (above(4), 1.5), (0,)),
+    # autograd's chi2 gives 0 for a df that is not a whole number, and nothing along df
+    ("chi2", "logpdf", (above(4), 3.0), (0,)),
+    ("chi2", "pdf", (above(4), 4.0), (0,)),
+    ("chi2", "cdf", (above(4), 2.5), (0,)),
+    ("beta", "logpdf", (prob(4), 2.5, 1.5), (0, 1, 2)),
+    ("beta", "pdf", (prob(4), 1.5, 3.0), (0, 1, 2)),
+    ("beta", "cdf", (prob(4), 1.5, 3.0), (0,)),
+    ("poisson", "logpmf", (np.array([0, 1, 4, 9]), 2.5), (1,)),
+    ("poisson", "pmf", (np.array([0, 1, 4, 9]), 2.5), (1,)),
+    ("poisson", "cdf", (np.array([0, 1, 4, 9]), 2.5), (1,)),
+])
+def test_distributions_match_autograd(name, method, args, argnums):
+    ag, ast = autograd_stats()
+    ours_fn, theirs_fn = getattr(getattr(stats, name), method), getattr(getattr(ast, name), method)
+    w = r(4)
+
+    def ours(*a):
+        return np.sum(ours_fn(*a) * w)
+
+    def theirs(*a):
+        return ag.numpy.sum(theirs_fn(*a) * w)
+
+    floats = tuple(np.float64(a) if isinstance(a, float) else a for a in args)
+    for i in argnums:
+        want = ag.grad(theirs, i)(*floats)
+        np.testing.assert_allclose(mindgrad.grad(ours, i)(*args), want, rtol=1e-9,
+                                   err_msg=f"{name}.{method} argument {i}")
+        v = r(*np.shape(args[i]))
+        tangents = tuple(v if j == i else np.zeros_like(a, dtype=float) if j in argnums else None
+                         for j, a in enumerate(args))
+        value, t = mindgrad.jvp(ours, tuple(args), tuple(
+            t if t is None or np.ndim(t) else float(t) for t in tangents))
+        assert t == pytest.approx(float(np.sum(want * v)), rel=1e-9)
+
+
+@pytest.mark.parametrize("name, method, args", [
+    ("t", "cdf", (r(4), 3.0, 0.3, 1.7)),  # JAX has no t.cdf: its pdf is the slope
+    ("t", "logpdf", (r(4), 3.5, 0.3, 1.7)),
+    ("gamma", "logpdf", (1.0 + above(4), 2.5, 0.4, 1.3)),
+    ("gamma", "cdf", (1.0 + above(4), 2.5, 0.4, 1.3)),
+    ("chi2", "logpdf", (1.0 + above(4), 3.5, 0.4, 1.3)),
+    ("chi2", "pdf", (1.0 + above(4), 2.5, 0.4, 1.3)),
+    ("chi2", "cdf", (1.0 + above(4), 2.5, 0.4, 1.3)),
+    ("beta", "logpdf", (0.4 + 1.5 * prob(4), 2.5, 1.5, 0.4, 1.5)),
+    ("beta", "cdf", (0.4 + 1.5 * prob(4), 2.5, 1.5, 0.4, 1.5)),
+])
+def test_distributions_match_jax(name, method, args):
+    """Every float argument but the cdfs' shapes, loc and scale included."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jstats = pytest.importorskip("jax.scipy.stats")
+    w = r(4)
+    ours_fn = getattr(getattr(stats, name), method)
+    if name == "t" and method == "cdf":
+        theirs_fn = None
+    else:
+        theirs_fn = getattr(getattr(jstats, name), method)
+
+    def ours(*a):
+        return np.sum(ours_fn(*a) * w)
+
+    n_shapes = len(args) - 3
+    moving = [0, n_shapes + 1, n_shapes + 2]
+    if method != "cdf":
+        moving += list(range(1, n_shapes + 1))
+    got = mindgrad.grad(ours, tuple(moving))(*args)
+    for i, g in zip(moving, got):
+        if theirs_fn is None:
+            pdf = stats.t.pdf(*args)
+            want = {0: w * pdf, 2: -np.sum(w * pdf),
+                    3: -np.sum(w * pdf * (args[0] - args[2]) / args[3])}[i]
+        else:
+            want = np.asarray(jax.grad(lambda *a: jax.numpy.sum(theirs_fn(*a) * w), i)(*args))
+        np.testing.assert_allclose(g, want, rtol=1e-8, err_msg=f"{name}.{method} argument {i}")
+
+
+def test_multivariate_normal_matches_autograd_along_symmetric_directions():
+    """autograd's gradient for cov is the symmetric matrix's; SciPy reads the lower triangle,
+    so the two agree along symmetric directions, and mindgrad's upper triangle is 0."""
+    ag, ast = autograd_stats()
+    x, mean, cov = r(5, 3), r(3), spd(3)
+    w = r(5)
+
+    def ours(x, mean, cov):
+        return np.sum(stats.multivariate_normal.logpdf(x, mean, cov) * w)
+
+    def theirs(x, mean, cov):
+        return ag.numpy.sum(ast.multivariate_normal.logpdf(x, mean, cov) * w)
+
+    gx, gm, gc = mindgrad.grad(ours, (0, 1, 2))(x, mean, cov)
+    np.testing.assert_allclose(gx, ag.grad(theirs, 0)(x, mean, cov), rtol=1e-10)
+    np.testing.assert_allclose(gm, ag.grad(theirs, 1)(x, mean, cov), rtol=1e-10)
+    assert np.all(np.triu(gc, 1) == 0)
+    sym = r(3, 3)
+    sym = sym + sym.T
+    want = np.sum(ag.grad(theirs, 2)(x, mean, cov) * sym)
+    assert np.sum(gc * sym) == pytest.approx(want, rel=1e-10)
+    gc_pdf = mindgrad.grad(lambda c: np.sum(stats.multivariate_normal.pdf(x, mean, c)))(cov)
+    want = ag.grad(lambda c: ag.numpy.sum(ast.multivariate_normal.pdf(x, mean, c)))(cov)
+    assert np.sum(gc_pdf * sym) == pytest.approx(np.sum(want * sym), rel=1e-10)
+    g_entropy = mindgrad.grad(lambda c: stats.multivariate_normal.entropy(mean, c))(cov)
+    assert np.sum(g_entropy * sym) == pytest.approx(0.5 * np.sum(np.linalg.inv(cov) * sym))
+
+
+def test_dirichlet_on_the_simplex_matches_autograd_and_differences():
+    """With all K components, x lives on the simplex: the gradient is the formula's
+    ((alpha - 1) / x, as autograd's); along the simplex, central differences agree."""
+    ag, ast = autograd_stats()
+    alpha = np.array([1.5, 2.5, 3.0])
+    x = draw.rng.dirichlet(alpha)
+    gx, ga = mindgrad.grad(lambda x, a: stats.dirichlet.logpdf(x, a), (0, 1))(x, alpha)
+    np.testing.assert_allclose(gx, ag.grad(ast.dirichlet.logpdf, 0)(x, alpha), rtol=1e-12)
+    np.testing.assert_allclose(ga, ag.grad(ast.dirichlet.logpdf, 1)(x, alpha), rtol=1e-12)
+    np.testing.assert_allclose(gx, (alpha - 1) / x, rtol=1e-12)
+    v = np.array([0.3, -0.1, -0.2])  # along the simplex
+    eps = 1e-6
+    numeric = (stats.dirichlet.pdf(x + eps * v, alpha) -
+               stats.dirichlet.pdf(x - eps * v, alpha)) / (2 * eps)
+    _, t = mindgrad.jvp(lambda x: stats.dirichlet.pdf(x, alpha), (x,), (v,))
+    assert t == pytest.approx(numeric, rel=1e-6)
+    xs = draw.rng.dirichlet(alpha, 4).T  # points along the second axis
+    g = mindgrad.grad(lambda x: np.sum(stats.dirichlet.logpdf(x, alpha)))(xs)
+    np.testing.assert_allclose(g, (alpha[:, None] - 1) / xs, rtol=1e-12)
+
+
+def test_poisson_at_rate_zero_one_sided():
+    """pmf(0, mu) = e^-mu and pmf(1, mu) = mu e^-mu at mu = 0: slopes -1 and 1; the cdf
+    at k = 0 is e^-mu too."""
+    mu = np.zeros(2)
+    k = np.array([0, 1])
+    got = mindgrad.grad(lambda mu: np.sum(stats.poisson.pmf(k, mu) * np.array([1.0, 2.0])))(mu)
+    np.testing.assert_array_equal(got, [-1.0, 2.0])
+    assert mindgrad.grad(lambda m: stats.poisson.logpmf(0, m))(0.0) == -1.0
+    assert mindgrad.grad(lambda m: stats.poisson.cdf(0, m))(0.0) == -1.0
+
+
+@pytest.mark.parametrize("fn, args, argnum, message", [
+    (lambda x, df: np.sum(stats.t.cdf(x, df)), (r(3), 3.5), 1, "df of scipy.stats.t.cdf"),
+    (lambda x, df: np.sum(stats.t.logcdf(x, df)), (r(3), 3.5), 1, "df of scipy.stats.t.logcdf"),
+    (lambda x, a: np.sum(stats.gamma.cdf(x, a)), (above(3), 1.5), 1, "a of scipy.stats.gamma"),
+    (lambda x, df: np.sum(stats.chi2.cdf(x, df)), (above(3), 2.5), 1, "df of scipy.stats.chi2"),
+    (lambda x, b: np.sum(stats.beta.cdf(x, 2.0, b)), (prob(3), 2.5), 1, "b of scipy.stats.beta"),
+    (lambda k, mu: np.sum(stats.poisson.pmf(k, mu)), (np.array([1.0, 2.0]), 1.5), 0,
+     "k of scipy.stats.poisson.pmf"),
+])
+def test_derivatives_without_closed_form_raise(fn, args, argnum, message):
+    with pytest.raises(NotImplementedError, match=message):
+        mindgrad.grad(fn, argnum)(*args)
+    tangents = tuple(np.ones_like(a) if i == argnum else np.zeros_like(a)
+                     for i, a in enumerate(args))
+    with pytest.raises(NotImplementedError, match=message):
+        mindgrad.jvp(fn, args, tangents)
+    other = 1 - argnum  # the other argument still differentiates
+    g = mindgrad.grad(fn, other)(*args)
+    eps = 1e-6
+    moved = [list(args), list(args)]
+    moved[0][other] = args[other] + eps
+    moved[1][other] = args[other] - eps
+    if np.ndim(args[other]) == 0:
+        assert g == pytest.approx((fn(*moved[0]) - fn(*moved[1])) / (2 * eps), rel=1e-6)
+
+
+def test_singular_covariance_is_refused():
+    cov = np.array([[1.0, 1.0], [1.0, 1.0]])
+    x = r(2)
+
+    def f(x):
+        return stats.multivariate_normal.logpdf(x, np.zeros(2), cov, allow_singular=True)
+
+    with pytest.raises(NotImplementedError, match="nonsingular cov"):
+        mindgrad.grad(f)(x)
+
+
+def test_t_logpdf_float32_gradient_through_grad():
+    x = x32(3)
+    g = mindgrad.grad(lambda x: np.sum(stats.t.logpdf(x, 3.0, 0.5, 2.0)))(x)
+    assert g.dtype == np.float32
+    z = (x.astype(float) - 0.5) / 2.0
+    np.testing.assert_allclose(g, -(4.0 * z / (3.0 + z * z)) / 2.0, rtol=1e-6)
