@@ -186,7 +186,7 @@ def _(out, x, a, loc=0.0, scale=1.0):
     z = standardized(x, loc, scale, out)
     s = (a - 1.0) / z - 1.0
     slope[x] = out * s / scale
-    slope[a] = out * (np.log(z) - sp.digamma(a))
+    slope[a] = sp.xlogy(out, z) - out * sp.digamma(a)  # 0 outside the support, as the pdf
     slope[loc] = -out * s / scale
     slope[scale] = -out * (z * s + 1.0) / scale
 
@@ -233,7 +233,7 @@ def _(out, x, df, loc=0.0, scale=1.0):
     z = standardized(x, loc, scale, out)
     s = (0.5 * df - 1.0) / z - 0.5
     slope[x] = out * s / scale
-    slope[df] = 0.5 * out * (np.log(0.5 * z) - sp.digamma(0.5 * df))
+    slope[df] = 0.5 * (sp.xlogy(out, 0.5 * z) - out * sp.digamma(0.5 * df))  # 0 off support
     slope[loc] = -out * s / scale
     slope[scale] = -out * (z * s + 1.0) / scale
 
@@ -286,8 +286,8 @@ def _(out, x, a, b, loc=0.0, scale=1.0):
     z = standardized(x, loc, scale, out)
     s = beta_score(z, a, b)
     slope[x] = out * s / scale
-    slope[a] = out * (np.log(z) - sp.digamma(a) + sp.digamma(a + b))
-    slope[b] = out * (np.log1p(-z) - sp.digamma(b) + sp.digamma(a + b))
+    slope[a] = sp.xlogy(out, z) - out * (sp.digamma(a) - sp.digamma(a + b))  # 0 off support
+    slope[b] = sp.xlog1py(out, -z) - out * (sp.digamma(b) - sp.digamma(a + b))
     slope[loc] = -out * s / scale
     slope[scale] = -out * (z * s + 1.0) / scale
 

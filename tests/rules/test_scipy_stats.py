@@ -478,3 +478,17 @@ def test_t_logpdf_float32_gradient_through_grad():
     assert g.dtype == np.float32
     z = (x.astype(float) - 0.5) / 2.0
     np.testing.assert_allclose(g, -(4.0 * z / (3.0 + z * z)) / 2.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn, x, inside", [
+    (lambda x, a: np.sum(stats.gamma.pdf(x, a)), np.array([-1.0, 0.5]), [1]),
+    (lambda x, a: np.sum(stats.chi2.pdf(x, a)), np.array([-1.0, 0.5]), [1]),
+    (lambda x, a: np.sum(stats.beta.pdf(x, a, 2.0)), np.array([-0.5, 0.5, 1.5]), [1]),
+    (lambda x, b: np.sum(stats.beta.pdf(x, 2.0, b)), np.array([-0.5, 0.5, 1.5]), [1]),
+])
+def test_pdf_shape_slopes_are_zero_outside_the_support(fn, x, inside):
+    """The pdf is 0 there for every shape: its slope is 0, not 0 * log(negative) = nan."""
+    shape, eps = 2.5, 1e-6
+    got = mindgrad.grad(fn, 1)(x, shape)
+    numeric = (fn(x[inside], shape + eps) - fn(x[inside], shape - eps)) / (2 * eps)
+    assert got == pytest.approx(numeric, rel=1e-6)
