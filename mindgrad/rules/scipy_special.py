@@ -11,8 +11,14 @@ infinite derivative is ``inf`` (``logit`` at 0 and 1, ``erfinv`` at -1 and 1, ``
 1, ``entr`` at 0), never a finite number standing for it; where a function is constant along an
 argument the slope is 0 (``xlogy(0, y)`` is 0 for every ``y``); where it has a corner, the
 slope is the mean of its one-sided slopes, 0 (``i0e`` at 0, as ``np.abs``). The orders of
-``polygamma``, ``iv`` and ``ive`` are constants: differentiating along one raises
-(``no_slope``). ``logsumexp`` with ``return_sign=True`` raises too.
+``polygamma``, ``iv``, ``ive``, ``jv`` (``jn``) and ``yn``, the dimension of ``multigammaln``
+and the shapes ``a``, ``b`` of the incomplete functions ``gammainc``, ``gammaincc`` and
+``betainc`` (whose derivatives along them have no closed form) are constants: differentiating
+along one raises (``no_slope``), only when a gradient or tangent along it is asked for.
+``gammasgn`` is piecewise constant. ``logsumexp`` with ``return_sign=True`` raises too.
+
+``np.i0``'s rule lives here, as its slope is ``scipy.special.i1``: it is registered once the
+program has imported ``scipy.special`` (``scipy.stats`` does); before, ``np.i0`` has no rule.
 """
 
 import math
@@ -30,8 +36,9 @@ SQRT_2PI = math.sqrt(2.0 * math.pi)        # the normal density's normalizer
 
 def no_slope(value, argument):
     """The slope of an argument mindgrad does not differentiate (the order of ``polygamma``
-    and ``iv``): 0 for integers, which have no gradient; for a float, which a gradient or
-    tangent is asked for, an error rather than 0."""
+    and ``iv``, the shape of ``gammainc``, the degrees of freedom of ``t.cdf``): 0 for
+    integers, which have no gradient; for a float, which a gradient or tangent is asked for,
+    an error rather than 0."""
     if np.issubdtype(np.result_type(value), np.integer):
         return 0
     raise NotImplementedError(f"mindgrad has no derivative for {argument}: pass it as a "
