@@ -31,9 +31,9 @@ import math
 
 import numpy as np
 import scipy.special as sp
+from scipy.stats import Covariance, dirichlet, multivariate_normal, norm, poisson
 from scipy.stats import beta as beta_dist
 from scipy.stats import chi2 as chi2_dist
-from scipy.stats import dirichlet, multivariate_normal, norm, poisson
 from scipy.stats import gamma as gamma_dist
 from scipy.stats import t as student_t
 
@@ -442,13 +442,19 @@ def mvn_dim(mean, cov):
     """The dimension SciPy reads from ``mean`` and ``cov``."""
     if mean is not None:
         return np.size(mean)
+    if isinstance(cov, Covariance):
+        return cov.shape[-1]
     return np.shape(cov)[0] if np.ndim(cov) == 2 else 1
 
 
 def mvn_cov(mean, cov, allow_singular):
-    """The symmetric covariance matrix SciPy reads from ``cov``."""
+    """The symmetric covariance matrix SciPy reads from ``cov`` (a ``scipy.stats.Covariance``
+    object is a constant, never differentiated: its matrix)."""
     dim = mvn_dim(mean, cov)
-    if np.ndim(cov) == 0:
+    if isinstance(cov, Covariance):
+        full = cov.covariance
+        allow_singular = True  # its rank is checked below
+    elif np.ndim(cov) == 0:
         full = cov * np.eye(dim)
     elif np.ndim(cov) == 1:
         full = np.diag(cov)

@@ -492,3 +492,19 @@ def test_pdf_shape_slopes_are_zero_outside_the_support(fn, x, inside):
     got = mindgrad.grad(fn, 1)(x, shape)
     numeric = (fn(x[inside], shape + eps) - fn(x[inside], shape - eps)) / (2 * eps)
     assert got == pytest.approx(numeric, rel=1e-6)
+
+
+def test_multivariate_normal_with_a_covariance_object():
+    """A scipy.stats.Covariance is a constant: x and mean differentiate through its matrix."""
+    diagonal = np.array([1.0, 2.0, 0.5])
+    cov = stats.Covariance.from_diagonal(diagonal)
+    x, mean, v = r(4, 3), r(3), r(4, 3)
+
+    def f(x, mean):
+        return np.sum(stats.multivariate_normal.logpdf(x, mean, cov))
+
+    gx, gm = mindgrad.grad(f, (0, 1))(x, mean)
+    np.testing.assert_allclose(gx, -(x - mean) / diagonal, rtol=1e-12)
+    np.testing.assert_allclose(gm, np.sum((x - mean) / diagonal, axis=0), rtol=1e-12)
+    _, t = mindgrad.jvp(f, (x, mean), (v, np.zeros(3)))
+    assert t == pytest.approx(float(np.sum(gx * v)), rel=1e-12)
