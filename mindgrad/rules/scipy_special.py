@@ -157,8 +157,8 @@ nondifferentiable(sp.gammasgn)
 
 @elementwise(sp.multigammaln)
 def _(out, a, dim):
-    """``multigammaln(a, d)``, ``d`` passed by position (``d`` names the gradients here): its
-    slope is ``sum_{i < d} digamma(a - i / 2)``."""
+    """``multigammaln(a, d)`` with ``d`` passed by position (``d=`` by keyword is refused: in a
+    rule ``d`` is the gradient); the slope is ``sum_{i < d} digamma(a - i / 2)``."""
     slope[a] = np.sum(sp.digamma(np.expand_dims(a, -1) - 0.5 * np.arange(dim)), axis=-1)
     slope[dim] = no_slope(dim, "the dimension d of scipy.special.multigammaln")  # an integer
 
@@ -256,7 +256,7 @@ def _(out, x):
 
 @elementwise(sp.jv)  # sp.jn is the same function
 def _(out, v, z):
-    """No derivative in the order ``v`` (a constant): differentiating along it raises."""
+    """No derivative in the order ``v`` (no closed form): differentiating along it raises."""
     slope[v] = no_slope(v, "the order v of scipy.special.jv")
     slope[z] = 0.5 * (sp.jv(v - 1.0, z) - sp.jv(v + 1.0, z))
 
