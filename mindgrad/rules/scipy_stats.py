@@ -363,7 +363,7 @@ def dirichlet_points(x, alpha):
     return x, np.reshape(alpha, np.shape(alpha) + (1,) * (np.ndim(x) - 1))
 
 
-def dirichlet_x_slope(g, x, alpha):
+def dirichlet_grad_x(g, x, alpha):
     """Gradient for ``x`` of ``sum(g * logpdf(x, alpha))``: ``g (alpha_i - 1) / x_i``, the
     last component's taken off the others' where ``x`` has K - 1."""
     full, a = dirichlet_points(x, alpha)
@@ -406,7 +406,7 @@ def dirichlet_tangent_alpha(t, x, alpha, out):
 def _(out, x, alpha):
     """``x`` on the simplex, its K or K - 1 components along the first axis; the gradient in
     ``x`` is that of the formula (the function is defined on the simplex only)."""
-    d[x] = dirichlet_x_slope(d[out], x, alpha)
+    d[x] = dirichlet_grad_x(d[out], x, alpha)
     d[alpha] = dirichlet_grad_alpha(d[out], x, alpha)
 
 
@@ -420,7 +420,7 @@ def _(out, x, alpha):
 def _(out, x, alpha):
     """``x`` on the simplex, its K or K - 1 components along the first axis; the gradient in
     ``x`` is that of the formula (the function is defined on the simplex only)."""
-    d[x] = dirichlet_x_slope(d[out] * out, x, alpha)
+    d[x] = dirichlet_grad_x(d[out] * out, x, alpha)
     d[alpha] = dirichlet_grad_alpha(d[out] * out, x, alpha)
 
 
