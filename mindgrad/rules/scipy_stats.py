@@ -37,7 +37,7 @@ from scipy.stats import chi2 as chi2_dist
 from scipy.stats import gamma as gamma_dist
 from scipy.stats import t as student_t
 
-from mindgrad.rules import adjoint, d, elementwise, slope, tangent
+from mindgrad.rules import adjoint, d, elementwise, nondifferentiable, slope, tangent
 from mindgrad.rules.numpy_linalg import swap_last_axes, triangle_grad, triangle_tangent
 from mindgrad.rules.scipy_special import no_slope
 
@@ -438,6 +438,14 @@ def _(out, x, alpha):
 # pseudo-determinant) has no rule: differentiating through it raises.
 
 
+def covariance_matrix(cov):
+    """The matrix of a ``scipy.stats.Covariance`` object: a constant."""
+    return cov.covariance
+
+
+nondifferentiable(covariance_matrix)
+
+
 def mvn_dim(mean, cov):
     """The dimension SciPy reads from ``mean`` and ``cov``."""
     if mean is not None:
@@ -452,7 +460,7 @@ def mvn_cov(mean, cov, allow_singular):
     object is a constant, never differentiated: its matrix)."""
     dim = mvn_dim(mean, cov)
     if isinstance(cov, Covariance):
-        full = cov.covariance
+        full = covariance_matrix(cov)
         allow_singular = True  # its rank is checked below
     elif np.ndim(cov) == 0:
         full = cov * np.eye(dim)

@@ -438,3 +438,19 @@ def test_multigammaln_dimension_by_keyword_is_refused_clearly():
 
     with pytest.raises(NoGradientRuleError, match="does not fit the rule for multigammaln"):
         mindgrad.grad(f)(draw.big(3))
+
+
+def special_mix(x):
+    return np.sum(sp.gammainc(1.7, x) * sp.jv(1.5, x) + sp.betainc(1.5, 2.5, x / 4.0) +
+                  sp.multigammaln(x + 1.0, 3) + np.i0(x) * sp.y1(x) + sp.yn(2, x) + sp.rgamma(x))
+
+
+def test_forward_over_forward():
+    x, v = pos(3), r(3)
+
+    def along(x):
+        return mindgrad.jvp(special_mix, (x,), (v,))[1]
+
+    eps = 1e-5
+    numeric = (along(x + eps * v) - along(x - eps * v)) / (2 * eps)
+    assert mindgrad.jvp(along, (x,), (v,))[1] == pytest.approx(numeric, rel=1e-5)

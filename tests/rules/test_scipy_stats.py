@@ -508,3 +508,47 @@ def test_multivariate_normal_with_a_covariance_object():
     np.testing.assert_allclose(gm, np.sum((x - mean) / diagonal, axis=0), rtol=1e-12)
     _, t = mindgrad.jvp(f, (x, mean), (v, np.zeros(3)))
     assert t == pytest.approx(float(np.sum(gx * v)), rel=1e-12)
+
+
+def forward_twice(fn, x, v):
+    """The second directional derivative of ``fn`` along ``v`` by jvp over jvp, and by central
+    differences of the first one."""
+    def along(x):
+        return mindgrad.jvp(fn, (x,), (v,))[1]
+
+    eps = 1e-5
+    numeric = (along(x + eps * v) - along(x - eps * v)) / (2 * eps)
+    return mindgrad.jvp(along, (x,), (v,))[1], numeric
+
+
+def t_in_df(df):
+    return np.sum(stats.t.logpdf(np.array([-1.0, 0.3, 2.0]), df, 0.2, 1.4))
+
+
+def gamma_cdf_in_x(x):
+    return np.sum(stats.gamma.cdf(x, 2.5, 0.1, 1.3) + stats.chi2.logcdf(x, 3.0))
+
+
+def poisson_in_mu(mu):
+    return np.sum(stats.poisson.pmf(np.array([0, 2, 5]), mu) + stats.poisson.cdf(3, mu))
+
+
+def dirichlet_in_alpha(alpha):
+    return stats.dirichlet.logpdf(np.array([0.2, 0.5, 0.3]), alpha)
+
+
+MVN_X = r(4, 2)
+
+
+def mvn_in_cov(cov):
+    return np.sum(stats.multivariate_normal.pdf(MVN_X, np.zeros(2), cov))
+
+
+@pytest.mark.parametrize("fn, x", [
+    (t_in_df, draw.big(3)), (gamma_cdf_in_x, above(3) + 0.2), (poisson_in_mu, pos(3)),
+    (dirichlet_in_alpha, draw.big(3)), (mvn_in_cov, spd(2)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_forward_over_forward(fn, x):
+    v = r(*np.shape(x))
+    got, numeric = forward_twice(fn, x, v)
+    assert got == pytest.approx(numeric, rel=1e-5, abs=1e-8)
