@@ -11,8 +11,14 @@ infinite derivative is ``inf`` (``logit`` at 0 and 1, ``erfinv`` at -1 and 1, ``
 1, ``entr`` at 0), never a finite number standing for it; where a function is constant along an
 argument the slope is 0 (``xlogy(0, y)`` is 0 for every ``y``); where it has a corner, the
 slope is the mean of its one-sided slopes, 0 (``i0e`` at 0, as ``np.abs``). The orders of
-``polygamma``, ``iv`` and ``ive`` are constants: differentiating along one raises
-(``no_slope``). ``logsumexp`` with ``return_sign=True`` raises too.
+``polygamma``, ``iv``, ``ive``, ``jv`` (``jn``) and ``yn``, the dimension of ``multigammaln``
+and the shapes ``a``, ``b`` of the incomplete functions ``gammainc``, ``gammaincc`` and
+``betainc`` (whose derivatives along them have no closed form) are constants: differentiating
+along one raises (``no_slope``), only when a gradient or tangent along it is asked for.
+``gammasgn`` is piecewise constant. ``logsumexp`` with ``return_sign=True`` raises too.
+
+``np.i0``'s rule lives here, as its slope is ``scipy.special.i1``: it is registered once the
+program has imported ``scipy.special`` (``scipy.stats`` does); before, ``np.i0`` has no rule.
 """
 
 import math
@@ -20,7 +26,7 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from mindgrad.rules import adjoint, d, elementwise, slope, tangent
+from mindgrad.rules import adjoint, d, elementwise, nondifferentiable, slope, tangent
 from mindgrad.runtime import unbroadcast, unreduce
 
 SQRT_PI_2 = math.sqrt(math.pi) / 2.0       # erfinv' = sqrt(pi)/2 exp(erfinv(x)^2)
@@ -30,8 +36,9 @@ SQRT_2PI = math.sqrt(2.0 * math.pi)        # the normal density's normalizer
 
 def no_slope(value, argument):
     """The slope of an argument mindgrad does not differentiate (the order of ``polygamma``
-    and ``iv``): 0 for integers, which have no gradient; for a float, which a gradient or
-    tangent is asked for, an error rather than 0."""
+    and ``iv``, the shape of ``gammainc``, the degrees of freedom of ``t.cdf``): 0 for
+    integers, which have no gradient; for a float, which a gradient or tangent is asked for,
+    an error rather than 0."""
     if np.issubdtype(np.result_type(value), np.integer):
         return 0
     raise NotImplementedError(f"mindgrad has no derivative for {argument}: pass it as a "
@@ -139,6 +146,23 @@ def _(out, n, x):
     slope[x] = sp.polygamma(n + 1, x)
 
 
+@elementwise(sp.rgamma)
+def _(out, x):
+    slope[x] = -out * sp.digamma(x)  # nan at the poles of digamma, where rgamma is 0
+
+
+# the sign of gamma(x) is piecewise constant: no gradient, as np.sign
+nondifferentiable(sp.gammasgn)
+
+
+@elementwise(sp.multigammaln)
+def _(out, a, dim):
+    """``multigammaln(a, d)`` with ``d`` passed by position (``d=`` by keyword is refused: in a
+    rule ``d`` is the gradient); the slope is ``sum_{i < d} digamma(a - i / 2)``."""
+    slope[a] = np.sum(sp.digamma(np.expand_dims(a, -1) - 0.5 * np.arange(dim)), axis=-1)
+    slope[dim] = no_slope(dim, "the dimension d of scipy.special.multigammaln")  # an integer
+
+
 @elementwise(sp.beta)
 def _(out, a, b):
     slope[a] = out * (sp.digamma(a) - sp.digamma(a + b))
@@ -149,6 +173,43 @@ def _(out, a, b):
 def _(out, a, b):
     slope[a] = sp.digamma(a) - sp.digamma(a + b)
     slope[b] = sp.digamma(b) - sp.digamma(a + b)
+
+
+# ----- incomplete gamma and beta functions -------------------------------------------------
+# Their slopes in x are the integrands; in the shape parameters a and b they have no closed
+# form (a series of hypergeometric functions), so differentiating along a or b raises.
+
+
+def at_precision(value, out):
+    """``value`` at the precision of ``out``: a float64 normalizer of integer shapes would make
+    the slope of a float32 ``x`` float64."""
+    return np.asarray(value, dtype=np.result_type(out))
+
+
+@elementwise(sp.gammainc)
+def _(out, a, x):
+    """No derivative in the shape ``a`` (no closed form): differentiating along it raises."""
+    slope[a] = no_slope(a, "the shape a of scipy.special.gammainc")
+    # x^(a-1) e^-x / gamma(a)
+    slope[x] = at_precision(np.exp(sp.xlogy(a - 1.0, x) - x - sp.gammaln(a)), out)
+
+
+@elementwise(sp.gammaincc)
+def _(out, a, x):
+    """No derivative in the shape ``a`` (no closed form): differentiating along it raises."""
+    slope[a] = no_slope(a, "the shape a of scipy.special.gammaincc")
+    slope[x] = -at_precision(np.exp(sp.xlogy(a - 1.0, x) - x - sp.gammaln(a)), out)
+
+
+@elementwise(sp.betainc)
+def _(out, a, b, x):
+    """No derivative in the shapes ``a`` and ``b`` (no closed form): differentiating along
+    them raises."""
+    slope[a] = no_slope(a, "the shape a of scipy.special.betainc")
+    slope[b] = no_slope(b, "the shape b of scipy.special.betainc")
+    # x^(a-1) (1-x)^(b-1) / B(a, b)
+    slope[x] = at_precision(np.exp(sp.xlogy(a - 1.0, x) + sp.xlog1py(b - 1.0, -x) -
+                                   sp.betaln(a, b)), out)
 
 
 # ----- error function and the normal distribution ------------------------------------------
@@ -189,6 +250,44 @@ def _(out, x):
     slope[x] = SQRT_2PI * np.exp(0.5 * out * out)  # inf at 0 and 1
 
 
+# ----- Bessel functions of the first and second kinds ---------------------------------------
+# The order is a constant: differentiating along it raises (no_slope).
+
+
+@elementwise(sp.jv)  # sp.jn is the same function
+def _(out, v, z):
+    """No derivative in the order ``v`` (no closed form): differentiating along it raises."""
+    slope[v] = no_slope(v, "the order v of scipy.special.jv")
+    slope[z] = 0.5 * (sp.jv(v - 1.0, z) - sp.jv(v + 1.0, z))
+
+
+@elementwise(sp.yn)
+def _(out, n, x):
+    """No derivative in the order ``n`` (an integer)."""
+    slope[n] = no_slope(n, "the order n of scipy.special.yn")  # an integer
+    slope[x] = 0.5 * (sp.yn(n - 1, x) - sp.yn(n + 1, x))
+
+
+@elementwise(sp.j0)
+def _(out, x):
+    slope[x] = -sp.j1(x)
+
+
+@elementwise(sp.j1)
+def _(out, x):
+    slope[x] = 0.5 * (sp.j0(x) - sp.jv(2.0, x))
+
+
+@elementwise(sp.y0)
+def _(out, x):
+    slope[x] = -sp.y1(x)
+
+
+@elementwise(sp.y1)
+def _(out, x):
+    slope[x] = 0.5 * (sp.y0(x) - sp.yn(2, x))
+
+
 # ----- modified Bessel functions -----------------------------------------------------------
 
 
@@ -204,7 +303,7 @@ def _(out, v, z):
     slope[z] = 0.5 * (sp.ive(v - 1.0, z) + sp.ive(v + 1.0, z)) - np.sign(z) * out
 
 
-@elementwise(sp.i0)
+@elementwise(sp.i0, np.i0)  # np.i0's rule is here: its slope needs scipy.special.i1
 def _(out, x):
     slope[x] = sp.i1(x)
 

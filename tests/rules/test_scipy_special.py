@@ -13,9 +13,10 @@ import pytest
 sp = pytest.importorskip("scipy.special")
 
 import mindgrad  # noqa: E402
+from mindgrad.errors import NoGradientRuleError  # noqa: E402
 from mindgrad.rules import jvp_of, vjp_of  # noqa: E402
 from tests.support.inputs import Draw  # noqa: E402
-from tests.support.rule_check import Cases, rule_tests  # noqa: E402
+from tests.support.rule_check import TANGENT, Cases, rule_tests  # noqa: E402
 
 draw = Draw(20261125)
 r, pos, unit, f, x32 = draw.r, draw.pos, draw.unit, draw.f, draw.x32
@@ -42,7 +43,8 @@ UNARY = [
     (sp.gamma, negative), (sp.gammaln, pos), (sp.gammaln, negative), (sp.digamma, pos),
     (sp.psi, pos), (sp.erf, r), (sp.erfc, r), (sp.erfinv, unit), (sp.erfcinv, two),
     (sp.ndtr, r), (sp.log_ndtr, r), (sp.ndtri, prob), (sp.i0, r), (sp.i1, r), (sp.i0e, r),
-    (sp.i1e, r),
+    (sp.i1e, r), (np.i0, r), (sp.j0, r), (sp.j1, r), (sp.y0, pos), (sp.y1, pos), (sp.rgamma, pos),
+    (sp.rgamma, negative),
 ]
 for fn, gen in UNARY:
     case(fn, f(gen))
@@ -68,6 +70,29 @@ for fn in (sp.iv, sp.ive):
     case(fn, 0, r(3))
     case(fn, 2, r(2, 3))
     case(fn, np.array([[0], [1]]), r(3))
+
+# Bessel functions of integer and real orders, constants (jn is jv)
+for fn in (sp.jv, sp.jn):
+    case(fn, 0, r(3))
+    case(fn, 3, f())
+    case(fn, np.array([[0], [1], [4]]), r(2, 1, 3))
+case(sp.yn, 0, pos(3))
+case(sp.yn, 2, f(pos))
+case(sp.yn, np.array([[1], [3]]), pos(3))
+
+# the incomplete gamma and beta functions in x; their shapes, without a closed-form derivative,
+# are integers here (floats through grad below)
+for fn in (sp.gammainc, sp.gammaincc):
+    case(fn, 1, pos(3))
+    case(fn, np.array([[1], [2], [5]]), pos(4))
+    case(fn, 3, f(pos))
+    case(fn, 2, np.asarray(pos()))
+case(sp.betainc, 2, 3, prob(3))
+case(sp.betainc, np.array([[1], [2]]), np.array([1, 3, 6]), prob(2, 3))
+case(sp.betainc, 1, 1, f(prob))
+
+for a, dim in ((draw.big(3), 3), (f(draw.big), 1), (draw.big(2, 3), 2), (np.asarray(4.5), 6)):
+    case(sp.multigammaln, a, dim)
 
 AXES = [None, 0, 1, -1, (0, 1), (-1, 0)]
 for axis in AXES:
@@ -96,9 +121,13 @@ for fn in (sp.softmax, sp.log_softmax):
 
 FLOAT32 = Cases()
 for fn, gen in [(sp.expit, r), (sp.erf, r), (sp.gammaln, pos), (sp.log_ndtr, r),
-                (sp.ndtri, prob), (sp.i1e, r)]:
+                (sp.ndtri, prob), (sp.i1e, r), (np.i0, r), (sp.j1, r), (sp.y0, pos),
+                (sp.rgamma, pos)]:
     FLOAT32.add(fn, x32(3, gen=gen))
 FLOAT32.add(sp.xlogy, x32(3, 1), x32(4, gen=pos))
+FLOAT32.add(sp.gammainc, 2, x32(3, gen=pos), only=TANGENT)  # float64, as SciPy computes it
+FLOAT32.add(sp.betainc, 2, 3, x32(3, gen=prob))
+FLOAT32.add(sp.jv, 1, x32(3))
 FLOAT32.add(sp.logsumexp, x32(3, 4), axis=-1)
 FLOAT32.add(sp.softmax, x32(3, 4), axis=0)
 FLOAT32.add(sp.log_softmax, x32(3, 4), axis=1)
@@ -278,3 +307,150 @@ def test_a_scipy_function_differentiated_itself_uses_its_rule():
     y = pos(3)
     np.testing.assert_allclose(mindgrad.jvp(sp.gammaln, (y,), (np.ones(3),))[1], sp.digamma(y),
                                rtol=1e-12)
+
+
+# ----- incomplete gamma and beta, Bessel functions, rgamma, multigammaln --------------------
+
+SECOND_NEW = [
+    (lambda x: sp.gammainc(1.7, x), pos), (lambda x: sp.gammaincc(0.6, x), pos),
+    (lambda x: sp.betainc(1.5, 2.5, x), prob), (lambda x: sp.jv(1.5, x) + sp.jn(2, x), pos),
+    (lambda x: sp.yn(2, x), pos), (lambda x: sp.multigammaln(x + 2.0, 3), pos),
+    (lambda x: sp.rgamma(x) * sp.gammasgn(x), negative),
+]
+
+
+@pytest.mark.parametrize("fn, gen", SECOND_NEW)
+def test_new_functions_to_second_order(fn, gen):
+    def total(x):
+        return np.sum(fn(x) * np.arange(1.0, 4.0))
+
+    mindgrad.check_grads(total, (gen(3),), order=2, modes=("rev", "fwd"))
+
+
+def autograd_special():
+    return pytest.importorskip("autograd.scipy.special")
+
+
+@pytest.mark.parametrize("name, order, gen", [
+    ("gammainc", 1.7, pos), ("gammaincc", 0.6, pos), ("jn", 2, r), ("yn", 1, pos),
+    ("j0", None, r), ("j1", None, r), ("y0", None, pos), ("y1", None, pos),
+    ("rgamma", None, pos), ("i0", None, r),
+])
+def test_gradients_and_tangents_match_autograd(name, order, gen):
+    ag = pytest.importorskip("autograd")
+    asp = autograd_special()
+    x, w, v = gen(4), r(4), r(4)
+    fn, their_fn = getattr(sp, name), getattr(asp, name)
+
+    def ours(x):
+        return np.sum(fn(x) * w)
+
+    def ours_of_order(x):
+        return np.sum(fn(order, x) * w)
+
+    def theirs(x):
+        return ag.numpy.sum((their_fn(x) if order is None else their_fn(order, x)) * w)
+
+    mine = ours if order is None else ours_of_order
+    want = ag.grad(theirs)(x)
+    np.testing.assert_allclose(mindgrad.grad(mine)(x), want, rtol=1e-10)
+    assert mindgrad.jvp(mine, (x,), (v,))[1] == pytest.approx(float(want @ v), rel=1e-10)
+
+
+def test_multigammaln_and_np_i0_match_autograd():
+    ag = pytest.importorskip("autograd")
+    asp = autograd_special()
+    a = draw.big(3) + 1.0
+    np.testing.assert_allclose(mindgrad.grad(lambda a: np.sum(sp.multigammaln(a, 4)))(a),
+                               ag.grad(lambda a: ag.numpy.sum(asp.multigammaln(a, 4)))(a),
+                               rtol=1e-12)
+    x = r(3)
+    np.testing.assert_allclose(mindgrad.grad(lambda x: np.sum(np.i0(x)))(x), sp.i1(x),
+                               rtol=1e-12)
+    np.testing.assert_allclose(mindgrad.hessian(lambda x: np.sum(np.i0(x)))(x),
+                               np.diag(0.5 * (sp.i0(x) + sp.iv(2, x))), rtol=1e-12)
+
+
+def test_incomplete_functions_match_closed_forms_and_jax():
+    x = np.array([0.3, 1.2, 2.5])
+    a, b = 1.7, 2.5
+    want = x ** (a - 1) * np.exp(-x) / sp.gamma(a)
+    np.testing.assert_allclose(mindgrad.grad(lambda x: np.sum(sp.gammainc(a, x)))(x), want,
+                               rtol=1e-12)
+    np.testing.assert_allclose(mindgrad.grad(lambda x: np.sum(sp.gammaincc(a, x)))(x), -want,
+                               rtol=1e-12)
+    u = x / 3.0
+    want = u ** (a - 1) * (1 - u) ** (b - 1) / sp.beta(a, b)
+    np.testing.assert_allclose(mindgrad.grad(lambda u: np.sum(sp.betainc(a, b, u)))(u), want,
+                               rtol=1e-12)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jsp = jax.scipy.special
+    want = np.asarray(jax.vmap(jax.grad(lambda x: jsp.gammainc(a, x)))(x))
+    np.testing.assert_allclose(mindgrad.grad(lambda x: np.sum(sp.gammainc(a, x)))(x), want,
+                               rtol=1e-8)
+    want = np.asarray(jax.vmap(jax.grad(lambda u: jsp.betainc(a, b, u)))(u))
+    np.testing.assert_allclose(mindgrad.grad(lambda u: np.sum(sp.betainc(a, b, u)))(u), want,
+                               rtol=1e-8)
+
+
+def test_incomplete_gamma_slope_at_zero():
+    """x^(a-1) e^-x / gamma(a) at x = 0: inf for a < 1, 1 for a = 1, 0 above."""
+    zero = np.zeros(3)
+    with np.errstate(divide="ignore"):
+        got = mindgrad.grad(lambda x: np.sum(sp.gammainc(np.array([0.5, 1.0, 2.0]), x)))(zero)
+    np.testing.assert_array_equal(got, [np.inf, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("fn, argnum, message", [
+    (lambda a, x: np.sum(sp.gammainc(a, x)), 0, "the shape a of scipy.special.gammainc"),
+    (lambda a, x: np.sum(sp.gammaincc(a, x)), 0, "the shape a of scipy.special.gammaincc"),
+    (lambda a, x: np.sum(sp.betainc(a, 2.0, x)), 0, "the shape a of scipy.special.betainc"),
+    (lambda b, x: np.sum(sp.betainc(1.5, b, x)), 0, "the shape b of scipy.special.betainc"),
+    (lambda v, x: np.sum(sp.jv(v, x)), 0, "the order v of scipy.special.jv"),
+])
+def test_shapes_and_orders_without_closed_form_raise(fn, argnum, message):
+    """Asked along a shape or order, an error; along x alone, the number."""
+    a, x = 1.5, np.array([0.2, 0.6])
+    with pytest.raises(NotImplementedError, match=message):
+        mindgrad.grad(fn, argnum)(a, x)
+    with pytest.raises(NotImplementedError, match=message):
+        mindgrad.jvp(fn, (a, x), (1.0, np.zeros(2)))
+    g = mindgrad.grad(fn, 1)(a, x)
+    eps = 1e-6
+    numeric = [(fn(a, x + eps * e) - fn(a, x - eps * e)) / (2 * eps) for e in np.eye(2)]
+    np.testing.assert_allclose(g, numeric, rtol=1e-6)
+
+
+def test_gammasgn_is_a_constant():
+    x = negative(3) - np.array([0.0, 1.0, 2.0])  # signs -, +, -
+
+    def f(x):
+        return np.sum(x * sp.gammasgn(x))
+
+    np.testing.assert_array_equal(mindgrad.grad(f)(x), sp.gammasgn(x))
+    assert mindgrad.jvp(f, (x,), (np.ones(3),))[1] == pytest.approx(np.sum(sp.gammasgn(x)))
+
+
+def test_multigammaln_dimension_by_keyword_is_refused_clearly():
+    def f(a):
+        return np.sum(sp.multigammaln(a, d=2))
+
+    with pytest.raises(NoGradientRuleError, match="does not fit the rule for multigammaln"):
+        mindgrad.grad(f)(draw.big(3))
+
+
+def special_mix(x):
+    return np.sum(sp.gammainc(1.7, x) * sp.jv(1.5, x) + sp.betainc(1.5, 2.5, x / 4.0) +
+                  sp.multigammaln(x + 1.0, 3) + np.i0(x) * sp.y1(x) + sp.yn(2, x) + sp.rgamma(x))
+
+
+def test_forward_over_forward():
+    x, v = pos(3), r(3)
+
+    def along(x):
+        return mindgrad.jvp(special_mix, (x,), (v,))[1]
+
+    eps = 1e-5
+    numeric = (along(x + eps * v) - along(x - eps * v)) / (2 * eps)
+    assert mindgrad.jvp(along, (x,), (v,))[1] == pytest.approx(numeric, rel=1e-5)
