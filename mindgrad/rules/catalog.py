@@ -58,6 +58,7 @@ NAMESPACES = [
     ("scipy.special", "scipy.special"),
     ("scipy.stats", "scipy.stats"),
     ("scipy.linalg", "scipy.linalg"),
+    ("scipy.signal", "scipy.signal"),
 ]
 
 # the topics in the order a reader meets them, with their headings; a topic not named here comes
@@ -75,6 +76,7 @@ TITLES = {
     "scipy_special": "SciPy: special functions",
     "scipy_stats": "SciPy: statistical distributions",
     "scipy_linalg": "SciPy: linear algebra",
+    "scipy_signal": "SciPy: signal processing",
 }
 
 INTERNAL = {"runtime_rules"}  # rules for the helpers generated code calls, not user functions
