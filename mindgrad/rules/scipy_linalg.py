@@ -32,6 +32,7 @@ import numpy as np
 import scipy.linalg as sl
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
+from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.rules.numpy_linalg import (
     det_grad,
     det_tangent,
@@ -41,7 +42,7 @@ from mindgrad.rules.numpy_linalg import (
     swap_last_axes,
 )
 from mindgrad.runtime import is_zero, unbroadcast
-from mindgrad.runtime.tangents import TangentTuple
+from mindgrad.runtime.tangents import TangentTuple, as_dtype_of
 
 # ----- det, inv, solve: as NumPy's ---------------------------------------------------------
 
@@ -453,3 +454,97 @@ def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     d[out] = sl.lu_solve(lu_and_piv, d[b], trans)
     d[out] = lu_solve_tangent_lu(d[lu_and_piv], lu_and_piv, out, trans)
+
+
+# ----- the matrix logarithm ----------------------------------------------------------------
+
+
+def off_branch_cut(a):
+    """``a``, checked to have no eigenvalue of ``a`` on the logarithm's branch cut (the
+    real numbers <= 0), where it has no derivative."""
+    w = np.linalg.eigvals(a)
+    if np.any((np.imag(w) == 0) & (np.real(w) <= 0)):
+        raise NotImplementedError("mindgrad differentiates scipy.linalg.logm of a matrix with "
+                                  "no eigenvalue on the logarithm's branch cut (a real number "
+                                  "<= 0) only: it has no derivative there")
+    return a
+
+
+def logm_frechet_block(a, e):
+    """The derivative of ``logm`` at ``a`` in the direction ``e``: the upper right block of
+    ``logm([[a, e], [0, a]])``."""
+    n = np.shape(a)[-1]
+    top = np.concatenate([a, e], axis=-1)
+    bottom = np.concatenate([np.zeros_like(a), a], axis=-1)
+    return sl.logm(np.concatenate([top, bottom], axis=-2))[..., :n, n:]
+
+
+@adjoint(sl.logm)
+def _(out, A, disp=True):
+    """One square matrix with no eigenvalue on the branch cut (a real matrix: none negative).
+    The derivative is a block of ``logm`` of a matrix twice the size, itself differentiable."""
+    m = off_branch_cut(A)
+    d[A] = astype_grad(logm_frechet_block(swap_last_axes(m), d[out]), A)
+
+
+@tangent(sl.logm)
+def _(out, A, disp=True):
+    m = off_branch_cut(A)
+    d[out] = as_dtype_of(logm_frechet_block(m, d[A]), out)
+
+
+# ----- banded solves -----------------------------------------------------------------------
+
+
+def shifted(v, s):
+    """``w`` with ``w[i] = v[i + s]`` along the first axis, zero where ``i + s`` is outside."""
+    n = np.shape(v)[0]
+    s = min(max(s, -n), n)
+    zeros = np.zeros((abs(s),) + np.shape(v)[1:], dtype=np.result_type(v))
+    return np.concatenate([v[s:], zeros]) if s >= 0 else np.concatenate([zeros, v[:n + s]])
+
+
+def band_row(row, x):
+    """A row of ``ab`` shaped to multiply ``x`` (a vector or the columns of a matrix)."""
+    return np.reshape(row, np.shape(row) + (1,) * (np.ndim(x) - 1))
+
+
+def banded_matmul(l_and_u, ab, x):
+    """``a @ x`` for the matrix ``a`` that ``ab`` holds in the band storage of
+    ``solve_banded`` (``ab[u + i - j, j] = a[i, j]``)."""
+    lower, upper = l_and_u
+    return sum(shifted(band_row(ab[r], x) * x, upper - r) for r in range(lower + upper + 1))
+
+
+def banded_transpose(l_and_u, ab):
+    """The band storage of ``a^T`` (lower and upper bandwidths swapped)."""
+    lower, upper = l_and_u
+    return np.stack([shifted(ab[upper + lower - k], k - lower) for k in range(lower + upper + 1)])
+
+
+def banded_outer(l_and_u, g, x):
+    """The band of ``g x^T`` (summed over the columns of matrices) in band storage: the
+    gradient of ``a @ x`` for ``ab`` from ``g``."""
+    lower, upper = l_and_u
+    if np.ndim(x) == 1:
+        return np.stack([shifted(g, r - upper) * x for r in range(lower + upper + 1)])
+    return np.stack([np.sum(shifted(g, r - upper) * x, axis=-1)
+                     for r in range(lower + upper + 1)])
+
+
+nondifferentiable(band_row)
+
+
+@adjoint(sl.solve_banded)
+def _(out, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """The entries of ``ab`` outside the band's matrix (its unused corners) get no gradient;
+    the bandwidths ``l_and_u`` are integers."""
+    g_b = sl.solve_banded(l_and_u[::-1], banded_transpose(l_and_u, ab), d[out])
+    d[b] = g_b
+    d[ab] = -banded_outer(l_and_u, g_b, out)
+
+
+@tangent(sl.solve_banded)
+def _(out, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    d[out] = sl.solve_banded(l_and_u, ab, d[b])
+    d[out] = -sl.solve_banded(l_and_u, ab, banded_matmul(l_and_u, d[ab], out))

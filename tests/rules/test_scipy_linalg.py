@@ -194,3 +194,66 @@ def test_sqrtm_gradient_by_its_defining_equation():
 ])
 def test_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
+
+
+# ----- logm, solve_banded ------------------------------------------------------------------
+
+LATER = Cases()
+for shape in [(3, 3), (1, 1), (4, 4)]:
+    LATER.add(sl.logm, well_conditioned(*shape))
+LATER.add(sl.logm, well_conditioned(3, 3) + 0.5j * r(3, 3), label="logm-complex")
+
+
+def band(lower, upper, n):
+    """A diagonally dominant matrix of bandwidths (lower, upper) in solve_banded's storage."""
+    ab = r(lower + upper + 1, n)
+    ab[upper] += 4.0
+    return ab
+
+
+for lower, upper in [(1, 1), (0, 2), (2, 0), (1, 2), (0, 0)]:
+    LATER.add(sl.solve_banded, (lower, upper), band(lower, upper, 5), r(5))
+    LATER.add(sl.solve_banded, (lower, upper), band(lower, upper, 5), r(5, 2))
+LATER.add(sl.solve_banded, (1, 1), band(1, 1, 1), r(1))
+CASES.extend(LATER)
+LATER_F32 = Cases()
+LATER_F32.add(sl.solve_banded, (1, 1), band(1, 1, 4).astype(np.float32), x32(4))
+LATER_F32.add(sl.logm, well_conditioned(3, 3).astype(np.float32), only=("adjoint",))
+globals().update({name + "_logm_banded": test
+                  for name, test in rule_tests(LATER, LATER_F32).items()})
+
+
+def test_logm_tangent_matches_scipy_expm_frechet_inverted():
+    """exp(log(a)) = a: the tangent t of logm in e satisfies expm_frechet(log(a), t) = e."""
+    a, e = well_conditioned(3, 3), r(3, 3)
+    log, t = mindgrad.jvp(sl.logm, (a,), (e,))
+    np.testing.assert_allclose(sl.expm_frechet(log, t, compute_expm=False), e, atol=1e-9)
+
+
+def test_logm_on_the_branch_cut_is_refused():
+    with pytest.raises(NotImplementedError, match="branch cut"):
+        mindgrad.grad(lambda a: np.sum(np.real(sl.logm(a))))(np.diag([-1.0, 2.0]))
+
+
+def test_solve_banded_matches_the_dense_solve():
+    """The gradient for ab is the dense gradient -g_b x^T read on the band; its unused corners
+    get none."""
+    ab, b = band(1, 2, 5), r(5)
+    dense = sum(np.diag(ab[r_, max(0, 2 - r_):5 + min(0, 2 - r_)], 2 - r_) for r_ in range(4))
+    np.testing.assert_allclose(sl.solve_banded((1, 2), ab, b), np.linalg.solve(dense, b))
+    g_dense = mindgrad.grad(lambda m: np.sum(np.linalg.solve(m, b) ** 2))(dense)
+    g_ab = mindgrad.grad(lambda ab: np.sum(sl.solve_banded((1, 2), ab, b) ** 2))(ab)
+    for r_ in range(4):
+        k = 2 - r_
+        cols = range(max(0, k), 5 + min(0, k))
+        np.testing.assert_allclose(g_ab[r_, list(cols)], [g_dense[j - k, j] for j in cols])
+    assert g_ab[0, 0] == g_ab[0, 1] == g_ab[3, 4] == 0
+
+
+def log_and_band(a, ab, b):
+    return np.sum(sl.logm(a) ** 2) + np.sum(sl.solve_banded((1, 1), ab, b) ** 3)
+
+
+def test_logm_and_solve_banded_to_second_order():
+    mindgrad.check_grads(log_and_band, (well_conditioned(3, 3), band(1, 1, 4), r(4)), order=2,
+                         modes=("rev", "fwd"))
