@@ -69,6 +69,7 @@ TITLES = {
     "numpy_reductions": "NumPy: reductions, statistics and cumulative operations",
     "numpy_shape": "NumPy: shape, joining, indexing and reordering",
     "numpy_linalg": "NumPy: products and linear algebra",
+    "numpy_pinv": "NumPy: the pseudo-inverse",
     "numpy_fft": "NumPy: discrete Fourier transforms",
     "methods": "Array methods and attributes",
     "builtins_math": "Python builtins and the math module",

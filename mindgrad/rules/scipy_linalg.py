@@ -481,8 +481,8 @@ def logm_frechet_block(a, e):
 
 @adjoint(sl.logm)
 def _(out, A, disp=True):
-    """One square matrix with no eigenvalue on the branch cut (a real matrix: none negative).
-    The derivative is a block of ``logm`` of a matrix twice the size, itself differentiable."""
+    """A square matrix with no eigenvalue on the branch cut (a real number <= 0). The
+    derivative is a block of ``logm`` of a matrix twice the size, itself differentiable."""
     m = off_branch_cut(A)
     d[A] = astype_grad(logm_frechet_block(swap_last_axes(m), d[out]), A)
 

@@ -16,6 +16,7 @@ import pytest
 import tests.rules
 from mindgrad import rules
 from mindgrad.rules import is_nondifferentiable, lookup
+from mindgrad.rules.numpy_pinv import no_second_derivative
 from tests.support.rule_check import (
     ADJOINT,
     TANGENT,
@@ -28,8 +29,10 @@ from tests.support.rule_check import (
 
 # casts checked exactly (float16, float32 and complex64 lose the precision central differences
 # need): test_nondiff.py's test_scalar_casts_pass_the_gradient_back and ..._the_tangent
-CHECKED_EXACTLY = {ADJOINT: {np.float16, np.float32, np.complex64},
-                   TANGENT: {np.float16, np.float32, np.complex64}}
+# and rules that refuse, checked to raise: numpy_pinv.no_second_derivative
+# (test_linalg_spectral.py's test_pinv_of_a_rank_deficient_matrix_refuses_a_second_derivative)
+CHECKED_EXACTLY = {ADJOINT: {np.float16, np.float32, np.complex64, no_second_derivative},
+                   TANGENT: {np.float16, np.float32, np.complex64, no_second_derivative}}
 
 
 def all_cases():
