@@ -257,3 +257,95 @@ def log_and_band(a, ab, b):
 def test_logm_and_solve_banded_to_second_order():
     mindgrad.check_grads(log_and_band, (well_conditioned(3, 3), band(1, 1, 4), r(4)), order=2,
                          modes=("rev", "fwd"))
+
+
+# ----- eigh ----------------------------------------------------------------------------------
+
+from tests.support.linalg_inputs import fix_eigh, symmetric_in  # noqa: E402
+
+EIGH = Cases()
+rng = np.random.default_rng(20261130)
+for lower in (True, False):
+    uplo = "L" if lower else "U"
+    for n in (1, 3, 4):
+        a = symmetric_in(rng, uplo, n, n)
+        EIGH.add(sl.eigh, a, lower=lower, fix=fix_eigh)
+        EIGH.add(sl.eigh, a, lower=lower, eigvals_only=True, label="eigh-values")
+    a = symmetric_in(rng, uplo, 4, 4)
+    EIGH.add(sl.eigh, a, lower=lower, subset_by_index=[1, 2], fix=fix_eigh, label="eigh-index")
+    EIGH.add(sl.eigh, a, lower=lower, subset_by_index=(0, 0), eigvals_only=True,
+             label="eigh-index-values")
+    w = np.linalg.eigvalsh(a, uplo)
+    EIGH.add(sl.eigh, a, lower=lower, subset_by_value=(w[0] + 0.1, w[2] + 0.1), fix=fix_eigh,
+             label="eigh-value-range")
+CASES.extend(EIGH)
+EIGH_F32 = Cases()
+EIGH_F32.add(sl.eigh, symmetric_in(rng, "L", 3, 3).astype(np.float32), eigvals_only=True)
+globals().update({name + "_eigh": test for name, test in rule_tests(EIGH, EIGH_F32).items()})
+
+
+def hermitian_in(uplo, n):
+    """A complex Hermitian matrix in the ``uplo`` triangle, eigenvalues 0.7 apart; noise in the
+    other triangle and the diagonal's imaginary part."""
+    q = np.linalg.qr(rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)))[0]
+    h = (q * (0.8 + 0.7 * np.arange(n))) @ np.conj(q.T)
+    noise = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    return h + (np.triu(noise, 1) if uplo == "L" else np.tril(noise, -1)) + \
+        1j * np.imag(noise) * np.eye(n)
+
+
+WEIGHTS = rng.standard_normal((4, 4))
+
+
+def hermitian_loss(lower, subset=None):
+    """A loss of eigh's output that does not depend on the eigenvectors' phases."""
+    def loss(a):
+        w, v = sl.eigh(a, lower=lower, subset_by_index=subset)
+        return np.sum(w ** 3) + np.sum(np.abs(v) ** 2 * WEIGHTS[:, :v.shape[1]]) + \
+            np.abs(np.sum(v[:, 0] * WEIGHTS[0])) ** 2
+    return loss
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("subset", [None, [1, 3]])
+def test_eigh_of_a_complex_hermitian_matrix(lower, subset):
+    a = hermitian_in("L" if lower else "U", 4)
+    loss = hermitian_loss(lower, subset)
+    g = mindgrad.grad(loss)(a)
+    for _ in range(2):
+        v = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+        numeric = (loss(a + 1e-6 * v) - loss(a - 1e-6 * v)) / 2e-6
+        np.testing.assert_allclose(np.real(np.sum(g * v)), numeric, rtol=1e-6)
+        np.testing.assert_allclose(mindgrad.jvp(loss, (a,), (v,))[1], numeric, rtol=1e-6)
+
+
+def test_eigh_matches_numpy_eigh():
+    a = symmetric_in(rng, "L", 4, 4)
+
+    def scipys(a):
+        w, v = sl.eigh(a)
+        return np.sum(w * np.arange(4)) + np.sum(v ** 4)
+
+    def numpys(a):
+        w, v = np.linalg.eigh(a)
+        return np.sum(w * np.arange(4)) + np.sum(v ** 4)
+
+    np.testing.assert_allclose(mindgrad.grad(scipys)(a), mindgrad.grad(numpys)(a), rtol=1e-10)
+
+
+def test_generalized_eigh_is_refused():
+    a, b = symmetric_in(rng, "L", 3, 3), positive_definite(3, 3)
+    with pytest.raises(NotImplementedError, match="generalized"):
+        mindgrad.grad(lambda a: np.sum(sl.eigh(a, b, eigvals_only=True)))(a)
+    with pytest.raises(NotImplementedError, match="generalized"):
+        mindgrad.jvp(lambda a: sl.eigh(a, b, eigvals_only=True), (a,), (a,))
+
+
+def eigen_energy(a):
+    w, v = sl.eigh(a, subset_by_index=[1, 2])
+    return np.sum(w ** 2) + np.sum(v ** 4) + np.sum(sl.eigh(a, eigvals_only=True) ** 3)
+
+
+def test_eigh_to_second_order():
+    mindgrad.check_grads(eigen_energy, (symmetric_in(rng, "L", 4, 4),), order=2,
+                         modes=("rev", "fwd"))
