@@ -70,6 +70,7 @@ TITLES = {
     "numpy_shape": "NumPy: shape, joining, indexing and reordering",
     "numpy_linalg": "NumPy: products and linear algebra",
     "numpy_pinv": "NumPy: the pseudo-inverse",
+    "numpy_callables": "NumPy: functions that call the user's function",
     "numpy_fft": "NumPy: discrete Fourier transforms",
     "methods": "Array methods and attributes",
     "builtins_math": "Python builtins and the math module",
