@@ -59,6 +59,7 @@ NAMESPACES = [
     ("scipy.stats", "scipy.stats"),
     ("scipy.linalg", "scipy.linalg"),
     ("scipy.signal", "scipy.signal"),
+    ("scipy.integrate", "scipy.integrate"),
 ]
 
 # the topics in the order a reader meets them, with their headings; a topic not named here comes
@@ -79,6 +80,7 @@ TITLES = {
     "scipy_stats": "SciPy: statistical distributions",
     "scipy_linalg": "SciPy: linear algebra",
     "scipy_signal": "SciPy: signal processing",
+    "scipy_integrate": "SciPy: integration of ODEs",
 }
 
 INTERNAL = {"runtime_rules"}  # rules for the helpers generated code calls, not user functions

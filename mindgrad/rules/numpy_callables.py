@@ -35,6 +35,16 @@ def register_api(vjp, jvp):
     _API["jvp"] = jvp
 
 
+def user_vjp(fn, *inputs):
+    """mindgrad's ``vjp(fn, *inputs)``: ``(out, vjp_fn)``."""
+    return _API["vjp"](fn, *inputs)
+
+
+def user_jvp(fn, inputs, tangents):
+    """mindgrad's ``jvp(fn, inputs, tangents)``: ``(out, tangent)``."""
+    return _API["jvp"](fn, inputs, tangents)
+
+
 def with_extra(fn):
     """``fn`` as a function mindgrad reads: called with an entry (slice) and the extra
     arguments."""
@@ -46,7 +56,7 @@ def with_extra(fn):
 def function_vjp(fn, x, args, g):
     """The gradients of ``vdot(g, fn(x, *args))`` for ``x`` and each of ``args``, by
     mindgrad; ``g`` is summed to the shape of ``fn``'s result where that broadcasts to it."""
-    out, vjp = _API["vjp"](with_extra(fn), x, *args)
+    out, vjp = user_vjp(with_extra(fn), x, *args)
     return vjp(unbroadcast(g, out))
 
 
@@ -54,7 +64,7 @@ def function_jvp(fn, x, args, t, t_args):
     """The tangent of ``fn(x, *args)`` in the directions ``t`` and ``t_args``, by mindgrad."""
     t_args = [np.zeros(np.shape(a), dtype=np.result_type(a, 1.0)) if is_zero(v) else v
               for a, v in zip(args, t_args)]
-    return _API["jvp"](with_extra(fn), (x, *args), (t, *t_args))[1]
+    return user_jvp(with_extra(fn), (x, *args), (t, *t_args))[1]
 
 
 def float_args(args):
@@ -241,11 +251,10 @@ def _(out, x, condlist, funclist, *args):
 # ----- second order: refused -----------------------------------------------------------------
 
 
-def refuse_second_order(x):
+def refuse_second_order(x, name="np.apply_along_axis and np.piecewise"):
     raise NotImplementedError(
-        "the second derivative of np.apply_along_axis and np.piecewise (the derivative of the "
-        "user's function they call, differentiated again) is not implemented; the first "
-        "derivative is")
+        f"the second derivative of {name} (the derivative of the user's function they call, "
+        "differentiated again) is not implemented; the first derivative is")
 
 
 nondifferentiable(refuse_second_order)

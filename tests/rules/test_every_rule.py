@@ -41,6 +41,11 @@ from tests.support.rule_check import (
 # test_the_helpers_refuse_their_derivatives)
 REFUSING = {no_second_derivative, apply_along_axis_grads, apply_along_axis_tangent,
             piecewise_grads, piecewise_tangent}
+try:  # and scipy_integrate's (test_scipy_integrate.py's test_second_derivatives_are_refused)
+    from mindgrad.rules.scipy_integrate import odeint_grads, odeint_tangent
+    REFUSING |= {odeint_grads, odeint_tangent}
+except ImportError:  # no SciPy: its rules are not there either
+    pass
 CHECKED_EXACTLY = {ADJOINT: {np.float16, np.float32, np.complex64} | REFUSING,
                    TANGENT: {np.float16, np.float32, np.complex64} | REFUSING}
 
