@@ -58,6 +58,7 @@ for axis in (0, 1, -1):
     case(np.apply_along_axis, energy, axis, r(2, 3))
 case(np.apply_along_axis, energy, 1, r(2, 3, 4))
 case(np.apply_along_axis, moments, 0, r(5))
+case(np.apply_along_axis, energy, 0, r(5), label="apply_along_axis-0d-result")
 case(np.apply_along_axis, outer, 1, r(2, 3))
 case(np.apply_along_axis, outer, 0, r(3, 2, 2))
 case(np.apply_along_axis, scaled, 0, r(3, 2), 0.7, 1.5)

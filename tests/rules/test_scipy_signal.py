@@ -30,6 +30,7 @@ for mode in ("full", "same", "valid"):
     case(ss.convolve, r(4) + 1j * r(4), r(2), mode, "direct")
     case(ss.convolve, r(4) + 1j * r(4), r(3) - 0.5j * r(3), mode)
 case(ss.convolve, r(6), r(6), "same")
+case(ss.convolve, np.float64(1.3), np.float64(-0.4), label="convolve-0d")
 
 FLOAT32 = Cases()
 FLOAT32.add(ss.convolve, x32(5), x32(3))
