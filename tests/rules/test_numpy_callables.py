@@ -162,3 +162,16 @@ def test_a_lambda_written_in_the_function_is_refused_clearly():
 
     with pytest.raises(mindgrad.errors.UnsupportedSyntaxError, match="lambda"):
         mindgrad.grad(f)(r(3))
+
+
+PIECES = [lambda t: t ** 2, np.sin, 1.0]  # lambdas and NumPy's functions defined outside f
+
+
+def test_piecewise_of_lambdas_and_numpy_functions():
+    x = np.array([-1.0, 0.5, 2.0])
+
+    def f(x):
+        return np.sum(np.piecewise(x, [x < 0, x > 1], PIECES) ** 2)
+
+    np.testing.assert_allclose(mindgrad.grad(f)(x), [-4.0, 0.0, np.sin(4.0)], rtol=1e-12)
+    assert mindgrad.jvp(f, (x,), (np.ones(3),))[1] == pytest.approx(-4.0 + np.sin(4.0))
