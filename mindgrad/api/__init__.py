@@ -8,6 +8,9 @@ from mindgrad.api.debug import debug
 from mindgrad.api.functional import hessian, jacfwd, jacrev, jvp, vjp
 from mindgrad.api.gradients import GradFunction, get_grad, grad, stop_gradient, value_and_grad
 from mindgrad.api.sources import source, stages
+from mindgrad.rules import numpy_callables
+
+numpy_callables.register_api(vjp, jvp)  # the rules that call the user's functions use them
 
 __all__ = ["GradFunction", "check_grads", "debug", "get_grad", "grad", "hessian", "jacfwd",
            "jacrev", "jvp", "source", "stages", "stop_gradient", "value_and_grad", "vjp"]

@@ -106,7 +106,8 @@ _version = 0
 # loads the topics of the libraries now in sys.modules (``_load_deferred``), so `import
 # mindgrad` imports none of them, and mindgrad works where they are not installed.
 DEFERRED = {"scipy.special": "scipy_special", "scipy.stats": "scipy_stats",
-            "scipy.linalg": "scipy_linalg"}
+            "scipy.linalg": "scipy_linalg", "scipy.signal": "scipy_signal",
+            "scipy.integrate": "scipy_integrate"}
 _pending = dict(DEFERRED)
 
 

@@ -58,6 +58,8 @@ NAMESPACES = [
     ("scipy.special", "scipy.special"),
     ("scipy.stats", "scipy.stats"),
     ("scipy.linalg", "scipy.linalg"),
+    ("scipy.signal", "scipy.signal"),
+    ("scipy.integrate", "scipy.integrate"),
 ]
 
 # the topics in the order a reader meets them, with their headings; a topic not named here comes
@@ -68,6 +70,8 @@ TITLES = {
     "numpy_reductions": "NumPy: reductions, statistics and cumulative operations",
     "numpy_shape": "NumPy: shape, joining, indexing and reordering",
     "numpy_linalg": "NumPy: products and linear algebra",
+    "numpy_pinv": "NumPy: the pseudo-inverse",
+    "numpy_callables": "NumPy: functions that call the user's function",
     "numpy_fft": "NumPy: discrete Fourier transforms",
     "methods": "Array methods and attributes",
     "builtins_math": "Python builtins and the math module",
@@ -75,6 +79,8 @@ TITLES = {
     "scipy_special": "SciPy: special functions",
     "scipy_stats": "SciPy: statistical distributions",
     "scipy_linalg": "SciPy: linear algebra",
+    "scipy_signal": "SciPy: signal processing",
+    "scipy_integrate": "SciPy: integration of ODEs",
 }
 
 INTERNAL = {"runtime_rules"}  # rules for the helpers generated code calls, not user functions

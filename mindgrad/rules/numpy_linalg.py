@@ -688,23 +688,30 @@ def inverse_gaps(w):
     return (1.0 - eye) / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + eye)
 
 
+def conj_transpose(x):
+    """The conjugate transpose of (a stack of) matrices; the transpose of real ones."""
+    return conj_if_complex(swap_last_axes(x))
+
+
 def triangle_grad(g, uplo="L"):
-    """The gradient for ``a`` of a function of ``a``'s ``uplo`` triangle read as a symmetric
-    matrix (``a -> tril(a) + tril(a, -1)^T``, as ``eigh`` reads it), from the gradient ``g`` of
-    that symmetric matrix: each off-diagonal entry of the triangle stands for two."""
-    both = g + swap_last_axes(g)
-    diagonal = g * np.eye(np.shape(g)[-1])
+    """The gradient for ``a`` of a function of ``a``'s ``uplo`` triangle read as a Hermitian
+    (real: symmetric) matrix (``a -> tril(a, -1) + tril(a, -1)^H + real(diag(a))``, as
+    ``eigh`` reads it), from the gradient ``g`` of that matrix: each off-diagonal entry of the
+    triangle stands for two, the other conjugated; the diagonal's imaginary part is not read."""
+    both = g + conj_transpose(g)
+    diagonal = np.real(g) * np.eye(np.shape(g)[-1])
     if uplo.upper() == "U":
         return np.triu(both, 1) + diagonal
     return np.tril(both, -1) + diagonal
 
 
 def triangle_tangent(t, uplo="L"):
-    """The tangent of the symmetric matrix that ``eigh`` reads from ``a``'s ``uplo``
-    triangle: ``tril(t) + tril(t, -1)^T``."""
+    """The tangent of the Hermitian (real: symmetric) matrix that ``eigh`` reads from ``a``'s
+    ``uplo`` triangle: ``tril(t, -1) + tril(t, -1)^H + real(diag(t))``."""
+    diagonal = np.real(t) * np.eye(np.shape(t)[-1])
     if uplo.upper() == "U":
-        return np.triu(t) + swap_last_axes(np.triu(t, 1))
-    return np.tril(t) + swap_last_axes(np.tril(t, -1))
+        return np.triu(t, 1) + conj_transpose(np.triu(t, 1)) + diagonal
+    return np.tril(t, -1) + conj_transpose(np.tril(t, -1)) + diagonal
 
 
 def reject_complex(a, name):
@@ -738,8 +745,13 @@ def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     ``full_matrices=True`` a non-square matrix has extra columns of U (or rows of V^T) that
     are an arbitrary basis of a complement: their gradient must be zero. ``hermitian=True``
     reads the lower triangle as a symmetric matrix (through ``eigh``), which gets the
-    gradient."""
-    reject_complex(a, "np.linalg.svd")
+    gradient.
+
+    A complex ``a = U S V^H`` takes the same formula in the inner-product form (``gU`` read as
+    ``conj(gU)``, transposes as conjugate transposes, the result conjugated: the README's
+    convention) plus ``U diag(i Im(diag(U^H conj(gU))) / s) V^H``, for the phase ``u_i`` and
+    ``v_i`` share. Each pair ``(u_i, v_i)`` is defined up to a common phase: the loss must not
+    depend on it."""
     m = np.shape(a)[-2]
     n = np.shape(a)[-1]
     k = min(m, n)
@@ -772,31 +784,42 @@ def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
         g_vt = 0
     if is_zero(g_u) and is_zero(g_s) and is_zero(g_vt):
         return 0
+    if not is_zero(g_u):
+        g_u = conj_if_complex(g_u)
+    if not is_zero(g_vt):
+        g_vt = conj_if_complex(g_vt)
     core = 0
     if not is_zero(g_s):
-        core = np.expand_dims(g_s, -2) * np.eye(k)
+        core = np.expand_dims(np.real(g_s), -2) * np.eye(k)
     if not (is_zero(g_u) and is_zero(g_vt)):
         f = inverse_gaps(s * s)
         if not is_zero(g_u):
-            j = f * (swap_last_axes(u) @ g_u)
-            core = core + (j + swap_last_axes(j)) * np.expand_dims(s, -2)
+            uh_gu = conj_transpose(u) @ g_u
+            j = f * uh_gu
+            core = core + (j + conj_transpose(j)) * np.expand_dims(s, -2)
+            if np.iscomplexobj(uh_gu):
+                core = core + 1j * np.imag(uh_gu) * np.eye(k) / np.expand_dims(s, -2)
         if not is_zero(g_vt):
-            kk = f * (vt @ swap_last_axes(g_vt))
-            core = core + np.expand_dims(s, -1) * (kk + swap_last_axes(kk))
+            kk = f * (vt @ conj_transpose(g_vt))
+            core = core + np.expand_dims(s, -1) * (kk + conj_transpose(kk))
     grad = u @ core @ vt
     if m > k and not is_zero(g_u):
-        grad = grad + ((g_u - u @ (swap_last_axes(u) @ g_u)) / np.expand_dims(s, -2)) @ vt
+        grad = grad + ((g_u - u @ (conj_transpose(u) @ g_u)) / np.expand_dims(s, -2)) @ vt
     if n > k and not is_zero(g_vt):
-        grad = grad + u @ ((g_vt - (g_vt @ swap_last_axes(vt)) @ vt) / np.expand_dims(s, -1))
+        grad = grad + u @ ((g_vt - (g_vt @ conj_transpose(vt)) @ vt) / np.expand_dims(s, -1))
     if hermitian:
-        grad = triangle_grad(grad, "L")
+        grad = triangle_grad(conj_if_complex(grad), "L")
+    else:
+        grad = conj_if_complex(grad)
     return astype_grad(grad, a)
 
 
 @adjoint(np.linalg.svd)
 def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
-    """Real ``a`` with distinct singular values; full_matrices of a non-square matrix only with
-    no gradient on the extra columns of U (rows of V^T)."""
+    """Real or complex ``a`` with distinct nonzero singular values; full_matrices of a
+    non-square matrix only with no gradient on the extra columns of U (rows of V^T). Complex
+    singular vectors: only losses that do not depend on the phase each pair ``(u_i, v_i)``
+    shares have a derivative."""
     d[a] = svd_grad(d[out], a, out, full_matrices, compute_uv, hermitian)
 
 
@@ -809,8 +832,10 @@ def svd_tangent(t, a, out, full_matrices=True, compute_uv=True, hermitian=False)
         dV = V (F o (S P + P^T S)) + (I - V V^T) t^T U S^-1
 
     ``full_matrices=True`` of a non-square matrix is refused: the extra columns of U (rows of
-    V^T) are an arbitrary basis of a complement, with no tangent to give."""
-    reject_complex(a, "np.linalg.svd")
+    V^T) are an arbitrary basis of a complement, with no tangent to give. A complex
+    ``a = U S V^H`` takes the same formulas with conjugate transposes, ``ds = real(diag(P))``,
+    and ``dU`` gains ``U diag(i Im(diag(P)) / s)``: the phase ``u_i`` and ``v_i`` share
+    (``diag(V^H dV)`` is zero in this gauge)."""
     if hermitian:
         t = triangle_tangent(t, "L")
     m = np.shape(a)[-2]
@@ -828,22 +853,24 @@ def svd_tangent(t, a, out, full_matrices=True, compute_uv=True, hermitian=False)
         u = reduced[0]
         s = reduced[1]
         vt = reduced[2]
-    v = swap_last_axes(vt)
-    p = swap_last_axes(u) @ t @ v
-    ds = np.diagonal(p, 0, -2, -1)
+    v = conj_transpose(vt)
+    p = conj_transpose(u) @ t @ v
+    ds = np.real(np.diagonal(p, 0, -2, -1))
     if not compute_uv:
         return as_dtype_of(ds, out)
     f = inverse_gaps(s * s)
     right = np.expand_dims(s, -2)  # X * right = X S
     left = np.expand_dims(s, -1)  # left * X = S X
-    du = u @ (f * (p * right + left * swap_last_axes(p)))
-    dv = v @ (f * (left * p + swap_last_axes(p) * right))
+    du = u @ (f * (p * right + left * conj_transpose(p)))
+    if np.iscomplexobj(p):
+        du = du + u * (1j * np.imag(np.diagonal(p, 0, -2, -1)) / s)[..., None, :]
+    dv = v @ (f * (left * p + conj_transpose(p) * right))
     if m > k:
         du = du + (t @ v - u @ p) / right
     if n > k:
-        dv = dv + (swap_last_axes(t) @ u - v @ swap_last_axes(p)) / right
+        dv = dv + (conj_transpose(t) @ u - v @ conj_transpose(p)) / right
     return TangentTuple((as_dtype_of(du, u), as_dtype_of(ds, s),
-                         as_dtype_of(swap_last_axes(dv), vt)))
+                         as_dtype_of(conj_transpose(dv), vt)))
 
 
 @tangent(np.linalg.svd)
@@ -854,10 +881,12 @@ def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
 @zero_in_zero_out("g")
 def eigh_grad(g, a, out, UPLO="L", vectors=True):
     """Gradient of ``np.linalg.eigh(a, UPLO)`` (``vectors``; else of ``eigvalsh``). With
-    ``a = V diag(w) V^T`` and ``F_ij = 1 / (w_j - w_i)``, the symmetric matrix gets
-    ``V [diag(gw) + F o (V^T gV)] V^T``; eigh reads it from ``a``'s ``UPLO`` triangle, which
-    receives that gradient (``triangle_grad``)."""
-    reject_complex(a, "np.linalg.eigh")
+    ``a = V diag(w) V^H`` and ``F_ij = 1 / (w_j - w_i)``, the Hermitian matrix gets
+    ``conj(V) [diag(gw) + F o (V^T gV)] V^T`` (the README's convention: ``dL = Re(sum(g da))``);
+    eigh reads it from ``a``'s ``UPLO`` triangle, which receives that gradient
+    (``triangle_grad``). A complex ``V`` is defined up to the phase of each column: the loss
+    must not depend on it (the imaginary part of ``diag(V^H conj(gV))``, which it would move,
+    is taken as zero)."""
     if vectors:
         w = out[0]
         v = out[1]
@@ -873,23 +902,25 @@ def eigh_grad(g, a, out, UPLO="L", vectors=True):
         return 0
     core = 0
     if not is_zero(g_w):
-        core = np.expand_dims(g_w, -2) * np.eye(np.shape(a)[-1])
+        core = np.expand_dims(np.real(g_w), -2) * np.eye(np.shape(a)[-1])
     if not is_zero(g_v):
         core = core + inverse_gaps(w) * (swap_last_axes(v) @ g_v)
-    return astype_grad(triangle_grad(v @ core @ swap_last_axes(v), UPLO), a)
+    return astype_grad(triangle_grad(conj_if_complex(v) @ core @ swap_last_axes(v), UPLO), a)
 
 
 @adjoint(np.linalg.eigh)
 def _(out, a, UPLO="L"):
-    """Real ``a`` with distinct eigenvalues; the ``UPLO`` triangle gets the gradient."""
+    """Real symmetric or complex Hermitian ``a`` with distinct eigenvalues; the ``UPLO``
+    triangle gets the gradient. Complex eigenvectors: only losses that do not depend on each
+    column's phase have a derivative."""
     d[a] = eigh_grad(d[out], a, out, UPLO)
 
 
 def eigh_tangent(t, a, out, UPLO="L", vectors=True):
     """Tangent of ``np.linalg.eigh(a, UPLO)`` (``vectors``; else of ``eigvalsh``). With
-    ``a = V diag(w) V^T``, ``P = V^T ts V`` for the symmetric matrix's tangent ``ts`` and
-    ``F_ij = 1 / (w_j - w_i)``: ``dw = diag(P)``, ``dV = V (F o P)``."""
-    reject_complex(a, "np.linalg.eigh")
+    ``a = V diag(w) V^H``, ``P = V^H th V`` for the Hermitian matrix's tangent ``th`` and
+    ``F_ij = 1 / (w_j - w_i)``: ``dw = real(diag(P))``, ``dV = V (F o P)`` (in the gauge where
+    ``diag(V^H dV)`` is zero)."""
     if vectors:
         w = out[0]
         v = out[1]
@@ -897,8 +928,8 @@ def eigh_tangent(t, a, out, UPLO="L", vectors=True):
         both = np.linalg.eigh(a, UPLO)
         w = both[0]
         v = both[1]
-    p = swap_last_axes(v) @ triangle_tangent(t, UPLO) @ v
-    dw = np.diagonal(p, 0, -2, -1)
+    p = conj_transpose(v) @ triangle_tangent(t, UPLO) @ v
+    dw = np.real(np.diagonal(p, 0, -2, -1))
     if not vectors:
         return as_dtype_of(dw, out)
     return TangentTuple((as_dtype_of(dw, w), as_dtype_of(v @ (inverse_gaps(w) * p), v)))
@@ -1217,8 +1248,8 @@ def _(out, a):
 
 
 # ----- pinv, lstsq ---------------------------------------------------------------------------
-# Of real matrices of full rank (no singular value cut by rcond/rtol): the pseudo-inverse is
-# smooth where the rank does not change.
+# Of full rank (no singular value cut by rcond/rtol); pinv's rules, which also take matrices
+# whose singular values it drops, are in numpy_pinv.py.
 
 
 def full_rank_check(a, kept, name):
@@ -1240,16 +1271,17 @@ nondifferentiable(full_rank_check, pinv_rank)
 
 def pinv_grad(g, a, p, hermitian=False):
     """Gradient of ``p = np.linalg.pinv(a)`` of full rank (Golub and Pereyra 1973): the
-    transpose of ``dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P``. With
-    ``hermitian``, the lower triangle read as a symmetric matrix gets it."""
-    reject_complex(a, "np.linalg.pinv")
+    transpose of ``dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P`` in the
+    README's convention. With ``hermitian``, the lower triangle read as a Hermitian matrix
+    gets it. The derivative of a rank-deficient matrix's: numpy_pinv.py."""
     full_rank_check(a, pinv_rank(p), "np.linalg.pinv")
     read = triangle_tangent(a, "L") if hermitian else a  # the matrix pinv inverted
     pt = swap_last_axes(p)
+    ph = conj_transpose(p)
     gt = swap_last_axes(g)
     left = np.eye(np.shape(a)[-2]) - read @ p
     right = np.eye(np.shape(a)[-1]) - p @ read
-    grad = -pt @ g @ pt + left @ gt @ p @ pt + pt @ p @ gt @ right
+    grad = -pt @ g @ pt + conj_if_complex(left @ gt @ p @ ph + ph @ p @ gt @ right)
     if hermitian:
         grad = triangle_grad(grad, "L")
     return astype_grad(grad, a)
@@ -1257,28 +1289,16 @@ def pinv_grad(g, a, p, hermitian=False):
 
 def pinv_tangent(t, a, p, hermitian=False):
     """Tangent of ``p = np.linalg.pinv(a)`` of full rank (``pinv_grad``)."""
-    reject_complex(a, "np.linalg.pinv")
     full_rank_check(a, pinv_rank(p), "np.linalg.pinv")
     read = a
     if hermitian:
         t = triangle_tangent(t, "L")
         read = triangle_tangent(a, "L")
-    pt = swap_last_axes(p)
-    tt = swap_last_axes(t)
+    ph = conj_transpose(p)
+    th = conj_transpose(t)
     left = np.eye(np.shape(a)[-2]) - read @ p
     right = np.eye(np.shape(a)[-1]) - p @ read
-    return as_dtype_of(-p @ t @ p + p @ pt @ tt @ left + right @ tt @ pt @ p, p)
-
-
-@adjoint(np.linalg.pinv)
-def _(out, a, rcond=None, hermitian=False, *, rtol=None):
-    """Real ``a`` of full rank (no singular value cut off; else an error)."""
-    d[a] = pinv_grad(d[out], a, out, hermitian)
-
-
-@tangent(np.linalg.pinv)
-def _(out, a, rcond=None, hermitian=False, *, rtol=None):
-    d[out] = pinv_tangent(d[a], a, out, hermitian)
+    return as_dtype_of(-p @ t @ p + p @ ph @ th @ left + right @ th @ ph @ p, p)
 
 
 def as_matrix(b):

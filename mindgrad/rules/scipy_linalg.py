@@ -1,7 +1,8 @@
 """Rules for ``scipy.linalg``, in both directions: ``det``, ``inv``, ``solve``,
-``solve_triangular``, ``solve_sylvester``, ``expm``, ``sqrtm``, ``cholesky``, ``cho_factor``,
-``cho_solve``, ``lu_factor`` and ``lu_solve``, for real matrices (stacks of them too, as SciPy
-batches, but for the LU rules: one square matrix).
+``solve_triangular``, ``solve_banded``, ``solve_sylvester``, ``expm``, ``logm``, ``sqrtm``,
+``cholesky``, ``cho_factor``, ``cho_solve``, ``lu_factor``, ``lu_solve`` and ``eigh``, for real
+matrices (stacks of them too, as SciPy batches, but for the LU rules: one square matrix);
+``logm`` and ``eigh`` for complex ones too.
 
 SciPy is optional: this module is imported by the registry once the program has imported
 ``scipy.linalg`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``).
@@ -26,22 +27,34 @@ pass their gradient back unchanged (SciPy 1.18 zeroes them: then they pass none)
 ``cho_solve`` reads the factor's triangle of ``c`` only. ``lu_factor``'s ``lu`` packs the
 unit lower factor below the diagonal and the upper one on and above it, with ``p a = l u`` for
 the row permutation ``p`` its pivots make (constants, as the pivots).
+
+``solve_banded((l, u), ab, b)`` solves with the matrix ``a[i, j] = ab[u + i - j, j]``: the
+gradient for ``ab`` is ``-g_b x^T`` read on that band, and its unused corners get none.
+``logm``'s derivative, like ``expm``'s, is the upper right block of ``logm([[a, e], [0, a]])``;
+an eigenvalue on the branch cut (a real number <= 0) has none and is refused. ``eigh`` is
+``np.linalg.eigh``'s rule (real symmetric or complex Hermitian, the triangle ``lower`` names),
+with ``eigvals_only``, and a subset (``subset_by_index``, or ``subset_by_value`` where no
+eigenvalue sits at a bound) through the whole spectrum; the generalized problem (``b``) is
+refused.
 """
 
 import numpy as np
 import scipy.linalg as sl
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
+from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.rules.numpy_linalg import (
     det_grad,
     det_tangent,
+    eigh_grad,
+    eigh_tangent,
     solve_adjoint,
     solve_grad_a,
     solve_tangent_a,
     swap_last_axes,
 )
 from mindgrad.runtime import is_zero, unbroadcast
-from mindgrad.runtime.tangents import TangentTuple
+from mindgrad.runtime.tangents import TangentTuple, as_dtype_of
 
 # ----- det, inv, solve: as NumPy's ---------------------------------------------------------
 
@@ -453,3 +466,184 @@ def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     d[out] = sl.lu_solve(lu_and_piv, d[b], trans)
     d[out] = lu_solve_tangent_lu(d[lu_and_piv], lu_and_piv, out, trans)
+
+
+# ----- the matrix logarithm ----------------------------------------------------------------
+
+
+def off_branch_cut(a):
+    """``a``, checked to have no eigenvalue of ``a`` on the logarithm's branch cut (the
+    real numbers <= 0), where it has no derivative."""
+    w = np.linalg.eigvals(a)
+    if np.any((np.imag(w) == 0) & (np.real(w) <= 0)):
+        raise NotImplementedError("mindgrad differentiates scipy.linalg.logm of a matrix with "
+                                  "no eigenvalue on the logarithm's branch cut (a real number "
+                                  "<= 0) only: it has no derivative there")
+    return a
+
+
+def logm_frechet_block(a, e):
+    """The derivative of ``logm`` at ``a`` in the direction ``e``: the upper right block of
+    ``logm([[a, e], [0, a]])``."""
+    n = np.shape(a)[-1]
+    top = np.concatenate([a, e], axis=-1)
+    bottom = np.concatenate([np.zeros_like(a), a], axis=-1)
+    return sl.logm(np.concatenate([top, bottom], axis=-2))[..., :n, n:]
+
+
+@adjoint(sl.logm)
+def _(out, A, disp=True):
+    """A square matrix with no eigenvalue on the branch cut (a real number <= 0). The
+    derivative is a block of ``logm`` of a matrix twice the size, itself differentiable."""
+    m = off_branch_cut(A)
+    d[A] = astype_grad(logm_frechet_block(swap_last_axes(m), d[out]), A)
+
+
+@tangent(sl.logm)
+def _(out, A, disp=True):
+    m = off_branch_cut(A)
+    d[out] = as_dtype_of(logm_frechet_block(m, d[A]), out)
+
+
+# ----- banded solves -----------------------------------------------------------------------
+
+
+def shifted(v, s):
+    """``w`` with ``w[i] = v[i + s]`` along the first axis, zero where ``i + s`` is outside."""
+    n = np.shape(v)[0]
+    s = min(max(s, -n), n)
+    zeros = np.zeros((abs(s),) + np.shape(v)[1:], dtype=np.result_type(v))
+    return np.concatenate([v[s:], zeros]) if s >= 0 else np.concatenate([zeros, v[:n + s]])
+
+
+def band_row(row, x):
+    """A row of ``ab`` shaped to multiply ``x`` (a vector or the columns of a matrix)."""
+    return np.reshape(row, np.shape(row) + (1,) * (np.ndim(x) - 1))
+
+
+def banded_matmul(l_and_u, ab, x):
+    """``a @ x`` for the matrix ``a`` that ``ab`` holds in the band storage of
+    ``solve_banded`` (``ab[u + i - j, j] = a[i, j]``)."""
+    lower, upper = l_and_u
+    return sum(shifted(band_row(ab[r], x) * x, upper - r) for r in range(lower + upper + 1))
+
+
+def banded_transpose(l_and_u, ab):
+    """The band storage of ``a^T`` (lower and upper bandwidths swapped)."""
+    lower, upper = l_and_u
+    return np.stack([shifted(ab[upper + lower - k], k - lower) for k in range(lower + upper + 1)])
+
+
+def banded_outer(l_and_u, g, x):
+    """The band of ``g x^T`` (summed over the columns of matrices) in band storage: the
+    gradient of ``a @ x`` for ``ab`` from ``g``."""
+    lower, upper = l_and_u
+    if np.ndim(x) == 1:
+        return np.stack([shifted(g, r - upper) * x for r in range(lower + upper + 1)])
+    return np.stack([np.sum(shifted(g, r - upper) * x, axis=-1)
+                     for r in range(lower + upper + 1)])
+
+
+nondifferentiable(band_row)
+
+
+@adjoint(sl.solve_banded)
+def _(out, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """The entries of ``ab`` outside the band's matrix (its unused corners) get no gradient;
+    the bandwidths ``l_and_u`` are integers."""
+    g_b = sl.solve_banded(l_and_u[::-1], banded_transpose(l_and_u, ab), d[out])
+    d[b] = g_b
+    d[ab] = -banded_outer(l_and_u, g_b, out)
+
+
+@tangent(sl.solve_banded)
+def _(out, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    d[out] = sl.solve_banded(l_and_u, ab, d[b])
+    d[out] = -sl.solve_banded(l_and_u, ab, banded_matmul(l_and_u, d[ab], out))
+
+
+# ----- Hermitian eigenproblems ---------------------------------------------------------------
+
+
+def standard_problem(b=None, type=1):
+    """Refuse the generalized problem ``a v = w b v``: the rules are for ``b=None``."""
+    if b is not None:
+        raise NotImplementedError("mindgrad differentiates scipy.linalg.eigh of the standard "
+                                  "problem (b=None) only, not the generalized one")
+    return type
+
+
+def subset_indices(w, subset_by_index=None, subset_by_value=None):
+    """The indices in the whole spectrum ``w`` (ascending) of the eigenvalues ``eigh`` returned:
+    ``subset_by_index``'s inclusive range, or those in ``subset_by_value``'s ``(low, high]``."""
+    if subset_by_index is not None:
+        return np.arange(subset_by_index[0], subset_by_index[1] + 1)
+    low, high = subset_by_value
+    return np.flatnonzero((w[..., :] > low) & (w[..., :] <= high))
+
+
+nondifferentiable(standard_problem, subset_indices)
+
+
+def whole_spectrum(a, out, lower=True, eigvals_only=False, subset_by_index=None,
+                   subset_by_value=None):
+    """``(w, v, pick)``: the whole spectrum of ``a``, its vectors with the columns ``eigh``
+    returned replaced by those (a vector's sign or phase is the call's), and the matrix
+    ``pick`` (n by k) that selects the columns returned."""
+    w, v = np.linalg.eigh(a, "L" if lower else "U")
+    pick = np.eye(np.shape(w)[-1])[:, subset_indices(w, subset_by_index, subset_by_value)]
+    if not eigvals_only:
+        v = v - v @ pick @ swap_last_axes(pick) + out[1] @ swap_last_axes(pick)
+    return w, v, pick
+
+
+def scipy_eigh_grad(g, a, out, b=None, lower=True, eigvals_only=False, type=1,
+                    subset_by_index=None, subset_by_value=None):
+    """Gradient of ``scipy.linalg.eigh`` (``np.linalg.eigh``'s, ``eigh_grad``), a subset's
+    through the whole spectrum with zero gradients for the values and vectors not returned."""
+    standard_problem(b, type)
+    uplo = "L" if lower else "U"
+    if subset_by_index is None and subset_by_value is None:
+        return eigh_grad(g, a, out, uplo, not eigvals_only)
+    w, v, pick = whole_spectrum(a, out, lower, eigvals_only, subset_by_index, subset_by_value)
+    g_w = g if eigvals_only else g[0]
+    g_v = 0 if eigvals_only else g[1]
+    g_w = 0 if is_zero(g_w) else g_w @ swap_last_axes(pick)
+    g_v = 0 if is_zero(g_v) else g_v @ swap_last_axes(pick)
+    if is_zero(g_w) and is_zero(g_v):
+        return 0
+    return eigh_grad((g_w, g_v), a, (w, v), uplo)
+
+
+def scipy_eigh_tangent(t, a, out, b=None, lower=True, eigvals_only=False, type=1,
+                       subset_by_index=None, subset_by_value=None):
+    """Tangent of ``scipy.linalg.eigh`` (``eigh_tangent``), a subset's that of the whole
+    spectrum's values and vectors returned."""
+    standard_problem(b, type)
+    uplo = "L" if lower else "U"
+    if subset_by_index is None and subset_by_value is None:
+        return eigh_tangent(t, a, out, uplo, not eigvals_only)
+    w, v, pick = whole_spectrum(a, out, lower, eigvals_only, subset_by_index, subset_by_value)
+    whole = eigh_tangent(t, a, (w, v), uplo)
+    dw = as_dtype_of(whole[0] @ pick, w)
+    if eigvals_only:
+        return dw
+    return TangentTuple((dw, as_dtype_of(whole[1] @ pick, v)))
+
+
+@adjoint(sl.eigh)
+def _(out, a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+      type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    """Real symmetric or complex Hermitian ``a`` (the triangle ``lower`` names) with distinct
+    eigenvalues, all of them or a subset (by index, or by value where none is at a bound);
+    the generalized problem (``b``) is refused. Complex eigenvectors: only losses that do not
+    depend on each vector's phase have a derivative."""
+    d[a] = scipy_eigh_grad(d[out], a, out, b, lower, eigvals_only, type, subset_by_index,
+                           subset_by_value)
+
+
+@tangent(sl.eigh)
+def _(out, a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+      type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    d[out] = scipy_eigh_tangent(d[a], a, out, b, lower, eigvals_only, type, subset_by_index,
+                                subset_by_value)

@@ -16,6 +16,13 @@ import pytest
 import tests.rules
 from mindgrad import rules
 from mindgrad.rules import is_nondifferentiable, lookup
+from mindgrad.rules.numpy_callables import (
+    apply_along_axis_grads,
+    apply_along_axis_tangent,
+    piecewise_grads,
+    piecewise_tangent,
+)
+from mindgrad.rules.numpy_pinv import no_second_derivative
 from tests.support.rule_check import (
     ADJOINT,
     TANGENT,
@@ -28,8 +35,19 @@ from tests.support.rule_check import (
 
 # casts checked exactly (float16, float32 and complex64 lose the precision central differences
 # need): test_nondiff.py's test_scalar_casts_pass_the_gradient_back and ..._the_tangent
-CHECKED_EXACTLY = {ADJOINT: {np.float16, np.float32, np.complex64},
-                   TANGENT: {np.float16, np.float32, np.complex64}}
+# and rules that refuse, checked to raise: numpy_pinv.no_second_derivative
+# (test_linalg_spectral.py's test_pinv_of_a_rank_deficient_matrix_refuses_a_second_derivative)
+# and the helpers of numpy_callables (test_numpy_callables.py's
+# test_the_helpers_refuse_their_derivatives)
+REFUSING = {no_second_derivative, apply_along_axis_grads, apply_along_axis_tangent,
+            piecewise_grads, piecewise_tangent}
+try:  # and scipy_integrate's (test_scipy_integrate.py's test_second_derivatives_are_refused)
+    from mindgrad.rules.scipy_integrate import odeint_grads, odeint_tangent
+    REFUSING |= {odeint_grads, odeint_tangent}
+except ImportError:  # no SciPy: its rules are not there either
+    pass
+CHECKED_EXACTLY = {ADJOINT: {np.float16, np.float32, np.complex64} | REFUSING,
+                   TANGENT: {np.float16, np.float32, np.complex64} | REFUSING}
 
 
 def all_cases():

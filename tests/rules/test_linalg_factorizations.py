@@ -220,11 +220,8 @@ def test_complete_q_of_a_tall_matrix_has_no_derivative():
         jvp(np.ones_like(a))
 
 
-def test_rank_deficient_pseudo_inverse_and_least_squares_are_refused():
+def test_rank_deficient_least_squares_is_refused():
     a = r(4, 2) @ r(2, 3)  # rank 2 of 3
-    _, vjp = vjp_of(np.linalg.pinv, a)
-    with pytest.raises(NotImplementedError, match="rank-deficient"):
-        vjp(np.ones((3, 4)))
     _, vjp = vjp_of(np.linalg.lstsq, a, r(4), rcond=None)
     with pytest.raises(NotImplementedError, match="rank-deficient"):
         vjp((np.ones(3), 0, 0, 0))

@@ -194,3 +194,158 @@ def test_sqrtm_gradient_by_its_defining_equation():
 ])
 def test_to_second_order(fn, args):
     mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
+
+
+# ----- logm, solve_banded ------------------------------------------------------------------
+
+LATER = Cases()
+for shape in [(3, 3), (1, 1), (4, 4)]:
+    LATER.add(sl.logm, well_conditioned(*shape))
+LATER.add(sl.logm, well_conditioned(3, 3) + 0.5j * r(3, 3), label="logm-complex")
+
+
+def band(lower, upper, n):
+    """A diagonally dominant matrix of bandwidths (lower, upper) in solve_banded's storage."""
+    ab = r(lower + upper + 1, n)
+    ab[upper] += 4.0
+    return ab
+
+
+for lower, upper in [(1, 1), (0, 2), (2, 0), (1, 2), (0, 0)]:
+    LATER.add(sl.solve_banded, (lower, upper), band(lower, upper, 5), r(5))
+    LATER.add(sl.solve_banded, (lower, upper), band(lower, upper, 5), r(5, 2))
+LATER.add(sl.solve_banded, (1, 1), band(1, 1, 1), r(1))
+CASES.extend(LATER)
+LATER_F32 = Cases()
+LATER_F32.add(sl.solve_banded, (1, 1), band(1, 1, 4).astype(np.float32), x32(4))
+LATER_F32.add(sl.logm, well_conditioned(3, 3).astype(np.float32), only=("adjoint",))
+globals().update({name + "_logm_banded": test
+                  for name, test in rule_tests(LATER, LATER_F32).items()})
+
+
+def test_logm_tangent_matches_scipy_expm_frechet_inverted():
+    """exp(log(a)) = a: the tangent t of logm in e satisfies expm_frechet(log(a), t) = e."""
+    a, e = well_conditioned(3, 3), r(3, 3)
+    log, t = mindgrad.jvp(sl.logm, (a,), (e,))
+    np.testing.assert_allclose(sl.expm_frechet(log, t, compute_expm=False), e, atol=1e-9)
+
+
+def test_logm_on_the_branch_cut_is_refused():
+    with pytest.raises(NotImplementedError, match="branch cut"):
+        mindgrad.grad(lambda a: np.sum(np.real(sl.logm(a))))(np.diag([-1.0, 2.0]))
+
+
+def test_solve_banded_matches_the_dense_solve():
+    """The gradient for ab is the dense gradient -g_b x^T read on the band; its unused corners
+    get none."""
+    ab, b = band(1, 2, 5), r(5)
+    dense = sum(np.diag(ab[r_, max(0, 2 - r_):5 + min(0, 2 - r_)], 2 - r_) for r_ in range(4))
+    np.testing.assert_allclose(sl.solve_banded((1, 2), ab, b), np.linalg.solve(dense, b))
+    g_dense = mindgrad.grad(lambda m: np.sum(np.linalg.solve(m, b) ** 2))(dense)
+    g_ab = mindgrad.grad(lambda ab: np.sum(sl.solve_banded((1, 2), ab, b) ** 2))(ab)
+    for r_ in range(4):
+        k = 2 - r_
+        cols = range(max(0, k), 5 + min(0, k))
+        np.testing.assert_allclose(g_ab[r_, list(cols)], [g_dense[j - k, j] for j in cols])
+    assert g_ab[0, 0] == g_ab[0, 1] == g_ab[3, 4] == 0
+
+
+def log_and_band(a, ab, b):
+    return np.sum(sl.logm(a) ** 2) + np.sum(sl.solve_banded((1, 1), ab, b) ** 3)
+
+
+def test_logm_and_solve_banded_to_second_order():
+    mindgrad.check_grads(log_and_band, (well_conditioned(3, 3), band(1, 1, 4), r(4)), order=2,
+                         modes=("rev", "fwd"))
+
+
+# ----- eigh ----------------------------------------------------------------------------------
+
+from tests.support.linalg_inputs import fix_eigh, symmetric_in  # noqa: E402
+
+EIGH = Cases()
+rng = np.random.default_rng(20261130)
+for lower in (True, False):
+    uplo = "L" if lower else "U"
+    for n in (1, 3, 4):
+        a = symmetric_in(rng, uplo, n, n)
+        EIGH.add(sl.eigh, a, lower=lower, fix=fix_eigh)
+        EIGH.add(sl.eigh, a, lower=lower, eigvals_only=True, label="eigh-values")
+    a = symmetric_in(rng, uplo, 4, 4)
+    EIGH.add(sl.eigh, a, lower=lower, subset_by_index=[1, 2], fix=fix_eigh, label="eigh-index")
+    EIGH.add(sl.eigh, a, lower=lower, subset_by_index=(0, 0), eigvals_only=True,
+             label="eigh-index-values")
+    w = np.linalg.eigvalsh(a, uplo)
+    EIGH.add(sl.eigh, a, lower=lower, subset_by_value=(w[0] + 0.1, w[2] + 0.1), fix=fix_eigh,
+             label="eigh-value-range")
+CASES.extend(EIGH)
+EIGH_F32 = Cases()
+EIGH_F32.add(sl.eigh, symmetric_in(rng, "L", 3, 3).astype(np.float32), eigvals_only=True)
+globals().update({name + "_eigh": test for name, test in rule_tests(EIGH, EIGH_F32).items()})
+
+
+def hermitian_in(uplo, n):
+    """A complex Hermitian matrix in the ``uplo`` triangle, eigenvalues 0.7 apart; noise in the
+    other triangle and the diagonal's imaginary part."""
+    q = np.linalg.qr(rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)))[0]
+    h = (q * (0.8 + 0.7 * np.arange(n))) @ np.conj(q.T)
+    noise = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    return h + (np.triu(noise, 1) if uplo == "L" else np.tril(noise, -1)) + \
+        1j * np.imag(noise) * np.eye(n)
+
+
+WEIGHTS = rng.standard_normal((4, 4))
+
+
+def hermitian_loss(lower, subset=None):
+    """A loss of eigh's output that does not depend on the eigenvectors' phases."""
+    def loss(a):
+        w, v = sl.eigh(a, lower=lower, subset_by_index=subset)
+        return np.sum(w ** 3) + np.sum(np.abs(v) ** 2 * WEIGHTS[:, :v.shape[1]]) + \
+            np.abs(np.sum(v[:, 0] * WEIGHTS[0])) ** 2
+    return loss
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("subset", [None, [1, 3]])
+def test_eigh_of_a_complex_hermitian_matrix(lower, subset):
+    a = hermitian_in("L" if lower else "U", 4)
+    loss = hermitian_loss(lower, subset)
+    g = mindgrad.grad(loss)(a)
+    for _ in range(2):
+        v = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+        numeric = (loss(a + 1e-6 * v) - loss(a - 1e-6 * v)) / 2e-6
+        np.testing.assert_allclose(np.real(np.sum(g * v)), numeric, rtol=1e-6)
+        np.testing.assert_allclose(mindgrad.jvp(loss, (a,), (v,))[1], numeric, rtol=1e-6)
+
+
+def test_eigh_matches_numpy_eigh():
+    a = symmetric_in(rng, "L", 4, 4)
+
+    def scipys(a):
+        w, v = sl.eigh(a)
+        return np.sum(w * np.arange(4)) + np.sum(v ** 4)
+
+    def numpys(a):
+        w, v = np.linalg.eigh(a)
+        return np.sum(w * np.arange(4)) + np.sum(v ** 4)
+
+    np.testing.assert_allclose(mindgrad.grad(scipys)(a), mindgrad.grad(numpys)(a), rtol=1e-10)
+
+
+def test_generalized_eigh_is_refused():
+    a, b = symmetric_in(rng, "L", 3, 3), positive_definite(3, 3)
+    with pytest.raises(NotImplementedError, match="generalized"):
+        mindgrad.grad(lambda a: np.sum(sl.eigh(a, b, eigvals_only=True)))(a)
+    with pytest.raises(NotImplementedError, match="generalized"):
+        mindgrad.jvp(lambda a: sl.eigh(a, b, eigvals_only=True), (a,), (a,))
+
+
+def eigen_energy(a):
+    w, v = sl.eigh(a, subset_by_index=[1, 2])
+    return np.sum(w ** 2) + np.sum(v ** 4) + np.sum(sl.eigh(a, eigvals_only=True) ** 3)
+
+
+def test_eigh_to_second_order():
+    mindgrad.check_grads(eigen_energy, (symmetric_in(rng, "L", 4, 4),), order=2,
+                         modes=("rev", "fwd"))

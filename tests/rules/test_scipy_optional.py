@@ -46,9 +46,9 @@ def test_mindgrad_works_where_scipy_cannot_be_imported(tmp_path):
             return np.sum(np.tanh(x) ** 2)
 
         print(repr(float(mindgrad.grad(f)(np.array([0.5]))[0])), rules.lookup(len),
-              sorted(rules._pending))
+              sorted(rules._pending) == sorted(rules.DEFERRED))
     """, tmp_path)
-    assert out.split()[-3:] == ["['scipy.linalg',", "'scipy.special',", "'scipy.stats']"]
+    assert out.split()[-1] == "True"  # no SciPy topic loaded
     t = math.tanh(0.5)
     assert float(out.split()[0]) == pytest.approx(2 * t * (1 - t * t), rel=1e-12)
 
@@ -65,7 +65,7 @@ def test_rules_are_registered_once_scipy_is_imported(tmp_path):
         def f(x):
             return sp.logsumexp(x)
 
-        print(before == ['scipy.linalg', 'scipy.special', 'scipy.stats'],
+        print(before == sorted(rules.DEFERRED),
               np.allclose(mindgrad.grad(f)(np.zeros(2)), 0.5), sorted(rules._pending))
     """, tmp_path)
     assert out.split()[:2] == ["True", "True"]

@@ -1,0 +1,74 @@
+"""Rules for ``scipy.signal``: ``convolve`` in both directions, for every ``mode`` (``full``,
+``same``, ``valid``) and ``method`` (``auto``, ``direct``, ``fft``: the same map, so the same
+derivative), of arrays of any dimension, real or complex.
+
+SciPy is optional: this module is imported by the registry once the program has imported
+``scipy.signal`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``).
+
+``convolve`` is bilinear: its tangent is ``convolve(d_in1, in2) + convolve(in1, d_in2)`` in the
+same mode. Every mode is a window of the full convolution (``same``: centred on ``in1``'s
+shape; ``valid``: where one input covers the other, whichever is larger), so its gradient is
+the cotangent put in that window of the full output's zeros, then correlated with the other
+input (``convolve`` with it reversed on every axis, ``valid``). Complex inputs follow the
+README's convention (no conjugation). Both are made of ``convolve`` itself, whose rules give
+the higher orders.
+"""
+
+import numpy as np
+import scipy.signal as ss
+
+from mindgrad.rules import adjoint, d, tangent
+from mindgrad.rules.numpy_elementwise import astype_grad
+
+
+def full_window(shape1, shape2, mode):
+    """Where ``convolve(in1, in2, mode)`` lies in the full convolution: one ``(start, stop)``
+    per axis."""
+    window = []
+    for n1, n2 in zip(shape1, shape2):
+        full = n1 + n2 - 1
+        if mode == "full":
+            start, size = 0, full
+        elif mode == "same":
+            start, size = (full - n1) // 2, n1
+        else:  # valid: the larger input slides over the smaller, whichever argument it is
+            start, size = min(n1, n2) - 1, max(n1, n2) - min(n1, n2) + 1
+        window.append((start, start + size))
+    return window
+
+
+def in_full(g, shape1, shape2, mode):
+    """The cotangent ``g`` of ``convolve(in1, in2, mode)`` as one of the full convolution:
+    zeros outside the window ``mode`` keeps."""
+    if mode == "full":
+        return g
+    window = full_window(shape1, shape2, mode)
+    pad = [(start, n1 + n2 - 1 - stop) for (start, stop), n1, n2 in zip(window, shape1, shape2)]
+    return np.pad(g, pad)
+
+
+def reversed_all(x):
+    """``x`` reversed along every axis."""
+    return np.flip(x, tuple(range(np.ndim(x))))
+
+
+def convolve_grad(g, other, shape1, shape2, mode="full", method="auto"):
+    """Gradient of ``convolve(in1, in2, mode)`` for the input paired with ``other`` (pass
+    ``in2`` for ``in1``'s, ``in1`` for ``in2``'s): the full cotangent correlated with
+    ``other``."""
+    return ss.convolve(in_full(g, shape1, shape2, mode), reversed_all(other), "valid", method)
+
+
+@adjoint(ss.convolve)
+def _(out, in1, in2, mode="full", method="auto"):
+    """Any mode and method; real or complex."""
+    d[in1] = astype_grad(convolve_grad(d[out], in2, np.shape(in1), np.shape(in2), mode, method),
+                         in1)
+    d[in2] = astype_grad(convolve_grad(d[out], in1, np.shape(in1), np.shape(in2), mode, method),
+                         in2)
+
+
+@tangent(ss.convolve)
+def _(out, in1, in2, mode="full", method="auto"):
+    d[out] = ss.convolve(d[in1], in2, mode, method)
+    d[out] = ss.convolve(in1, d[in2], mode, method)
