@@ -323,4 +323,4 @@ def tensor(input_data=None, dtype=None, shape=None, init=None, internal=False, c
     return Tensor(input_data, dtype, shape, init, internal, const_arg)
 
 
-register_array_type(Tensor)
+register_array_type(Tensor, tensor_rules=True)

@@ -60,15 +60,22 @@ PROGRAMS = {
     "grad_position_reversed": "result = F.grad(f, (1, 0))(x, y)",
     "grad_position_one_tuple": "result = F.grad(f, (0,))(x, y)",
     "grad_two_outputs": "result = ops.grad(f2, (0, 1))(x, y)",
-    "grad_ms_top_level": "def cube(a):\n    return a * a * a\nresult = ms.grad(cube)(x)",
+    "grad_ms_top_level": """
+def cube(a):
+    return a * a * a
+result = ms.grad(cube)(x)""",
     "grad_has_aux": """
 def faux(x, y):
     return x * y, x + y
 result = ops.grad(faux, (0, 1), has_aux=True)(x, y)""",
     "grad_sens_param": """
 result = ops.grad(f, (0, 1), sens_param=True)(x, y, Tensor(np.array([10.0, 100.0], np.float32)))""",
-    "grad_empty_position": "g = ops.grad(f, ())\nresult = g(x, y)",
-    "grad_empty_position_made": "g = ops.grad(f, ())\nresult = type(g).__name__ != ''",
+    "grad_empty_position": """
+g = ops.grad(f, ())
+result = g(x, y)""",
+    "grad_empty_position_made": """
+g = ops.grad(f, ())
+result = type(g).__name__ != ''""",
     "value_and_grad_default": "result = ops.value_and_grad(f)(x, y)",
     "value_and_grad_has_aux": """
 def faux(x, y):
@@ -78,13 +85,22 @@ result = ops.value_and_grad(faux, (0, 1), has_aux=True)(x, y)""",
 net = Net()
 result = ops.value_and_grad(net, 0, net.trainable_params())(x, y)""",
     # ----- int inputs ----------------------------------------------------------------------------
-    "int32_times_6": "def times6(a):\n    return a * 6\nresult = ms.grad(times6)(Tensor([10], mstype.int32))",
-    "int32_times_half": "def half(a):\n    return a * 0.5\nresult = ms.grad(half)(Tensor([10], mstype.int32))",
+    "int32_times_6": """
+def times6(a):
+    return a * 6
+result = ms.grad(times6)(Tensor([10], mstype.int32))""",
+    "int32_times_half": """
+def half(a):
+    return a * 0.5
+result = ms.grad(half)(Tensor([10], mstype.int32))""",
     "int32_value_and_grad": """
 def times6(a):
     return a * 6
 result = ops.value_and_grad(times6)(Tensor([10], mstype.int32))""",
-    "python_ints": "def add(a, b):\n    return a + b\nresult = ms.grad(add)(1, 2)",
+    "python_ints": """
+def add(a, b):
+    return a + b
+result = ms.grad(add)(1, 2)""",
     "int32_and_float": """
 result = ops.grad(f, (0, 1))(Tensor([3], mstype.int32), Tensor([2.5], mstype.float32))""",
     # ----- weights -------------------------------------------------------------------------------
@@ -115,7 +131,10 @@ result = ops.grad(net, 0, [])(x, y)""",
     # ----- GradOperation -------------------------------------------------------------------------
     "gradop_default": "result = C.GradOperation()(f)(x, y)",
     "gradop_get_all": "result = C.GradOperation(get_all=True)(f)(x, y)",
-    "gradop_get_all_one_input": "def sq(a):\n    return a * a\nresult = C.GradOperation(get_all=True)(sq)(x)",
+    "gradop_get_all_one_input": """
+def sq(a):
+    return a * a
+result = C.GradOperation(get_all=True)(sq)(x)""",
     "gradop_get_by_list": """
 net = Net()
 result = C.GradOperation(get_by_list=True)(net, ParameterTuple(net.trainable_params()))(x, y)""",
@@ -174,7 +193,10 @@ res = ops.grad(net, (0, 1), net.trainable_params(), return_ids=True)(x, y)
 result = ops.get_grad(res, 5)""",
     # ----- jvp, vjp, jacfwd, jacrev -------------------------------------------------------------
     "jvp_two_inputs": "result = F.jvp(f, (x, y), (v, v))",
-    "jvp_one_input": "def cube(a):\n    return a * a * a\nresult = F.jvp(cube, x, v)",
+    "jvp_one_input": """
+def cube(a):
+    return a * a * a
+result = F.jvp(cube, x, v)""",
     "jvp_two_outputs": "result = F.jvp(f2, (x, y), (v, v))",
     "vjp_one_input": """
 def sq(a):
@@ -193,23 +215,47 @@ result = (out, vjp_fn((v, y)))""",
     "vjp_has_aux": """
 out, vjp_fn, aux = F.vjp(f2, x, y, has_aux=True)
 result = (out, vjp_fn(v), aux)""",
-    "jacfwd_one": "def sq(a):\n    return a * a\nresult = F.jacfwd(sq)(x)",
-    "jacrev_one": "def sq(a):\n    return a * a\nresult = F.jacrev(sq)(x)",
+    "jacfwd_one": """
+def sq(a):
+    return a * a
+result = F.jacfwd(sq)(x)""",
+    "jacrev_one": """
+def sq(a):
+    return a * a
+result = F.jacrev(sq)(x)""",
     "jacfwd_positions": "result = F.jacfwd(f, (0, 1))(x, y)",
     "jacrev_positions": "result = F.jacrev(f, (0, 1))(x, y)",
     "jacfwd_outputs": "result = F.jacfwd(f2, (0, 1))(x, y)",
     "jacrev_outputs": "result = F.jacrev(f2, 0)(x, y)",
     # ----- containers in and out ----------------------------------------------------------------
-    "tuple_input": "def prod(t):\n    return t[0] * t[1]\nresult = ops.grad(prod)((x, y))",
-    "list_input": "def prod(t):\n    return t[0] * t[1]\nresult = ops.grad(prod)([x, y])",
-    "dict_input": "def prod(d):\n    return d['a'] * d['b']\nresult = ops.grad(prod)({'a': x, 'b': y})",
-    "mutable_tuple_input": "def prod(t):\n    return t[0] * t[1]\nresult = ops.grad(prod)(mutable((x, y)))",
+    "tuple_input": """
+def prod(t):
+    return t[0] * t[1]
+result = ops.grad(prod)((x, y))""",
+    "list_input": """
+def prod(t):
+    return t[0] * t[1]
+result = ops.grad(prod)([x, y])""",
+    "dict_input": """
+def prod(d):
+    return d['a'] * d['b']
+result = ops.grad(prod)({'a': x, 'b': y})""",
+    "mutable_tuple_input": """
+def prod(t):
+    return t[0] * t[1]
+result = ops.grad(prod)(mutable((x, y)))""",
     "mutable_dict_input": """
 def prod(d):
     return d['a'] * d['b']
 result = ops.grad(prod)(mutable({'a': x, 'b': y}))""",
-    "list_output": "def pair(a, b):\n    return [a * b, a]\nresult = ops.grad(pair, (0, 1))(x, y)",
-    "dict_output": "def named(a, b):\n    return {'p': a * b, 'q': a}\nresult = ops.grad(named, (0, 1))(x, y)",
+    "list_output": """
+def pair(a, b):
+    return [a * b, a]
+result = ops.grad(pair, (0, 1))(x, y)""",
+    "dict_output": """
+def named(a, b):
+    return {'p': a * b, 'q': a}
+result = ops.grad(named, (0, 1))(x, y)""",
     "value_and_grad_dict_output": """
 def named(a, b):
     return {'p': a * b}
