@@ -586,12 +586,17 @@ def get_grad(gradients, identifier):
     """The gradient for ``identifier`` (an input position) in a ``return_ids=True`` result."""
     found = _find(gradients, identifier)
     if found is _NOT_FOUND:
-        raise ValueError(f"no gradient with identifier {identifier!r} in the gradients given; "
-                         "were they computed with return_ids=True?")
+        raise GradientNotFoundError(f"no gradient with identifier {identifier!r} in the "
+                                    "gradients given; were they computed with return_ids=True?")
     return found
 
 
 _NOT_FOUND = object()
+
+
+class GradientNotFoundError(ValueError, RuntimeError):
+    """``get_grad`` found no gradient for the identifier: a ValueError, and a RuntimeError as
+    MindSpore raises."""
 
 
 def _find(gradients, identifier):

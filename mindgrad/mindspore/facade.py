@@ -36,6 +36,9 @@ def fill(namespace: dict, mindspore_module: str, *sources, everything=False) -> 
         items = vars(source) if isinstance(source, types.ModuleType) else source
         public = getattr(source, "__all__", None) or \
             [n for n in items if not n.startswith("_")]
+        if everything:  # the whole module: its single-underscore names too
+            public = list(public) + [n for n in items if n.startswith("_")
+                                     and not n.startswith("__") and n not in public]
         for name in public:
             if isinstance(items[name], types.ModuleType):
                 continue  # submodules are the facade's own: mindgrad.common.dtype

@@ -55,6 +55,8 @@ def run(text: str, path: pathlib.Path):
         lines = [line.strip() for line in str(exc).splitlines()
                  if line.strip() and not set(line.strip()) <= set("-=")]
         return {"kind": "error", "type": type(exc).__name__,
+                "is_a": [cls.__name__ for cls in type(exc).__mro__
+                         if issubclass(cls, Exception) and cls is not Exception],
                 "message": lines[0][:300] if lines else "",
                 "raised_in": pathlib.Path(last.filename).name}
     return encode(result)
