@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -54,19 +55,23 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
         return made[kinds][1]
     entry = generated.function
     params = [f"x{i}" for i in range(nargs)]
-    head = ["self_"] if generated.bound is not None else []
-    call_args = ", ".join(head + params)
+    call_args = ", ".join(params)
     grads = [f"as_grad(grads[{k}], x{p})" for k, p in enumerate(grad_fn.positions)]
-    result = grads[0] if len(grads) == 1 else "(" + ", ".join(grads) + ")"
+    if len(grads) == 1 and not grad_fn.tuple_result:
+        result = grads[0]
+    else:
+        result = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
     sens = "sens" if grad_fn.sens_param else "None"
     name = f"{entry.__name__}_value"
     text = (f"def {name}({', '.join(params + (['sens'] if grad_fn.sens_param else []))}):\n"
             f"    out, grads, weight_grads = {entry.__name__}({call_args}, "
             f"{entry.sens_name}={sens})\n"
             f"    return {result}\n")
-    made[kinds] = (generated, _compiled(text, name, {entry.__name__: entry,
-                                                      "as_grad": runtime.as_grad,
-                                                      "self_": generated.bound}))
+    # a Cell's gradient code takes the Cell first: called as its bound method, so that reading
+    # it again knows what ``self`` is (self.mul is the Cell's primitive, not a method .mul())
+    called = entry if generated.bound is None else types.MethodType(entry, generated.bound)
+    made[kinds] = (generated, _compiled(text, name, {entry.__name__: called,
+                                                      "as_grad": runtime.as_grad}))
     return made[kinds][1]
 
 

@@ -261,6 +261,7 @@ class GradFunction:
         self.fn = fn
         self.positions = positions or ()
         self.empty_position = empty_position  # grad_position=(): an error when called
+        self.tuple_result = False  # GradOperation(get_all=True): a tuple even for one input
         self.weights, self.bare_weight = _weights(weights)
         self.has_weights = weights is not None
         self.has_aux = has_aux
@@ -366,6 +367,7 @@ class GradFunction:
                                            self.return_ids, self.sens_param, self.with_value)
             made[positions].has_weights = self.has_weights
             made[positions].bare_weight = self.bare_weight
+            made[positions].tuple_result = self.tuple_result
         return made[positions]
 
     def _typed_gradients(self, args, kwargs, sens):
@@ -425,7 +427,7 @@ class GradFunction:
             grads = tuple((p, g) for p, g in zip(self.kept_positions(args), grads))
             wgrads = tuple((w.name, g) for w, g in zip(self.weights, wgrads))
         if not self.has_weights:
-            result = grads[0] if len(grads) == 1 else grads
+            result = grads[0] if len(grads) == 1 and not self.tuple_result else grads
         else:
             weights = wgrads[0] if self.bare_weight else wgrads
             if not self.positions:

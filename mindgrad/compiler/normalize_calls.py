@@ -148,7 +148,11 @@ class Calls:
                     isinstance(k.value, gast.Constant) for k in func.keywords)):
             return None
         maker = source.static_value(self.src, func.func, self.locals)
-        if not expansions.is_gradient_maker(maker):
+        # a callable class made and called in place, P.MatMul()(x, y): made now, once
+        made_in_place = isinstance(maker, type) and maker.__module__ not in ("builtins", "numpy") \
+            and any("__call__" in vars(c) for c in maker.__mro__[:-1]) \
+            and not expansions.is_gradient_maker(maker)
+        if not (made_in_place or expansions.is_gradient_maker(maker)):
             return None
         args = []
         for arg in func.args:
@@ -159,6 +163,10 @@ class Calls:
                 return None
             args.append(value)
         kwargs = {k.arg: k.value.value for k in func.keywords}
+        if made_in_place:
+            name = self.fresh(maker.__name__.lower() + "_op")
+            self.src.constants[name] = maker(*args, **kwargs)
+            return A.load(name)
         self.src.static_arguments.append(func.args[0])
         label = getattr(maker, "__name__", None) or "grad"
         name = self.fresh(f"{label}_{getattr(args[0], '__name__', type(args[0]).__name__)}")
