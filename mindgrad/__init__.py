@@ -99,6 +99,7 @@ for _name in ("dtype", "initializer"):
 # mindgrad.common (with dtype, tensor, parameter, initializer, api) and mindgrad.context
 from mindgrad import common, context, nn, ops  # noqa: E402
 from mindgrad.mindspore.facade import unsupported as _unsupported  # noqa: E402
+from mindgrad.mindspore.ops import vmap  # noqa: E402  (a clear error: mindgrad has no vmap)
 
 
 def __getattr__(name):
@@ -194,4 +195,5 @@ __all__ = [
     "ushort",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]

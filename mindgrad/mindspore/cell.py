@@ -21,7 +21,7 @@ import numpy as np
 
 from mindgrad.compiler import objects
 from mindgrad.mindspore import context
-from mindgrad.mindspore.tensor import dtype_name
+from mindgrad.mindspore.tensor import Tensor, dtype_name
 
 __all__ = ["Cell", "CellList", "Parameter", "ParameterTuple", "SequentialCell"]
 
@@ -84,8 +84,8 @@ class Parameter(np.ndarray):
         return self
 
     def value(self):
-        """The values, as a plain array (a view)."""
-        return self.view(np.ndarray)
+        """The values, as a Tensor (a view), as MindSpore's ``Parameter.value()``."""
+        return self.view(Tensor)
 
     def init_data(self, layout=None, set_sliced=False):
         return self
@@ -259,6 +259,11 @@ class Cell:
     def parameters_dict(self, recurse=True):
         """An OrderedDict of name -> Parameter."""
         return OrderedDict((p.name, p) for p in self.get_parameters(expand=recurse))
+
+    def init_parameters_data(self, auto_parallel_mode=False):
+        """``{Parameter: Parameter}``, each Parameter to itself: their data is made when they
+        are (MindSpore replaces lazily initialized Parameters here)."""
+        return {param: param for param in self.get_parameters()}
 
     def trainable_params(self, recurse=True):
         """The parameters with ``requires_grad=True``, in MindSpore's order."""

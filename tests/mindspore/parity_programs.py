@@ -380,6 +380,77 @@ square = C.MultitypeFuncGraph("square")
 def square_tensor(a):
     return a * a
 result = C.HyperMap()(square, (x, y))""",
+    # ----- more around gradients ----------------------------------------------------------------
+    "tensor_and_python_float": """
+result = ops.grad(f, (0, 1))(x, 2.0)""",
+    "python_float_position_with_tensor": """
+result = ops.grad(f, 1)(x, 2.0)""",
+    "numpy_inputs_only": """
+result = ops.grad(f)(np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32))""",
+    "gradop_int32_get_all": """
+result = C.GradOperation(get_all=True)(f)(Tensor([3, 4], mstype.int32), y)""",
+    "conv2d_and_grad": """
+a = Tensor(np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4) / 10)
+k = Tensor(np.array([[[[1.0, -1.0], [0.5, 2.0]], [[0.0, 1.0], [1.0, 0.0]]]], np.float32))
+def conv(a, k):
+    return ops.conv2d(a, k, stride=1, pad_mode="valid")
+def conv_sum(a, k):
+    return (conv(a, k) * conv(a, k)).sum()
+result = (conv(a, k), ops.grad(conv_sum, (0, 1))(a, k))""",
+    "conv2d_same_stride": """
+a = Tensor(np.arange(50, dtype=np.float32).reshape(1, 2, 5, 5) / 10)
+k = Tensor(np.ones((3, 2, 3, 3), np.float32))
+def conv(a, k):
+    return ops.conv2d(a, k, stride=2, pad_mode="same")
+result = (conv(a, k), ops.grad(conv, 1)(a, k))""",
+    "batch_norm_inference": """
+a = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2) / 10)
+scale = Tensor(np.array([1.0, 2.0, 0.5], np.float32))
+bias = Tensor(np.array([0.0, 1.0, -1.0], np.float32))
+mean = Tensor(np.array([0.5, 1.0, 1.5], np.float32))
+var = Tensor(np.array([1.0, 4.0, 0.25], np.float32))
+def bn(a, scale, bias):
+    return ops.BatchNorm()(a, scale, bias, mean, var)[0]
+result = (bn(a, scale, bias), ops.grad(bn, (0, 1, 2))(a, scale, bias))""",
+    "batch_norm_training": """
+class BN(nn.Cell):
+    def __init__(self):
+        super(BN, self).__init__()
+        self.bn = ops.BatchNorm(is_training=True)
+        self.mean = Parameter(Tensor(np.array([0.5, 1.0, 1.5], np.float32)), name="mean",
+                              requires_grad=False)
+        self.var = Parameter(Tensor(np.array([1.0, 4.0, 0.25], np.float32)), name="var",
+                             requires_grad=False)
+
+    def construct(self, a, scale, bias):
+        return self.bn(a, scale, bias, self.mean, self.var)[0]
+a = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2) ** 2 / 10)
+scale = Tensor(np.array([1.0, 2.0, 0.5], np.float32))
+bias = Tensor(np.array([0.0, 1.0, -1.0], np.float32))
+net = BN()
+out = net(a, scale, bias)
+result = (out, net.mean.value(), net.var.value(),
+          ops.grad(BN(), (0, 1, 2))(a, scale, bias * 1))""",
+    "hyper_map_in_grad": """
+square = C.MultitypeFuncGraph("square")
+
+@square.register("Tensor")
+def square_tensor(a):
+    return a * a
+
+def total(a, b):
+    s = C.HyperMap()(square, (a, b))
+    return s[0] + s[1]
+result = ops.grad(total, (0, 1))(x, y)""",
+    "jet_taylor": """
+primals = Tensor(np.array([0.5, 1.0], np.float32))
+series = Tensor(np.array([[1.0, 1.0], [0.0, 0.0]], np.float32))
+result = ops.jet(ops.sin, primals, series)""",
+    "derivative_taylor": """
+primals = Tensor(np.array([0.5, 1.0], np.float32))
+result = ops.derivative(ops.sin, primals, 2)""",
+    "vmap_call": """
+result = ms.vmap(ops.sin)(Tensor(np.ones((2, 3), np.float32)))""",
 }
 
 

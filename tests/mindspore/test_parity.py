@@ -18,7 +18,32 @@ from tests.mindspore import parity_encode, parity_programs
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 
 # (program, mode): why mindgrad's answer still differs from MindSpore's
-DIFFERENCES = {}
+DIFFERENCES = {
+    **dict.fromkeys(
+        [("gradop_int_output", m) for m in parity_programs.MODES],
+        "MindSpore passes the gradient through a cast to int32 (ones); mindgrad holds an integer "
+        "output constant and refuses to differentiate a function with no float output"),
+    ("mutable_tuple_input", "GRAPH_MODE"):
+        "mutable() marks nothing in mindgrad: a tuple argument among Tensors is a constant "
+        "(MindSpore's PYNATIVE answer, ()), while MindSpore's GRAPH mode differentiates it",
+    ("mutable_dict_input", "GRAPH_MODE"):
+        "as mutable_tuple_input: MindSpore's GRAPH mode gives the dict's gradient, mindgrad ()",
+    **dict.fromkeys(
+        [("numpy_inputs_only", m) for m in parity_programs.MODES],
+        "mindgrad differentiates NumPy arrays and Python floats (its NumPy-level API); "
+        "MindSpore differentiates Tensors only and gives ()"),
+    **dict.fromkeys(
+        [("hyper_map_in_grad", m) for m in parity_programs.MODES],
+        "HyperMap calls the function it is given, which mindgrad cannot follow when "
+        "differentiating: a clear NameError (HyperMap outside gradients works)"),
+    **dict.fromkeys(
+        [(name, m) for name in ("jet_taylor", "derivative_taylor") for m in parity_programs.MODES],
+        "Taylor mode is not in mindgrad yet: ops.jet and ops.derivative raise "
+        "NotImplementedError"),
+    **dict.fromkeys(
+        [("vmap_call", m) for m in parity_programs.MODES],
+        "mindgrad has no vmap: it raises NotImplementedError"),
+}
 
 
 def differences(expected, actual, where="result"):
@@ -48,8 +73,11 @@ def differences(expected, actual, where="result"):
             if expected[key] != actual[key]:
                 found.append(f"{where}: {key} {expected[key]} in MindSpore, {actual[key]} in "
                              "mindgrad")
+        # float32 rounding: relative 1e-5, and absolute 1e-5 of the array's largest value
+        scale = max(1.0, float(np.max(np.abs(expected["value"])))) \
+            if expected["value"] is not None and np.size(expected["value"]) else 1.0
         if not found and expected["value"] is not None and not np.allclose(
-                expected["value"], actual["value"], rtol=1e-5, atol=1e-6):
+                expected["value"], actual["value"], rtol=1e-5, atol=1e-5 * scale):
             found.append(f"{where}: values {expected['value']} in MindSpore, "
                          f"{actual['value']} in mindgrad")
         return found
