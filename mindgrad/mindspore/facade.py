@@ -36,17 +36,22 @@ def fill(namespace: dict, mindspore_module: str, *sources, everything=False) -> 
         items = vars(source) if isinstance(source, types.ModuleType) else source
         public = getattr(source, "__all__", None) or \
             [n for n in items if not n.startswith("_")]
-        if everything:  # the whole module: its single-underscore names too
-            public = list(public) + [n for n in items if n.startswith("_")
-                                     and not n.startswith("__") and n not in public]
+        if everything:  # the whole module, as it was before it became a package
+            public = list(public) + [n for n in items
+                                     if not n.startswith("__") and n not in public]
         for name in public:
             if isinstance(items[name], types.ModuleType):
                 continue  # submodules are the facade's own: mindgrad.common.dtype
             if (wanted is None or name in wanted) and name not in namespace:
                 namespace[name] = items[name]
     module = namespace["__name__"]
+    listed = set()
+    for source in sources:
+        items = vars(source) if isinstance(source, types.ModuleType) else source
+        listed.update(getattr(source, "__all__", None) or items)
     namespace["__all__"] = sorted(n for n, v in namespace.items()
-                                  if not n.startswith("_") and not isinstance(v, types.ModuleType))
+                                  if not n.startswith("_") and n in listed
+                                  and not isinstance(v, types.ModuleType))
 
     def __getattr__(name):  # noqa: N807  (a module's __getattr__)
         if name.startswith("__"):
