@@ -13,7 +13,7 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import expansions, source
+from mindgrad.compiler import expansions, objects, source
 
 
 class Calls:
@@ -148,10 +148,8 @@ class Calls:
                     isinstance(k.value, gast.Constant) for k in func.keywords)):
             return None
         maker = source.static_value(self.src, func.func, self.locals)
-        # a callable class made and called in place, P.MatMul()(x, y): made now, once
-        made_in_place = isinstance(maker, type) and maker.__module__ not in ("builtins", "numpy") \
-            and any("__call__" in vars(c) for c in maker.__mro__[:-1]) \
-            and not expansions.is_gradient_maker(maker)
+        # a primitive made and called in place, P.MatMul()(x, y): made now, once
+        made_in_place = objects.is_primitive_class(maker)
         if not (made_in_place or expansions.is_gradient_maker(maker)):
             return None
         args = []

@@ -16,6 +16,7 @@ import numpy as np
 
 from mindgrad.api.functional import jacfwd, jacrev, jvp, vjp
 from mindgrad.api.gradients import get_grad, grad, stop_gradient, value_and_grad
+from mindgrad.compiler import objects
 from mindgrad.mindspore import creation, functional, nn_functional, primitives
 from mindgrad.mindspore.composite import HyperMap, Map, MultitypeFuncGraph
 from mindgrad.mindspore.creation import *  # noqa: F403  (MindSpore's constructors)
@@ -204,6 +205,9 @@ def _(out, op, x, axis=()):
 def _(out, op, x, axis=()):
     d[out] = op(d[x], axis)
 
+
+for _primitive in (MatMul, Mul, Add, Sub, ReduceSum):  # ReduceMean is a ReduceSum
+    objects.register(primitive=_primitive)
 
 # ----- tangents of the gradient helpers above (forward over reverse) -----------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mindgrad.compiler import objects
 from mindgrad.mindspore import functional as F
 from mindgrad.mindspore import nn_functional as NF
 from mindgrad.mindspore.tensor import Tensor
@@ -816,6 +817,9 @@ def _update_moving(mean, variance, batch_mean, batch_var, momentum):
 
 
 nondifferentiable(_update_moving)
+# made by constant arguments, then called: P.MatMul()(x, y) in code being differentiated is
+# made once, when that code is built
+objects.register(primitive=Primitive)
 
 __all__ = sorted(name for name, value in list(globals().items())
                  if isinstance(value, type) and issubclass(value, Primitive) and

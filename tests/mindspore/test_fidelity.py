@@ -291,3 +291,12 @@ def test_a_missing_mindspore_name_says_so():
         ops.functional.jet(np.sin, np.ones(2), np.ones((1, 2)))
     with pytest.raises(NotImplementedError, match="vmap"):
         ms.vmap(np.sin)
+
+
+def _fresh_layer_each_call(x):
+    return nn.Dense(2, 2)(x).sum()  # new random weights at each call: nothing to make once
+
+
+def test_a_cell_made_in_place_is_refused_not_frozen():
+    with pytest.raises(ms.UnsupportedSyntaxError, match="calls through an expression"):
+        ms.grad(_fresh_layer_each_call)(np.ones((1, 2), np.float32))
