@@ -157,9 +157,11 @@ def _leaves(value):
 _array_types: tuple = ()
 # those of them whose calls follow MindSpore's rules for Tensors (register_array_type)
 _tensor_types: tuple = ()
+# under Tensor rules, which other arguments are differentiated (MindSpore's mutable containers)
+_kept_arguments: list = []
 
 
-def register_array_type(cls, tensor_rules=False) -> None:
+def register_array_type(cls, tensor_rules=False, keep_argument=None) -> None:
     """Declare ``cls``, an ndarray subclass, as computing exactly like ndarray. ``grad`` and
     ``value_and_grad`` take its instances as plain arrays; when an argument (or an element of a
     tuple, list or dict argument) is one, every array in the result (the value, the gradients
@@ -169,7 +171,8 @@ def register_array_type(cls, tensor_rules=False) -> None:
     follows MindSpore's rules: only the instances at the requested positions are
     differentiated (the gradients of the others are left out of the result), an integer
     instance gets the gradient cast to its dtype, and a call with weights and no array
-    argument at all gives its results as ``cls`` too."""
+    argument at all gives its results as ``cls`` too; ``keep_argument(value)`` says which
+    other arguments are differentiated (a tuple that MindSpore's ``mutable`` marked)."""
     global _array_types, _tensor_types
     if not (isinstance(cls, type) and issubclass(cls, np.ndarray)):
         raise TypeError(f"register_array_type takes an ndarray subclass, got {cls!r}")
@@ -177,6 +180,8 @@ def register_array_type(cls, tensor_rules=False) -> None:
         _array_types += (cls,)
     if tensor_rules and cls not in _tensor_types:
         _tensor_types += (cls,)
+    if keep_argument is not None and keep_argument not in _kept_arguments:
+        _kept_arguments.append(keep_argument)
 
 
 def _array_type_in(values):
@@ -354,7 +359,8 @@ class GradFunction:
         positions = self.positions
         if _tensor_types and _array_type_in((args,)) in _tensor_types:
             return tuple(p for p in positions if p < len(args) and (
-                isinstance(args[p], _tensor_types) or objects.is_weight(args[p])))
+                isinstance(args[p], _tensor_types) or objects.is_weight(args[p]) or
+                any(keep(args[p]) for keep in _kept_arguments)))
         if positions and all(p < len(args) and _python_int(args[p]) for p in positions):
             return ()
         return positions

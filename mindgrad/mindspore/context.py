@@ -80,9 +80,25 @@ def constexpr(fn=None, get_instance=True, name=None, reuse_result=True, check=Tr
     return fn
 
 
+# the containers mutable() marked, by id (with the object, so that the id stays its own)
+_mutables: dict = {}
+_MUTABLES_KEPT = 256
+
+
 def mutable(input_data, dynamic_len=False):
-    """``input_data`` itself: a graph compiler's hint that it varies between calls."""
+    """``input_data`` itself, marked: in GRAPH mode, a tuple, list or dict that ``mutable``
+    marked is differentiated beside Tensors (as MindSpore's graph mode does); unmarked, or in
+    PYNATIVE mode, it is a constant."""
+    if isinstance(input_data, (tuple, list, dict)):
+        if len(_mutables) >= _MUTABLES_KEPT:
+            _mutables.pop(next(iter(_mutables)))
+        _mutables[id(input_data)] = input_data
     return input_data
+
+
+def is_marked_mutable(value) -> bool:
+    """Whether ``value`` is a container ``mutable`` marked, in GRAPH mode."""
+    return _context["mode"] == GRAPH_MODE and _mutables.get(id(value)) is value
 
 
 class JitConfig:

@@ -300,3 +300,24 @@ def _fresh_layer_each_call(x):
 def test_a_cell_made_in_place_is_refused_not_frozen():
     with pytest.raises(ms.UnsupportedSyntaxError, match="calls through an expression"):
         ms.grad(_fresh_layer_each_call)(np.ones((1, 2), np.float32))
+
+
+def test_a_mutable_container_is_differentiated_in_graph_mode_only():
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    y = Tensor(np.array([3.0, -4.0], np.float32))
+
+    def product(t):
+        return t[0] * t[1]
+
+    saved = context.get_context("mode")
+    try:
+        context.set_context(mode=context.GRAPH_MODE)
+        gx, gy = ops.grad(product)(ms.mutable((x, y)))
+        np.testing.assert_allclose(gx, y)
+        np.testing.assert_allclose(gy, x)
+        assert isinstance(gx, Tensor)
+        assert ops.grad(product)((x, y)) == ()  # unmarked: a constant
+        context.set_context(mode=context.PYNATIVE_MODE)
+        assert ops.grad(product)(ms.mutable((x, y))) == ()
+    finally:
+        context.set_context(mode=saved)

@@ -23,11 +23,6 @@ DIFFERENCES = {
         [("gradop_int_output", m) for m in parity_programs.MODES],
         "MindSpore passes the gradient through a cast to int32 (ones); mindgrad holds an integer "
         "output constant and refuses to differentiate a function with no float output"),
-    ("mutable_tuple_input", "GRAPH_MODE"):
-        "mutable() marks nothing in mindgrad: a tuple argument among Tensors is a constant "
-        "(MindSpore's PYNATIVE answer, ()), while MindSpore's GRAPH mode differentiates it",
-    ("mutable_dict_input", "GRAPH_MODE"):
-        "as mutable_tuple_input: MindSpore's GRAPH mode gives the dict's gradient, mindgrad ()",
     **dict.fromkeys(
         [("numpy_inputs_only", m) for m in parity_programs.MODES],
         "mindgrad differentiates NumPy arrays and Python floats (its NumPy-level API); "
