@@ -53,8 +53,6 @@ from mindgrad.mindspore import (
     ms_class,
     ms_function,
     mutable,
-    nn,
-    ops,
     save_checkpoint,
     set_context,
     set_seed,
@@ -93,9 +91,23 @@ from mindgrad.mindspore.dtype import (
 from mindgrad.rules import adjoint, adjoint_attr, adjoint_method, d, nondifferentiable
 from mindgrad.rules import builtin as _builtin_rules  # noqa: F401  (registers them)
 
-# MindSpore programs import these as modules: `import mindgrad.nn as nn`
-for _name in ("nn", "ops", "dtype", "initializer"):
+# MindSpore programs import these as modules: `import mindgrad.dtype as mstype`
+for _name in ("dtype", "initializer"):
     _sys.modules[f"{__name__}.{_name}"] = getattr(_sys.modules[__name__], _name)
+
+# MindSpore's packages: mindgrad.ops (with operations, composite, functional), mindgrad.nn,
+# mindgrad.common (with dtype, tensor, parameter, initializer, api) and mindgrad.context
+from mindgrad import common, context, nn, ops  # noqa: E402
+from mindgrad.mindspore.facade import unsupported as _unsupported  # noqa: E402
+from mindgrad.mindspore.ops import vmap  # noqa: E402  (a clear error: mindgrad has no vmap)
+
+
+def __getattr__(name):
+    """A name of MindSpore's top-level module that mindgrad lacks is refused as such."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise _unsupported(__name__, "mindspore", name)
+
 
 nondifferentiable(stop_gradient)
 
@@ -123,9 +135,11 @@ __all__ = [
     "cache_stats",
     "check_grads",
     "clear_cache",
+    "common",
     "complex128",
     "complex64",
     "constexpr",
+    "context",
     "d",
     "debug",
     "double",
@@ -181,4 +195,5 @@ __all__ = [
     "ushort",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]

@@ -6,6 +6,8 @@ cycle, and each layer imports only the layers below it::
     compiler    source to derivative code, the cache: rules, runtime, errors
     api         grad, jvp, vjp, ...: compiler, rules, runtime, errors
     mindspore   Cell, Parameter, nn, ops, Tensor: any of the above, and nothing below imports it
+    ops, nn, common, context
+                MindSpore's module layout (mindgrad.ops.composite, ...): the MindSpore layer
 
 Upper layers register into lower ones instead of being imported by them (the API's gradient
 makers into ``compiler.expansions``, Cells and Parameters into ``compiler.objects``)."""
@@ -82,6 +84,10 @@ LAYERS = {  # layer: the layers it may import besides itself
     "compiler": {"rules", "runtime", "errors"},
     "api": {"compiler", "rules", "runtime", "errors"},
     "mindspore": {"api", "compiler", "rules", "runtime", "errors"},
+    "ops": {"mindspore", "ops"},
+    "nn": {"mindspore"},
+    "common": {"mindspore", "common"},
+    "context": {"mindspore"},
 }
 
 

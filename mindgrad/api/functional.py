@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -54,19 +55,23 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
         return made[kinds][1]
     entry = generated.function
     params = [f"x{i}" for i in range(nargs)]
-    head = ["self_"] if generated.bound is not None else []
-    call_args = ", ".join(head + params)
+    call_args = ", ".join(params)
     grads = [f"as_grad(grads[{k}], x{p})" for k, p in enumerate(grad_fn.positions)]
-    result = grads[0] if len(grads) == 1 else "(" + ", ".join(grads) + ")"
+    if len(grads) == 1 and not grad_fn.tuple_result:
+        result = grads[0]
+    else:
+        result = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
     sens = "sens" if grad_fn.sens_param else "None"
     name = f"{entry.__name__}_value"
     text = (f"def {name}({', '.join(params + (['sens'] if grad_fn.sens_param else []))}):\n"
             f"    out, grads, weight_grads = {entry.__name__}({call_args}, "
             f"{entry.sens_name}={sens})\n"
             f"    return {result}\n")
-    made[kinds] = (generated, _compiled(text, name, {entry.__name__: entry,
-                                                      "as_grad": runtime.as_grad,
-                                                      "self_": generated.bound}))
+    # a Cell's gradient code takes the Cell first: called as its bound method, so that reading
+    # it again knows what ``self`` is (self.mul is the Cell's primitive, not a method .mul())
+    called = entry if generated.bound is None else types.MethodType(entry, generated.bound)
+    made[kinds] = (generated, _compiled(text, name, {entry.__name__: called,
+                                                      "as_grad": runtime.as_grad}))
     return made[kinds][1]
 
 
@@ -156,8 +161,13 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     """Forward mode: ``(fn(*inputs), the derivative of fn at inputs along v)``.
 
     ``inputs`` and ``v`` are an array or tuples of equal length; with ``has_aux``, ``fn``
-    returns ``(out, aux...)`` and the result is ``(out, jvp_out, aux)``.
+    returns ``(out, aux...)`` and the result is ``(out, jvp_out, aux)``. Inputs of a
+    registered array type (MindSpore's Tensor) give results of that type.
     """
+    array_type = api._array_type_in((inputs, v))
+    if array_type is not None:
+        plain = jvp(fn, api._as_plain(inputs), api._as_plain(v), has_aux)
+        return api._as_type(plain, array_type)
     inputs = _as_tuple(inputs, "inputs")
     tangents = _as_tuple(v, "v")
     if len(inputs) != len(tangents):
@@ -226,7 +236,22 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
     on private copies of the input arrays (the values ``fn`` writes into them are then written
     into the caller's arrays, as ``fn`` itself would), and the caller gets a copy of the output,
     so changing an input or the output in place later changes no gradient.
+
+    ``vjp_fn`` takes the cotangent of each output, as one tuple ``vjp_fn((v1, v2))`` or one
+    argument each ``vjp_fn(v1, v2)``. Inputs of a registered array type (MindSpore's Tensor)
+    give results of that type, the gradients ``vjp_fn`` returns included.
     """
+    array_type = api._array_type_in((inputs,))
+    if array_type is not None:
+        plain = vjp(fn, *api._as_plain(inputs), weights=weights, has_aux=has_aux)
+        plain_vjp_fn = plain[1]
+
+        @user_frames
+        def typed_vjp_fn(*v):
+            return api._as_type(plain_vjp_fn(*api._as_plain(v)), array_type)
+
+        typed = api._as_type((plain[0],) + plain[2:], array_type)
+        return (typed[0], typed_vjp_fn) + typed[1:]
     if not isinstance(has_aux, bool):
         raise TypeError("`has_aux` must be a bool")
     positions = tuple(range(len(inputs)))
@@ -252,7 +277,11 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
     tapes = [tape] if tape is not None else []
 
     @user_frames
-    def vjp_fn(v):
+    def vjp_fn(*v):
+        if not v:
+            raise TypeError("vjp_fn takes the cotangent of the output: vjp_fn(v), or one per "
+                            "output, vjp_fn(v1, v2) (or as a tuple, vjp_fn((v1, v2)))")
+        v = v[0] if len(v) == 1 else v
         api.check_array_types((v,), ["the cotangent v"])
         if not tapes:  # the tape was used: the forward sweep runs again (via the full code)
             _, grads, wgrads = grad_fn.gradients(_private(kept), {}, v)
@@ -404,6 +433,9 @@ class Jacobian:
 
     @user_frames
     def __call__(self, *args):
+        array_type = api._array_type_in((args,))
+        if array_type is not None:  # MindSpore's Tensors in, Tensors out
+            return api._as_type(self._jacobian(*api._as_plain(args)), array_type)
         return self._jacobian(*args)
 
     def _what(self):

@@ -51,6 +51,11 @@ def _positions(grad_position, weights):
     return positions
 
 
+def _python_int(value) -> bool:
+    """Whether ``value`` is a Python int or bool (NumPy's integers are not)."""
+    return isinstance(value, int) and not isinstance(value, np.integer)
+
+
 def _check_bool(name, value):
     if not isinstance(value, bool):
         raise TypeError(f"`{name}` must be a bool, got {type(value).__name__}: {value!r}")
@@ -150,18 +155,33 @@ def _leaves(value):
 # exactly as ndarray does: gradients see their instances as plain arrays, so the generated code
 # runs at NumPy speed, and give the arrays they return in that type again.
 _array_types: tuple = ()
+# those of them whose calls follow MindSpore's rules for Tensors (register_array_type)
+_tensor_types: tuple = ()
+# under Tensor rules, which other arguments are differentiated (MindSpore's mutable containers)
+_kept_arguments: list = []
 
 
-def register_array_type(cls) -> None:
+def register_array_type(cls, tensor_rules=False, keep_argument=None) -> None:
     """Declare ``cls``, an ndarray subclass, as computing exactly like ndarray. ``grad`` and
     ``value_and_grad`` take its instances as plain arrays; when an argument (or an element of a
     tuple, list or dict argument) is one, every array in the result (the value, the gradients
-    and the aux outputs) comes back as ``cls``, as a view."""
-    global _array_types
+    and the aux outputs) comes back as ``cls``, as a view.
+
+    With ``tensor_rules`` (MindSpore's Tensor), a call with an instance among its arguments
+    follows MindSpore's rules: only the instances at the requested positions are
+    differentiated (the gradients of the others are left out of the result), an integer
+    instance gets the gradient cast to its dtype, and a call with weights and no array
+    argument at all gives its results as ``cls`` too; ``keep_argument(value)`` says which
+    other arguments are differentiated (a tuple that MindSpore's ``mutable`` marked)."""
+    global _array_types, _tensor_types
     if not (isinstance(cls, type) and issubclass(cls, np.ndarray)):
         raise TypeError(f"register_array_type takes an ndarray subclass, got {cls!r}")
     if cls not in _array_types:
         _array_types += (cls,)
+    if tensor_rules and cls not in _tensor_types:
+        _tensor_types += (cls,)
+    if keep_argument is not None and keep_argument not in _kept_arguments:
+        _kept_arguments.append(keep_argument)
 
 
 def _array_type_in(values):
@@ -171,6 +191,18 @@ def _array_type_in(values):
             if isinstance(leaf, _array_types) and not objects.is_weight(leaf):
                 return type(leaf)
     return None
+
+
+def _result_type(args, kwargs, sens, weights):
+    """The array type results come back in: that of an argument (``register_array_type``),
+    or, for a call with weights and no array argument, the first type with Tensor rules."""
+    if not _array_types:
+        return None
+    found = _array_type_in((args, kwargs, sens))
+    if found is None and weights and _tensor_types and not any(
+            isinstance(leaf, np.ndarray) for leaf in _leaves((args, kwargs))):
+        return _tensor_types[0]
+    return found
 
 
 def _as_plain(value):
@@ -227,11 +259,14 @@ class GradFunction:
     code compiled so far.
     """
 
-    def __init__(self, fn, positions, weights, has_aux, return_ids, sens_param, with_value):
+    def __init__(self, fn, positions, weights, has_aux, return_ids, sens_param, with_value,
+                 empty_position=False):
         if not callable(fn):
             raise TypeError(f"`fn` must be callable, got {type(fn).__name__}")
         self.fn = fn
         self.positions = positions or ()
+        self.empty_position = empty_position  # grad_position=(): an error when called
+        self.tuple_result = False  # GradOperation(get_all=True): a tuple even for one input
         self.weights, self.bare_weight = _weights(weights)
         self.has_weights = weights is not None
         self.has_aux = has_aux
@@ -306,12 +341,60 @@ class GradFunction:
     def gradients(self, args, kwargs, sens):
         """``(output, input gradients, weight gradients)``, both tuples, no structure applied.
         Arguments of a registered array type are computed on as plain arrays, and the result
-        comes back in that type (``register_array_type``)."""
-        array_type = _array_type_in((args, kwargs, sens)) if _array_types else None
+        comes back in that type (``register_array_type``). The input gradients are those of
+        ``kept_positions(args)``."""
+        if self.empty_position:
+            raise RuntimeError("grad_position should not be empty when grad by position! "
+                               "(grad_position=() asks for no input's gradient: give a "
+                               "position, or grad_position=None with weights)")
+        kept = self.kept_positions(args)
+        if kept != self.positions:
+            return self._kept(kept)._typed_gradients(args, kwargs, sens)
+        return self._typed_gradients(args, kwargs, sens)
+
+    def kept_positions(self, args):
+        """The positions whose gradients a call with ``args`` gives. With an argument of a type
+        with Tensor rules among them, those holding one (MindSpore differentiates Tensors
+        only); where every requested input is a Python int or bool, none (as MindSpore)."""
+        positions = self.positions
+        if _tensor_types and _array_type_in((args,)) in _tensor_types:
+            return tuple(p for p in positions if p < len(args) and (
+                isinstance(args[p], _tensor_types) or objects.is_weight(args[p]) or
+                any(keep(args[p]) for keep in _kept_arguments)))
+        if positions and all(p < len(args) and _python_int(args[p]) for p in positions):
+            return ()
+        return positions
+
+    def _kept(self, positions):
+        """This gradient function for ``positions`` only (made once, kept)."""
+        made = self.__dict__.setdefault("_by_positions", {})
+        if positions not in made:
+            made[positions] = GradFunction(self.fn, positions, self.weights, self.has_aux,
+                                           self.return_ids, self.sens_param, self.with_value)
+            made[positions].has_weights = self.has_weights
+            made[positions].bare_weight = self.bare_weight
+            made[positions].tuple_result = self.tuple_result
+        return made[positions]
+
+    def _typed_gradients(self, args, kwargs, sens):
+        array_type = _result_type(args, kwargs, sens, self.weights)
+        if not self.positions and not self.weights:  # nothing to differentiate: the value
+            out = self.fn(*args, **kwargs)
+            return (out, (), ()) if array_type is None else _as_type((out, (), ()), array_type)
         if array_type is None:
             return self._gradients(args, kwargs, sens)
-        result = self._gradients(_as_plain(args), _as_plain(kwargs), _as_plain(sens))
-        return _as_type(result, array_type)
+        plain = _as_plain(args)
+        integer = [p for p in self.positions if array_type in _tensor_types
+                   and isinstance(args[p], np.ndarray) and args[p].dtype.kind in "iub"]
+        if integer:  # MindSpore's rule: the gradient of an integer Tensor, cast to its dtype
+            plain = tuple(np.asarray(a, np.float64) if k in integer else a
+                          for k, a in enumerate(plain))
+        out, grads, wgrads = self._gradients(plain, _as_plain(kwargs), _as_plain(sens))
+        if integer:
+            grads = tuple(np.asarray(g).astype(args[p].dtype) if p in integer else g
+                          for g, p in zip(grads, self.positions))
+            out = self.fn(*args, **kwargs)  # the value as computed on the integers
+        return _as_type((out, grads, wgrads), array_type)
 
     def _gradients(self, args, kwargs, sens):
         if kwargs:
@@ -347,10 +430,10 @@ class GradFunction:
         args, sens = self._split_sens(args)
         out, grads, wgrads = self.gradients(args, kwargs, sens)
         if self.return_ids:
-            grads = tuple((p, g) for p, g in zip(self.positions, grads))
+            grads = tuple((p, g) for p, g in zip(self.kept_positions(args), grads))
             wgrads = tuple((w.name, g) for w, g in zip(self.weights, wgrads))
         if not self.has_weights:
-            result = grads[0] if len(grads) == 1 else grads
+            result = grads[0] if len(grads) == 1 and not self.tuple_result else grads
         else:
             weights = wgrads[0] if self.bare_weight else wgrads
             if not self.positions:
@@ -487,34 +570,41 @@ def grad(fn: Callable, grad_position: Any = 0, weights: Any = None, has_aux: boo
     ``sens_param``). An int position, or a tuple of one, gives a bare gradient; a longer tuple
     gives a tuple. Several outputs are summed; non-scalar outputs get a sensitivity of ones.
     """
-    positions = _positions(grad_position, weights)
+    empty = isinstance(grad_position, tuple) and not grad_position  # raised when called
+    positions = () if empty else _positions(grad_position, weights)
     _check_bool("has_aux", has_aux)
     _check_bool("return_ids", return_ids)
     _check_bool("sens_param", sens_param)
-    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, False)
+    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, False, empty)
 
 
 def value_and_grad(fn: Callable, grad_position: Any = 0, weights: Any = None,
                    has_aux: bool = False, return_ids: bool = False,
                    sens_param: bool = False) -> GradFunction:
     """Like ``grad``, but returns ``(value, gradients)``; ``value`` is ``fn``'s whole output."""
-    positions = _positions(grad_position, weights)
+    empty = isinstance(grad_position, tuple) and not grad_position  # raised when called
+    positions = () if empty else _positions(grad_position, weights)
     _check_bool("has_aux", has_aux)
     _check_bool("return_ids", return_ids)
     _check_bool("sens_param", sens_param)
-    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, True)
+    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, True, empty)
 
 
 def get_grad(gradients, identifier):
     """The gradient for ``identifier`` (an input position) in a ``return_ids=True`` result."""
     found = _find(gradients, identifier)
     if found is _NOT_FOUND:
-        raise ValueError(f"no gradient with identifier {identifier!r} in the gradients given; "
-                         "were they computed with return_ids=True?")
+        raise GradientNotFoundError(f"no gradient with identifier {identifier!r} in the "
+                                    "gradients given; were they computed with return_ids=True?")
     return found
 
 
 _NOT_FOUND = object()
+
+
+class GradientNotFoundError(ValueError, RuntimeError):
+    """``get_grad`` found no gradient for the identifier: a ValueError, and a RuntimeError as
+    MindSpore raises."""
 
 
 def _find(gradients, identifier):

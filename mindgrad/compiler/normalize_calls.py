@@ -13,7 +13,7 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import expansions, source
+from mindgrad.compiler import expansions, objects, source
 
 
 class Calls:
@@ -148,7 +148,9 @@ class Calls:
                     isinstance(k.value, gast.Constant) for k in func.keywords)):
             return None
         maker = source.static_value(self.src, func.func, self.locals)
-        if not expansions.is_gradient_maker(maker):
+        # a primitive made and called in place, P.MatMul()(x, y): made now, once
+        made_in_place = objects.is_primitive_class(maker)
+        if not (made_in_place or expansions.is_gradient_maker(maker)):
             return None
         args = []
         for arg in func.args:
@@ -159,6 +161,10 @@ class Calls:
                 return None
             args.append(value)
         kwargs = {k.arg: k.value.value for k in func.keywords}
+        if made_in_place:
+            name = self.fresh(maker.__name__.lower() + "_op")
+            self.src.constants[name] = maker(*args, **kwargs)
+            return A.load(name)
         self.src.static_arguments.append(func.args[0])
         label = getattr(maker, "__name__", None) or "grad"
         name = self.fresh(f"{label}_{getattr(args[0], '__name__', type(args[0]).__name__)}")

@@ -11,12 +11,17 @@ definition order, and a sub-cell's parameters are named by their attribute path 
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
+import textwrap
 from collections import OrderedDict
 
 import numpy as np
 
 from mindgrad.compiler import objects
-from mindgrad.mindspore.tensor import dtype_name
+from mindgrad.mindspore import context
+from mindgrad.mindspore.tensor import Tensor, dtype_name
 
 __all__ = ["Cell", "CellList", "Parameter", "ParameterTuple", "SequentialCell"]
 
@@ -79,8 +84,8 @@ class Parameter(np.ndarray):
         return self
 
     def value(self):
-        """The values, as a plain array (a view)."""
-        return self.view(np.ndarray)
+        """The values, as a Tensor (a view), as MindSpore's ``Parameter.value()``."""
+        return self.view(Tensor)
 
     def init_data(self, layout=None, set_sliced=False):
         return self
@@ -140,6 +145,12 @@ class Cell:
     input; mindgrad then uses it instead of differentiating ``construct``. ``training`` is
     False until ``set_train()``.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        bprop = cls.__dict__.get("bprop")
+        if callable(bprop) and not getattr(bprop, "_checked", False):
+            cls.bprop = _checked_bprop(bprop)
 
     def __init__(self, auto_prefix=True, flags=None):
         object.__setattr__(self, "_params", OrderedDict())
@@ -249,6 +260,11 @@ class Cell:
         """An OrderedDict of name -> Parameter."""
         return OrderedDict((p.name, p) for p in self.get_parameters(expand=recurse))
 
+    def init_parameters_data(self, auto_parallel_mode=False):
+        """``{Parameter: Parameter}``, each Parameter to itself: their data is made when they
+        are (MindSpore replaces lazily initialized Parameters here)."""
+        return {param: param for param in self.get_parameters()}
+
     def trainable_params(self, recurse=True):
         """The parameters with ``requires_grad=True``, in MindSpore's order."""
         return [p for p in self.get_parameters(expand=recurse) if p.requires_grad]
@@ -342,6 +358,70 @@ class Cell:
             inner = repr(cell).replace("\n", "\n  ")
             lines.append(f"  ({name}): {inner}")
         return "\n".join(lines) + "\n  >"
+
+
+class BpropResultError(ValueError, TypeError):
+    """A custom ``bprop`` returned a wrong number of gradients: MindSpore raises a ValueError
+    in GRAPH mode and a TypeError in PYNATIVE mode; this is both."""
+
+
+def _checked_bprop(bprop):
+    """``bprop`` checked as MindSpore checks it: one gradient per input (always); with
+    ``set_context(check_bprop=True)`` a Tensor for each Tensor input, of its shape and dtype;
+    in GRAPH mode, no Parameter read (MindSpore's graph compiler refuses it)."""
+
+    @functools.wraps(bprop)
+    def checked(self, *args):
+        inputs, name = args[:-2], type(self).__name__
+        if context.get_context("mode") == context.GRAPH_MODE and \
+                _bprop_reads_parameter(self, bprop):
+            raise RuntimeError(f"The user defined 'bprop' function of {name} does not support "
+                               "using Parameter (in GRAPH_MODE); pass the value in as an "
+                               "input, or use PYNATIVE_MODE")
+        grads = bprop(self, *args)
+        found = grads if isinstance(grads, (tuple, list)) else (grads,)
+        if len(found) != len(inputs):
+            raise BpropResultError(
+                f"For user defined method 'bprop' of net '{name}', the number of return "
+                f"values (gradients) should be equal to the number of input arguments except "
+                f"'out' and 'dout', which is: {len(inputs)}, but got: {len(found)}.")
+        if context._context.get("check_bprop"):
+            for i, (g, x) in enumerate(zip(found, inputs)):
+                _check_bprop_result(name, i, g, x)
+        return grads
+
+    checked._checked = True
+    return checked
+
+
+def _check_bprop_result(name, i, g, x):
+    where = f"For user defined method 'bprop' of net '{name}', the {i}th return value " \
+            f"(gradient of the {i}th argument)"
+    if not isinstance(x, np.ndarray):
+        return
+    if not isinstance(g, np.ndarray):
+        raise TypeError(f"{where} should be Tensor, but got {type(g).__name__}")
+    if g.shape != x.shape:
+        raise ValueError(f"{where} should have the same shape as the {i}th argument, which "
+                         f"is: {list(x.shape)}, but got: {list(g.shape)}.")
+    if g.dtype != x.dtype:
+        raise TypeError(f"{where} should have the same dtype as the {i}th argument, which "
+                        f"is: {dtype_name(x.dtype)}, but got: {dtype_name(g.dtype)}.")
+
+
+def _bprop_reads_parameter(cell, bprop) -> bool:
+    """Whether ``bprop``'s source reads ``self.<name>`` where that is a Parameter."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(bprop)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    self_name = next(iter(inspect.signature(bprop).parameters), "self")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id == self_name and \
+                isinstance(cell.__dict__.get("_params", {}).get(node.attr), Parameter):
+            return True
+    return False
 
 
 class CellList(Cell):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mindgrad.rules import nondifferentiable
+
 __all__ = ["GRAPH_MODE", "PYNATIVE_MODE", "JitConfig", "constexpr", "get_context", "get_seed",
            "jit", "jit_class", "ms_class", "ms_function", "mutable", "set_context", "set_seed"]
 
@@ -80,9 +82,32 @@ def constexpr(fn=None, get_instance=True, name=None, reuse_result=True, check=Tr
     return fn
 
 
+# the containers mutable() marked, by id (with the object, so that the id stays its own)
+_mutables: dict = {}
+_MUTABLES_KEPT = 256
+
+
 def mutable(input_data, dynamic_len=False):
-    """``input_data`` itself: a graph compiler's hint that it varies between calls."""
+    """``input_data`` itself, marked: in GRAPH mode, a tuple, list or dict that ``mutable``
+    marked is differentiated beside Tensors (as MindSpore's graph mode does); unmarked, or in
+    PYNATIVE mode, it is a constant."""
+    _mark_mutable(input_data)
     return input_data
+
+
+def _mark_mutable(input_data):
+    if isinstance(input_data, (tuple, list, dict)):
+        if len(_mutables) >= _MUTABLES_KEPT:
+            _mutables.pop(next(iter(_mutables)))
+        _mutables[id(input_data)] = input_data
+
+
+def is_marked_mutable(value) -> bool:
+    """Whether ``value`` is a container ``mutable`` marked, in GRAPH mode."""
+    return _context["mode"] == GRAPH_MODE and _mutables.get(id(value)) is value
+
+
+nondifferentiable(_mark_mutable)  # mutable(x) inside differentiated code: x passes through
 
 
 class JitConfig:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
+
 from mindgrad.api.gradients import GradFunction, _check_bool, _weights
 from mindgrad.api.tracebacks import user_frames
-from mindgrad.compiler import expansions
+from mindgrad.compiler import expansions, objects
+from mindgrad.mindspore import context
 
 
 class GradOperation:
@@ -25,13 +28,27 @@ class GradOperation:
         self.sens_param = sens_param
 
     def __call__(self, fn, weights=None):
+        bare_weight = False
         if self.get_by_list and weights is None:
-            raise ValueError("GradOperation(get_by_list=True) needs `weights`")
-        weight_list = list(_weights(weights)[0]) if self.get_by_list else []
+            # as MindSpore: no weights in GRAPH mode; a Cell's trainable Parameters in PYNATIVE
+            pynative = context.get_context("mode") == context.PYNATIVE_MODE
+            weights = fn.trainable_params() if pynative and objects.is_module(fn) else []
+        if self.get_by_list:
+            weight_list, bare_weight = _weights(weights)
+            weight_list = list(weight_list)
+        else:
+            weight_list = []
         if not (self.get_all or self.get_by_list):
             # the bare gradient of the first input is what grad(fn) gives; as a GradFunction it
             # can be differentiated again: GradOperation()(GradOperation()(net))
             return GradFunction(fn, (0,), None, False, False, self.sens_param, False)
+        count = _input_count(fn)
+        if self.get_all and not self.get_by_list and count:
+            # the tuple of all inputs' gradients, as a GradFunction (differentiable again)
+            grad_fn = GradFunction(fn, tuple(range(count)), None, False, False,
+                                   self.sens_param, False)
+            grad_fn.tuple_result = True
+            return grad_fn
         op = self
 
         @user_frames
@@ -42,6 +59,8 @@ class GradOperation:
                                  False, False, op.sens_param, False)
             args, sens = inner._split_sens(args)
             _, grads, wgrads = inner.gradients(args, kwargs, sens)
+            if bare_weight:  # a Parameter alone as weights: its gradient, bare
+                wgrads = wgrads[0]
             if op.get_all and op.get_by_list:
                 return grads, wgrads
             if op.get_all:
@@ -50,6 +69,20 @@ class GradOperation:
 
         gradient_function.__name__ = "grad_" + getattr(fn, "__name__", type(fn).__name__)
         return gradient_function
+
+
+def _input_count(fn):
+    """The number of positional inputs of ``fn`` (a Cell's ``construct``), or None where it
+    takes ``*args`` or Python cannot tell."""
+    try:
+        signature = inspect.signature(fn.construct if objects.is_module(fn) else fn)
+    except (TypeError, ValueError):
+        return None
+    kinds = [p.kind for p in signature.parameters.values()]
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        return None
+    return sum(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+               for k in kinds)
 
 
 # self.grad_op(self.net)(x) inside a Cell's construct is built when the Cell is differentiated

@@ -352,7 +352,71 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, 
 nondifferentiable(_class_axis)
 
 
+# ----- convolution -----------------------------------------------------------------------------
+
+
+def _pair(value, name):
+    if isinstance(value, int):
+        return value, value
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        return tuple(value)
+    raise ValueError(f"conv2d: {name} must be an int or a pair of ints, got {value!r}")
+
+
+def _conv_indices(size, kernel, stride, dilation):
+    """``[out, kernel]`` indices of the input along one axis read by a convolution."""
+    count = (size - dilation * (kernel - 1) - 1) // stride + 1
+    if count < 1:
+        raise ValueError(f"conv2d: the kernel (size {kernel}, dilation {dilation}) is larger "
+                         f"than the input ({size}) along an axis")
+    return np.arange(count)[:, None] * stride + np.arange(kernel)[None, :] * dilation
+
+
+def conv2d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1,
+           groups=1):
+    """The 2-d convolution (cross-correlation) of ``input`` ``(N, C, H, W)`` with ``weight``
+    ``(O, C, kH, kW)``, plus ``bias`` ``(O,)``; ``pad_mode`` ``"valid"``, ``"same"`` or ``"pad"``
+    (with ``padding``: an int, a pair, or ``(top, bottom, left, right)``). mindgrad supports
+    ``groups=1``."""
+    if groups != 1:
+        raise NotImplementedError("conv2d: mindgrad supports groups=1 only")
+    sh, sw = _pair(stride, "stride")
+    dh, dw = _pair(dilation, "dilation")
+    kh, kw = np.shape(weight)[2], np.shape(weight)[3]
+    if pad_mode == "valid":
+        pads = (0, 0, 0, 0)
+    elif pad_mode == "pad":
+        pads = (padding,) * 4 if isinstance(padding, int) else (
+            (padding[0], padding[0], padding[1], padding[1]) if len(padding) == 2
+            else tuple(padding))
+    elif pad_mode == "same":
+        pads = _same_pads(np.shape(input)[2], kh, sh, dh) + \
+            _same_pads(np.shape(input)[3], kw, sw, dw)
+    else:
+        raise ValueError(f"conv2d: pad_mode must be 'valid', 'same' or 'pad', got {pad_mode!r}")
+    if any(pads):
+        input = np.pad(input, ((0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])))
+    rows = _conv_indices(np.shape(input)[2], kh, sh, dh)
+    cols = _conv_indices(np.shape(input)[3], kw, sw, dw)
+    patches = input[:, :, rows[:, None, :, None], cols[None, :, None, :]]
+    out = np.einsum("nchwij,ocij->nohw", patches, weight)
+    if bias is not None:
+        out = out + np.reshape(bias, (1, -1, 1, 1))
+    return out
+
+
+def _same_pads(size, kernel, stride, dilation):
+    """``(before, after)`` padding for ``pad_mode="same"``: ``ceil(size / stride)`` outputs."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+nondifferentiable(_pair, _conv_indices, _same_pads)
+
+
 # what ``from nn_functional import *`` (``mindgrad.ops``) gives
 __all__ = sorted(name for name, value in list(globals().items())
                  if not name.startswith("_") and name not in
                  ("annotations", "np", "nondifferentiable", "cosine_similarity", "erf", "xlogy"))
+

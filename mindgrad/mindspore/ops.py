@@ -16,7 +16,9 @@ import numpy as np
 
 from mindgrad.api.functional import jacfwd, jacrev, jvp, vjp
 from mindgrad.api.gradients import get_grad, grad, stop_gradient, value_and_grad
+from mindgrad.compiler import objects
 from mindgrad.mindspore import creation, functional, nn_functional, primitives
+from mindgrad.mindspore.composite import HyperMap, Map, MultitypeFuncGraph
 from mindgrad.mindspore.creation import *  # noqa: F403  (MindSpore's constructors)
 from mindgrad.mindspore.functional import *  # noqa: F403  (MindSpore's functional operators)
 from mindgrad.mindspore.grad_operation import GradOperation
@@ -29,6 +31,12 @@ from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, summable
 __all__ = [
     "Add",
     "GradOperation",
+    "HyperMap",
+    "Map",
+    "MultitypeFuncGraph",
+    "derivative",
+    "jet",
+    "vmap",
     "MatMul",
     "Mul",
     "ReduceMean",
@@ -44,6 +52,28 @@ __all__ = [
     "vjp",
 ]
 __all__ += functional.__all__ + nn_functional.__all__ + creation.__all__ + primitives.__all__
+
+
+def jet(fn, primals, series):
+    """MindSpore's ``ops.jet`` (Taylor-mode derivatives): not in mindgrad yet."""
+    raise NotImplementedError(
+        "ops.jet (Taylor-mode higher derivatives) is not in mindgrad yet; for derivatives of "
+        "order n along one direction, nest jvp n times (jvp of jvp) or use hessian/jacfwd")
+
+
+def derivative(fn, primals, order):
+    """MindSpore's ``ops.derivative`` (Taylor-mode derivatives): not in mindgrad yet."""
+    raise NotImplementedError(
+        "ops.derivative (Taylor-mode higher derivatives) is not in mindgrad yet; for the "
+        "order-n derivative along one direction, nest jvp n times (jvp of jvp)")
+
+
+def vmap(fn, in_axes=0, out_axes=0, chunk_size=0):
+    """MindSpore's ``vmap``: not in mindgrad (its generated code runs at NumPy speed on whole
+    arrays; write the function for the batch, or loop over it)."""
+    raise NotImplementedError(
+        "vmap is not supported by mindgrad: write the function on the batched arrays (NumPy "
+        "broadcasts), or loop over the batch and stack the results")
 
 
 class MatMul:
@@ -175,6 +205,9 @@ def _(out, op, x, axis=()):
 def _(out, op, x, axis=()):
     d[out] = op(d[x], axis)
 
+
+for _primitive in (MatMul, Mul, Add, Sub, ReduceSum):  # ReduceMean is a ReduceSum
+    objects.register(primitive=_primitive)
 
 # ----- tangents of the gradient helpers above (forward over reverse) -----------------------
 

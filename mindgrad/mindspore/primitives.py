@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mindgrad.compiler import objects
 from mindgrad.mindspore import functional as F
 from mindgrad.mindspore import nn_functional as NF
 from mindgrad.mindspore.tensor import Tensor
+from mindgrad.rules import nondifferentiable
 
 
 class Primitive:
@@ -750,6 +752,74 @@ class Identity(Primitive):
     def __call__(self, x):
         return x
 
+
+class Real(Primitive):
+    def __call__(self, input):
+        return np.real(input)
+
+
+class Imag(Primitive):
+    def __call__(self, input):
+        return np.imag(input)
+
+
+class Conj(Primitive):
+    def __call__(self, input):
+        return np.conj(input)
+
+
+class BatchNorm(Primitive):
+    """``BatchNorm(is_training=False, epsilon=1e-5, momentum=0.1, data_format="NCHW")(x,
+    scale, bias, mean, variance)``: ``(y, batch_mean, batch_variance, reserve_1, reserve_2)``,
+    normalizing over every axis but the channels (axis 1; the last for ``"NHWC"``).
+
+    Training normalizes by the batch's mean and (biased) variance and updates the Parameters
+    ``mean`` and ``variance`` in place: ``new = (1 - momentum) * old + momentum * batch``
+    (the variance's update uses the unbiased batch variance); inference uses ``mean`` and
+    ``variance``."""
+
+    def __init__(self, is_training=False, epsilon=1e-5, momentum=0.1, data_format="NCHW"):
+        super().__init__()
+        if data_format not in ("NCHW", "NHWC", "NCDHW"):
+            raise ValueError(f"BatchNorm: data_format must be 'NCHW', 'NHWC' or 'NCDHW', got "
+                             f"{data_format!r}")
+        self.is_training = is_training
+        self.epsilon = epsilon
+        self.momentum = momentum
+        self.data_format = data_format
+
+    def __call__(self, input_x, scale, bias, mean, variance):
+        channel = np.ndim(input_x) - 1 if self.data_format == "NHWC" else 1
+        axes = tuple(a for a in range(np.ndim(input_x)) if a != channel)
+        shape = [1] * np.ndim(input_x)
+        shape[channel] = -1
+        if self.is_training:
+            batch_mean = np.mean(input_x, axis=axes)
+            batch_var = np.var(input_x, axis=axes)
+            count = np.size(input_x) // np.shape(input_x)[channel]
+            _update_moving(mean, variance, batch_mean, batch_var * count / max(count - 1, 1),
+                           self.momentum)
+        else:
+            batch_mean, batch_var = mean, variance
+        normed = (input_x - np.reshape(batch_mean, shape)) / \
+            np.sqrt(np.reshape(batch_var, shape) + self.epsilon)
+        y = normed * np.reshape(scale, shape) + np.reshape(bias, shape)
+        return y, batch_mean, batch_var, batch_mean, batch_var
+
+
+def _update_moving(mean, variance, batch_mean, batch_var, momentum):
+    """The moving statistics of a training BatchNorm, updated in place where they are
+    arrays (Parameters)."""
+    if isinstance(mean, np.ndarray):
+        mean[...] = (1.0 - momentum) * mean + momentum * batch_mean
+    if isinstance(variance, np.ndarray):
+        variance[...] = (1.0 - momentum) * variance + momentum * batch_var
+
+
+nondifferentiable(_update_moving)
+# made by constant arguments, then called: P.MatMul()(x, y) in code being differentiated is
+# made once, when that code is built
+objects.register(primitive=Primitive)
 
 __all__ = sorted(name for name, value in list(globals().items())
                  if isinstance(value, type) and issubclass(value, Primitive) and

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from mindgrad.api.gradients import register_array_type
+from mindgrad.mindspore import context
 from mindgrad.mindspore import functional as F
 from mindgrad.mindspore import nn_functional as NF
 
@@ -323,4 +324,4 @@ def tensor(input_data=None, dtype=None, shape=None, init=None, internal=False, c
     return Tensor(input_data, dtype, shape, init, internal, const_arg)
 
 
-register_array_type(Tensor)
+register_array_type(Tensor, tensor_rules=True, keep_argument=context.is_marked_mutable)

@@ -592,9 +592,23 @@ def test_grad_flags_must_be_bool_with_weights(api, flag):
         api(net, 0, [net.w], **{flag: 1})
 
 
-def test_get_by_list_without_weights_is_an_error():
-    with pytest.raises((ValueError, TypeError)):
-        GradOperation(get_by_list=True)(Lin())(X(), Y())
+def test_get_by_list_without_weights_as_mindspore():
+    # MindSpore 2.10: no weights in GRAPH mode, the Cell's trainable Parameters in PYNATIVE
+    import mindgrad.context as context
+
+    net = Lin()
+    saved = context.get_context("mode")
+    try:
+        context.set_context(mode=context.GRAPH_MODE)
+        assert GradOperation(get_by_list=True)(net)(X(), Y()) == ()
+        context.set_context(mode=context.PYNATIVE_MODE)
+        found = GradOperation(get_by_list=True)(net)(X(), Y())
+        expected = GradOperation(get_by_list=True)(net, net.trainable_params())(X(), Y())
+    finally:
+        context.set_context(mode=saved)
+    assert len(found) == len(net.trainable_params()) == len(expected)
+    for g, e in zip(found, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-6)
 
 
 def test_weights_holding_a_non_parameter_is_a_type_error():

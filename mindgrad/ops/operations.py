@@ -1,0 +1,7 @@
+"""``mindgrad.ops.operations``: the names of MindSpore's ``mindspore.ops.operations``
+that mindgrad has."""
+
+from mindgrad.mindspore import facade as _facade
+from mindgrad.mindspore import ops as _ops
+
+_facade.fill(globals(), "mindspore.ops.operations", _ops)
