@@ -176,8 +176,9 @@ class FunctionPass(Located):
             return []
         lineno = self.src.line_of(s)
         error = UnsupportedSyntaxError(
-            f"the in-place operator on {name!r} would write into an array the caller passed in, "
-            f"which mindgrad cannot differentiate; write {name} = {name} <op> ... instead",
+            f"the in-place operator on {name!r} would write into an array the caller passed in "
+            f"(or a view of it), which mindgrad cannot differentiate; write "
+            f"{name} = {name} <op> ... instead, or copy it first ({name} = {name}.copy())",
             self.src.filename, lineno, self.src.text_of(lineno))
         check = A.call(self.helper(runtime.refuse_array), A.load(name),
                        A.load(self.bind(error, "in_place_error")))
