@@ -793,6 +793,83 @@ def test_a_function_whose_definition_moved_in_the_edited_file_is_a_clear_error(t
         grad(module.f)(x)
 
 
+def test_a_body_edited_before_the_first_gradient_is_a_clear_error(tmp_path):
+    # same line, name and parameters: only compiling the text shows it is not f's code
+    text = "import numpy as np\n\n\ndef f(x):\n    return np.sum(x ** 3)\n"
+    module = _import_file(tmp_path / "model.py", text)
+    _edit(tmp_path / "model.py", text.replace("x ** 3", "np.cos(x)"))
+    x = np.array([0.5, -1.25, 2.0])
+    np.testing.assert_allclose(module.f(x), np.sum(x ** 3))  # what the function computes
+    runs = [lambda: grad(module.f)(x), lambda: value_and_grad(module.f)(x),
+            lambda: mindgrad.jvp(module.f, (x,), (x,)), lambda: mindgrad.source(grad(module.f), x)]
+    for run in runs:
+        with pytest.raises(mindgrad.NoSourceError,
+                           match=r"model\.py:4: def f\(x\):.*edited.*importlib\.reload"):
+            run()
+    # reloaded, the module defines the new f: its gradient is the new text's
+    module.__spec__.loader.exec_module(module)
+    value, g = value_and_grad(module.f)(x)
+    np.testing.assert_allclose(value, np.sum(np.cos(x)))
+    np.testing.assert_allclose(g, -np.sin(x))
+
+
+_CONSTRUCTS = '''from __future__ import annotations
+import functools
+import numpy as np
+
+
+def logged(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        return f(*args)
+    return wrapper
+
+
+@logged
+def decorated(x):
+    """Two lines
+    of docstring."""
+    return np.sum(np.sin(x))
+
+
+def scaled_by(k):
+    def inner(x):
+        def times(y: np.ndarray) -> np.ndarray:
+            return y * k
+        return np.sum(times(x) * x)
+    return inner
+
+
+class Model:
+    def __init__(self):
+        self.k = 3.0
+
+    def loss(self, x):
+        return np.sum([v * self.k for v in x])
+
+    @staticmethod
+    def cube(x):
+        return np.sum(x ** 3)
+
+    square = staticmethod(lambda x: np.sum(x * x))
+
+
+pair = [lambda x: np.sum(x * 2.0), lambda y: np.sum(np.exp(y))]
+'''
+
+
+def test_unedited_functions_of_every_kind_are_read(tmp_path):
+    # the check compiles the text in a scope like the function's own: no false alarm
+    module = _import_file(tmp_path / "constructs.py", _CONSTRUCTS)
+    x = np.array([0.5, -1.25, 2.0])
+    cases = [(module.decorated, np.cos(x)), (module.scaled_by(1.5), 3.0 * x),
+             (module.Model().loss, np.full(3, 3.0)), (module.Model.cube, 3 * x ** 2),
+             (module.Model.square, 2 * x), (module.pair[0], np.full(3, 2.0)),
+             (module.pair[1], np.exp(x))]
+    for fn, expected in cases:
+        np.testing.assert_allclose(grad(fn)(x), expected)
+
+
 # ----- generated code that calls generated code -------------------------------------------------
 
 
