@@ -24,7 +24,9 @@ a list, a comparison's result, ``np.nonzero(...)``; alone or beside slices, ``..
 ``None``) copies, and indexing every axis of an array with numbers gives a number (a name in
 ``scalars``); basic indexing (slices, ``...``, ``None``, fewer numbers than axes) gives a view.
 An index whose kind the code does not show (a name that may hold a slice or an array) counts
-as a view: the write is refused, never followed wrongly.
+as a view: the write is refused, never followed wrongly. Numbers alone (``v = x[-3]``) give a
+number or a view, as ``x`` has as many axes or more: an in-place operator on ``v`` is then
+checked at run time (``caller_write`` with the live name it would change), as on an argument.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Aliases:
         self.element_of = {}       # name -> the list or dict it was taken from (x = xs[i])
         self.resolve = resolve
         self.index_arrays = _index_array_names(fdef, resolve)
+        self.numbers_or_views = _numbers_or_views(fdef, scalars)
         self.fail = fail or (lambda node, message: None)
         # an in-place operator on what may be a caller's array (or a number: only the run can
         # tell): caller_write(statement, name)
@@ -188,6 +191,9 @@ class Aliases:
             self.caller_write(s, name)
             return
         live = sorted(others & self.live_after.get(id(s), set()))
+        if live and name in self.numbers_or_views:  # x[i]: a number, or a view of x
+            self.caller_write(s, name, live[0])
+            return
         if live:
             self.fail(s, f"the in-place operator on {name!r} also changes {live[0]!r}, which "
                          f"may share its memory (another name for the same array, a view or "
@@ -264,6 +270,38 @@ def _index_array_names(fdef, resolve) -> set:
         if not dropped:
             return arrays
         arrays -= dropped
+
+
+def _numbers_or_views(fdef, scalars) -> set:
+    """Names whose every assignment (but the in-place operators on them, which keep what
+    they hold) indexes an array with numbers only (``x[i]``, ``x[0, j]``): a number when that
+    indexes every axis, else a view, which only the run can tell."""
+    defs, direct = {}, set()
+    for node in A.walk(fdef):
+        if isinstance(node, gast.Assign):
+            for target in node.targets:
+                if isinstance(target, gast.Name):
+                    direct.add(id(target))
+                    if not getattr(node, "in_place", False):
+                        defs.setdefault(target.id, []).append(node.value)
+    other = {n.id for n in A.walk(fdef.body) if isinstance(n, gast.Name) and
+             isinstance(n.ctx, gast.Store) and id(n) not in direct}  # loops, unpacking, ...
+    other |= {a.id for a in fdef.args.args + fdef.args.kwonlyargs}
+
+    def number(part):
+        if isinstance(part, gast.UnaryOp) and isinstance(part.op, (gast.USub, gast.UAdd)):
+            part = part.operand
+        return isinstance(part, gast.Constant) and type(part.value) is int or \
+            isinstance(part, gast.Name) and part.id in scalars
+
+    def numbers_only(value):
+        if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)):
+            return False
+        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        return bool(parts) and all(number(p) for p in parts)
+
+    return {name for name, values in defs.items()
+            if name not in other and all(numbers_only(v) for v in values)}
 
 
 def _liveness(stmts, live, out):

@@ -116,6 +116,20 @@ def number_of_every_axis(x):
     return c + np.sum(x * x)
 
 
+def number_of_a_local_vector(x):
+    v6 = np.sin(x)
+    v10 = v6[-3]
+    v10 *= v10
+    return v10 + np.sum(v6 * x)
+
+
+def number_of_a_local_matrix(m):
+    y = np.tanh(m)
+    c = y[1, -2]
+    c -= np.sum(m)
+    return c * np.sum(y)
+
+
 ACCEPTED = [
     (integer_array_copy, (r(4), r(3))),
     (mask_and_scalar_of_a_local, (np.array([0.4, -0.7, 1.1, 0.3, -0.2]),)),
@@ -128,6 +142,8 @@ ACCEPTED = [
     (zero_d_integer_array, (r(2, 3),)),
     (copies_by_method_and_by_array, (r(3),)),
     (number_of_every_axis, (r(2, 3),)),
+    (number_of_a_local_vector, (r(4),)),
+    (number_of_a_local_matrix, (r(2, 3),)),
 ]
 
 
@@ -220,6 +236,14 @@ def test_writes_into_shared_memory_are_refused(fn, line, args):
         with pytest.raises(mg.UnsupportedSyntaxError) as info:
             run()
         assert line in info.value.text and info.value.filename == __file__
+
+
+def test_a_row_of_a_local_matrix_is_refused_when_the_run_shows_a_view():
+    # x[i] is a number for a vector, a row (a view) for a matrix: the run tells
+    with pytest.raises(mg.UnsupportedSyntaxError, match=r"memory of 'y'.*v holds a view") as info:
+        mg.grad(row_view)(r(2, 3))
+    assert "v *= 2.0" in info.value.text and info.value.filename == __file__
+    check_against_differences(row_view, [r(4)])  # on a vector, v is a number
 
 
 def test_an_index_of_unknown_kind_says_how_to_copy():
