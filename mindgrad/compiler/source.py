@@ -223,11 +223,7 @@ def get_source(fn) -> Source:
     if fn.__name__ == "<lambda>":
         tree = _lambda_tree(fn, source, lines, first_line)
     else:
-        try:
-            module = depth.parse(source)
-        except SyntaxError:
-            module = None
-        tree = module.body[0] if module is not None and module.body else None
+        tree = _def_tree(lines)
         if not isinstance(tree, gast.FunctionDef):
             _mismatch(fn, filename, first_line, lines, "is not a def")
         tree.decorator_list = []
@@ -238,6 +234,31 @@ def get_source(fn) -> Source:
     src = Source(fn, tree, filename, def_line, lines, first_line)
     depth.split(src)
     return src
+
+
+def _def_tree(lines):
+    """The statement ``lines`` hold, parsed where it stands (in an ``if 1:`` block when
+    indented, then placed as if dedented): dedenting the text would also take the spaces out
+    of the lines of its multi-line strings, which the function's code keeps. None if they do
+    not parse."""
+    text = "".join(lines)
+    indent = len(text) - len(text.lstrip(" \t"))
+    try:
+        module = depth.parse("if 1:\n" + text if indent else text)
+    except SyntaxError:
+        return None
+    if not module.body:
+        return None
+    tree = module.body[0].body[0] if indent else module.body[0]
+    if indent:
+        for node in gast.walk(tree):
+            for attr in ("lineno", "end_lineno"):
+                if getattr(node, attr, None) is not None:
+                    setattr(node, attr, getattr(node, attr) - 1)
+            for attr in ("col_offset", "end_col_offset"):
+                if getattr(node, attr, None) is not None:
+                    setattr(node, attr, max(0, getattr(node, attr) - indent))
+    return tree
 
 
 def _check_matches(fn, tree, filename, first_line, lines):

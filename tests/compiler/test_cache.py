@@ -813,6 +813,17 @@ def test_a_body_edited_before_the_first_gradient_is_a_clear_error(tmp_path):
     np.testing.assert_allclose(g, -np.sin(x))
 
 
+def test_a_multi_line_string_in_a_method_keeps_its_spaces(tmp_path):
+    # the text is parsed where it stands: dedenting it would shorten the string's second line
+    text = ("import numpy as np\n\n\nclass K:\n    def loss(self, x):\n"
+            "        s = \"\"\"a\n        b\"\"\"\n        return np.sum(x * len(s))\n")
+    module = _import_file(tmp_path / "strings.py", text)
+    x = np.array([0.5, -1.25])
+    value, g = value_and_grad(module.K().loss)(x)
+    np.testing.assert_allclose(value, module.K().loss(x))
+    np.testing.assert_allclose(g, np.full(2, 11.0))  # len("a\n        b")
+
+
 _CONSTRUCTS = '''from __future__ import annotations
 import functools
 import numpy as np
