@@ -18,6 +18,15 @@ The relation is a may-relation, grown statement by statement: a name, a subscrip
 attribute (``.T``, ``.real``), a view method or function (``reshape``, ``np.asarray``, ...), a
 container display, a call of a user function, ``xs.append(v)`` and a ``for`` target share with
 their operands; arithmetic and other calls give fresh values.
+
+A subscript follows NumPy's rules: an index with an advanced part (an integer or boolean array,
+a list, a comparison's result, ``np.nonzero(...)``; alone or beside slices, ``...`` and
+``None``) copies, and indexing every axis of an array with numbers gives a number (a name in
+``scalars``); basic indexing (slices, ``...``, ``None``, fewer numbers than axes) gives a view.
+An index whose kind the code does not show (a name that may hold a slice or an array) counts
+as a view: the write is refused, never followed wrongly. Numbers alone (``v = x[-3]``) give a
+number or a view, as ``x`` has as many axes or more: an in-place operator on ``v`` is then
+checked at run time (``caller_write`` with the live name it would change), as on an argument.
 """
 
 from __future__ import annotations
@@ -37,6 +46,13 @@ _VIEW_FUNCTIONS = (np.reshape, np.ravel, np.transpose, np.asarray, np.asanyarray
                    np.atleast_3d, np.expand_dims, np.broadcast_to, np.diagonal, np.real, np.imag,
                    list, tuple, dict, reversed, sorted, zip, enumerate, iter)
 _CALLER = "<the caller's argument>"  # a pseudo name: memory the caller holds
+# NumPy functions whose result, used as an index, is advanced (an array or a tuple of arrays,
+# a NumPy bool): ``x[f(...)]`` is a copy
+_INDEX_ARRAYS = (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.arange,
+                 np.nonzero, np.flatnonzero, np.argwhere, np.where, np.argsort, np.ix_, np.unique,
+                 np.isnan, np.isinf, np.isfinite, np.isclose, np.logical_and, np.logical_or,
+                 np.logical_not, np.logical_xor, np.greater, np.greater_equal, np.less,
+                 np.less_equal, np.equal, np.not_equal, np.random.permutation)
 
 
 def _is_view_function(fn) -> bool:
@@ -53,6 +69,8 @@ class Aliases:
         self.containers = set(containers)
         self.element_of = {}       # name -> the list or dict it was taken from (x = xs[i])
         self.resolve = resolve
+        self.index_arrays = _index_array_names(fdef, resolve)
+        self.numbers_or_views = _numbers_or_views(fdef, scalars)
         self.fail = fail or (lambda node, message: None)
         # an in-place operator on what may be a caller's array (or a number: only the run can
         # tell): caller_write(statement, name)
@@ -86,12 +104,17 @@ class Aliases:
             self.groups[member] = self.group(member) | {name}
         self.groups[name] = joined
 
-    def sources(self, value):
-        """The names whose memory ``value`` may share (empty: a fresh value)."""
+    def sources(self, value, target=None):
+        """The names whose memory ``value`` (assigned to ``target``) may share (empty: a fresh
+        value)."""
         if isinstance(value, gast.Name):
             return [value.id]
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-            return [] if value.value.id in self.containers else [value.value.id]
+            base = value.value.id
+            if base in self.containers or target in self.scalars or \
+                    _is_advanced(value.slice, self.index_arrays, self.resolve):
+                return []  # an item slot, a number, or NumPy's copy (advanced indexing)
+            return [base]
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
             fresh = value.attr not in _VIEW_ATTRS and self.resolve(value) is not None
             return [] if fresh or value.attr in ("shape", "size", "ndim", "dtype") else \
@@ -124,7 +147,7 @@ class Aliases:
                 if getattr(s, "in_place", False) and (target.id not in self.scalars or
                                                      _CALLER in self.group(target.id)):
                     self.in_place(s, target.id)
-                self.bind(target.id, self.sources(s.value), s.value)
+                self.bind(target.id, self.sources(s.value, target.id), s.value)
             elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
                 self.index_write(s, target.value.id)
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
@@ -168,11 +191,15 @@ class Aliases:
             self.caller_write(s, name)
             return
         live = sorted(others & self.live_after.get(id(s), set()))
+        if live and name in self.numbers_or_views:  # x[i]: a number, or a view of x
+            self.caller_write(s, name, live[0])
+            return
         if live:
             self.fail(s, f"the in-place operator on {name!r} also changes {live[0]!r}, which "
                          f"may share its memory (another name for the same array, a view or "
                          f"a container holding it) and is read afterwards; mindgrad cannot "
-                         f"follow that write: write {name} = {name} <op> ... instead")
+                         f"follow that write: write {name} = {name} <op> ... instead, or copy "
+                         f"it first ({name} = {name}.copy())")
 
     def index_write(self, s, base):
         others = set(self.group(base) - {base})
@@ -195,6 +222,86 @@ def _is_python_function(fn) -> bool:
     NumPy 1.x many are Python wrappers: ``np.zeros_like(m)`` does not share ``m``)."""
     module = getattr(fn, "__module__", "") or ""
     return callable(fn) and hasattr(fn, "__code__") and not module.startswith("numpy")
+
+
+def _is_index_array(value, arrays, resolve) -> bool:
+    """Whether ``value``, used as an index, is advanced: a list display or comprehension, a
+    comparison or ``not`` (a bool: ``x[True]`` is advanced too), a name always holding one, or
+    a call of a function in ``_INDEX_ARRAYS``."""
+    if isinstance(value, (gast.List, gast.ListComp, gast.Compare)):
+        return True
+    if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.Not):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in arrays
+    if isinstance(value, gast.Constant):
+        return isinstance(value.value, bool)
+    if isinstance(value, gast.Call):
+        fn = resolve(value.func)
+        return any(fn is f for f in _INDEX_ARRAYS)
+    return False
+
+
+def _is_advanced(index, arrays, resolve) -> bool:
+    """Whether NumPy indexes with ``index`` by advanced indexing (a copy): one of its parts is
+    an index array (see ``_is_index_array``)."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return any(_is_index_array(p, arrays, resolve) for p in parts)
+
+
+def _index_array_names(fdef, resolve) -> set:
+    """Names whose every assignment gives an index array (``_is_index_array``): the greatest
+    fixed point, as for ``activity.scalar_names``; parameters and loop targets are not."""
+    defs, plain = {}, set()  # plain: the targets of ``name = value``
+    for node in A.walk(fdef):
+        if isinstance(node, gast.Assign):
+            for target in node.targets:
+                if isinstance(target, gast.Name):
+                    defs.setdefault(target.id, []).append(node.value)
+                    plain.add(id(target))
+    for node in A.walk(fdef.body):  # any other binding: a loop, unpacking, ``with``, ``:=``
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
+                id(node) not in plain:
+            defs.setdefault(node.id, []).append(None)
+    arrays = set(defs) - {a.id for a in fdef.args.args + fdef.args.kwonlyargs}
+    while True:
+        dropped = {n for n in arrays if any(v is None or not _is_index_array(v, arrays, resolve)
+                                            for v in defs[n])}
+        if not dropped:
+            return arrays
+        arrays -= dropped
+
+
+def _numbers_or_views(fdef, scalars) -> set:
+    """Names whose every assignment (but the in-place operators on them, which keep what
+    they hold) indexes an array with numbers only (``x[i]``, ``x[0, j]``): a number when that
+    indexes every axis, else a view, which only the run can tell."""
+    defs, direct = {}, set()
+    for node in A.walk(fdef):
+        if isinstance(node, gast.Assign):
+            for target in node.targets:
+                if isinstance(target, gast.Name):
+                    direct.add(id(target))
+                    if not getattr(node, "in_place", False):
+                        defs.setdefault(target.id, []).append(node.value)
+    other = {n.id for n in A.walk(fdef.body) if isinstance(n, gast.Name) and
+             isinstance(n.ctx, gast.Store) and id(n) not in direct}  # loops, unpacking, ...
+    other |= {a.id for a in fdef.args.args + fdef.args.kwonlyargs}
+
+    def number(part):
+        if isinstance(part, gast.UnaryOp) and isinstance(part.op, (gast.USub, gast.UAdd)):
+            part = part.operand
+        return isinstance(part, gast.Constant) and type(part.value) is int or \
+            isinstance(part, gast.Name) and part.id in scalars
+
+    def numbers_only(value):
+        if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)):
+            return False
+        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        return bool(parts) and all(number(p) for p in parts)
+
+    return {name for name, values in defs.items()
+            if name not in other and all(numbers_only(v) for v in values)}
 
 
 def _liveness(stmts, live, out):

@@ -160,25 +160,31 @@ class FunctionPass(Located):
         for generated code (differentiated again), only the facts. An in-place operator on
         what may be an argument is checked at run time (see number_check): a number is
         rebound."""
-        self.number_checks = {}  # id(statement) -> the name, which must not hold an array
+        # id(statement) -> (the name, which must not hold an array; the live name it would
+        # change, None for the caller's array)
+        self.number_checks = {}
         checked = not self.src.is_mindgrad_code
         aliases = aliasing.Aliases(self.fdef, self.scalars, self.containers, self.resolve,
                                    self.fail if checked else None, mutable_params,
-                                   lambda s, name: self.number_checks.__setitem__(id(s), name))
+                                   lambda s, name, shared=None:
+                                   self.number_checks.__setitem__(id(s), (name, shared)))
         aliases.checked = checked
         return aliases
 
     def number_check(self, s):
         """Before an in-place operator on what may be the caller's argument: a check that it
         holds a number (rebound), not an array (NumPy would write into the caller's array)."""
-        name = self.number_checks.get(id(s))
+        name, shared = self.number_checks.get(id(s), (None, None))
         if name is None:
             return []
         lineno = self.src.line_of(s)
+        where = "an array the caller passed in (or a view of it)" if shared is None else \
+            f"the memory of {shared!r}, read afterwards ({name} holds a view of it, not a " \
+            f"number)"
         error = UnsupportedSyntaxError(
-            f"the in-place operator on {name!r} would write into an array the caller passed in, "
-            f"which mindgrad cannot differentiate; write {name} = {name} <op> ... instead",
-            self.src.filename, lineno, self.src.text_of(lineno))
+            f"the in-place operator on {name!r} would write into {where}, which mindgrad "
+            f"cannot differentiate; write {name} = {name} <op> ... instead, or copy it first "
+            f"({name} = {name}.copy())", self.src.filename, lineno, self.src.text_of(lineno))
         check = A.call(self.helper(runtime.refuse_array), A.load(name),
                        A.load(self.bind(error, "in_place_error")))
         return [A.expr_stmt(check, s)]

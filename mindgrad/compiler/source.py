@@ -12,13 +12,18 @@ tells another library's code, which is not read (a call of it needs a rule), fro
 """
 
 from __future__ import annotations
+import __future__
 
+import ast
 import builtins
+import dis
 import functools
 import inspect
 import linecache
+import operator
 import os
 import textwrap
+import types
 import weakref
 
 import gast
@@ -218,11 +223,7 @@ def get_source(fn) -> Source:
     if fn.__name__ == "<lambda>":
         tree = _lambda_tree(fn, source, lines, first_line)
     else:
-        try:
-            module = depth.parse(source)
-        except SyntaxError:
-            module = None
-        tree = module.body[0] if module is not None and module.body else None
+        tree = _def_tree(lines)
         if not isinstance(tree, gast.FunctionDef):
             _mismatch(fn, filename, first_line, lines, "is not a def")
         tree.decorator_list = []
@@ -235,9 +236,35 @@ def get_source(fn) -> Source:
     return src
 
 
+def _def_tree(lines):
+    """The statement ``lines`` hold, parsed where it stands (in an ``if 1:`` block when
+    indented, then placed as if dedented): dedenting the text would also take the spaces out
+    of the lines of its multi-line strings, which the function's code keeps. None if they do
+    not parse."""
+    text = "".join(lines)
+    indent = len(text) - len(text.lstrip(" \t"))
+    try:
+        module = depth.parse("if 1:\n" + text if indent else text)
+    except SyntaxError:
+        return None
+    if not module.body:
+        return None
+    tree = module.body[0].body[0] if indent else module.body[0]
+    if indent:
+        for node in gast.walk(tree):
+            for attr in ("lineno", "end_lineno"):
+                if getattr(node, attr, None) is not None:
+                    setattr(node, attr, getattr(node, attr) - 1)
+            for attr in ("col_offset", "end_col_offset"):
+                if getattr(node, attr, None) is not None:
+                    setattr(node, attr, max(0, getattr(node, attr) - indent))
+    return tree
+
+
 def _check_matches(fn, tree, filename, first_line, lines):
     """The source read is ``fn``'s own: it starts where its code says, with its name and its
-    parameters. A file edited since it was imported can hold another text there."""
+    parameters, and compiles to its code (compared by ``_shape``, once per code object, at
+    build time). A file edited since it was imported can hold another text there."""
     code = fn.__code__
     names, expected = _parameter_names(tree.args), _code_parameters(code)
     if names != expected:
@@ -246,6 +273,134 @@ def _check_matches(fn, tree, filename, first_line, lines):
     if code.co_name != "<lambda>" and (tree.name != code.co_name or
                                         first_line != code.co_firstlineno):
         _mismatch(fn, filename, first_line, lines, f"is a def of {tree.name}")
+    if code in _COMPILES_TO_CODE:
+        return
+    compiled, shape = _compiled(fn, tree, lines), _shape(code)
+    if compiled is not None and _shape(compiled) != shape:
+        # a scope the function's text alone does not show? the whole file tells
+        if not any(_shape(c) == shape for c in _compiled_in_file(code, filename)):
+            _mismatch(fn, filename, first_line, lines,
+                      "compiles to other code than the function's (its body was edited)")
+    _COMPILES_TO_CODE.add(code)
+
+
+# the code objects whose source text was compiled and found to give them: checked once each
+_COMPILES_TO_CODE: weakref.WeakSet = weakref.WeakSet()
+_FUTURE_FLAGS = functools.reduce(
+    operator.or_, (getattr(__future__, f).compiler_flag for f in __future__.all_feature_names))
+
+
+def _compiled(fn, tree, lines):
+    """The code object Python compiles from the source read (``lines``; for a lambda,
+    ``tree``, the lambda's def), in a scope like the function's own: an enclosing function
+    binding its free variables (as cells), the class its qualified name puts it in (private
+    names are mangled by it, ``super()`` reads its ``__class__``), its own name or its
+    class's a global (as its code reads it), the ``__future__`` features of its code. None
+    where that cannot be made (the comparison is then left out)."""
+    code = fn.__code__
+    try:
+        if code.co_name == "<lambda>":
+            node = ast.Expression(body=gast.gast_to_ast(
+                gast.Lambda(args=tree.args, body=tree.body[0].value)))
+            node = ast.Expr(value=node.body)
+        else:  # parsed as indented, not dedented: the lines of a string keep their spaces
+            text = "".join(lines)
+            indented = text[:1].isspace()
+            node = ast.parse("if 1:\n" + text if indented else text).body[0]
+            node = node.body[0] if indented else node
+            node.decorator_list = []
+        parts = fn.__qualname__.split(".")
+        classes = [part for part, inner in zip(parts, parts[1:])
+                   if "<locals>" not in (part, inner)]
+        if classes:  # the innermost class mangles its private names
+            node = ast.ClassDef(name=classes[-1], bases=[], keywords=[], body=[node],
+                                decorator_list=[], type_params=[])
+        free = [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                           value=ast.Constant(value=None), lineno=1)
+                for name in code.co_freevars if name != "__class__" or
+                not isinstance(node, ast.ClassDef)]
+        bound = getattr(node, "name", None)  # the def's or the class's name
+        if bound is not None and bound not in code.co_freevars:
+            free.append(ast.Global(names=[bound]))  # which its code reads as a global
+        outer = ast.FunctionDef(name="_outer", args=ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            defaults=[]), body=free + [node, ast.Return(value=ast.Constant(value=None))],
+            decorator_list=[], returns=None, type_params=[])
+        module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+        compiled = compile(module, code.co_filename, "exec",
+                           flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError, RecursionError):
+        return None
+    return _find_code(compiled, code.co_name)
+
+
+def _compiled_in_file(code, filename):
+    """The code objects of ``code``'s name and first line that the whole text of
+    ``filename`` (as linecache holds it) compiles to."""
+    try:
+        module = compile("".join(linecache.getlines(filename)), code.co_filename, "exec",
+                         dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found, stack = [], [module]
+    while stack:
+        for const in stack.pop().co_consts:
+            if isinstance(const, types.CodeType):
+                stack.append(const)
+                if const.co_name == code.co_name and \
+                        const.co_firstlineno == code.co_firstlineno:
+                    found.append(const)
+    return found
+
+
+def _find_code(code, name):
+    """The code object named ``name`` within ``code`` (depth first), or None."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name and const.co_flags & inspect.CO_OPTIMIZED:  # no class
+                return const
+            found = _find_code(const, name)
+            if found is not None:
+                return found
+    return None
+
+
+# what a function's flags say of its text (types.coroutine, for one, sets another flag)
+_COMPILED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | \
+    inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs) | frozenset(getattr(dis, "hasjump", ()))
+_PADDING = frozenset({"NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PUSH_NULL"})
+# the method-call forms Python 3.10-3.11 choose by what the module imports: one operation each
+_SAME_OPERATION = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL_FUNCTION"}
+
+
+def _shape(code):
+    """What a code object computes, not where its lines are: its parameters, local, free and
+    cell variables, and its instructions with their arguments (constants by type and value,
+    nested code by its own shape; jump targets and padding left out, as line numbers move
+    them)."""
+    ops = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in _PADDING:
+            continue
+        arg = ins.argval
+        if isinstance(arg, types.CodeType):
+            arg = _shape(arg)
+        elif ins.opcode in _JUMPS:
+            arg = None
+        elif isinstance(arg, frozenset):  # its order follows the hashes of this process
+            arg = ("frozenset", tuple(sorted(map(repr, arg))))
+        elif not isinstance(arg, (str, type(None))):
+            arg = (type(arg).__name__, repr(arg))
+        if ins.opname == "MAKE_FUNCTION" and ops and ops[-1][0] == "LOAD_CONST" and \
+                isinstance(ops[-1][1], str):  # Python 3.10 passes the qualified name
+            ops[-1] = ("LOAD_CONST", ops[-1][1].rsplit(".", 1)[-1])
+        if arg == "__firstlineno__" and ops and ops[-1][0] == "LOAD_CONST":  # a class, 3.13
+            ops[-1] = ("LOAD_CONST", None)
+        ops.append((_SAME_OPERATION.get(ins.opname, ins.opname), arg))
+    return (code.co_name, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
+            code.co_flags & _COMPILED_FLAGS, code.co_varnames, code.co_freevars,
+            code.co_cellvars, tuple(ops))
 
 
 def _mismatch(fn, filename, first_line, lines, what):

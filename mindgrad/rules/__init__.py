@@ -27,6 +27,7 @@ import importlib
 import inspect
 import sys
 import textwrap
+import threading
 import types
 
 import gast
@@ -99,6 +100,8 @@ _TANGENTS: dict = {}
 _NONDIFF: set = set()
 _DECLARED_IN: dict = {}  # a constant's key -> the module that declared it (the catalog's topic)
 _version = 0
+_version_lock = threading.Lock()
+_quiet = threading.local()  # the registrations of deferred topics (``_load_deferred``)
 
 
 # Rules for optional libraries, by the module they are for: a topic module of this package
@@ -115,17 +118,20 @@ def _load_deferred() -> bool:
     """Register the rules of the optional libraries imported since the last call; whether any
     were.
 
-    The registry's version is left as it was: code built before could not reach these
-    functions (looking one up would have missed and loaded them), so it stays valid, and the
-    build that triggers the load is not rebuilt at its next call."""
-    global _version
-    loaded, version = False, _version
+    Their registrations leave the registry's version as it was: code built before could not
+    reach these functions (looking one up would have missed and loaded them), so it stays
+    valid, and the build that triggers the load is not rebuilt at its next call. Only this
+    thread's registrations are quiet: one another thread makes meanwhile still counts."""
+    loaded = False
     for library, topic in list(_pending.items()):
         if library in sys.modules:
-            importlib.import_module(f"{__name__}.{topic}")
-            del _pending[library]
+            _quiet.loading = getattr(_quiet, "loading", 0) + 1
+            try:
+                importlib.import_module(f"{__name__}.{topic}")
+            finally:
+                _quiet.loading -= 1
+            _pending.pop(library, None)
             loaded = True
-    _version = version
     return loaded
 
 
@@ -150,7 +156,10 @@ def registry_version() -> int:
 
 def _bump():
     global _version
-    _version += 1
+    if getattr(_quiet, "loading", 0):
+        return
+    with _version_lock:
+        _version += 1
 
 
 def _key(fn):
@@ -198,12 +207,15 @@ class Rule:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     def _parse(self):
-        try:
-            self._read_template(self.template)
-        except BaseException:
-            for attr in Rule._PARSED:  # all or nothing: a later use raises again
-                self.__dict__.pop(attr, None)
-            raise
+        """Parse on a draft and publish all its results in one step: a build in another
+        thread reads the rule whole or parses it too, never half parsed (a ``differentiates``
+        still being filled would drop gradients); on an error nothing is kept, and a later use
+        raises again."""
+        draft = object.__new__(Rule)
+        draft.__dict__.update((k, v) for k, v in self.__dict__.items()
+                              if k not in Rule._PARSED)
+        draft._read_template(self.template)
+        self.__dict__.update({k: draft.__dict__[k] for k in Rule._PARSED})
 
     def _read_template(self, template):
         try:

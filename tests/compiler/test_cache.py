@@ -793,6 +793,94 @@ def test_a_function_whose_definition_moved_in_the_edited_file_is_a_clear_error(t
         grad(module.f)(x)
 
 
+def test_a_body_edited_before_the_first_gradient_is_a_clear_error(tmp_path):
+    # same line, name and parameters: only compiling the text shows it is not f's code
+    text = "import numpy as np\n\n\ndef f(x):\n    return np.sum(x ** 3)\n"
+    module = _import_file(tmp_path / "model.py", text)
+    _edit(tmp_path / "model.py", text.replace("x ** 3", "np.cos(x)"))
+    x = np.array([0.5, -1.25, 2.0])
+    np.testing.assert_allclose(module.f(x), np.sum(x ** 3))  # what the function computes
+    runs = [lambda: grad(module.f)(x), lambda: value_and_grad(module.f)(x),
+            lambda: mindgrad.jvp(module.f, (x,), (x,)), lambda: mindgrad.source(grad(module.f), x)]
+    for run in runs:
+        with pytest.raises(mindgrad.NoSourceError,
+                           match=r"model\.py:4: def f\(x\):.*edited.*importlib\.reload"):
+            run()
+    # reloaded, the module defines the new f: its gradient is the new text's
+    module.__spec__.loader.exec_module(module)
+    value, g = value_and_grad(module.f)(x)
+    np.testing.assert_allclose(value, np.sum(np.cos(x)))
+    np.testing.assert_allclose(g, -np.sin(x))
+
+
+def test_a_multi_line_string_in_a_method_keeps_its_spaces(tmp_path):
+    # the text is parsed where it stands: dedenting it would shorten the string's second line
+    text = ("import numpy as np\n\n\nclass K:\n    def loss(self, x):\n"
+            "        s = \"\"\"a\n        b\"\"\"\n        return np.sum(x * len(s))\n")
+    module = _import_file(tmp_path / "strings.py", text)
+    x = np.array([0.5, -1.25])
+    value, g = value_and_grad(module.K().loss)(x)
+    np.testing.assert_allclose(value, module.K().loss(x))
+    np.testing.assert_allclose(g, np.full(2, 11.0))  # len("a\n        b")
+
+
+_CONSTRUCTS = '''from __future__ import annotations
+import functools
+import numpy as np
+
+
+def logged(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        return f(*args)
+    return wrapper
+
+
+@logged
+def decorated(x):
+    """Two lines
+    of docstring."""
+    return np.sum(np.sin(x))
+
+
+def scaled_by(k):
+    def inner(x):
+        def times(y: np.ndarray) -> np.ndarray:
+            return y * k
+        return np.sum(times(x) * x)
+    return inner
+
+
+class Model:
+    def __init__(self):
+        self.k = 3.0
+
+    def loss(self, x):
+        return np.sum([v * self.k for v in x])
+
+    @staticmethod
+    def cube(x):
+        return np.sum(x ** 3)
+
+    square = staticmethod(lambda x: np.sum(x * x))
+
+
+pair = [lambda x: np.sum(x * 2.0), lambda y: np.sum(np.exp(y))]
+'''
+
+
+def test_unedited_functions_of_every_kind_are_read(tmp_path):
+    # the check compiles the text in a scope like the function's own: no false alarm
+    module = _import_file(tmp_path / "constructs.py", _CONSTRUCTS)
+    x = np.array([0.5, -1.25, 2.0])
+    cases = [(module.decorated, np.cos(x)), (module.scaled_by(1.5), 3.0 * x),
+             (module.Model().loss, np.full(3, 3.0)), (module.Model.cube, 3 * x ** 2),
+             (module.Model.square, 2 * x), (module.pair[0], np.full(3, 2.0)),
+             (module.pair[1], np.exp(x))]
+    for fn, expected in cases:
+        np.testing.assert_allclose(grad(fn)(x), expected)
+
+
 # ----- generated code that calls generated code -------------------------------------------------
 
 
@@ -839,3 +927,142 @@ def test_rebinding_what_an_inner_gradient_calls_builds_the_outer_again(restore_i
         expected["grad(f calling grad(g))"] = h2(x) * x + h1(x)
         for name, fn in outer.items():
             np.testing.assert_allclose(fn(x), expected[name], err_msg=name)
+
+
+# ----- threads: a rule registered while other threads build --------------------------------------
+
+
+def _doubled(a):
+    return a * 2.0
+
+
+def _copied(a):
+    return a * 1.0  # no rule: looking it up misses, which may load deferred rules
+
+
+def _uses_doubled(k):
+    def f(x):
+        return np.sum(_doubled(_copied(x)) * k)
+    return f
+
+
+def test_a_rule_registered_while_threads_build_reaches_every_later_call(monkeypatch):
+    import threading
+    import time
+
+    # a program that has not imported an optional library: every lookup that misses asks
+    # whether it has been imported since (rules._load_deferred)
+    monkeypatch.setitem(rules._pending, "mindgrad_tests.absent_library", "absent")
+
+    @mindgrad.adjoint(_doubled)
+    def _(out, a):
+        d[a] = d[out] * 2.0
+
+    fns = [_uses_doubled(float(k + 1)) for k in range(90)]
+    x = np.array([0.5, -1.5])
+    errors = []
+
+    def build(part):
+        try:
+            for f in part:
+                grad(f)(x)
+        except BaseException as exc:  # noqa: BLE001 (reported by the main thread)
+            errors.append(exc)
+
+    start = mindgrad.cache_stats()["builds"]
+    threads = [threading.Thread(target=build, args=(fns[i::3],)) for i in range(3)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10.0
+    while mindgrad.cache_stats()["builds"] - start < len(fns) // 3 and \
+            time.monotonic() < deadline:
+        time.sleep(0.001)
+
+    @mindgrad.adjoint(_doubled)
+    def _(out, a):
+        d[a] = d[out] * 5.0  # deliberately not the derivative, so its use shows
+
+    for t in threads:
+        t.join(timeout=60.0)
+    assert not errors and not any(t.is_alive() for t in threads)
+    # every gradient called after the registration uses the new rule: d/dx sum(5 x k) = 5 k
+    stale = [k for k, f in enumerate(fns) if not np.allclose(grad(f)(x), 5.0 * (k + 1))]
+    assert stale == []
+    c = Counter()
+    for f in fns:  # and is kept: the next calls find it
+        grad(f)(x)
+    assert c.delta() == (0, len(fns))
+
+
+def test_a_rule_registered_while_another_thread_loads_deferred_rules(monkeypatch):
+    # thread A loads the rules of an optional library the program just imported (a lookup
+    # that missed); meanwhile the main thread registers a rule. Code built before must not
+    # stay valid: the registration counts although A's load is quiet.
+    import sys
+    import threading
+
+    @mindgrad.adjoint(_doubled)
+    def _(out, a):
+        d[a] = d[out] * 2.0
+
+    x = np.array([0.5, -1.5])
+    before = [_uses_doubled(float(k + 1)) for k in range(3)]
+    for k, f in enumerate(before):
+        np.testing.assert_allclose(grad(f)(x), 2.0 * (k + 1))
+    entered, registered = threading.Event(), threading.Event()
+    real_import = rules.importlib.import_module
+
+    def slow_import(name):
+        if not name.endswith(".mindgrad_tests_slow_topic"):
+            return real_import(name)
+        entered.set()
+        registered.wait(10.0)
+        return None
+
+    monkeypatch.setattr(rules, "importlib", types.SimpleNamespace(import_module=slow_import))
+    monkeypatch.setitem(sys.modules, "mindgrad_tests_library", types.ModuleType("library"))
+    monkeypatch.setitem(rules._pending, "mindgrad_tests_library", "mindgrad_tests_slow_topic")
+    loader = threading.Thread(target=lambda: grad(_uses_doubled(7.0))(x))
+    loader.start()
+    assert entered.wait(10.0)
+
+    @mindgrad.adjoint(_doubled)
+    def _(out, a):
+        d[a] = d[out] * 5.0  # deliberately not the derivative, so its use shows
+
+    registered.set()
+    loader.join(10.0)
+    assert not loader.is_alive()
+    for k, f in enumerate(before):
+        np.testing.assert_allclose(grad(f)(x), 5.0 * (k + 1))
+
+
+def test_a_rule_parsed_in_one_thread_is_read_whole_in_another(monkeypatch):
+    # mindgrad's own rules are parsed at first use; a build in another thread reading the
+    # rule meanwhile must not see it half parsed (an empty ``differentiates`` drops d[a])
+    import threading
+
+    def template(out, a, b):
+        d[a] = d[out] * b
+        d[b] = d[out] * a
+
+    rule = rules.Rule(_mul, template, lazy=True)
+    validating, release = threading.Event(), threading.Event()
+    validate = rules.Rule._validate
+
+    def slow_validate(self):
+        if threading.current_thread() is parser:
+            validating.set()
+            release.wait(10.0)
+        return validate(self)
+
+    monkeypatch.setattr(rules.Rule, "_validate", slow_validate)
+    parser = threading.Thread(target=lambda: rule.body)
+    parser.start()
+    assert validating.wait(10.0)
+    try:
+        assert rule.differentiates == {"a", "b"}
+    finally:
+        release.set()
+        parser.join(10.0)
+    assert rule.differentiates == {"a", "b"} and len(rule.body) == 2
