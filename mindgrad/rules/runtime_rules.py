@@ -34,6 +34,7 @@ from mindgrad.runtime.tangents import (
     TangentTuple,
     broadcast_tangent,
     summable,
+    zero_tangent_of,
 )
 
 # the output sensitivity (ones), gradient buffers, zero and dtype tests are constants; helpers
@@ -541,7 +542,7 @@ def _(out, t_x, x, t_y, y):
 
 
 # zeros in a value's structure: constants
-nondifferentiable(runtime.zero_tangent)
+nondifferentiable(runtime.zero_tangent, zero_tangent_of)
 
 
 @adjoint(TangentList, TangentTuple)

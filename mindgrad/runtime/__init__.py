@@ -449,7 +449,7 @@ def item(g, i):
     """Gradient of element ``i`` of a container whose gradient is ``g``."""
     if is_zero(g):
         return 0
-    if g.__class__ is dict:
+    if isinstance(g, dict):  # a TangentDict too, at higher order
         return g.get(i, 0)  # a dict gradient holds only the keys that received one
     return g[i]
 

@@ -1,0 +1,261 @@
+"""Programs written the way users outside the project write them: builtins over arrays
+(``max(v)``, ``sum(m)``, ``sorted(v, key=...)``, ``enumerate``, ``zip``), dicts iterated by
+``.values()``/``.items()`` with the loop variable read after the loop; in every mode: grad,
+jvp, jvp over grad, grad over grad, jvp over jvp.
+
+Oracles: central differences in float64 (first order), the mixed second difference
+``(f(x+hu+hv) - f(x+hu-hv) - f(x-hu+hv) + f(x-hu-hv)) / 4h^2`` (second order).
+"""
+
+import operator
+
+import numpy as np
+import pytest
+
+import mindgrad as mg
+
+H1, H2 = 1e-6, 1e-4
+MODES = ("grad", "jvp", "jvp_of_grad", "grad_of_grad", "jvp_of_jvp")
+
+
+def _fd_grad(f, x):
+    g = np.zeros(np.shape(x))
+    for i in np.ndindex(g.shape):
+        e = np.zeros(g.shape)
+        e[i] = H1
+        g[i] = (f(x + e) - f(x - e)) / (2 * H1)
+    return g
+
+
+def _fd_mixed(f, x, u, v):
+    h = H2
+    return (f(x + h * u + h * v) - f(x + h * u - h * v) - f(x - h * u + h * v)
+            + f(x - h * u - h * v)) / (4 * h * h)
+
+
+def _fd_hessian_times(f, x, v):
+    out = np.zeros(np.shape(x))
+    for i in np.ndindex(out.shape):
+        e = np.zeros(out.shape)
+        e[i] = 1.0
+        out[i] = _fd_mixed(f, x, e, v)
+    return out
+
+
+def derivative(mode, f, x, u, v):
+    """(mindgrad's derivative of ``f`` at ``x`` in ``mode``, the finite-difference one)."""
+    if mode == "grad":
+        return mg.grad(f)(x), _fd_grad(f, x)
+    if mode == "jvp":
+        return mg.jvp(f, (x,), (v,))[1], (f(x + H1 * v) - f(x - H1 * v)) / (2 * H1)
+    if mode == "jvp_of_grad":
+        return mg.jvp(mg.grad(f), (x,), (v,))[1], _fd_hessian_times(f, x, v)
+    if mode == "grad_of_grad":
+        return mg.grad(lambda y: np.sum(mg.grad(f)(y) * v))(x), _fd_hessian_times(f, x, v)
+    assert mode == "jvp_of_jvp"
+    return mg.jvp(lambda y: mg.jvp(f, (y,), (v,))[1], (x,), (u,))[1], _fd_mixed(f, x, u, v)
+
+
+def check_all_modes(f, x, modes=MODES):
+    rng = np.random.default_rng(0)
+    u, v = rng.standard_normal(np.shape(x)), rng.standard_normal(np.shape(x))
+    for mode in modes:
+        got, want = derivative(mode, f, x, u, v)
+        np.testing.assert_allclose(np.asarray(got, float), want, rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{f.__name__}: {mode}")
+
+
+X3 = np.array([0.3, 1.2, -0.7])
+X6 = np.array([0.3, 1.2, -0.7, 0.5, -1.1, 0.9])
+
+
+# ----- builtins over arrays: iteration over the first axis -----------------------------------
+
+
+def max_of_one_item(b):
+    v7 = np.var(b, keepdims=True)
+    return np.sin(max(v7 ** 3))
+
+
+def max_of_array(v):
+    return max(v ** 2) * 2.0
+
+
+def min_of_array(v):
+    return min(v ** 2) + 1.0
+
+
+def max_by_key(v):
+    return max(v, key=abs) ** 2
+
+
+def min_with_default(v):
+    return min(v * 3.0, default=0.0) ** 2
+
+
+def max_of_empty_takes_default(v):
+    return max([], default=v[0] * 2.0) * v[1]
+
+
+def max_of_list(v):
+    return max([v[0] * 2, v[1] ** 2, np.sin(v[2])])
+
+
+def sum_of_array(v):
+    return sum(v ** 2)
+
+
+def sum_with_start(v):
+    return sum(v ** 2, start=1.5) ** 2
+
+
+def negated(a):
+    return -a
+
+
+def first(row):
+    return row[0]
+
+
+def sorted_array(v):
+    s = sorted(v * 2.0)
+    return s[0] * s[-1] ** 2
+
+
+def sorted_by_key(v):
+    s = sorted(v, key=negated)
+    return s[0] * s[1] ** 2
+
+
+def any_all_of_array(v):
+    if any(v > 0.5) and all(v > -3):
+        return np.sum(v ** 3)
+    return np.sum(v)
+
+
+def enumerate_array(v):
+    s = 0.0
+    for i, a in enumerate(v, start=1):
+        s = s + i * a ** 2
+    return s * a
+
+
+def zip_arrays(v):
+    w = np.cos(v)
+    s = 0.0
+    for a, b in zip(v, w):
+        s = s + a * b
+    return s * a
+
+
+@pytest.mark.parametrize("f", [max_of_one_item, max_of_array, min_of_array, max_by_key,
+                               min_with_default, max_of_empty_takes_default, max_of_list,
+                               sum_of_array, sum_with_start, sorted_array, sorted_by_key,
+                               any_all_of_array, enumerate_array, zip_arrays],
+                         ids=lambda f: f.__name__)
+def test_builtins_over_a_vector(f):
+    check_all_modes(f, X3)
+
+
+def test_max_of_a_one_element_array_is_its_element():
+    check_all_modes(max_of_array, np.array([0.7]))
+    check_all_modes(sum_of_array, np.array([0.7]))
+
+
+def sum_of_rows(v):
+    m = np.reshape(v, (2, 3))
+    return np.sum(sum(m * m) ** 2)
+
+
+def sum_of_rows_with_start(v):
+    m = np.reshape(v, (3, 2))
+    return np.sum(np.sin(sum(m, np.ones(2))))
+
+
+def sorted_rows(v):
+    m = np.reshape(v, (3, 2))
+    s = sorted(m, key=first, reverse=True)
+    return np.sum(s[0] * s[1] ** 2)
+
+
+def max_row_by_key(v):
+    m = np.reshape(v, (3, 2))
+    return np.sum(max(m, key=first) ** 2)
+
+
+def enumerate_rows(v):
+    m = np.reshape(v, (2, 3))
+    s = 0.0
+    for i, r in enumerate(m):
+        s = s + (i + 1) * np.sum(r ** 2)
+    return s * np.sum(r)
+
+
+def zip_rows(v):
+    m = np.reshape(v, (2, 3))
+    s = 0.0
+    for r, c in zip(m, [1.0, 2.0]):
+        s = s + c * np.sum(np.sin(r))
+    return s * np.sum(r)
+
+
+@pytest.mark.parametrize("f", [sum_of_rows, sum_of_rows_with_start, sorted_rows, max_row_by_key,
+                               enumerate_rows, zip_rows], ids=lambda f: f.__name__)
+def test_builtins_over_the_rows_of_a_matrix(f):
+    check_all_modes(f, X6)
+
+
+def test_a_lambda_as_key_is_refused_at_the_users_line():
+    def sorted_by_lambda(v):
+        return sorted(v, key=lambda a: -a)[0]
+
+    with pytest.raises(mg.UnsupportedSyntaxError, match="lambda") as info:
+        mg.grad(sorted_by_lambda)(X3)
+    assert "test_outside_programs.py" in str(info.value)
+
+
+# ----- dicts iterated, the loop variable read after the loop -------------------------------
+
+
+def last_of_values(x):
+    d = {"u": x * 2.0, "p": np.sin(x), "w": x ** 2}
+    for t in d.values():
+        pass
+    return np.sum(t * x)
+
+
+def last_of_items(x):
+    d = {"u": x * 2.0, "p": np.sin(x), "w": x ** 2}
+    s = 0.0
+    for key, t in d.items():
+        s = s + np.sum(t * x)
+    return s * np.sum(t)
+
+
+def last_of_keys(x):
+    d = {"u": x * 2.0, "p": np.cos(x)}
+    for key in d:
+        t = d[key]
+    return np.sum(t ** 2) * np.sum(d[key])
+
+
+def last_of_sorted_keys(x):
+    d = {"b": x * 2.0, "a": np.sin(x), "c": x ** 2}
+    s = 0.0
+    for k in sorted(d):
+        s = s + np.sum(d[k] * x)
+    return s * np.sum(d[k])
+
+
+def last_of_sorted_items(x):
+    d = {"b": x * 2.0, "a": np.sin(x), "c": x ** 2}
+    s = 0.0
+    for k, t in sorted(d.items(), key=operator.itemgetter(0)):
+        s = s * np.sum(t) + np.sum(t)
+    return s * np.sum(t)
+
+
+@pytest.mark.parametrize("f", [last_of_values, last_of_items, last_of_keys, last_of_sorted_keys,
+                               last_of_sorted_items], ids=lambda f: f.__name__)
+def test_dict_iterated_with_the_loop_variable_used_after(f):
+    check_all_modes(f, np.array([0.3, 0.8]))
