@@ -332,6 +332,7 @@ def jacrev(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
         aux = None
         if has_aux:
             out, aux = out[0], out[1:]
+        api.check_real_output(out, fn, "jacrev (a gradient per output element)")
         outputs = _flat_outputs(out)
         per_output = []
         for k, o in enumerate(outputs):

@@ -35,6 +35,8 @@ __all__ = [
     "inexact",
     "is_zero",
     "item",
+    "complex_output_error",
+    "holds_complex",
     "output_is_differentiable",
     "pop_grad",
     "private_copy",
@@ -490,6 +492,29 @@ def holds_float(value) -> bool:
     return _is_float_like(value)
 
 
+def holds_complex(value) -> bool:
+    """Whether ``value`` (an output, or a tuple, list or dict of them) holds a complex number
+    or array anywhere."""
+    if isinstance(value, (tuple, list)):
+        return any(holds_complex(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_complex(v) for v in value.values())
+    return isinstance(value, (complex, np.complexfloating)) or \
+        isinstance(value, np.ndarray) and value.dtype.kind == "c"
+
+
+def complex_output_error(what, at=""):
+    """The TypeError for a gradient asked of a complex output without a cotangent: as in JAX
+    and autograd, a gradient is defined for a real output only (its real part's would be a
+    silent guess at what the user means)."""
+    return TypeError(
+        f"{what} is asked of a complex output{at}: a gradient is defined for a real output "
+        "only. Differentiate the real number you mean: np.real(out) or np.imag(out), "
+        "np.abs(out) ** 2 for the squared magnitude. jvp and jacfwd give the complex "
+        "derivative itself; vjp with a cotangent c gives the gradient of the real L with "
+        "dL = Re(sum(c * d_out)) (README, Complex numbers)")
+
+
 def output_is_differentiable(out, has_aux=False) -> bool:
     """Whether the differentiated part of ``out`` (the first element under ``has_aux``) holds a
     float."""
@@ -560,6 +585,9 @@ def seed(out, sens=None):
     if not _is_float_like(out):
         return 0
     if sens is None:
+        if isinstance(out, (complex, np.complexfloating)) or \
+                isinstance(out, np.ndarray) and out.dtype.kind == "c":
+            raise complex_output_error("a gradient (no cotangent given)")
         return np.ones_like(out) if isinstance(out, np.ndarray) else type(out)(1.0)
     if np.shape(sens) != np.shape(out):
         raise GradientError(
