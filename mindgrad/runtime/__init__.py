@@ -28,6 +28,7 @@ __all__ = [
     "as_sequence",
     "bprop_grads",
     "check_output_differentiable",
+    "complex_output_error",
     "concat_grads",
     "repeated_grads",
     "concat_tangents",
@@ -35,12 +36,12 @@ __all__ = [
     "inexact",
     "is_zero",
     "item",
-    "complex_output_error",
     "holds_complex",
     "output_is_differentiable",
     "pop_grad",
     "private_copy",
     "push_grad",
+    "rebuild",
     "refuse_array",
     "restore_item",
     "reversed_items",
@@ -367,7 +368,7 @@ def zero_tangent(value):
     if isinstance(value, (float, np.floating)):
         return type(value)(0.0)
     if isinstance(value, (list, tuple)):
-        return type(value)(zero_tangent(v) for v in value)
+        return rebuild(value, [zero_tangent(v) for v in value])
     if isinstance(value, dict):
         return {k: zero_tangent(v) for k, v in value.items()}
     return 0
@@ -571,15 +572,15 @@ def seed(out, sens=None):
             raise ValueError(
                 "has_aux=True needs the function to return a tuple (output, aux, ...) of at "
                 f"least 2 elements, but it returned {_describe_output(out)}")
-        return type(out)([seed(out[0], sens.sens)] + [0] * (len(out) - 1))
+        return rebuild(out, [seed(out[0], sens.sens)] + [0] * (len(out) - 1))
     if isinstance(out, (tuple, list)):
         if sens is None:
-            return type(out)(seed(o) for o in out)
+            return rebuild(out, [seed(o) for o in out])
         if not isinstance(sens, (tuple, list)) or len(sens) != len(out):
             raise GradientError(
                 f"sens must mirror the output: the output is a {type(out).__name__} of "
                 f"{len(out)}, the sens is {_describe(sens)}")
-        return type(out)(seed(o, s) for o, s in zip(out, sens))
+        return rebuild(out, [seed(o, s) for o, s in zip(out, sens)])
     if isinstance(out, dict):
         return {k: seed(v, None if sens is None else sens[k]) for k, v in out.items()}
     if not _is_float_like(out):
@@ -603,6 +604,13 @@ def _describe(v):
     return f"a {type(v).__name__} of shape {np.shape(v)}"
 
 
+def rebuild(like, items):
+    """A container of ``like``'s own type (a list, a tuple, a namedtuple) holding ``items``."""
+    if isinstance(like, tuple) and hasattr(like, "_fields"):
+        return type(like)(*items)
+    return type(like)(items)
+
+
 def as_grad(g, x):
     """The gradient ``g`` in the type, dtype and shape of the input ``x`` (zeros if ``g`` is 0)."""
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.base is None and \
@@ -622,7 +630,7 @@ def as_grad(g, x):
     if isinstance(x, (list, tuple)):
         if is_zero(g):
             g = [0] * len(x)
-        return type(x)(as_grad(gi, xi) for gi, xi in zip(g, x))
+        return rebuild(x, [as_grad(gi, xi) for gi, xi in zip(g, x)])
     if isinstance(x, dict):
         g = {} if is_zero(g) else g
         return {k: as_grad(g.get(k, 0), v) for k, v in x.items()}

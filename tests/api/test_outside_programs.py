@@ -7,6 +7,7 @@ Oracles: central differences in float64 (first order), the mixed second differen
 ``(f(x+hu+hv) - f(x+hu-hv) - f(x-hu+hv) + f(x-hu-hv)) / 4h^2`` (second order).
 """
 
+import collections
 import operator
 
 import numpy as np
@@ -299,3 +300,102 @@ def test_what_the_user_means_by_a_complex_output_is_differentiable():
     assert pullback(1j)[0] == pytest.approx(np.real(1j * (1 + 0.2j)))
     g = mg.ops.GradOperation(sens_param=True)(complex_scaled)(1.0, 1.0 + 0j)
     assert g == pytest.approx(1.0)
+
+
+# ----- tangents and Jacobians in the containers the function returns ------------------------
+
+
+def returns_a_dict(x):
+    return {"a": x * 2.0, "c": np.ones(2), "n": 3.0}
+
+
+def returns_a_built_list(x):
+    return list(x * 2.0)
+
+
+def returns_a_list(x):
+    out = []
+    for k in range(2):
+        out.append(np.sin(x) * k)
+    return out + [1.5]
+
+
+def returns_a_tuple(x):
+    return x * 2.0, np.ones(2)
+
+
+def _assert_same_tree(got, want):
+    """``got`` has ``want``'s containers, exactly, with float arrays or floats at the leaves."""
+    if not isinstance(want, (dict, list, tuple)):
+        assert isinstance(got, (float, np.floating, np.ndarray)), type(got)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+        return
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, dict):
+        assert list(got) == list(want)
+        for k in want:
+            _assert_same_tree(got[k], want[k])
+    elif isinstance(want, (list, tuple)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _assert_same_tree(g, w)
+
+
+def _leafwise(fn, *trees):
+    first = trees[0]
+    if isinstance(first, dict):
+        return {k: _leafwise(fn, *(t[k] for t in trees)) for k in first}
+    if isinstance(first, (list, tuple)):
+        return type(first)(_leafwise(fn, *parts) for parts in zip(*trees))
+    return fn(*trees)
+
+
+@pytest.mark.parametrize("f", [returns_a_dict, returns_a_built_list, returns_a_list,
+                               returns_a_tuple], ids=lambda f: f.__name__)
+def test_forward_and_reverse_results_have_the_functions_containers(f):
+    x, v = np.array([0.3, 1.2]), np.array([0.5, -2.0])
+    # the oracle: central differences leaf by leaf, in f's own containers
+    want = _leafwise(lambda a, b: (np.asarray(a, float) - b) / (2 * H1),
+                     f(x + H1 * v), f(x - H1 * v))
+    out, tangent = mg.jvp(f, (x,), (v,))
+    _assert_same_tree(tangent, want)
+    for jac in (mg.jacfwd(f)(x), mg.jacrev(f)(x)):
+        _assert_same_tree(_leafwise(lambda j: np.asarray(j) @ v, jac), want)
+    # a cotangent in the output's containers gives the gradient of its dot with the output
+    cot = _leafwise(lambda o: np.ones(np.shape(o)) * 0.5, out)
+    (g,) = mg.vjp(f, x)[1](cot)
+    fd = _fd_grad(lambda y: sum(np.sum(np.asarray(leaf) * 0.5) for leaf in _leaves(f(y))), x)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        tree = list(tree.values())
+    if isinstance(tree, (list, tuple)):
+        return [leaf for part in tree for leaf in _leaves(part)]
+    return [tree]
+
+
+def test_a_part_without_a_tangent_is_a_float_zero_not_the_int_0():
+    _, tangent = mg.jvp(returns_a_dict, (np.array([0.3, 1.2]),), (np.ones(2),))
+    assert isinstance(tangent["n"], float) and tangent["n"] == 0.0
+    assert tangent["c"].dtype == np.float64 and not tangent["c"].any()
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def scaled_pair(p):
+    return Pair(p[0] * 2.0, p[1])
+
+
+def test_a_namedtuple_in_and_out_keeps_its_type():
+    p, t = Pair(np.array([0.3, 1.2]), 0.5), Pair(np.array([1.0, -1.0]), 2.0)
+    _, tangent = mg.jvp(lambda q: q, (p,), (t,))
+    assert type(tangent) is Pair
+    np.testing.assert_allclose(tangent.a, t.a)
+    assert tangent.b == 2.0
+    (g,) = mg.vjp(lambda q: q, p)[1](t)
+    assert type(g) is Pair
+    np.testing.assert_allclose(g.a, t.a)
+    assert g.b == 2.0
