@@ -33,6 +33,7 @@ from mindgrad.runtime.tangents import (
     TangentList,
     TangentTuple,
     broadcast_tangent,
+    float_dtype,
     summable,
     zero_tangent_of,
 )
@@ -543,6 +544,7 @@ def _(out, t_x, x, t_y, y):
 
 # zeros in a value's structure: constants
 nondifferentiable(runtime.zero_tangent, zero_tangent_of)
+nondifferentiable(float_dtype)  # a dtype
 
 
 @adjoint(TangentList, TangentTuple)

@@ -1,7 +1,8 @@
 """Programs written the way users outside the project write them: builtins over arrays
 (``max(v)``, ``sum(m)``, ``sorted(v, key=...)``, ``enumerate``, ``zip``), dicts iterated by
 ``.values()``/``.items()`` with the loop variable read after the loop; in every mode: grad,
-jvp, jvp over grad, grad over grad, jvp over jvp.
+jvp, jvp over grad, grad over grad, jvp over jvp. A complex output, whose gradient is refused;
+tangents and Jacobians in the containers the function returns.
 
 Oracles: central differences in float64 (first order), the mixed second difference
 ``(f(x+hu+hv) - f(x+hu-hv) - f(x-hu+hv) + f(x-hu-hv)) / 4h^2`` (second order).
@@ -14,57 +15,7 @@ import numpy as np
 import pytest
 
 import mindgrad as mg
-
-H1, H2 = 1e-6, 1e-4
-MODES = ("grad", "jvp", "jvp_of_grad", "grad_of_grad", "jvp_of_jvp")
-
-
-def _fd_grad(f, x):
-    g = np.zeros(np.shape(x))
-    for i in np.ndindex(g.shape):
-        e = np.zeros(g.shape)
-        e[i] = H1
-        g[i] = (f(x + e) - f(x - e)) / (2 * H1)
-    return g
-
-
-def _fd_mixed(f, x, u, v):
-    h = H2
-    return (f(x + h * u + h * v) - f(x + h * u - h * v) - f(x - h * u + h * v)
-            + f(x - h * u - h * v)) / (4 * h * h)
-
-
-def _fd_hessian_times(f, x, v):
-    out = np.zeros(np.shape(x))
-    for i in np.ndindex(out.shape):
-        e = np.zeros(out.shape)
-        e[i] = 1.0
-        out[i] = _fd_mixed(f, x, e, v)
-    return out
-
-
-def derivative(mode, f, x, u, v):
-    """(mindgrad's derivative of ``f`` at ``x`` in ``mode``, the finite-difference one)."""
-    if mode == "grad":
-        return mg.grad(f)(x), _fd_grad(f, x)
-    if mode == "jvp":
-        return mg.jvp(f, (x,), (v,))[1], (f(x + H1 * v) - f(x - H1 * v)) / (2 * H1)
-    if mode == "jvp_of_grad":
-        return mg.jvp(mg.grad(f), (x,), (v,))[1], _fd_hessian_times(f, x, v)
-    if mode == "grad_of_grad":
-        return mg.grad(lambda y: np.sum(mg.grad(f)(y) * v))(x), _fd_hessian_times(f, x, v)
-    assert mode == "jvp_of_jvp"
-    return mg.jvp(lambda y: mg.jvp(f, (y,), (v,))[1], (x,), (u,))[1], _fd_mixed(f, x, u, v)
-
-
-def check_all_modes(f, x, modes=MODES):
-    rng = np.random.default_rng(0)
-    u, v = rng.standard_normal(np.shape(x)), rng.standard_normal(np.shape(x))
-    for mode in modes:
-        got, want = derivative(mode, f, x, u, v)
-        np.testing.assert_allclose(np.asarray(got, float), want, rtol=1e-5, atol=1e-6,
-                                   err_msg=f"{f.__name__}: {mode}")
-
+from tests.support.orders import H1, check_all_modes, fd_grad
 
 X3 = np.array([0.3, 1.2, -0.7])
 X6 = np.array([0.3, 1.2, -0.7, 0.5, -1.1, 0.9])
@@ -364,7 +315,7 @@ def test_forward_and_reverse_results_have_the_functions_containers(f):
     # a cotangent in the output's containers gives the gradient of its dot with the output
     cot = _leafwise(lambda o: np.ones(np.shape(o)) * 0.5, out)
     (g,) = mg.vjp(f, x)[1](cot)
-    fd = _fd_grad(lambda y: sum(np.sum(np.asarray(leaf) * 0.5) for leaf in _leaves(f(y))), x)
+    fd = fd_grad(lambda y: sum(np.sum(np.asarray(leaf) * 0.5) for leaf in _leaves(f(y))), x)
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
 
 
