@@ -207,9 +207,45 @@ def last_of_sorted_items(x):
     return s * np.sum(t)
 
 
+def last_of_nested(x):
+    d = {"a": [x, x * 2.0], "b": [np.sin(x)]}
+    for _, ts in d.items():
+        for t in ts:
+            pass
+    return np.sum(t * ts[0])
+
+
+def last_of_list_values(x):
+    d = {"u": [x, 2.0 * x], "p": [np.sin(x), x]}
+    for v in d.values():
+        pass
+    return np.sum(v[0] * v[1])
+
+
+def last_of_zip(x):
+    for a, b in zip([x, x * 2.0], [np.sin(x), np.cos(x)]):
+        pass
+    return np.sum(a * b)
+
+
+def last_of_list_of_dicts(x):
+    for e in [{"w": x}, {"w": x ** 2}]:
+        pass
+    return np.sum(e["w"] * x)
+
+
+def last_row(x):
+    m = np.reshape(x, (2, 1)) ** 2
+    for r in m:
+        pass
+    return np.sum(r * x)
+
+
 @pytest.mark.parametrize("f", [last_of_values, last_of_items, last_of_keys, last_of_sorted_keys,
-                               last_of_sorted_items], ids=lambda f: f.__name__)
-def test_dict_iterated_with_the_loop_variable_used_after(f):
+                               last_of_sorted_items, last_of_nested, last_of_list_values,
+                               last_of_zip, last_of_list_of_dicts, last_row],
+                         ids=lambda f: f.__name__)
+def test_loop_variable_used_after_the_loop(f):
     check_all_modes(f, np.array([0.3, 0.8]))
 
 
