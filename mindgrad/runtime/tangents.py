@@ -127,6 +127,13 @@ def add_tangent(t, out, head, tail):
     concatenation of sequences, the operand's tangents with zeros for the ``head`` before and
     the ``tail`` after it."""
     if isinstance(out, (list, tuple)):
+        if is_zero(head) or is_zero(tail):
+            # a sequence's gradient that is the int zero (third order: grad code differentiated
+            # twice); not the zeros of the missing length, so no number is made up for it
+            raise NotImplementedError(
+                "mindgrad cannot take this derivative at third order yet: the gradient code "
+                "it differentiates joins lists of gradients, one of them still the zero 0; "
+                "derivatives to second order are supported")
         items = [0] * len(head) + [0] * len(tail)
         items[len(head):len(head)] = list(t)
         return TangentList(items) if isinstance(out, list) else TangentTuple(items)
