@@ -23,6 +23,7 @@ from mindgrad.api.gradients import GradFunction, _positions, grad
 from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, emit, expansions
 from mindgrad.rules import nondifferentiable
+from mindgrad.runtime.tangents import tangent_like
 
 __all__ = ["Jacobian", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
 
@@ -136,8 +137,9 @@ def _tangent_of_shape(x, t, t_label, x_label):
         if not isinstance(t, (list, tuple)) or len(t) != len(x):
             raise ValueError(f"{t_label} must be a list or tuple of {len(x)} tangents, like "
                              f"{x_label}; got {type(t).__name__}")
-        return type(t)(_tangent_of_shape(xk, tk, f"{t_label}[{k}]", f"{x_label}[{k}]")
-                       for k, (xk, tk) in enumerate(zip(x, t)))
+        return runtime.rebuild(t, [_tangent_of_shape(xk, tk, f"{t_label}[{k}]",
+                                                     f"{x_label}[{k}]")
+                                   for k, (xk, tk) in enumerate(zip(x, t))])
     if isinstance(x, dict):
         if not isinstance(t, dict) or set(t) != set(x):
             raise ValueError(f"{t_label} must be a dict with the keys of {x_label}")
@@ -183,7 +185,7 @@ def jvp(fn: Callable, inputs: Any, v: Any, has_aux: bool = False):
     given = dict(zip(generated.tangent_names, (tangents[p] for p in positions)))
     out, t_out = generated.function(*head, *inputs, **given)
     api.check_output(out, fn, has_aux)
-    t_out = _tangent_like(t_out, out)
+    t_out = tangent_like(t_out, out)
     if has_aux:
         if not isinstance(out, tuple) or len(out) < 2:
             raise ValueError("has_aux=True needs fn to return a tuple (out, aux, ...)")
@@ -201,23 +203,6 @@ def _jvp_code(target, inputs, positions):
         return driver.run_forward(target, positions, nargs=len(inputs))
 
     return cache.lookup(target, ("jvp", positions), inputs, build)
-
-
-def _tangent_like(t, out):
-    """The tangent in the output's structure, zeros where a part has none."""
-    if isinstance(out, (tuple, list)):
-        t = [0] * len(out) if runtime.is_zero(t) else t
-        return type(out)(_tangent_like(ti, oi) for ti, oi in zip(t, out))
-    if runtime.is_zero(t):
-        if isinstance(out, np.ndarray):
-            return np.zeros_like(out)
-        return type(out)(0) if isinstance(out, (float, np.generic)) else 0
-    if isinstance(out, np.ndarray):
-        t = np.asarray(t)
-        if t.shape != out.shape:
-            t = np.broadcast_to(t, out.shape)
-        return np.array(t, dtype=np.result_type(out.dtype, t.dtype))
-    return t
 
 
 # ----- vjp -------------------------------------------------------------------------------------
@@ -345,7 +330,22 @@ def _build_split(fn, inputs, weights):
 
 
 def _flat_outputs(out):
-    return list(out) if isinstance(out, (tuple, list)) else [out]
+    """The outputs a Jacobian has a block for: the items of a tuple or list, the values of a
+    dict, else ``out`` itself."""
+    if isinstance(out, (tuple, list)):
+        return list(out)
+    if isinstance(out, dict):
+        return list(out.values())
+    return [out]
+
+
+def _as_outputs(out, blocks):
+    """``blocks``, one per entry of ``_flat_outputs(out)``, in ``out``'s own container."""
+    if isinstance(out, (tuple, list)):
+        return runtime.rebuild(out, blocks)
+    if isinstance(out, dict):
+        return dict(zip(out, blocks))
+    return blocks[0]
 
 
 def jacrev(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
@@ -361,6 +361,7 @@ def jacrev(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
         aux = None
         if has_aux:
             out, aux = out[0], out[1:]
+        api.check_real_output(out, fn, "jacrev (a gradient per output element)")
         outputs = _flat_outputs(out)
         per_output = []
         for k, o in enumerate(outputs):
@@ -369,14 +370,14 @@ def jacrev(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
                 sens = [np.zeros(np.shape(p), dtype=np.result_type(p, np.float32))
                         for p in outputs]
                 sens[k][index] = 1.0
-                seed = type(out)(sens) if isinstance(out, (tuple, list)) else sens[0]
+                seed = _as_outputs(out, sens)
                 _, grads, _ = grad_fn.gradients(args, {}, seed)
                 for row, g in zip(rows, grads):
                     row.append(np.asarray(g))
             blocks = tuple(np.reshape(np.stack(row), np.shape(o) + np.shape(args[p]))
                            for row, p in zip(rows, positions))
             per_output.append(blocks[0] if single_position else blocks)
-        result = tuple(per_output) if isinstance(out, (tuple, list)) else per_output[0]
+        result = _as_outputs(out, per_output)
         if has_aux:
             return result, (aux[0] if len(aux) == 1 else aux)
         return result
@@ -412,7 +413,7 @@ def jacfwd(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
                 stacked = np.stack(ts, axis=-1) if ts else np.zeros(np.shape(o) + (0,))
                 blocks.append(np.reshape(stacked, np.shape(o) + np.shape(args[p])))
             per_output.append(blocks[0] if single_position else tuple(blocks))
-        result = per_output[0] if not isinstance(out, (tuple, list)) else tuple(per_output)
+        result = _as_outputs(out, per_output)
         if has_aux:
             return result, jvp(fn, tuple(args), tuple([None] * len(args)), has_aux=True)[2]
         return result

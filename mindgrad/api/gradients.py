@@ -535,6 +535,15 @@ def check_output(out, fn, has_aux):
         runtime.check_output_differentiable(out, _name(fn), has_aux, _where(fn))
 
 
+def check_real_output(out, fn, what):
+    """Raise a TypeError where ``out`` holds a complex value: ``what`` (jacrev's rows, ...)
+    is a gradient, defined for a real output only (``runtime.complex_output_error``)."""
+    if runtime.holds_complex(out):
+        where = _where(fn)
+        raise runtime.complex_output_error(f"{what} of {_name(fn)}",
+                                           f" (def at {where})" if where else "")
+
+
 def _where(fn) -> str:
     """``file:line`` of the ``def`` of ``fn`` (a Cell's ``construct``), or ""."""
     target = type(fn).construct if objects.is_module(fn) else fn

@@ -67,40 +67,65 @@ def _(out, iterable, start=0):
     d[out] = broadcast_tangent(d[start], out)
 
 
+def _is_result(v, out):
+    """Whether the item ``v`` of ``min``/``max`` is the one returned as ``out`` (rows of an
+    array compared whole, for a ``key=`` on a 2-d array)."""
+    return v is out or np.array_equal(v, out)
+
+
 @linear_in("g")
-def select_grad(g, out, args):
-    """Gradient of ``min``/``max``: routed to the first argument equal to the result."""
+def select_grad(g, out, args, default=None):
+    """Gradient of ``min``/``max``: routed to the first argument equal to the result. With one
+    argument, ``max(v)`` iterates over it: the gradient goes to its first item equal to the
+    result, in ``v``'s own form (an array's gradient an array); to ``default`` if ``v`` is
+    empty."""
     items = args[0] if len(args) == 1 else args
     grads = [0] * len(items)
     for i, v in enumerate(items):
-        if v is out or v == out:
+        if _is_result(v, out):
             grads[i] = g
             break
     if len(args) == 1:
-        return (grads,)
+        return (sequence_grad(grads, items),) if len(items) else (0,)
     return tuple(grads)
 
 
+@linear_in("g")
+def select_default_grad(g, args):
+    """Gradient of ``min``/``max``'s ``default=``: ``g`` where the iterable is empty."""
+    return g if len(args) == 1 and len(args[0]) == 0 else 0
+
+
 @adjoint(builtins.max, builtins.min)
-def _(out, *args):
+def _(out, *args, key=None, default=None):
     d[args] = select_grad(d[out], out, args)
+    d[default] = select_default_grad(d[out], args)
 
 
 def select_tangent(ts, out, args):
-    """Tangent of ``min``/``max``: the tangent of the first argument equal to the result."""
+    """Tangent of ``min``/``max``: the tangent of the first argument equal to the result (of
+    the first item equal to it, for the one-argument form)."""
     items = args[0] if len(args) == 1 else args
     ts = ts[0] if len(args) == 1 else ts
     if is_zero(ts):
         return zero_tangent_of(out)
     for v, t in zip(items, ts):
-        if v is out or v == out:
+        if _is_result(v, out):
             return zero_tangent_of(out) if is_zero(t) else t
     return zero_tangent_of(out)
 
 
+def select_default_tangent(t, out, args):
+    """Tangent of ``min``/``max`` from ``default=``: its tangent where the iterable is empty."""
+    if len(args) == 1 and len(args[0]) == 0:
+        return t
+    return zero_tangent_of(out)
+
+
 @tangent(builtins.max, builtins.min)
-def _(out, *args):
+def _(out, *args, key=None, default=None):
     d[out] = select_tangent(d[args], out, args)
+    d[out] = select_default_tangent(d[default], out, args)
 
 
 # ----- builtins that build or reorder containers: item by item -----------------------------
@@ -193,16 +218,24 @@ def _(out, sequence):
     d[out] = reversed_tangent(d[sequence])
 
 
+def sorted_order(items, key=None, reverse=False):
+    """The positions of ``items`` in the order ``sorted(items, key=key, reverse=reverse)``
+    gives them (integers: a constant)."""
+    if key is None:
+        return sorted(range(len(items)), key=items.__getitem__, reverse=reverse)
+    return sorted(range(len(items)), key=lambda i: key(items[i]), reverse=reverse)
+
+
 @linear_in("g", keeps_values=True)
 def sorted_grad(g, iterable, key=None, reverse=False):
-    """Gradient of ``sorted(iterable)``: each item's gradient back where the item came from."""
+    """Gradient of ``sorted(iterable)``: each item's gradient back where the item came from, in
+    the iterable's own form (an array's gradient an array)."""
     items = list(iterable)
-    order = sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
-                   reverse=reverse)
+    order = sorted_order(items, key, reverse)
     grads = [0] * len(items)
     for position, index in enumerate(order):
         grads[index] = g[position]
-    return grads
+    return sequence_grad(grads, iterable)
 
 
 @adjoint(builtins.sorted)
@@ -212,12 +245,13 @@ def _(out, iterable, key=None, reverse=False):
 
 def sorted_tangent(t, iterable, key=None, reverse=False):
     """Tangent of ``sorted(iterable)``: the items' tangents in the sorted order."""
-    if is_zero(t):
-        return 0
-    items = list(iterable)
-    order = sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
-                   reverse=reverse)
-    return [t[i] for i in order]
+    if is_zero(t) or isinstance(iterable, (dict, set, frozenset, str)):
+        return 0  # the items are keys or characters: constants
+    order = sorted_order(list(iterable), key, reverse)
+    tangents = []
+    for index in order:
+        tangents.append(t[index])
+    return TangentList(tangents)
 
 
 @tangent(builtins.sorted)
@@ -225,6 +259,7 @@ def _(out, iterable, key=None, reverse=False):
     d[out] = sorted_tangent(d[iterable], iterable, key, reverse)
 
 
+nondifferentiable(sorted_order)
 nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,
                   builtins.isinstance, builtins.print, builtins.type, builtins.enumerate,
                   builtins.zip, builtins.str, builtins.repr, builtins.any, builtins.all)

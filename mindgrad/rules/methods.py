@@ -18,6 +18,7 @@ from mindgrad.rules import (
     d,
     linear,
     linear_attr,
+    linear_in,
     nondifferentiable,
     tangent_attr,
     tangent_method,
@@ -244,9 +245,12 @@ def _(out, g, a, args):
     ...
 
 
+@linear_in("t")  # the arguments are integer positions
 def item_tangent(t, args):
     """Tangent of ``a.item(*args)``: the same element of the tangent, a Python number."""
-    return np.asarray(t).item(*args)
+    if len(args) == 0:  # no *args call: reverse mode over it (grad of jvp) reads it as code
+        return np.asarray(t).item()
+    return np.asarray(t).item(args[0] if len(args) == 1 else args)
 
 
 @adjoint_method("item")

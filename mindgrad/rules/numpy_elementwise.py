@@ -31,7 +31,13 @@ from mindgrad.rules import (
     tangent,
 )
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast, zero_in_zero_out
-from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, float_dtype, zero_tangent_of
+from mindgrad.runtime.tangents import (
+    TangentTuple,
+    as_dtype_of,
+    broadcast_tangent,
+    float_dtype,
+    zero_tangent_of,
+)
 
 # ----- exponentials and logarithms ---------------------------------------------------------
 
@@ -567,9 +573,7 @@ def astype_tangent(t, out):
         return np.zeros(np.shape(out)) if isinstance(out, np.ndarray) else 0.0
     if dtype.kind == "f" and np.iscomplexobj(t):
         t = np.real(t)
-    if isinstance(out, np.ndarray):
-        return np.asarray(t).astype(dtype)
-    return dtype.type(t)
+    return as_dtype_of(t, out)
 
 
 @tangent(np.full)

@@ -552,8 +552,10 @@ def std_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, w
     """Tangent of ``np.std = sqrt(var)``: the variance's over ``2 std``; 0 where the std is 0."""
     if is_zero(t):
         return 0
-    fn = var_tangent if wrt == "a" else var_mean_tangent
-    t_var = fn(t, a, ans, axis, ddof, keepdims, correction, where, mean)
+    if wrt == "a":
+        t_var = var_tangent(t, a, ans, axis, ddof, keepdims, correction, where, mean)
+    else:
+        t_var = var_mean_tangent(t, a, ans, axis, ddof, keepdims, correction, where, mean)
     return as_dtype_of(t_var * 0.5 / np.where(ans == 0, np.inf, ans), ans)
 
 
@@ -1506,10 +1508,14 @@ def gradient_tangent_spacing(ts, f, varargs, out, axis=None, edge_order=1):
 def gradient_tangent_f(t, f, varargs, out, axis=None, edge_order=1):
     """Tangent of ``np.gradient(f, *varargs)`` from ``f``: the same differences of ``t``."""
     full = np.broadcast_to(t, np.shape(f))
-    change = np.gradient(full, *varargs, axis=axis, edge_order=edge_order)
-    if isinstance(change, (tuple, list)):
-        return TangentTuple(as_dtype_of(c, o) for c, o in zip(change, out))
-    return as_dtype_of(change, out)
+    axes = gradient_axes(f, axis)
+    outs = [out] if len(axes) == 1 else out
+    parts = []
+    for k in range(len(axes)):  # axis by axis: no *varargs, so it differentiates again
+        change = np.gradient(full, gradient_spacing(varargs, k), axis=axes[k],
+                             edge_order=edge_order)
+        parts.append(as_dtype_of(change, outs[k]))
+    return parts[0] if len(axes) == 1 else TangentTuple(parts)
 
 
 @tangent(np.gradient)

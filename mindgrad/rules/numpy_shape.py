@@ -304,9 +304,13 @@ def join_tangent_adjoint(g, join, xs, axis=0):
         return concatenate_grad(g, xs, axis)
     if join is np.stack:
         return stack_grad(g, xs, axis)
-    parts = {np.hstack: hstack_grad, np.vstack: vstack_grad, np.dstack: dstack_grad,
-             np.column_stack: column_stack_grad}
-    return parts[join](g, xs)
+    if join is np.hstack:
+        return hstack_grad(g, xs)
+    if join is np.vstack:
+        return vstack_grad(g, xs)
+    if join is np.dstack:
+        return dstack_grad(g, xs)
+    return column_stack_grad(g, xs)
 
 
 @linear(join_tangent, wrt="ts")
@@ -905,8 +909,13 @@ def diff_tangent(t, which, a, n=1, axis=-1, prepend=None, append=None):
     zeros = [None if p is None else np.zeros(np.shape(p), np.result_type(t, 1.0))
              for p in parts]
     zeros[which] = t
-    ends = {k: z for k, z in (("prepend", zeros[1]), ("append", zeros[2])) if z is not None}
-    return np.diff(zeros[0], n, axis, **ends)
+    if zeros[1] is None and zeros[2] is None:
+        return np.diff(zeros[0], n, axis)
+    if zeros[2] is None:
+        return np.diff(zeros[0], n, axis, prepend=zeros[1])
+    if zeros[1] is None:
+        return np.diff(zeros[0], n, axis, append=zeros[2])
+    return np.diff(zeros[0], n, axis, prepend=zeros[1], append=zeros[2])
 
 
 @adjoint(np.diff)
@@ -946,11 +955,25 @@ def _(out, gs, xi, indexing="xy"):
     d[out] = summable(meshgrid_grads(d[gs], xi, indexing))
 
 
+@linear_in("ts")  # the inputs xi matter by their shapes only
 def meshgrid_tangent(ts, xi, out, sparse=False, indexing="xy"):
-    """Tangent of ``np.meshgrid(*xi)``: grid k is the same grid of ``t_k`` (0 without one)."""
-    zeros = [np.zeros(np.shape(x), float_dtype(x)) if is_zero(t) else t for t, x in zip(ts, xi)]
-    grids = np.meshgrid(*zeros, copy=True, sparse=sparse, indexing=indexing)
-    return TangentTuple(0 if is_zero(t) else g for t, g in zip(ts, grids))
+    """Tangent of ``np.meshgrid(*xi)``: grid k is ``t_k`` laid along the grid's axis k (the
+    first two swapped for ``indexing="xy"``), spread over the grid unless ``sparse`` (0 without
+    a tangent). Written without ``*xi``, so that it differentiates again."""
+    n = len(xi)
+    grids = []
+    for k in range(n):
+        if is_zero(ts[k]):
+            grids.append(0)
+        else:
+            axis = 1 - k if indexing == "xy" and n > 1 and k < 2 else k
+            shape = [1] * n
+            shape[axis] = np.size(xi[k])
+            grid = np.reshape(ts[k], shape)
+            if not sparse:
+                grid = np.array(np.broadcast_to(grid, np.shape(out[k])))
+            grids.append(grid)
+    return TangentTuple(grids)
 
 
 @adjoint(np.meshgrid)

@@ -17,7 +17,7 @@ from mindgrad.rules import adjoint, d, diagonal, linear, linear_in, nondifferent
 from mindgrad.rules import methods as me
 from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_shape as ns
-from mindgrad.rules.builtins_math import sequence_grad, sequence_tangent
+from mindgrad.rules.builtins_math import dict_grad, dict_tangent, sequence_grad, sequence_tangent
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import (
     add_at,
@@ -30,10 +30,13 @@ from mindgrad.runtime import (
     zero_in_zero_out,
 )
 from mindgrad.runtime.tangents import (
+    TangentDict,
     TangentList,
     TangentTuple,
     broadcast_tangent,
+    float_dtype,
     summable,
+    zero_tangent_of,
 )
 
 # the output sensitivity (ones), gradient buffers, zero and dtype tests are constants; helpers
@@ -541,7 +544,8 @@ def _(out, t_x, x, t_y, y):
 
 
 # zeros in a value's structure: constants
-nondifferentiable(runtime.zero_tangent)
+nondifferentiable(runtime.zero_tangent, zero_tangent_of)
+nondifferentiable(float_dtype)  # a dtype
 
 
 @adjoint(TangentList, TangentTuple)
@@ -552,3 +556,13 @@ def _(out, iterable=()):
 @tangent(TangentList, TangentTuple)
 def _(out, iterable=()):
     d[out] = sequence_tangent(d[iterable], out)
+
+
+@adjoint(TangentDict)  # tangents of dicts, differentiated again (third order)
+def _(out, mapping=()):
+    d[mapping] = dict_grad(d[out], mapping)
+
+
+@tangent(TangentDict)
+def _(out, mapping=()):
+    d[out] = summable(dict_tangent(d[mapping], mapping))

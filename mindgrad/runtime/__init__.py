@@ -28,6 +28,7 @@ __all__ = [
     "as_sequence",
     "bprop_grads",
     "check_output_differentiable",
+    "complex_output_error",
     "concat_grads",
     "repeated_grads",
     "concat_tangents",
@@ -35,10 +36,12 @@ __all__ = [
     "inexact",
     "is_zero",
     "item",
+    "holds_complex",
     "output_is_differentiable",
     "pop_grad",
     "private_copy",
     "push_grad",
+    "rebuild",
     "refuse_array",
     "restore_item",
     "reversed_items",
@@ -365,7 +368,7 @@ def zero_tangent(value):
     if isinstance(value, (float, np.floating)):
         return type(value)(0.0)
     if isinstance(value, (list, tuple)):
-        return type(value)(zero_tangent(v) for v in value)
+        return rebuild(value, [zero_tangent(v) for v in value])
     if isinstance(value, dict):
         return {k: zero_tangent(v) for k, v in value.items()}
     return 0
@@ -449,7 +452,7 @@ def item(g, i):
     """Gradient of element ``i`` of a container whose gradient is ``g``."""
     if is_zero(g):
         return 0
-    if g.__class__ is dict:
+    if isinstance(g, dict):  # a TangentDict too, at higher order
         return g.get(i, 0)  # a dict gradient holds only the keys that received one
     return g[i]
 
@@ -488,6 +491,29 @@ def holds_float(value) -> bool:
     if isinstance(value, dict):
         return any(holds_float(v) for v in value.values())
     return _is_float_like(value)
+
+
+def holds_complex(value) -> bool:
+    """Whether ``value`` (an output, or a tuple, list or dict of them) holds a complex number
+    or array anywhere."""
+    if isinstance(value, (tuple, list)):
+        return any(holds_complex(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_complex(v) for v in value.values())
+    return isinstance(value, (complex, np.complexfloating)) or \
+        isinstance(value, np.ndarray) and value.dtype.kind == "c"
+
+
+def complex_output_error(what, at=""):
+    """The TypeError for a gradient asked of a complex output without a cotangent: as in JAX
+    and autograd, a gradient is defined for a real output only (its real part's would be a
+    silent guess at what the user means)."""
+    return TypeError(
+        f"{what} is asked of a complex output{at}: a gradient is defined for a real output "
+        "only. Differentiate the real number you mean: np.real(out) or np.imag(out), "
+        "np.abs(out) ** 2 for the squared magnitude. jvp and jacfwd give the complex "
+        "derivative itself; vjp with a cotangent c gives the gradient of the real L with "
+        "dL = Re(sum(c * d_out)) (README, Complex numbers)")
 
 
 def output_is_differentiable(out, has_aux=False) -> bool:
@@ -546,20 +572,23 @@ def seed(out, sens=None):
             raise ValueError(
                 "has_aux=True needs the function to return a tuple (output, aux, ...) of at "
                 f"least 2 elements, but it returned {_describe_output(out)}")
-        return type(out)([seed(out[0], sens.sens)] + [0] * (len(out) - 1))
+        return rebuild(out, [seed(out[0], sens.sens)] + [0] * (len(out) - 1))
     if isinstance(out, (tuple, list)):
         if sens is None:
-            return type(out)(seed(o) for o in out)
+            return rebuild(out, [seed(o) for o in out])
         if not isinstance(sens, (tuple, list)) or len(sens) != len(out):
             raise GradientError(
                 f"sens must mirror the output: the output is a {type(out).__name__} of "
                 f"{len(out)}, the sens is {_describe(sens)}")
-        return type(out)(seed(o, s) for o, s in zip(out, sens))
+        return rebuild(out, [seed(o, s) for o, s in zip(out, sens)])
     if isinstance(out, dict):
         return {k: seed(v, None if sens is None else sens[k]) for k, v in out.items()}
     if not _is_float_like(out):
         return 0
     if sens is None:
+        if isinstance(out, (complex, np.complexfloating)) or \
+                isinstance(out, np.ndarray) and out.dtype.kind == "c":
+            raise complex_output_error("a gradient (no cotangent given)")
         return np.ones_like(out) if isinstance(out, np.ndarray) else type(out)(1.0)
     if np.shape(sens) != np.shape(out):
         raise GradientError(
@@ -573,6 +602,13 @@ def _describe(v):
     if isinstance(v, (tuple, list)):
         return f"a {type(v).__name__} of {len(v)}"
     return f"a {type(v).__name__} of shape {np.shape(v)}"
+
+
+def rebuild(like, items):
+    """A container of ``like``'s own type (a list, a tuple, a namedtuple) holding ``items``."""
+    if isinstance(like, tuple) and hasattr(like, "_fields"):
+        return type(like)(*items)
+    return type(like)(items)
 
 
 def as_grad(g, x):
@@ -594,7 +630,7 @@ def as_grad(g, x):
     if isinstance(x, (list, tuple)):
         if is_zero(g):
             g = [0] * len(x)
-        return type(x)(as_grad(gi, xi) for gi, xi in zip(g, x))
+        return rebuild(x, [as_grad(gi, xi) for gi, xi in zip(g, x)])
     if isinstance(x, dict):
         g = {} if is_zero(g) else g
         return {k: as_grad(g.get(k, 0), v) for k, v in x.items()}

@@ -8,7 +8,7 @@ input's tangent the shape of the output it contributes to.
 
 import numpy as np
 
-from mindgrad.runtime import add, is_zero
+from mindgrad.runtime import add, is_zero, rebuild
 
 
 class TangentList(list):
@@ -78,7 +78,7 @@ def as_dtype_of(t, out):
 def zero_tangent_of(out):
     """The zero tangent of ``out`` with its shape and type (a structure for lists/tuples)."""
     if isinstance(out, (list, tuple)):
-        return type(out)(zero_tangent_of(o) for o in out)
+        return rebuild(out, [zero_tangent_of(o) for o in out])
     if isinstance(out, np.ndarray):
         return np.zeros(out.shape, float_dtype(out))
     if isinstance(out, np.generic):
@@ -86,6 +86,27 @@ def zero_tangent_of(out):
     if isinstance(out, complex):
         return 0j
     return 0.0
+
+
+def tangent_like(t, out):
+    """The tangent ``t`` of ``out`` as a user gets it: in ``out``'s own containers (lists,
+    tuples, namedtuples, dicts; not the ``TangentList`` or ``TangentDict`` generated code adds
+    with), with a zero of ``out``'s shape and float dtype where a part has none (never the
+    symbolic zero 0), an array in an array's shape."""
+    if isinstance(out, (tuple, list)):
+        t = [0] * len(out) if is_zero(t) else t
+        return rebuild(out, [tangent_like(ti, oi) for ti, oi in zip(t, out)])
+    if isinstance(out, dict):
+        t = {} if is_zero(t) else t
+        return {k: tangent_like(t.get(k, 0), v) for k, v in out.items()}
+    if is_zero(t):
+        return zero_tangent_of(out)
+    if isinstance(out, np.ndarray):
+        t = np.asarray(t)
+        if t.shape != out.shape:
+            t = np.broadcast_to(t, out.shape)
+        return np.array(t, dtype=np.result_type(float_dtype(out), t.dtype))
+    return t
 
 
 def broadcast_tangent(t, out):
@@ -106,6 +127,13 @@ def add_tangent(t, out, head, tail):
     concatenation of sequences, the operand's tangents with zeros for the ``head`` before and
     the ``tail`` after it."""
     if isinstance(out, (list, tuple)):
+        if is_zero(head) or is_zero(tail):
+            # a sequence's gradient that is the int zero (third order: grad code differentiated
+            # twice); not the zeros of the missing length, so no number is made up for it
+            raise NotImplementedError(
+                "mindgrad cannot take this derivative at third order yet: the gradient code "
+                "it differentiates joins lists of gradients, one of them still the zero 0; "
+                "derivatives to second order are supported")
         items = [0] * len(head) + [0] * len(tail)
         items[len(head):len(head)] = list(t)
         return TangentList(items) if isinstance(out, list) else TangentTuple(items)

@@ -36,6 +36,8 @@ for fn in (builtins.max, builtins.min):
     case(fn, [f(), f(), f()])
     case(fn, r(5))
     case(fn, r(), r())
+    case(fn, r(1), label=fn.__name__ + "-one-item")
+    case(fn, r(3), default=1.0, label=fn.__name__ + "-default")
 case(builtins.list, r(3, 2))
 case(builtins.list, [r(2), f()])
 case(builtins.dict, {"a": r(2), "b": f()})
@@ -45,6 +47,8 @@ case(builtins.tuple, r(4))
 case(builtins.reversed, [r(2), f(), r(3)])
 case(builtins.reversed, r(3, 2))
 case(sorted, [1.5, -0.3, 0.7])
+case(sorted, r(4), label="sorted-array")
+case(sorted, r(4), reverse=True, label="sorted-reverse")
 
 MATH = [(math.sin, r), (math.cos, r), (math.log, pos), (math.log1p, pos), (math.sinh, r),
         (math.cosh, r), (math.asin, unit), (math.acos, unit), (math.fabs, r), (math.erf, r)]
@@ -68,6 +72,8 @@ helper(bm.sum_grad, r(3), [r(3), r(3)], only=TANGENTS)
 helper(bm.sum_grad, r(3), r(4, 3), only=TANGENTS)
 helper(bm.select_grad, f(), 2.0, (1.0, 2.0, 0.5), only=TANGENTS)
 helper(bm.select_grad, f(), 2.0, ([1.0, 2.0, 0.5],), only=TANGENTS)
+helper(bm.select_default_grad, f(), ([],), only=TANGENTS)
+helper(bm.select_default_grad, f(), (np.array([1.0, 2.0]),), only=TANGENTS)
 helper(bm.sequence_grad, [r(2), f()], [r(2), 1.5], only=TANGENTS)
 helper(bm.sequence_grad, [r(2), 0, r(2)], r(3, 2), only=TANGENTS)
 helper(bm.reversed_grad, [r(2), f()], [1.5, r(2)], only=TANGENTS)
@@ -75,6 +81,7 @@ helper(bm.dict_grad, {"a": r(2), "b": f()}, {"a": r(2), "b": f()}, only=TANGENTS
 helper(bm.dict_grad, {"a": r(2), "b": f()}, [("a", r(2)), ("b", f())], only=TANGENTS)
 helper(bm.sorted_grad, [f(), f(), f()], [2.0, -1.0, 0.5], only=TANGENTS)
 helper(bm.sorted_grad, [f(), f(), f()], [2.0, -1.0, 0.5], None, True, only=TANGENTS)
+helper(bm.sorted_grad, [f(), f(), f()], np.array([2.0, -1.0, 0.5]), abs, only=TANGENTS)
 
 
 # the tables' checks: tests/support/rule_check.py

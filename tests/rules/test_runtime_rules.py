@@ -8,7 +8,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.rules import runtime_rules, vjp_of
 from mindgrad.rules import runtime_rules as rr
-from mindgrad.runtime.tangents import TangentList, TangentTuple
+from mindgrad.runtime.tangents import TangentDict, TangentList, TangentTuple
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
     TANGENTS,
@@ -78,6 +78,8 @@ helper(TangentList, [r(2), f()])
 helper(TangentList, [r(2), r(2)])
 helper(TangentTuple, (r(2), r(1, 2)))
 helper(TangentTuple, (r(3), r(3)))
+helper(TangentDict, {"a": r(2), "b": f()})
+helper(TangentDict, {"a": r(3, 1)})
 
 # the adjoints of the helpers above, and the helpers of those adjoints: linear in their first
 # argument; those that write in place have adjoints, their transposes
