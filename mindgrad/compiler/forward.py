@@ -217,9 +217,9 @@ class ForwardPass(FunctionPass):
                                               values=[self.tangent_of(v) for v in value.values]))]
         if isinstance(value, gast.Attribute):
             rule = rules.lookup_tangent_attr(value.attr)
-            if rule is None:
-                self.fail(s, no_attribute_rule(
-                    self.src, s, value.attr, f"the attribute .{value.attr} has no tangent rule; "
+            if rule is None:  # an error in the branch taken: it may be one never taken
+                return self.fail_when_run(s, value, no_attribute_rule(
+                    self.src, s, value, f"the attribute .{value.attr} has no tangent rule; "
                     f"register one with @mindgrad.rules.tangent_attr({value.attr!r})"),
                     NoTangentRuleError)
             return self.apply(s, rule, value.attr, [value.value], {}, name, t_out)

@@ -138,9 +138,9 @@ class StatementAdjoints:
                     for k, v in zip(value.keys, value.values) if self.is_active(v)]
         if isinstance(value, gast.Attribute):
             rule = rules.lookup_attr(value.attr)
-            if rule is None:
-                self.fail(s, no_attribute_rule(
-                    self.src, s, value.attr, f"the attribute .{value.attr} of a differentiated "
+            if rule is None:  # an error in the branch taken: it may be one never taken
+                return self.fail_when_run(s, value, no_attribute_rule(
+                    self.src, s, value, f"the attribute .{value.attr} of a differentiated "
                     f"value has no gradient rule; register one with @mindgrad.adjoint_attr"
                     f"({value.attr!r})"), NoGradientRuleError)
             return self.apply_rule(s, rule, value.attr, [value.value], {}, name)
