@@ -76,11 +76,13 @@ class FunctionPass(Located):
         line = _Line(lineno)
         return comment(f"{what}: " + self.src.text_of(self.src.line_of(line)).strip(), line)
 
-    def fail_when_run(self, s, node, message, error):
+    def fail_when_run(self, s, message, error, what):
         """Statements raising ``error`` for ``message`` when they run, where ``fail`` would
-        raise it now: for a read of an attribute without a rule (``node``), which may sit in a
-        branch the arguments never take (``if isinstance(c, Box): v = c.value`` with ``c`` an
-        array). In generated code (grad of grad), the error names the user's line."""
+        raise it now: for an operation on what the arguments decide (an attribute or method
+        without a rule, a function held in a variable), which may sit in a branch that they
+        never take (``if isinstance(c, Box): v = c.value`` with ``c`` an array). ``what``
+        names it in the generated code. In generated code (grad of grad), the error names the
+        user's line."""
         filename, lineno = self.src.filename, self.src.line_of(s)
         text = self.src.text_of(lineno)
         found = emit.origin(filename, lineno) if self.src.is_mindgrad_code else None
@@ -88,7 +90,7 @@ class FunctionPass(Located):
             filename, lineno = found[:2]
             text = linecache.getline(filename, lineno)
         made = _Failure(located(error, message, filename, lineno, text))
-        name = self.bind(made, f"no_rule_for_{node.attr}")
+        name = self.bind(made, what)
         return [A.located(gast.Raise(exc=A.call(A.load(name)), cause=None), s)]
 
     # ----- shapes --------------------------------------------------------------------------

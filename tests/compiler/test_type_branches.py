@@ -1,10 +1,12 @@
-"""Branches decided by the type of an argument (``isinstance``, ``type(c) is``, ``hasattr``).
+"""Branches decided by the type of an argument (``isinstance``, ``type(c) is``, ``hasattr``,
+``callable``).
 
-A function may read what only one type has (``c.value`` of a ``Box``) in a branch that other
-types never take. The program is valid for both, so the read without a gradient rule is an
-error only in the branch taken, at run time, and never a refusal of the whole function. An
-object with nothing to differentiate (a ``Box``) is a constant: its gradient is zero, as for
-an input the function does not use.
+A function may use what only one type has (``c.value`` of a ``Box``, ``c(x)`` of a function,
+``c.scale(x)``) in a branch that other types never take. The program is valid for both, so
+what has no gradient rule there is an error only in the branch taken, at run time, at the
+user's line, and never a refusal of the whole function. An object with nothing to
+differentiate (a ``Box``) is a constant: its gradient is zero, as for an input the function
+does not use.
 
 Oracles: central differences in float64 along random directions of the function (first
 order) and of its gradient written by hand (second order), and the closed form
@@ -47,6 +49,26 @@ def by_hasattr(x, c):
     return x * c
 
 
+class Scaler:
+    def __init__(self, value):
+        self.value = value
+
+    def scale(self, x):
+        return x * self.value
+
+
+def by_callable(x, c):
+    if callable(c):
+        return c(x)  # @call
+    return x * c
+
+
+def by_method(x, c):
+    if isinstance(c, Scaler):
+        return c.scale(x)  # @method
+    return x * c
+
+
 def through_helper(x, c):
     return np.sum(by_isinstance(x, c) ** 3)
 
@@ -59,6 +81,14 @@ def through_hasattr_helper(x, c):
     return np.sum(by_hasattr(x, c) ** 3)
 
 
+def through_callable_helper(x, c):
+    return np.sum(by_callable(x, c) ** 3)
+
+
+def through_method_helper(x, c):
+    return np.sum(by_method(x, c) ** 3)
+
+
 def inline(x, c):
     if isinstance(c, Box):
         y = x * c.value
@@ -69,6 +99,9 @@ def inline(x, c):
 
 FUNCTIONS = [through_helper, through_type_helper, through_hasattr_helper, inline]
 IDS = ["isinstance in a helper", "type is in a helper", "hasattr in a helper", "isinstance"]
+# a branch calling c, or a method of c, not taken by an array
+CALLS = [through_callable_helper, through_method_helper]
+CALL_IDS = ["callable in a helper", "isinstance then a method in a helper"]
 # the object that takes the branch reading c.value in each function
 OBJECTS = {through_helper: Box(), through_type_helper: Holder(2.0),
            through_hasattr_helper: Holder(2.0), inline: Box()}
@@ -93,13 +126,13 @@ def difference(fn, args, directions, eps=1e-6):
     return (plus - minus) / (2 * eps)
 
 
-@pytest.mark.parametrize("f", FUNCTIONS, ids=IDS)
+@pytest.mark.parametrize("f", FUNCTIONS + CALLS, ids=IDS + CALL_IDS)
 def test_the_brief_reproducer_differentiates_an_array_argument(f):
     g = grad(f, 1)(np.array([1.0]), np.array([3.0]))
     np.testing.assert_allclose(g, [27.0], rtol=1e-12)  # 3 c^2 x^3
 
 
-@pytest.mark.parametrize("f", FUNCTIONS, ids=IDS)
+@pytest.mark.parametrize("f", FUNCTIONS + CALLS, ids=IDS + CALL_IDS)
 def test_grad_with_an_array_matches_differences(f):
     x, c = sample(0)
     gx, gc = grad(f, (0, 1))(x, c)
@@ -139,6 +172,39 @@ def test_jvp_matches_differences_for_both_types(f):
     np.testing.assert_allclose(t, difference(lambda x: f(x, box), (x,), (u,)), rtol=1e-7)
 
 
+@pytest.mark.parametrize("f", CALLS, ids=CALL_IDS)
+def test_jvp_and_jvp_over_grad_with_an_array_match_differences(f):
+    x, c = sample(10)
+    rng = np.random.default_rng(11)
+    u, v = rng.standard_normal(3), rng.standard_normal(3)
+    _, t = jvp(f, (x, c), (u, v))
+    np.testing.assert_allclose(t, difference(f, (x, c), (u, v)), rtol=1e-7)
+    _, (tx, tc) = jvp(lambda x, c: grad(f, (0, 1))(x, c), (x, c), (u, v))
+    nx, nc = difference(grads_by_hand, (x, c), (u, v))
+    np.testing.assert_allclose(tx, nx, rtol=1e-7)
+    np.testing.assert_allclose(tc, nc, rtol=1e-7)
+
+
+def _line_of(fn, marker):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, text in enumerate(lines) if marker in text)
+
+
+@pytest.mark.parametrize("f, c, error, marker", [
+    (through_callable_helper, lambda x: 2.0 * x, NameError, "@call"),
+    (through_method_helper, Scaler(2.0), mindgrad.NoGradientRuleError, "@method"),
+], ids=CALL_IDS)
+def test_the_branch_calling_what_an_argument_holds_is_a_clear_error_where_it_runs(
+        f, c, error, marker):
+    # a function or a bound method held in an argument cannot be followed: refused where the
+    # branch runs, naming the user's line, never a gradient taking the call as a constant
+    x = np.array([1.0, 2.0])
+    helper = by_callable if f is through_callable_helper else by_method
+    with pytest.raises(error) as caught:
+        grad(f)(x, c)
+    assert f"{__file__}:{_line_of(helper, marker)}" in str(caught.value)
+
+
 @pytest.mark.parametrize("f", FUNCTIONS, ids=IDS)
 def test_jvp_over_grad_matches_differences_of_the_gradient(f):
     x, c = sample(6)
@@ -159,7 +225,7 @@ def test_jvp_over_grad_matches_differences_of_the_gradient(f):
                                rtol=1e-7)
 
 
-@pytest.mark.parametrize("f", FUNCTIONS, ids=IDS)
+@pytest.mark.parametrize("f", FUNCTIONS + CALLS, ids=IDS + CALL_IDS)
 def test_grad_over_grad_matches_differences_of_the_gradient(f):
     x, c = sample(8)
     v = np.random.default_rng(9).standard_normal(3)
@@ -173,8 +239,7 @@ def reads_flat(x, c):
 
 
 def _line(marker):
-    lines, first = inspect.getsourcelines(reads_flat)
-    return first + next(i for i, text in enumerate(lines) if marker in text)
+    return _line_of(reads_flat, marker)
 
 
 def test_an_attribute_of_an_array_without_a_rule_is_a_clear_error_at_the_users_line():
