@@ -35,9 +35,15 @@ class Located:
     def fail(self, node, message, error=UnsupportedSyntaxError):
         """Raise ``error`` for ``message`` at the line of ``node`` in the user's source."""
         lineno = self.src.line_of(node)
-        text = self.src.text_of(lineno)
-        if issubclass(error, UnsupportedSyntaxError):
-            raise error(message, self.src.filename, lineno, text, getattr(node, "col_offset", 0))
-        exc = error(f"{message}\n  at {self.src.filename}:{lineno}: {text.strip()}")
-        exc.filename, exc.lineno, exc.source_line = self.src.filename, lineno, text.strip()
-        raise exc
+        raise located(error, message, self.src.filename, lineno, self.src.text_of(lineno),
+                      getattr(node, "col_offset", 0))
+
+
+def located(error, message, filename, lineno, text, col=0):
+    """The exception of class ``error`` for ``message`` at the user's ``filename:lineno``,
+    whose text is ``text``: what ``fail`` raises."""
+    if issubclass(error, UnsupportedSyntaxError):
+        return error(message, filename, lineno, text, col)
+    exc = error(f"{message}\n  at {filename}:{lineno}: {text.strip()}")
+    exc.filename, exc.lineno, exc.source_line = filename, lineno, text.strip()
+    return exc

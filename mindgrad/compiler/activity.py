@@ -146,6 +146,28 @@ def is_scalar_kind(kind) -> bool:
                                        issubclass(kind, np.number))
 
 
+# what lets an object compute as a number, an array or a container, or be called
+_VALUE_PROTOCOLS = ("__add__", "__radd__", "__sub__", "__mul__", "__rmul__", "__truediv__",
+                    "__matmul__", "__pow__", "__neg__", "__float__", "__complex__", "__int__",
+                    "__index__", "__array__", "__array_interface__", "__array_ufunc__",
+                    "__array_function__", "__len__", "__iter__", "__getitem__", "__call__")
+
+
+def is_opaque_kind(kind) -> bool:
+    """Whether an argument kind (from ``cache.kind``) is an object that holds nothing to
+    differentiate: not a number, an array or a container, and with no operator, conversion
+    or call by which its value could enter the computation (a ``Box`` of settings). Its
+    gradient is zero, as for an input the function does not use; what the code reads from
+    it (``c.value``) is a constant."""
+    import numbers
+
+    import numpy as np
+
+    return isinstance(kind, type) and not issubclass(kind, (numbers.Number, np.generic,
+                                                            np.ndarray)) and \
+        not any(name in vars(cls) for cls in kind.__mro__ for name in _VALUE_PROTOCOLS)
+
+
 def _assigned_values(fdef, resolve):
     """(parameter names, name -> the values assigned to it); a ``for`` target gets 0 for a
     ``range`` loop and None (anything) for other loops."""

@@ -36,7 +36,9 @@ class Request:
     ``active``, ``scalars`` and ``containers`` are positions among the parameters (a bound
     ``self`` counted), ``arrays`` maps positions of float arrays to their ndim; ``shape`` is
     the call shape (``specialise.call_shape``); ``arguments_shared`` is set when the user's own
-    code calls it, whose arrays it must not write into."""
+    code calls it, whose arrays it must not write into. ``opaque`` holds the active positions
+    of an entry given an object with nothing to differentiate (``activity.is_opaque_kind``):
+    constants, whose gradient is zero."""
 
     mode: str
     fn: types.FunctionType
@@ -50,6 +52,7 @@ class Request:
     shape: tuple = (0, ())
     arguments_shared: bool = False
     entry: bool = False          # what the user calls, not a callee
+    opaque: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -150,7 +150,9 @@ class Build:
         params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
         active_params = [params[i] for i in request.active]
         weight_reads = self.weights.direct_reads(src, fdef)
-        facts = analysis.analyse(src, fdef, active_params + list(weight_reads),
+        # an object with nothing to differentiate is a constant: its gradient is zero
+        seeds = [params[i] for i in request.active if i not in request.opaque]
+        facts = analysis.analyse(src, fdef, seeds + list(weight_reads),
                                  [params[i] for i in request.scalars if i < len(params)],
                                  [params[i] for i in request.containers if i < len(params)],
                                  self.weights.read_by_call,
@@ -293,7 +295,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     input gradients then the weights' (a bare value when there is one): what ``vjp`` runs, the
     forward pass once.
     """
-    from mindgrad.compiler.activity import is_scalar_kind
+    from mindgrad.compiler.activity import is_opaque_kind, is_scalar_kind
 
     build = Build(dump, weights)
     function, obj = unbind(fn)
@@ -305,6 +307,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
                   if isinstance(k, tuple) and k[0] in (list, tuple, dict)]
     arrays = {i + offset: k[2] for i, k in enumerate(kinds)
               if isinstance(k, tuple) and k[0] is np.ndarray and k[1][1] in "fc"}
+    opaque = tuple(i + offset for i, k in enumerate(kinds) if is_opaque_kind(k))
     if split:
         label = naming.label(function.__name__, obj)
         names = tuple(build.callees.name_function(n) for n in naming.split_functions(label))
@@ -315,7 +318,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
         mode = GRADIENT
     unit = build.build(Request(mode, function, obj, tuple(p + offset for p in positions), names,
                                ("entry",), tuple(scalars), tuple(containers), arrays, shape,
-                               entry=True))
+                               entry=True, opaque=opaque))
     made, derivative = build.finish(function, names[0])
     derivative.bound = obj
     if split:

@@ -217,11 +217,11 @@ class ForwardPass(FunctionPass):
                                               values=[self.tangent_of(v) for v in value.values]))]
         if isinstance(value, gast.Attribute):
             rule = rules.lookup_tangent_attr(value.attr)
-            if rule is None:
-                self.fail(s, no_attribute_rule(
-                    self.src, s, value.attr, f"the attribute .{value.attr} has no tangent rule; "
+            if rule is None:  # an error in the branch taken: it may be one never taken
+                return self.fail_when_run(s, no_attribute_rule(
+                    self.src, s, value, f"the attribute .{value.attr} has no tangent rule; "
                     f"register one with @mindgrad.rules.tangent_attr({value.attr!r})"),
-                    NoTangentRuleError)
+                    NoTangentRuleError, f"no_rule_for_{value.attr}")
             return self.apply(s, rule, value.attr, [value.value], {}, name, t_out)
         if isinstance(value, gast.Call):
             return self.tangent_call(s, name, value, t_out)
@@ -278,14 +278,15 @@ class ForwardPass(FunctionPass):
                 return [A.assign(t_out, A.call(self.helper(runtime.tangent_pop),
                                                self.tangent_of(receiver)))]
             rule = rules.lookup_tangent_method(func.attr)
-            if rule is None:
-                self.fail(s, f"the method .{func.attr}() has no tangent rule",
-                          NoTangentRuleError)
+            if rule is None:  # an error in the branch taken: it may be one never taken
+                return self.fail_when_run(s, f"the method .{func.attr}() has no tangent rule",
+                                          NoTangentRuleError, f"no_rule_for_{func.attr}")
             return self.apply(s, rule, func.attr, [receiver] + list(call.args), keywords, name,
                               t_out)
         target = self.resolve(func)
-        if target is None:
-            self.fail(s, f"cannot tell which function {source_text(func)} is", NameError)
+        if target is None:  # a function held in a variable: an error in the branch taken
+            return self.fail_when_run(s, f"cannot tell which function {source_text(func)} is",
+                                      NameError, "unknown_function")
         if rules.is_nondifferentiable(target):
             return []
         rule = rules.lookup_tangent(target)

@@ -8,19 +8,21 @@ the aliasing checks on in-place writes, and the arguments a call of the user's c
 
 from __future__ import annotations
 
+import copy
 import inspect
+import linecache
 import operator
 
 import gast
 
 from mindgrad import runtime
-from mindgrad.compiler import aliasing, naming
+from mindgrad.compiler import aliasing, emit, naming
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.analysis import Resolver
 from mindgrad.compiler.emit import comment, unparse
 from mindgrad.compiler.expand import literal
 from mindgrad.compiler.source import foreign_library
-from mindgrad.errors import Located, UnsupportedSyntaxError
+from mindgrad.errors import Located, UnsupportedSyntaxError, located
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
           gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
@@ -73,6 +75,23 @@ class FunctionPass(Located):
         """``# <what>: <the user's line>``, above the code written for that line."""
         line = _Line(lineno)
         return comment(f"{what}: " + self.src.text_of(self.src.line_of(line)).strip(), line)
+
+    def fail_when_run(self, s, message, error, what):
+        """Statements raising ``error`` for ``message`` when they run, where ``fail`` would
+        raise it now: for an operation on what the arguments decide (an attribute or method
+        without a rule, a function held in a variable), which may sit in a branch that they
+        never take (``if isinstance(c, Box): v = c.value`` with ``c`` an array). ``what``
+        names it in the generated code. In generated code (grad of grad), the error names the
+        user's line."""
+        filename, lineno = self.src.filename, self.src.line_of(s)
+        text = self.src.text_of(lineno)
+        found = emit.origin(filename, lineno) if self.src.is_mindgrad_code else None
+        if found is not None:
+            filename, lineno = found[:2]
+            text = linecache.getline(filename, lineno)
+        made = _Failure(located(error, message, filename, lineno, text))
+        name = self.bind(made, what)
+        return [A.located(gast.Raise(exc=A.call(A.load(name)), cause=None), s)]
 
     # ----- shapes --------------------------------------------------------------------------
     # Within a straight-line block, an elementwise operation whose array operands have one shape
@@ -235,6 +254,17 @@ def as_load(node):
     return node
 
 
+class _Failure:
+    """Called by generated code, a new copy of ``error`` to raise: one object raised again
+    would gather the traceback and notes of every call."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def __call__(self):
+        return copy.copy(self.error)
+
+
 class _Line:
     def __init__(self, lineno):
         self.lineno = lineno
@@ -317,13 +347,16 @@ def source_text(node) -> str:
     return unparse([gast.Expr(value=node)]).strip()
 
 
-def no_attribute_rule(src, node, attr, message) -> str:
-    """``message`` for a read of ``.attr`` that has no rule, unless ``src`` is generated code
-    (grad of grad): there such a read is a Cell's or a method's ``self.attr``, carried on the
-    tape, which second order does not support yet. That message names the user's line whose
-    gradient reads it (the ``# grad of:`` comment above ``node``)."""
-    if not src.is_mindgrad_code:
+def no_attribute_rule(src, node, read, message) -> str:
+    """``message`` for ``read`` (an attribute read in the statement ``node``) that has no
+    rule, unless ``src`` is generated code (grad of grad) reading ``self.attr``: a Cell's or a
+    method's, carried on the tape, which second order does not support yet. That message
+    names the user's line whose gradient reads it (the ``# grad of:`` comment above
+    ``node``)."""
+    if not src.is_mindgrad_code or not (isinstance(read.value, gast.Name) and
+                                        read.value.id == "self"):
         return message
+    attr = read.attr
     origin = ""
     for lineno in range(src.line_of(node), src.first_line - 1, -1):
         text = src.text_of(lineno).strip()

@@ -48,15 +48,19 @@ class CallAdjoints:
                                                      A.load(self.d(key)), A.load(self.d(name)),
                                                      A.clone(receiver)), s)]
             rule = rules.lookup_method(func.attr)
-            if rule is None:
-                self.fail(s, f"the method .{func.attr}() has no gradient rule; register one "
-                             f"with @mindgrad.adjoint_method({func.attr!r})", NoGradientRuleError)
+            if rule is None:  # an error in the branch taken: it may be one never taken
+                return self.fail_when_run(
+                    s, f"the method .{func.attr}() has no gradient rule; register one with "
+                       f"@mindgrad.adjoint_method({func.attr!r})", NoGradientRuleError,
+                    f"no_rule_for_{func.attr}")
             return self.apply_rule(s, rule, func.attr, [receiver] + list(call.args),
                                    keywords, name)
         target = self.resolve(func)
         if target is None:
-            self.fail(s, f"cannot tell which function {source_text(func)} is; call a module-level "
-                         "function, a method of an array, or a local lambda/def", NameError)
+            return self.fail_when_run(
+                s, f"cannot tell which function {source_text(func)} is; call a module-level "
+                   "function, a method of an array, or a local lambda/def", NameError,
+                "unknown_function")
         if rules.is_nondifferentiable(target):
             return []
         rule = rules.lookup(target)
@@ -70,19 +74,23 @@ class CallAdjoints:
 
     def check_callee(self, s, call):
         """A call through a local variable holding a function or Cell cannot be followed:
-        refuse it, rather than take its result as a constant."""
+        the statements refusing it where it runs, before it (a branch the arguments never
+        take may hold it: ``if callable(c): c(x)``), rather than take its result as a
+        constant; else none."""
         func = call.func
         if self.resolve.receiver(func) is not None or self.resolve(func) is not None:
-            return
+            return []
         root = func
         while isinstance(root, (gast.Attribute, gast.Subscript)):
             root = root.value
         if isinstance(root, gast.Name) and root.id in self.local_names:
-            self.fail(s, f"cannot tell which function {source_text(func)} is: it is a local "
-                         "variable set while the function runs. Call the Cell or function "
-                         "through its attribute (self.block(x)) or a global name, or loop over "
-                         "a list of Cells stored on the Cell (for layer in self.layers)",
-                      NameError)
+            return self.fail_when_run(
+                s, f"cannot tell which function {source_text(func)} is: it is a local "
+                   "variable set while the function runs. Call the Cell or function through "
+                   "its attribute (self.block(x)) or a global name, or loop over a list of "
+                   "Cells stored on the Cell (for layer in self.layers)", NameError,
+                "unknown_function")
+        return []
 
     def callee_of(self, call):
         """``(function, bound self or None, self expression)`` when ``call`` runs the user's own

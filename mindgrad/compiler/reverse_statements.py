@@ -50,7 +50,9 @@ class StatementAdjoints:
         if push:
             fwd.append(self.push(A.load(name), s))
         if isinstance(value, gast.Call) and (self.weights or self.is_active_call(value)):
-            self.check_callee(s, value)
+            refused = self.check_callee(s, value)
+            if refused:  # raised where the call runs: no gradient goes through it
+                return fwd + refused + [s], []
         if self.reads_a_view_kept(name, value):
             s = A.assign(name, A.call(self.helper(runtime.saved_item), A.clone(value.value),
                                       self.index_value(value.slice)), s)
@@ -138,11 +140,11 @@ class StatementAdjoints:
                     for k, v in zip(value.keys, value.values) if self.is_active(v)]
         if isinstance(value, gast.Attribute):
             rule = rules.lookup_attr(value.attr)
-            if rule is None:
-                self.fail(s, no_attribute_rule(
-                    self.src, s, value.attr, f"the attribute .{value.attr} of a differentiated "
+            if rule is None:  # an error in the branch taken: it may be one never taken
+                return self.fail_when_run(s, no_attribute_rule(
+                    self.src, s, value, f"the attribute .{value.attr} of a differentiated "
                     f"value has no gradient rule; register one with @mindgrad.adjoint_attr"
-                    f"({value.attr!r})"), NoGradientRuleError)
+                    f"({value.attr!r})"), NoGradientRuleError, f"no_rule_for_{value.attr}")
             return self.apply_rule(s, rule, value.attr, [value.value], {}, name)
         if isinstance(value, gast.Call):
             return self.adjoint_call(s, name, value)
