@@ -487,7 +487,7 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
             t = np.expand_dims(t, axes)
     safe = np.where(ans == 0, 1, ans)
     matrix = len(axes) == 2 and not (ord is None and axis is None)
-    if (ord is None and (axis is None or not matrix)) or ord == "fro" or (ord == 2 and not matrix):
+    if ord is None or ord == "fro" or (ord == 2 and not matrix):  # 2-norm, Frobenius norm
         p = 2
     elif matrix and ord in ("nuc", 2, -2):
         # the slope is U V^T (nuc) or u_i v_i^T (2, -2): its tangent comes from the svd's
