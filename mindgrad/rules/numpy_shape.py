@@ -1230,7 +1230,7 @@ def choose_grads(g, a, choices, mode="raise"):
     """Gradients of ``np.choose(a, choices, mode=mode)``, one per choice: ``g`` where ``a``
     (after ``mode``) picks it, summed back to its shape (an array of choices gets an array)."""
     index = take_indices(a, len(choices), mode)
-    grads = [astype_grad(unbroadcast(g * (index == k), choices[k]), choices[k])
+    grads = [astype_grad(unbroadcast(np.where(index == k, g, 0), choices[k]), choices[k])
              for k in range(len(choices))]
     if isinstance(choices, np.ndarray):
         return astype_grad(np.stack(grads), choices)
@@ -1275,14 +1275,14 @@ def select_grads(g, condlist, choicelist):
     """Gradients of ``np.select(condlist, choicelist, default)`` for the choices: ``g`` where
     each is taken, summed back to its shape."""
     masks = select_masks(condlist, np.shape(g))[0]
-    return [astype_grad(unbroadcast(g * m, c), c) for m, c in zip(masks, choicelist)]
+    return [astype_grad(unbroadcast(np.where(m, g, 0), c), c) for m, c in zip(masks, choicelist)]
 
 
 @adjoint(np.select)
 def _(out, condlist, choicelist, default=0):
     d[choicelist] = select_grads(d[out], condlist, choicelist)
-    d[default] = astype_grad(unbroadcast(d[out] * select_masks(condlist, np.shape(out))[1],
-                                         default), default)
+    d[default] = astype_grad(unbroadcast(np.where(select_masks(condlist, np.shape(out))[1],
+                                                  d[out], 0), default), default)
 
 
 def select_tangent(ts, condlist, choicelist, out):
@@ -1294,7 +1294,7 @@ def select_tangent(ts, condlist, choicelist, out):
 @tangent(np.select)
 def _(out, condlist, choicelist, default=0):
     d[out] = select_tangent(d[choicelist], condlist, choicelist, out)
-    d[out] = np.asarray(d[default] * select_masks(condlist, np.shape(out))[1],
+    d[out] = np.asarray(np.where(select_masks(condlist, np.shape(out))[1], d[default], 0),
                         float_dtype(out))
 
 
