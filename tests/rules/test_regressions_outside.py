@@ -302,3 +302,92 @@ def test_norm_after_ravel_in_a_closure_to_second_order():
         return inner(v8) + np.sum(np.sin(v8))
 
     second_order(f, RNG.standard_normal((2, 6)))
+
+
+# ----- np.r_ and np.c_ -------------------------------------------------------------------------
+
+
+def r_pair(x):
+    return np.r_[x, x]
+
+
+def r_mixed(x):
+    return np.r_[x[0], 0:3, 2.0 * x, -1.5, np.sin(x)]
+
+
+def r_linspace(x):
+    return np.r_[np.cos(x), 0:1:4j] * np.r_[x, x]
+
+
+def r_rows(x):
+    return np.r_["0,2", x, x * x]
+
+
+def r_directive(x):
+    return np.r_["1,2,0", x, np.tanh(x)]
+
+
+def r_axis(x):
+    return np.r_["-1", x, x ** 2]
+
+
+def r_scalars(x):
+    return np.r_[np.sum(x), 2.0, np.prod(x)]
+
+
+def c_columns(x):
+    return np.c_[x, np.exp(x), x[::-1]]
+
+
+def c_matrices(x):
+    return np.c_[x, 2.0 * x]
+
+
+def c_scalars(x):
+    return np.c_[np.sum(x), x[0]]
+
+
+INDEX_JOINS = [(r_pair, (2, 3)), (r_pair, (4,)), (r_mixed, (3,)), (r_linspace, (4,)),
+               (r_rows, (3,)), (r_directive, (3,)), (r_axis, (2, 3)), (r_scalars, (3,)),
+               (c_columns, (4,)), (c_matrices, (2, 3)), (c_scalars, (2,)), (r_pair, ())]
+
+
+@pytest.mark.parametrize("fn, shape", INDEX_JOINS,
+                         ids=[f"{fn.__name__}-{shape}" for fn, shape in INDEX_JOINS])
+def test_index_joins_in_both_modes_and_to_second_order(fn, shape):
+    x = RNG.standard_normal(shape)
+    weights = RNG.standard_normal(np.shape(fn(x)))
+
+    def loss(y):
+        return np.sum(np.sin(fn(y)) * weights)
+
+    check_both_modes(loss, x)
+    second_order(loss, x)
+
+
+def test_index_joins_match_numpy_and_keep_float32():
+    x = RNG.standard_normal(3)
+    assert mg.jvp(r_mixed, (x,), (x,))[0].shape == r_mixed(x).shape
+    np.testing.assert_array_equal(mg.jvp(c_columns, (x,), (x,))[0], c_columns(x))
+    g = mg.grad(lambda y: np.sum(np.r_[y, y] * np.arange(6.0)))(x)
+    np.testing.assert_array_equal(g, np.arange(3.0) + np.arange(3.0, 6.0))
+    x32 = x.astype(np.float32)
+    g32 = mg.grad(lambda y: np.sum(np.c_[y, y]))(x32)
+    assert g32.dtype == np.float32
+    np.testing.assert_array_equal(g32, np.full(3, 2.0, np.float32))
+    assert mg.jvp(c_matrices, (x32,), (x32,))[1].dtype == np.float32
+
+
+def test_index_joins_agree_with_autograd():
+    ag = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    x = RNG.standard_normal(4)
+    theirs = ag.grad(lambda y: anp.sum(anp.concatenate([y, anp.sin(y)]) ** 2))(x)
+    np.testing.assert_allclose(mg.grad(lambda y: np.sum(np.r_[y, np.sin(y)] ** 2))(x), theirs)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+def test_a_matrix_directive_is_a_clear_error():
+    x = RNG.standard_normal(3)
+    with pytest.raises(NotImplementedError, match="directive 'r'"):
+        mg.grad(lambda y: np.sum(np.r_["r", y, y]))(x)
