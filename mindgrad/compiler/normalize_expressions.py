@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gast
 
+from mindgrad import rules
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import source
 
@@ -128,8 +129,29 @@ class Expressions:
         return gast.Attribute(value=base, attr=node.attr, ctx=gast.Load())
 
     def expr_Subscript(self, node, out, hint):
+        call = self._index_call(node, out)
+        if call is not None:
+            return call
         base = self.atom(node.value, out, "seq")
         return gast.Subscript(value=base, slice=self.index(node.slice, out), ctx=gast.Load())
+
+    def _index_call(self, node, out):
+        """``np.r_[a, 0:3, b]`` as the call ``r_(a, slice(0, 3), b)`` of the function that
+        computes it (``rules.indexed_as_call``), whose rules differentiate it; None for an
+        index of anything else."""
+        if not isinstance(node.value, (gast.Name, gast.Attribute)):
+            return None
+        fn = rules.index_call(source.static_value(self.src, node.value, self.locals))
+        if fn is None:
+            return None
+        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        args = []
+        for item in items:
+            if isinstance(item, gast.Slice):
+                item = A.call("slice", *[A.const(None) if p is None else p
+                                         for p in (item.lower, item.upper, item.step)])
+            args.append(self.atom(item, out, "item"))
+        return gast.Call(func=A.load(self.constant(fn)), args=args, keywords=[])
 
     def index(self, node, out):
         if isinstance(node, gast.Slice):

@@ -43,6 +43,8 @@ __all__ = [
     "adjoint_method",
     "d",
     "diagonal",
+    "index_call",
+    "indexed_as_call",
     "elementwise",
     "is_nondifferentiable",
     "linear",
@@ -901,6 +903,22 @@ def nondifferentiable(*fns):
         _RULES.pop(_key(fn), None)
         _TANGENTS.pop(_key(fn), None)
     _bump()
+
+
+_INDEXED: dict = {}  # an object whose obj[...] computes (np.r_) -> the function computing it
+
+
+def indexed_as_call(obj, fn):
+    """Declare that ``obj[a, b, ...]`` computes ``fn(a, b, ...)`` (a slice ``i:j`` passed as
+    ``slice(i, j)``): the transformer writes the call, and ``fn``'s rules differentiate it."""
+    _INDEXED[id(obj)] = (obj, fn)
+    _bump()
+
+
+def index_call(obj):
+    """The function ``obj[...]`` computes as a call (``indexed_as_call``), or None."""
+    found = _INDEXED.get(id(obj))
+    return found[1] if found is not None and found[0] is obj else None
 
 
 def lookup(fn):

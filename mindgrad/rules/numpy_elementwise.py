@@ -294,7 +294,7 @@ def _(out, x, y):
 def maximum_grad(g, x, y):
     """The share of ``g`` that ``maximum(x, y)`` routes to ``x``: all where x wins, half on ties
     (as JAX), so the gradients of both arguments add up to ``g``."""
-    return np.where(x > y, g, np.where(x == y, g * 0.5, g * 0))
+    return np.where(x > y, g, np.where(x == y, g * 0.5, 0))
 
 
 @linear_in("g", keeps_values=True)
@@ -334,8 +334,8 @@ def _(out, x, y):
 @diagonal(np.where)
 @adjoint(np.where)
 def _(out, condition, x, y):
-    d[x] = unbroadcast(np.where(condition, d[out], d[out] * 0), x)
-    d[y] = unbroadcast(np.where(condition, d[out] * 0, d[out]), y)
+    d[x] = unbroadcast(np.where(condition, d[out], 0), x)
+    d[y] = unbroadcast(np.where(condition, 0, d[out]), y)
 
 
 # ----- clip --------------------------------------------------------------------------------
@@ -369,7 +369,7 @@ def _(out, a, a_min, a_max, lower, upper):
 @linear_in("g", keeps_values=True)
 def clip_grad_a(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for ``a``: passes where ``a`` is inside the bounds."""
-    return unbroadcast(np.where((a >= lo) & (a <= hi), g, g * 0), a)
+    return unbroadcast(np.where((a >= lo) & (a <= hi), g, 0), a)
 
 
 @linear_in("g")
@@ -377,7 +377,7 @@ def clip_grad_lower(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for the lower bound: where it is the result."""
     if lo is None or np.all(np.isneginf(lo)):
         return 0
-    return unbroadcast(np.where((a < lo) & (lo <= hi), g, g * 0), lo)
+    return unbroadcast(np.where((a < lo) & (lo <= hi), g, 0), lo)
 
 
 @linear_in("g")
@@ -385,7 +385,7 @@ def clip_grad_upper(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for the upper bound: where it is the result."""
     if hi is None or np.all(np.isposinf(hi)):
         return 0
-    return unbroadcast(np.where(np.maximum(a, lo) > hi, g, g * 0), hi)
+    return unbroadcast(np.where(np.maximum(a, lo) > hi, g, 0), hi)
 
 
 @adjoint(np.clip)
@@ -400,17 +400,17 @@ def _(ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
 
 def clip_tangent_a(t, a, lo, hi, ans):
     """Tangent of ``clip(a, lo, hi)`` from ``a``: passes where ``a`` is inside the bounds."""
-    return broadcast_tangent(np.where((a >= lo) & (a <= hi), t, t * 0), ans)
+    return broadcast_tangent(np.where((a >= lo) & (a <= hi), t, 0), ans)
 
 
 def clip_tangent_lower(t, a, lo, hi, ans):
     """Tangent of ``clip(a, lo, hi)`` from the lower bound: where it is the result."""
-    return broadcast_tangent(np.where((a < lo) & (lo <= hi), t, t * 0), ans)
+    return broadcast_tangent(np.where((a < lo) & (lo <= hi), t, 0), ans)
 
 
 def clip_tangent_upper(t, a, lo, hi, ans):
     """Tangent of ``clip(a, lo, hi)`` from the upper bound: where it is the result."""
-    return broadcast_tangent(np.where(np.maximum(a, lo) > hi, t, t * 0), ans)
+    return broadcast_tangent(np.where(np.maximum(a, lo) > hi, t, 0), ans)
 
 
 @tangent(np.clip)
@@ -610,22 +610,24 @@ def _(out, x, y):
 
 @adjoint(np.float_power)
 def _(out, x, y):
-    d[x] = astype_grad(unbroadcast(d[out] * (y * np.float_power(x, y - 1)), x), x)
+    d[x] = astype_grad(unbroadcast(d[out] * (y * np.float_power(x, y - 1 + (y == 0))), x), x)
     d[y] = astype_grad(unbroadcast(d[out] * out * np.log(np.where(x == 0, 1, x)), y), y)
 
 
 @tangent(np.float_power)  # the output is float64, whatever the inputs' float dtype
 def _(out, x, y):
-    d[out] = broadcast_tangent(d[x] * (y * np.float_power(x, y - 1)), out)
+    d[out] = broadcast_tangent(d[x] * (y * np.float_power(x, y - 1 + (y == 0))), out)
     d[out] = broadcast_tangent(d[y] * out * np.log(np.where(x == 0, 1, x)), out)
 
 
-@elementwise(np.nan_to_num)
+@diagonal(np.nan_to_num)
+@adjoint(np.nan_to_num)
 def _(out, x, copy=True, nan=0.0, posinf=None, neginf=None):
-    slope[x] = np.isfinite(x)  # a replaced entry is the replacement's
-    slope[nan] = np.isnan(x)
-    slope[posinf] = np.isposinf(x)
-    slope[neginf] = np.isneginf(x)
+    # a replaced entry is the replacement's: selected, not multiplied by a mask (0 * nan is nan)
+    d[x] = np.where(np.isfinite(x), d[out], 0)
+    d[nan] = unbroadcast(np.where(np.isnan(x), d[out], 0), nan)
+    d[posinf] = unbroadcast(np.where(np.isposinf(x), d[out], 0), posinf)
+    d[neginf] = unbroadcast(np.where(np.isneginf(x), d[out], 0), neginf)
 
 
 # ----- interp: piecewise linear ------------------------------------------------------------------
@@ -662,8 +664,8 @@ def interp_parts(x, xp, fp, plan):
 
 def onto(values, index, n):
     """``values`` added up at ``index`` into ``n`` entries (one-hot: differentiable)."""
-    return np.sum(np.expand_dims(values, -1) * (np.expand_dims(index, -1) == np.arange(n)),
-                  axis=tuple(range(np.ndim(values))))
+    return np.sum(np.where(np.expand_dims(index, -1) == np.arange(n), np.expand_dims(values, -1),
+                           0), axis=tuple(range(np.ndim(values))))
 
 
 def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
@@ -677,17 +679,17 @@ def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
     slope = (parts[2] - parts[1]) / parts[3]
     n = np.size(xp)
     upper = np.minimum(plan[0] + 1, n - 1)
-    g_in = g * inside
+    g_in = np.where(inside, g, 0)
     g_x = g_in * slope
     g_xp = onto(-g_in * slope * (1.0 - t), plan[0], n) + onto(-g_in * slope * t, upper, n)
     g_fp = onto(g_in * (1.0 - t), plan[0], n) + onto(g_in * t, upper, n)
-    g_left = np.sum(g * plan[1])
-    g_right = np.sum(g * plan[2])
+    g_left = np.sum(np.where(plan[1], g, 0))
+    g_right = np.sum(np.where(plan[2], g, 0))
     ends = np.zeros(n)
     if left is None:
-        ends = ends + g_left * (np.arange(n) == 0)
+        ends = ends + np.where(np.arange(n) == 0, g_left, 0)
     if right is None:
-        ends = ends + g_right * (np.arange(n) == n - 1)
+        ends = ends + np.where(np.arange(n) == n - 1, g_right, 0)
     return (astype_grad(unbroadcast(g_x, x), x), astype_grad(g_xp, xp),
             array_grad(g_fp + ends, fp), g_left, g_right)
 

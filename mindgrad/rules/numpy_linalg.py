@@ -258,19 +258,19 @@ def einsum_grad_specs(subscripts, operands):
     terms, output = einsum_parse(subscripts, operands)
     used = set(subscripts).union(output, *terms)
     fresh = [c for c in string.ascii_letters if c not in used]
-    sizes = {}  # each label's length (the longest, where operands broadcast)
+    sizes = {}  # each label's length (a length 1 broadcasts against any other, 0 included)
     for t, x in zip(terms, operands):
         for c, n in zip(t, np.shape(x)):
-            sizes[c] = max(sizes.get(c, 1), n)
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     out_shape = tuple(sizes[c] for c in output)
     specs = []
     for k, x in enumerate(operands):
         others = [j for j in range(len(operands)) if j != k]
-        elsewhere = {}  # each label's length outside operand k (the longest, if broadcast)
+        elsewhere = {}  # each label's length outside operand k (broadcast as sizes)
         for t, shape in [(output, out_shape)] + [(terms[j], np.shape(operands[j]))
                                                  for j in others]:
             for c, n in zip(t, shape):
-                elsewhere[c] = max(elsewhere.get(c, 1), n)
+                elsewhere[c] = n if elsewhere.get(c, 1) == 1 else elsewhere[c]
         own = dict(zip(terms[k], np.shape(x)))
         letters, first, extra_terms, constants = [], {}, [], []
         for c in terms[k]:
@@ -335,10 +335,88 @@ def _(out, g, subscripts, operands):
     d[out] = einsum_grads_tangent(g, subscripts, operands, d[operands])
 
 
+def einsum_sublists(subscripts, operands):
+    """The interleaved form ``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` (``subscripts`` is the
+    first array, ``operands`` the rest) as the string form: ``("ab,bc->ac", positions)``, the
+    positions in ``operands`` of the arrays after the first. ``Ellipsis`` reads as ``...``."""
+    def letters(sublist):
+        out = []
+        for label in sublist:
+            if label is Ellipsis:
+                out.append("...")
+            elif 0 <= int(label) < len(string.ascii_letters):
+                out.append(string.ascii_letters[int(label)])
+            else:
+                raise ValueError(f"einsum sublist labels are ints in [0, 52), got {label!r}")
+        return "".join(out)
+
+    positions = list(range(1, len(operands) - 1 + len(operands) % 2, 2))
+    terms = [letters(operands[0])] + [letters(operands[i + 1]) for i in positions]
+    spec = ",".join(terms)
+    if len(operands) % 2 == 0:  # an output sublist last
+        spec = spec + "->" + letters(operands[-1])
+    return spec, positions
+
+
+nondifferentiable(einsum_sublists)
+
+
+def einsum_arrays(subscripts, operands):
+    """``np.einsum(subscripts, *operands)`` as ``(spec, arrays)`` of the string form, in either
+    form: the interleaved one is rewritten (``einsum_sublists``)."""
+    if isinstance(subscripts, str):
+        return subscripts, operands
+    spec, positions = einsum_sublists(subscripts, operands)
+    arrays = [subscripts]
+    for i in positions:
+        arrays.append(operands[i])
+    return spec, tuple(arrays)
+
+
+def einsum_args_grads(g, subscripts, operands):
+    """Gradients of ``np.einsum(subscripts, *operands)`` in either form, one per argument: the
+    first is the first array's in the interleaved form (None for a string), then one per
+    operand (None for a sublist)."""
+    if isinstance(subscripts, str):
+        return (None,) + einsum_grads(g, subscripts, operands)
+    spec, positions = einsum_sublists(subscripts, operands)
+    grads = einsum_grads(g, spec, einsum_arrays(subscripts, operands)[1])
+    placed = [grads[0]] + [None] * len(operands)
+    for k, i in enumerate(positions):
+        placed[i + 1] = grads[k + 1]
+    return tuple(placed)
+
+
+def einsum_args_grads_tangent(g, subscripts, operands, t_first, ts):
+    """Tangent of ``einsum_args_grads`` from the arrays (``t_first`` the first one's in the
+    interleaved form, ``ts`` the operands'), placed as its result is."""
+    if isinstance(subscripts, str):
+        return TangentTuple((0,) + tuple(einsum_grads_tangent(g, subscripts, operands, ts)))
+    spec, positions = einsum_sublists(subscripts, operands)
+    tangents = [t_first]
+    for i in positions:
+        tangents.append(ts[i] if isinstance(ts, (tuple, list)) else 0)
+    total = einsum_grads_tangent(g, spec, einsum_arrays(subscripts, operands)[1], tangents)
+    placed = [total[0]] + [0] * len(operands)
+    for k, i in enumerate(positions):
+        placed[i + 1] = total[k + 1]
+    return TangentTuple(placed)
+
+
+@tangent(einsum_args_grads)  # linear in g, and in each array for the others' gradients
+def _(out, g, subscripts, operands):
+    d[out] = summable(einsum_args_grads(d[g], subscripts, operands))
+    d[out] = einsum_args_grads_tangent(g, subscripts, operands, d[subscripts], 0)
+    d[out] = einsum_args_grads_tangent(g, subscripts, operands, 0, d[operands])
+
+
 @adjoint(np.einsum)
 def _(ans, subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
       optimize=False):
-    d[operands] = einsum_grads(d[ans], subscripts, operands)
+    """Subscripts as a string, or the interleaved (array, sublist, ...) form."""
+    grads = einsum_args_grads(d[ans], subscripts, operands)
+    d[subscripts] = grads[0]
+    d[operands] = grads[1:]
 
 
 @adjoint(einsum_list)
@@ -361,10 +439,23 @@ def einsum_tangent(ts, subscripts, operands, ans, optimize=False):
     return as_dtype_of(total, ans)
 
 
+def einsum_args_tangent(t_first, ts, subscripts, operands, ans, optimize=False):
+    """Tangent of ``np.einsum(subscripts, *operands)`` in either form: ``t_first`` is the first
+    array's in the interleaved form, ``ts`` the operands' (0 for those without one)."""
+    if isinstance(subscripts, str):
+        return einsum_tangent(ts, subscripts, operands, ans, optimize)
+    spec, positions = einsum_sublists(subscripts, operands)
+    tangents = [t_first]
+    for i in positions:
+        tangents.append(ts[i] if isinstance(ts, (tuple, list)) else 0)
+    return einsum_tangent(tangents, spec, einsum_arrays(subscripts, operands)[1], ans, optimize)
+
+
 @tangent(np.einsum)
 def _(ans, subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
       optimize=False):
-    d[ans] = einsum_tangent(d[operands], subscripts, operands, ans, optimize)
+    d[ans] = einsum_args_tangent(d[subscripts], 0, subscripts, operands, ans, optimize)
+    d[ans] = einsum_args_tangent(0, d[operands], subscripts, operands, ans, optimize)
 
 
 @tangent(einsum_list)
@@ -487,7 +578,7 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
             t = np.expand_dims(t, axes)
     safe = np.where(ans == 0, 1, ans)
     matrix = len(axes) == 2 and not (ord is None and axis is None)
-    if (ord is None and (axis is None or not matrix)) or ord == "fro" or (ord == 2 and not matrix):
+    if ord is None or ord == "fro" or (ord == 2 and not matrix):  # 2-norm, Frobenius norm
         p = 2
     elif matrix and ord in ("nuc", 2, -2):
         # the slope is U V^T (nuc) or u_i v_i^T (2, -2): its tangent comes from the svd's

@@ -27,7 +27,7 @@ from mindgrad.rules import (
     tangent,
     tangent_method,
 )
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
@@ -59,7 +59,7 @@ def masked_grad(g, where):
     """``g`` with the elements a reduction's ``where=`` left out set to zero."""
     if where is True:
         return g
-    return np.where(where, g, g * 0)
+    return np.where(where, g, 0)
 
 
 # ----- sums and means ----------------------------------------------------------------------
@@ -454,7 +454,10 @@ def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=Tru
     if mean is None:
         mean = np.mean(x, axis=axes, keepdims=True, where=where)
     count = reduced_count(x, axis, where)
-    grad = unreduce(g, x, axis, keepdims) * (x - mean) * (2.0 / (count - ddof))
+    # the variance is real: a complex g (gradient code differentiated again) counts by its real
+    # part, the README's convention; conj(a - mean): d|a - mean|^2 = 2 Re(conj(a - mean) da)
+    grad = np.real(unreduce(g, x, axis, keepdims)) * conj_if_complex(x - mean) * \
+        (2.0 / (count - ddof))
     return astype_grad(masked_grad(grad, where), a)
 
 
@@ -474,7 +477,8 @@ def var_grad_tangent(g, a, t, wrt, axis=None, ddof=0, keepdims=False, correction
     else:
         change = t
     count = reduced_count(x, axis, where)
-    grad = unreduce(g, x, axis, keepdims) * change * (2.0 / (count - ddof))
+    grad = np.real(unreduce(g, x, axis, keepdims)) * conj_if_complex(change) * \
+        (2.0 / (count - ddof))
     return astype_grad(masked_grad(grad, where), a)
 
 
@@ -530,7 +534,7 @@ def var_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, w
     if mean is None:
         mean = np.mean(x, axis=axes, keepdims=True, where=where)
     count = reduced_count(x, axis, where)
-    terms = masked_grad(t * (x - mean) * (2.0 / (count - ddof)), where)
+    terms = masked_grad(np.real(t * conj_if_complex(x - mean)) * (2.0 / (count - ddof)), where)
     return as_dtype_of(np.sum(terms, axis=axes, keepdims=keepdims), ans)
 
 
@@ -543,7 +547,7 @@ def var_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=No
     x = np.asarray(a)
     axes = reduced_axes(axis, x.ndim)
     count = reduced_count(x, axis, where)
-    terms = masked_grad(-t * (x - mean) * (2.0 / (count - ddof)), where)
+    terms = masked_grad(-np.real(t * conj_if_complex(x - mean)) * (2.0 / (count - ddof)), where)
     return as_dtype_of(np.sum(terms, axis=axes, keepdims=keepdims), ans)
 
 
@@ -786,8 +790,8 @@ def spread_to_sorted(values, plan, weights=None):
     slots = np.arange(plan["sort"].shape[-1])
     low = np.expand_dims(plan["low"], -1) == slots
     high = np.expand_dims(plan["high"], -1) == slots
-    return np.sum(np.expand_dims(values * weights[0], -1) * low +
-                  np.expand_dims(values * weights[1], -1) * high, axis=-2)
+    return np.sum(np.where(low, np.expand_dims(values * weights[0], -1), 0) +
+                  np.where(high, np.expand_dims(values * weights[1], -1), 0), axis=-2)
 
 
 def from_sorted(on_sorted, a, plan):

@@ -22,6 +22,7 @@ from mindgrad.rules import (
     adjoint_attr,
     adjoint_method,
     d,
+    indexed_as_call,
     linear,
     linear_attr,
     linear_in,
@@ -382,6 +383,143 @@ def _(out, tup):
 @tangent(np.column_stack)
 def _(out, tup):
     d[out] = join_tangent(np.column_stack, d[tup], tup, out)
+
+
+# ----- np.r_ and np.c_: joining by an index expression ---------------------------------------
+
+
+def r_(*items):
+    """``np.r_[items]``: the transformer writes ``np.r_[a, 0:3, b]`` as ``r_(a, slice(0, 3),
+    b)``, so that it is differentiated."""
+    return np.r_[items]
+
+
+def c_(*items):
+    """``np.c_[items]``, written as ``c_(...)`` (see ``r_``)."""
+    return np.c_[items]
+
+
+indexed_as_call(np.r_, r_)
+indexed_as_call(np.c_, c_)
+
+
+def index_join_layout(concatenator, items):
+    """How ``np.r_[items]`` (``concatenator`` is ``np.r_`` or ``np.c_``) lays the items out,
+    as NumPy does: the axis it joins along, and per item ``(shape, axes)``, the item reshaped
+    to ``shape`` (ones in front, up to ``ndmin``) and transposed by ``axes`` (None for the
+    directive string)."""
+    axis, ndmin, trans1d = concatenator.axis, concatenator.ndmin, concatenator.trans1d
+    layout = []
+    for k, item in enumerate(items):
+        if isinstance(item, str):
+            if k or item in ("r", "c"):
+                raise NotImplementedError(
+                    f"np.r_/np.c_ with the directive {item!r} (a matrix, or not first) has no "
+                    "gradient rule; join with np.concatenate or np.stack")
+            parts = [int(p) for p in item.split(",")]
+            axis = parts[0]
+            ndmin = parts[1] if len(parts) > 1 else ndmin
+            trans1d = parts[2] if len(parts) > 2 else trans1d
+            layout.append(None)
+            continue
+        if isinstance(item, slice):  # an arange (or linspace): 1-d, its axis swapped in
+            shape = (1,) * (ndmin - 1) + (len(np.r_[item]),) if ndmin > 1 else \
+                (len(np.r_[item]),)
+            axes = list(range(len(shape)))
+            if ndmin > 1 and trans1d != -1:
+                axes[-1], axes[trans1d] = axes[trans1d], axes[-1]
+        else:
+            item_ndim = np.ndim(item)
+            shape = (1,) * max(ndmin - item_ndim, 0) + np.shape(item)
+            axes = list(range(len(shape)))
+            if trans1d != -1 and item_ndim < ndmin and type(item) not in np.ScalarType:
+                k2, k1 = ndmin - item_ndim, trans1d
+                if k1 < 0:
+                    k1 += k2 + 1
+                axes = axes[:k1] + axes[k2:] + axes[k1:k2]
+        layout.append((shape, tuple(axes)))
+    ndim = max([len(part[0]) for part in layout if part is not None] + [1])
+    return axis % ndim, layout
+
+
+nondifferentiable(index_join_layout)
+
+
+def index_join_grads(g, concatenator, items):
+    """Gradients of ``np.r_[items]`` (or ``np.c_``), one per item (None for a directive or a
+    slice): each item's block of ``g`` along the joined axis, transposed back and reshaped
+    to the item's shape."""
+    axis, layout = index_join_layout(concatenator, items)
+    grads, start = [], 0
+    for item, part in zip(items, layout):
+        if part is None:
+            grads.append(None)
+            continue
+        shape, axes = part
+        length = shape[axes[axis]]
+        block = np.take(g, np.arange(start, start + length), axis=axis)
+        start = start + length
+        if isinstance(item, slice):
+            grads.append(None)
+            continue
+        grads.append(astype_grad(np.reshape(np.transpose(block, np.argsort(axes)),
+                                            np.shape(item)), item))
+    return tuple(grads)
+
+
+def index_join_tangent(ts, concatenator, items, out):
+    """Tangent of ``np.r_[items]`` (or ``np.c_``): the items' tangents laid out as the items
+    are (zeros for items without one), joined."""
+    axis, layout = index_join_layout(concatenator, items)
+    pieces = []
+    for k, part in enumerate(layout):
+        if part is None:
+            continue
+        shape, axes = part
+        t = ts[k] if isinstance(ts, (tuple, list)) else ts
+        if is_zero(t) or isinstance(items[k], slice):
+            t = np.zeros(shape)
+        pieces.append(np.transpose(np.reshape(t, shape), axes))
+    return np.concatenate(pieces, axis=axis).astype(float_dtype(out), copy=False)
+
+
+@adjoint(index_join_grads)  # linear in g: the transpose is the tangent
+def _(out, g, concatenator, items):
+    d[g] = index_join_tangent(d[out], concatenator, items, g)
+
+
+@tangent(index_join_grads)
+def _(out, g, concatenator, items):
+    d[out] = summable(index_join_grads(d[g], concatenator, items))
+
+
+@linear(index_join_tangent, wrt="ts")
+@adjoint(index_join_tangent)  # linear in ts: the transpose is the gradient
+def _(out, ts, concatenator, items, ans):
+    d[ts] = index_join_grads(d[out], concatenator, items)
+
+
+@adjoint(r_)
+def _(out, *items):
+    """Items: arrays, numbers, slices (constants) and a first directive string
+    (``"axis,ndmin,trans1d"``); not the matrix directives ``"r"``, ``"c"``."""
+    d[items] = index_join_grads(d[out], np.r_, items)
+
+
+@tangent(r_)
+def _(out, *items):
+    d[out] = index_join_tangent(d[items], np.r_, items, out)
+
+
+@adjoint(c_)
+def _(out, *items):
+    """As ``np.r_``'s: along the last axis, 1-d items as columns."""
+    d[items] = index_join_grads(d[out], np.c_, items)
+
+
+@tangent(c_)
+def _(out, *items):
+    d[out] = index_join_tangent(d[items], np.c_, items, out)
 
 
 # ----- splitting ---------------------------------------------------------------------------
@@ -1253,7 +1391,7 @@ def choose_grads(g, a, choices, mode="raise"):
     """Gradients of ``np.choose(a, choices, mode=mode)``, one per choice: ``g`` where ``a``
     (after ``mode``) picks it, summed back to its shape (an array of choices gets an array)."""
     index = take_indices(a, len(choices), mode)
-    grads = [astype_grad(unbroadcast(g * (index == k), choices[k]), choices[k])
+    grads = [astype_grad(unbroadcast(np.where(index == k, g, 0), choices[k]), choices[k])
              for k in range(len(choices))]
     if isinstance(choices, np.ndarray):
         return astype_grad(np.stack(grads), choices)
@@ -1298,14 +1436,14 @@ def select_grads(g, condlist, choicelist):
     """Gradients of ``np.select(condlist, choicelist, default)`` for the choices: ``g`` where
     each is taken, summed back to its shape."""
     masks = select_masks(condlist, np.shape(g))[0]
-    return [astype_grad(unbroadcast(g * m, c), c) for m, c in zip(masks, choicelist)]
+    return [astype_grad(unbroadcast(np.where(m, g, 0), c), c) for m, c in zip(masks, choicelist)]
 
 
 @adjoint(np.select)
 def _(out, condlist, choicelist, default=0):
     d[choicelist] = select_grads(d[out], condlist, choicelist)
-    d[default] = astype_grad(unbroadcast(d[out] * select_masks(condlist, np.shape(out))[1],
-                                         default), default)
+    d[default] = astype_grad(unbroadcast(np.where(select_masks(condlist, np.shape(out))[1],
+                                                  d[out], 0), default), default)
 
 
 def select_tangent(ts, condlist, choicelist, out):
@@ -1317,7 +1455,7 @@ def select_tangent(ts, condlist, choicelist, out):
 @tangent(np.select)
 def _(out, condlist, choicelist, default=0):
     d[out] = select_tangent(d[choicelist], condlist, choicelist, out)
-    d[out] = np.asarray(d[default] * select_masks(condlist, np.shape(out))[1],
+    d[out] = np.asarray(np.where(select_masks(condlist, np.shape(out))[1], d[default], 0),
                         float_dtype(out))
 
 

@@ -73,7 +73,7 @@ def _(out, x, y):
 
 @elementwise(operator.pow, np.power)
 def _(out, x, y):
-    slope[x] = y * x ** (y - 1)
+    slope[x] = y * x ** (y - 1 + (y == 0))  # 0 for y = 0, also at x = 0 (not 0 * inf)
     slope[y] = out * np.log(np.where(x == 0, 1, x))
 
 

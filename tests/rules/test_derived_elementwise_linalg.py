@@ -45,7 +45,7 @@ PINNED = [
      ('d[out] = d[x]',),
      SAME),
     (operator.pow,
-     ('d[out] = d[x] * y * x ** (y - 1)',
+     ('d[out] = d[x] * y * x ** (y - 1 + (y == 0))',
       'd[out] = d[y] * out * np.log(np.where(x == 0, 1, x))'),
      SAME),
     (operator.sub,
@@ -323,7 +323,7 @@ PINNED = [
      ('d[out] = d[x]',),
      SAME),
     (np.power,
-     ('d[out] = d[x] * y * x ** (y - 1)',
+     ('d[out] = d[x] * y * x ** (y - 1 + (y == 0))',
       'd[out] = d[y] * out * np.log(np.where(x == 0, 1, x))'),
      SAME),
     (np.rad2deg,
@@ -355,8 +355,8 @@ PINNED = [
       'd[out] = np.vdot(a, d[b])'),
      SAME),
     (np.where,
-     ('d[out] = broadcast_tangent(np.where(condition, d[x], d[x] * 0), out)',
-      'd[out] = broadcast_tangent(np.where(condition, d[y] * 0, d[y]), out)'),
+     ('d[out] = broadcast_tangent(np.where(condition, d[x], 0), out)',
+      'd[out] = broadcast_tangent(np.where(condition, 0, d[y]), out)'),
      SAME),
 ]
 if hasattr(np, "vecdot"):  # NumPy >= 2.0

@@ -72,6 +72,17 @@ for spec, *shapes in EINSUM:
 _x = r(3)
 case(np.einsum, "i,i->", _x, _x, label="einsum-same-operand-twice")
 case(nl.einsum_list, "ij,jk->ik", [r(2, 3), r(3, 4)])
+# the interleaved form: (array, sublist, ...), an output sublist optional, Ellipsis as ...
+case(np.einsum, r(2, 3), [0, 1], r(3, 4), [1, 2], [0, 2], label="einsum-sublists")
+case(np.einsum, r(2, 3), [0, 1], r(3, 4), [1, 2], label="einsum-sublists")
+case(np.einsum, r(3, 3), [0, 0], label="einsum-sublists")
+case(np.einsum, r(3), [0], r(3), [0], [], label="einsum-sublists")
+case(np.einsum, r(5, 2, 3), [Ellipsis, 0, 1], r(3, 4), [1, 2], [Ellipsis, 0, 2],
+     label="einsum-sublists")
+case(np.einsum, r(2, 3), [Ellipsis, 1], r(3), [1], label="einsum-sublists")
+case(np.einsum, r(0, 2, 3), [Ellipsis, 0, 1], r(0, 3, 4), [Ellipsis, 1, 2],
+     label="einsum-empty-batch")
+case(np.einsum, "...ij,...jk->...ik", r(0, 2, 3), r(0, 3, 4), label="einsum-empty-batch")
 case(nl.einsum_list, "ii,i->i", [r(3, 3), r(3)])
 case(nl.einsum_list, "ii,i->i", [r(3, 3), r(3)], optimize=True)
 
@@ -148,6 +159,10 @@ helper(nl.tensordot_grad_a, r(3, 5), r(2, 3, 4), r(4, 2, 5), ([0, 2], [1, 0]), o
 helper(nl.einsum_grads, r(2, 4), "ij,jk->ik", (r(2, 3), r(3, 4)), only=TANGENTS)
 helper(nl.einsum_grads, r(2, 2), "ij,jk,kl->il", (r(2, 3), r(3, 4), r(4, 2)), only=TANGENTS)
 helper(nl.einsum_grads, r(3), "ii->i", (r(3, 3),), only=TANGENTS)
+helper(nl.einsum_args_grads, r(2, 4), "ij,jk->ik", (r(2, 3), r(3, 4)), only=TANGENTS)
+helper(nl.einsum_args_grads, r(2, 4), r(2, 3), ([0, 1], r(3, 4), [1, 2], [0, 2]),
+       only=TANGENTS)
+helper(nl.einsum_args_grads, r(3), r(3, 3), ([0, 0], [0]), only=TANGENTS)
 for _x, _kw in [(r(5), {}), (r(3, 4), {"axis": 1}), (r(3, 4), {}),
                 (r(5), {"ord": 3}), (r(3, 4), {"ord": 0.5, "axis": 0}),
                 (r(3, 4), {"ord": "fro"}), (r(3, 4), {"ord": 1}),
@@ -310,6 +325,52 @@ SECOND_ORDER_EINSUM = [("ii->i", (3, 3)), ("iij->j", (3, 3, 2)), ("ij->", (2, 3)
                        ("...ij,...jk->...ik", (2, 1, 3, 4), (5, 4, 2)),
                        ("ij,jk->ik", (1, 3), (3, 4)), ("i,j->ij", (3,), (4,)),
                        ("ij,jk,kl->il", (2, 3), (3, 4), (4, 2))]
+
+
+def einsum_sublists_product(a, b):
+    return np.sum(np.einsum(a, [0, 1], b, [1, 2], [0, 2]) ** 3)
+
+
+def einsum_sublists_batched(a, b):
+    return np.sum(np.einsum(a, [Ellipsis, 0, 1], b, [Ellipsis, 1, 2]) ** 3)
+
+
+def einsum_sublists_diagonal(a):
+    return np.sum(np.einsum(a, [0, 0], [0]) ** 3)
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (einsum_sublists_product, ((2, 3), (3, 4))),
+    (einsum_sublists_batched, ((2, 2, 3), (2, 3, 4))),
+    (einsum_sublists_batched, ((2, 1, 2, 3), (3, 3, 2))),
+    (einsum_sublists_diagonal, ((3, 3),)),
+], ids=["product", "batched", "broadcast", "diagonal"])
+def test_einsum_sublists_to_second_order(fn, shapes):
+    args = tuple(0.5 * r(*shape) for shape in shapes)
+    mindgrad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
+
+
+def test_einsum_sublists_match_the_string_form():
+    a, b = r(2, 3), r(3, 4)
+    u = r(2, 4)
+    by_string = mindgrad.grad(lambda x, y: np.sum(np.einsum("ij,jk->ik", x, y) * u), (0, 1))
+    by_lists = mindgrad.grad(lambda x, y: np.sum(np.einsum(x, [0, 1], y, [1, 2], [0, 2]) * u),
+                             (0, 1))
+    for mine, theirs in zip(by_lists(a, b), by_string(a, b)):
+        np.testing.assert_allclose(mine, theirs)
+        assert np.any(mine != 0)
+    np.testing.assert_allclose(by_lists(a, b)[0], u @ b.T)
+    t = mindgrad.jvp(lambda x, y: np.einsum(x, [0, 1], y, [1, 2]), (a, b), (u[:, :3], b))[1]
+    np.testing.assert_allclose(t, u[:, :3] @ b + a @ b)
+
+
+def test_einsum_of_an_empty_batch():
+    a, b = r(0, 2, 3), r(0, 3, 4)
+    for fn in (lambda x, y: np.sum(np.einsum("...ij,...jk->...ik", x, y)),
+               lambda x, y: np.sum(np.einsum(x, [Ellipsis, 0, 1], y, [Ellipsis, 1, 2]))):
+        ga, gb = mindgrad.grad(fn, (0, 1))(a, b)
+        assert ga.shape == a.shape and gb.shape == b.shape
+        assert mindgrad.jvp(fn, (a, b), (a, b))[1] == 0.0
 
 
 @pytest.mark.parametrize("spec, shapes", [(c[0], c[1:]) for c in SECOND_ORDER_EINSUM],

@@ -179,6 +179,16 @@ case(np.geomspace, -pos(3), -f(big), 4, axis=1,
 # ----- the helpers the gradients call (what grad of grad differentiates); those linear in
 # their first argument that write in place have adjoints: their transposes
 
+# np.r_[...] and np.c_[...], as the transformer writes them: r_(...), c_(...)
+case(ns.r_, r(3), r(2), label="np.r_")
+case(ns.r_, f(), slice(0, 3), r(2), 1.5, label="np.r_")
+case(ns.r_, "0,2", r(3), r(2, 3), label="np.r_")
+case(ns.r_, "1,2,0", r(3), r(3), label="np.r_")
+case(ns.r_, "-1", r(2, 2), r(2, 3), label="np.r_")
+case(ns.c_, r(3), r(3, 2), label="np.c_")
+case(ns.c_, f(), f(), label="np.c_")
+case(ns.c_, r(2, 2), r(2, 1), label="np.c_")
+
 helper = CASES.helper
 helper(ns.atleast_grads, r(1), (f(),), only=TANGENTS)
 helper(ns.atleast_grads, (r(1), r(1, 3)), (f(), r(3)), only=TANGENTS)
@@ -198,6 +208,10 @@ helper(ns.vstack_grad, r(3, 3), [r(2, 3), r(3)], only=TANGENTS)
 helper(ns.trim_zeros_grad, r(4), pos(4), "f", only=TANGENTS)
 helper(ns.dstack_grad, r(2, 3, 3), [r(2, 3), r(2, 3, 2)], only=TANGENTS)
 helper(ns.column_stack_grad, r(3, 3), [r(3), r(3, 2)], only=TANGENTS)
+helper(ns.index_join_grads, r(6), np.r_, (r(3), slice(0, 2), f()))
+helper(ns.index_join_grads, r(3, 3), np.c_, (r(3), r(3, 2)))
+helper(ns.index_join_tangent, (r(3), 0, f()), np.r_, (r(3), slice(0, 2), f()), r(6))
+helper(ns.index_join_tangent, (0, r(2, 3), r(3)), np.r_, ("0,2", r(2, 3), r(3)), r(3, 3))
 _p = np.split(r(6), 3)
 helper(ns.split_grad, [r(2), 0, r(2)], _p, r(6), only=TANGENTS)
 helper(ns.unstack_grad, (r(2), r(2), 0), tuple(r(3, 2)), r(3, 2), only=TANGENTS)  # unstack's pieces
