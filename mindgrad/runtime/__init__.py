@@ -41,6 +41,7 @@ __all__ = [
     "push_grad",
     "real_grad",
     "refuse_array",
+    "refuse_dict",
     "restore_item",
     "reversed_items",
     "saved_item",
@@ -334,6 +335,13 @@ def refuse_array(value, error):
     """Raise ``error`` if ``value`` is an array: an in-place operator in the user's code would
     write into it, and it may be the caller's (forward mode, built for any argument kinds)."""
     if isinstance(value, np.ndarray):
+        raise error.with_traceback(None)
+
+
+def refuse_dict(value, error):
+    """Raise ``error`` if ``value`` is a dict: ``a | b`` merged two dicts, whose gradients
+    mindgrad does not follow (of integers, booleans and sets it is a constant)."""
+    if isinstance(value, dict):
         raise error.with_traceback(None)
 
 
