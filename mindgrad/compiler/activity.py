@@ -13,6 +13,9 @@ import gast
 from mindgrad import rules
 from mindgrad.compiler import astutil as A
 
+# integer and boolean operators: constants (``x // y`` is piecewise constant); ``|`` is not
+# among them, it merges dicts, which may hold gradients
+CONSTANT_BINOPS = (gast.FloorDiv, gast.BitAnd, gast.BitXor, gast.LShift, gast.RShift)
 NONDIFF_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides",
                            "flags", "__class__"})
 NONDIFF_METHODS = frozenset({"argmax", "argmin", "argsort", "nonzero", "any", "all",
@@ -29,10 +32,10 @@ def value_is_active(value, active, resolve) -> bool:
     if isinstance(value, (gast.Constant, gast.Compare, gast.JoinedStr)):
         return False
     if isinstance(value, gast.UnaryOp):
-        return not isinstance(value.op, gast.Not) and \
+        return not isinstance(value.op, (gast.Not, gast.Invert)) and \
             value_is_active(value.operand, active, resolve)
     if isinstance(value, gast.BinOp):
-        if isinstance(value.op, gast.FloorDiv):
+        if isinstance(value.op, CONSTANT_BINOPS):
             return False
         return value_is_active(value.left, active, resolve) or \
             value_is_active(value.right, active, resolve)

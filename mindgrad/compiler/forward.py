@@ -196,10 +196,14 @@ class ForwardPass(FunctionPass):
                                            self.tangent_of(value.right), A.clone(value.right)))]
         if isinstance(value, gast.BinOp):
             fn = BINOPS[type(value.op)]
+            if rules.is_nondifferentiable(fn):  # //, and the integer and boolean operators
+                return self.merge_check(s, name) if isinstance(value.op, gast.BitOr) else []
             return self.apply(s, rules.lookup_tangent(fn), fn, [value.left, value.right], {},
                               name, t_out)
         if isinstance(value, gast.UnaryOp):
             fn = UNARYOPS.get(type(value.op))
+            if rules.is_nondifferentiable(fn):
+                return []
             return self.apply(s, rules.lookup_tangent(fn), fn, [value.operand], {}, name, t_out)
         if isinstance(value, gast.Subscript):
             if not self.is_active(value.value):

@@ -18,6 +18,8 @@ OP_NAMES = {
     gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",
     gast.MatMult: "matmul", gast.FloorDiv: "floordiv", gast.Mod: "mod",
     gast.USub: "neg", gast.UAdd: "pos", gast.Not: "not_",
+    gast.BitAnd: "and_", gast.BitOr: "or_", gast.BitXor: "xor", gast.LShift: "lshift",
+    gast.RShift: "rshift", gast.Invert: "invert",
 }
 
 

@@ -26,8 +26,10 @@ from mindgrad.errors import Located, UnsupportedSyntaxError, located
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
           gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
-          gast.Mod: operator.mod, gast.FloorDiv: operator.floordiv}
-UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos}
+          gast.Mod: operator.mod, gast.FloorDiv: operator.floordiv,
+          gast.BitAnd: operator.and_, gast.BitOr: operator.or_, gast.BitXor: operator.xor,
+          gast.LShift: operator.lshift, gast.RShift: operator.rshift}
+UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: operator.invert}
 
 
 class FunctionPass(Located):
@@ -206,6 +208,21 @@ class FunctionPass(Located):
             f"({name} = {name}.copy())", self.src.filename, lineno, self.src.text_of(lineno))
         check = A.call(self.helper(runtime.refuse_array), A.load(name),
                        A.load(self.bind(error, "in_place_error")))
+        return [A.expr_stmt(check, s)]
+
+    def merge_check(self, s, name):
+        """After ``name = a | b`` on values that may carry gradients: ``|`` of integers,
+        booleans or sets is a constant, but of dicts it merges them, which mindgrad does not
+        differentiate: a check at run time that ``name`` is no dict. Generated code (grad
+        of grad) has its own check, which names the user's line."""
+        if self.src.is_mindgrad_code:
+            return []
+        lineno = self.src.line_of(s)
+        error = UnsupportedSyntaxError(
+            f"merging dicts with | (into {name!r}) is not supported; build the merged dict as "
+            "a literal or key by key", self.src.filename, lineno, self.src.text_of(lineno))
+        check = A.call(self.helper(runtime.refuse_dict), A.load(name),
+                       A.load(self.bind(error, "merge_error")))
         return [A.expr_stmt(check, s)]
 
     def refuse_argument_write(self, s):

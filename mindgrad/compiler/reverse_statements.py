@@ -111,9 +111,13 @@ class StatementAdjoints:
                                                 A.load(d_out), A.clone(seq)), s)]
         if isinstance(value, gast.BinOp):
             fn = BINOPS[type(value.op)]
+            if rules.is_nondifferentiable(fn):  # //, and the integer and boolean operators
+                return self.merge_check(s, name) if isinstance(value.op, gast.BitOr) else []
             return self.apply_rule(s, rules.lookup(fn), fn, [value.left, value.right], {}, name)
         if isinstance(value, gast.UnaryOp):
             fn = UNARYOPS.get(type(value.op))
+            if rules.is_nondifferentiable(fn):
+                return []
             return self.apply_rule(s, rules.lookup(fn), fn, [value.operand], {}, name)
         if isinstance(value, gast.Subscript):
             base = value.value

@@ -12,7 +12,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent
 from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
-from mindgrad.runtime import GradientError, is_zero, unbroadcast
+from mindgrad.runtime import GradientError, is_zero, real_grad, unbroadcast
 
 
 def numpy_functions(*names, module=np):
@@ -160,7 +160,7 @@ FLOAT_TYPES = [np.float16, np.float32, np.float64, np.longdouble, np.complex64, 
 
 @adjoint(*FLOAT_TYPES)
 def _(out, x=0.0):
-    d[x] = astype_grad(d[out], x)
+    d[x] = astype_grad(real_grad(d[out], out), x)  # np.float64(z): the real part of z
 
 
 nondifferentiable(*numpy_functions(

@@ -30,7 +30,7 @@ from mindgrad.rules import (
     slope,
     tangent,
 )
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import is_zero, real_grad, takes_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -494,6 +494,8 @@ def array_grad(g, obj, out=None):
     list. An integer or boolean ``out`` is a constant: nothing flows back through that cast."""
     if getattr(out, "dtype", np.dtype(float)).kind not in "fc":
         return 0
+    if out is not None:
+        g = real_grad(g, out)  # a cast from complex to real: a real result's gradient is real
     if isinstance(obj, (list, tuple)):
         g = np.reshape(g, np.shape(obj))
         return [array_grad(g[i], item) for i, item in enumerate(obj)]

@@ -84,6 +84,9 @@ def _(out, x, y):
 
 
 nondifferentiable(operator.floordiv, np.floor_divide)
+# bitwise operators (&, |, ^, ~, <<, >>): integers and booleans in, a constant out
+nondifferentiable(operator.and_, operator.or_, operator.xor, operator.invert, operator.lshift,
+                  operator.rshift)
 
 # ----- matrix product ----------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from mindgrad.runtime import (
     is_zero,
     item,
     pop_grad,
+    real_grad,
     setitem_grad,
     unbroadcast,
     zero_in_zero_out,
@@ -49,12 +50,14 @@ nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, runtime.i
 
 
 @linear_in("g", keeps_values=True)
-def broadcast_back(g, like):
-    """Adjoint of ``unbroadcast(like, x)``: ``g`` broadcast back to the shape of ``like``."""
+def broadcast_back(g, like, x=None):
+    """Adjoint of ``unbroadcast(like, x)``: ``g`` broadcast back to the shape of ``like``.
+    Given ``x``: the real part of ``g`` where ``x`` is real (unbroadcast took the real part of
+    ``like``; the transpose of the real part is the real part)."""
     if isinstance(like, (list, tuple, dict)):
         return g  # a container's gradient: unbroadcast passed it through
     shape = np.shape(like)
-    g = np.asarray(g)
+    g = np.asarray(g if x is None else real_grad(g, x))
     if g.ndim < len(shape):
         g = g.reshape((1,) * (len(shape) - g.ndim) + g.shape)
     if g.ndim > len(shape) or any(n != m and n != 1 for n, m in zip(g.shape, shape)):
@@ -65,7 +68,7 @@ def broadcast_back(g, like):
 @linear(runtime.unbroadcast)
 @adjoint(runtime.unbroadcast)
 def _(out, g, x):
-    d[g] = broadcast_back(d[out], g)
+    d[g] = broadcast_back(d[out], g, x)
 
 
 @linear_in("g")

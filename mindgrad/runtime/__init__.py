@@ -41,8 +41,10 @@ __all__ = [
     "pop_grad",
     "private_copy",
     "push_grad",
+    "real_grad",
     "rebuild",
     "refuse_array",
+    "refuse_dict",
     "restore_item",
     "reversed_items",
     "saved_item",
@@ -121,9 +123,27 @@ def inexact(dtype) -> bool:
         return True  # not a dtype: NumPy itself refuses it, in the forward pass
 
 
+def real_grad(g, x):
+    """``g``, the gradient of ``x``, as real as ``x`` is: the real part of a complex ``g`` for
+    a real ``x`` (the complex convention: a real value's gradient is real), else ``g``.
+
+    A complex value meeting a real one (``s[1:] * 1j``, ``s + z``) gives the real one a
+    complex product of gradients; its imaginary part means nothing, and neither a real buffer
+    (``add_at``) nor a rule from complex to real (a cast, ``np.real``) may receive it."""
+    if g.__class__ is np.ndarray:
+        if g.dtype.kind != "c":
+            return g
+    elif not isinstance(g, (complex, np.complexfloating)):
+        return g
+    return np.real(g) if not np.iscomplexobj(x) else g
+
+
 def unbroadcast(g, x):
-    """Sum ``g`` down to the shape of ``x``: the adjoint of NumPy broadcasting."""
+    """Sum ``g`` down to the shape of ``x``: the adjoint of NumPy broadcasting. The gradient
+    of a real ``x`` is real (``real_grad``)."""
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.shape == x.shape:
+        if g.dtype.kind == "c" and x.dtype.kind != "c":
+            return np.real(g)
         return g  # the common case, without np.shape's overhead
     if isinstance(g, (list, tuple, dict)) or isinstance(x, (list, tuple, dict)):
         if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)) and len(g) != len(x):
@@ -133,9 +153,12 @@ def unbroadcast(g, x):
                 "repeated with * (or another sequence operation) where mindgrad could not tell "
                 "it was a sequence; build the list with a literal or list(...) first")
         return g  # the gradient of a container (grad of grad): nothing was broadcast
+    if is_zero(g):
+        return g
+    g = real_grad(g, x)
     gshape = np.shape(g)
     xshape = np.shape(x)
-    if gshape == xshape or is_zero(g):
+    if gshape == xshape:
         return g
     extra = len(gshape) - len(xshape)
     if extra > 0:
@@ -217,10 +240,12 @@ def zeros_buffer(x):
 
 
 def add_at(dx, x, idx, g):
-    """Gradient of ``y = x[idx]``: add ``g`` into ``dx`` at ``idx`` (``dx`` may be zero)."""
+    """Gradient of ``y = x[idx]``: add ``g`` into ``dx`` at ``idx`` (``dx`` may be zero); a
+    real ``x`` takes the real part of a complex ``g`` (``real_grad``)."""
     if is_zero(g) or is_zero(x):
         return dx  # x is a symbolic zero gradient (grad of grad): it depends on nothing
     if isinstance(x, np.ndarray):
+        g = real_grad(g, x)
         if is_zero(dx, x):
             dx = np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))
         if _is_advanced(idx):
@@ -313,6 +338,13 @@ def refuse_array(value, error):
     """Raise ``error`` if ``value`` is an array: an in-place operator in the user's code would
     write into it, and it may be the caller's (forward mode, built for any argument kinds)."""
     if isinstance(value, np.ndarray):
+        raise error.with_traceback(None)
+
+
+def refuse_dict(value, error):
+    """Raise ``error`` if ``value`` is a dict: ``a | b`` merged two dicts, whose gradients
+    mindgrad does not follow (of integers, booleans and sets it is a constant)."""
+    if isinstance(value, dict):
         raise error.with_traceback(None)
 
 

@@ -75,7 +75,9 @@ def _resolve(name):
 SYNTAX = {"a + b": operator.add, "a - b": operator.sub, "a * b": operator.mul,
           "a / b": operator.truediv, "a ** b": operator.pow, "a @ b": operator.matmul,
           "a % b": operator.mod, "a // b": operator.floordiv, "-a": operator.neg,
-          "+a": operator.pos}
+          "+a": operator.pos, "a & b": operator.and_, "a | b": operator.or_,
+          "a ^ b": operator.xor, "a << b": operator.lshift, "a >> b": operator.rshift,
+          "~a": operator.invert}
 
 
 def test_every_name_listed_reads_a_function_with_the_derivatives_shown():

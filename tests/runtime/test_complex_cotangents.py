@@ -1,0 +1,164 @@
+"""A real value's gradient is real, wherever complex values meet it.
+
+A real array indexed, broadcast or cast and then multiplied by a complex number receives a
+complex product of gradients; only its real part is the gradient (the convention that gives a
+real input the real part). It must neither crash when written into the real array's gradient
+buffer (``add_at``) nor leak its imaginary part through a cast from complex to real.
+
+Every derivative is checked against central finite differences in float64
+(``mindgrad.check_grads``), in reverse and forward mode, first and second order.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import mindgrad
+
+X = np.array([0.7, 1.3, 2.1])
+C = np.array([2 + 3j, -1 + 0.5j, 0.3 - 2j])
+
+
+def check(fn, x=X):
+    """Both modes, first and second order; the gradient and the tangent of a real input are
+    real arrays of its dtype, and no ComplexWarning says an imaginary part was dropped by a
+    cast."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        for order in (1, 2):
+            mindgrad.check_grads(fn, (x,), modes=("rev", "fwd"), order=order)
+        g = mindgrad.grad(fn)(x)
+        _, t = mindgrad.jvp(fn, (x,), (np.ones_like(x),))
+    assert g.dtype == x.dtype and g.shape == x.shape
+    assert not np.iscomplexobj(t)
+
+
+def sliced_with_new_axis(x):
+    s = x * 2.0
+    return np.real(np.sum(s[None, :1] * (1 + 2j)))
+
+
+def sliced(x):
+    s = x * 2.0
+    return np.real(np.sum(s[1:] * 1j * s[1:]))
+
+
+def masked(x):
+    s = np.sin(x)
+    return np.real(np.sum((s[x > 1.0] * (1 + 1j)) ** 2))
+
+
+def listed_index(x):
+    s = np.sin(x)
+    return np.real(np.sum((s[[0, 2, 0]] * (1 + 1j)) ** 2))
+
+
+def integer_index(x):
+    s = np.sin(x)
+    t = s[0] * (1 + 2j)
+    return np.real(t * t)
+
+
+def reshaped(x):
+    s = np.sin(x)
+    return np.real(np.sum((s.reshape(3, 1) * (1 + 1j)) ** 2))
+
+
+def broadcast_view(x):
+    s = np.sin(x)
+    return np.real(np.sum((np.broadcast_to(s, (2, 3)) * (1 + 1j)) ** 2))
+
+
+def broadcast_against_complex(x):
+    s = np.sin(x)
+    return np.real(np.sum((s[:, None] + np.array([1j, 2j])) ** 2))
+
+
+def added_in_place(x):
+    s = np.cos(x)
+    s = s * (1 + 1j)
+    s += (0.5 + 1j) * x
+    return np.real(np.sum(s ** 2))
+
+
+def modulus_of_slice(x):
+    s = np.sin(x)
+    return np.abs(np.sum(s[None, :2] * (1 + 2j))) ** 2
+
+
+@pytest.mark.parametrize("fn", [
+    sliced_with_new_axis, sliced, masked, listed_index, integer_index, reshaped, broadcast_view,
+    broadcast_against_complex, added_in_place, modulus_of_slice])
+def test_complex_gradient_flowing_into_a_real_array(fn):
+    check(fn)
+
+
+def test_the_reported_program():
+    def f(x):
+        s = x * 2.0
+        return np.real(np.sum(s[None, :1] * (1 + 2j)))
+
+    g = mindgrad.grad(f)(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(g, [2.0, 0.0])  # d/dx0 of Re(2 x0 (1 + 2j))
+
+
+def test_float32_slice():
+    x = X.astype(np.float32)
+
+    def f(x):
+        return np.real(np.sum(x[1:] * C[1:]))
+
+    g = mindgrad.grad(f)(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, [0.0, -1.0, 0.3], rtol=1e-6)  # Re of C where x is used
+
+
+# ----- casts from complex to real take the real part of their gradient ----------------------
+
+
+def wave(x):
+    return np.exp(x * (0.3 + 1j)) + x
+
+
+def cast_then_matmul(x):
+    r = wave(x).astype(float)
+    return np.real(np.sum(r @ np.outer(C, C)))
+
+
+def cast_then_scale(x):
+    r = np.asarray(wave(x), dtype=np.float64)
+    return np.real(np.sum(r * C))
+
+
+def array_then_vdot(x):
+    r = np.array(wave(x), dtype=float)
+    return np.real(np.sum(np.vdot(C, r) * C))
+
+
+def scalar_cast_then_vdot(x):
+    r = np.float64(wave(x)[0])
+    return np.real(np.vdot(C[1], r))
+
+
+@pytest.mark.parametrize("fn", [cast_then_matmul, cast_then_scale, array_then_vdot,
+                                scalar_cast_then_vdot])
+def test_cast_to_real_takes_the_real_part_of_its_gradient(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # the user's own casts
+        for order in (1, 2):
+            mindgrad.check_grads(fn, (X,), modes=("rev", "fwd"), order=order)
+
+
+def test_unbroadcast_and_add_at_give_a_real_array_a_real_gradient():
+    from mindgrad.runtime import add_at, unbroadcast
+
+    x = np.zeros((2, 3))
+    g = np.full((2, 3), 1 + 2j)
+    assert unbroadcast(g, x).dtype == np.float64
+    np.testing.assert_array_equal(unbroadcast(g[None], x), np.ones((2, 3)))
+    np.testing.assert_array_equal(unbroadcast(g, x + 0j), g)  # complex x keeps it all
+    dx = add_at(0, x, np.s_[None, :1], g[None, :1])
+    np.testing.assert_array_equal(dx, [[1, 1, 1], [0, 0, 0]])
+    dx = add_at(dx, x, ([0, 0], [1, 1]), np.array([1j, 2 + 1j]))
+    np.testing.assert_array_equal(dx, [[1, 3, 1], [0, 0, 0]])
