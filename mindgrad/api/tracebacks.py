@@ -7,9 +7,13 @@ each frame of generated code comes a frame at the user's line it was generated f
 user's function, so every printer (Python's default excepthook, ``traceback``, IPython and
 Jupyter, which read the line from the file or from ``linecache``) shows the user's file, line
 and text. On Python 3.11+ a note names the user's line and the generated line the error was
-raised at. The exception keeps its type, message, cause and context.
+raised at. The exception keeps its type, message, cause and context. A warning raised in
+generated code (NumPy's ``invalid value encountered in log``) names the user's file, line and
+text too: ``warnings._showwarnmsg``, through which every warning passing the filters is shown
+or recorded, is wrapped to move it there.
 
-``MINDGRAD_TRACEBACK_FILTERING=off`` in the environment leaves tracebacks as they are.
+``MINDGRAD_TRACEBACK_FILTERING=off`` in the environment leaves tracebacks and warnings as they
+are.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import linecache
 import os
 import sys
 import types
+import warnings
 
 from mindgrad.compiler import emit
 
@@ -207,3 +212,26 @@ def _place(filename, lineno):
     except Exception:  # pragma: no cover (an IPython without the cell names of 8 and 9)
         label = None
     return f"{label[0]} {label[1]}, line {lineno}" if label else f"{filename}:{lineno}"
+
+
+
+def _shown_at_user_line(show):
+    """``warnings._showwarnmsg`` (through which every warning that passed the filters is shown
+    or recorded) that first moves a warning raised in generated code to the user's line it was
+    generated from: NumPy's ``invalid value encountered in log`` names the user's file, line
+    and text, in the printed warning, ``pytest.warns`` and ``catch_warnings(record=True)``."""
+
+    @functools.wraps(show)
+    def shown(message):
+        if emit.is_generated(str(message.filename)) and filtering():
+            where = emit.origin(message.filename, message.lineno)
+            if where is not None:
+                message.filename, message.lineno = where[:2]
+        return show(message)
+
+    shown.__mindgrad__ = True
+    return shown
+
+
+if hasattr(warnings, "_showwarnmsg") and not hasattr(warnings._showwarnmsg, "__mindgrad__"):
+    warnings._showwarnmsg = _shown_at_user_line(warnings._showwarnmsg)

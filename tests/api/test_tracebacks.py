@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import traceback
+import warnings
 
 import numpy as np
 import pytest
@@ -359,6 +360,36 @@ def test_each_users_frame_reads_as_its_function_with_its_values():
     np.testing.assert_array_equal(caller_vars["x"], x)
     np.testing.assert_array_equal(callee_vars["s"], np.sin(x))
     assert callee_vars["w"] is w or np.array_equal(callee_vars["w"], w)
+
+
+def log_square(x):
+    y = np.log(x)
+    return np.sum(y * y)
+
+
+def test_a_numpy_warning_in_generated_code_names_the_users_line():
+    # it named the generated code: <mindgrad log_square #1>:2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = mindgrad.grad(log_square)(np.array([-1.0, 2.0]))
+    assert np.isnan(g[0]) and g[1] == pytest.approx(np.log(2.0))  # 2 log(x) / x
+    (warned,) = [w for w in caught if "encountered in log" in str(w.message)]
+    assert warned.category is RuntimeWarning
+    assert str(warned.message) == "invalid value encountered in log"
+    assert (warned.filename, warned.lineno) == (__file__, log_square.__code__.co_firstlineno + 1)
+    printed = warnings.formatwarning(warned.message, warned.category, warned.filename,
+                                     warned.lineno)
+    assert printed == (f"{__file__}:{warned.lineno}: RuntimeWarning: invalid value "
+                       "encountered in log\n  y = np.log(x)\n")
+
+
+def test_a_numpy_warning_stays_where_it_was_with_filtering_off(monkeypatch):
+    monkeypatch.setenv("MINDGRAD_TRACEBACK_FILTERING", "off")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mindgrad.grad(log_square)(np.array([-1.0, 2.0]))
+    (warned,) = [w for w in caught if "encountered in log" in str(w.message)]
+    assert emit.is_generated(warned.filename)
 
 
 def two(x, y):
