@@ -58,13 +58,14 @@ firstgrad = Grad(net)  # cos(x)
 secondgrad = GradSec(firstgrad)  # -sin(x)
 output = secondgrad(x_train)
 
-# print the result
+# print the result: -sin(3.1415926), about -5e-8, rounded to two decimals as the tutorial does
 result = np.around(output.asnumpy(), decimals=2)
-print(result)
+print("GradSec(Grad(net))(pi) = -sin(pi), rounded:", result)  # the tutorial: print(result)
 
 # the same, with the gradient operations nested as functions
 output = ops.GradOperation()(ops.GradOperation()(net))(x_train)
-print(np.around(output.asnumpy(), decimals=2))
+print("GradOperation()(GradOperation()(net))(pi), rounded:", np.around(output.asnumpy(),
+                                                                        decimals=2))
 
 
 # the functional form: ops.grad of ops.grad, at several points

@@ -120,18 +120,19 @@ for t in range(epochs):
 print("Done!")
 print("mean loss per epoch:", " ".join(f"{loss:.4f}" for loss in epoch_losses))
 
-# Save checkpoint
+# Save checkpoint (in a temporary folder, removed at the end: the tutorial writes model.ckpt in
+# the working directory)
 folder = tempfile.mkdtemp()
 path = os.path.join(folder, "model.ckpt")
 ms.save_checkpoint(model, path)
-print("Saved Model to model.ckpt")
+print(f"Saved Model to {path} (a temporary folder, removed at the end)")
 
 # Instantiate a random initialized model
 model = Network()
 # Load checkpoint and load parameter to network
 param_dict = ms.load_checkpoint(path)
 param_not_load, _ = ms.load_param_into_net(model, param_dict)
-print(param_not_load)
+print("parameters not loaded:", param_not_load)  # the tutorial: print(param_not_load)
 print("parameters:", ", ".join(param_dict))
 
 loaded_accuracy = test(model, test_dataset, loss_fn)

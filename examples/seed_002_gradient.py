@@ -40,6 +40,8 @@ def net(x, y):
 out = mindspore.grad(net, grad_position=0)(x, y)
 print("out", out)
 out1 = mindspore.grad(net, grad_position=1)(x, y)
+# sic: the MindSpore document prints `out` (3.0) under the label out1, and so does this copy of
+# it; out1, the gradient with respect to y, is 1.0
 print("out1", out)
 # Out:
 # out 3.0

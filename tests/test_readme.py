@@ -168,3 +168,19 @@ def test_an_excerpt_keeps_its_lines_in_order():
 def test_an_unknown_marker_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="unknown marker"):
         Block("page.md", 3, "s", "x = 1\n", "not run")
+
+
+def test_the_setup_commands_work_in_a_virtual_environment():
+    # `python3 -m pip install .` failed on Debian's Python (externally-managed-environment)
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"^```bash\n(.*?)^```$", text, re.DOTALL | re.MULTILINE).group(1)
+    setup, tests = block.splitlines()
+    assert setup.startswith("python3 -m venv .venv && .venv/bin/pip install "), setup
+    for command in (setup, tests):  # every step runs in the venv
+        steps = [step.strip() for step in command.split("&&")]
+        assert all(step.startswith((".venv/bin/", "python3 -m venv")) for step in steps), command
+    assert re.fullmatch(r'\.venv/bin/pip install .*"\.\[test\]" && \.venv/bin/python -m pytest '
+                        r"-n auto", tests), tests
+    # CI runs them as written: it reads them from the README, it has no copy of them
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "README.md" in ci and setup not in ci and tests not in ci

@@ -309,7 +309,8 @@ class GradFunction:
             raise TypeError(f"the gradient of {name} needs {name}'s arguments (the code is "
                             f"built for their shapes and types): source(grad_fn, x) or "
                             f"grad_fn.source(x) with example arguments like x")
-        raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs of {name}")
+        raise IndexError(f"grad_position {p} is out of range: {name} was given "
+                         f"{_inputs(len(args))}")
 
     def _check_call(self, args, kwargs):
         """Bind the call to ``fn``'s signature, so a wrong argument count names ``fn`` (not the
@@ -477,7 +478,8 @@ class GradFunction:
         args, _ = self._split_sens(_as_plain(args))
         for p in self.positions:
             if p >= len(args):
-                raise IndexError(f"grad_position {p} exceeds the {len(args)} inputs")
+                raise IndexError(f"grad_position {p} is out of range: {_name(self.fn)} was "
+                                 f"given {_inputs(len(args))}")
         fn = expansions.python_of(self.fn, args, len(args)) or self.fn  # as _build reads it
         built = driver.run(fn, self.positions, dump=lambda text: None,
                            kinds=[cache.kind(a) for a in args], weights=self.weights,
@@ -499,6 +501,15 @@ class GradFunction:
     def _what(self):
         what = "the value and gradient" if self.with_value else "the gradient"
         return f"{what} of {_name(self.fn)} with respect to grad_position {self.positions}"
+
+
+def _inputs(count) -> str:
+    """``count`` positional inputs, as an error says it: "2 inputs (positions 0 to 1)"."""
+    if count == 0:
+        return "no positional input"
+    if count == 1:
+        return "1 input (position 0)"
+    return f"{count} inputs (positions 0 to {count - 1})"
 
 
 def _signature(fn):
@@ -571,6 +582,7 @@ def _call_bprop(cell, args, kwargs, sens, grad_fn):
     return out, grads, wgrads
 
 
+@user_frames  # an argument error names the user's line, not mindgrad's checks
 def grad(fn: Callable, grad_position: Any = 0, weights: Any = None, has_aux: bool = False,
          return_ids: bool = False, sens_param: bool = False) -> GradFunction:
     """The gradient of ``fn`` with respect to its positional inputs at ``grad_position``.
@@ -587,6 +599,7 @@ def grad(fn: Callable, grad_position: Any = 0, weights: Any = None, has_aux: boo
     return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, False, empty)
 
 
+@user_frames
 def value_and_grad(fn: Callable, grad_position: Any = 0, weights: Any = None,
                    has_aux: bool = False, return_ids: bool = False,
                    sens_param: bool = False) -> GradFunction:

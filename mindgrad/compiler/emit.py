@@ -259,7 +259,6 @@ def unparse_with_lines(tree):
 
 
 _counter = itertools.count(1)
-_BLOCK = "if True:  # the names the generated code reads are bound in this block"
 
 
 def compile_functions(text: str, names, bindings: dict, globals_: dict, closure: dict, label: str,
@@ -270,17 +269,29 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
     ``closure`` (the user function's own closure cells, kept live), then ``globals_`` (the
     user function's module globals, also live). ``text`` is registered in ``linecache``, and
     ``origins`` (for each line of ``text``, the user's ``(filename, line, function name)`` it
-    comes from, or None) for ``origin``.
+    comes from, or None) for ``origin``. The code's lines are numbered as in ``text``, which is
+    what ``mindgrad.source`` prints: a traceback, pdb's ``list`` and ``source`` agree.
     """
     filename = f"<mindgrad {label} #{next(_counter)}>"
-    cell_names = sorted(set(bindings) | set(closure))
-    header = "def __mindgrad_bindings__():\n"
-    if cell_names:
-        header += "    " + " = ".join(cell_names) + " = None\n"
     # lines end at "\n" only, as for Python's tokenizer (unparse escapes every other break)
-    body = "".join("    " + line + "\n" if line else "\n" for line in text.rstrip("\n").split("\n"))
-    full = header + body + "    return " + ", ".join(f"{n}" for n in names) + ",\n"
-    code = compile(full, filename, "exec")
+    text = text.rstrip("\n") + "\n"
+    cell_names = sorted(set(bindings) | set(closure))
+    # the functions go inside a factory, never run, whose locals are the names they read from
+    # bindings and closure: compiled as the factory's, those are free variables of the
+    # functions, filled from cells below. Its own lines take line 1, so that each function's
+    # lines keep their numbers in text.
+    place = dict(lineno=1, col_offset=0, end_lineno=1, end_col_offset=0)
+    store = [ast.Name(id=n, ctx=ast.Store(), **place) for n in cell_names]
+    head = [ast.Assign(targets=store, value=ast.Constant(value=None, **place), **place)]
+    back = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load(), **place) for n in names],
+                     ctx=ast.Load(), **place)
+    factory = ast.FunctionDef(
+        name="__mindgrad_bindings__", body=head[:bool(cell_names)] + ast.parse(text).body
+        + [ast.Return(value=back, **place)],
+        args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                           kw_defaults=[], kwarg=None, defaults=[]),
+        decorator_list=[], returns=None, **_TYPE_PARAMS, **place)
+    code = compile(ast.Module(body=[factory], type_ignores=[]), filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     functions = {}
     for fcode in factory_code.co_consts:
@@ -306,13 +317,14 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
         for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             if free in made:
                 cell.cell_contents = made[free]
-    if origins is not None:  # one per line of full: the header's, the body's, the return's
-        origins = [None] * header.count("\n") + list(origins)[:body.count("\n")] + [None]
-    # as linecache shows it, the factory's line opens a plain block: a reader that works out a
-    # frame's function from the text (IPython's) names it grad_f, not the factory's local
-    shown = _BLOCK + full[len(header.split("\n", 1)[0]):]
-    keep_lines(filename, shown, [fn.__code__ for fn in made.values()], origins)
+    if origins is not None:  # one per line of text
+        origins = list(origins)[:text.count("\n")]
+    keep_lines(filename, text, [fn.__code__ for fn in made.values()], origins)
     return made, filename
+
+
+# a function definition's type parameters, on Python 3.12+
+_TYPE_PARAMS = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
 
 
 def keep_lines(filename: str, text: str, codes, origins=None):

@@ -4,6 +4,7 @@ Each printer is run as users run it: Python's default excepthook and ``traceback
 in a subprocess of the interpreter running the tests (so each supported Python is checked
 where the suite runs), IPython's own formatter where IPython is installed."""
 
+import inspect
 import os
 import pathlib
 import re
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import traceback
+import warnings
 
 import numpy as np
 import pytest
@@ -320,6 +322,74 @@ def test_every_line_of_the_generated_code_names_a_line_of_the_users_function():
     lines = [emit.origin(filename, k) for k in range(1, len(emit._origins[filename]) + 1)]
     assert {where[1] for where in lines if where} == {first, first + 1}
     assert all(where[0] == __file__ and where[2] == "shape_error" for where in lines if where)
+
+
+def caller(x, w):
+    s = np.sin(x)
+    return np.sum(callee(s, w) ** 2)
+
+
+def callee(s, w):
+    h = s @ w
+    return np.tanh(h)
+
+
+def test_each_users_frame_reads_as_its_function_with_its_values():
+    # a frame standing for a user's line started at line 1 of the file: IPython, reading a
+    # notebook cell's frame from its code's first line (inspect.getsourcelines), showed the
+    # cell's first function with no arrow; and pdb's `p s` there was a NameError
+    x, w = np.arange(12.0).reshape(3, 4), np.ones((5, 2))
+    with pytest.raises(ValueError) as info:
+        mindgrad.grad(caller, 1)(x, w)
+    tb, users = info.value.__traceback__, []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == __file__ and tb.tb_frame.f_code.co_name in (
+                "caller", "callee"):
+            users.append(tb)
+        tb = tb.tb_next
+    assert [tb.tb_frame.f_code.co_name for tb in users] == ["caller", "callee"]
+    for tb, function in zip(users, (caller, callee)):
+        lines, first = inspect.getsourcelines(tb.tb_frame)
+        assert (lines, first) == inspect.getsourcelines(function)
+        assert first <= tb.tb_lineno < first + len(lines)
+    assert users[0].tb_lineno == caller.__code__.co_firstlineno + 2
+    assert users[1].tb_lineno == callee.__code__.co_firstlineno + 1
+    # the values the generated code holds for the user's names at the error
+    caller_vars, callee_vars = (tb.tb_frame.f_locals for tb in users)
+    assert set(caller_vars) == {"x", "w", "s"} and set(callee_vars) == {"s", "w"}
+    np.testing.assert_array_equal(caller_vars["x"], x)
+    np.testing.assert_array_equal(callee_vars["s"], np.sin(x))
+    assert callee_vars["w"] is w or np.array_equal(callee_vars["w"], w)
+
+
+def log_square(x):
+    y = np.log(x)
+    return np.sum(y * y)
+
+
+def test_a_numpy_warning_in_generated_code_names_the_users_line():
+    # it named the generated code: <mindgrad log_square #1>:2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = mindgrad.grad(log_square)(np.array([-1.0, 2.0]))
+    assert np.isnan(g[0]) and g[1] == pytest.approx(np.log(2.0))  # 2 log(x) / x
+    (warned,) = [w for w in caught if "encountered in log" in str(w.message)]
+    assert warned.category is RuntimeWarning
+    assert str(warned.message) == "invalid value encountered in log"
+    assert (warned.filename, warned.lineno) == (__file__, log_square.__code__.co_firstlineno + 1)
+    printed = warnings.formatwarning(warned.message, warned.category, warned.filename,
+                                     warned.lineno)
+    assert printed == (f"{__file__}:{warned.lineno}: RuntimeWarning: invalid value "
+                       "encountered in log\n  y = np.log(x)\n")
+
+
+def test_a_numpy_warning_stays_where_it_was_with_filtering_off(monkeypatch):
+    monkeypatch.setenv("MINDGRAD_TRACEBACK_FILTERING", "off")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mindgrad.grad(log_square)(np.array([-1.0, 2.0]))
+    (warned,) = [w for w in caught if "encountered in log" in str(w.message)]
+    assert emit.is_generated(warned.filename)
 
 
 def two(x, y):

@@ -173,7 +173,7 @@ def _cases():
                                    marks=marks)
 
 
-@pytest.mark.parametrize("source, inputs, mode, seed", _cases())
+@pytest.mark.parametrize("source, inputs, mode, seed", list(_cases()))
 def test_program(source, inputs, mode, seed):
     program = generator.Program(HEAD + source.lstrip("\n"), list(inputs), seed)
     with tempfile.TemporaryDirectory() as directory:

@@ -352,15 +352,19 @@ def test_example_train_classifier():
     accuracies = re.search(r"trained model ([\d.]+)%, of the loaded model ([\d.]+)%", out)
     trained, loaded = float(accuracies.group(1)), float(accuracies.group(2))
     assert trained == loaded and trained > 80.0  # the blobs overlap: about 88% is the best
-    assert "\n[]\n" in out  # load_param_into_net left no parameter unloaded
+    assert "\nparameters not loaded: []\n" in out  # load_param_into_net loaded every one
+    saved = re.search(r"Saved Model to (\S+) \(a temporary folder, removed at the end\)", out)
+    assert saved and not os.path.exists(saved.group(1))
     assert "parameters: dense_relu_sequential.0.weight, dense_relu_sequential.0.bias" in out
 
 
 def test_example_second_order():
     out = _run_example("ms_second_order.py")
     lines = out.splitlines()
-    assert lines[0] == "[-0.]"  # -sin(pi) through GradSec(Grad(net)), as the tutorial prints it
-    assert lines[1] == "[-0.]"  # the same, GradOperation()(GradOperation()(net))
+    # -sin(pi) through GradSec(Grad(net)), rounded as the tutorial prints it, then the same by
+    # GradOperation()(GradOperation()(net)); each says what it is
+    assert lines[0] == "GradSec(Grad(net))(pi) = -sin(pi), rounded: [-0.]"
+    assert lines[1] == "GradOperation()(GradOperation()(net))(pi), rounded: [-0.]"
     numbers = [float(v) for v in re.findall(r"-?\d+\.\d*(?:e-?\d+)?", lines[2])]
     np.testing.assert_allclose(numbers, -np.sin([0.0, 0.5, 1.0, 2.0]), rtol=1e-6, atol=1e-7)
     assert "d2g/dx2 = [-4.]" in out and "d2g/dxdy = [3.]" in out  # 2y and 2x at (1.5, -2)

@@ -1,0 +1,32 @@
+"""The test tiers: the tests named in LARGE are marked ``large``, left out of a plain run
+(pyproject.toml's addopts) so that the README's test command takes a few minutes; CI runs them
+(``pytest -m large``)."""
+
+import pytest
+
+# the largest tables of numbers, by test function (every parametrization of each): the
+# random-program tester's fixed batch, the corpus at second and third order, the derived
+# tangents at second order. What they check is checked at first order in the plain run.
+LARGE = {
+    "tests/fuzz/test_fuzz.py::test_fixed_seed_batch",
+    "tests/corpus/test_corpus.py::test_second_order_matches_finite_differences",
+    "tests/corpus/test_corpus.py::test_third_order_matches_finite_differences",
+    "tests/rules/test_derived_elementwise_linalg.py::test_elementwise_tangents_at_second_order",
+    "tests/rules/test_derived_shape.py::test_forward_mode_and_second_order_match_central_differences",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(config, items):
+    found = set()
+    for item in items:
+        function = item.nodeid.split("[", 1)[0]
+        if function in LARGE:
+            item.add_marker(pytest.mark.large)
+            found.add(function)
+    # a renamed test would silently leave the tier: every name must be collected where its
+    # file is
+    collected = {item.nodeid.split("::", 1)[0] for item in items}
+    missing = {name for name in LARGE - found if name.split("::", 1)[0] in collected}
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py's LARGE names tests not found: {missing}")
