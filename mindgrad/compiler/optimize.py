@@ -12,6 +12,8 @@ is known to hold a value on every path (in the user's code; mindgrad's own keeps
 
 from __future__ import annotations
 
+import operator
+
 import gast
 
 from mindgrad.compiler import astutil as A
@@ -337,16 +339,31 @@ class Optimizer:
         return stmts
 
 
+_COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+            gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge}
+
+
+def _number(node) -> bool:
+    """Whether ``node`` is a constant int, float or bool (a comparison folded)."""
+    return isinstance(node, gast.Constant) and type(node.value) in (int, float, bool)
+
+
 class _Fold(gast.NodeTransformer):
+    def visit_Compare(self, node):
+        # a rule's guard on a constant, as x ** (y - 1 + (y == 0)) with y = 2
+        self.generic_visit(node)
+        if len(node.ops) == 1 and type(node.ops[0]) in _COMPARE and \
+                _number(node.left) and _number(node.comparators[0]):
+            return A.const(_COMPARE[type(node.ops[0])](node.left.value,
+                                                       node.comparators[0].value))
+        return node
+
     def visit_BinOp(self, node):
         self.generic_visit(node)
         left, right = node.left, node.right
-        numeric = (int, float)
-        if isinstance(left, gast.Constant) and isinstance(right, gast.Constant) and \
-                isinstance(left.value, numeric) and isinstance(right.value, numeric) and \
-                not isinstance(left.value, bool) and not isinstance(right.value, bool):
-            ops = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
-                   gast.Mult: lambda a, b: a * b}
+        if _number(left) and _number(right) and \
+                not (type(left.value) is bool and type(right.value) is bool):
+            ops = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
             value = ops[type(node.op)](left.value, right.value) if type(node.op) in ops else None
             if A.is_plain_literal(value) and value is not None:
                 return A.const(value)
