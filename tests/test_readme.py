@@ -175,12 +175,13 @@ def test_the_setup_commands_work_in_a_virtual_environment():
     text = (ROOT / "README.md").read_text()
     block = re.search(r"^```bash\n(.*?)^```$", text, re.DOTALL | re.MULTILINE).group(1)
     setup, tests = block.splitlines()
-    assert setup.startswith("python3 -m venv .venv && .venv/bin/pip install "), setup
+    for command in (setup, tests):  # each makes the venv it needs, on a fresh clone too
+        assert command.startswith("python3 -m venv .venv && .venv/bin/pip install "), command
     for command in (setup, tests):  # every step runs in the venv
         steps = [step.strip() for step in command.split("&&")]
         assert all(step.startswith((".venv/bin/", "python3 -m venv")) for step in steps), command
-    assert re.fullmatch(r'\.venv/bin/pip install .*"\.\[test\]" && \.venv/bin/python -m pytest '
-                        r"-n auto", tests), tests
+    assert re.fullmatch(r'python3 -m venv \.venv && \.venv/bin/pip install .*"\.\[test\]" && '
+                        r"\.venv/bin/python -m pytest -n auto", tests), tests
     # CI runs them as written: it reads them from the README, it has no copy of them
     ci = (ROOT / ".ci" / "run").read_text()
     assert "README.md" in ci and setup not in ci and tests not in ci
