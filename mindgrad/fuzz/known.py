@@ -1,7 +1,8 @@
 """Failure classes already known and owned by open work: each names what it matches.
 
-The CI batch excludes exactly these from its zero-failure assertion and reports them; an
-entry is deleted when its fix lands, so the list only ever shrinks.
+The runner counts a failure matching one of these as ``known`` (not as a failure) and the
+CI batch reports them. Only a crash can be known: a wrong number is never excused, whatever
+its cause. An entry is deleted when its fix lands, so the list only ever shrinks.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ class KnownIssue:
     area: str                 # the piece of work that owns the fix
     source: str = ""
     detail: str = ""
-    outcomes: tuple = ("wrong", "crash")
-    modes: tuple = ("grad", "jvp", "hvp", "value")
+    outcomes: tuple = ("crash",)
+    modes: tuple = ("grad", "jvp", "hvp", "value", "third")
+
+    def __post_init__(self):
+        if "wrong" in self.outcomes:
+            raise ValueError(f"{self.name}: a wrong number is never a known issue")
 
     def matches(self, source, mode, result):
         return (mode in self.modes and result.outcome in self.outcomes
@@ -28,7 +33,14 @@ class KnownIssue:
                 and re.search(self.detail, result.detail) is not None)
 
 
-KNOWN_ISSUES = ()
+KNOWN_ISSUES = (
+    # jvp over jvp transforms the runtime helpers of the first jvp's code, which build the
+    # tangents of containers as TangentDict/TangentList/TangentTuple and test for the int 0
+    # that stands for a zero tangent: mindgrad refuses them (it raises; never a number)
+    KnownIssue("third order through the containers of tangents", "Architecture, second step",
+               detail=r"^NoTangentRuleError: mindgrad\.runtime\.tangents\.Tangent(Dict|List|Tuple)"
+                      r" has no tangent", modes=("third",)),
+)
 
 
 def known_issue(source, mode, result):

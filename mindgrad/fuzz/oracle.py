@@ -2,14 +2,20 @@
 
 Modes: ``grad`` (reverse mode against central differences of the summed output), ``jvp``
 (forward mode against central differences of ``vdot(u, f)``), ``hvp`` (grad of grad against
-central differences of the summed gradient) and ``value`` (``value_and_grad``'s value and its
-effect on the caller's arrays against plain ``f``'s). Each difference is taken at two step
-sizes: a number counts as wrong only when both disagree with mindgrad and agree with each
-other; when they disagree with each other the function is not smooth there and the program is
-skipped.
+central differences of the summed gradient), ``value`` (``value_and_grad``'s value and its
+effect on the caller's arrays against plain ``f``'s) and ``third`` (``jvp`` over ``jvp`` over
+``grad``: first the second derivative ``jvp(grad(f))`` along ``v`` against central differences
+of the gradient, then the third derivative along ``v`` and ``w`` against central differences of
+that second derivative). Each difference is taken at two step sizes: a number counts as wrong
+only when both disagree with mindgrad and agree with each other; when they disagree with each
+other the function is not smooth there, and when one is not finite (a step that leaves the
+domain, a NaN in a branch not taken that a step brings in) the differences say nothing: the
+program is skipped. A NaN or inf from mindgrad where both differences are finite and agree is
+wrong.
 
 Outcomes: ``ok``, ``wrong``, ``crash`` (an exception that is not a clear error),
-``clear-error`` (see ``is_clear_error``) and ``skipped`` (``f`` raises or is not finite).
+``clear-error`` (see ``is_clear_error``), ``skipped`` (``f`` raises or is not finite) and
+``known`` (a wrong or crash that ``known.py`` accounts for; given by the runner).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import itertools
+import linecache
 import os
 import sys
 import traceback
@@ -26,13 +33,15 @@ import numpy as np
 import mindgrad
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
 
-MODES = ("grad", "jvp", "hvp", "value")
-OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped")
+MODES = ("grad", "jvp", "hvp", "value", "third")
+OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped", "known")
 STEPS = (1e-5, 1e-4)
 RTOL = 1e-4
 ATOL = 1e-6
 
 _module_ids = itertools.count()
+#: mindgrad's own source directory: an error located there is not about the user's program
+_PACKAGE = os.path.dirname(os.path.abspath(mindgrad.__file__)) + os.sep
 
 
 @dataclasses.dataclass
@@ -58,12 +67,15 @@ class Skip(Exception):
 def is_clear_error(exc: BaseException, filename: str) -> bool:
     """Whether ``exc`` is a clear error about the program in ``filename``.
 
-    mindgrad's located error classes are clear by construction; a ``TypeError``,
-    ``ValueError`` or ``NotImplementedError`` is clear when its message names the program's
-    file and a line (``file.py:12``).
+    mindgrad's located error classes are clear by construction, unless they locate the
+    trouble in mindgrad's own code (its rules or runtime helpers refused at a higher order:
+    an internal failure, however it is worded); a ``TypeError``, ``ValueError`` or
+    ``NotImplementedError`` is clear when its message names the program's file and a line
+    (``file.py:12``).
     """
     if isinstance(exc, (UnsupportedSyntaxError, NoGradientRuleError, NoSourceError)):
-        return True
+        where = getattr(exc, "filename", None)
+        return not (isinstance(where, str) and os.path.abspath(where).startswith(_PACKAGE))
     if isinstance(exc, (TypeError, ValueError, NotImplementedError)):
         base = os.path.basename(filename)
         text = str(exc)
@@ -132,8 +144,12 @@ def plain(f, args):
 
 
 def central(fn, args, dirs):
-    """Central differences of the scalar ``fn`` along ``dirs`` at each step size."""
-    return [(fn(shifted(args, dirs, h)) - fn(shifted(args, dirs, -h))) / (2 * h) for h in STEPS]
+    """Central differences of the scalar ``fn`` along ``dirs`` at each step size; Skip when
+    one is not finite (a step leaves the domain: the differences say nothing there)."""
+    fds = [(fn(shifted(args, dirs, h)) - fn(shifted(args, dirs, -h))) / (2 * h) for h in STEPS]
+    if not all(np.isfinite(fds)):
+        raise Skip("differences not finite")
+    return fds
 
 
 def compare(ad, fds, scale):
@@ -211,7 +227,66 @@ def check_value(f, args, rng):
     return None
 
 
-CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value}
+def magnitude(a, b):
+    """``sum |a| |b|`` over the leaves: the size of the terms ``vdot(a, b)`` adds, which bounds
+    its rounding error better than the sum itself, that may cancel."""
+    return float(sum(np.vdot(np.abs(np.ravel(x)), np.abs(np.ravel(y)))
+                     for x, y in zip(leaves(a), leaves(b))))
+
+
+def second_order(g, dirs):
+    """``x -> jvp(g, x, dirs)[1]`` for a gradient function ``g``, as a Python function with
+    source, so that mindgrad can differentiate it again (it reads ``dirs`` as globals)."""
+    params = [f"x{i}" for i in range(len(dirs))]
+    tangents = "".join(f"t{i}, " for i in range(len(dirs)))
+    name = f"second_{next(_module_ids)}"
+    text = (f"def {name}({', '.join(params)}):\n"
+            f"    _, slope = mindgrad.jvp(g, ({''.join(p + ', ' for p in params)}),"
+            f" ({tangents}))\n"
+            f"    return slope\n")
+    namespace = {"mindgrad": mindgrad, "g": g, **{f"t{i}": t for i, t in enumerate(dirs)}}
+    filename = f"<mindgrad fuzz {name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the text is ours)
+    return namespace[name]
+
+
+def third_order(second, args, dirs):
+    """mindgrad's derivative of ``second`` (a ``second_order`` function) along ``dirs``: the
+    third derivative, by forward mode over the forward mode over the gradient."""
+    return mindgrad.jvp(second, tuple(copy_args(args)), tuple(dirs))[1]
+
+
+def check_third(f, args, rng):
+    positions = tuple(range(len(args)))
+    g = mindgrad.grad(f, positions)
+    grads = g(*copy_args(args))
+    finite_grads(grads)  # the grad mode reports a gradient that is not finite
+    v, w = directions(args, rng), directions(args, rng)
+    us = [rng.standard_normal(x.shape) for x in leaves(grads)]
+    second = second_order(g, v)
+
+    def along(a):  # vdot(u, second derivative along v) at a
+        return vdot(second(*copy_args(a)), us)
+
+    def gradient(a):
+        return vdot(g(*copy_args(a)), us)
+
+    # the second derivative along v (forward over reverse) against differences of the gradient
+    here = second(*copy_args(args))
+    ad = vdot(here, us)
+    problem = compare(ad, central(gradient, args, v), magnitude(here, us) + abs(ad))
+    if problem:
+        return f"second order, jvp of grad: {problem}"
+    # the third derivative along v and w against differences of the second derivative
+    third = third_order(second, args, w)
+    ad = vdot(third, us)
+    problem = compare(ad, central(along, args, w), magnitude(here, us) + abs(ad))
+    return f"third order, jvp of jvp of grad: {problem}" if problem else None
+
+
+CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value,
+          "third": check_third}
 
 
 def run(f, path, args, mode, seed=0) -> Result:

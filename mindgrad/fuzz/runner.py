@@ -1,7 +1,8 @@
 """Runs a batch of random programs in several modes, in parallel, and counts the outcomes.
 
 Each job is its own process; each (program, mode) has a time limit, after which it counts as
-a crash of type ``Timeout``. Failures (wrong, crash) are shrunk and written to ``out``.
+a crash of type ``Timeout``. A crash of a class ``known.py`` lists counts as ``known``; the
+other failures (wrong, crash) are shrunk and written to ``out``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import signal
 import tempfile
 import time
 
-from mindgrad.fuzz import generator, oracle
+from mindgrad.fuzz import generator, known, oracle
 
 FAILURES = ("wrong", "crash")
 
@@ -43,12 +44,18 @@ def time_limit(seconds):
 
 
 def check(program, mode, directory, timeout):
-    """``oracle.check_program`` under a time limit."""
+    """``oracle.check_program`` under a time limit; a crash that ``known.py`` accounts for
+    comes back as ``known``, naming its issue (a wrong number never does: see ``known``)."""
     try:
         with time_limit(timeout):
-            return oracle.check_program(program, mode, directory)
+            result = oracle.check_program(program, mode, directory)
     except Timeout:
-        return oracle.Result("crash", f"no answer within {timeout} s", "Timeout")
+        result = oracle.Result("crash", f"no answer within {timeout} s", "Timeout")
+    issue = known.known_issue(program.source, mode, result)
+    if issue is not None:
+        return oracle.Result("known", f"{issue.name} ({issue.area}): {result.detail}",
+                             result.error)
+    return result
 
 
 def _work(task):
@@ -94,8 +101,8 @@ def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
 
 def table(counts):
     """The counts as text: one row per mode, one column per outcome."""
-    head = f"{'mode':<6}" + "".join(f"{o:>13}" for o in oracle.OUTCOMES)
-    rows = [f"{m:<6}" + "".join(f"{c[o]:>13}" for o in oracle.OUTCOMES) for m, c in counts.items()]
+    head = f"{'mode':<6}" + "".join(f"{o:>12}" for o in oracle.OUTCOMES)
+    rows = [f"{m:<6}" + "".join(f"{c[o]:>12}" for o in oracle.OUTCOMES) for m, c in counts.items()]
     return "\n".join([head] + rows)
 
 
