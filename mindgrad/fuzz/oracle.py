@@ -111,6 +111,57 @@ def leaves(value):
     return [np.asarray(value, dtype=np.float64)]
 
 
+def _is_constant(value):
+    return isinstance(value, (bool, int, str)) or value is None
+
+
+def _items(value):
+    return list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+
+
+def like(got, value):
+    """``got`` (a derivative of ``value``) with an int 0 standing for a float leaf of
+    ``value`` read as zeros of its shape, so its leaves pair with ``value``'s; whether that
+    stand-in is allowed is ``structure``'s question."""
+    if isinstance(value, (tuple, list, dict)) and isinstance(got, (tuple, list, dict)):
+        if len(got) != len(value):
+            return got
+        if isinstance(value, dict):
+            return {k: like(got.get(k), v) for k, v in value.items()}
+        return [like(g, v) for g, v in zip(got, value)]
+    if not _is_constant(value) and isinstance(got, int) and not isinstance(got, bool) \
+            and got == 0:
+        return np.zeros(np.shape(value))
+    return got
+
+
+def structure(got, value, path="the result"):
+    """None if ``got``, a derivative of ``value``, has ``value``'s containers (the same types:
+    a list for a list, a dict for a dict) and, at each float leaf, a float or array of its
+    shape; else what differs. A user gets the types ``f`` returns, never mindgrad's own
+    containers nor the int 0 that stands for a zero inside generated code."""
+    if isinstance(value, (tuple, list, dict)):
+        if type(got) is not type(value):
+            return (f"{path} is a {type(got).__module__}.{type(got).__name__} for a "
+                    f"{type(value).__name__}")
+        if len(got) != len(value):
+            return f"{path} has {len(got)} items for {len(value)}"
+        if isinstance(value, dict) and set(got) != set(value):
+            return f"{path} has the keys {sorted(got)} for {sorted(value)}"
+        for k, v in _items(value):
+            problem = structure(got[k], v, f"{path}[{k!r}]")
+            if problem:
+                return problem
+        return None
+    if _is_constant(value):
+        return None
+    if isinstance(got, (bool, int)) or _is_constant(got):
+        return f"{path} is {got!r} for a float of shape {np.shape(value)}"
+    if np.shape(got) != np.shape(value):
+        return f"{path} has shape {np.shape(got)} for a value of shape {np.shape(value)}"
+    return None
+
+
 def total(value):
     return float(sum(np.sum(v) for v in leaves(value)))
 
@@ -188,8 +239,9 @@ def check_jvp(f, args, rng):
     out, tangent = mindgrad.jvp(f, tuple(copy_args(args)), tuple(dirs))
     us = [rng.standard_normal(v.shape) for v in leaves(plain(f, args))]
     fds = central(lambda a: vdot(plain(f, a), us), args, dirs)
-    ad = vdot(tangent, us)
-    return compare(ad, fds, abs(vdot(out, us)) + abs(ad))
+    ad = vdot(like(tangent, out), us)
+    problem = compare(ad, fds, abs(vdot(out, us)) + abs(ad))
+    return problem or structure(tangent, out, "jvp's tangent")
 
 
 def check_hvp(f, args, rng):
@@ -274,14 +326,16 @@ def check_third(f, args, rng):
 
     # the second derivative along v (forward over reverse) against differences of the gradient
     here = second(*copy_args(args))
-    ad = vdot(here, us)
+    ad = vdot(like(here, grads), us)
     problem = compare(ad, central(gradient, args, v), magnitude(here, us) + abs(ad))
+    problem = problem or structure(here, grads, "jvp(grad(f))'s tangent")
     if problem:
         return f"second order, jvp of grad: {problem}"
     # the third derivative along v and w against differences of the second derivative
     third = third_order(second, args, w)
-    ad = vdot(third, us)
+    ad = vdot(like(third, here), us)
     problem = compare(ad, central(along, args, w), magnitude(here, us) + abs(ad))
+    problem = problem or structure(third, here, "jvp(jvp(grad(f)))'s tangent")
     return f"third order, jvp of jvp of grad: {problem}" if problem else None
 
 

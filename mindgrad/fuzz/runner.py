@@ -61,16 +61,22 @@ def check(program, mode, directory, timeout):
 def _work(task):
     seed, index, modes, timeout, directory, libraries = task
     program = generator.generate(seed, index, libraries=libraries)
-    return index, [(mode, check(program, mode, directory, timeout)) for mode in modes]
+    outcomes = []
+    for mode in modes:
+        start = time.perf_counter()
+        result = check(program, mode, directory, timeout)
+        outcomes.append((mode, result, time.perf_counter() - start))
+    return index, outcomes
 
 
 def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
-              on_failure=None, libraries=()):
+              on_failure=None, libraries=(), seconds=None):
     """``(counts, failures)`` for programs ``start .. start + count - 1`` of batch ``seed``
     (written with ``generator.generate``'s ``libraries``).
 
     ``counts[mode][outcome]`` counts programs; ``failures`` lists ``(index, mode, Result)``,
-    each also passed to ``on_failure`` as soon as it is known.
+    each also passed to ``on_failure`` as soon as it is known. A dict passed as ``seconds``
+    gets, per mode, the seconds its checks took in all.
     """
     counts = {m: collections.Counter() for m in modes}
     failures = []
@@ -85,8 +91,10 @@ def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
             results = pool.imap_unordered(_work, tasks, chunksize=4)
         try:
             for index, outcomes in results:
-                for mode, result in outcomes:
+                for mode, result, took in outcomes:
                     counts[mode][result.outcome] += 1
+                    if seconds is not None:
+                        seconds[mode] = seconds.get(mode, 0.0) + took
                     if result.outcome in FAILURES:
                         failures.append((index, mode, result))
                         if on_failure is not None:
@@ -99,10 +107,15 @@ def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
     return counts, failures
 
 
-def table(counts):
-    """The counts as text: one row per mode, one column per outcome."""
+def table(counts, seconds=None):
+    """The counts as text: one row per mode, one column per outcome (and with ``seconds``, the
+    mean seconds per program in that mode)."""
     head = f"{'mode':<6}" + "".join(f"{o:>12}" for o in oracle.OUTCOMES)
     rows = [f"{m:<6}" + "".join(f"{c[o]:>12}" for o in oracle.OUTCOMES) for m, c in counts.items()]
+    if seconds is not None:
+        head += f"{'s/program':>12}"
+        rows = [row + f"{seconds.get(m, 0.0) / max(sum(c.values()), 1):>12.3f}"
+                for row, (m, c) in zip(rows, counts.items())]
     return "\n".join([head] + rows)
 
 
