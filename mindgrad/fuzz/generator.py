@@ -33,7 +33,7 @@ CONSTRUCTS = (
     # written in place, complex intermediates, NaN or inf in a branch np.where does not take
     "builtin_maxmin", "builtin_sum", "builtin_sorted", "builtin_anyall", "builtin_zip",
     "enumerate", "r_c_", "einsum_sublist", "einsum_ellipsis", "dict_loop_var",
-    "advindex_inplace", "complex", "nan_branch",
+    "advindex_inplace", "complex", "nan_branch", "container_output",
 )
 #: the optional libraries ``generate`` can also call; each adds its construct classes
 LIBRARIES = {"scipy": ("scipy_special", "scipy_stats", "scipy_linalg")}
@@ -801,7 +801,7 @@ class Generator:
                   ("s_complex", 0.6), ("s_nan_branch", 0.6))
 
     def result(self):
-        """A return value: a scalar made of a few names, an array, or a tuple."""
+        """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""
         vs = [self.pick() for _ in range(self.rng.choice([1, 2]))]
         terms = " + ".join(f"np.sum({v.name} * {v.name})" if self.rng.random() < 0.5
                            else f"np.sum(np.tanh({v.name}))" for v in vs)
@@ -810,7 +810,12 @@ class Generator:
             return terms
         if r < 0.9:
             return self.pick().name
-        return f"{terms}, {self.pick().name}"
+        if r < 0.96:
+            return f"{terms}, {self.pick().name}"
+        self.used.add("container_output")
+        if r < 0.98:
+            return f"[{terms}, {self.pick().name}]"
+        return f"{{'a': {terms}, 'b': {self.pick().name}}}"
 
     def run(self):
         names = self.make_inputs()
