@@ -25,6 +25,7 @@ import importlib.util
 import itertools
 import linecache
 import os
+import re
 import sys
 import traceback
 
@@ -57,6 +58,8 @@ class Result:
         """The failure class: outcome, exception type and the place that raised it (what the
         shrinker keeps fixed, so a crash does not shrink into another one of the same type)."""
         where = self.detail.rsplit(" (at ", 1)[1] if " (at " in self.detail else ""
+        # generated code is numbered as it is built, and its lines follow the program's
+        where = re.sub(r"<mindgrad (\w+?)(?:_\d+)? #\d+>:\d+", r"<mindgrad \1>", where)
         return (self.outcome, self.error, where)
 
 
