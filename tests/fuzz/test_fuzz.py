@@ -70,7 +70,8 @@ def test_fixed_seed_batch_with_scipy():
     assert len(calls) >= 30, calls
     assert {c.split(".")[0] for c in calls} == {"sp", "norm", "sla"}
     assert sum(bool(SCIPY_CALL.search(s)) for s in sources) >= 20
-    counts, failures = runner.run_batch(SEED, count, jobs=1, timeout=60.0, libraries=libraries)
+    counts, failures = runner.run_batch(SEED, count, FIRST_AND_SECOND, jobs=1, timeout=60.0,
+                                        libraries=libraries)
     print(runner.table(counts))
     assert not _unexpected(failures, libraries), "\n\n".join(_unexpected(failures, libraries))
     for mode, c in counts.items():
