@@ -364,11 +364,30 @@ def run(f, path, args, mode, seed=0) -> Result:
     return Result("wrong", problem) if problem else Result("ok")
 
 
+#: a refusal of an in-place operator as aliasing, naming the array written
+_ALIASING = re.compile(r"the in-place operator on '(\w+)' (would write into an array the caller "
+                       r"passed in|also changes)")
+#: ``name = other[...]`` by advanced indexing: an integer array, a list or a boolean mask
+_ADVANCED_COPY = r"^\s*{name} = \w+\[(np\.array\(|\[)[^\n]*\]\s*$"
+
+
+def refused_copy(source, detail):
+    """Whether ``detail`` refuses an in-place operator on a name ``source`` made by advanced
+    indexing, which NumPy makes a copy of: no memory is shared, the program is valid."""
+    match = _ALIASING.search(detail)
+    return match is not None and re.search(_ADVANCED_COPY.format(name=match.group(1)), source,
+                                           re.MULTILINE) is not None
+
+
 def check_program(program, mode, directory) -> Result:
-    """Load ``program`` (a ``generator.Program``) and run ``mode`` on it."""
+    """Load ``program`` (a ``generator.Program``) and run ``mode`` on it. A valid program
+    refused as aliasing (an in-place operator on an advanced-index copy) is a crash."""
     with np.errstate(all="ignore"):
         try:
             f, path = load(program.source, directory)
         except Exception as exc:  # noqa: BLE001  a program that does not even import
             return Result("skipped", f"does not load: {exc}")
-        return run(f, path, program.args(), mode, program.seed)
+        result = run(f, path, program.args(), mode, program.seed)
+    if result.outcome == "clear-error" and refused_copy(program.source, result.detail):
+        return Result("crash", f"a copy refused as aliasing: {result.detail}", result.error)
+    return result

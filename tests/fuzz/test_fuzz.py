@@ -500,3 +500,14 @@ def test_cli_takes_the_fifth_mode(capsys):
     assert cli.main(["--count", "1", "--seed", "5", "--modes", "third", "--no-shrink"]) in (0, 1)
     out = capsys.readouterr().out
     assert re.search(r"^third(\s+\d+){6}\s+\d+\.\d{3}$", out, re.MULTILINE), out
+
+
+def test_a_copy_refused_as_aliasing_is_a_crash():
+    """NumPy copies on advanced indexing: refusing an in-place operator on such a copy as
+    aliasing refuses a valid program (a basic slice, a view, may be refused)."""
+    refusal = ("UnsupportedSyntaxError: the in-place operator on 'c1' would write into an array "
+               "the caller passed in, which mindgrad cannot differentiate")
+    for index in ("[np.array([0, 2])]", "[[0, 1]]", "[np.array([True, False, True])]"):
+        assert oracle.refused_copy(f"def f(x):\n    c1 = x{index}\n    c1 -= 1.0\n", refusal)
+    assert not oracle.refused_copy("def f(x):\n    c1 = x[1:]\n    c1 -= 1.0\n", refusal)
+    assert not oracle.refused_copy("def f(x):\n    c1 = x[np.array([0])]\n", "ValueError: no")
