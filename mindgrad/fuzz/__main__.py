@@ -1,4 +1,7 @@
-"""``python3 -m mindgrad.fuzz --count N --seed S --modes grad,jvp,hvp,value --jobs 2 --out DIR``
+"""``python3 -m mindgrad.fuzz --count N --seed S --modes grad,jvp,hvp,value,third --out DIR``
+
+``--jobs J`` runs J processes; ``--modes`` defaults to all five (``third`` is jvp over jvp over
+grad, the slowest).
 
 ``--scipy`` lets the programs call SciPy's functions too (SciPy must be installed).
 """
@@ -44,10 +47,11 @@ def main(argv=None):
     def early(index, mode, result):
         print(f"program {index}, {mode}: {result.outcome}: {result.detail}", flush=True)
 
+    per_mode = {}
     counts, failures, seconds = runner.timed_batch(opts.seed, opts.count, modes, opts.jobs,
                                                    opts.timeout, opts.start, on_failure=early,
-                                                   libraries=libraries)
-    print(runner.table(counts))
+                                                   libraries=libraries, seconds=per_mode)
+    print(runner.table(counts, per_mode))
     print(f"{opts.count} programs in {seconds:.1f} s ({seconds / max(opts.count, 1):.3f} s each,"
           f" {opts.jobs} job(s))")
     shrunk = collections.Counter()

@@ -28,6 +28,12 @@ CONSTRUCTS = (
     "index_repeated", "index_bool", "index_assign", "aug_assign", "for_range", "for_iter",
     "while", "break", "continue", "branch", "early_return", "list", "dict", "helper",
     "closure", "lambda", "recursion", "linalg", "pyscalar",
+    # what code written elsewhere does: Python's builtins over arrays, np.r_/np.c_, einsum
+    # in both notations, a dict's loop variable read after the loop, an advanced-index copy
+    # written in place, complex intermediates, NaN or inf in a branch np.where does not take
+    "builtin_maxmin", "builtin_sum", "builtin_sorted", "builtin_anyall", "builtin_zip",
+    "enumerate", "r_c_", "einsum_sublist", "einsum_ellipsis", "dict_loop_var",
+    "advindex_inplace", "complex", "nan_branch", "container_output",
 )
 #: the optional libraries ``generate`` can also call; each adds its construct classes
 LIBRARIES = {"scipy": ("scipy_special", "scipy_stats", "scipy_linalg")}
@@ -390,6 +396,7 @@ class Generator:
                 self.used.add("list")
             else:
                 row = self.fresh("row")
+                self.used.add("enumerate")
                 head = [f"for i, {row} in enumerate({rows.name}):"]
                 term = self.fit(Var(row, rows.shape[1:]), acc.shape)
                 body.insert(0, f"{acc.name} = {acc.name} + {term} * 0.3")
@@ -429,11 +436,11 @@ class Generator:
         lines.append(f"{lst} = [{v.name}, np.tanh({self.other_fit(v.shape)})]")
         if self.rng.random() < 0.5:
             lines.append(f"{lst}.append({v.name} * 0.5)")
-        if self.rng.random() < 0.4:
-            acc = self.start_acc(lines)
+        if self.rng.random() < 0.4:  # the accumulator has the items' shape
+            acc = self.define(lines, f"{v.name} * 0.5", v.shape, stem="s")
             self.used.add("for_iter")
-            lines += [f"for item in {lst}:", f"    {acc.name} = {acc.name} + item * 0.5"]
-            return acc.name
+            lines += [f"for item in {lst}:", f"    {acc} = {acc} + item * 0.5"]
+            return acc
         return self.define(lines, f"{lst}[0] * {lst}[-1] + {lst}[1]", broadcast(v.shape, v.shape))
 
     def s_dict(self, lines):
@@ -443,17 +450,17 @@ class Generator:
         lines.append(f"{dct} = {{'u': {v.name}, 'w': np.sin({self.other_fit(v.shape)})}}")
         if self.rng.random() < 0.5:
             lines.append(f"{dct}['p'] = {dct}['u'] * 2.0")
-        if self.rng.random() < 0.4:
-            acc = self.start_acc(lines)
+        if self.rng.random() < 0.4:  # the accumulator has the values' shape
+            acc = self.define(lines, f"{v.name} * 0.5", v.shape, stem="s")
             self.used.add("for_iter")
             it = self.rng.choice([f"{dct}.values()", f"{dct}", f"{dct}.items()"])
             if it.endswith("items()"):
-                lines += [f"for key, val in {it}:", f"    {acc.name} = {acc.name} + val * 0.5"]
+                lines += [f"for key, val in {it}:", f"    {acc} = {acc} + val * 0.5"]
             elif it.endswith("values()"):
-                lines += [f"for val in {it}:", f"    {acc.name} = {acc.name} * val"]
+                lines += [f"for val in {it}:", f"    {acc} = {acc} * val"]
             else:
-                lines += [f"for key in {it}:", f"    {acc.name} = {acc.name} + np.tanh({dct}[key])"]
-            return acc.name
+                lines += [f"for key in {it}:", f"    {acc} = {acc} + np.tanh({dct}[key])"]
+            return acc
         return self.define(lines, f"{dct}['u'] * {dct}['w']", v.shape)
 
     def s_helper(self, lines):
@@ -509,6 +516,206 @@ class Generator:
                                        (f"np.linalg.norm({v.name})", ()),
                                        (f"np.linalg.norm({v.name}, axis=1)", (m,)),
                                        (f"np.linalg.solve({mat}, {v.name})", v.shape)])
+        return self.define(lines, expr, shape)
+
+    # ----- constructs of code written elsewhere ----------------------------------------------
+
+    def untied(self, lines):
+        """A 1-d name whose entries never tie (an input's, or a single entry), for max, min
+        and sorted: defined here from any name when there is none."""
+        v = self.pick(lambda v: v.shape == (1,) or len(v.shape) == 1 and v.distinct)
+        if v is not None:
+            return v
+        w = self.pick()
+        fn = self.rng.choice(["var", "sum", "mean"])
+        self.define(lines, f"np.{fn}(np.ravel({w.name}), keepdims=True)", (1,))
+        return self.vars[-1]
+
+    def s_builtin(self, lines):
+        """Python's builtins over arrays: one-argument max, min and sum (which iterate over
+        the array), sorted, any and all in a condition, a loop over zip of two arrays."""
+        r = self.rng
+        kind = r.choice(["maxmin", "maxmin", "sum", "sorted", "anyall", "zip"])
+        if kind == "maxmin":
+            self.used.add("builtin_maxmin")
+            v = self.untied(lines)
+            arg = r.choice([v.name, f"{v.name} ** 3", f"np.tanh({v.name})"])
+            expr = f"{r.choice(['max', 'min'])}({arg})"
+            return self.define(lines, r.choice([expr, f"np.sin({expr})"]), ())
+        if kind == "sum":
+            self.used.add("builtin_sum")
+            v = self.pick(lambda v: len(v.shape) >= 1)
+            if v is not None and r.random() < 0.6:
+                return self.define(lines, f"sum({v.name})", v.shape[1:])
+            a = self.pick()
+            return self.define(lines, f"sum([{a.name}, np.cos({self.other_fit(a.shape)})])",
+                               a.shape)
+        if kind == "sorted":
+            self.used.add("builtin_sorted")
+            v = self.untied(lines)
+            srt = self.fresh("srt")
+            lines.append(f"{srt} = sorted({v.name}{r.choice(['', ', reverse=True'])})")
+            return self.define(lines, f"{srt}[0] * 0.5 + {srt}[-1] * {srt}[0]", ())
+        if kind == "anyall":
+            self.used.update(("builtin_anyall", "branch"))
+            c = self.pick()
+            test = r.choice([f"any(np.ravel({c.name}) > 0.5)", f"all(np.ravel({c.name}) < 1.0)",
+                             f"any(np.ravel({c.name}) < -0.5) or all(np.ravel({c.name}) > 0.0)"])
+            a = self.pick()
+            e1, e2 = (r.choice(UNARY).format(a.name) for _ in range(2))
+            return self.define(lines, f"{e1} if {test} else {e2}", a.shape)
+        a = self.pick(lambda v: len(v.shape) >= 1)
+        if a is None:
+            return self.s_unary(lines)
+        self.used.update(("builtin_zip", "for_iter"))
+        b = self.pick(lambda w: len(w.shape) >= 1 and w.shape[0] == a.shape[0]) or a
+        acc = self.start_acc(lines)
+        p, q = self.fresh("p"), self.fresh("q")
+        term = (f"{self.fit(Var(p, a.shape[1:]), acc.shape)} * "
+                f"{self.fit(Var(q, b.shape[1:]), acc.shape)}")
+        lines += [f"for {p}, {q} in zip({a.name}, {b.name}):",
+                  f"    {acc.name} = {acc.name} * 0.5 + np.tanh({term})"]
+        return acc.name
+
+    def s_rc(self, lines):
+        """np.r_ and np.c_: concatenation by index notation."""
+        r = self.rng
+        self.used.add("r_c_")
+        a, b = self.pick(), self.pick()
+        if r.random() < 0.5:
+            def flat(v):  # an operand of r_ and its length
+                if len(v.shape) <= 1:
+                    return v.name, int(np.prod(v.shape))
+                return f"np.ravel({v.name})", int(np.prod(v.shape))
+            (ta, na), (tb, nb) = flat(a), flat(b)
+            parts, n = r.choice([([ta, tb], na + nb), ([ta, "0.5", tb], na + nb + 1),
+                                 ([ta, f"np.tanh({ta})"], 2 * na)])
+            return self.define(lines, f"np.r_[{', '.join(parts)}]", (n,))
+        v = self.pick(lambda v: len(v.shape) in (1, 2))
+        if v is None:
+            return self.s_unary(lines)
+        rest = v.shape[1:] if len(v.shape) == 2 else (1,)
+        w = self.pick(lambda w: w.shape == v.shape and w.name != v.name)
+        other = w.name if w is not None else self.full(v)
+        return self.define(lines, f"np.c_[{v.name}, {other}]", (v.shape[0], 2 * rest[0]))
+
+    def s_einsum(self, lines):
+        """einsum with subscripts written as a string with an ellipsis, or as sublists."""
+        v = self.pick(lambda v: len(v.shape) >= 1)
+        if v is None:
+            return self.s_unary(lines)
+        s = v.shape
+        w = self.pick(lambda w: w.shape == s and w.name != v.name)
+        n, m = v.name, (w.name if w is not None else self.full(v))
+        batch = s[:-2]
+        if len(s) == 1:
+            options = [(f"np.einsum({n}, [0], {m}, [0], [])", (), "einsum_sublist"),
+                       (f"np.einsum({n}, [0], {m}, [1], [0, 1])", (s[0], s[0]), "einsum_sublist"),
+                       (f"np.einsum({n}, [Ellipsis], [Ellipsis])", s, "einsum_sublist"),
+                       (f"np.einsum('...i,...i->...', {n}, {m})", (), "einsum_ellipsis"),
+                       (f"np.einsum('i...->...', {n})", (), "einsum_ellipsis")]
+        else:
+            options = [(f"np.einsum({n}, [Ellipsis, 0, 1], {m}, [Ellipsis, 2, 1], "
+                        f"[Ellipsis, 0, 2])", batch + (s[-2], s[-2]), "einsum_sublist"),
+                       (f"np.einsum({n}, [Ellipsis, 1], {m}, [Ellipsis, 1], [Ellipsis])",
+                        s[:-1], "einsum_sublist"),
+                       (f"np.einsum('...ij,...kj->...ik', {n}, {m})", batch + (s[-2], s[-2]),
+                        "einsum_ellipsis"),
+                       (f"np.einsum('...ij,...ij->...', {n}, {m})", batch, "einsum_ellipsis"),
+                       (f"np.einsum('...ij->...ji', {n})", batch + (s[-1], s[-2]),
+                        "einsum_ellipsis")]
+            if len(s) == 2:
+                options += [(f"np.einsum({n}, [0, 1], {m}, [2, 1], [0, 2])", (s[0], s[0]),
+                             "einsum_sublist"),
+                            (f"np.einsum({n}, [0, 1], [1, 0])", (s[1], s[0]), "einsum_sublist")]
+        expr, shape, kind = self.rng.choice(options)
+        self.used.add(kind)
+        return self.define(lines, expr, shape)
+
+    def s_dict_loop(self, lines):
+        """A dict built from names, a loop over its values or items (or its sorted keys), and
+        the loop variable read after the loop."""
+        r = self.rng
+        v = self.pick()
+        self.used.update(("dict", "dict_loop_var", "for_iter"))
+        dct = self.fresh("dct")
+        lines.append(f"{dct} = {{'u': {v.name}, 'w': np.sin({self.full(v)})}}")  # one shape
+        if r.random() < 0.5:
+            lines.append(f"{dct}['p'] = {dct}['u'] * 2.0")
+        acc = self.define(lines, f"{v.name} * 0.5", v.shape, stem="s")
+        t = self.fresh("t")
+        step = r.choice([f"{acc} = {acc} + {t} * 0.5", f"{acc} = {acc} * np.tanh({t})"])
+        head = r.choice([f"for {t} in {dct}.values():", f"for key, {t} in {dct}.items():",
+                         f"for key, {t} in sorted({dct}.items(), key=operator.itemgetter(0)):"])
+        if r.random() < 0.25:
+            self.used.add("builtin_sorted")
+            lines += [f"for key in sorted({dct}):", f"    {t} = {dct}[key]", f"    {step}"]
+        else:
+            lines += [head, f"    {step}"]
+        return self.define(lines, r.choice([f"{acc} + {t}", f"{acc} * {t}", f"np.sin({t})"]),
+                           v.shape)
+
+    def s_adv_copy(self, lines):
+        """A copy made by advanced indexing (an integer array, a list, a boolean mask, a
+        negative index of a 1-d array), then written in place: the name's own memory."""
+        r = self.rng
+        v = self.pick(lambda v: len(v.shape) >= 1)
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("advindex_inplace")
+        s = v.shape
+        idx = [r.randrange(s[0]) for _ in range(r.choice([1, 2, 3]))]
+        mask = [r.random() < 0.5 for _ in range(s[0])]
+        mask[r.randrange(s[0])] = True
+        options = [(f"[np.array({idx})]", (len(idx),) + s[1:]), (f"[{idx}]", (len(idx),) + s[1:]),
+                   (f"[np.array({mask})]", (sum(mask),) + s[1:])]
+        if len(s) == 1:
+            options.append((f"[{-r.randrange(1, s[0] + 1)}]", ()))
+        text, shape = r.choice(options)
+        if len(set(idx)) < len(idx) and str(idx) in text:
+            self.used.add("index_repeated")
+        name = self.fresh("c")
+        lines.append(f"{name} = {v.name}{text}")
+        for _ in range(r.choice([1, 2])):
+            op = r.choice(["-=", "*=", "+="])
+            rhs = self.other_fit(shape)
+            lines.append(f"{name} {op} {r.choice([f'np.sin({rhs})', rhs])}")
+        self.vars.append(Var(name, shape))
+        if r.random() < 0.3:  # the array copied from, read again after the write
+            return self.define(lines, f"{v.name} * 0.5 + np.sum({name})", v.shape)
+        return name
+
+    def s_complex(self, lines):
+        """Complex arithmetic that ends in a real name (the complex one is never picked)."""
+        r = self.rng
+        a = self.pick()
+        self.used.add("complex")
+        b = self.other_fit(a.shape)
+        z = self.fresh("z")
+        options = [f"{a.name} * (0.6 + 0.8j) + np.exp(1j * {b})", f"{a.name} + 1j * {b}",
+                   f"np.exp((0.5 + 1j) * {a.name}) * {b}"]
+        if a.shape and not a.py:
+            options.append(f"np.fft.fft({a.name}, axis=-1) + 0.5j")
+        lines.append(f"{z} = {r.choice(options)}")
+        real, shape = r.choice([(f"np.abs({z})", a.shape), (f"np.real({z} * {z})", a.shape),
+                                (f"{z}.imag", a.shape), (f"abs({z}) ** 2", a.shape),
+                                (f"np.real(np.conj({z}) * {z} + {z})", a.shape),
+                                (f"np.var({z})", ()), (f"({z} * {z}).real", a.shape)])
+        return self.define(lines, real, shape)
+
+    def s_nan_branch(self, lines):
+        """NaN or inf in the branch of np.where that is not taken, reduced by nansum or
+        masked, so f stays finite."""
+        v = self.pick()
+        self.used.add("nan_branch")
+        n = v.name
+        expr, shape = self.rng.choice([
+            (f"np.nansum(np.where({n} > 0.0, np.nan, {n}) * {self.other_fit(v.shape)})", ()),
+            (f"np.nansum(np.where({n} < 0.0, {n} ** 2, np.nan))", ()),
+            (f"np.where({n} > 0.0, np.log({n}), 0.0)", v.shape),
+            (f"np.where({n} > 0.0, np.sqrt({n}), {n})", v.shape),
+            (f"np.exp(-np.where({n} > 0.0, {n}, np.inf))", v.shape),
+        ])
         return self.define(lines, expr, shape)
 
     # ----- SciPy (only with libraries=("scipy",)) ---------------------------------------------
@@ -589,10 +796,12 @@ class Generator:
                   ("s_matmul", 1.5), ("s_index", 3), ("s_write", 1.5), ("s_aug", 0.7),
                   ("s_loop", 1), ("s_branch", 1), ("s_early_return", 0.3), ("s_list", 0.6),
                   ("s_dict", 0.6), ("s_helper", 0.5), ("s_recursion", 0.3), ("s_closure", 0.4),
-                  ("s_lambda", 0.4), ("s_linalg", 0.8))
+                  ("s_lambda", 0.4), ("s_linalg", 0.8), ("s_builtin", 1.0), ("s_rc", 0.5),
+                  ("s_einsum", 0.6), ("s_dict_loop", 0.5), ("s_adv_copy", 0.7),
+                  ("s_complex", 0.6), ("s_nan_branch", 0.6))
 
     def result(self):
-        """A return value: a scalar made of a few names, an array, or a tuple."""
+        """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""
         vs = [self.pick() for _ in range(self.rng.choice([1, 2]))]
         terms = " + ".join(f"np.sum({v.name} * {v.name})" if self.rng.random() < 0.5
                            else f"np.sum(np.tanh({v.name}))" for v in vs)
@@ -601,7 +810,12 @@ class Generator:
             return terms
         if r < 0.9:
             return self.pick().name
-        return f"{terms}, {self.pick().name}"
+        if r < 0.96:
+            return f"{terms}, {self.pick().name}"
+        self.used.add("container_output")
+        if r < 0.98:
+            return f"[{terms}, {self.pick().name}]"
+        return f"{{'a': {terms}, 'b': {self.pick().name}}}"
 
     def run(self):
         names = self.make_inputs()
@@ -613,7 +827,8 @@ class Generator:
         lines.append(f"return {self.result()}")
         body = "\n".join("    " + ln for ln in lines)
         helpers = "\n\n".join(self.helpers)
-        head = "import math\n\nimport numpy as np\n"
+        head = "import math\n" + ("import operator\n" * ("operator." in body))
+        head += "\nimport numpy as np\n"
         head += (SCIPY_IMPORTS if "scipy" in self.libraries else "") + "\n\n"
         signature = f"def f({', '.join(names)}):\n{body}\n"
         return head + (helpers + "\n\n" if helpers else "") + signature

@@ -2,14 +2,20 @@
 
 Modes: ``grad`` (reverse mode against central differences of the summed output), ``jvp``
 (forward mode against central differences of ``vdot(u, f)``), ``hvp`` (grad of grad against
-central differences of the summed gradient) and ``value`` (``value_and_grad``'s value and its
-effect on the caller's arrays against plain ``f``'s). Each difference is taken at two step
-sizes: a number counts as wrong only when both disagree with mindgrad and agree with each
-other; when they disagree with each other the function is not smooth there and the program is
-skipped.
+central differences of the summed gradient), ``value`` (``value_and_grad``'s value and its
+effect on the caller's arrays against plain ``f``'s) and ``third`` (``jvp`` over ``jvp`` over
+``grad``: first the second derivative ``jvp(grad(f))`` along ``v`` against central differences
+of the gradient, then the third derivative along ``v`` and ``w`` against central differences of
+that second derivative). Each difference is taken at two step sizes: a number counts as wrong
+only when both disagree with mindgrad and agree with each other; when they disagree with each
+other the function is not smooth there, and when one is not finite (a step that leaves the
+domain, a NaN in a branch not taken that a step brings in) the differences say nothing: the
+program is skipped. A NaN or inf from mindgrad where both differences are finite and agree is
+wrong.
 
 Outcomes: ``ok``, ``wrong``, ``crash`` (an exception that is not a clear error),
-``clear-error`` (see ``is_clear_error``) and ``skipped`` (``f`` raises or is not finite).
+``clear-error`` (see ``is_clear_error``), ``skipped`` (``f`` raises or is not finite) and
+``known`` (a wrong or crash that ``known.py`` accounts for; given by the runner).
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import itertools
+import linecache
 import os
+import re
 import sys
 import traceback
 
@@ -26,13 +34,15 @@ import numpy as np
 import mindgrad
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
 
-MODES = ("grad", "jvp", "hvp", "value")
-OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped")
+MODES = ("grad", "jvp", "hvp", "value", "third")
+OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped", "known")
 STEPS = (1e-5, 1e-4)
 RTOL = 1e-4
 ATOL = 1e-6
 
 _module_ids = itertools.count()
+#: mindgrad's own source directory: an error located there is not about the user's program
+_PACKAGE = os.path.dirname(os.path.abspath(mindgrad.__file__)) + os.sep
 
 
 @dataclasses.dataclass
@@ -48,6 +58,8 @@ class Result:
         """The failure class: outcome, exception type and the place that raised it (what the
         shrinker keeps fixed, so a crash does not shrink into another one of the same type)."""
         where = self.detail.rsplit(" (at ", 1)[1] if " (at " in self.detail else ""
+        # generated code is numbered as it is built, and its lines follow the program's
+        where = re.sub(r"<mindgrad (\w+?)(?:_\d+)? #\d+>:\d+", r"<mindgrad \1>", where)
         return (self.outcome, self.error, where)
 
 
@@ -58,12 +70,15 @@ class Skip(Exception):
 def is_clear_error(exc: BaseException, filename: str) -> bool:
     """Whether ``exc`` is a clear error about the program in ``filename``.
 
-    mindgrad's located error classes are clear by construction; a ``TypeError``,
-    ``ValueError`` or ``NotImplementedError`` is clear when its message names the program's
-    file and a line (``file.py:12``).
+    mindgrad's located error classes are clear by construction, unless they locate the
+    trouble in mindgrad's own code (its rules or runtime helpers refused at a higher order:
+    an internal failure, however it is worded); a ``TypeError``, ``ValueError`` or
+    ``NotImplementedError`` is clear when its message names the program's file and a line
+    (``file.py:12``).
     """
     if isinstance(exc, (UnsupportedSyntaxError, NoGradientRuleError, NoSourceError)):
-        return True
+        where = getattr(exc, "filename", None)
+        return not (isinstance(where, str) and os.path.abspath(where).startswith(_PACKAGE))
     if isinstance(exc, (TypeError, ValueError, NotImplementedError)):
         base = os.path.basename(filename)
         text = str(exc)
@@ -99,6 +114,57 @@ def leaves(value):
     return [np.asarray(value, dtype=np.float64)]
 
 
+def _is_constant(value):
+    return isinstance(value, (bool, int, str)) or value is None
+
+
+def _items(value):
+    return list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+
+
+def like(got, value):
+    """``got`` (a derivative of ``value``) with an int 0 standing for a float leaf of
+    ``value`` read as zeros of its shape, so its leaves pair with ``value``'s; whether that
+    stand-in is allowed is ``structure``'s question."""
+    if isinstance(value, (tuple, list, dict)) and isinstance(got, (tuple, list, dict)):
+        if len(got) != len(value):
+            return got
+        if isinstance(value, dict):
+            return {k: like(got.get(k), v) for k, v in value.items()}
+        return [like(g, v) for g, v in zip(got, value)]
+    if not _is_constant(value) and isinstance(got, int) and not isinstance(got, bool) \
+            and got == 0:
+        return np.zeros(np.shape(value))
+    return got
+
+
+def structure(got, value, path="the result"):
+    """None if ``got``, a derivative of ``value``, has ``value``'s containers (the same types:
+    a list for a list, a dict for a dict) and, at each float leaf, a float or array of its
+    shape; else what differs. A user gets the types ``f`` returns, never mindgrad's own
+    containers nor the int 0 that stands for a zero inside generated code."""
+    if isinstance(value, (tuple, list, dict)):
+        if type(got) is not type(value):
+            return (f"{path} is a {type(got).__module__}.{type(got).__name__} for a "
+                    f"{type(value).__name__}")
+        if len(got) != len(value):
+            return f"{path} has {len(got)} items for {len(value)}"
+        if isinstance(value, dict) and set(got) != set(value):
+            return f"{path} has the keys {sorted(got)} for {sorted(value)}"
+        for k, v in _items(value):
+            problem = structure(got[k], v, f"{path}[{k!r}]")
+            if problem:
+                return problem
+        return None
+    if _is_constant(value):
+        return None
+    if isinstance(got, (bool, int)) or _is_constant(got):
+        return f"{path} is {got!r} for a float of shape {np.shape(value)}"
+    if np.shape(got) != np.shape(value):
+        return f"{path} has shape {np.shape(got)} for a value of shape {np.shape(value)}"
+    return None
+
+
 def total(value):
     return float(sum(np.sum(v) for v in leaves(value)))
 
@@ -132,8 +198,12 @@ def plain(f, args):
 
 
 def central(fn, args, dirs):
-    """Central differences of the scalar ``fn`` along ``dirs`` at each step size."""
-    return [(fn(shifted(args, dirs, h)) - fn(shifted(args, dirs, -h))) / (2 * h) for h in STEPS]
+    """Central differences of the scalar ``fn`` along ``dirs`` at each step size; Skip when
+    one is not finite (a step leaves the domain: the differences say nothing there)."""
+    fds = [(fn(shifted(args, dirs, h)) - fn(shifted(args, dirs, -h))) / (2 * h) for h in STEPS]
+    if not all(np.isfinite(fds)):
+        raise Skip("differences not finite")
+    return fds
 
 
 def compare(ad, fds, scale):
@@ -172,8 +242,9 @@ def check_jvp(f, args, rng):
     out, tangent = mindgrad.jvp(f, tuple(copy_args(args)), tuple(dirs))
     us = [rng.standard_normal(v.shape) for v in leaves(plain(f, args))]
     fds = central(lambda a: vdot(plain(f, a), us), args, dirs)
-    ad = vdot(tangent, us)
-    return compare(ad, fds, abs(vdot(out, us)) + abs(ad))
+    ad = vdot(like(tangent, out), us)
+    problem = compare(ad, fds, abs(vdot(out, us)) + abs(ad))
+    return problem or structure(tangent, out, "jvp's tangent")
 
 
 def check_hvp(f, args, rng):
@@ -211,7 +282,68 @@ def check_value(f, args, rng):
     return None
 
 
-CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value}
+def magnitude(a, b):
+    """``sum |a| |b|`` over the leaves: the size of the terms ``vdot(a, b)`` adds, which bounds
+    its rounding error better than the sum itself, that may cancel."""
+    return float(sum(np.vdot(np.abs(np.ravel(x)), np.abs(np.ravel(y)))
+                     for x, y in zip(leaves(a), leaves(b))))
+
+
+def second_order(g, dirs):
+    """``x -> jvp(g, x, dirs)[1]`` for a gradient function ``g``, as a Python function with
+    source, so that mindgrad can differentiate it again (it reads ``dirs`` as globals)."""
+    params = [f"x{i}" for i in range(len(dirs))]
+    tangents = "".join(f"t{i}, " for i in range(len(dirs)))
+    name = f"second_{next(_module_ids)}"
+    text = (f"def {name}({', '.join(params)}):\n"
+            f"    _, slope = mindgrad.jvp(g, ({''.join(p + ', ' for p in params)}),"
+            f" ({tangents}))\n"
+            f"    return slope\n")
+    namespace = {"mindgrad": mindgrad, "g": g, **{f"t{i}": t for i, t in enumerate(dirs)}}
+    filename = f"<mindgrad fuzz {name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the text is ours)
+    return namespace[name]
+
+
+def third_order(second, args, dirs):
+    """mindgrad's derivative of ``second`` (a ``second_order`` function) along ``dirs``: the
+    third derivative, by forward mode over the forward mode over the gradient."""
+    return mindgrad.jvp(second, tuple(copy_args(args)), tuple(dirs))[1]
+
+
+def check_third(f, args, rng):
+    positions = tuple(range(len(args)))
+    g = mindgrad.grad(f, positions)
+    grads = g(*copy_args(args))
+    finite_grads(grads)  # the grad mode reports a gradient that is not finite
+    v, w = directions(args, rng), directions(args, rng)
+    us = [rng.standard_normal(x.shape) for x in leaves(grads)]
+    second = second_order(g, v)
+
+    def along(a):  # vdot(u, second derivative along v) at a
+        return vdot(second(*copy_args(a)), us)
+
+    def gradient(a):
+        return vdot(g(*copy_args(a)), us)
+
+    # the second derivative along v (forward over reverse) against differences of the gradient
+    here = second(*copy_args(args))
+    ad = vdot(like(here, grads), us)
+    problem = compare(ad, central(gradient, args, v), magnitude(here, us) + abs(ad))
+    problem = problem or structure(here, grads, "jvp(grad(f))'s tangent")
+    if problem:
+        return f"second order, jvp of grad: {problem}"
+    # the third derivative along v and w against differences of the second derivative
+    third = third_order(second, args, w)
+    ad = vdot(like(third, here), us)
+    problem = compare(ad, central(along, args, w), magnitude(here, us) + abs(ad))
+    problem = problem or structure(third, here, "jvp(jvp(grad(f)))'s tangent")
+    return f"third order, jvp of jvp of grad: {problem}" if problem else None
+
+
+CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value,
+          "third": check_third}
 
 
 def run(f, path, args, mode, seed=0) -> Result:
@@ -232,11 +364,30 @@ def run(f, path, args, mode, seed=0) -> Result:
     return Result("wrong", problem) if problem else Result("ok")
 
 
+#: a refusal of an in-place operator as aliasing, naming the array written
+_ALIASING = re.compile(r"the in-place operator on '(\w+)' (would write into an array the caller "
+                       r"passed in|also changes)")
+#: ``name = other[...]`` by advanced indexing: an integer array, a list or a boolean mask
+_ADVANCED_COPY = r"^\s*{name} = \w+\[(np\.array\(|\[)[^\n]*\]\s*$"
+
+
+def refused_copy(source, detail):
+    """Whether ``detail`` refuses an in-place operator on a name ``source`` made by advanced
+    indexing, which NumPy makes a copy of: no memory is shared, the program is valid."""
+    match = _ALIASING.search(detail)
+    return match is not None and re.search(_ADVANCED_COPY.format(name=match.group(1)), source,
+                                           re.MULTILINE) is not None
+
+
 def check_program(program, mode, directory) -> Result:
-    """Load ``program`` (a ``generator.Program``) and run ``mode`` on it."""
+    """Load ``program`` (a ``generator.Program``) and run ``mode`` on it. A valid program
+    refused as aliasing (an in-place operator on an advanced-index copy) is a crash."""
     with np.errstate(all="ignore"):
         try:
             f, path = load(program.source, directory)
         except Exception as exc:  # noqa: BLE001  a program that does not even import
             return Result("skipped", f"does not load: {exc}")
-        return run(f, path, program.args(), mode, program.seed)
+        result = run(f, path, program.args(), mode, program.seed)
+    if result.outcome == "clear-error" and refused_copy(program.source, result.detail):
+        return Result("crash", f"a copy refused as aliasing: {result.detail}", result.error)
+    return result

@@ -1,7 +1,8 @@
 """Runs a batch of random programs in several modes, in parallel, and counts the outcomes.
 
 Each job is its own process; each (program, mode) has a time limit, after which it counts as
-a crash of type ``Timeout``. Failures (wrong, crash) are shrunk and written to ``out``.
+a crash of type ``Timeout``. A crash of a class ``known.py`` lists counts as ``known``; the
+other failures (wrong, crash) are shrunk and written to ``out``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import signal
 import tempfile
 import time
 
-from mindgrad.fuzz import generator, oracle
+from mindgrad.fuzz import generator, known, oracle
 
 FAILURES = ("wrong", "crash")
 
@@ -43,27 +44,39 @@ def time_limit(seconds):
 
 
 def check(program, mode, directory, timeout):
-    """``oracle.check_program`` under a time limit."""
+    """``oracle.check_program`` under a time limit; a crash that ``known.py`` accounts for
+    comes back as ``known``, naming its issue (a wrong number never does: see ``known``)."""
     try:
         with time_limit(timeout):
-            return oracle.check_program(program, mode, directory)
+            result = oracle.check_program(program, mode, directory)
     except Timeout:
-        return oracle.Result("crash", f"no answer within {timeout} s", "Timeout")
+        result = oracle.Result("crash", f"no answer within {timeout} s", "Timeout")
+    issue = known.known_issue(program.source, mode, result)
+    if issue is not None:
+        return oracle.Result("known", f"{issue.name} ({issue.area}): {result.detail}",
+                             result.error)
+    return result
 
 
 def _work(task):
     seed, index, modes, timeout, directory, libraries = task
     program = generator.generate(seed, index, libraries=libraries)
-    return index, [(mode, check(program, mode, directory, timeout)) for mode in modes]
+    outcomes = []
+    for mode in modes:
+        start = time.perf_counter()
+        result = check(program, mode, directory, timeout)
+        outcomes.append((mode, result, time.perf_counter() - start))
+    return index, outcomes
 
 
 def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
-              on_failure=None, libraries=()):
+              on_failure=None, libraries=(), seconds=None):
     """``(counts, failures)`` for programs ``start .. start + count - 1`` of batch ``seed``
     (written with ``generator.generate``'s ``libraries``).
 
     ``counts[mode][outcome]`` counts programs; ``failures`` lists ``(index, mode, Result)``,
-    each also passed to ``on_failure`` as soon as it is known.
+    each also passed to ``on_failure`` as soon as it is known. A dict passed as ``seconds``
+    gets, per mode, the seconds its checks took in all.
     """
     counts = {m: collections.Counter() for m in modes}
     failures = []
@@ -78,8 +91,10 @@ def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
             results = pool.imap_unordered(_work, tasks, chunksize=4)
         try:
             for index, outcomes in results:
-                for mode, result in outcomes:
+                for mode, result, took in outcomes:
                     counts[mode][result.outcome] += 1
+                    if seconds is not None:
+                        seconds[mode] = seconds.get(mode, 0.0) + took
                     if result.outcome in FAILURES:
                         failures.append((index, mode, result))
                         if on_failure is not None:
@@ -92,10 +107,15 @@ def run_batch(seed, count, modes=oracle.MODES, jobs=1, timeout=30.0, start=0,
     return counts, failures
 
 
-def table(counts):
-    """The counts as text: one row per mode, one column per outcome."""
-    head = f"{'mode':<6}" + "".join(f"{o:>13}" for o in oracle.OUTCOMES)
-    rows = [f"{m:<6}" + "".join(f"{c[o]:>13}" for o in oracle.OUTCOMES) for m, c in counts.items()]
+def table(counts, seconds=None):
+    """The counts as text: one row per mode, one column per outcome (and with ``seconds``, the
+    mean seconds per program in that mode)."""
+    head = f"{'mode':<6}" + "".join(f"{o:>12}" for o in oracle.OUTCOMES)
+    rows = [f"{m:<6}" + "".join(f"{c[o]:>12}" for o in oracle.OUTCOMES) for m, c in counts.items()]
+    if seconds is not None:
+        head += f"{'s/program':>12}"
+        rows = [row + f"{seconds.get(m, 0.0) / max(sum(c.values()), 1):>12.3f}"
+                for row, (m, c) in zip(rows, counts.items())]
     return "\n".join([head] + rows)
 
 

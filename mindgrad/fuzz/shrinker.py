@@ -4,7 +4,8 @@ Steps, tried greedily (after a success, from the step that succeeded) until none
 delete a statement (a body left empty gets ``pass``), replace an expression by one of its
 operands, drop an input's leading axis or make an axis 1. A step is kept when the smaller
 program still fails with the same signature: same outcome, same exception type, raised at the
-same place.
+same place (a loop left running past the time limit is a crash of its own type, Timeout, so
+it never counts as the failure sought).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import ast
 import dataclasses
 import time
 
-from mindgrad.fuzz import oracle
+from mindgrad.fuzz import runner
 
 
 def _statement_lists(tree):
@@ -100,9 +101,10 @@ def _shapes(inputs):
             yield inputs[:i] + [tuple(s)] + inputs[i + 1:]
 
 
-def shrink(program, mode, directory, max_checks=400, max_seconds=120.0):
-    """A smaller program failing like ``program`` in ``mode`` (``program`` if none)."""
-    want = oracle.check_program(program, mode, directory).signature
+def shrink(program, mode, directory, max_checks=400, max_seconds=120.0, timeout=10.0):
+    """A smaller program failing like ``program`` in ``mode`` (``program`` if none); each
+    check has ``timeout`` seconds (a deleted counter can leave a loop that never ends)."""
+    want = runner.check(program, mode, directory, 3 * timeout).signature
     start = time.perf_counter()
     checks = 0
     best = dataclasses.replace(program, source=ast.unparse(ast.parse(program.source)) + "\n")
@@ -110,7 +112,7 @@ def shrink(program, mode, directory, max_checks=400, max_seconds=120.0):
     def fails(candidate):
         nonlocal checks
         checks += 1
-        return oracle.check_program(candidate, mode, directory).signature == want
+        return runner.check(candidate, mode, directory, timeout).signature == want
 
     position, clean_from_zero = 0, False
     while True:

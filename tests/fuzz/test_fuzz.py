@@ -1,9 +1,10 @@
-"""The random-program tester: a fixed-seed batch in four modes, and tests of the tester.
+"""The random-program tester: a fixed-seed batch in five modes, and tests of the tester.
 
 ``MINDGRAD_FUZZ_COUNT=2000 pytest tests/fuzz/test_fuzz.py -k batch`` runs a larger batch; so does
 ``pytest -m slow``.
 """
 
+import ast
 import os
 import re
 import sys
@@ -12,6 +13,7 @@ import tempfile
 import numpy as np
 import pytest
 
+import mindgrad
 from mindgrad import rules
 from mindgrad.fuzz import generator, known, oracle, runner, shrinker
 
@@ -29,8 +31,11 @@ def _unexpected(failures, libraries=()):
     return out
 
 
-def _batch(count):
-    counts, failures = runner.run_batch(SEED, count, jobs=1, timeout=60.0)
+FIRST_AND_SECOND = ("grad", "jvp", "hvp", "value")
+
+
+def _batch(count, modes=FIRST_AND_SECOND):
+    counts, failures = runner.run_batch(SEED, count, modes, jobs=1, timeout=60.0)
     print(runner.table(counts))
     assert not _unexpected(failures), "\n\n".join(_unexpected(failures))
     for mode, c in counts.items():
@@ -42,9 +47,14 @@ def test_fixed_seed_batch():
     _batch(COUNT)
 
 
+def test_fixed_seed_batch_third_order():
+    """jvp over jvp over grad, the slowest mode, on the batch's first programs."""
+    _batch(max(COUNT // 4, 10), ("third",))
+
+
 @pytest.mark.slow
 def test_large_batch():
-    _batch(max(COUNT, 2000))
+    _batch(max(COUNT, 2000), oracle.MODES)
 
 
 SCIPY_CALL = re.compile(r"\b(sp|norm|sla)\.(\w+)\(")
@@ -60,7 +70,8 @@ def test_fixed_seed_batch_with_scipy():
     assert len(calls) >= 30, calls
     assert {c.split(".")[0] for c in calls} == {"sp", "norm", "sla"}
     assert sum(bool(SCIPY_CALL.search(s)) for s in sources) >= 20
-    counts, failures = runner.run_batch(SEED, count, jobs=1, timeout=60.0, libraries=libraries)
+    counts, failures = runner.run_batch(SEED, count, FIRST_AND_SECOND, jobs=1, timeout=60.0,
+                                        libraries=libraries)
     print(runner.table(counts))
     assert not _unexpected(failures, libraries), "\n\n".join(_unexpected(failures, libraries))
     for mode, c in counts.items():
@@ -239,3 +250,264 @@ def test_scipy_option_needs_scipy(monkeypatch, capsys):
     assert exit_.value.code == 2
     assert "--scipy: scipy cannot be imported here" in capsys.readouterr().err
     assert cli.main(["--count", "2", "--modes", "grad"]) == 0
+
+
+# ----- the constructs of code written elsewhere ----------------------------------------------
+
+
+def _loop_variable_read_after_the_loop(source):
+    """Whether ``f`` loops over a dict (values, items or sorted keys) and reads the loop
+    variable (or the value it looks up by key) after the loop."""
+    tree = ast.parse(source)
+    f = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "f")
+    for i, stmt in enumerate(f.body):
+        if not isinstance(stmt, ast.For) or not re.search(r"\.(values|items)\(\)|sorted\(dct",
+                                                          ast.unparse(stmt.iter)):
+            continue
+        items = [stmt.target] + [a.targets[0] for a in stmt.body  # t = dct[key]
+                                 if isinstance(a, ast.Assign)
+                                 and isinstance(a.value, ast.Subscript)]
+        bound = {n.id for target in items for n in ast.walk(target) if isinstance(n, ast.Name)}
+        read = {n.id for later in f.body[i + 1:] for n in ast.walk(later)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if bound & read - {"key"}:
+            return True
+    return False
+
+
+#: what each construct's text looks like in a program
+CONSTRUCT_TEXT = {
+    "builtin_maxmin": re.compile(r"(?<![.\w])(max|min)\((?!.*,)"),
+    "builtin_sum": re.compile(r"(?<![.\w])sum\("),
+    "builtin_sorted": re.compile(r"(?<![.\w])sorted\("),
+    "builtin_anyall": re.compile(r"(?<![.\w])(any|all)\(np\.ravel"),
+    "builtin_zip": re.compile(r"for \w+, \w+ in zip\("),
+    "enumerate": re.compile(r"for i, \w+ in enumerate\("),
+    "r_c_": re.compile(r"np\.[rc]_\["),
+    "einsum_sublist": re.compile(r"np\.einsum\(\w+, \["),
+    "einsum_ellipsis": re.compile(r"np\.einsum\('[^']*\.\.\."),
+    "dict_loop_var": _loop_variable_read_after_the_loop,
+    "advindex_inplace": re.compile(r"(c\d+) = \w+\[(np\.array\(|\[|-\d)[^\n]*\n"
+                                   r"(    \1 (-=|\*=|\+=)[^\n]*\n)+"),
+    "complex": re.compile(r"(z\d+) = [^\n]*\dj\b[^\n]*\n    v\d+ = (?=[^\n]*\b\1\b)"
+                          r"[^\n]*(abs|real|imag|var)"),
+    "nan_branch": re.compile(r"np\.where\([^\n]*(np\.nan|np\.inf|np\.log|np\.sqrt)"),
+    "container_output": re.compile(r"return [\[{]"),
+}
+
+
+def _first_with(construct, count=400):
+    return next(i for i in range(count) if construct in generator.generate(SEED, i).constructs)
+
+
+@pytest.mark.parametrize("construct", sorted(CONSTRUCT_TEXT))
+def test_generator_writes_the_constructs_of_code_written_elsewhere(construct):
+    """Each construct comes out of the fixed seed's first programs, its text is in the
+    program that says so, the program is the same when generated again, and it runs."""
+    assert construct in generator.CONSTRUCTS
+    index = _first_with(construct)
+    program = generator.generate(SEED, index)
+    assert program == generator.generate(SEED, index)
+    pattern = CONSTRUCT_TEXT[construct]
+    found = pattern(program.source) if callable(pattern) else pattern.search(program.source)
+    assert found, f"{construct}: program {index}\n{program.source}"
+    with tempfile.TemporaryDirectory() as directory, np.errstate(all="ignore"):
+        f, _ = oracle.load(program.source, directory)
+        oracle.plain(f, program.args())
+
+
+def test_no_construct_text_without_its_class():
+    """The other way round: a program whose text has a construct declares its class (so the
+    classes counted are the ones written)."""
+    for i in range(200):
+        program = generator.generate(SEED, i)
+        for construct, pattern in CONSTRUCT_TEXT.items():
+            if construct in ("builtin_sum", "enumerate", "nan_branch", "builtin_sorted"):
+                continue  # also written by other statements (np.ravel(..) keepdims, loops)
+            found = pattern(program.source) if callable(pattern) else \
+                pattern.search(program.source)
+            if found:
+                assert construct in program.constructs, (construct, i, program.source)
+
+
+# ----- the fifth mode: jvp over jvp over grad ------------------------------------------------
+
+# (source of f, input shapes, second derivative along v, third along v and w, in closed form;
+# each gives one array per input, as the gradient does)
+THIRD_ORDER_PROGRAMS = [
+    ("def f(x):\n    return np.sum(x ** 4)\n", [(3,)],
+     lambda x, v: [12 * x[0] ** 2 * v[0]],
+     lambda x, v, w: [24 * x[0] * v[0] * w[0]]),
+    ("def f(x, y):\n    return np.sum(np.sin(x) * y)\n", [(2, 3), None],
+     lambda x, v: [-np.sin(x[0]) * v[0] * x[1] + np.cos(x[0]) * v[1],
+                   np.sum(np.cos(x[0]) * v[0])],
+     lambda x, v, w: [-np.cos(x[0]) * w[0] * v[0] * x[1] - np.sin(x[0]) * v[0] * w[1]
+                      - np.sin(x[0]) * w[0] * v[1], -np.sum(np.sin(x[0]) * w[0] * v[0])]),
+    ("def f(x):\n    s = x * 1.0\n    for i in range(2):\n        s = s * x\n"
+     "    return np.sum(s)\n", [(2, 2)],
+     lambda x, v: [6 * x[0] * v[0]],
+     lambda x, v, w: [6 * v[0] * w[0]]),
+]
+
+
+def _third_program(source, inputs):
+    return generator.Program("import numpy as np\n\n" + source, list(inputs), seed=11)
+
+
+@pytest.mark.parametrize("source, inputs, second, third", THIRD_ORDER_PROGRAMS)
+def test_third_mode_reference_matches_the_closed_form(source, inputs, second, third):
+    """What the fifth mode compares with: mindgrad's second derivative (jvp of grad) and its
+    central differences, in float64, agree with the closed forms to 1e-7."""
+    program = _third_program(source, inputs)
+    args = program.args()
+    rng = np.random.default_rng(3)
+    v, w = oracle.directions(args, rng), oracle.directions(args, rng)
+    with tempfile.TemporaryDirectory() as directory:
+        f, _ = oracle.load(program.source, directory)
+        along = oracle.second_order(mindgrad.grad(f, tuple(range(len(args)))), v)
+        here = oracle.leaves(along(*args))
+        assert len(here) == len(args)
+        for got, want in zip(here, second(args, v)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        for u in np.eye(sum(np.size(a) for a in args)):  # every entry of the third derivative
+            us = np.split(u, np.cumsum([np.size(a) for a in args])[:-1])
+            us = [np.reshape(p, np.shape(a)) for p, a in zip(us, args)]
+            fds = oracle.central(lambda a, us=us: oracle.vdot(along(*a), us), args, w)
+            want = oracle.vdot(third(args, v, w), us)
+            assert all(abs(fd - want) <= 1e-7 * (1 + abs(want)) for fd in fds), (fds, want)
+
+
+def _closed_form_third(monkeypatch, third, factor=1.0):
+    """oracle.third_order replaced by the closed form (times ``factor``)."""
+    def exact(second, args, dirs):
+        v = [second.__globals__[f"t{i}"] for i in range(len(args))]
+        out = tuple(factor * np.asarray(t) for t in third(args, v, dirs))
+        return out if len(out) > 1 else out[0]  # as the gradient of one input is
+
+    monkeypatch.setattr(oracle, "third_order", exact)
+
+
+@pytest.mark.parametrize("source, inputs, second, third", THIRD_ORDER_PROGRAMS)
+def test_third_mode_passes_the_closed_form_and_flags_one_percent_off(monkeypatch, source,
+                                                                      inputs, second, third):
+    program = _third_program(source, inputs)
+    with tempfile.TemporaryDirectory() as directory:
+        for seed in (1, 2, 3):
+            program.seed = seed
+            _closed_form_third(monkeypatch, third)
+            assert oracle.check_program(program, "third", directory).outcome == "ok"
+            _closed_form_third(monkeypatch, third, 1.01)
+            result = oracle.check_program(program, "third", directory)
+            assert result.outcome == "wrong" and "third order" in result.detail, result
+
+
+@pytest.mark.parametrize("source, inputs, second, third", THIRD_ORDER_PROGRAMS)
+def test_third_mode_on_mindgrad_is_right_or_a_known_crash(source, inputs, second, third):
+    """mindgrad's own third derivative of these programs is right, or (until the
+    architecture's second step) a crash that known.py lists; never a wrong number."""
+    with tempfile.TemporaryDirectory() as directory:
+        result = runner.check(_third_program(source, inputs), "third", directory, 60.0)
+    assert result.outcome in ("ok", "known"), result
+
+
+def test_third_mode_flags_a_wrong_second_derivative(wrong_cos):
+    """jvp of grad is checked first, against differences of the gradient."""
+    with tempfile.TemporaryDirectory() as directory:
+        result = oracle.check_program(_program(SIN), "third", directory)
+    assert result.outcome == "wrong" and "second order" in result.detail, result
+
+
+def test_a_derivative_of_other_types_than_the_value_is_reported():
+    value = (np.ones((3, 1)), 2.0, [np.ones(2)], {"a": np.ones(2)})
+    good = (np.zeros((3, 1)), 0.5, [np.ones(2)], {"a": np.zeros(2)})
+    assert oracle.structure(good, value) is None
+    assert "is 0 for a float of shape (3, 1)" in oracle.structure((0,) + good[1:], value)
+    listed = good[:2] + (rules_tangent_list([np.ones(2)]),) + good[3:]
+    assert "TangentList for a list" in oracle.structure(listed, value)
+    assert "shape (2,) for a value of shape (3, 1)" in oracle.structure(
+        (np.ones(2),) + good[1:], value)
+    assert "keys" in oracle.structure(good[:3] + ({"b": np.ones(2)},), value)
+    # an int 0 standing for zeros pairs with its value's leaf, not with the next one
+    paired = oracle.like((0, np.ones(2)), (np.ones((3, 1)), np.ones(2)))
+    assert [np.shape(x) for x in oracle.leaves(paired)] == [(3, 1), (2,)]
+
+
+def rules_tangent_list(items):
+    from mindgrad.runtime.tangents import TangentList
+
+    return TangentList(items)
+
+
+def test_differences_that_are_not_finite_skip():
+    """A step that leaves the domain (or brings in a NaN) says nothing: skipped, not wrong."""
+    with pytest.raises(oracle.Skip, match="not finite"):
+        oracle.central(lambda a: np.log(a[0]) if a[0] > 1e-5 else np.nan, [np.float64(1e-5)],
+                       [1.0])
+
+
+@pytest.mark.parametrize("body", [
+    "return np.sum(np.where(x > 0.0, np.log(x), 0.0))",
+    "return np.nansum(np.where(x > 0.0, np.nan, x) * x)",
+    "return np.sum(np.exp(-np.where(x > 0.0, x, np.inf)))",
+])
+def test_nan_in_a_branch_not_taken_is_no_false_alarm(body):
+    """The oracle takes f's NaN and inf in branches np.where does not take in its stride."""
+    program = _program(f"import numpy as np\n\ndef f(x):\n    {body}\n", [(4,)])
+    with tempfile.TemporaryDirectory() as directory, np.errstate(all="ignore"):
+        f, _ = oracle.load(program.source, directory)
+        assert np.isfinite(oracle.total(oracle.plain(f, program.args())))
+        rng = np.random.default_rng(0)
+        args = program.args()
+        dirs = oracle.directions(args, rng)
+        fds = oracle.central(lambda a: oracle.total(oracle.plain(f, a)), args, dirs)
+        assert abs(fds[0] - fds[1]) < 1e-6 * (1 + abs(fds[0]))
+
+
+# ----- known issues and clear errors ---------------------------------------------------------
+
+TANGENT_DICT = ("NoTangentRuleError: mindgrad.runtime.tangents.TangentDict has no tangent "
+                "(forward-mode) rule, and it has no Python source to differentiate")
+
+
+def test_known_crash_of_the_third_mode_counts_as_known(monkeypatch):
+    crash = oracle.Result("crash", TANGENT_DICT, "NoTangentRuleError")
+    assert known.known_issue(SIN, "third", crash) is not None
+    assert known.known_issue(SIN, "grad", crash) is None
+    assert known.known_issue(SIN, "third", oracle.Result("wrong", TANGENT_DICT)) is None
+    with pytest.raises(ValueError, match="never a known issue"):
+        known.KnownIssue("x", "y", outcomes=("wrong",))
+    monkeypatch.setattr(oracle, "check_program", lambda program, mode, directory: crash)
+    result = runner.check(_program(SIN), "third", "/nonexistent", 10.0)
+    assert result.outcome == "known" and "Architecture, second step" in result.detail
+    assert runner.check(_program(SIN), "grad", "/nonexistent", 10.0).outcome == "crash"
+
+
+def test_an_error_mindgrad_locates_in_its_own_code_is_a_crash():
+    from mindgrad.errors import UnsupportedSyntaxError
+
+    path = "/tmp/p/mgfuzz_1.py"
+    own = os.path.join(os.path.dirname(mindgrad.__file__), "rules", "builtins_math.py")
+    assert oracle.is_clear_error(UnsupportedSyntaxError("no", path, 3, "y = x"), path)
+    assert not oracle.is_clear_error(UnsupportedSyntaxError("no", own, 200, "key=lambda"), path)
+
+
+def test_cli_takes_the_fifth_mode(capsys):
+    from mindgrad.fuzz import __main__ as cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["--count", "1", "--modes", "grad,fourth"])
+    assert "unknown modes ['fourth']" in capsys.readouterr().err
+    assert cli.main(["--count", "1", "--seed", "5", "--modes", "third", "--no-shrink"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert re.search(r"^third(\s+\d+){6}\s+\d+\.\d{3}$", out, re.MULTILINE), out
+
+
+def test_a_copy_refused_as_aliasing_is_a_crash():
+    """NumPy copies on advanced indexing: refusing an in-place operator on such a copy as
+    aliasing refuses a valid program (a basic slice, a view, may be refused)."""
+    refusal = ("UnsupportedSyntaxError: the in-place operator on 'c1' would write into an array "
+               "the caller passed in, which mindgrad cannot differentiate")
+    for index in ("[np.array([0, 2])]", "[[0, 1]]", "[np.array([True, False, True])]"):
+        assert oracle.refused_copy(f"def f(x):\n    c1 = x{index}\n    c1 -= 1.0\n", refusal)
+    assert not oracle.refused_copy("def f(x):\n    c1 = x[1:]\n    c1 -= 1.0\n", refusal)
+    assert not oracle.refused_copy("def f(x):\n    c1 = x[np.array([0])]\n", "ValueError: no")
