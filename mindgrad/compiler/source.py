@@ -589,12 +589,11 @@ def _lambda_in_file(fn, first_line):
     lambdas compile to the same code there."""
     code = fn.__code__
     try:
-        module = depth.parse("".join(linecache.getlines(code.co_filename)))
-    except (SyntaxError, ValueError):
+        found = _lambdas_by_line("".join(linecache.getlines(code.co_filename)))
+        found = [gast.ast_to_gast(n) for n in found.get(code.co_firstlineno, ())]
+    except (SyntaxError, ValueError, RecursionError):
         return None
-    found = [n for n in gast.walk(module) if isinstance(n, gast.Lambda) and
-             n.lineno == code.co_firstlineno and
-             _parameter_names(n.args) == _code_parameters(code)]
+    found = [n for n in found if _parameter_names(n.args) == _code_parameters(code)]
     positions = _positions(code)
     if len(found) > 1 and positions:
         start = min((p[0], p[2]) for p in positions)
@@ -604,17 +603,28 @@ def _lambda_in_file(fn, first_line):
     if len(found) > 1:
         shape = _shape(code)
         found = [n for n in found if (lambda c: c is not None and _shape(c) == shape)(
-            _compiled(fn, _lambda_def(n), None))]
+            _compiled(fn, _lambda_def(n), None))] or found
     if len(found) > 1:
         raise NoSourceError(
             f"cannot tell which of the {len(found)} lambdas at {code.co_filename}:"
-            f"{code.co_firstlineno} to differentiate: they compile to the same code; give it "
-            "a name with def")
+            f"{code.co_firstlineno} to differentiate: neither their columns nor the code they "
+            "compile to tell them apart; give it a name with def")
     if not found:
         return None
     lam = found[0]
     _shift_lines(lam, 1 - first_line)
     return lam
+
+
+@functools.lru_cache(maxsize=8)
+def _lambdas_by_line(text):
+    """The lambdas of a file's ``text`` (``ast`` nodes, never changed: each use converts its
+    own), by the line each starts on: parsed once per text, as its lambdas are read."""
+    found = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Lambda):
+            found.setdefault(node.lineno, []).append(node)
+    return found
 
 
 def _positions(code):

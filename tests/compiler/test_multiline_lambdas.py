@@ -89,5 +89,5 @@ def test_without_columns_lambdas_are_told_apart_by_their_code(monkeypatch):
         namespace = {"a": a, "b": b, "np": np}
         exec(emit.unparse(source.get_source(f).tree), namespace)  # noqa: S102
         np.testing.assert_allclose(namespace["lambda_"](X), f(X), rtol=1e-15)
-    with pytest.raises(NoSourceError, match="compile to the same code; give it a name with def"):
+    with pytest.raises(NoSourceError, match="tell them apart; give it a name with def"):
         source.get_source(SAME_TEXT[1])
