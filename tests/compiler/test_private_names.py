@@ -152,3 +152,44 @@ class Scaled2:
 def test_the_generated_code_reads_the_mangled_name():
     text = mindgrad.source(mindgrad.grad(Scaled2().loss), X)
     assert "self._Scaled2__k" in text and "self.__k\n" not in text
+
+
+class _PrivateBlock(nn.Cell):
+    def __init__(self, seed):
+        super().__init__()
+        self.__w = Parameter(np.random.default_rng(seed).standard_normal(3), name="w")
+
+    def construct(self, x):
+        return np.tanh(x * self.__w)
+
+
+class _PrivateSubCells(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.__block = _PrivateBlock(4)
+        self.__layers = nn.CellList([_PrivateBlock(5), _PrivateBlock(6)])
+
+    def construct(self, x):
+        y = self.__block(x)
+        for layer in self.__layers:
+            y = layer(y)
+        return np.sum(y)
+
+
+def test_private_sub_cells_and_their_weights_match_finite_differences():
+    net = _PrivateSubCells()
+    mindgrad.check_grads(net, (X,), modes=("rev", "fwd"))
+    weights = net.trainable_params()
+    _, grads = mindgrad.grad(net, 0, ParameterTuple(weights))(X)
+    eps = 1e-6
+    for w, g in zip(weights, grads):
+        held = np.array(w.asnumpy(), dtype=np.float64)
+        differences = []
+        for e in np.eye(3) * eps:
+            w.set_data(held + e)
+            up = net(X)
+            w.set_data(held - e)
+            down = net(X)
+            differences.append((up - down) / (2 * eps))
+        w.set_data(held)
+        np.testing.assert_allclose(g, differences, rtol=1e-6, atol=1e-9)
