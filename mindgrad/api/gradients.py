@@ -17,7 +17,8 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.api import display, runnable
 from mindgrad.api.tracebacks import user_frames
-from mindgrad.compiler import cache, driver, expansions, objects
+from mindgrad.compiler import assemble, cache, driver, expansions, objects, source
+from mindgrad.errors import NoSourceError, UnsupportedSyntaxError
 
 __all__ = ["GradFunction", "get_grad", "grad", "register_array_type", "stop_gradient",
            "value_and_grad"]
@@ -550,18 +551,38 @@ def check_real_output(out, fn, what):
     """Raise a TypeError where ``out`` holds a complex value: ``what`` (jacrev's rows, ...)
     is a gradient, defined for a real output only (``runtime.complex_output_error``)."""
     if runtime.holds_complex(out):
+        returned = _returned_at(fn)
         where = _where(fn)
-        raise runtime.complex_output_error(f"{what} of {_name(fn)}",
-                                           f" (def at {where})" if where else "")
+        at = f" (returned at {returned})" if returned else f" (def at {where})" if where else ""
+        raise runtime.complex_output_error(f"{what} of {_name(fn)}", at)
+
+
+def _function_of(fn):
+    """The Python function that calling ``fn`` runs (a Cell's ``construct``), or ``fn``."""
+    target = type(fn).construct if objects.is_module(fn) else fn
+    while isinstance(target, functools.partial):
+        target = target.func
+    return getattr(target, "__func__", target)
 
 
 def _where(fn) -> str:
     """``file:line`` of the ``def`` of ``fn`` (a Cell's ``construct``), or ""."""
-    target = type(fn).construct if objects.is_module(fn) else fn
-    while isinstance(target, functools.partial):
-        target = target.func
-    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    code = getattr(_function_of(fn), "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+
+
+def _returned_at(fn) -> str:
+    """``file:line: text`` of the one ``return`` statement of ``fn``'s own body, or "" (no
+    source, or several returns: which one ran is not known here)."""
+    try:
+        src = source.get_source(_function_of(fn))
+    except (NoSourceError, UnsupportedSyntaxError):
+        return ""
+    returns = assemble.own_returns(src.tree)
+    if len(returns) != 1:
+        return ""
+    line = src.line_of(returns[0])
+    return f"{src.filename}:{line}: {src.text_of(line).strip()}"
 
 
 def _custom_bprop(fn) -> bool:

@@ -67,7 +67,10 @@ class ReverseFunctions:
             seed_fn = sw.namespace.helper(runtime.seed)
             sens = self._fresh(naming.SENSITIVITY)
             if res_active:
-                seed = [A.assign(d_res, A.call(seed_fn, A.clone(result), A.load(sens)))]
+                # a complex output is refused at the user's return, where it has one only
+                returns = own_returns(sw.namespace.src.tree)
+                seed = [A.assign(d_res, A.call(seed_fn, A.clone(result), A.load(sens)),
+                                 sw.fdef.body[-1] if len(returns) == 1 else None)]
         back = seed + inits + bwd
         returned = [A.load(g) if g else A.const(0) for g in grads]
         if optimized:
@@ -205,6 +208,19 @@ def _array_helper(sweeps, name):
                                runtime.add_at)):
         return "keeps"
     return None
+
+
+def own_returns(fdef):
+    """The ``return`` statements of ``fdef``'s own body (not of the functions it defines)."""
+    found, stack = [], list(fdef.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, gast.Return):
+            found.append(node)
+        elif not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
+                                   gast.Lambda)):
+            stack.extend(gast.iter_child_nodes(node))
+    return found
 
 
 def arguments_of(names, kwonly):

@@ -227,6 +227,7 @@ def get_source(fn) -> Source:
         if not isinstance(tree, gast.FunctionDef):
             _mismatch(fn, filename, first_line, lines, "is not a def")
         tree.decorator_list = []
+    _mangle(tree, _private_class(fn))  # as Python compiled it: its parameters may be private
     _check_matches(fn, tree, filename, first_line, lines)
     # line numbers count from the def line, even when decorators came first
     def_line = first_line + (tree.lineno - 1 if fn.__name__ != "<lambda>" else 0)
@@ -309,11 +310,9 @@ def _compiled(fn, tree, lines):
             node = ast.parse("if 1:\n" + text if indented else text).body[0]
             node = node.body[0] if indented else node
             node.decorator_list = []
-        parts = fn.__qualname__.split(".")
-        classes = [part for part, inner in zip(parts, parts[1:])
-                   if "<locals>" not in (part, inner)]
-        if classes:  # the innermost class mangles its private names
-            node = ast.ClassDef(name=classes[-1], bases=[], keywords=[], body=[node],
+        cls = _private_class(fn)
+        if cls is not None:  # the innermost class mangles its private names
+            node = ast.ClassDef(name=cls, bases=[], keywords=[], body=[node],
                                 decorator_list=[], type_params=[])
         free = [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
                            value=ast.Constant(value=None), lineno=1)
@@ -332,6 +331,56 @@ def _compiled(fn, tree, lines):
     except (SyntaxError, ValueError, TypeError, RecursionError):
         return None
     return _find_code(compiled, code.co_name)
+
+
+def _private_class(fn):
+    """The name of the innermost class whose body holds ``fn``'s text (read from its code's
+    qualified name, which a decorator cannot rename), or None: inside it Python mangles the
+    private names (``self.__k`` reads the attribute ``_M__k``)."""
+    parts = getattr(fn.__code__, "co_qualname", fn.__qualname__).split(".")
+    classes = [part for part, inner in zip(parts, parts[1:]) if "<locals>" not in (part, inner)]
+    return classes[-1] if classes else None
+
+
+def _mangle(tree, cls):
+    """Write the private names of ``tree`` (a def read from the body of class ``cls``) as
+    Python compiles them, ``__k`` as ``_M__k``: the code made from the tree runs outside the
+    class, where the names would otherwise not be mangled. Keyword names of calls are kept,
+    as Python keeps them; a nested class mangles by its own name."""
+    if cls is None or not cls.lstrip("_"):
+        return
+    prefix = "_" + cls.lstrip("_")
+
+    def mangled(name):
+        if name and name.startswith("__") and not name.endswith("__") and "." not in name:
+            return prefix + name
+        return name
+
+    def visit(node, top=False):
+        if isinstance(node, gast.ClassDef) and not top:
+            name, node.name = node.name, mangled(node.name)
+            for child in node.bases + node.keywords + node.decorator_list:
+                visit(child)
+            for child in node.body:
+                _mangle(child, name)
+            return
+        if isinstance(node, gast.Name):
+            node.id = mangled(node.id)
+        elif isinstance(node, gast.Attribute):
+            node.attr = mangled(node.attr)
+        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) and not top:
+            node.name = mangled(node.name)
+        elif isinstance(node, (gast.Global, gast.Nonlocal)):
+            node.names = [mangled(n) for n in node.names]
+        elif isinstance(node, gast.alias):
+            if node.asname is not None:
+                node.asname = mangled(node.asname)
+            elif mangled(node.name) != node.name:  # import __m binds _M__m
+                node.asname = mangled(node.name)
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree, top=True)
 
 
 def _compiled_in_file(code, filename):
@@ -492,6 +541,11 @@ def _lambda_tree(fn, source, lines, first_line):
     """The lambda's own node, out of the (possibly multi-lambda) source line inspect returns.
     Where the line alone does not tell (several lambdas of the same parameters, a lambda on a
     continuation line), the columns Python 3.11+ records for the lambda's code pin it."""
+    # the whole statement around it, in the file: a lambda spanning lines of a bracket
+    # ({"k": lambda x: a(x)\n + b(x)}) is cut short on its own line, where it may even parse
+    found = _lambda_in_file(fn, first_line)
+    if found is not None:
+        return _lambda_def(found)
     text = source.strip()
     module = None
     for candidate in (text, text.rstrip(",;)"), "(" + text + ")", text.split("=", 1)[-1].strip()):
@@ -514,7 +568,11 @@ def _lambda_tree(fn, source, lines, first_line):
             f"cannot tell which of the {len(lambdas)} lambdas on this line to differentiate: "
             f"{text!r}; give it a name with def (Python 3.11 and later tell lambdas apart by "
             "their columns)")
-    lam = lambdas[0]
+    return _lambda_def(lambdas[0])
+
+
+def _lambda_def(lam):
+    """``def lambda_(<lam's parameters>): return <lam's body>``, where ``lam`` stands."""
     ret = gast.Return(value=lam.body)
     gast.copy_location(ret, lam)
     fdef = gast.FunctionDef(name="lambda_", args=lam.args, body=[ret], decorator_list=[],
@@ -523,14 +581,66 @@ def _lambda_tree(fn, source, lines, first_line):
     return fdef
 
 
+def _lambda_in_file(fn, first_line):
+    """The lambda of ``fn``'s code, found in the whole text of its file among the lambdas
+    that start on its first line with its parameters: by the columns its code records
+    (Python 3.11+), then by the code each compiles to. Line numbers count from
+    ``first_line``. None where the file does not parse; ``NoSourceError`` where several
+    lambdas compile to the same code there."""
+    code = fn.__code__
+    try:
+        found = _lambdas_by_line("".join(linecache.getlines(code.co_filename)))
+        found = [gast.ast_to_gast(n) for n in found.get(code.co_firstlineno, ())]
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    found = [n for n in found if _parameter_names(n.args) == _code_parameters(code)]
+    positions = _positions(code)
+    if len(found) > 1 and positions:
+        start = min((p[0], p[2]) for p in positions)
+        end = max((p[1], p[3]) for p in positions)
+        found = [n for n in found if (n.body.lineno, n.body.col_offset) <= start and
+                 end <= (n.body.end_lineno, n.body.end_col_offset)] or found
+    if len(found) > 1:
+        shape = _shape(code)
+        found = [n for n in found if (lambda c: c is not None and _shape(c) == shape)(
+            _compiled(fn, _lambda_def(n), None))] or found
+    if len(found) > 1:
+        raise NoSourceError(
+            f"cannot tell which of the {len(found)} lambdas at {code.co_filename}:"
+            f"{code.co_firstlineno} to differentiate: neither their columns nor the code they "
+            "compile to tell them apart; give it a name with def")
+    if not found:
+        return None
+    lam = found[0]
+    _shift_lines(lam, 1 - first_line)
+    return lam
+
+
+@functools.lru_cache(maxsize=8)
+def _lambdas_by_line(text):
+    """The lambdas of a file's ``text`` (``ast`` nodes, never changed: each use converts its
+    own), by the line each starts on: parsed once per text, as its lambdas are read."""
+    found = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Lambda):
+            found.setdefault(node.lineno, []).append(node)
+    return found
+
+
+def _positions(code):
+    """The (line, end line, column, end column) spans that ``code``'s instructions record
+    (Python 3.11+; none before)."""
+    positions = getattr(code, "co_positions", None)
+    if positions is None:
+        return []
+    return [p for p in positions() if None not in p and (p[0], p[2]) != (p[1], p[3])]
+
+
 def _lambda_at_columns(fn, lines, first_line):
     """The lambda whose body spans the columns its code's instructions record (Python 3.11+),
     read from ``lines`` (which start at ``first_line``), or None. Line numbers of the nodes
     count from ``first_line``."""
-    positions = getattr(fn.__code__, "co_positions", None)
-    if positions is None:
-        return None
-    spans = [p for p in positions() if None not in p and (p[0], p[2]) != (p[1], p[3])]
+    spans = _positions(fn.__code__)
     if not spans:
         return None
     (l0, c0), (l1, c1) = min((p[0], p[2]) for p in spans), max((p[1], p[3]) for p in spans)
