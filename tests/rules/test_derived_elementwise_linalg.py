@@ -89,7 +89,7 @@ PINNED = [
      ('d[out] = reversed_grad(d[g], seq)',),
      ('d[out] = bm.reversed_grad(d[g], seq)',)),
     (bm.select_grad,
-     ('d[ans] = select_grad(d[g], out, args)',),
+     ('d[ans] = select_grad(d[g], out, args, default)',),
      ('d[ans] = bm.select_grad(d[g], out, args)',)),
     (bm.sequence_grad,
      ('d[out] = sequence_grad(d[g], iterable)',),
