@@ -290,8 +290,8 @@ def _(out, x):
 
 @elementwise(math.pow)
 def _(out, x, y):
-    slope[x] = y * math.pow(x, y - 1.0)
-    slope[y] = out * math.log(x)
+    slope[x] = y * math.pow(x, y - 1.0 + (y == 0))  # 0 for y = 0, also at x = 0
+    slope[y] = out * math.log(x + (x == 0))  # 0 ** y is 0 for y > 0
 
 
 @elementwise(math.sinh)
