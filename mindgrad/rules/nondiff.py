@@ -69,8 +69,10 @@ nondifferentiable(*numpy_functions(
 # ----- piecewise constant: zero slope almost everywhere ------------------------------------
 
 nondifferentiable(*numpy_functions(
-    "sign", "heaviside", "floor", "ceil", "rint", "trunc", "fix", "round", "around",
-    "floor_divide", "spacing", "nextafter"))
+    "sign", "floor", "ceil", "rint", "trunc", "fix", "round", "around", "floor_divide",
+    "spacing"))
+# not here: np.nextafter (x moved by one ulp: slope 1 in x) and np.heaviside (its second
+# argument is the value at 0), in numpy_elementwise.py
 
 # ----- random sampling ---------------------------------------------------------------------
 

@@ -403,6 +403,68 @@ indexed_as_call(np.r_, r_)
 indexed_as_call(np.c_, c_)
 
 
+def s_(*items):
+    """``np.s_[items]``: the item itself (a tuple of several), written as a call (see ``r_``)
+    so that the items it passes on are differentiated."""
+    return items[0] if len(items) == 1 else items
+
+
+def index_exp(*items):
+    """``np.index_exp[items]``: the items as a tuple (see ``s_``)."""
+    return items
+
+
+indexed_as_call(np.s_, s_)
+indexed_as_call(np.index_exp, index_exp)
+
+
+def mgrid_(*items):
+    """``np.mgrid[items]``, written as a call (see ``r_``) so that bounds that depend on the
+    differentiated input are refused rather than taken as constants."""
+    return np.mgrid[items[0] if len(items) == 1 else items]
+
+
+def ogrid_(*items):
+    """``np.ogrid[items]`` (see ``mgrid_``)."""
+    return np.ogrid[items[0] if len(items) == 1 else items]
+
+
+indexed_as_call(np.mgrid, mgrid_)
+indexed_as_call(np.ogrid, ogrid_)
+
+
+def slice_refused(*bounds):
+    """Raises: a range ``i:j:k`` whose numbers depend on the differentiated input."""
+    raise NotImplementedError(
+        "a range i:j:k (or slice(i, j, k)) whose bounds or step depend on the differentiated "
+        "input has no gradient (in np.mgrid, np.ogrid, np.r_ its numbers would be taken as "
+        "constants); build the numbers with np.linspace, differentiable in its endpoints, or "
+        "np.arange(n) * step + start")
+
+
+@adjoint(slice)
+def _(out, *bounds):
+    d[bounds] = slice_refused(*bounds)
+
+
+@tangent(slice)
+def _(out, *bounds):
+    d[out] = slice_refused(*bounds)
+
+
+nondifferentiable(slice_refused)
+
+
+@adjoint(mgrid_, ogrid_)
+def _(out, *items):
+    d[items] = slice_refused(*items)  # its items are ranges: moving bounds are refused
+
+
+@tangent(mgrid_, ogrid_)
+def _(out, *items):
+    d[out] = slice_refused(*items)
+
+
 def index_join_layout(concatenator, items):
     """How ``np.r_[items]`` (``concatenator`` is ``np.r_`` or ``np.c_``) lays the items out,
     as NumPy does: the axis it joins along, and per item ``(shape, axes)``, the item reshaped

@@ -23,6 +23,7 @@ from mindgrad.rules.numpy_callables import (
     piecewise_tangent,
 )
 from mindgrad.rules.numpy_pinv import no_second_derivative
+from mindgrad.rules.numpy_shape import mgrid_, ogrid_
 from tests.support.rule_check import (
     ADJOINT,
     TANGENT,
@@ -38,9 +39,10 @@ from tests.support.rule_check import (
 # and rules that refuse, checked to raise: numpy_pinv.no_second_derivative
 # (test_linalg_spectral.py's test_pinv_of_a_rank_deficient_matrix_refuses_a_second_derivative)
 # and the helpers of numpy_callables (test_numpy_callables.py's
-# test_the_helpers_refuse_their_derivatives)
+# test_the_helpers_refuse_their_derivatives), and ranges whose bounds move (slice, np.mgrid,
+# np.ogrid: test_silent_constants.py's test_slice_rules_refuse)
 REFUSING = {no_second_derivative, apply_along_axis_grads, apply_along_axis_tangent,
-            piecewise_grads, piecewise_tangent}
+            piecewise_grads, piecewise_tangent, slice, mgrid_, ogrid_}
 try:  # and scipy_integrate's (test_scipy_integrate.py's test_second_derivatives_are_refused)
     from mindgrad.rules.scipy_integrate import odeint_grads, odeint_tangent
     REFUSING |= {odeint_grads, odeint_tangent}

@@ -1,0 +1,183 @@
+"""Functions that were taken as constants although their value moves with a float input:
+np.nextafter (x moved by one ulp: slope 1 in x), np.heaviside's value at 0, the index
+expressions np.s_ and np.index_exp (which pass their items on), np.mgrid and np.ogrid with
+bounds that depend on the input (refused, at the user's line). Each against central
+differences, in both modes; the rules' tables are checked by
+tests/support/rule_check.py."""
+
+import math
+
+import numpy as np
+import pytest
+
+import mindgrad as mg
+from mindgrad.rules.numpy_shape import mgrid_, ogrid_, slice_refused
+from tests.support.inputs import Draw
+from tests.support.rule_check import Cases, rule_tests
+
+draw = Draw(20261126)
+r, f, x32 = draw.r, draw.f, draw.x32
+RNG = np.random.default_rng(2026)
+CASES = Cases()
+case = CASES.add
+
+for sx, sy in [((), ()), ((3,), (3,)), ((3, 1), (4,)), ((2, 3), ()), ((2, 3, 4), (3, 4))]:
+    case(np.nextafter, r(*sx), r(*sy))
+case(np.nextafter, f(), r(3))
+case(math.nextafter, f(), f())
+case(math.nextafter, f(), 10.0, label="nextafter-up")
+# heaviside: the first argument held at exact zeros (an integer array, not moved) where the
+# second one is the value
+case(np.heaviside, np.array([0, 1, -2, 0]), r(4))
+case(np.heaviside, np.array([[0], [3]]), r(4), label="heaviside-broadcast")
+case(np.heaviside, np.array(0), r(), label="heaviside-0d")
+case(np.heaviside, r(2, 3), r(3), label="heaviside-away-from-0")
+
+FLOAT32 = Cases()
+# np.nextafter in float32: test_nextafter_gradient_is_one_not_zero (its direction gets no
+# gradient, not a float32 zero)
+FLOAT32.add(np.heaviside, np.array([0, 1, -1], np.float32), x32(3), only="tangent")
+
+globals().update(rule_tests(CASES, FLOAT32))
+
+
+def central(f, x, v, eps=1e-6):
+    return (f(x + eps * v) - f(x - eps * v)) / (2 * eps)
+
+
+def check_both_modes(fn, x, rtol=1e-6, atol=1e-8):
+    for _ in range(2):
+        v = RNG.standard_normal(np.shape(x))
+        truth = central(fn, x, v)
+        g = mg.grad(fn)(x)
+        assert np.shape(g) == np.shape(x)
+        np.testing.assert_allclose(np.sum(g * v), truth, rtol=rtol, atol=atol)
+        np.testing.assert_allclose(mg.jvp(fn, (x,), (v,))[1], truth, rtol=rtol, atol=atol)
+
+
+# ----- np.nextafter, np.heaviside ------------------------------------------------------------
+
+
+def nextafter_up(b):
+    return np.sum(np.nextafter(b, 10.0) * np.cos(b))
+
+
+def nextafter_both(b):
+    return np.sum(np.nextafter(b ** 2, b) * (np.arange(np.size(b)) + 1.0).reshape(np.shape(b)))
+
+
+def heaviside_value(b):
+    return np.sum(np.heaviside(np.array([0.0, 1.0, -1.0]), b) * np.sin(b))
+
+
+def heaviside_step(b):
+    return np.sum(np.heaviside(b, 0.5) * b)
+
+
+PROGRAMS = [(nextafter_up, (3,)), (nextafter_up, ()), (nextafter_up, (2, 3)),
+            (nextafter_both, (4,)), (nextafter_both, ()), (heaviside_value, (3,)),
+            (heaviside_value, ()), (heaviside_step, (2, 3))]
+
+
+@pytest.mark.parametrize("fn, shape", PROGRAMS,
+                         ids=[f"{fn.__name__}-{shape}" for fn, shape in PROGRAMS])
+def test_programs_match_central_differences(fn, shape):
+    check_both_modes(fn, RNG.uniform(0.5, 2.0, shape))
+
+
+def test_nextafter_gradient_is_one_not_zero():
+    g = mg.grad(lambda b: np.sum(np.nextafter(b, 10.0)))(np.ones(3))
+    np.testing.assert_array_equal(g, np.ones(3))
+    g32 = mg.grad(lambda b: np.sum(np.nextafter(b, 10.0)))(np.ones(3, np.float32))
+    assert g32.dtype == np.float32
+    np.testing.assert_array_equal(g32, np.ones(3, np.float32))
+    np.testing.assert_array_equal(
+        mg.jvp(lambda b: np.nextafter(b, -1.0), (np.ones(2),), (np.array([2.0, 3.0]),))[1],
+        [2.0, 3.0])
+
+
+def test_heaviside_value_at_zero_gets_the_gradient():
+    g = mg.grad(lambda h: np.sum(np.heaviside(np.array([0.0, 2.0, -1.0, 0.0]), h)))(np.ones(4))
+    np.testing.assert_array_equal(g, [1.0, 0.0, 0.0, 1.0])
+
+
+# ----- np.s_, np.index_exp: the items pass through -------------------------------------------
+
+
+def s_item(b):
+    return np.sum(np.sin(np.s_[b]))
+
+
+def s_pair(b):
+    first, second = np.s_[b, 2.0 * b]
+    return np.sum(first * np.cos(second))
+
+
+def s_slicing(b):
+    return np.sum(b[np.s_[1:]] ** 3)
+
+
+def index_exp_items(b):
+    return np.sum(np.exp(np.index_exp[b][0]) * np.index_exp[b, 0:2][0])
+
+
+INDEXED = [(s_item, (3,)), (s_item, ()), (s_pair, (2, 3)), (s_slicing, (4,)),
+           (index_exp_items, (3,)), (index_exp_items, ())]
+
+
+@pytest.mark.parametrize("fn, shape", INDEXED,
+                         ids=[f"{fn.__name__}-{shape}" for fn, shape in INDEXED])
+def test_index_expressions_pass_their_items_on(fn, shape):
+    check_both_modes(fn, RNG.standard_normal(shape))
+
+
+def test_index_exp_gradient_is_not_zero():
+    g = mg.grad(lambda b: np.sum(np.index_exp[b][0]))(np.ones(3))
+    np.testing.assert_array_equal(g, np.ones(3))
+
+
+# ----- np.mgrid, np.ogrid: moving bounds are refused, constant ones are constants ------------
+
+
+def mgrid_linspace(b):
+    return np.sum(np.mgrid[0:b[0]:5j])
+
+
+def ogrid_bound(b):
+    return np.sum(np.ogrid[0:3, b[0]:4:3j][1])
+
+
+def mgrid_step(b):
+    return np.sum(np.mgrid[0.0:2.0:b[1]])
+
+
+@pytest.mark.parametrize("fn", [mgrid_linspace, ogrid_bound, mgrid_step])
+def test_grids_with_moving_bounds_are_refused_at_the_users_line(fn):
+    x = np.array([1.5, 0.5, 2.0])
+    for run in (lambda: mg.grad(fn)(x), lambda: mg.jvp(fn, (x,), (np.ones(3),))):
+        with pytest.raises(NotImplementedError, match="np.linspace") as info:
+            run()
+        assert "test_silent_constants.py" in str(info.value) + "".join(
+            getattr(info.value, "__notes__", []))
+
+
+def test_grids_of_constant_bounds_are_constants():
+    def fn(b):
+        return np.sum(np.mgrid[0:3, 0:2][0] * b) + np.sum(np.ogrid[0:1:4j] * b[0])
+
+    check_both_modes(fn, RNG.standard_normal(2))
+    np.testing.assert_array_equal(mgrid_(slice(0, 3)), np.mgrid[0:3])
+    np.testing.assert_array_equal(ogrid_(slice(0, 1, 3j))[0], np.ogrid[0:1:3j][0])
+
+
+def test_slice_rules_refuse():
+    with pytest.raises(NotImplementedError, match="i:j:k"):
+        slice_refused(0.0, 1.5)
+    for key, args in [(slice, (0.0, 2.0)), (mgrid_, (slice(0, 2.0, 3j),)),
+                      (ogrid_, (slice(0, 2.0, 3j),))]:
+        out, vjp = mg.rules.vjp_of(key, *args)
+        with pytest.raises(NotImplementedError, match="i:j:k"):
+            vjp(out)
+        out, jvp = mg.rules.jvp_of(key, *args)
+        with pytest.raises(NotImplementedError, match="i:j:k"):
+            jvp(*args)
