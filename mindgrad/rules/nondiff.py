@@ -21,9 +21,10 @@ def numpy_functions(*names, module=np):
 
 
 # ----- constructors and shape queries ------------------------------------------------------
+# (not np.arange: its values move with a float start and step, numpy_shape.py)
 
 nondifferentiable(*numpy_functions(
-    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "arange", "eye",
+    "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "eye",
     "identity", "tri", "indices", "diag_indices",
     "tril_indices", "triu_indices", "mask_indices", "ravel_multi_index", "unravel_index",
     "shape", "ndim", "size", "result_type", "broadcast_shapes", "promote_types", "can_cast",

@@ -1251,6 +1251,63 @@ def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
     d[out] = linspace_tangent(d[stop], out, num, endpoint, retstep, axis, True)
 
 
+# arange(start, stop, step) = start + k * step for k < its length, which moves with none of
+# them but at the points where it jumps: linear in start and step, constant in stop
+
+
+def arange_grads(g, args, out):
+    """Gradients of ``np.arange(*args)``, one per positional argument: ``start`` gets the sum of
+    ``g``, ``step`` that of ``k g``, ``stop`` (and the one argument of ``arange(stop)``, whose
+    values are 0, 1, ...) 0; all 0 for an integer result."""
+    grads = [0] * len(args)
+    if is_zero(g) or len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
+        return tuple(grads)
+    grads[0] = astype_grad(np.sum(g), args[0])
+    if len(args) > 2 and args[2] is not None:
+        grads[2] = astype_grad(np.sum(g * np.arange(np.size(out))), args[2])
+    return tuple(grads)
+
+
+def arange_tangent(ts, args, out):
+    """Tangent of ``np.arange(*args)``: ``t_start + k t_step`` (see ``arange_grads``)."""
+    dtype = float_dtype(out)
+    t = np.zeros(np.shape(out), dtype)
+    if len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
+        return t
+    ts = ts if isinstance(ts, (tuple, list)) else (ts,) * len(args)
+    if not is_zero(ts[0]):
+        t = t + ts[0]
+    if len(args) > 2 and args[2] is not None and not is_zero(ts[2]):
+        t = t + ts[2] * np.arange(np.size(out))
+    return np.asarray(t, dtype)
+
+
+@adjoint(arange_grads)  # linear in g: the transpose is the tangent
+def _(out, g, args, ans):
+    d[g] = arange_tangent(d[out], args, g)
+
+
+@tangent(arange_grads)
+def _(out, g, args, ans):
+    d[out] = summable(arange_grads(d[g], args, ans))
+
+
+@linear(arange_tangent, wrt="ts")
+@adjoint(arange_tangent)  # linear in ts: the transpose is the gradient
+def _(out, ts, args, ans):
+    d[ts] = arange_grads(d[out], args, ans)
+
+
+@adjoint(np.arange)
+def _(out, *args, dtype=None, device=None, like=None):
+    d[args] = arange_grads(d[out], args, out)
+
+
+@tangent(np.arange)
+def _(out, *args, dtype=None, device=None, like=None):
+    d[out] = arange_tangent(d[args], args, out)
+
+
 def expand_base(base, out, axis):
     """``base`` (or its tangent) shaped as ``np.logspace`` broadcasts it against its samples."""
     if np.ndim(base) == 0:

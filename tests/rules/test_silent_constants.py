@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import mindgrad as mg
+from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.numpy_shape import mgrid_, ogrid_, slice_refused
 from tests.support.inputs import Draw
 from tests.support.rule_check import Cases, rule_tests
@@ -32,8 +33,21 @@ case(np.heaviside, np.array([0, 1, -2, 0]), r(4))
 case(np.heaviside, np.array([[0], [3]]), r(4), label="heaviside-broadcast")
 case(np.heaviside, np.array(0), r(), label="heaviside-0d")
 case(np.heaviside, r(2, 3), r(3), label="heaviside-away-from-0")
+# arange: start + k step, the stop (a float kept away from where the length jumps) a constant
+case(np.arange, 0.3, 4.1)
+case(np.arange, 0.3, 2.9, 0.45)
+case(np.arange, np.array(-0.2), np.array(1.95), np.array(0.3), label="arange-0d")
+case(np.arange, 4.1, label="arange-stop-only")
+case(np.arange, 2.3, -1.1, -0.7, label="arange-down")
+case(np.arange, 1.2, 4.1, None, label="arange-step-none")
+helper = CASES.helper
+helper(ns.arange_grads, r(4), (0.3, 2.9, 0.65), np.arange(0.3, 2.9, 0.65))
+helper(ns.arange_grads, r(3), (0.5, 3.4), np.arange(0.5, 3.4))
+helper(ns.arange_tangent, (f(), 0, f()), (0.3, 2.9, 0.65), np.arange(0.3, 2.9, 0.65))
+helper(ns.arange_tangent, (f(), 0), (0.5, 3.4), np.arange(0.5, 3.4))
 
 FLOAT32 = Cases()
+FLOAT32.add(np.arange, np.array(0.3, np.float32), 3, np.array(0.45, np.float32))
 # np.nextafter in float32: test_nextafter_gradient_is_one_not_zero (its direction gets no
 # gradient, not a float32 zero)
 FLOAT32.add(np.heaviside, np.array([0, 1, -1], np.float32), x32(3), only="tangent")
@@ -99,6 +113,34 @@ def test_nextafter_gradient_is_one_not_zero():
 def test_heaviside_value_at_zero_gets_the_gradient():
     g = mg.grad(lambda h: np.sum(np.heaviside(np.array([0.0, 2.0, -1.0, 0.0]), h)))(np.ones(4))
     np.testing.assert_array_equal(g, [1.0, 0.0, 0.0, 1.0])
+
+
+# ----- np.arange ------------------------------------------------------------------------------
+
+
+def arange_start(b):
+    return np.sum(np.sin(np.arange(b[0], 5.0)) * b[1])
+
+
+def arange_step(b):
+    return np.sum(np.sin(np.arange(b[0], 2.9, b[1])) ** 2)
+
+
+@pytest.mark.parametrize("fn", [arange_start, arange_step])
+def test_arange_moves_with_start_and_step(fn):
+    x = np.array([0.31, 0.17])
+    check_both_modes(fn, x)
+    np.testing.assert_allclose(  # forward over reverse against central differences
+        mg.jvp(mg.grad(fn), (x,), (np.array([0.3, -0.5]),))[1],
+        central(mg.grad(fn), x, np.array([0.3, -0.5])), rtol=1e-5)
+
+
+def test_arange_gradient_is_not_zero():
+    g = mg.grad(lambda b: np.sum(np.arange(b, 5.0)))(0.5)
+    assert g == 5.0  # 0.5, 1.5, ..., 4.5
+    g32 = mg.grad(lambda b: np.sum(np.arange(b, np.float32(3.0))))(np.float32(0.5))
+    assert g32 == 3.0 and g32.dtype == np.float32
+    assert mg.grad(lambda b: np.sum(np.arange(4) * b))(2.0) == 6.0
 
 
 # ----- np.s_, np.index_exp: the items pass through -------------------------------------------
