@@ -54,9 +54,150 @@ def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, devi
 
 nondifferentiable(*numpy_functions(
     "argmax", "argmin", "argsort", "argpartition", "argwhere", "nanargmax", "nanargmin",
-    "searchsorted", "digitize", "nonzero", "flatnonzero", "count_nonzero", "unique",
-    "unique_values", "unique_counts", "unique_inverse", "unique_all", "bincount", "histogram",
-    "histogram2d", "histogramdd", "histogram_bin_edges", "isin", "lexsort"))
+    "searchsorted", "digitize", "nonzero", "flatnonzero", "count_nonzero", "isin", "lexsort"))
+
+# Not constants, although they count or search: np.bincount is linear in its weights, the
+# values np.unique returns are entries of its input, and a histogram's bin edges (and its
+# counts, weighted or as a density) move with the data, the bins and the range. Where a
+# gradient or tangent reaches those, it is refused rather than taken as zero.
+
+
+def is_zero_tree(g):
+    """Whether ``g`` (a gradient or tangent, or a tuple or list of them) is all zero."""
+    if isinstance(g, (tuple, list)):
+        return all(is_zero_tree(part) for part in g)
+    return g is None or is_zero(g)
+
+
+def moves_refused(what, g=1.0):
+    """0 where the gradient or tangent ``g`` is zero, else a NotImplementedError: ``what``
+    moves with the differentiated input, but has no rule."""
+    if is_zero_tree(g):
+        return 0
+    raise NotImplementedError(
+        f"{what}: a value that moves with the differentiated input, with no gradient or "
+        "tangent rule here (it is not a constant); compute it with differentiable "
+        "operations, or outside the differentiated function")
+
+
+nondifferentiable(is_zero_tree, moves_refused)
+
+
+def bincount_grad(g, x, weights):
+    """Gradient of ``np.bincount(x, weights)`` for its weights: the bin of each one's."""
+    if is_zero(g):
+        return 0
+    return astype_grad(unbroadcast(np.asarray(g)[np.asarray(x)], weights), weights)
+
+
+@linear(bincount_grad)
+def _(out, g, x, weights):
+    ...
+
+
+@adjoint(np.bincount)
+def _(out, x, weights=None, minlength=0):
+    d[weights] = bincount_grad(d[out], x, weights)
+
+
+@tangent(np.bincount)
+def _(out, x, weights=None, minlength=0):
+    d[out] = np.bincount(x, np.broadcast_to(d[weights], np.shape(weights)), minlength)
+
+
+UNIQUE_VALUES = "the values np.unique returns (entries of its input; for distinct entries, " \
+    "np.sort gives them)"
+
+
+def unique_values_refused(g, ar):
+    """The values of ``np.unique(ar)`` are entries of ``ar``: refused where the gradient of
+    the values (the first of several results) is not zero."""
+    return moves_refused(UNIQUE_VALUES, g[0] if isinstance(g, (tuple, list)) else g)
+
+
+nondifferentiable(unique_values_refused)
+
+
+@adjoint(*numpy_functions("unique"))
+def _(out, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+      equal_nan=True, sorted=True):
+    d[ar] = unique_values_refused(d[out], ar)
+
+
+@tangent(*numpy_functions("unique"))
+def _(out, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+      equal_nan=True, sorted=True):
+    d[out] = moves_refused(UNIQUE_VALUES, d[ar])
+
+
+@adjoint(*numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all"))
+def _(out, x):
+    d[x] = unique_values_refused(d[out], x)
+
+
+@tangent(*numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all"))
+def _(out, x):
+    d[out] = moves_refused(UNIQUE_VALUES, d[x])
+
+
+def histogram_refused(g, density):
+    """A histogram's gradient for its data: refused where it reaches the bin edges (the last
+    results), or the counts of a density (divided by the bins' widths)."""
+    edges = g[1:] if isinstance(g, (tuple, list)) else g  # histogram_bin_edges: the edges
+    moving = [edges, g[0]] if density and isinstance(g, (tuple, list)) else [edges]
+    return moves_refused("a histogram's bin edges (and a density's counts)", moving)
+
+
+nondifferentiable(histogram_refused)
+HISTOGRAM = "a histogram of differentiated data, bins, range or weights"
+
+
+@adjoint(np.histogram, np.histogramdd)
+def _(out, a, bins=10, range=None, density=None, weights=None):
+    d[a] = histogram_refused(d[out], density)
+    d[bins] = moves_refused("a histogram's bins", d[out])
+    d[range] = moves_refused("a histogram's range", d[out])
+    d[weights] = moves_refused("a weighted histogram's counts", d[out])
+
+
+@tangent(np.histogram, np.histogramdd)
+def _(out, a, bins=10, range=None, density=None, weights=None):
+    d[out] = moves_refused(HISTOGRAM, d[a])
+    d[out] = moves_refused(HISTOGRAM, d[bins])
+    d[out] = moves_refused(HISTOGRAM, d[range])
+    d[out] = moves_refused(HISTOGRAM, d[weights])
+
+
+@adjoint(np.histogram2d)
+def _(out, x, y, bins=10, range=None, density=None, weights=None):
+    d[x] = histogram_refused(d[out], density)
+    d[y] = histogram_refused(d[out], density)
+    d[bins] = moves_refused("a histogram's bins", d[out])
+    d[range] = moves_refused("a histogram's range", d[out])
+    d[weights] = moves_refused("a weighted histogram's counts", d[out])
+
+
+@tangent(np.histogram2d)
+def _(out, x, y, bins=10, range=None, density=None, weights=None):
+    d[out] = moves_refused(HISTOGRAM, d[x])
+    d[out] = moves_refused(HISTOGRAM, d[y])
+    d[out] = moves_refused(HISTOGRAM, d[bins])
+    d[out] = moves_refused(HISTOGRAM, d[range])
+    d[out] = moves_refused(HISTOGRAM, d[weights])
+
+
+@adjoint(np.histogram_bin_edges)
+def _(out, a, bins=10, range=None, weights=None):
+    d[a] = histogram_refused(d[out], False)
+    d[bins] = moves_refused("a histogram's bins", d[out])
+    d[range] = moves_refused("a histogram's range", d[out])
+
+
+@tangent(np.histogram_bin_edges)
+def _(out, a, bins=10, range=None, weights=None):
+    d[out] = moves_refused(HISTOGRAM, d[a])
+    d[out] = moves_refused(HISTOGRAM, d[bins])
+    d[out] = moves_refused(HISTOGRAM, d[range])
 
 # ----- comparisons and logic ---------------------------------------------------------------
 
@@ -78,12 +219,61 @@ nondifferentiable(*numpy_functions(
 # ----- random sampling ---------------------------------------------------------------------
 
 nondifferentiable(*numpy_functions(
-    "rand", "randn", "randint", "random", "random_sample", "ranf", "sample", "normal",
-    "uniform", "standard_normal", "standard_exponential", "standard_cauchy", "standard_gamma",
-    "standard_t", "shuffle", "seed", "default_rng", "beta", "binomial",
-    "poisson", "exponential", "gamma", "laplace", "logistic", "lognormal", "multinomial",
-    "multivariate_normal", "dirichlet", "bytes", "get_state", "set_state",
+    "rand", "randn", "randint", "random", "random_sample", "ranf", "sample",
+    "standard_normal", "standard_exponential", "standard_cauchy", "shuffle", "seed",
+    "default_rng", "binomial", "poisson", "multinomial", "bytes", "get_state", "set_state",
     module=np.random))
+
+# A draw moves with the parameters of its distribution (loc + scale * z for a normal one):
+# refused where they depend on the differentiated input, rather than taken as constants.
+DRAW = ("a random draw whose distribution's parameters depend on the differentiated input "
+        "(write it as loc + scale * np.random.standard_normal(size) to differentiate it)")
+
+
+@adjoint(np.random.normal, np.random.uniform, np.random.laplace, np.random.logistic,
+         np.random.lognormal, np.random.beta, np.random.gamma)
+def _(out, p, q=1.0, size=None):
+    d[p] = moves_refused(DRAW, d[out])
+    d[q] = moves_refused(DRAW, d[out])
+
+
+@tangent(np.random.normal, np.random.uniform, np.random.laplace, np.random.logistic,
+         np.random.lognormal, np.random.beta, np.random.gamma)
+def _(out, p, q=1.0, size=None):
+    d[out] = moves_refused(DRAW, d[p])
+    d[out] = moves_refused(DRAW, d[q])
+
+
+@adjoint(np.random.exponential, np.random.standard_gamma, np.random.standard_t,
+         np.random.dirichlet)
+def _(out, p, size=None):
+    d[p] = moves_refused(DRAW, d[out])
+
+
+@tangent(np.random.exponential, np.random.standard_gamma, np.random.standard_t,
+         np.random.dirichlet)
+def _(out, p, size=None):
+    d[out] = moves_refused(DRAW, d[p])
+
+
+REFUSED = [*numpy_functions("unique", "unique_values", "unique_counts", "unique_inverse",
+                            "unique_all", "histogram", "histogram2d", "histogramdd",
+                            "histogram_bin_edges"),
+           *numpy_functions("normal", "uniform", "laplace", "logistic", "lognormal", "beta",
+                            "gamma", "exponential", "standard_gamma", "standard_t",
+                            "dirichlet", "multivariate_normal", module=np.random)]
+
+
+@adjoint(np.random.multivariate_normal)
+def _(out, mean, cov, size=None, check_valid="warn", tol=1e-8):
+    d[mean] = moves_refused(DRAW, d[out])
+    d[cov] = moves_refused(DRAW, d[out])
+
+
+@tangent(np.random.multivariate_normal)
+def _(out, mean, cov, size=None, check_valid="warn", tol=1e-8):
+    d[out] = moves_refused(DRAW, d[mean])
+    d[out] = moves_refused(DRAW, d[cov])
 
 # A permutation or choice of an array copies some of its entries: a gather whose indices are
 # found again from the values (exact: the draw copies them), so the sweep that runs the draw

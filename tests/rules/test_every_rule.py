@@ -15,7 +15,7 @@ import pytest
 
 import tests.rules
 from mindgrad import rules
-from mindgrad.rules import is_nondifferentiable, lookup
+from mindgrad.rules import is_nondifferentiable, lookup, nondiff
 from mindgrad.rules.numpy_callables import (
     apply_along_axis_grads,
     apply_along_axis_tangent,
@@ -40,9 +40,10 @@ from tests.support.rule_check import (
 # (test_linalg_spectral.py's test_pinv_of_a_rank_deficient_matrix_refuses_a_second_derivative)
 # and the helpers of numpy_callables (test_numpy_callables.py's
 # test_the_helpers_refuse_their_derivatives), and ranges whose bounds move (slice, np.mgrid,
-# np.ogrid: test_silent_constants.py's test_slice_rules_refuse)
+# np.ogrid: test_silent_constants.py's test_slice_rules_refuse), and values that move with no
+# rule (np.unique's, histograms', random draws': its test_values_that_move_are_refused_...)
 REFUSING = {no_second_derivative, apply_along_axis_grads, apply_along_axis_tangent,
-            piecewise_grads, piecewise_tangent, slice, mgrid_, ogrid_}
+            piecewise_grads, piecewise_tangent, slice, mgrid_, ogrid_, *nondiff.REFUSED}
 try:  # and scipy_integrate's (test_scipy_integrate.py's test_second_derivatives_are_refused)
     from mindgrad.rules.scipy_integrate import odeint_grads, odeint_tangent
     REFUSING |= {odeint_grads, odeint_tangent}

@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 import mindgrad as mg
+from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.numpy_shape import mgrid_, ogrid_, slice_refused
 from tests.support.inputs import Draw
-from tests.support.rule_check import Cases, rule_tests
+from tests.support.rule_check import TANGENTS, Cases, rule_tests
 
 draw = Draw(20261126)
 r, f, x32 = draw.r, draw.f, draw.x32
@@ -45,8 +46,14 @@ helper(ns.arange_grads, r(4), (0.3, 2.9, 0.65), np.arange(0.3, 2.9, 0.65))
 helper(ns.arange_grads, r(3), (0.5, 3.4), np.arange(0.5, 3.4))
 helper(ns.arange_tangent, (f(), 0, f()), (0.3, 2.9, 0.65), np.arange(0.3, 2.9, 0.65))
 helper(ns.arange_tangent, (f(), 0), (0.5, 3.4), np.arange(0.5, 3.4))
+# bincount: linear in its weights (the bins, integers, do not move)
+case(np.bincount, np.array([0, 2, 2, 1, 0]), r(5))
+case(np.bincount, np.array([3, 1]), r(2), 6, label="bincount-minlength")
+helper(nd.bincount_grad, r(4), np.array([0, 3, 3, 1, 2]), r(5), only=TANGENTS)
+helper(nd.bincount_grad, r(2), np.array([1, 1, 0]), r(3), only=TANGENTS)
 
 FLOAT32 = Cases()
+FLOAT32.add(np.bincount, np.array([0, 2, 2]), x32(3))
 FLOAT32.add(np.arange, np.array(0.3, np.float32), 3, np.array(0.45, np.float32))
 # np.nextafter in float32: test_nextafter_gradient_is_one_not_zero (its direction gets no
 # gradient, not a float32 zero)
@@ -223,3 +230,76 @@ def test_slice_rules_refuse():
         out, jvp = mg.rules.jvp_of(key, *args)
         with pytest.raises(NotImplementedError, match="i:j:k"):
             jvp(*args)
+
+
+# ----- np.bincount's weights; np.unique, histograms, random draws: refused where they move ----
+
+
+def bincount_weights(b):
+    return np.sum(np.bincount(np.array([0, 2, 2, 1]), b, 5) ** 2 * np.arange(5.0))
+
+
+def unique_counts_only(b):
+    return np.sum(np.unique(b, return_counts=True)[1] * 1.0) * np.sum(b ** 2)
+
+
+def histogram_counts_only(b):
+    return np.sum(np.histogram(b, bins=3)[0] * np.arange(3.0)) * np.sum(np.sin(b))
+
+
+def test_bincount_is_linear_in_its_weights():
+    check_both_modes(bincount_weights, RNG.standard_normal(4))
+    g = mg.grad(lambda w: np.sum(np.bincount(np.array([0, 1, 1]), weights=w) * np.array(
+        [2.0, 3.0])))(np.ones(3))
+    np.testing.assert_array_equal(g, [2.0, 3.0, 3.0])
+
+
+def test_constant_parts_still_differentiate_in_reverse_mode():
+    x = np.array([0.3, 1.2, 0.3, 2.0])
+    for fn in (unique_counts_only, histogram_counts_only):
+        v = RNG.standard_normal(4)
+        np.testing.assert_allclose(np.sum(mg.grad(fn)(x) * v), central(fn, x, v), rtol=1e-6)
+
+
+MOVING = {
+    "unique": lambda b: np.sum(np.unique(b)),
+    "unique-values": lambda b: np.sum(np.unique_values(b)),
+    "unique-with-counts": lambda b: np.sum(np.unique(b, return_counts=True)[0]),
+    "unique-inverse": lambda b: np.sum(np.unique_inverse(b)[0]),
+    "unique-all": lambda b: np.sum(np.unique_all(b)[0]),
+    "unique-counts": lambda b: np.sum(np.unique_counts(b)[0]),
+    "histogram-edges": lambda b: np.sum(np.histogram(b, bins=3)[1]),
+    "histogram-density": lambda b: np.sum(np.histogram(b, bins=3, density=True)[0]),
+    "histogram-weights": lambda b: np.sum(np.histogram(np.arange(3.0), 3, weights=b)[0]),
+    "histogram-bins": lambda b: np.sum(np.histogram(np.arange(3.0), bins=np.sort(b))[1]),
+    "histogram-range": lambda b: np.sum(np.histogram(np.arange(3.0), 2, (b[0], 3.0))[1]),
+    "histogram_bin_edges": lambda b: np.sum(np.histogram_bin_edges(b, bins=3)),
+    "histogram2d": lambda b: np.sum(np.histogram2d(b, b * 2, bins=2)[1]),
+    "histogramdd": lambda b: np.sum(np.histogramdd(b, bins=2)[1][0]),
+    "normal": lambda b: np.sum(np.random.normal(b, 1.0)),
+    "normal-scale": lambda b: np.sum(np.random.normal(0.0, b)),
+    "uniform": lambda b: np.sum(np.random.uniform(b, 5.0)),
+    "exponential": lambda b: np.sum(np.random.exponential(b)),
+    "gamma": lambda b: np.sum(np.random.gamma(b)),
+    "lognormal": lambda b: np.sum(np.random.lognormal(0.0, b)),
+    "dirichlet": lambda b: np.sum(np.random.dirichlet(b) * np.arange(3.0)),
+    "multivariate_normal": lambda b: np.sum(np.random.multivariate_normal(b, np.eye(3))),
+}
+
+
+@pytest.mark.parametrize("name", MOVING)
+def test_values_that_move_are_refused_in_both_modes(name):
+    fn, x = MOVING[name], np.array([1.3, 0.4, 2.2])
+    for run in (lambda: mg.grad(fn)(x), lambda: mg.jvp(fn, (x,), (np.ones(3),))):
+        with pytest.raises(NotImplementedError, match="moves with the differentiated input"):
+            run()
+
+
+def test_draws_of_constant_parameters_are_constants():
+    def fn(b):
+        return np.sum(np.random.normal(0.0, 2.0, 3) * b)
+
+    np.random.seed(3)
+    g = mg.grad(fn)(np.ones(3))
+    np.random.seed(3)
+    np.testing.assert_array_equal(g, np.random.normal(0.0, 2.0, 3))
