@@ -348,4 +348,42 @@ def _(out, x, y):
     slope[x] = math.copysign(1.0, x) * math.copysign(1.0, out)
 
 
+@elementwise(math.ldexp)
+def _(out, x, i):
+    slope[x] = math.ldexp(1.0, i)  # x 2^i; the integer exponent has no gradient
+
+
+@elementwise(math.fmod)
+def _(out, x, y):
+    slope[x] = 1.0
+    slope[y] = -math.trunc(x / y)  # x - trunc(x / y) y
+
+
+@elementwise(math.remainder)
+def _(out, x, y):
+    slope[x] = 1.0
+    slope[y] = (out - x) / y  # x - n y for the nearest integer n
+
+
+@adjoint(math.frexp)
+def _(out, x):
+    d[x] = d[out][0] * math.ldexp(1.0, -out[1])  # x = m 2^e, e piecewise constant
+
+
+@tangent(math.frexp)
+def _(out, x):
+    d[out] = TangentTuple((d[x] * math.ldexp(1.0, -out[1]), 0))
+
+
+@adjoint(math.modf)
+def _(out, x):
+    d[x] = d[out][0] + 0.0  # x = fraction + integral part, the latter piecewise constant
+
+
+@tangent(math.modf)
+def _(out, x):
+    d[out] = TangentTuple((d[x] + 0.0, 0.0))
+
+
+nondifferentiable(math.ulp)  # piecewise constant, as np.spacing
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)

@@ -741,7 +741,7 @@ def _(out, x, xp, fp, left=None, right=None, period=None):
     d[out] = interp_tangent(d[right], x, xp, fp, out, left, right, period, "right")
 
 
-# ----- ldexp, nextafter, heaviside, modf, divmod, unwrap, real_if_close, astype ------------------
+# ----- ldexp, frexp, nextafter, heaviside, modf, divmod, unwrap, real_if_close, astype -----------
 
 
 @elementwise(np.ldexp)
@@ -757,6 +757,17 @@ def _(out, x, y):
 @elementwise(np.heaviside)
 def _(out, x, h):
     slope[h] = x == 0  # h is the value at x == 0; the step in x has slope 0 almost everywhere
+
+
+@adjoint(np.frexp)
+def _(out, x):
+    d[x] = astype_grad(unbroadcast(d[out][0] * np.ldexp(1.0, -out[1]), x), x)  # x = m 2^e
+
+
+@tangent(np.frexp)
+def _(out, x):
+    d[out] = TangentTuple((np.asarray(broadcast_tangent(d[x], out[0]) * np.ldexp(1.0, -out[1]),
+                                      float_dtype(out[0])), zero_tangent_of(out[1])))
 
 
 @adjoint(np.modf)

@@ -64,6 +64,16 @@ case(math.copysign, f(), -f(pos))
 case(math.hypot, f(), f())
 case(math.hypot, f(), f(), f())
 case(math.hypot, f())
+case(math.ldexp, f(), 3)
+case(math.ldexp, f(), -2, label="ldexp-down")
+case(math.fmod, 5.45, 1.3)
+case(math.fmod, -2.3, 0.7, label="fmod-negative")
+case(math.remainder, 5.45, 1.3)
+case(math.remainder, 2.3, -0.7, label="remainder-negative")
+case(math.frexp, 5.45)
+case(math.frexp, -0.3, label="frexp-negative")
+case(math.modf, 5.45)
+case(math.modf, -2.3, label="modf-negative")
 
 # ----- the helpers the gradients call (what grad of grad differentiates): forward over reverse
 # only, they have no adjoint rules

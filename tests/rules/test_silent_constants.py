@@ -1,9 +1,10 @@
 """Functions that were taken as constants although their value moves with a float input:
-np.nextafter (x moved by one ulp: slope 1 in x), np.heaviside's value at 0, the index
+np.nextafter (x moved by one ulp: slope 1 in x), np.heaviside's value at 0, np.arange's start
+and step, np.bincount's weights, np.frexp's mantissa (an error before), the index
 expressions np.s_ and np.index_exp (which pass their items on), np.mgrid and np.ogrid with
-bounds that depend on the input (refused, at the user's line). Each against central
-differences, in both modes; the rules' tables are checked by
-tests/support/rule_check.py."""
+bounds that depend on the input, np.unique's values, histograms and random draws of
+differentiated parameters (refused, at the user's line). Each against central differences,
+in both modes; the rules' tables are checked by tests/support/rule_check.py."""
 
 import math
 
@@ -51,6 +52,11 @@ case(np.bincount, np.array([0, 2, 2, 1, 0]), r(5))
 case(np.bincount, np.array([3, 1]), r(2), 6, label="bincount-minlength")
 helper(nd.bincount_grad, r(4), np.array([0, 3, 3, 1, 2]), r(5), only=TANGENTS)
 helper(nd.bincount_grad, r(2), np.array([1, 1, 0]), r(3), only=TANGENTS)
+# frexp: the mantissa x 2^-e, the exponent piecewise constant (entries kept off powers of 2)
+case(np.frexp, np.array([0.3, -1.7, 5.45]))
+case(np.frexp, 3.0 * r(2, 3))
+case(np.frexp, np.array(0.3), label="frexp-0d")
+case(np.frexp, 2.7, label="frexp-float")
 
 FLOAT32 = Cases()
 FLOAT32.add(np.bincount, np.array([0, 2, 2]), x32(3))
@@ -120,6 +126,19 @@ def test_nextafter_gradient_is_one_not_zero():
 def test_heaviside_value_at_zero_gets_the_gradient():
     g = mg.grad(lambda h: np.sum(np.heaviside(np.array([0.0, 2.0, -1.0, 0.0]), h)))(np.ones(4))
     np.testing.assert_array_equal(g, [1.0, 0.0, 0.0, 1.0])
+
+
+def test_frexp_mantissa_moves_with_x():
+    def fn(b):
+        mantissa, exponent = np.frexp(b)
+        return np.sum(np.sin(mantissa) * exponent)
+
+    check_both_modes(fn, np.array([0.3, -1.7, 5.45]))
+    check_both_modes(fn, np.array(2.7))
+    g32 = mg.grad(fn)(np.array([0.3, 5.45], np.float32))
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, mg.grad(fn)(np.array([0.3, 5.45], np.float32).astype(float)),
+                               rtol=1e-6)
 
 
 # ----- np.arange ------------------------------------------------------------------------------
@@ -200,7 +219,11 @@ def mgrid_step(b):
     return np.sum(np.mgrid[0.0:2.0:b[1]])
 
 
-@pytest.mark.parametrize("fn", [mgrid_linspace, ogrid_bound, mgrid_step])
+def r_range(b):
+    return np.sum(np.r_[b, 0:b[0]:4j])
+
+
+@pytest.mark.parametrize("fn", [mgrid_linspace, ogrid_bound, mgrid_step, r_range])
 def test_grids_with_moving_bounds_are_refused_at_the_users_line(fn):
     x = np.array([1.5, 0.5, 2.0])
     for run in (lambda: mg.grad(fn)(x), lambda: mg.jvp(fn, (x,), (np.ones(3),))):
