@@ -261,8 +261,44 @@ def _(out, iterable, key=None, reverse=False):
 
 nondifferentiable(sorted_order)
 nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,
-                  builtins.isinstance, builtins.print, builtins.type, builtins.enumerate,
-                  builtins.zip, builtins.str, builtins.repr, builtins.any, builtins.all)
+                  builtins.isinstance, builtins.print, builtins.type, builtins.str, builtins.repr,
+                  builtins.any, builtins.all)
+
+# zip and enumerate pass their items on: a for loop or a comprehension over them is written
+# as indexing (compiler/normalize.py); the iterator itself, kept as a value, has no rule
+
+
+def iterator_refused(name, g=1):
+    """0 where no gradient reaches ``name(...)``'s iterator, else a NotImplementedError."""
+    if g is None or is_zero(g):
+        return 0
+    raise NotImplementedError(
+        f"{name}(...) kept as a value (not iterated over by a for loop or a comprehension) "
+        "has no gradient or tangent rule; build the items with a comprehension instead, e.g. "
+        "[(a[i], b[i]) for i in range(len(a))] or dict((k, v) for k, v in zip(keys, values))")
+
+
+nondifferentiable(iterator_refused)
+
+
+@adjoint(builtins.zip)
+def _(out, *iterables, strict=False):
+    d[iterables] = iterator_refused("zip", d[out])
+
+
+@tangent(builtins.zip)
+def _(out, *iterables, strict=False):
+    d[out] = iterator_refused("zip", d[iterables])
+
+
+@adjoint(builtins.enumerate)
+def _(out, iterable, start=0):
+    d[iterable] = iterator_refused("enumerate", d[out])
+
+
+@tangent(builtins.enumerate)
+def _(out, iterable, start=0):
+    d[out] = iterator_refused("enumerate", d[iterable])
 
 # ----- math --------------------------------------------------------------------------------
 

@@ -326,3 +326,42 @@ def test_draws_of_constant_parameters_are_constants():
     g = mg.grad(fn)(np.ones(3))
     np.random.seed(3)
     np.testing.assert_array_equal(g, np.random.normal(0.0, 2.0, 3))
+
+
+# ----- zip and enumerate kept as values: refused; iterated over: differentiated --------------
+
+
+def zip_listed(b):
+    pairs = list(zip(b, b * 2.0))
+    return pairs[1][1] * 3.0
+
+
+def enumerate_listed(b):
+    return list(enumerate(b))[2][1] * 3.0
+
+
+def dict_of_zip(b):
+    return dict(zip(["a", "b"], [b[0], b[1] * 2.0]))["b"] * 3.0
+
+
+def dict_of_pairs(b):
+    named = dict((k, v) for k, v in zip(["a", "b"], [b[0], b[1] * 2.0]))
+    return named["b"] * np.sin(named["a"])
+
+
+def pairs_comprehension(b):
+    pairs = [(u, w) for u, w in zip(b, np.cos(b))]
+    return pairs[1][1] * pairs[2][0] + sum(i * v for i, v in enumerate(b))
+
+
+@pytest.mark.parametrize("fn", [zip_listed, enumerate_listed, dict_of_zip])
+def test_zip_and_enumerate_kept_as_values_are_refused(fn):
+    x = np.array([1.3, 0.4, 2.2])
+    for run in (lambda: mg.grad(fn)(x), lambda: mg.jvp(fn, (x,), (np.ones(3),))):
+        with pytest.raises(NotImplementedError, match="comprehension"):
+            run()
+
+
+@pytest.mark.parametrize("fn", [dict_of_pairs, pairs_comprehension])
+def test_zip_and_enumerate_iterated_over_differentiate(fn):
+    check_both_modes(fn, RNG.standard_normal(3))
