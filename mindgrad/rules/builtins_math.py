@@ -283,6 +283,8 @@ nondifferentiable(iterator_refused)
 
 @adjoint(builtins.zip)
 def _(out, *iterables, strict=False):
+    """Iterated over by a for loop or a comprehension (written as indexing); refused where the
+    iterator is kept as a value (``list(zip(a, b))``, ``dict(zip(keys, values))``)."""
     d[iterables] = iterator_refused("zip", d[out])
 
 
@@ -293,6 +295,7 @@ def _(out, *iterables, strict=False):
 
 @adjoint(builtins.enumerate)
 def _(out, iterable, start=0):
+    """As ``zip``'s: refused where the iterator is kept as a value."""
     d[iterable] = iterator_refused("enumerate", d[out])
 
 

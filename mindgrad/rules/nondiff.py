@@ -97,6 +97,7 @@ def _(out, g, x, weights):
 
 @adjoint(np.bincount)
 def _(out, x, weights=None, minlength=0):
+    """Linear in ``weights``; the bins ``x`` are integers."""
     d[weights] = bincount_grad(d[out], x, weights)
 
 
@@ -121,6 +122,8 @@ nondifferentiable(unique_values_refused)
 @adjoint(*numpy_functions("unique"))
 def _(out, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
       equal_nan=True, sorted=True):
+    """Refused where a gradient reaches the values (entries of ``ar``); the indices and counts
+    are constants. Forward mode refuses a differentiated ``ar``."""
     d[ar] = unique_values_refused(d[out], ar)
 
 
@@ -132,6 +135,7 @@ def _(out, ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 @adjoint(*numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all"))
 def _(out, x):
+    """As ``np.unique``'s: refused where a gradient reaches the values."""
     d[x] = unique_values_refused(d[out], x)
 
 
@@ -154,6 +158,9 @@ HISTOGRAM = "a histogram of differentiated data, bins, range or weights"
 
 @adjoint(np.histogram, np.histogramdd)
 def _(out, a, bins=10, range=None, density=None, weights=None):
+    """Refused where a gradient reaches the bin edges, a density, weighted counts, the bins or
+    the range: only the counts of unweighted data are constants. Forward mode refuses any
+    differentiated argument."""
     d[a] = histogram_refused(d[out], density)
     d[bins] = moves_refused("a histogram's bins", d[out])
     d[range] = moves_refused("a histogram's range", d[out])
@@ -170,6 +177,7 @@ def _(out, a, bins=10, range=None, density=None, weights=None):
 
 @adjoint(np.histogram2d)
 def _(out, x, y, bins=10, range=None, density=None, weights=None):
+    """As ``np.histogram``'s: only the counts of unweighted data are constants."""
     d[x] = histogram_refused(d[out], density)
     d[y] = histogram_refused(d[out], density)
     d[bins] = moves_refused("a histogram's bins", d[out])
@@ -188,6 +196,7 @@ def _(out, x, y, bins=10, range=None, density=None, weights=None):
 
 @adjoint(np.histogram_bin_edges)
 def _(out, a, bins=10, range=None, weights=None):
+    """Refused: the edges move with the data, the bins and the range."""
     d[a] = histogram_refused(d[out], False)
     d[bins] = moves_refused("a histogram's bins", d[out])
     d[range] = moves_refused("a histogram's range", d[out])
@@ -233,6 +242,8 @@ DRAW = ("a random draw whose distribution's parameters depend on the differentia
 @adjoint(np.random.normal, np.random.uniform, np.random.laplace, np.random.logistic,
          np.random.lognormal, np.random.beta, np.random.gamma)
 def _(out, p, q=1.0, size=None):
+    """Refused where the parameters are differentiated (the draw moves with them); a draw of
+    constant parameters is a constant."""
     d[p] = moves_refused(DRAW, d[out])
     d[q] = moves_refused(DRAW, d[out])
 
@@ -247,6 +258,7 @@ def _(out, p, q=1.0, size=None):
 @adjoint(np.random.exponential, np.random.standard_gamma, np.random.standard_t,
          np.random.dirichlet)
 def _(out, p, size=None):
+    """Refused where the parameter is differentiated (the draw moves with it)."""
     d[p] = moves_refused(DRAW, d[out])
 
 
@@ -266,6 +278,7 @@ REFUSED = [*numpy_functions("unique", "unique_values", "unique_counts", "unique_
 
 @adjoint(np.random.multivariate_normal)
 def _(out, mean, cov, size=None, check_valid="warn", tol=1e-8):
+    """Refused where the mean or covariance is differentiated (the draw moves with them)."""
     d[mean] = moves_refused(DRAW, d[out])
     d[cov] = moves_refused(DRAW, d[out])
 

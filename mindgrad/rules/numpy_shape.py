@@ -444,6 +444,8 @@ def slice_refused(*bounds):
 
 @adjoint(slice)
 def _(out, *bounds):
+    """Refused: a range ``i:j:k`` whose bounds depend on the differentiated input (in
+    ``np.mgrid``, ``np.ogrid``, ``np.r_``)."""
     d[bounds] = slice_refused(*bounds)
 
 
@@ -457,7 +459,9 @@ nondifferentiable(slice_refused)
 
 @adjoint(mgrid_, ogrid_)
 def _(out, *items):
-    d[items] = slice_refused(*items)  # its items are ranges: moving bounds are refused
+    """Ranges of constant bounds give a constant grid; bounds or steps that depend on the
+    differentiated input are refused (use ``np.linspace`` and ``np.meshgrid``)."""
+    d[items] = slice_refused(*items)
 
 
 @tangent(mgrid_, ogrid_)
@@ -1300,6 +1304,7 @@ def _(out, ts, args, ans):
 
 @adjoint(np.arange)
 def _(out, *args, dtype=None, device=None, like=None):
+    """``start + k step``: linear in ``start`` and ``step``; ``stop`` only sets the length."""
     d[args] = arange_grads(d[out], args, out)
 
 
