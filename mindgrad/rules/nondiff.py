@@ -13,6 +13,7 @@ import numpy as np
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent
 from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
 from mindgrad.runtime import GradientError, is_zero, real_grad, unbroadcast
+from mindgrad.runtime.tangents import TangentTuple, float_dtype
 
 
 def numpy_functions(*names, module=np):
@@ -80,7 +81,17 @@ def moves_refused(what, g=1.0):
         "operations, or outside the differentiated function")
 
 
-nondifferentiable(is_zero_tree, moves_refused)
+def numbers_only(g, value):
+    """``g``, or 0 where ``value`` holds no float (a bin count, a rule's name, None): what a
+    refusal checks for an argument that may or may not be differentiable."""
+    if value is None or isinstance(value, str):
+        return 0
+    kinds = [np.asarray(v).dtype.kind for v in (value if isinstance(value, (tuple, list))
+                                                 else [value])]
+    return g if any(k in "fc" for k in kinds) else 0
+
+
+nondifferentiable(is_zero_tree, moves_refused, numbers_only)
 
 
 def bincount_grad(g, x, weights):
@@ -156,7 +167,89 @@ nondifferentiable(histogram_refused)
 HISTOGRAM = "a histogram of differentiated data, bins, range or weights"
 
 
-@adjoint(np.histogram, np.histogramdd)
+def histogram_extremes(a, bins, range):
+    """Where ``np.histogram(a, bins, range)``'s edges come from: None for edges that do not
+    move with ``a`` (a range or an array of edges given), else the flat positions of ``a``'s
+    minimum and maximum, the first and last edges. A minimum or maximum several entries share
+    has no derivative: a NotImplementedError."""
+    if range is not None or np.ndim(bins) > 0:
+        return None
+    flat = np.ravel(a)
+    low, high = int(np.argmin(flat)), int(np.argmax(flat))
+    if np.sum(flat == flat[low]) > 1 or np.sum(flat == flat[high]) > 1:
+        raise NotImplementedError(
+            "np.histogram's bin edges run from the data's minimum to its maximum, which "
+            "several entries share here: they have no derivative; pass range=(lo, hi)")
+    return low, high
+
+
+def histogram_data_grad(g, a, bins, range, density, out):
+    """Gradient of ``np.histogram(a, bins, range, density)`` for ``a``: its edges run evenly
+    from ``a``'s minimum to its maximum (unless a range or edges are given), so those two
+    entries get the edges' gradient; the counts are constants, a density's refused."""
+    if is_zero_tree(g) or range is not None or np.ndim(bins) > 0:
+        return 0
+    g_counts, g_edges = g
+    if density:
+        moves_refused("the density of a histogram of differentiated data", g_counts)
+    if is_zero(g_edges):
+        return 0
+    low, high = histogram_extremes(a, bins, range)
+    share = np.linspace(0.0, 1.0, np.size(out[1]))
+    grad = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
+    grad.flat[low] += np.sum(g_edges * (1.0 - share))
+    grad.flat[high] += np.sum(g_edges * share)
+    return astype_grad(grad, a)
+
+
+def histogram_data_tangent(t, a, bins, range, density, out):
+    """Tangent of ``np.histogram(a, ...)`` from ``a`` (see ``histogram_data_grad``)."""
+    counts, edges = out
+    extremes = histogram_extremes(a, bins, range)
+    t_edges = np.zeros(np.shape(edges), float_dtype(edges))
+    if extremes is not None:
+        if density:
+            moves_refused("the density of a histogram of differentiated data")
+        flat = np.ravel(np.broadcast_to(t, np.shape(a)))
+        share = np.linspace(0.0, 1.0, np.size(edges))
+        t_edges = (flat[extremes[0]] * (1.0 - share) + flat[extremes[1]] * share).astype(
+            t_edges.dtype, copy=False)
+    return TangentTuple((np.zeros(np.shape(counts), float_dtype(counts)), t_edges))
+
+
+nondifferentiable(histogram_extremes)
+
+
+@linear(histogram_data_grad)
+def _(out, g, a, bins, range, density, ans):
+    ...
+
+
+@linear(histogram_data_tangent)
+def _(out, t, a, bins, range, density, ans):
+    ...
+
+
+@adjoint(np.histogram)
+def _(out, a, bins=10, range=None, density=None, weights=None):
+    """The counts are constants in the data; the edges run from its minimum to its maximum
+    (unless ``range`` or edges are given). Refused: a density of moving edges, and
+    differentiated bins, range or weights."""
+    d[a] = histogram_data_grad(d[out], a, bins, range, density, out)
+    d[bins] = moves_refused("a histogram's bins", numbers_only(d[out], bins))
+    d[range] = moves_refused("a histogram's range", numbers_only(d[out], range))
+    d[weights] = moves_refused("a weighted histogram's counts", numbers_only(d[out], weights))
+
+
+@tangent(np.histogram)
+def _(out, a, bins=10, range=None, density=None, weights=None):
+    d[out] = histogram_data_tangent(d[a], a, bins, range, density, out)
+    d[out] = moves_refused(HISTOGRAM, d[bins])
+    d[out] = moves_refused(HISTOGRAM, d[range])
+    d[out] = moves_refused(HISTOGRAM, d[weights])
+
+
+@adjoint(np.histogramdd)
 def _(out, a, bins=10, range=None, density=None, weights=None):
     """Refused where a gradient reaches the bin edges, a density, weighted counts, the bins or
     the range: only the counts of unweighted data are constants. Forward mode refuses any
@@ -167,7 +260,7 @@ def _(out, a, bins=10, range=None, density=None, weights=None):
     d[weights] = moves_refused("a weighted histogram's counts", d[out])
 
 
-@tangent(np.histogram, np.histogramdd)
+@tangent(np.histogramdd)
 def _(out, a, bins=10, range=None, density=None, weights=None):
     d[out] = moves_refused(HISTOGRAM, d[a])
     d[out] = moves_refused(HISTOGRAM, d[bins])
@@ -269,7 +362,7 @@ def _(out, p, size=None):
 
 
 REFUSED = [*numpy_functions("unique", "unique_values", "unique_counts", "unique_inverse",
-                            "unique_all", "histogram", "histogram2d", "histogramdd",
+                            "unique_all", "histogram2d", "histogramdd",
                             "histogram_bin_edges"),
            *numpy_functions("normal", "uniform", "laplace", "logistic", "lognormal", "beta",
                             "gamma", "exponential", "standard_gamma", "standard_t",

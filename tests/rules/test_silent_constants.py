@@ -57,6 +57,16 @@ case(np.frexp, np.array([0.3, -1.7, 5.45]))
 case(np.frexp, 3.0 * r(2, 3))
 case(np.frexp, np.array(0.3), label="frexp-0d")
 case(np.frexp, 2.7, label="frexp-float")
+# histogram: the counts constants, the edges from the data's minimum to its maximum
+_data = np.array([1.3, 0.4, 2.2, 0.9, 1.7])
+case(np.histogram, _data, 3)
+case(np.histogram, _data.reshape(5, 1), label="histogram-2d-data")
+case(np.histogram, _data, "auto", label="histogram-auto")
+case(np.histogram, _data, np.array([0, 1, 3]), label="histogram-integer-edges")
+helper(nd.histogram_data_grad, (r(3), r(4)), _data, 3, None, False, np.histogram(_data, 3),
+       only=TANGENTS)
+helper(nd.histogram_data_tangent, r(5), _data, 3, None, False, np.histogram(_data, 3),
+       only=TANGENTS)
 
 FLOAT32 = Cases()
 FLOAT32.add(np.bincount, np.array([0, 2, 2]), x32(3))
@@ -291,7 +301,6 @@ MOVING = {
     "unique-inverse": lambda b: np.sum(np.unique_inverse(b)[0]),
     "unique-all": lambda b: np.sum(np.unique_all(b)[0]),
     "unique-counts": lambda b: np.sum(np.unique_counts(b)[0]),
-    "histogram-edges": lambda b: np.sum(np.histogram(b, bins=3)[1]),
     "histogram-density": lambda b: np.sum(np.histogram(b, bins=3, density=True)[0]),
     "histogram-weights": lambda b: np.sum(np.histogram(np.arange(3.0), 3, weights=b)[0]),
     "histogram-bins": lambda b: np.sum(np.histogram(np.arange(3.0), bins=np.sort(b))[1]),
@@ -315,6 +324,36 @@ def test_values_that_move_are_refused_in_both_modes(name):
     fn, x = MOVING[name], np.array([1.3, 0.4, 2.2])
     for run in (lambda: mg.grad(fn)(x), lambda: mg.jvp(fn, (x,), (np.ones(3),))):
         with pytest.raises(NotImplementedError, match="moves with the differentiated input"):
+            run()
+
+
+def histogram_edges(b):
+    counts, edges = np.histogram(b, bins=3)
+    return np.sum(np.sin(edges) * np.arange(4.0)) + np.sum(counts * b[:3])
+
+
+def histogram_given_edges(b):
+    counts, edges = np.histogram(b, bins=np.array([0.0, 1.0, 2.5]))
+    density = np.histogram(b, 3, (0.0, 3.0), density=True)[0]
+    return np.sum(counts * b[:2]) + np.sum(edges) * b[0] + np.sum(density * b[1:4])
+
+
+@pytest.mark.parametrize("fn", [histogram_edges, histogram_given_edges, histogram_counts_only])
+def test_histogram_edges_move_with_the_data_extremes(fn):
+    x = np.array([1.3, 0.4, 2.2, 0.9, 1.7])
+    check_both_modes(fn, x)
+    v = RNG.standard_normal(5)  # forward over reverse
+    np.testing.assert_allclose(mg.jvp(mg.grad(fn), (x,), (v,))[1],
+                               central(mg.grad(fn), x, v), rtol=1e-5, atol=1e-8)
+
+
+def test_histogram_edges_at_a_shared_extreme_are_refused():
+    def fn(b):
+        return np.sum(np.histogram(np.r_[b, b[2]], bins=3)[1])
+
+    x = np.array([1.3, 0.4, 2.2])
+    for run in (lambda: mg.grad(fn)(x), lambda: mg.jvp(fn, (x,), (np.ones(3),))):
+        with pytest.raises(NotImplementedError, match="several entries share"):
             run()
 
 
