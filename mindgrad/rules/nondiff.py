@@ -13,7 +13,7 @@ import numpy as np
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent
 from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
 from mindgrad.runtime import GradientError, is_zero, real_grad, unbroadcast
-from mindgrad.runtime.tangents import TangentTuple, float_dtype
+from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_tangent_of
 
 
 def numpy_functions(*names, module=np):
@@ -121,38 +121,86 @@ UNIQUE_VALUES = "the values np.unique returns (entries of its input; for distinc
     "np.sort gives them)"
 
 
-def unique_values_refused(g, ar):
-    """The values of ``np.unique(ar)`` are entries of ``ar``: refused where the gradient of
-    the values (the first of several results) is not zero."""
-    return moves_refused(UNIQUE_VALUES, g[0] if isinstance(g, (tuple, list)) else g)
+def unique_gather(ar, axis=None, sorted=True):
+    """``(index, inverse, repeats)`` of ``np.unique(ar)``'s values in the flattened ``ar``:
+    the values are ``ar.flat[index]``, entry ``k`` is value ``inverse[k]``, and ``repeats``
+    says whether an entry repeats. Values along an axis, or unsorted, are refused."""
+    if axis is not None or not sorted:
+        moves_refused("np.unique(..., axis=...) or np.unique(..., sorted=False)'s values")
+    _, index, inverse, counts = np.unique(np.ravel(ar), return_index=True, return_inverse=True,
+                                          return_counts=True)
+    return index, np.ravel(inverse), bool(np.any(counts > 1))
 
 
-nondifferentiable(unique_values_refused)
+def unique_grad(g, ar, out, axis=None, sorted=True):
+    """Gradient of ``np.unique(ar)`` (and of ``unique_values``, ``unique_all``, ...) for ``ar``:
+    the values' gradient sent back to the entries they were taken from; the indices and counts
+    are constants. An entry that repeats has none (moving one copy adds a value): refused."""
+    g_values = g if not isinstance(g, (tuple, list)) else g[0]
+    if is_zero(g_values):
+        return 0
+    index, _, repeats = unique_gather(ar, axis, sorted)
+    if repeats:
+        raise NotImplementedError(
+            "np.unique of entries that repeat has no derivative (moving one copy apart adds a "
+            "value); it is differentiable where the entries are distinct")
+    grad = np.zeros(np.size(ar), dtype=np.result_type(ar, 1.0))
+    grad[index] = g_values
+    return astype_grad(grad.reshape(np.shape(ar)), ar)
+
+
+def unique_tangent(t, ar, out, axis=None, sorted=True):
+    """Tangent of ``np.unique(ar)`` (see ``unique_grad``): the tangents of the entries the
+    values were taken from; entries that repeat must move together, else refused."""
+    index, inverse, repeats = unique_gather(ar, axis, sorted)
+    flat = np.ravel(np.broadcast_to(t, np.shape(ar)))
+    values = out if isinstance(out, np.ndarray) else out[0]
+    t_values = flat[index].astype(float_dtype(values), copy=False)
+    if repeats and not np.array_equal(t_values[inverse], flat):
+        raise NotImplementedError(
+            "np.unique of entries that repeat, moved apart by the tangent, has no derivative "
+            "(a copy moved apart adds a value)")
+    if isinstance(out, np.ndarray):
+        return t_values
+    return TangentTuple((t_values, *(zero_tangent_of(part) for part in out[1:])))
+
+
+nondifferentiable(unique_gather)
+
+
+@linear(unique_grad)
+def _(out, g, ar, ans, axis=None, sorted=True):
+    ...
+
+
+@linear(unique_tangent)
+def _(out, t, ar, ans, axis=None, sorted=True):
+    ...
 
 
 @adjoint(*numpy_functions("unique"))
 def _(out, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
       equal_nan=True, sorted=True):
-    """Refused where a gradient reaches the values (entries of ``ar``); the indices and counts
-    are constants. Forward mode refuses a differentiated ``ar``."""
-    d[ar] = unique_values_refused(d[out], ar)
+    """The values are entries of ``ar`` (where they are distinct: a repeated entry is refused),
+    the indices and counts constants; values along an ``axis`` are refused."""
+    d[ar] = unique_grad(d[out], ar, out, axis, sorted)
 
 
 @tangent(*numpy_functions("unique"))
 def _(out, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
       equal_nan=True, sorted=True):
-    d[out] = moves_refused(UNIQUE_VALUES, d[ar])
+    d[out] = unique_tangent(d[ar], ar, out, axis, sorted)
 
 
 @adjoint(*numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all"))
 def _(out, x):
-    """As ``np.unique``'s: refused where a gradient reaches the values."""
-    d[x] = unique_values_refused(d[out], x)
+    """As ``np.unique``'s: the values are entries of ``x``, where they are distinct."""
+    d[x] = unique_grad(d[out], x, out)
 
 
 @tangent(*numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all"))
 def _(out, x):
-    d[out] = moves_refused(UNIQUE_VALUES, d[x])
+    d[out] = unique_tangent(d[x], x, out)
 
 
 def histogram_refused(g, density):
@@ -361,9 +409,7 @@ def _(out, p, size=None):
     d[out] = moves_refused(DRAW, d[p])
 
 
-REFUSED = [*numpy_functions("unique", "unique_values", "unique_counts", "unique_inverse",
-                            "unique_all", "histogram2d", "histogramdd",
-                            "histogram_bin_edges"),
+REFUSED = [*numpy_functions("histogram2d", "histogramdd", "histogram_bin_edges"),
            *numpy_functions("normal", "uniform", "laplace", "logistic", "lognormal", "beta",
                             "gamma", "exponential", "standard_gamma", "standard_t",
                             "dirichlet", "multivariate_normal", module=np.random)]

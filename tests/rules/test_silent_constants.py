@@ -14,6 +14,7 @@ import pytest
 import mindgrad as mg
 from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_shape as ns
+from mindgrad.rules.nondiff import numpy_functions
 from mindgrad.rules.numpy_shape import mgrid_, ogrid_, slice_refused
 from tests.support.inputs import Draw
 from tests.support.rule_check import TANGENTS, Cases, rule_tests
@@ -67,8 +68,19 @@ helper(nd.histogram_data_grad, (r(3), r(4)), _data, 3, None, False, np.histogram
        only=TANGENTS)
 helper(nd.histogram_data_tangent, r(5), _data, 3, None, False, np.histogram(_data, 3),
        only=TANGENTS)
+# unique: the values are entries of the input where those are distinct
+case(np.unique, np.array([1.3, 0.4, 2.2, 0.9]))
+case(np.unique, r(2, 3), label="unique-2d")
+case(np.unique, np.array([1.3, 0.4, 2.2]), True, True, True, label="unique-all-flags")
+for _fn in numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all"):
+    case(_fn, np.array([1.3, 0.4, 2.2, 0.9]))
+helper(nd.unique_grad, r(3), np.array([1.3, 0.4, 2.2]), np.unique([1.3, 0.4, 2.2]),
+       only=TANGENTS)
+helper(nd.unique_tangent, r(3), np.array([1.3, 0.4, 2.2]), np.unique([1.3, 0.4, 2.2]),
+       only=TANGENTS)
 
 FLOAT32 = Cases()
+FLOAT32.add(np.unique, x32(4))
 FLOAT32.add(np.bincount, np.array([0, 2, 2]), x32(3))
 FLOAT32.add(np.arange, np.array(0.3, np.float32), 3, np.array(0.45, np.float32))
 # np.nextafter in float32: test_nextafter_gradient_is_one_not_zero (its direction gets no
@@ -295,12 +307,6 @@ def test_constant_parts_still_differentiate_in_reverse_mode():
 
 
 MOVING = {
-    "unique": lambda b: np.sum(np.unique(b)),
-    "unique-values": lambda b: np.sum(np.unique_values(b)),
-    "unique-with-counts": lambda b: np.sum(np.unique(b, return_counts=True)[0]),
-    "unique-inverse": lambda b: np.sum(np.unique_inverse(b)[0]),
-    "unique-all": lambda b: np.sum(np.unique_all(b)[0]),
-    "unique-counts": lambda b: np.sum(np.unique_counts(b)[0]),
     "histogram-density": lambda b: np.sum(np.histogram(b, bins=3, density=True)[0]),
     "histogram-weights": lambda b: np.sum(np.histogram(np.arange(3.0), 3, weights=b)[0]),
     "histogram-bins": lambda b: np.sum(np.histogram(np.arange(3.0), bins=np.sort(b))[1]),
@@ -355,6 +361,37 @@ def test_histogram_edges_at_a_shared_extreme_are_refused():
     for run in (lambda: mg.grad(fn)(x), lambda: mg.jvp(fn, (x,), (np.ones(3),))):
         with pytest.raises(NotImplementedError, match="several entries share"):
             run()
+
+
+def unique_sum(b):
+    values = np.unique(b)
+    return np.sum(np.sin(values) * np.arange(np.size(values)))
+
+
+def unique_flags(b):
+    values, inverse, counts = np.unique(b, return_inverse=True, return_counts=True)
+    return np.sum(values ** 2 * counts) + np.sum(np.ravel(inverse) * np.ravel(b))
+
+
+@pytest.mark.parametrize("fn", [unique_sum, unique_flags])
+def test_unique_values_are_entries_of_the_input(fn):
+    for shape in [(4,), (2, 3), ()]:
+        check_both_modes(fn, RNG.standard_normal(shape))
+    g = mg.grad(lambda b: np.sum(np.unique(b) * np.array([1.0, 2.0, 3.0])))(
+        np.array([0.5, -1.0, 2.0]))
+    np.testing.assert_array_equal(g, [2.0, 1.0, 3.0])
+
+
+def test_unique_of_repeated_entries_is_refused():
+    x = np.array([1.3, 0.4, 1.3])
+    with pytest.raises(NotImplementedError, match="repeat"):
+        mg.grad(lambda b: np.sum(np.unique(b) * np.array([1.0, 2.0])))(x)
+    with pytest.raises(NotImplementedError, match="repeat"):
+        mg.jvp(lambda b: np.sum(np.unique(b) * np.array([1.0, 2.0])), (x,),
+               (np.array([1.0, 0.0, 0.0]),))
+    # moved together, copies stay one value: the tangent exists
+    t = mg.jvp(lambda b: np.sum(np.unique(b) * np.array([1.0, 2.0])), (x,), (np.ones(3),))[1]
+    assert t == 3.0
 
 
 def test_draws_of_constant_parameters_are_constants():
