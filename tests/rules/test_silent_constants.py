@@ -377,6 +377,9 @@ def unique_flags(b):
 def test_unique_values_are_entries_of_the_input(fn):
     for shape in [(4,), (2, 3), ()]:
         check_both_modes(fn, RNG.standard_normal(shape))
+    x, v = RNG.standard_normal(4), RNG.standard_normal(4)  # forward over reverse
+    np.testing.assert_allclose(mg.jvp(mg.grad(fn), (x,), (v,))[1], central(mg.grad(fn), x, v),
+                               rtol=1e-5, atol=1e-8)
     g = mg.grad(lambda b: np.sum(np.unique(b) * np.array([1.0, 2.0, 3.0])))(
         np.array([0.5, -1.0, 2.0]))
     np.testing.assert_array_equal(g, [2.0, 1.0, 3.0])
