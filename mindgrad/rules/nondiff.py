@@ -335,19 +335,41 @@ def _(out, x, y, bins=10, range=None, density=None, weights=None):
     d[out] = moves_refused(HISTOGRAM, d[weights])
 
 
+def bin_edges_grad(g, a, bins, range, out):
+    """Gradient of ``np.histogram_bin_edges(a, ...)`` for ``a``: as ``np.histogram``'s edges."""
+    return histogram_data_grad((0, g), a, bins, range, False, (None, out))
+
+
+def bin_edges_tangent(t, a, bins, range, out):
+    """Tangent of ``np.histogram_bin_edges(a, ...)`` from ``a``: as ``np.histogram``'s edges."""
+    return histogram_data_tangent(t, a, bins, range, False, (np.zeros(0), out))[1]
+
+
+@linear(bin_edges_grad)
+def _(out, g, a, bins, range, ans):
+    ...
+
+
+@linear(bin_edges_tangent)
+def _(out, t, a, bins, range, ans):
+    ...
+
+
 @adjoint(np.histogram_bin_edges)
 def _(out, a, bins=10, range=None, weights=None):
-    """Refused: the edges move with the data, the bins and the range."""
-    d[a] = histogram_refused(d[out], False)
-    d[bins] = moves_refused("a histogram's bins", d[out])
-    d[range] = moves_refused("a histogram's range", d[out])
+    """As ``np.histogram``'s edges: from the data's minimum to its maximum (unless ``range`` or
+    edges are given); differentiated bins or range are refused."""
+    d[a] = bin_edges_grad(d[out], a, bins, range, out)
+    d[bins] = moves_refused("a histogram's bins", numbers_only(d[out], bins))
+    d[range] = moves_refused("a histogram's range", numbers_only(d[out], range))
 
 
 @tangent(np.histogram_bin_edges)
 def _(out, a, bins=10, range=None, weights=None):
-    d[out] = moves_refused(HISTOGRAM, d[a])
+    d[out] = bin_edges_tangent(d[a], a, bins, range, out)
     d[out] = moves_refused(HISTOGRAM, d[bins])
     d[out] = moves_refused(HISTOGRAM, d[range])
+
 
 # ----- comparisons and logic ---------------------------------------------------------------
 
@@ -409,7 +431,7 @@ def _(out, p, size=None):
     d[out] = moves_refused(DRAW, d[p])
 
 
-REFUSED = [*numpy_functions("histogram2d", "histogramdd", "histogram_bin_edges"),
+REFUSED = [*numpy_functions("histogram2d", "histogramdd"),
            *numpy_functions("normal", "uniform", "laplace", "logistic", "lognormal", "beta",
                             "gamma", "exponential", "standard_gamma", "standard_t",
                             "dirichlet", "multivariate_normal", module=np.random)]

@@ -66,6 +66,12 @@ case(np.histogram, _data, "auto", label="histogram-auto")
 case(np.histogram, _data, np.array([0, 1, 3]), label="histogram-integer-edges")
 helper(nd.histogram_data_grad, (r(3), r(4)), _data, 3, None, False, np.histogram(_data, 3),
        only=TANGENTS)
+case(np.histogram_bin_edges, _data, 4)
+case(np.histogram_bin_edges, _data.reshape(5, 1), "auto", label="histogram_bin_edges-auto")
+helper(nd.bin_edges_grad, r(4), _data, 3, None, np.histogram_bin_edges(_data, 3),
+       only=TANGENTS)
+helper(nd.bin_edges_tangent, r(5), _data, 3, None, np.histogram_bin_edges(_data, 3),
+       only=TANGENTS)
 helper(nd.histogram_data_tangent, r(5), _data, 3, None, False, np.histogram(_data, 3),
        only=TANGENTS)
 # unique: the values are entries of the input where those are distinct
@@ -311,7 +317,6 @@ MOVING = {
     "histogram-weights": lambda b: np.sum(np.histogram(np.arange(3.0), 3, weights=b)[0]),
     "histogram-bins": lambda b: np.sum(np.histogram(np.arange(3.0), bins=np.sort(b))[1]),
     "histogram-range": lambda b: np.sum(np.histogram(np.arange(3.0), 2, (b[0], 3.0))[1]),
-    "histogram_bin_edges": lambda b: np.sum(np.histogram_bin_edges(b, bins=3)),
     "histogram2d": lambda b: np.sum(np.histogram2d(b, b * 2, bins=2)[1]),
     "histogramdd": lambda b: np.sum(np.histogramdd(b, bins=2)[1][0]),
     "normal": lambda b: np.sum(np.random.normal(b, 1.0)),
@@ -344,7 +349,12 @@ def histogram_given_edges(b):
     return np.sum(counts * b[:2]) + np.sum(edges) * b[0] + np.sum(density * b[1:4])
 
 
-@pytest.mark.parametrize("fn", [histogram_edges, histogram_given_edges, histogram_counts_only])
+def bin_edges(b):
+    return np.sum(np.cos(np.histogram_bin_edges(b, 4)) * np.arange(5.0))
+
+
+@pytest.mark.parametrize("fn", [histogram_edges, histogram_given_edges, histogram_counts_only,
+                                bin_edges])
 def test_histogram_edges_move_with_the_data_extremes(fn):
     x = np.array([1.3, 0.4, 2.2, 0.9, 1.7])
     check_both_modes(fn, x)
