@@ -261,8 +261,47 @@ def _(out, iterable, key=None, reverse=False):
 
 nondifferentiable(sorted_order)
 nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,
-                  builtins.isinstance, builtins.print, builtins.type, builtins.enumerate,
-                  builtins.zip, builtins.str, builtins.repr, builtins.any, builtins.all)
+                  builtins.isinstance, builtins.print, builtins.type, builtins.str, builtins.repr,
+                  builtins.any, builtins.all)
+
+# zip and enumerate pass their items on: a for loop or a comprehension over them is written
+# as indexing (compiler/normalize.py); the iterator itself, kept as a value, has no rule
+
+
+def iterator_refused(name, g=1):
+    """0 where no gradient reaches ``name(...)``'s iterator, else a NotImplementedError."""
+    if g is None or is_zero(g):
+        return 0
+    raise NotImplementedError(
+        f"{name}(...) kept as a value (not iterated over by a for loop or a comprehension) "
+        "has no gradient or tangent rule; build the items with a comprehension instead, e.g. "
+        "[(a[i], b[i]) for i in range(len(a))] or dict((k, v) for k, v in zip(keys, values))")
+
+
+nondifferentiable(iterator_refused)
+
+
+@adjoint(builtins.zip)
+def _(out, *iterables, strict=False):
+    """Iterated over by a for loop or a comprehension (written as indexing); refused where the
+    iterator is kept as a value (``list(zip(a, b))``, ``dict(zip(keys, values))``)."""
+    d[iterables] = iterator_refused("zip", d[out])
+
+
+@tangent(builtins.zip)
+def _(out, *iterables, strict=False):
+    d[out] = iterator_refused("zip", d[iterables])
+
+
+@adjoint(builtins.enumerate)
+def _(out, iterable, start=0):
+    """As ``zip``'s: refused where the iterator is kept as a value."""
+    d[iterable] = iterator_refused("enumerate", d[out])
+
+
+@tangent(builtins.enumerate)
+def _(out, iterable, start=0):
+    d[out] = iterator_refused("enumerate", d[iterable])
 
 # ----- math --------------------------------------------------------------------------------
 
@@ -290,8 +329,8 @@ def _(out, x):
 
 @elementwise(math.pow)
 def _(out, x, y):
-    slope[x] = y * math.pow(x, y - 1.0)
-    slope[y] = out * math.log(x)
+    slope[x] = y * math.pow(x, y - 1.0 + (y == 0))  # 0 for y = 0, also at x = 0
+    slope[y] = out * math.log(x + (x == 0))  # 0 ** y is 0 for y > 0
 
 
 @elementwise(math.sinh)
@@ -348,4 +387,42 @@ def _(out, x, y):
     slope[x] = math.copysign(1.0, x) * math.copysign(1.0, out)
 
 
+@elementwise(math.ldexp)
+def _(out, x, i):
+    slope[x] = math.ldexp(1.0, i)  # x 2^i; the integer exponent has no gradient
+
+
+@elementwise(math.fmod)
+def _(out, x, y):
+    slope[x] = 1.0
+    slope[y] = -math.trunc(x / y)  # x - trunc(x / y) y
+
+
+@elementwise(math.remainder)
+def _(out, x, y):
+    slope[x] = 1.0
+    slope[y] = (out - x) / y  # x - n y for the nearest integer n
+
+
+@adjoint(math.frexp)
+def _(out, x):
+    d[x] = d[out][0] * math.ldexp(1.0, -out[1])  # x = m 2^e, e piecewise constant
+
+
+@tangent(math.frexp)
+def _(out, x):
+    d[out] = TangentTuple((d[x] * math.ldexp(1.0, -out[1]), 0))
+
+
+@adjoint(math.modf)
+def _(out, x):
+    d[x] = d[out][0] + 0.0  # x = fraction + integral part, the latter piecewise constant
+
+
+@tangent(math.modf)
+def _(out, x):
+    d[out] = TangentTuple((d[x] + 0.0, 0.0))
+
+
+nondifferentiable(math.ulp)  # piecewise constant, as np.spacing
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)

@@ -741,12 +741,33 @@ def _(out, x, xp, fp, left=None, right=None, period=None):
     d[out] = interp_tangent(d[right], x, xp, fp, out, left, right, period, "right")
 
 
-# ----- ldexp, modf, divmod, unwrap, real_if_close, astype -------------------------------------
+# ----- ldexp, frexp, nextafter, heaviside, modf, divmod, unwrap, real_if_close, astype -----------
 
 
 @elementwise(np.ldexp)
 def _(out, x, e):
     slope[x] = np.ldexp(1.0, e)  # x 2^e; the integer exponent has no gradient
+
+
+@elementwise(np.nextafter, math.nextafter)
+def _(out, x, y):
+    slope[x] = 1.0  # x moved one ulp toward y: the direction y only picks the step's sign
+
+
+@elementwise(np.heaviside)
+def _(out, x, h):
+    slope[h] = x == 0  # h is the value at x == 0; the step in x has slope 0 almost everywhere
+
+
+@adjoint(np.frexp)
+def _(out, x):
+    d[x] = astype_grad(unbroadcast(d[out][0] * np.ldexp(1.0, -out[1]), x), x)  # x = m 2^e
+
+
+@tangent(np.frexp)
+def _(out, x):
+    d[out] = TangentTuple((np.asarray(broadcast_tangent(d[x], out[0]) * np.ldexp(1.0, -out[1]),
+                                      float_dtype(out[0])), zero_tangent_of(out[1])))
 
 
 @adjoint(np.modf)

@@ -403,6 +403,72 @@ indexed_as_call(np.r_, r_)
 indexed_as_call(np.c_, c_)
 
 
+def s_(*items):
+    """``np.s_[items]``: the item itself (a tuple of several), written as a call (see ``r_``)
+    so that the items it passes on are differentiated."""
+    return items[0] if len(items) == 1 else items
+
+
+def index_exp(*items):
+    """``np.index_exp[items]``: the items as a tuple (see ``s_``)."""
+    return items
+
+
+indexed_as_call(np.s_, s_)
+indexed_as_call(np.index_exp, index_exp)
+
+
+def mgrid_(*items):
+    """``np.mgrid[items]``, written as a call (see ``r_``) so that bounds that depend on the
+    differentiated input are refused rather than taken as constants."""
+    return np.mgrid[items[0] if len(items) == 1 else items]
+
+
+def ogrid_(*items):
+    """``np.ogrid[items]`` (see ``mgrid_``)."""
+    return np.ogrid[items[0] if len(items) == 1 else items]
+
+
+indexed_as_call(np.mgrid, mgrid_)
+indexed_as_call(np.ogrid, ogrid_)
+
+
+def slice_refused(*bounds):
+    """Raises: a range ``i:j:k`` whose numbers depend on the differentiated input."""
+    raise NotImplementedError(
+        "a range i:j:k (or slice(i, j, k)) whose bounds or step depend on the differentiated "
+        "input has no gradient (in np.mgrid, np.ogrid, np.r_ its numbers would be taken as "
+        "constants); build the numbers with np.linspace, differentiable in its endpoints, or "
+        "np.arange(n) * step + start")
+
+
+@adjoint(slice)
+def _(out, *bounds):
+    """Refused: a range ``i:j:k`` whose bounds depend on the differentiated input (in
+    ``np.mgrid``, ``np.ogrid``, ``np.r_``)."""
+    d[bounds] = slice_refused(*bounds)
+
+
+@tangent(slice)
+def _(out, *bounds):
+    d[out] = slice_refused(*bounds)
+
+
+nondifferentiable(slice_refused)
+
+
+@adjoint(mgrid_, ogrid_)
+def _(out, *items):
+    """Ranges of constant bounds give a constant grid; bounds or steps that depend on the
+    differentiated input are refused (use ``np.linspace`` and ``np.meshgrid``)."""
+    d[items] = slice_refused(*items)
+
+
+@tangent(mgrid_, ogrid_)
+def _(out, *items):
+    d[out] = slice_refused(*items)
+
+
 def index_join_layout(concatenator, items):
     """How ``np.r_[items]`` (``concatenator`` is ``np.r_`` or ``np.c_``) lays the items out,
     as NumPy does: the axis it joins along, and per item ``(shape, axes)``, the item reshaped
@@ -1187,6 +1253,64 @@ def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
       device=None):
     d[out] = linspace_tangent(d[start], out, num, endpoint, retstep, axis, False)
     d[out] = linspace_tangent(d[stop], out, num, endpoint, retstep, axis, True)
+
+
+# arange(start, stop, step) = start + k * step for k < its length, which moves with none of
+# them but at the points where it jumps: linear in start and step, constant in stop
+
+
+def arange_grads(g, args, out):
+    """Gradients of ``np.arange(*args)``, one per positional argument: ``start`` gets the sum of
+    ``g``, ``step`` that of ``k g``, ``stop`` (and the one argument of ``arange(stop)``, whose
+    values are 0, 1, ...) 0; all 0 for an integer result."""
+    grads = [0] * len(args)
+    if is_zero(g) or len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
+        return tuple(grads)
+    grads[0] = astype_grad(np.sum(g), args[0])
+    if len(args) > 2 and args[2] is not None:
+        grads[2] = astype_grad(np.sum(g * np.arange(np.size(out))), args[2])
+    return tuple(grads)
+
+
+def arange_tangent(ts, args, out):
+    """Tangent of ``np.arange(*args)``: ``t_start + k t_step`` (see ``arange_grads``)."""
+    dtype = float_dtype(out)
+    t = np.zeros(np.shape(out), dtype)
+    if len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
+        return t
+    ts = ts if isinstance(ts, (tuple, list)) else (ts,) * len(args)
+    if not is_zero(ts[0]):
+        t = t + ts[0]
+    if len(args) > 2 and args[2] is not None and not is_zero(ts[2]):
+        t = t + ts[2] * np.arange(np.size(out))
+    return np.asarray(t, dtype)
+
+
+@adjoint(arange_grads)  # linear in g: the transpose is the tangent
+def _(out, g, args, ans):
+    d[g] = arange_tangent(d[out], args, g)
+
+
+@tangent(arange_grads)
+def _(out, g, args, ans):
+    d[out] = summable(arange_grads(d[g], args, ans))
+
+
+@linear(arange_tangent, wrt="ts")
+@adjoint(arange_tangent)  # linear in ts: the transpose is the gradient
+def _(out, ts, args, ans):
+    d[ts] = arange_grads(d[out], args, ans)
+
+
+@adjoint(np.arange)
+def _(out, *args, dtype=None, device=None, like=None):
+    """``start + k step``: linear in ``start`` and ``step``; ``stop`` only sets the length."""
+    d[args] = arange_grads(d[out], args, out)
+
+
+@tangent(np.arange)
+def _(out, *args, dtype=None, device=None, like=None):
+    d[out] = arange_tangent(d[args], args, out)
 
 
 def expand_base(base, out, axis):

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+import mindgrad as mg
 from mindgrad.rules import builtins_math as bm
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
@@ -63,6 +64,16 @@ case(math.copysign, f(), -f(pos))
 case(math.hypot, f(), f())
 case(math.hypot, f(), f(), f())
 case(math.hypot, f())
+case(math.ldexp, f(), 3)
+case(math.ldexp, f(), -2, label="ldexp-down")
+case(math.fmod, 5.45, 1.3)
+case(math.fmod, -2.3, 0.7, label="fmod-negative")
+case(math.remainder, 5.45, 1.3)
+case(math.remainder, 2.3, -0.7, label="remainder-negative")
+case(math.frexp, 5.45)
+case(math.frexp, -0.3, label="frexp-negative")
+case(math.modf, 5.45)
+case(math.modf, -2.3, label="modf-negative")
 
 # ----- the helpers the gradients call (what grad of grad differentiates): forward over reverse
 # only, they have no adjoint rules
@@ -88,3 +99,17 @@ helper(bm.sorted_grad, [f(), f(), f()], np.array([2.0, -1.0, 0.5]), abs, only=TA
 globals().update(rule_tests(CASES))
 
 
+# ----- math.pow at 0 ** 0: the slope of x ** 0 is 0, as operator.pow's ---------------------
+
+
+def test_math_pow_of_zero_to_the_zero():
+    assert mg.grad(lambda x: math.pow(x, 0.0))(0.0) == 0.0
+    assert mg.jvp(lambda x: math.pow(x, 0.0), (0.0,), (1.0,)) == (1.0, 0.0)
+    assert mg.grad(mg.grad(lambda x: math.pow(x, 0.0)))(0.0) == 0.0
+    # 0 ** y is 0 for y > 0: no slope in y; in x, 2 x at 0
+    gx, gy = mg.grad(lambda x, y: math.pow(x, y), grad_position=(0, 1))(0.0, 2.0)
+    assert (gx, gy) == (0.0, 0.0)
+    x, y, h = 1.3, 0.7, 1e-6
+    gx, gy = mg.grad(lambda x, y: math.pow(x, y), grad_position=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, (math.pow(x + h, y) - math.pow(x - h, y)) / (2 * h), rtol=1e-7)
+    np.testing.assert_allclose(gy, (math.pow(x, y + h) - math.pow(x, y - h)) / (2 * h), rtol=1e-7)

@@ -15,7 +15,7 @@ import pytest
 
 import tests.rules
 from mindgrad import rules
-from mindgrad.rules import is_nondifferentiable, lookup
+from mindgrad.rules import is_nondifferentiable, lookup, nondiff
 from mindgrad.rules.numpy_callables import (
     apply_along_axis_grads,
     apply_along_axis_tangent,
@@ -23,6 +23,7 @@ from mindgrad.rules.numpy_callables import (
     piecewise_tangent,
 )
 from mindgrad.rules.numpy_pinv import no_second_derivative
+from mindgrad.rules.numpy_shape import mgrid_, ogrid_
 from tests.support.rule_check import (
     ADJOINT,
     TANGENT,
@@ -38,9 +39,13 @@ from tests.support.rule_check import (
 # and rules that refuse, checked to raise: numpy_pinv.no_second_derivative
 # (test_linalg_spectral.py's test_pinv_of_a_rank_deficient_matrix_refuses_a_second_derivative)
 # and the helpers of numpy_callables (test_numpy_callables.py's
-# test_the_helpers_refuse_their_derivatives)
+# test_the_helpers_refuse_their_derivatives), and ranges whose bounds move (slice, np.mgrid,
+# np.ogrid: test_silent_constants.py's test_slice_rules_refuse), and values that move with no
+# rule (np.unique's, histograms', random draws': its test_values_that_move_are_refused_...,
+# zip and enumerate kept as values: its test_zip_and_enumerate_kept_as_values_are_refused)
 REFUSING = {no_second_derivative, apply_along_axis_grads, apply_along_axis_tangent,
-            piecewise_grads, piecewise_tangent}
+            piecewise_grads, piecewise_tangent, slice, mgrid_, ogrid_, *nondiff.REFUSED, zip,
+            enumerate}
 try:  # and scipy_integrate's (test_scipy_integrate.py's test_second_derivatives_are_refused)
     from mindgrad.rules.scipy_integrate import odeint_grads, odeint_tangent
     REFUSING |= {odeint_grads, odeint_tangent}
