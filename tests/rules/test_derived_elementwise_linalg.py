@@ -193,7 +193,7 @@ PINNED = [
      ('d[out] = as_sequence_grad(d[g], x)',),
      ('d[out] = rr.as_sequence_grad(d[g], x)',)),
     (rr.broadcast_back,
-     ('d[out] = broadcast_back(d[g], like)',),
+     ('d[out] = broadcast_back(d[g], like, x)',),
      ('d[out] = rr.broadcast_back(d[g], like)',)),
     (rr.concat_grads_adjoint,
      ('d[out] = concat_grads_adjoint(d[g_out], x, y)',),
