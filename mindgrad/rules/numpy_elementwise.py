@@ -57,22 +57,22 @@ def _(out, x):
     slope[x] = out + 1.0
 
 
-@elementwise(np.log)
+@elementwise(np.log, singular=True)
 def _(out, x):
     slope[x] = 1.0 / x
 
 
-@elementwise(np.log2, math.log2)
+@elementwise(np.log2, math.log2, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (x * math.log(2.0))
 
 
-@elementwise(np.log10, math.log10)
+@elementwise(np.log10, math.log10, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (x * math.log(10.0))
 
 
-@elementwise(np.log1p)
+@elementwise(np.log1p, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (x + 1.0)
 
@@ -92,12 +92,12 @@ def _(out, x, y):
 # ----- powers and roots --------------------------------------------------------------------
 
 
-@elementwise(np.sqrt, math.sqrt)
+@elementwise(np.sqrt, math.sqrt, singular=True)
 def _(out, x):
     slope[x] = 0.5 / out
 
 
-@elementwise(np.cbrt)
+@elementwise(np.cbrt, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (3.0 * out * out)
 
@@ -107,12 +107,12 @@ def _(out, x):
     slope[x] = 2.0 * x
 
 
-@elementwise(np.reciprocal)
+@elementwise(np.reciprocal, singular=True)
 def _(out, x):
     slope[x] = -out * out
 
 
-@elementwise(np.hypot)
+@elementwise(np.hypot, singular=True)
 def _(out, x, y):
     slope[x] = x / out
     slope[y] = y / out
@@ -136,12 +136,12 @@ def _(out, x):
     slope[x] = 1.0 + out * out
 
 
-@elementwise(np.arcsin)
+@elementwise(np.arcsin, singular=True)
 def _(out, x):
     slope[x] = 1.0 / np.sqrt(1.0 - x * x)
 
 
-@elementwise(np.arccos)
+@elementwise(np.arccos, singular=True)
 def _(out, x):
     slope[x] = -1.0 / np.sqrt(1.0 - x * x)
 
@@ -151,7 +151,7 @@ def _(out, x):
     slope[x] = 1.0 / (1.0 + x * x)
 
 
-@elementwise(np.arctan2, math.atan2)
+@elementwise(np.arctan2, math.atan2, singular=True)
 def _(out, y, x):
     slope[y] = x / (x * x + y * y)
     slope[x] = -y / (x * x + y * y)
@@ -177,12 +177,12 @@ def _(out, x):
     slope[x] = 1.0 / np.sqrt(x * x + 1.0)
 
 
-@elementwise(np.arccosh)
+@elementwise(np.arccosh, singular=True)
 def _(out, x):
     slope[x] = 1.0 / np.sqrt(x * x - 1.0)
 
 
-@elementwise(np.arctanh)
+@elementwise(np.arctanh, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (1.0 - x * x)
 
