@@ -156,8 +156,9 @@ def _finite(expr) -> bool:
 def unbounded_names(fdef, resolve):
     """The locals of the normalized ``fdef`` that may hold inf or NaN where its arguments are
     finite: results of functions whose slope is singular (``np.log``, ``np.sqrt``, ``x / y``:
-    the branch ``np.where`` does not take computes ``np.log(0)``), of user functions, and
-    what is computed from them. A gradient times a slope reading one of them is
+    the branch ``np.where`` does not take computes ``np.log(0)``) and what is computed from
+    them, and ``np.nan``, ``np.inf``. A user function's result is taken as finite where its
+    arguments are. A gradient times a slope reading one of them is
     ``times_slope``: the 0 a branch not taken gets stays 0 (``d_mul * log`` for ``x *
     np.log(x)`` at 0). Flow-insensitive: a name assigned such a value anywhere is one."""
     from mindgrad import rules
@@ -174,16 +175,18 @@ def unbounded_names(fdef, resolve):
         for sub in gast.walk(value):
             if isinstance(sub, gast.Name) and sub.id in found:
                 return True
+            if isinstance(sub, gast.Constant) and isinstance(sub.value, float) or \
+                    isinstance(sub, (gast.Name, gast.Attribute)) and isinstance(sub.ctx, gast.Load):
+                value = sub.value if isinstance(sub, gast.Constant) else resolve(sub)
+                if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+                    return True  # np.nan, np.inf
             if isinstance(sub, gast.BinOp) and isinstance(
                     sub.op, (gast.Div, gast.Pow, gast.Mod, gast.FloorDiv)) and not _finite(sub):
                 return True  # 1 / x, x ** -1, x ** 0.5
             if isinstance(sub, gast.Call) and resolve.receiver(sub.func) is None:
-                target = resolve(sub.func)
-                if target is None or rules.is_nondifferentiable(target):
-                    continue
-                rule = rules.lookup(target)
-                if rule is None or rule.singular:
-                    return True  # a user function, or np.log
+                rule = rules.lookup(resolve(sub.func))
+                if rule is not None and rule.singular:
+                    return True
         return False
 
     found, changed = set(), True

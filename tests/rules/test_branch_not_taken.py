@@ -236,3 +236,21 @@ def test_a_nan_cotangent_is_not_hidden():
 
     g = mg.grad(sqrt_all)(np.array([4.0, -1.0]))
     assert g[0] == 0.25 and np.isnan(g[1])
+
+
+def nan_constant_where(x):
+    return np.nansum(np.where(x > 0, np.nan, x) * np.sum(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_nan_constant_in_the_branch_not_taken(dtype):
+    # f = S * (sum of x_i <= 0), S = sum(x): a product with np.nan where the gradient is 0
+    x = np.array([1.0, -2.0, -0.5], dtype)
+    kept = np.sum(x[x <= 0])
+    truth = kept + np.sum(x) * (x <= 0)
+    g = mg.grad(nan_constant_where)(x)
+    assert g.dtype == dtype
+    np.testing.assert_allclose(g, truth, rtol=1e-6)
+    v = RNG.standard_normal(3)
+    np.testing.assert_allclose(mg.jvp(nan_constant_where, (x,), (v.astype(dtype),))[1],
+                               np.sum(truth * v), rtol=1e-5)
