@@ -77,13 +77,13 @@ def _(out, x):
     slope[x] = 1.0 / (x + 1.0)
 
 
-@elementwise(np.logaddexp)
+@elementwise(np.logaddexp, singular=True)
 def _(out, x, y):
     slope[x] = np.exp(x - out)
     slope[y] = np.exp(y - out)
 
 
-@elementwise(np.logaddexp2)
+@elementwise(np.logaddexp2, singular=True)
 def _(out, x, y):
     slope[x] = np.exp2(x - out)
     slope[y] = np.exp2(y - out)
@@ -131,7 +131,7 @@ def _(out, x):
     slope[x] = -np.sin(x)
 
 
-@elementwise(np.tan, math.tan)
+@elementwise(np.tan, math.tan, singular=True)
 def _(out, x):
     slope[x] = 1.0 + out * out
 

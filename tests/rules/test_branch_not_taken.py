@@ -17,6 +17,11 @@ import pytest
 
 import mindgrad as mg
 
+try:
+    import scipy.special as sp
+except ImportError:  # the scipy.special case is left out
+    sp = None
+
 RNG = np.random.default_rng(2026)
 EPS = 1e-6
 
@@ -95,6 +100,11 @@ def hypot_arctan2_kept(x, y):
     return np.sum(np.where(KEEP, np.hypot(x, y) + np.arctan2(y, x), x * y))
 
 
+def scipy_kept(x):
+    return np.sum(np.where(KEEP, sp.logit(x) + sp.gammaln(x) + sp.erfinv(x) + sp.y0(x)
+                           + sp.xlogy(x, x), x))
+
+
 X = np.array([1.3, -2.0, 0.4, -0.7])
 ZEROS = np.array([1.3, 0.0, -0.4, 0.0])
 OUTSIDE = np.array([0.3, -1.5, -0.6, 2.5])
@@ -120,6 +130,8 @@ CASES = [
     (exponent_where, (np.array([[1.5, -2.0, 0.8], [-0.5, 2.0, 1.1]]), np.array([0.5, 1.5, 2.5]))),
     (hypot_arctan2_kept, (np.array([1.0, 0.0, -0.5, 0.0]), np.array([0.5, 0.0, 2.0, 0.0]))),
 ]
+if sp is not None:  # poles and domain ends at 0 and 1, not kept
+    CASES.append((scipy_kept, (np.array([0.3, 0.0, 0.6, 1.0]),)))
 IDS = [f"{fn.__name__}-{'x'.join(str(np.shape(a)) for a in args)}" for fn, args in CASES]
 
 
