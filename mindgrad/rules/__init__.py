@@ -896,13 +896,16 @@ def lookup_tangent_attr(name):
     return _TANGENTS.get(("attr", name))
 
 
-def adjoint(*fns):
-    """Register a gradient-rule template for the functions ``fns`` (see the module docstring)."""
+def adjoint(*fns, singular=False):
+    """Register a gradient-rule template for the functions ``fns`` (see the module docstring).
+    ``singular``: as for ``@elementwise``, the functions' results may be inf or NaN where their
+    arguments are finite (``np.float_power(x, 0.5)`` below 0), and the products with slopes
+    reading them are ``times_slope``."""
     if not fns:
         raise TypeError("adjoint() needs at least one function to register a rule for")
 
     def decorate(template):
-        return _register(fns, template)
+        return _register(fns, template, singular=singular)
 
     return decorate
 

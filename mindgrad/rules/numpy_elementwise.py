@@ -30,7 +30,14 @@ from mindgrad.rules import (
     slope,
     tangent,
 )
-from mindgrad.runtime import is_zero, real_grad, takes_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import (
+    is_zero,
+    real_grad,
+    takes_zero,
+    times_slope,
+    unbroadcast,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -610,10 +617,12 @@ def _(out, x, y):
     slope[y] = -np.trunc(x / y)  # fmod(x, y) = x - y trunc(x / y)
 
 
-@adjoint(np.float_power)
+@adjoint(np.float_power, singular=True)
 def _(out, x, y):
-    d[x] = astype_grad(unbroadcast(d[out] * (y * np.float_power(x, y - 1 + (y == 0))), x), x)
-    d[y] = astype_grad(unbroadcast(d[out] * out * np.log(np.where(x == 0, 1, x)), y), y)
+    d[x] = astype_grad(unbroadcast(times_slope(d[out], y * np.float_power(x, y - 1 + (y == 0))),
+                                   x), x)
+    d[y] = astype_grad(unbroadcast(times_slope(d[out], out * np.log(np.where(x == 0, 1, x))),
+                                   y), y)
 
 
 @tangent(np.float_power)  # the output is float64, whatever the inputs' float dtype

@@ -63,6 +63,10 @@ def fractional_power_where(x):
     return np.sum(np.where(x > 0, np.power(x, 1.5), -x))
 
 
+def float_power_where(x):
+    return np.sum(np.where(x > 0, np.float_power(x, 0.5) * x, x))
+
+
 def arcsin_arccos_where(x):
     return np.sum(np.where(np.abs(x) < 1, np.arcsin(x) + x * np.arccos(x), x * x))
 
@@ -119,6 +123,7 @@ CASES = [
     (entropy_where, (np.array([0.5, -1.0, 2.0, -0.3]),)),
     (inverse_square_where, (ZEROS,)),
     (fractional_power_where, (X,)),
+    (float_power_where, (X,)),
     (arcsin_arccos_where, (OUTSIDE,)),
     (arctanh_where, (np.array([0.3, 1.0, -0.5, -1.0]),)),
     (arccosh_where, (np.array([1.5, 0.5, 3.0, -0.2]),)),
