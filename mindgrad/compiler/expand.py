@@ -157,10 +157,11 @@ def unbounded_names(fdef, resolve):
     """The locals of the normalized ``fdef`` that may hold inf or NaN where its arguments are
     finite: results of functions whose slope is singular (``np.log``, ``np.sqrt``, ``x / y``:
     the branch ``np.where`` does not take computes ``np.log(0)``) and what is computed from
-    them, and ``np.nan``, ``np.inf``. A user function's result is taken as finite where its
-    arguments are. A gradient times a slope reading one of them is
-    ``times_slope``: the 0 a branch not taken gets stays 0 (``d_mul * log`` for ``x *
-    np.log(x)`` at 0). Flow-insensitive: a name assigned such a value anywhere is one."""
+    them, results of the user's functions (which may call those), and ``np.nan``,
+    ``np.inf``. Objects called (a ``Cell``) are taken as finite where their arguments are.
+    A gradient times a slope reading one of them is ``times_slope``: the 0 a branch not taken
+    gets stays 0 (``d_mul * log`` for ``x * np.log(x)`` at 0). Flow-insensitive: a name
+    assigned such a value anywhere is one."""
     from mindgrad import rules
 
     pairs = []
@@ -184,9 +185,12 @@ def unbounded_names(fdef, resolve):
                     sub.op, (gast.Div, gast.Pow, gast.Mod, gast.FloorDiv)) and not _finite(sub):
                 return True  # 1 / x, x ** -1, x ** 0.5
             if isinstance(sub, gast.Call) and resolve.receiver(sub.func) is None:
-                rule = rules.lookup(resolve(sub.func))
-                if rule is not None and rule.singular:
-                    return True
+                target = resolve(sub.func)
+                rule = rules.lookup(target)
+                if rule is not None and rule.singular or rule is None and \
+                        inspect.isfunction(target) and \
+                        not (target.__module__ or "").startswith("mindgrad."):
+                    return True  # np.log, or a function of the user's: it may call np.log
         return False
 
     found, changed = set(), True

@@ -88,6 +88,15 @@ def chain_where(x):
     return np.sum(np.where(x > 0, np.exp(np.log(x)) * np.tanh(np.sqrt(x)), x))
 
 
+def user_log(x):
+    return np.log(x)
+
+
+def user_function_where(x):
+    # the user's function computes log(-2) in the branch not taken
+    return np.sum(np.where(x > 0, x * user_log(x), x))
+
+
 def quotient_kept(x, y):
     return np.sum(np.where(KEEP_COLUMNS, x / y, x * y))
 
@@ -129,6 +138,7 @@ CASES = [
     (arccosh_where, (np.array([1.5, 0.5, 3.0, -0.2]),)),
     (nested_where, (X,)),
     (chain_where, (X,)),
+    (user_function_where, (X,)),
     (quotient_kept, (np.array([[1.0, 2.0, -1.5], [0.5, -0.3, 2.0]]), np.array([0.7, 0.0, -1.2]))),
     (quotient_0d, (np.array(1.5), np.array(0.0))),
     (quotient_0d, (np.array(0.0), np.array(0.0))),
