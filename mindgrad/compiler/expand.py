@@ -18,7 +18,8 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.rules import RuleError
+from mindgrad.compiler.optimize import Fold
+from mindgrad.rules import RuleError, scaled
 from mindgrad.runtime.tangents import add_tangent, broadcast_tangent
 
 
@@ -42,6 +43,7 @@ class _Substitute(gast.NodeTransformer):
         self.rule, self.params, self.out_name = rule, params, out_name
         self.d_reads = d_reads if isinstance(d_reads, dict) else {rule.out: A.load(d_reads)}
         self.temps, self.bind = temps, gen.bind
+        self.unbounded = getattr(gen, "unbounded", set())
         self.same_shape = gen.same_shape
         self.comprehension_names = set()
         self.unbroadcast = runtime.unbroadcast
@@ -70,6 +72,15 @@ class _Substitute(gast.NodeTransformer):
             if bound is not None and self.same_shape(bound, self.out_name):
                 return self.visit(node.args[0])
         callee = self._callee(node.func)
+        if callee is runtime.times_slope and self.rule.from_slopes:
+            # an @elementwise slope: a plain product where it is finite (2 * x for x ** 2,
+            # y for x * y), unless it reads a value that may be inf or NaN (unbounded_names)
+            g, slope = (self.visit(arg) for arg in node.args)
+            slope = Fold().visit(slope)
+            if (_finite(slope) or not self.rule.singular) and \
+                    A.names_in(slope, gast.Load).isdisjoint(self.unbounded):
+                return scaled(g, slope)
+            return A.call(self.visit(node.func), g, slope)
         if callee in self.broadcasts and node.args:
             # broadcast_tangent(d[x], out) is d[x] when x is a number or an array of out's shape
             p = _tangent_param(node.args[0])
@@ -119,6 +130,77 @@ class _Substitute(gast.NodeTransformer):
             return A.load(self.bind(getattr(builtins, name), name))
         raise RuleError(f"the rule for {self.rule.name} reads {name!r}, which is neither a "
                         "parameter, a temporary, nor a name of its module")
+
+
+def _finite(expr) -> bool:
+    """Whether ``expr`` is finite wherever the names it reads are: numbers, names, sums and
+    products, powers of a non-negative integer exponent and quotients by a number other than
+    0 (not ``1.0 / x``, ``x ** -1`` or a call such as ``np.sqrt(x)``)."""
+    if isinstance(expr, gast.Name):
+        return True
+    if isinstance(expr, gast.Constant):
+        return type(expr.value) in (int, float, bool) and np.isfinite(expr.value)
+    if isinstance(expr, gast.UnaryOp):
+        return isinstance(expr.op, (gast.USub, gast.UAdd)) and _finite(expr.operand)
+    if not isinstance(expr, gast.BinOp) or not _finite(expr.left):
+        return False
+    if isinstance(expr.op, (gast.Add, gast.Sub, gast.Mult)):
+        return _finite(expr.right)
+    right = expr.right.value if isinstance(expr.right, gast.Constant) else None
+    if isinstance(expr.op, gast.Pow):
+        return type(right) is int and right >= 0
+    return isinstance(expr.op, gast.Div) and type(right) in (int, float) and \
+        right != 0 and np.isfinite(right)
+
+
+def unbounded_names(fdef, resolve):
+    """The locals of the normalized ``fdef`` that may hold inf or NaN where its arguments are
+    finite: results of functions whose slope is singular (``np.log``, ``np.sqrt``, ``x / y``:
+    the branch ``np.where`` does not take computes ``np.log(0)``) and what is computed from
+    them, results of the user's functions (which may call those), and ``np.nan``,
+    ``np.inf``. Objects called (a ``Cell``) are taken as finite where their arguments are.
+    A gradient times a slope reading one of them is ``times_slope``: the 0 a branch not taken
+    gets stays 0 (``d_mul * log`` for ``x * np.log(x)`` at 0). Flow-insensitive: a name
+    assigned such a value anywhere is one."""
+    from mindgrad import rules
+
+    pairs = []
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign):
+            pairs.append((A.names_in(node.targets, gast.Store), node.value))
+        elif isinstance(node, (gast.For, gast.AugAssign)):
+            value = node.iter if isinstance(node, gast.For) else node
+            pairs.append((A.names_in(node.target, gast.Store), value))
+
+    def unbounded(value, found):
+        for sub in gast.walk(value):
+            if isinstance(sub, gast.Name) and sub.id in found:
+                return True
+            if isinstance(sub, gast.Constant) and isinstance(sub.value, float) or \
+                    isinstance(sub, (gast.Name, gast.Attribute)) and isinstance(sub.ctx, gast.Load):
+                value = sub.value if isinstance(sub, gast.Constant) else resolve(sub)
+                if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+                    return True  # np.nan, np.inf
+            if isinstance(sub, gast.BinOp) and isinstance(
+                    sub.op, (gast.Div, gast.Pow, gast.Mod, gast.FloorDiv)) and not _finite(sub):
+                return True  # 1 / x, x ** -1, x ** 0.5
+            if isinstance(sub, gast.Call) and resolve.receiver(sub.func) is None:
+                target = resolve(sub.func)
+                rule = rules.lookup(target)
+                if rule is not None and rule.singular or rule is None and \
+                        inspect.isfunction(target) and \
+                        not (target.__module__ or "").startswith("mindgrad."):
+                    return True  # np.log, or a function of the user's: it may call np.log
+        return False
+
+    found, changed = set(), True
+    while changed:
+        changed = False
+        for names, value in pairs:
+            if not names <= found and unbounded(value, found):
+                found |= names
+                changed = True
+    return found
 
 
 def _tangent_param(node):
@@ -222,6 +304,9 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
             temps.setdefault(target.id, gen.fresh(target.id))
             value = _Substitute(rule, params, out_name, d_out, temps, gen).visit(
                 A.clone(stmt.value))
+            if rule.singular or not A.names_in(value, gast.Load).isdisjoint(
+                    getattr(gen, "unbounded", ())):
+                gen.unbounded.add(temps[target.id])  # a temporary of a slope: as unbounded
             out.append(A.assign(temps[target.id], value))
         else:
             raise RuleError(f"the rule for {rule.name} assigns to {type(target).__name__}")

@@ -320,7 +320,7 @@ class Optimizer:
     # ----- constant folding ----------------------------------------------------------------
 
     def fold(self, stmts):
-        folder = _Fold()
+        folder = Fold()
         return [folder.visit(s) for s in stmts]
 
     def run(self, stmts, live_out, zero=(), arrays=()):
@@ -348,7 +348,9 @@ def _number(node) -> bool:
     return isinstance(node, gast.Constant) and type(node.value) in (int, float, bool)
 
 
-class _Fold(gast.NodeTransformer):
+class Fold(gast.NodeTransformer):
+    """Constant folding of the numbers a rule's template meets (``2 - 1 + (2 == 0)``)."""
+
     def visit_Compare(self, node):
         # a rule's guard on a constant, as x ** (y - 1 + (y == 0)) with y = 2
         self.generic_visit(node)

@@ -26,6 +26,7 @@ from mindgrad.compiler import astutil as A
 from mindgrad.compiler import control_flow as cf
 from mindgrad.compiler import naming, source
 from mindgrad.compiler.analysis import Analysis
+from mindgrad.compiler.expand import unbounded_names
 from mindgrad.compiler.passes import FunctionPass
 from mindgrad.compiler.reverse_calls import CallAdjoints
 from mindgrad.compiler.reverse_statements import StatementAdjoints
@@ -126,6 +127,9 @@ class ReversePass(FunctionPass, StatementAdjoints, CallAdjoints):
         self.seen = set(self.params) | {a.id for a in self.fdef.args.kwonlyargs}
         self.copies = None                    # see private()
         self.aliases = self.check_aliasing((set(self.params) - self.scalars) | set(arrays))
+        # values that may be inf or NaN for finite arguments: their slopes go through
+        # runtime.times_slope (expand.unbounded_names)
+        self.unbounded = unbounded_names(self.fdef, self.resolve)
         self.view_reads = _view_reads(self.fdef, self.containers, self.aliases.sharing_writes) \
             if self.aliases.checked else set()
 

@@ -32,7 +32,7 @@ import types
 
 import gast
 
-from mindgrad.runtime import unbroadcast, zero_in_zero_out
+from mindgrad.runtime import times_slope, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import broadcast_tangent
 
 __all__ = [
@@ -185,11 +185,12 @@ class Rule:
                          "differentiates", "_fdef"})
 
     def __init__(self, key, template, kind="adjoint", lazy=False, from_slopes=False,
-                 linear_in=None, via=None, diagonal=False):
+                 linear_in=None, via=None, diagonal=False, singular=False):
         self.kind = kind
         self.key = key
         self.template = template
         self.from_slopes = from_slopes  # an @elementwise template: the body is derived
+        self.singular = singular  # an @elementwise slope that may be inf or NaN (np.log)
         self.linear_in = linear_in  # a @linear tangent: d[out] = key(..., d[p], ...) per p
         self.via = via  # the function a @linear tangent applies, if not the key itself
         self.diagonal = diagonal  # a @diagonal tangent: the adjoint template read forwards
@@ -457,8 +458,17 @@ def _from_slopes(rule, body):
     gradient is summed back to its argument's shape (``unbroadcast``), and a tangent that a
     product with ``out`` or with every other argument does not give the output's shape is
     broadcast to it (``broadcast_tangent``: ``d[out] = broadcast_tangent(d[x], out)`` for
-    ``x - y``, but ``d[out] = d[x] * y`` for ``x * y``)."""
+    ``x - y``, but ``d[out] = d[x] * y`` for ``x * y``).
+
+    A gradient is ``times_slope(d[out], s)``: 0 where ``d[out]`` is 0, whatever the slope
+    there. Expanded, it stays so where the slope may be inf or NaN: a ``singular`` rule's
+    (``np.log``), or one reading a value that may be (``x * np.log(x)`` at 0, in the branch
+    ``np.where`` did not take); elsewhere it is the product ``d[out] * s``
+    (``compiler.expand``). Tangents stay products: a NaN tangent is where the value is NaN
+    too, and ``np.where``'s tangent selects."""
     out, params = rule.out, rule.params
+    if rule.kind != "tangent":
+        _bind_runtime(rule, "times_slope", times_slope)
     broadcasts = len(params) > 1 and getattr(rule.key, "__module__", None) != "math"
     if broadcasts:
         _bind_runtime(rule, "unbroadcast", unbroadcast)
@@ -486,7 +496,8 @@ def _from_slopes(rule, body):
                 value = _call("broadcast_tangent", value, _name(out))
             stmt = _d_assign(out, value)
         else:
-            value = _times(_d_load(out), factor, local)
+            value = _times(_d_load(out), factor, local) if _is_constant(factor, local) \
+                else _call("times_slope", _d_load(out), factor)
             stmt = _d_assign(param, _call("unbroadcast", value, _name(param))
                              if broadcasts else value)
         derived.append(stmt)
@@ -514,6 +525,11 @@ def _reads(expr, temporaries):
             names.add(n.id)
             names |= temporaries.get(n.id, set())
     return names
+
+
+def _is_constant(factor, local) -> bool:
+    """Whether a slope reads no parameter, output or temporary (``math.pi / 180.0``)."""
+    return not _reads(factor, {}) & local
 
 
 def _times(g, factor, local):
@@ -555,7 +571,7 @@ def scaled(g, factor):
     return gast.BinOp(left=g, op=gast.Mult(), right=factor)
 
 
-def elementwise(*fns):
+def elementwise(*fns, singular=False):
     """Register the adjoint and the tangent of elementwise functions from their slopes, one
     per argument, ``dout/dx``::
 
@@ -568,12 +584,19 @@ def elementwise(*fns):
     function of several arguments (``np.arctan2``) the gradients are summed back to each
     argument's shape, and the tangents broadcast to the output's (see ``_from_slopes``); an
     argument without a slope (the sign of ``np.copysign``) gets no gradient.
+
+    ``singular=True`` for a function whose slope is inf or NaN on part of its domain (a pole,
+    or outside the domain: ``np.log``, ``np.sqrt``, ``x / y``): its gradient is
+    ``times_slope(d[out], s)``, 0 wherever ``d[out]`` is 0, so that the branch ``np.where``
+    did not take gives no NaN; so are its results' (``compiler.expand.unbounded_names``). A
+    slope finite wherever its operands are (``np.tanh``, ``2 * x`` for ``x ** 2``) reading
+    none of those is the plain product.
     """
     if not fns:
         raise TypeError("elementwise() needs at least one function to register a rule for")
 
     def decorate(template):
-        _register(fns, template, "adjoint", from_slopes=True)
+        _register(fns, template, "adjoint", from_slopes=True, singular=singular)
         _register(fns, template, "tangent", from_slopes=True)
         return template
 
@@ -873,13 +896,16 @@ def lookup_tangent_attr(name):
     return _TANGENTS.get(("attr", name))
 
 
-def adjoint(*fns):
-    """Register a gradient-rule template for the functions ``fns`` (see the module docstring)."""
+def adjoint(*fns, singular=False):
+    """Register a gradient-rule template for the functions ``fns`` (see the module docstring).
+    ``singular``: as for ``@elementwise``, the functions' results may be inf or NaN where their
+    arguments are finite (``np.float_power(x, 0.5)`` below 0), and the products with slopes
+    reading them are ``times_slope``."""
     if not fns:
         raise TypeError("adjoint() needs at least one function to register a rule for")
 
     def decorate(template):
-        return _register(fns, template)
+        return _register(fns, template, singular=singular)
 
     return decorate
 

@@ -30,7 +30,14 @@ from mindgrad.rules import (
     slope,
     tangent,
 )
-from mindgrad.runtime import is_zero, real_grad, takes_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import (
+    is_zero,
+    real_grad,
+    takes_zero,
+    times_slope,
+    unbroadcast,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -57,33 +64,33 @@ def _(out, x):
     slope[x] = out + 1.0
 
 
-@elementwise(np.log)
+@elementwise(np.log, singular=True)
 def _(out, x):
     slope[x] = 1.0 / x
 
 
-@elementwise(np.log2, math.log2)
+@elementwise(np.log2, math.log2, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (x * math.log(2.0))
 
 
-@elementwise(np.log10, math.log10)
+@elementwise(np.log10, math.log10, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (x * math.log(10.0))
 
 
-@elementwise(np.log1p)
+@elementwise(np.log1p, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (x + 1.0)
 
 
-@elementwise(np.logaddexp)
+@elementwise(np.logaddexp, singular=True)
 def _(out, x, y):
     slope[x] = np.exp(x - out)
     slope[y] = np.exp(y - out)
 
 
-@elementwise(np.logaddexp2)
+@elementwise(np.logaddexp2, singular=True)
 def _(out, x, y):
     slope[x] = np.exp2(x - out)
     slope[y] = np.exp2(y - out)
@@ -92,12 +99,12 @@ def _(out, x, y):
 # ----- powers and roots --------------------------------------------------------------------
 
 
-@elementwise(np.sqrt, math.sqrt)
+@elementwise(np.sqrt, math.sqrt, singular=True)
 def _(out, x):
     slope[x] = 0.5 / out
 
 
-@elementwise(np.cbrt)
+@elementwise(np.cbrt, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (3.0 * out * out)
 
@@ -107,12 +114,12 @@ def _(out, x):
     slope[x] = 2.0 * x
 
 
-@elementwise(np.reciprocal)
+@elementwise(np.reciprocal, singular=True)
 def _(out, x):
     slope[x] = -out * out
 
 
-@elementwise(np.hypot)
+@elementwise(np.hypot, singular=True)
 def _(out, x, y):
     slope[x] = x / out
     slope[y] = y / out
@@ -131,17 +138,17 @@ def _(out, x):
     slope[x] = -np.sin(x)
 
 
-@elementwise(np.tan, math.tan)
+@elementwise(np.tan, math.tan, singular=True)
 def _(out, x):
     slope[x] = 1.0 + out * out
 
 
-@elementwise(np.arcsin)
+@elementwise(np.arcsin, singular=True)
 def _(out, x):
     slope[x] = 1.0 / np.sqrt(1.0 - x * x)
 
 
-@elementwise(np.arccos)
+@elementwise(np.arccos, singular=True)
 def _(out, x):
     slope[x] = -1.0 / np.sqrt(1.0 - x * x)
 
@@ -151,7 +158,7 @@ def _(out, x):
     slope[x] = 1.0 / (1.0 + x * x)
 
 
-@elementwise(np.arctan2, math.atan2)
+@elementwise(np.arctan2, math.atan2, singular=True)
 def _(out, y, x):
     slope[y] = x / (x * x + y * y)
     slope[x] = -y / (x * x + y * y)
@@ -177,12 +184,12 @@ def _(out, x):
     slope[x] = 1.0 / np.sqrt(x * x + 1.0)
 
 
-@elementwise(np.arccosh)
+@elementwise(np.arccosh, singular=True)
 def _(out, x):
     slope[x] = 1.0 / np.sqrt(x * x - 1.0)
 
 
-@elementwise(np.arctanh)
+@elementwise(np.arctanh, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (1.0 - x * x)
 
@@ -610,10 +617,12 @@ def _(out, x, y):
     slope[y] = -np.trunc(x / y)  # fmod(x, y) = x - y trunc(x / y)
 
 
-@adjoint(np.float_power)
+@adjoint(np.float_power, singular=True)
 def _(out, x, y):
-    d[x] = astype_grad(unbroadcast(d[out] * (y * np.float_power(x, y - 1 + (y == 0))), x), x)
-    d[y] = astype_grad(unbroadcast(d[out] * out * np.log(np.where(x == 0, 1, x)), y), y)
+    d[x] = astype_grad(unbroadcast(times_slope(d[out], y * np.float_power(x, y - 1 + (y == 0))),
+                                   x), x)
+    d[y] = astype_grad(unbroadcast(times_slope(d[out], out * np.log(np.where(x == 0, 1, x))),
+                                   y), y)
 
 
 @tangent(np.float_power)  # the output is float64, whatever the inputs' float dtype

@@ -65,13 +65,13 @@ def _(out, x, y):
     slope[y] = x
 
 
-@elementwise(operator.truediv, np.divide, np.true_divide)
+@elementwise(operator.truediv, np.divide, np.true_divide, singular=True)
 def _(out, x, y):
     slope[x] = 1.0 / y
     slope[y] = -out / y
 
 
-@elementwise(operator.pow, np.power)
+@elementwise(operator.pow, np.power, singular=True)
 def _(out, x, y):
     slope[x] = y * x ** (y - 1 + (y == 0))  # 0 for y = 0, also at x = 0 (not 0 * inf)
     slope[y] = out * np.log(np.where(x == 0, 1, x))

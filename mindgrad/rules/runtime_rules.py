@@ -27,6 +27,7 @@ from mindgrad.runtime import (
     pop_grad,
     real_grad,
     setitem_grad,
+    times_slope,
     unbroadcast,
     zero_in_zero_out,
 )
@@ -69,6 +70,20 @@ def broadcast_back(g, like, x=None):
 @adjoint(runtime.unbroadcast)
 def _(out, g, x):
     d[g] = broadcast_back(d[out], g, x)
+
+
+# times_slope(g, s) is linear in each factor, and held at 0 where g is 0: so are its tangent
+# and its gradients there (the branch np.where did not take, whatever moves around it)
+@tangent(runtime.times_slope)
+def _(out, g, slope, of=None):
+    d[out] = times_slope(d[g], slope, g)
+    d[out] = times_slope(g, d[slope], of)
+
+
+@adjoint(runtime.times_slope)
+def _(out, g, slope, of=None):
+    d[g] = unbroadcast(times_slope(d[out], slope, g), g)
+    d[slope] = unbroadcast(times_slope(g, d[out], of), slope)
 
 
 @linear_in("g")

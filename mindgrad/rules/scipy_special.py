@@ -52,7 +52,7 @@ def _(out, x):
     slope[x] = out * (1.0 - out)
 
 
-@elementwise(sp.logit)
+@elementwise(sp.logit, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (x * (1.0 - x))  # inf at 0 and 1
 
@@ -70,7 +70,7 @@ def _(out, x):
     slope[x] = out + 1.0
 
 
-@elementwise(sp.log1p)
+@elementwise(sp.log1p, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (x + 1.0)
 
@@ -85,18 +85,18 @@ def _(out, x):
     slope[x] = out * math.log(10.0)
 
 
-@elementwise(sp.cbrt)
+@elementwise(sp.cbrt, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (3.0 * out * out)
 
 
-@elementwise(sp.xlogy)
+@elementwise(sp.xlogy, singular=True)
 def _(out, x, y):
     slope[x] = np.log(y)  # -inf at y = 0
     slope[y] = x / np.where(x == 0, 1.0, y)  # 0 where x = 0: xlogy(0, y) = 0 for every y
 
 
-@elementwise(sp.xlog1py)
+@elementwise(sp.xlog1py, singular=True)
 def _(out, x, y):
     slope[x] = np.log1p(y)
     slope[y] = x / np.where(x == 0, 1.0, 1.0 + y)  # 0 where x = 0: xlog1py(0, y) = 0
@@ -105,18 +105,18 @@ def _(out, x, y):
 # ----- entropies ---------------------------------------------------------------------------
 
 
-@elementwise(sp.entr)
+@elementwise(sp.entr, singular=True)
 def _(out, x):
     slope[x] = -np.log(x) - 1.0  # inf at 0; nan below, where entr is -inf
 
 
-@elementwise(sp.rel_entr)
+@elementwise(sp.rel_entr, singular=True)
 def _(out, x, y):
     slope[x] = np.log(x / y) + 1.0  # -inf at x = 0
     slope[y] = -x / np.where(x == 0, 1.0, y)  # 0 where x = 0: rel_entr(0, y) = 0
 
 
-@elementwise(sp.kl_div)
+@elementwise(sp.kl_div, singular=True)
 def _(out, x, y):
     slope[x] = np.log(x / y)  # -inf at x = 0
     slope[y] = 1.0 - x / np.where(x == 0, 1.0, y)  # 1 where x = 0: kl_div(0, y) = y
@@ -125,28 +125,28 @@ def _(out, x, y):
 # ----- gamma and beta ----------------------------------------------------------------------
 
 
-@elementwise(sp.gamma)
+@elementwise(sp.gamma, singular=True)
 def _(out, x):
     slope[x] = out * sp.digamma(x)
 
 
-@elementwise(sp.gammaln)
+@elementwise(sp.gammaln, singular=True)
 def _(out, x):
     slope[x] = sp.digamma(x)  # of log|gamma(x)|, for negative x too
 
 
-@elementwise(sp.digamma, sp.psi)
+@elementwise(sp.digamma, sp.psi, singular=True)
 def _(out, x):
     slope[x] = sp.polygamma(1, x)
 
 
-@elementwise(sp.polygamma)
+@elementwise(sp.polygamma, singular=True)
 def _(out, n, x):
     slope[n] = no_slope(n, "the order n of scipy.special.polygamma")  # an integer
     slope[x] = sp.polygamma(n + 1, x)
 
 
-@elementwise(sp.rgamma)
+@elementwise(sp.rgamma, singular=True)
 def _(out, x):
     slope[x] = -out * sp.digamma(x)  # nan at the poles of digamma, where rgamma is 0
 
@@ -155,7 +155,7 @@ def _(out, x):
 nondifferentiable(sp.gammasgn)
 
 
-@elementwise(sp.multigammaln)
+@elementwise(sp.multigammaln, singular=True)
 def _(out, a, dim):
     """``multigammaln(a, d)`` with ``d`` passed by position (``d=`` by keyword is refused: in a
     rule ``d`` is the gradient); the slope is ``sum_{i < d} digamma(a - i / 2)``."""
@@ -163,13 +163,13 @@ def _(out, a, dim):
     slope[dim] = no_slope(dim, "the dimension d of scipy.special.multigammaln")  # an integer
 
 
-@elementwise(sp.beta)
+@elementwise(sp.beta, singular=True)
 def _(out, a, b):
     slope[a] = out * (sp.digamma(a) - sp.digamma(a + b))
     slope[b] = out * (sp.digamma(b) - sp.digamma(a + b))
 
 
-@elementwise(sp.betaln)
+@elementwise(sp.betaln, singular=True)
 def _(out, a, b):
     slope[a] = sp.digamma(a) - sp.digamma(a + b)
     slope[b] = sp.digamma(b) - sp.digamma(a + b)
@@ -186,7 +186,7 @@ def at_precision(value, out):
     return np.asarray(value, dtype=np.result_type(out))
 
 
-@elementwise(sp.gammainc)
+@elementwise(sp.gammainc, singular=True)
 def _(out, a, x):
     """No derivative in the shape ``a`` (no closed form): differentiating along it raises."""
     slope[a] = no_slope(a, "the shape a of scipy.special.gammainc")
@@ -194,14 +194,14 @@ def _(out, a, x):
     slope[x] = at_precision(np.exp(sp.xlogy(a - 1.0, x) - x - sp.gammaln(a)), out)
 
 
-@elementwise(sp.gammaincc)
+@elementwise(sp.gammaincc, singular=True)
 def _(out, a, x):
     """No derivative in the shape ``a`` (no closed form): differentiating along it raises."""
     slope[a] = no_slope(a, "the shape a of scipy.special.gammaincc")
     slope[x] = -at_precision(np.exp(sp.xlogy(a - 1.0, x) - x - sp.gammaln(a)), out)
 
 
-@elementwise(sp.betainc)
+@elementwise(sp.betainc, singular=True)
 def _(out, a, b, x):
     """No derivative in the shapes ``a`` and ``b`` (no closed form): differentiating along
     them raises."""
@@ -225,12 +225,12 @@ def _(out, x):
     slope[x] = -TWO_SQRT_PI * np.exp(-x * x)
 
 
-@elementwise(sp.erfinv)
+@elementwise(sp.erfinv, singular=True)
 def _(out, x):
     slope[x] = SQRT_PI_2 * np.exp(out * out)  # inf at -1 and 1
 
 
-@elementwise(sp.erfcinv)
+@elementwise(sp.erfcinv, singular=True)
 def _(out, x):
     slope[x] = -SQRT_PI_2 * np.exp(out * out)  # -inf at 0 and 2
 
@@ -245,7 +245,7 @@ def _(out, x):
     slope[x] = np.exp(-0.5 * x * x - out) / SQRT_2PI  # pdf / cdf, kept finite far left
 
 
-@elementwise(sp.ndtri)
+@elementwise(sp.ndtri, singular=True)
 def _(out, x):
     slope[x] = SQRT_2PI * np.exp(0.5 * out * out)  # inf at 0 and 1
 
@@ -254,14 +254,14 @@ def _(out, x):
 # The order is a constant: differentiating along it raises (no_slope).
 
 
-@elementwise(sp.jv)  # sp.jn is the same function
+@elementwise(sp.jv, singular=True)  # sp.jn is the same function
 def _(out, v, z):
     """No derivative in the order ``v`` (no closed form): differentiating along it raises."""
     slope[v] = no_slope(v, "the order v of scipy.special.jv")
     slope[z] = 0.5 * (sp.jv(v - 1.0, z) - sp.jv(v + 1.0, z))
 
 
-@elementwise(sp.yn)
+@elementwise(sp.yn, singular=True)
 def _(out, n, x):
     """No derivative in the order ``n`` (an integer)."""
     slope[n] = no_slope(n, "the order n of scipy.special.yn")  # an integer
@@ -278,12 +278,12 @@ def _(out, x):
     slope[x] = 0.5 * (sp.j0(x) - sp.jv(2.0, x))
 
 
-@elementwise(sp.y0)
+@elementwise(sp.y0, singular=True)
 def _(out, x):
     slope[x] = -sp.y1(x)
 
 
-@elementwise(sp.y1)
+@elementwise(sp.y1, singular=True)
 def _(out, x):
     slope[x] = 0.5 * (sp.y0(x) - sp.yn(2, x))
 
@@ -291,7 +291,7 @@ def _(out, x):
 # ----- modified Bessel functions -----------------------------------------------------------
 
 
-@elementwise(sp.iv)
+@elementwise(sp.iv, singular=True)
 def _(out, v, z):
     slope[v] = no_slope(v, "the order v of scipy.special.iv")
     slope[z] = 0.5 * (sp.iv(v - 1.0, z) + sp.iv(v + 1.0, z))

@@ -56,6 +56,7 @@ __all__ = [
     "tangent_of_item",
     "tangent_pop",
     "tangent_setitem",
+    "times_slope",
     "unbroadcast",
     "unreduce",
     "zero_in_zero_out",
@@ -136,6 +137,25 @@ def real_grad(g, x):
     elif not isinstance(g, (complex, np.complexfloating)):
         return g
     return np.real(g) if not np.iscomplexobj(x) else g
+
+
+@takes_zero
+def times_slope(g, slope, of=None):
+    """``g * slope``, the gradient through an elementwise function whose slope may be inf or
+    NaN (``np.sqrt`` below 0, ``1 / x`` at 0, a value computed from those): where ``g`` is 0
+    the product is 0, not ``0 * inf`` or ``0 * nan``. A branch ``np.where`` did not take gets
+    the gradient 0, and its slope there, a NaN, must not reach the branch taken. One
+    finiteness test on the product where all is finite.
+
+    ``of``: the gradient the product ``g * slope`` derives from, at second order (the tangent
+    or the gradient of ``times_slope(of, slope)`` with respect to ``of``): also 0 where ``of``
+    is 0, where the first product was held at 0."""
+    out = g * slope
+    if np.isfinite(out).all():
+        return out
+    zero = g == 0 if of is None else (g == 0) | (of == 0)
+    zeroed = np.where(zero, np.zeros((), np.result_type(out)), out)
+    return zeroed if out.__class__ is np.ndarray else zeroed[()]
 
 
 def unbroadcast(g, x):

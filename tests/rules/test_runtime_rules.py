@@ -24,6 +24,8 @@ helper = CASES.helper
 for g, x in [(r(3, 4), r(4)), (r(2, 3), r(2, 1)), (r(3), r(3)), (r(2, 2), r()),
              (r(2, 3, 4), r(3, 1))]:
     helper(runtime.unbroadcast, g, x)
+for g, slope in [(r(3), r(3)), (r(2, 3), r(3)), (r(), r()), (r(2, 3), r(2, 1)), (r(3), f())]:
+    helper(runtime.times_slope, g, slope)
 helper(runtime.unreduce, r(3), r(3, 4), 1)
 helper(runtime.unreduce, r(3, 1), r(3, 4), -1, True)
 helper(runtime.unreduce, r(), r(2, 2))
