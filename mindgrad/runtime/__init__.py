@@ -409,16 +409,15 @@ def zero_tangent(value):
 def adds_elementwise(x, y):
     """Whether ``x + y`` adds element by element: a ``TangentList`` or ``TangentTuple`` of
     tangent code (differentiated again at third order), not a concatenation."""
-    from mindgrad.runtime.tangents import TangentList, TangentTuple
-    return isinstance(x, (TangentList, TangentTuple)) or isinstance(y, (TangentList, TangentTuple))
+    return getattr(x, "adds_elementwise", False) or getattr(y, "adds_elementwise", False)
 
 
 def concat_tangents(t_x, x, t_y, y):
     """Tangent of ``x + y`` for sequences: the two tangents concatenated (zeros filled in); for
     sequences that add element by element (``adds_elementwise``), the tangents added so."""
     if adds_elementwise(x, y):
-        from mindgrad.runtime.tangents import summable
-        return summable(t_y) if is_zero(t_x) else summable(t_x) + t_y
+        kind = type(x) if getattr(x, "adds_elementwise", False) else type(y)
+        return kind(add(t_x, t_y))
     head = [0] * len(x) if is_zero(t_x) else list(t_x)
     tail = [0] * len(y) if is_zero(t_y) else list(t_y)
     return tuple(head + tail) if isinstance(x, tuple) else head + tail

@@ -14,6 +14,8 @@ from mindgrad.runtime import add, is_zero, rebuild
 class TangentList(list):
     """A list of tangents that ``+`` adds element by element (0 is the zero tangent)."""
 
+    adds_elementwise = True
+
     def __add__(self, other):
         if is_zero(other):
             return self
@@ -25,6 +27,8 @@ class TangentList(list):
 class TangentTuple(tuple):
     """A tuple of tangents that ``+`` adds element by element (0 is the zero tangent)."""
 
+    adds_elementwise = True
+
     def __add__(self, other):
         if is_zero(other):
             return self
@@ -35,6 +39,8 @@ class TangentTuple(tuple):
 
 class TangentDict(dict):
     """A dict of tangents that ``+`` merges, adding the values of common keys."""
+
+    adds_elementwise = True
 
     def __add__(self, other):
         if is_zero(other):
