@@ -105,9 +105,13 @@ def _tangent_wrapper(generated, positions, nargs):
     head = ["self_"] if generated.bound is not None else []
     given = [f"{name}=t{p}" for name, p in zip(generated.tangent_names, positions)]
     name = f"{entry.__name__}_value"
+    # the tangent as jvp gives it: zeros of each output's shape, never the symbolic zero 0
+    # (read as the value by code differentiating this call again)
     text = (f"def {name}({', '.join(params + tangents)}):\n"
-            f"    return {entry.__name__}({', '.join(head + params + given)})\n")
-    return _compiled(text, name, {entry.__name__: entry, "self_": generated.bound})
+            f"    out, slope = {entry.__name__}({', '.join(head + params + given)})\n"
+            f"    return out, as_grad(slope, out)\n")
+    return _compiled(text, name, {entry.__name__: entry, "self_": generated.bound,
+                                  "as_grad": runtime.as_grad})
 
 
 def _differentiable(fn, args):

@@ -5,7 +5,8 @@
 * ``user_code``: whether a call runs the user's own code (a function, a method, a Cell, a
   callable object, a gradient object), which is differentiated from its source rather than by
   a rule (never another library's: ``source.foreign_library``);
-* ``in_place_write``: why an expression statement writing into an array cannot be followed.
+* ``in_place_write``: why an expression statement writing into an array cannot be followed;
+  ``argument_write``: where a function called for its effect writes into its argument.
 """
 
 from __future__ import annotations
@@ -52,6 +53,46 @@ def in_place_write(call, resolve, is_active):
         return (f"{name}() writes into its first argument in place, which mindgrad cannot "
                 "differentiate; build a new value instead (x[i] = v, np.where, np.bincount)")
     return None
+
+
+def argument_write(fn):
+    """``(parameter, line)`` where ``fn`` writes into one of its parameters in place (an index
+    assignment into it, or a mutating method on it), or None. Called as an expression
+    statement, its result unused, such a function changes the caller's value through a data
+    flow the transformations do not follow."""
+    try:
+        src = source.get_source(fn)
+    except Exception:  # noqa: BLE001  no source: the call is refused or ruled elsewhere
+        return None
+    args = src.tree.args
+    params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
+              if isinstance(a, gast.Name)}
+    for node in gast.walk(src.tree):
+        bases = []
+        if isinstance(node, (gast.Assign, gast.AugAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            bases = [t for t in targets if isinstance(t, gast.Subscript)]
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr in _MUTATING_METHODS | {"append", "pop"}:
+            bases = [node.func]
+        for base in bases:
+            while isinstance(base, (gast.Subscript, gast.Attribute)):
+                base = base.value
+            if isinstance(base, gast.Name) and base.id in params:
+                return base.id, src.first_line + node.lineno - 1
+    return None
+
+
+def argument_write_error(fn):
+    """Why an expression statement calling ``fn`` cannot be differentiated, or None."""
+    found = argument_write(fn)
+    if found is None:
+        return None
+    name = getattr(fn, "__name__", "the function")
+    return (f"{name}() writes into its argument {found[0]!r} in place (line {found[1]}), a "
+            f"change mindgrad cannot follow across the call when its result is unused; "
+            f"change a copy there and return it ({found[0]} = {found[0]}.copy(); ...; "
+            f"x = {name}(...))")
 
 
 class Resolver:

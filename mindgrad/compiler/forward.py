@@ -25,6 +25,7 @@ from mindgrad.compiler import astutil as A
 from mindgrad.compiler import control_flow as cf
 from mindgrad.compiler.analysis import (
     Analysis,
+    argument_write_error,
     as_method,
     call_shape,
     in_place_write,
@@ -346,6 +347,9 @@ class ForwardPass(FunctionPass):
         if not isinstance(call, gast.Call):
             return [s]
         problem = in_place_write(call, self.resolve, self.is_active)
+        callee = self.callee_of(call)
+        if not problem and callee is not None and self.is_active_call(call):
+            problem = argument_write_error(callee[0])
         if problem:
             self.fail(s, problem)
         func = call.func

@@ -14,7 +14,7 @@ import gast
 from mindgrad import rules, runtime
 from mindgrad.compiler import activity, naming
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.analysis import in_place_write
+from mindgrad.compiler.analysis import argument_write_error, in_place_write
 from mindgrad.compiler.expand import instantiate
 from mindgrad.compiler.passes import BINOPS, UNARYOPS, as_load, describe, no_attribute_rule
 from mindgrad.errors import NoGradientRuleError
@@ -246,6 +246,9 @@ class StatementAdjoints:
                                [A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
                 return [s], bwd
         problem = in_place_write(call, self.resolve, self.is_active)
+        callee = self.callee_of(call)
+        if not problem and callee is not None and self.is_active_call(call):
+            problem = argument_write_error(callee[0])
         if problem:
             self.fail(s, problem)
         return [s], []

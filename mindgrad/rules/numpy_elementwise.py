@@ -509,6 +509,7 @@ def array_grad(g, obj, out=None):
     return astype_grad(np.reshape(g, np.shape(obj)), obj)
 
 
+@linear_in("t")  # its own tangent: not from its source, whose fill_nested writes in place
 def array_tangent(t, obj, out):
     """Tangent of ``np.array(obj)`` (and ``asarray``, ``copy``, ...): a fresh array of the
     output's shape and float dtype; the tangent of a list holds 0 for items without one. An
@@ -524,6 +525,23 @@ def array_tangent(t, obj, out):
     if dtype.kind == "f" and np.iscomplexobj(t):
         t = np.real(t)
     return np.array(t, dtype=dtype).reshape(np.shape(out))
+
+
+@linear_in("g")
+def array_tangent_adjoint(g, t, obj, out):
+    """Adjoint of ``array_tangent(t, obj, out)`` for ``t`` (reverse over forward): ``g`` in the
+    tangent's structure, one slice per item of a list (``array_grad``)."""
+    out_dtype = getattr(out, "dtype", None)
+    if out_dtype is not None and out_dtype.kind not in "fc":
+        return 0
+    if isinstance(t, (list, tuple)):
+        return array_grad(g, obj)
+    return astype_grad(np.reshape(g, np.shape(t)), t)
+
+
+@adjoint(array_tangent)  # not from its source, whose fill_nested writes in place
+def _(ans, t, obj, out):
+    d[t] = array_tangent_adjoint(d[ans], t, obj, out)
 
 
 @adjoint(np.array)

@@ -545,7 +545,9 @@ def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
 @linear_in("g")
 def concat_tangents_adjoint(g, x, y, part):
     """Adjoint of ``concat_tangents(t_x, x, t_y, y)`` for ``t_x`` (part 0) or ``t_y`` (1):
-    the head or the tail of ``g``."""
+    the head or the tail of ``g``; all of ``g`` where ``x + y`` adds element by element."""
+    if runtime.adds_elementwise(x, y):
+        return g
     return runtime.concat_grads(g, x, y)[part]
 
 

@@ -426,8 +426,18 @@ def zero_tangent(value):
     return 0
 
 
+def adds_elementwise(x, y):
+    """Whether ``x + y`` adds element by element: a ``TangentList`` or ``TangentTuple`` of
+    tangent code (differentiated again at third order), not a concatenation."""
+    return getattr(x, "adds_elementwise", False) or getattr(y, "adds_elementwise", False)
+
+
 def concat_tangents(t_x, x, t_y, y):
-    """Tangent of ``x + y`` for sequences: the two tangents concatenated (zeros filled in)."""
+    """Tangent of ``x + y`` for sequences: the two tangents concatenated (zeros filled in); for
+    sequences that add element by element (``adds_elementwise``), the tangents added so."""
+    if adds_elementwise(x, y):
+        kind = type(x) if getattr(x, "adds_elementwise", False) else type(y)
+        return kind(add(t_x, t_y))
     head = [0] * len(x) if is_zero(t_x) else list(t_x)
     tail = [0] * len(y) if is_zero(t_y) else list(t_y)
     return tuple(head + tail) if isinstance(x, tuple) else head + tail

@@ -14,6 +14,8 @@ from mindgrad.runtime import add, is_zero, rebuild
 class TangentList(list):
     """A list of tangents that ``+`` adds element by element (0 is the zero tangent)."""
 
+    adds_elementwise = True
+
     def __add__(self, other):
         if is_zero(other):
             return self
@@ -25,6 +27,8 @@ class TangentList(list):
 class TangentTuple(tuple):
     """A tuple of tangents that ``+`` adds element by element (0 is the zero tangent)."""
 
+    adds_elementwise = True
+
     def __add__(self, other):
         if is_zero(other):
             return self
@@ -35,6 +39,8 @@ class TangentTuple(tuple):
 
 class TangentDict(dict):
     """A dict of tangents that ``+`` merges, adding the values of common keys."""
+
+    adds_elementwise = True
 
     def __add__(self, other):
         if is_zero(other):
@@ -125,7 +131,11 @@ def broadcast_tangent(t, out):
 def add_tangent(t, out, head, tail):
     """Tangent of one operand of ``x + y``: broadcast to ``out`` for numbers and arrays; for a
     concatenation of sequences, the operand's tangents with zeros for the ``head`` before and
-    the ``tail`` after it."""
+    the ``tail`` after it. Tangents that add element by element (``TangentList``,
+    ``TangentTuple``, ``TangentDict``: tangent code differentiated again, at third order) give
+    a sum of the same kind, whose tangent is the sum of the operands' tangents."""
+    if isinstance(out, (TangentList, TangentTuple, TangentDict)):
+        return summable(t)
     if isinstance(out, (list, tuple)):
         if is_zero(head) or is_zero(tail):
             # a sequence's gradient that is the int zero (third order: grad code differentiated

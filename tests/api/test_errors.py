@@ -389,6 +389,57 @@ def test_unsupported_syntax_points_at_the_line(fn, marker):
     assert str(error.msg)  # says what is wrong
 
 
+def _fill_first(grid, v):
+    grid[0] = v
+
+
+def _append_twice(items, v):
+    items.append(v * 2.0)
+
+
+def _only_reads(v):
+    return float(np.sum(v))
+
+
+def e_argument_index_write(x):
+    grid = np.zeros(2)
+    _fill_first(grid, x[0] * x[1])  # @argument_index_write
+    return grid
+
+
+def e_argument_append(x):
+    items = [x]
+    _append_twice(items, x * x)  # @argument_append
+    return np.sum(items[0] + items[1])
+
+
+def e_argument_read(x):
+    _only_reads(x)
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("fn, marker, param", [
+    (e_argument_index_write, "argument_index_write", "grid"),
+    (e_argument_append, "argument_append", "items")])
+def test_a_call_writing_into_its_argument_for_its_effect_is_refused(fn, marker, param):
+    # the call's result is unused: the change to the argument was not followed, and the
+    # derivative through it came back zero in both modes
+    x = np.array([0.3, -0.7])
+    for thunk in (lambda: grad(lambda a: np.sum(fn(a)))(x),
+                  lambda: mindgrad.jvp(fn, (x,), (np.ones(2),))):
+        error = _fail_twice(thunk, mindgrad.UnsupportedSyntaxError)
+        assert os.path.realpath(error.filename) == HERE
+        assert error.lineno == _line(marker)
+        assert f"argument {param!r} in place" in str(error)
+
+
+def test_a_call_reading_its_argument_for_its_effect_is_differentiated():
+    x = np.array([0.3, -0.7])
+    np.testing.assert_allclose(grad(e_argument_read)(x), 2 * x)
+    np.testing.assert_allclose(mindgrad.jvp(e_argument_read, (x,), (np.ones(2),))[1],
+                               2 * np.sum(x))
+
+
 def test_unsupported_syntax_message_says_what():
     with pytest.raises(mindgrad.UnsupportedSyntaxError, match="try"):
         grad(e_try)(X())

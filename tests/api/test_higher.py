@@ -298,8 +298,14 @@ def h_matrix(x):
     return np.trace(np.linalg.inv(m))
 
 
+def h_array_of_sums(x):
+    # np.array's tangent of a list, read backwards (reverse over forward): it writes into an
+    # array through a helper, which reverse mode read from its source as a zero
+    return np.sum(np.array([np.sum(x ** 3), np.sum(np.sin(x))]) ** 2)
+
+
 HESSIAN_FUNCTIONS = [h_quadratic, h_tanh_sum, h_logsumexp, h_rosenbrock, h_loop, h_branch,
-                     h_index_assign, h_subroutine, h_norm, h_softplus, h_matrix]
+                     h_index_assign, h_subroutine, h_norm, h_softplus, h_matrix, h_array_of_sums]
 
 
 def _fd_hessian(f, x, eps=1e-5):

@@ -95,6 +95,12 @@ helper(ne.astype_grad, r(3) + 1j * r(3), r(3))
 # no adjoint rules: forward over reverse only
 helper(ne.array_grad, r(2, 3), [r(3), r(3)], only=TANGENTS)
 helper(ne.array_grad, r(2, 3), r(2, 3), only=TANGENTS)
+# np.array's tangent helper, read by reverse over forward and third order
+helper(ne.array_tangent, [r(3), r(3)], [r(3), r(3)], r(2, 3))
+helper(ne.array_tangent, [[f(), f()], [f(), 0]], [[f(), f()], [f(), f()]], r(2, 2))
+helper(ne.array_tangent, r(2, 3), r(2, 3), r(1, 2, 3))
+helper(ne.array_tangent_adjoint, r(2, 3), [r(3), r(3)], [r(3), r(3)], r(2, 3), only=TANGENTS)
+helper(ne.array_tangent_adjoint, r(1, 2, 3), r(2, 3), r(2, 3), r(1, 2, 3), only=TANGENTS)
 helper(ne.imag_grad, r(3), r(3) + 1j * r(3), only=TANGENTS)
 helper(ne.maximum_grad, r(3, 4), r(3, 4), r(4), only=TANGENTS)
 helper(ne.fmax_grad, r(3, 4), r(3, 4), r(4), only=TANGENTS)
