@@ -57,9 +57,9 @@ def in_place_write(call, resolve, is_active):
 
 def argument_write(fn):
     """``(parameter, line)`` where ``fn`` writes into one of its parameters in place (an index
-    assignment into it, or a mutating method on it), or None. Called as an expression
-    statement, its result unused, such a function changes the caller's value through a data
-    flow the transformations do not follow."""
+    assignment into it, an in-place operator on it, or a mutating method on it), or None.
+    Called as an expression statement, its result unused, such a function changes the caller's
+    value through a data flow the transformations do not follow."""
     try:
         src = source.get_source(fn)
     except Exception:  # noqa: BLE001  no source: the call is refused or ruled elsewhere
@@ -69,7 +69,11 @@ def argument_write(fn):
               if isinstance(a, gast.Name)}
     for node in gast.walk(src.tree):
         bases = []
-        if isinstance(node, (gast.Assign, gast.AugAssign)):
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            # p += v writes into an array p (and only rebinds a number, which a call made for
+            # its effect cannot mean)
+            bases = [node.target]
+        elif isinstance(node, (gast.Assign, gast.AugAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             bases = [t for t in targets if isinstance(t, gast.Subscript)]
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \

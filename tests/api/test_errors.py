@@ -397,6 +397,10 @@ def _append_twice(items, v):
     items.append(v * 2.0)
 
 
+def _bump(p, v):
+    p += v
+
+
 def _only_reads(v):
     return float(np.sum(v))
 
@@ -413,6 +417,12 @@ def e_argument_append(x):
     return np.sum(items[0] + items[1])
 
 
+def e_argument_in_place_operator(x):
+    a = x * 1.0
+    _bump(a, x * x)  # @argument_in_place_operator
+    return a
+
+
 def e_argument_read(x):
     _only_reads(x)
     return np.sum(x * x)
@@ -420,7 +430,8 @@ def e_argument_read(x):
 
 @pytest.mark.parametrize("fn, marker, param", [
     (e_argument_index_write, "argument_index_write", "grid"),
-    (e_argument_append, "argument_append", "items")])
+    (e_argument_append, "argument_append", "items"),
+    (e_argument_in_place_operator, "argument_in_place_operator", "p")])
 def test_a_call_writing_into_its_argument_for_its_effect_is_refused(fn, marker, param):
     # the call's result is unused: the change to the argument was not followed, and the
     # derivative through it came back zero in both modes
