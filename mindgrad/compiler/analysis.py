@@ -61,6 +61,7 @@ class Resolver:
         self.src = src
         self.locals = local_names
         self._reads_weights = reads_weights
+        self.values = frozenset()  # locals known to hold arrays, numbers or containers
 
     def reads_weights(self, func) -> bool:
         """Whether the call of ``func`` reaches a requested weight (Weights.read_by_call)."""
@@ -92,6 +93,12 @@ class Resolver:
         if isinstance(self(base), numpy.ndarray):
             return base
         return None
+
+    def known_value(self, receiver) -> bool:
+        """Whether the receiver of a method call (``receiver``'s answer) is known, when the code
+        is built, to be an array, a number or a container, whose methods have rules; else it
+        may be an object of the user's, whose methods are the user's code."""
+        return not isinstance(receiver, gast.Name) or receiver.id in self.values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +137,7 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
                 maybe_containers.add(node.targets[0].id)
     scalars = activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims)
     numeric = activity.numeric_names(fdef, set(scalar_params) | set(array_ndims or ()), resolve)
+    resolve.values = frozenset(numeric | scalars | containers)
     return Analysis(active=activity.active_names(fdef, active_params, resolve),
                     defs=activity.defined_names(fdef),
                     indexed=activity.indexed_names(fdef) | containers | maybe_containers,

@@ -99,6 +99,26 @@ def zero_in_zero_out(*params, keeps_values=False):
     return mark
 
 
+# what the method rules are written for
+_METHOD_RECEIVERS = (np.ndarray, np.generic, numbers.Number, list, tuple, dict, str, bytes, set,
+                     frozenset)
+
+
+def user_method(receiver, name) -> bool:
+    """Whether the rules of the method ``.name()`` do not apply to ``receiver``: it is not an
+    array, a NumPy scalar, a number, a list, a dict or a string (a module, an object of the
+    user's class), or its class defines the method itself. Generated code asks it where the
+    receiver's kind was not known when the code was built."""
+    cls = receiver.__class__
+    if not isinstance(receiver, _METHOD_RECEIVERS):
+        return not cls.__module__.startswith("mindgrad")
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            module = getattr(klass, "__module__", None) or ""
+            return not module.startswith(("numpy", "mindgrad", "builtins"))
+    return False
+
+
 def is_zero(g, like=None) -> bool:
     """True for the symbolic zero gradient (the int 0) and None.
 
