@@ -82,6 +82,10 @@ class CallAdjoints:
         take may hold it: ``if callable(c): c(x)``), rather than take its result as a
         constant; else none."""
         func = call.func
+        if self.resolve.receiver(func) is not None and self.weights and \
+                not self.is_active_call(call):
+            # a method of a Cell held in a local may read the weights asked for
+            return self.check_receiver(s, func, NoGradientRuleError)
         if self.resolve.receiver(func) is not None or self.resolve(func) is not None:
             return []
         root = func

@@ -245,3 +245,44 @@ def test_the_check_is_made_only_in_the_branch_taken():
     np.testing.assert_allclose(mg.jvp(by_kind, (X, Acc()), (np.ones(3), None))[1], 4.0)
     # a list takes the other branch: its count is constant
     np.testing.assert_allclose(mg.grad(by_kind)(X, [X[0], X[0]]), [0.0, 2.0, 0.0])
+
+
+# a Cell held in a local: its method may read the weights asked for
+
+class Scale(mg.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = mg.Parameter(mg.Tensor(np.array([1.5, 2.0])), name="w")
+
+    def scale(self, x):
+        return x * self.w
+
+    def construct(self, x):
+        return self.scale(x)
+
+
+class Stack(mg.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.layers = mg.nn.CellList([Scale()])
+
+    def construct(self, x):
+        layer = self.layers[0]
+        return np.sum(layer.scale(x))  # @cell
+
+
+class Direct(Stack):
+    def construct(self, x):
+        return np.sum(self.layers[0].scale(x))
+
+
+def test_weights_read_by_a_method_of_a_local_cell_are_never_a_silent_zero():
+    x = mg.Tensor(np.array([3.0, 4.0]))
+    net = Stack()
+    with pytest.raises(NoGradientRuleError) as caught:
+        mg.GradOperation(get_by_list=True)(net, net.trainable_params())(x)
+    _assert_refused_at(caught.value, Stack.construct, "@cell")
+    # through the attribute, the method is followed: d/dw sum(x * w) = x
+    direct = Direct()
+    (dw,) = mg.GradOperation(get_by_list=True)(direct, direct.trainable_params())(x)
+    np.testing.assert_allclose(np.asarray(dw), [3.0, 4.0])
