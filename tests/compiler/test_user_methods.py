@@ -102,12 +102,19 @@ def through_import(b):
     return __import__("math").prod([b[0], b[1]])  # @import
 
 
+def numpy_in_a_local(b):
+    m = np
+    return m.sum(b * b)  # @alias
+
+
 # (function, the arguments after the array, the line's marker)
 REFUSED = [(by_count, (Acc(),), "@count"), (by_prod, (Acc(),), "@prod"),
            (in_a_list, ([Acc()],), "@list"), (built_inside, (), "@inside"),
-           (list_subclass, (Counts(),), "@subclass"), (through_import, (), "@import")]
+           (list_subclass, (Counts(),), "@subclass"), (through_import, (), "@import"),
+           (numpy_in_a_local, (), "@alias")]
 REFUSED_IDS = ["count", "prod taking a list", "an object in a list", "an object built inside",
-               "a list subclass's own method", "a module through __import__"]
+               "a list subclass's own method", "a module through __import__",
+               "NumPy held in a local"]
 
 
 def _line_of(fn, marker):
