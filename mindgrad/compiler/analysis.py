@@ -112,6 +112,7 @@ class Analysis:
     containers: set    # names that hold lists, tuples or dicts
     arrays: dict       # array argument -> its ndim
     numeric: set       # names whose gradients ``+`` may accumulate (numbers or arrays)
+    values: frozenset = frozenset()  # method receivers known to be arrays, numbers, containers
 
 
 def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None,
@@ -137,12 +138,14 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
                 maybe_containers.add(node.targets[0].id)
     scalars = activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims)
     numeric = activity.numeric_names(fdef, set(scalar_params) | set(array_ndims or ()), resolve)
-    resolve.values = frozenset(numeric | scalars | containers)
+    # a differentiated parameter is a number, an array or a container of them (an object
+    # holding none is a constant: no seed of the activity)
+    resolve.values = frozenset(numeric | scalars | containers | set(active_params))
     return Analysis(active=activity.active_names(fdef, active_params, resolve),
                     defs=activity.defined_names(fdef),
                     indexed=activity.indexed_names(fdef) | containers | maybe_containers,
                     scalars=scalars, containers=containers, arrays=dict(array_ndims or {}),
-                    numeric=numeric | scalars)
+                    numeric=numeric | scalars, values=resolve.values)
 
 
 def call_shape(fn, obj, call):

@@ -75,9 +75,7 @@ class ForwardPass(FunctionPass):
         super().__init__(job.src, job.fdef, job.active_params, names, callees,
                          job.arguments_shared)
         analysis = job.analysis
-        # an active parameter holds a tangent: a number, an array or a container of them
-        self.resolve.values = frozenset(analysis.numeric | analysis.scalars |
-                                        analysis.containers | set(job.active_params))
+        self.resolve.values = analysis.values
         self.active = set(analysis.active)
         self.scalars = set(analysis.scalars)
         self.containers = set(analysis.containers)
@@ -285,7 +283,7 @@ class ForwardPass(FunctionPass):
             if func.attr == "pop" and not call.args:
                 # v = xs.pop(): the tangent list pops in step
                 return checked + [A.assign(t_out, A.call(self.helper(runtime.tangent_pop),
-                                               self.tangent_of(receiver)))]
+                                                         self.tangent_of(receiver)))]
             rule = rules.lookup_tangent_method(func.attr)
             if rule is None:  # an error in the branch taken: it may be one never taken
                 return checked + self.fail_when_run(

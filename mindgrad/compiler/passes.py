@@ -99,7 +99,7 @@ class FunctionPass(Located):
         """Statements refusing, where it runs, the method call ``func`` when its receiver, of a
         kind not known when the code is built, is an object whose method of that name is the
         user's code (``acc.count(x)``, ``box.sum()``): the rules of arrays, lists, dicts and
-        strings do not apply to it. None where the receiver is known to be such a value."""
+        strings do not apply to it. Nothing where the receiver is known to be such a value."""
         receiver = self.resolve.receiver(func)
         if self.resolve.known_value(receiver):
             return []

@@ -107,11 +107,7 @@ class ReversePass(FunctionPass, StatementAdjoints, CallAdjoints):
                          job.arguments_shared, job.reads_weights)
         analysis = job.analysis
         self.needed = needed
-        # a differentiated parameter is a number, an array or a container of them (an object
-        # holding none is a constant: it is no seed of the activity)
-        self.resolve.values = frozenset(analysis.numeric | analysis.scalars |
-                                        analysis.containers |
-                                        (set(job.active_params) & set(analysis.active)))
+        self.resolve.values = analysis.values
         self.defs, self.scalars = analysis.defs, analysis.scalars
         self.containers, self.numeric = analysis.containers, analysis.numeric
         arrays = analysis.arrays

@@ -46,9 +46,9 @@ class CallAdjoints:
                 # v = xs.pop(): the gradient goes back on the end of the list's gradient
                 key = self.key(receiver)
                 self.indexed.add(key)
-                return checked + [A.assign(self.d(key), A.call(self.helper(runtime.push_grad),
-                                                     A.load(self.d(key)), A.load(self.d(name)),
-                                                     A.clone(receiver)), s)]
+                return checked + [A.assign(self.d(key), A.call(
+                    self.helper(runtime.push_grad), A.load(self.d(key)), A.load(self.d(name)),
+                    A.clone(receiver)), s)]
             rule = rules.lookup_method(func.attr)
             if rule is None:  # an error in the branch taken: it may be one never taken
                 return checked + self.fail_when_run(
