@@ -54,7 +54,7 @@ def value_is_active(value, active, resolve) -> bool:
         func = value.func
         receiver = resolve.receiver(func)
         if receiver is not None:
-            if func.attr in NONDIFF_METHODS:
+            if func.attr in NONDIFF_METHODS and resolve.known_value(receiver):
                 return False
             operands.append(receiver)
         else:

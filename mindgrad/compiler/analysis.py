@@ -106,6 +106,7 @@ class Resolver:
         self.src = src
         self.locals = local_names
         self._reads_weights = reads_weights
+        self.values = frozenset()  # locals known to hold arrays, numbers or containers
 
     def reads_weights(self, func) -> bool:
         """Whether the call of ``func`` reaches a requested weight (Weights.read_by_call)."""
@@ -138,6 +139,12 @@ class Resolver:
             return base
         return None
 
+    def known_value(self, receiver) -> bool:
+        """Whether the receiver of a method call (``receiver``'s answer) is known, when the code
+        is built, to be an array, a number or a container, whose methods have rules; else it
+        may be an object of the user's, whose methods are the user's code."""
+        return not isinstance(receiver, gast.Name) or receiver.id in self.values
+
 
 @dataclasses.dataclass(frozen=True)
 class Analysis:
@@ -150,6 +157,7 @@ class Analysis:
     containers: set    # names that hold lists, tuples or dicts
     arrays: dict       # array argument -> its ndim
     numeric: set       # names whose gradients ``+`` may accumulate (numbers or arrays)
+    values: frozenset = frozenset()  # method receivers known to be arrays, numbers, containers
 
 
 def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None,
@@ -175,11 +183,14 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
                 maybe_containers.add(node.targets[0].id)
     scalars = activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims)
     numeric = activity.numeric_names(fdef, set(scalar_params) | set(array_ndims or ()), resolve)
+    # a differentiated parameter is a number, an array or a container of them (an object
+    # holding none is a constant: no seed of the activity)
+    resolve.values = frozenset(numeric | scalars | containers | set(active_params))
     return Analysis(active=activity.active_names(fdef, active_params, resolve),
                     defs=activity.defined_names(fdef),
                     indexed=activity.indexed_names(fdef) | containers | maybe_containers,
                     scalars=scalars, containers=containers, arrays=dict(array_ndims or {}),
-                    numeric=numeric | scalars)
+                    numeric=numeric | scalars, values=resolve.values)
 
 
 def call_shape(fn, obj, call):

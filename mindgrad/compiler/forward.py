@@ -76,6 +76,7 @@ class ForwardPass(FunctionPass):
         super().__init__(job.src, job.fdef, job.active_params, names, callees,
                          job.arguments_shared)
         analysis = job.analysis
+        self.resolve.values = analysis.values
         self.active = set(analysis.active)
         self.scalars = set(analysis.scalars)
         self.containers = set(analysis.containers)
@@ -276,18 +277,23 @@ class ForwardPass(FunctionPass):
         keywords = {k.arg: k.value for k in call.keywords}
         receiver = self.resolve.receiver(func)
         if receiver is not None:
+            # a receiver of a kind not known yet is checked where it runs
+            checked = self.check_receiver(s, func, NoTangentRuleError)
             if func.attr in activity.NONDIFF_METHODS:
-                return []
+                return checked
             if func.attr == "pop" and not call.args:
                 # v = xs.pop(): the tangent list pops in step
-                return [A.assign(t_out, A.call(self.helper(runtime.tangent_pop),
-                                               self.tangent_of(receiver)))]
+                return checked + [A.assign(t_out, A.call(self.helper(runtime.tangent_pop),
+                                                         self.tangent_of(receiver)))]
             rule = rules.lookup_tangent_method(func.attr)
             if rule is None:  # an error in the branch taken: it may be one never taken
-                return self.fail_when_run(s, f"the method .{func.attr}() has no tangent rule",
-                                          NoTangentRuleError, f"no_rule_for_{func.attr}")
-            return self.apply(s, rule, func.attr, [receiver] + list(call.args), keywords, name,
-                              t_out)
+                return checked + self.fail_when_run(
+                    s, f"the method .{func.attr}() has no tangent rule", NoTangentRuleError,
+                    f"no_rule_for_{func.attr}")
+            return self.after_check(
+                s, checked, lambda: self.apply(s, rule, func.attr, [receiver] + list(call.args),
+                                               keywords, name, t_out),
+                NoTangentRuleError, func.attr)
         target = self.resolve(func)
         if target is None:  # a function held in a variable: an error in the branch taken
             return self.fail_when_run(s, f"cannot tell which function {source_text(func)} is",

@@ -95,6 +95,38 @@ class FunctionPass(Located):
         name = self.bind(made, what)
         return [A.located(gast.Raise(exc=A.call(A.load(name)), cause=None), s)]
 
+    def check_receiver(self, s, func, error):
+        """Statements refusing, where it runs, the method call ``func`` when its receiver, of a
+        kind not known when the code is built, is an object whose method of that name is the
+        user's code (``acc.count(x)``, ``box.sum()``): the rules of arrays, lists, dicts and
+        strings do not apply to it. Nothing where the receiver is known to be such a value."""
+        receiver = self.resolve.receiver(func)
+        if self.resolve.known_value(receiver):
+            return []
+        refuse = self.fail_when_run(
+            s, f".{func.attr}() is called on a local value that is not an array, a number, a "
+               "list, a dict or a string (a module, an object of the user's class), whose "
+               "method mindgrad cannot follow: the rules of arrays' methods do not apply to it. "
+               "Call it through a name known before the function runs (a module imported at "
+               "the top of the file, a global object, an attribute of self) or as a function "
+               f"(ClassName.{func.attr}(obj, ...))", error,
+            f"user_method_{func.attr}")
+        test = A.call(self.helper(runtime.user_method), A.load(receiver.id), A.const(func.attr))
+        return [A.if_(test, refuse, like=s)]
+
+    def after_check(self, s, checked, write, error, what):
+        """``checked`` (``check_receiver``'s statements) then those ``write()`` gives for a
+        method's rule. Where the receiver is checked when it runs, a rule that does not fit the
+        call (a user's method taking other arguments) is an error where it runs too, after
+        the check, which names the user's method first."""
+        if not checked:
+            return write()
+        try:
+            return checked + write()
+        except error as e:
+            message = str(e).split("\n  at ")[0]
+            return checked + self.fail_when_run(s, message, error, f"no_rule_for_{what}")
+
     # ----- shapes --------------------------------------------------------------------------
     # Within a straight-line block, an elementwise operation whose array operands have one shape
     # gives that shape, so unbroadcast between them (broadcast in forward mode) is the identity.

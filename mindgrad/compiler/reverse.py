@@ -108,6 +108,7 @@ class ReversePass(FunctionPass, StatementAdjoints, CallAdjoints):
                          job.arguments_shared, job.reads_weights)
         analysis = job.analysis
         self.needed = needed
+        self.resolve.values = analysis.values
         self.defs, self.scalars = analysis.defs, analysis.scalars
         self.containers, self.numeric = analysis.containers, analysis.numeric
         arrays = analysis.arrays

@@ -38,23 +38,27 @@ class CallAdjoints:
         keywords = {k.arg: k.value for k in call.keywords}
         receiver = self.resolve.receiver(func)
         if receiver is not None:
+            # a receiver of a kind not known yet is checked where it runs
+            checked = self.check_receiver(s, func, NoGradientRuleError)
             if func.attr in activity.NONDIFF_METHODS:
-                return []
+                return checked
             if func.attr == "pop" and not call.args and not call.keywords:
                 # v = xs.pop(): the gradient goes back on the end of the list's gradient
                 key = self.key(receiver)
                 self.indexed.add(key)
-                return [A.assign(self.d(key), A.call(self.helper(runtime.push_grad),
-                                                     A.load(self.d(key)), A.load(self.d(name)),
-                                                     A.clone(receiver)), s)]
+                return checked + [A.assign(self.d(key), A.call(
+                    self.helper(runtime.push_grad), A.load(self.d(key)), A.load(self.d(name)),
+                    A.clone(receiver)), s)]
             rule = rules.lookup_method(func.attr)
             if rule is None:  # an error in the branch taken: it may be one never taken
-                return self.fail_when_run(
+                return checked + self.fail_when_run(
                     s, f"the method .{func.attr}() has no gradient rule; register one with "
                        f"@mindgrad.adjoint_method({func.attr!r})", NoGradientRuleError,
                     f"no_rule_for_{func.attr}")
-            return self.apply_rule(s, rule, func.attr, [receiver] + list(call.args),
-                                   keywords, name)
+            return self.after_check(
+                s, checked, lambda: self.apply_rule(s, rule, func.attr, [receiver] +
+                                                    list(call.args), keywords, name),
+                NoGradientRuleError, func.attr)
         target = self.resolve(func)
         if target is None:
             return self.fail_when_run(
@@ -78,6 +82,10 @@ class CallAdjoints:
         take may hold it: ``if callable(c): c(x)``), rather than take its result as a
         constant; else none."""
         func = call.func
+        if self.resolve.receiver(func) is not None and self.weights and \
+                not self.is_active_call(call):
+            # a method of a Cell held in a local may read the weights asked for
+            return self.check_receiver(s, func, NoGradientRuleError)
         if self.resolve.receiver(func) is not None or self.resolve(func) is not None:
             return []
         root = func

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import types
 
 import numpy as np
 
@@ -98,6 +99,25 @@ def zero_in_zero_out(*params, keeps_values=False):
         return fn
 
     return mark
+
+
+# what the method rules are written for
+_METHOD_RECEIVERS = (np.ndarray, np.generic, numbers.Number, list, tuple, dict, str, bytes, set,
+                     frozenset)
+_RULED_MODULES = ("numpy", "mindgrad", "builtins")
+
+
+def user_method(receiver, name) -> bool:
+    """Whether the rules of the method ``.name()`` do not apply to ``receiver``: it is a
+    module, or the method is the user's (defined by a class of the user's, a list subclass's
+    own included, or set on the object). Generated code asks it where the receiver's kind was
+    not known when the code was built."""
+    if isinstance(receiver, types.ModuleType):
+        return True
+    for klass in receiver.__class__.__mro__:
+        if name in vars(klass):
+            return not (getattr(klass, "__module__", None) or "").startswith(_RULED_MODULES)
+    return not isinstance(receiver, _METHOD_RECEIVERS)
 
 
 def is_zero(g, like=None) -> bool:
