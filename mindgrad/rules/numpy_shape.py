@@ -433,8 +433,21 @@ indexed_as_call(np.mgrid, mgrid_)
 indexed_as_call(np.ogrid, ogrid_)
 
 
+def _integral(bound):
+    """Whether a range's bound (or a slice of them) is None or an integer: it has no
+    derivative, whatever it was computed from (``x.shape[0] // 2``)."""
+    if isinstance(bound, slice):
+        return all(_integral(b) for b in (bound.start, bound.stop, bound.step))
+    if bound is None or isinstance(bound, (int, np.integer)):
+        return True
+    return isinstance(bound, np.ndarray) and bound.dtype.kind in "biu"
+
+
 def slice_refused(*bounds):
-    """Raises: a range ``i:j:k`` whose numbers depend on the differentiated input."""
+    """Raises where a range ``i:j:k`` has a float bound or step that depends on the
+    differentiated input; integer bounds have no derivative (zero)."""
+    if all(_integral(b) for b in bounds):
+        return 0
     raise NotImplementedError(
         "a range i:j:k (or slice(i, j, k)) whose bounds or step depend on the differentiated "
         "input has no gradient (in np.mgrid, np.ogrid, np.r_ its numbers would be taken as "
@@ -442,11 +455,17 @@ def slice_refused(*bounds):
         "np.arange(n) * step + start")
 
 
+def slice_bounds_grad(*bounds):
+    """The gradients of a range's bounds: zeros where they are integers (``slice_refused``)."""
+    slice_refused(*bounds)
+    return (0,) * len(bounds)
+
+
 @adjoint(slice)
 def _(out, *bounds):
-    """Refused: a range ``i:j:k`` whose bounds depend on the differentiated input (in
-    ``np.mgrid``, ``np.ogrid``, ``np.r_``)."""
-    d[bounds] = slice_refused(*bounds)
+    """Refused: a range ``i:j:k`` whose float bounds depend on the differentiated input (in
+    ``np.mgrid``, ``np.ogrid``, ``np.r_``); integer bounds have a zero gradient."""
+    d[bounds] = slice_bounds_grad(*bounds)
 
 
 @tangent(slice)
@@ -454,14 +473,14 @@ def _(out, *bounds):
     d[out] = slice_refused(*bounds)
 
 
-nondifferentiable(slice_refused)
+nondifferentiable(slice_refused, slice_bounds_grad)
 
 
 @adjoint(mgrid_, ogrid_)
 def _(out, *items):
-    """Ranges of constant bounds give a constant grid; bounds or steps that depend on the
-    differentiated input are refused (use ``np.linspace`` and ``np.meshgrid``)."""
-    d[items] = slice_refused(*items)
+    """Ranges of constant or integer bounds give a constant grid; float bounds or steps that
+    depend on the differentiated input are refused (use ``np.linspace`` and ``np.meshgrid``)."""
+    d[items] = slice_bounds_grad(*items)
 
 
 @tangent(mgrid_, ogrid_)
