@@ -602,8 +602,10 @@ def _lambda_in_file(fn, first_line):
                  end <= (n.body.end_lineno, n.body.end_col_offset)] or found
     if len(found) > 1:
         shape = _shape(code)
-        found = [n for n in found if (lambda c: c is not None and _shape(c) == shape)(
-            _compiled(fn, _lambda_def(n), None))] or found
+        same = [n for n in found if (lambda c: c is not None and _shape(c) == shape)(
+            _compiled(fn, _lambda_def(n), None))]
+        # lambdas that compile to fn's very code are the same function: any of them is read
+        found = same[:1] or found
     if len(found) > 1:
         raise NoSourceError(
             f"cannot tell which of the {len(found)} lambdas at {code.co_filename}:"

@@ -192,15 +192,16 @@ def _(out, ar, return_index=False, return_inverse=False, return_counts=False, ax
     d[out] = unique_tangent(d[ar], ar, out, axis, sorted)
 
 
-@adjoint(*numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all"))
-def _(out, x):
-    """As ``np.unique``'s: the values are entries of ``x``, where they are distinct."""
-    d[x] = unique_grad(d[out], x, out)
+UNIQUE_SPLIT = numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all")
+if UNIQUE_SPLIT:  # NumPy >= 2.0
+    @adjoint(*UNIQUE_SPLIT)
+    def _(out, x):
+        """As ``np.unique``'s: the values are entries of ``x``, where they are distinct."""
+        d[x] = unique_grad(d[out], x, out)
 
-
-@tangent(*numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all"))
-def _(out, x):
-    d[out] = unique_tangent(d[x], x, out)
+    @tangent(*UNIQUE_SPLIT)
+    def _(out, x):
+        d[out] = unique_tangent(d[x], x, out)
 
 
 def histogram_refused(g, density):

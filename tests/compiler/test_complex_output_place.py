@@ -3,6 +3,8 @@ file, line and text), not at the ``def`` line; where several returns could have 
 value, at the ``def``, since which one ran is not known."""
 
 import inspect
+import sys
+import traceback
 
 import numpy as np
 import pytest
@@ -36,7 +38,11 @@ def _line(fn, text):
 def _message(ask):
     with pytest.raises(TypeError, match="complex output") as info:
         ask()
-    return "\n".join([str(info.value)] + list(getattr(info.value, "__notes__", [])))
+    if sys.version_info >= (3, 11):  # the place is in a note
+        return "\n".join([str(info.value)] + list(getattr(info.value, "__notes__", [])))
+    # Python 3.10 has no notes: the place is a frame of the traceback
+    return "\n".join([str(info.value)] + [f"{f.filename}:{f.lineno} {f.line}"
+                                           for f in traceback.extract_tb(info.tb)])
 
 
 X = np.array([0.3, -0.7, 1.1])

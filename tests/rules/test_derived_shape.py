@@ -114,6 +114,22 @@ DERIVED = [
     ((me.dict_values_grad,), "d[out] = dict_values_grad(d[g], mapping)"),
     ((nd.draw_grad,), "d[out] = draw_grad(d[g], a, drawn)"),
     ((nd.draw_tangent,), "d[out] = draw_tangent(d[t], a, drawn)"),
+    # derived from the gradient helpers' linear templates (arange, the joins written as
+    # indexes, meshgrid, item, and the rules of bincount, unique and histogram)
+    ((ns.arange_tangent,), "d[out] = arange_tangent(d[ts], args, ans)"),
+    ((ns.index_join_tangent,), "d[out] = index_join_tangent(d[ts], concatenator, items, ans)"),
+    ((ns.meshgrid_tangent,),
+     "d[ans] = meshgrid_tangent(d[ts], xi, out, sparse, indexing)"),
+    ((me.item_tangent,), "d[out] = item_tangent(d[t], args)"),
+    ((nd.bincount_grad,), "d[out] = bincount_grad(d[g], x, weights)"),
+    ((nd.unique_grad,), "d[out] = unique_grad(d[g], ar, ans, axis, sorted)"),
+    ((nd.unique_tangent,), "d[out] = unique_tangent(d[t], ar, ans, axis, sorted)"),
+    ((nd.bin_edges_grad,), "d[out] = bin_edges_grad(d[g], a, bins, range, ans)"),
+    ((nd.bin_edges_tangent,), "d[out] = bin_edges_tangent(d[t], a, bins, range, ans)"),
+    ((nd.histogram_data_grad,),
+     "d[out] = histogram_data_grad(d[g], a, bins, range, density, ans)"),
+    ((nd.histogram_data_tangent,),
+     "d[out] = histogram_data_tangent(d[t], a, bins, range, density, ans)"),
 ]
 if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
     DERIVED.append(((np.matrix_transpose,), "d[out] = np.matrix_transpose(d[x])"))
