@@ -5,10 +5,16 @@
 import pytest
 
 # the largest tables of numbers, by test function (every parametrization of each): the
-# random-program tester's fixed batch, the corpus at second and third order, the derived
-# tangents at second order. What they check is checked at first order in the plain run.
+# random-program tester's fixed batches (first and second order, third order, SciPy), the corpus
+# at second and third order, the derived tangents at second order, every rule helper
+# transformed and the sample of rules at third order. What they check is checked at first
+# order in the plain run.
 LARGE = {
     "tests/fuzz/test_fuzz.py::test_fixed_seed_batch",
+    "tests/fuzz/test_fuzz.py::test_fixed_seed_batch_third_order",
+    "tests/fuzz/test_fuzz.py::test_fixed_seed_batch_with_scipy",
+    "tests/compiler/test_rule_code.py::test_every_helper_of_a_rule_differentiates",
+    "tests/compiler/test_rule_code.py::test_third_order_through_rules_is_right_or_an_error",
     "tests/corpus/test_corpus.py::test_second_order_matches_finite_differences",
     "tests/corpus/test_corpus.py::test_third_order_matches_finite_differences",
     "tests/rules/test_derived_elementwise_linalg.py::test_elementwise_tangents_at_second_order",
