@@ -9,26 +9,15 @@ import numpy as np
 import pytest
 
 import mindgrad as mg
+from tests.support.orders import central, check_grad_and_jvp
 
 RNG = np.random.default_rng(2020)
-EPS = 1e-6
 
 
-def central(f, x, v, eps=EPS):
-    """``d/de f(x + e v)`` at 0 by central differences."""
-    return (f(x + eps * v) - f(x - eps * v)) / (2 * eps)
 
 
 def check_both_modes(f, x, rtol=1e-5, atol=1e-7):
-    """``grad`` and ``jvp`` of the scalar ``f`` at ``x`` against central differences along two
-    random directions."""
-    for _ in range(2):
-        v = RNG.standard_normal(np.shape(x))
-        truth = central(f, x, v)
-        g = mg.grad(f)(x)
-        assert np.shape(g) == np.shape(x)
-        np.testing.assert_allclose(np.sum(g * v), truth, rtol=rtol, atol=atol)
-        np.testing.assert_allclose(mg.jvp(f, (x,), (v,))[1], truth, rtol=rtol, atol=atol)
+    check_grad_and_jvp(f, x, RNG, rtol, atol)
 
 
 def second_order(f, x, rtol=1e-4, atol=1e-6, forward_over_forward=True):

@@ -18,6 +18,7 @@ from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.nondiff import numpy_functions
 from mindgrad.rules.numpy_shape import mgrid_, ogrid_, slice_refused
 from tests.support.inputs import Draw
+from tests.support.orders import central, check_grad_and_jvp
 from tests.support.rule_check import TANGENTS, Cases, rule_tests
 
 draw = Draw(20261126)
@@ -97,18 +98,8 @@ FLOAT32.add(np.heaviside, np.array([0, 1, -1], np.float32), x32(3), only="tangen
 globals().update(rule_tests(CASES, FLOAT32))
 
 
-def central(f, x, v, eps=1e-6):
-    return (f(x + eps * v) - f(x - eps * v)) / (2 * eps)
-
-
 def check_both_modes(fn, x, rtol=1e-6, atol=1e-8):
-    for _ in range(2):
-        v = RNG.standard_normal(np.shape(x))
-        truth = central(fn, x, v)
-        g = mg.grad(fn)(x)
-        assert np.shape(g) == np.shape(x)
-        np.testing.assert_allclose(np.sum(g * v), truth, rtol=rtol, atol=atol)
-        np.testing.assert_allclose(mg.jvp(fn, (x,), (v,))[1], truth, rtol=rtol, atol=atol)
+    check_grad_and_jvp(fn, x, RNG, rtol, atol)
 
 
 # ----- np.nextafter, np.heaviside ------------------------------------------------------------

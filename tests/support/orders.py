@@ -12,6 +12,23 @@ H1, H2 = 1e-6, 1e-4
 MODES = ("grad", "jvp", "jvp_of_grad", "grad_of_grad", "jvp_of_jvp")
 
 
+def central(f, x, v, eps=H1):
+    """``d/de f(x + e v)`` at 0 by central differences."""
+    return (f(x + eps * v) - f(x - eps * v)) / (2 * eps)
+
+
+def check_grad_and_jvp(f, x, rng, rtol=1e-6, atol=1e-8):
+    """``grad`` and ``jvp`` of the scalar ``f`` at ``x`` against central differences along two
+    random directions drawn from ``rng``; the gradient has ``x``'s shape."""
+    for _ in range(2):
+        v = rng.standard_normal(np.shape(x))
+        truth = central(f, x, v)
+        g = mg.grad(f)(x)
+        assert np.shape(g) == np.shape(x)
+        np.testing.assert_allclose(np.sum(g * v), truth, rtol=rtol, atol=atol)
+        np.testing.assert_allclose(mg.jvp(f, (x,), (v,))[1], truth, rtol=rtol, atol=atol)
+
+
 def fd_grad(f, x):
     g = np.zeros(np.shape(x))
     for i in np.ndindex(g.shape):
