@@ -331,3 +331,112 @@ def numeric_names(fdef, numeric_params, resolve) -> set:
         if not dropped:
             return numeric
         numeric -= dropped
+
+
+def is_real_kind(kind) -> bool:
+    """Whether an argument kind (from ``cache.kind``) is a real number or a real array (a
+    bool, int or float one): never complex."""
+    import numpy as np
+
+    if isinstance(kind, tuple):
+        return kind[0] is np.ndarray and kind[1][1] in "biuf"
+    return isinstance(kind, type) and (issubclass(kind, (bool, int, float)) or
+                                       issubclass(kind, (np.bool_, np.integer, np.floating)))
+
+
+# NumPy functions that may give a complex value from real operands (or whose dtype argument
+# may ask for one): a name they assign is not known to be real
+_MAY_GIVE_COMPLEX = {"astype", "eig", "eigvals", "roots", "vectorize", "frompyfunc",
+                     "piecewise", "apply_along_axis", "fromiter", "frombuffer", "sort_complex",
+                     "poly", "polyval", "choose", "select"}
+# creation functions: the position of their dtype argument (real when none is given)
+_DTYPE_POSITION = {"array": 1, "asarray": 1, "asanyarray": 1, "ascontiguousarray": 1, "zeros": 1,
+                   "ones": 1, "empty": 1, "zeros_like": 1, "ones_like": 1, "empty_like": 1,
+                   "full": 2, "full_like": 2, "identity": 1, "eye": 3, "arange": 3,
+                   "linspace": 5}
+# what gives a real value whatever its operands hold
+_ALWAYS_REAL = {"real", "imag", "abs", "absolute", "angle", "iscomplex", "isreal", "isnan",
+                "isfinite", "isinf", "shape", "ndim", "size", "len", "argmax", "argmin",
+                "argsort", "nonzero", "count_nonzero", "flatnonzero", "argwhere", "var", "std",
+                "isclose", "allclose", "array_equal", "iscomplexobj", "isrealobj"}
+
+
+def real_names(fdef, real_params, resolve) -> set:
+    """Names known to hold real values (numbers, arrays or containers of them; never complex)
+    at every assignment: the cotangent of a real value is real, so where ``unbroadcast``
+    (which also takes the real part for a real operand) is not needed for shape, it is not
+    needed at all only where the result is known real.
+
+    The greatest fixed point, as for ``scalar_names``: real parameters (``real_params``, from
+    the argument kinds), constants that are not complex, arithmetic, comparisons, indexing,
+    attributes and methods of real values, and NumPy's and ``math``'s functions of real values
+    except those that may give a complex (``_MAY_GIVE_COMPLEX``, or any ``dtype=`` argument);
+    ``np.real``, ``np.abs`` and the like always give real values. Calls of anything else
+    (the user's functions, SciPy, FFTs) are not known to be real.
+    """
+    import math
+
+    import numpy as np
+
+    params, defs = _assigned_values(fdef, resolve)
+    real = (set(defs) | set(real_params)) - {p for p in params if p not in real_params}
+
+    def numpy_name(fn):
+        module = getattr(fn, "__module__", None) or ""
+        if isinstance(fn, np.ufunc):
+            return fn.__name__
+        if module == "numpy" or module.startswith("numpy.") and not module.startswith(
+                ("numpy.fft", "numpy.lib.scimath", "numpy.emath")):
+            return getattr(fn, "__name__", None)
+        if module == "math" or fn in (len, abs, float, int, bool, round, min, max, sum, range):
+            return getattr(fn, "__name__", None)
+        return None
+
+    def is_real(value):
+        if value is None:
+            return False
+        if isinstance(value, gast.Constant):
+            return not isinstance(value.value, complex)
+        if isinstance(value, gast.Name):
+            return value.id in real
+        if isinstance(value, gast.BinOp):
+            return is_real(value.left) and is_real(value.right)
+        if isinstance(value, gast.UnaryOp):
+            return is_real(value.operand)
+        if isinstance(value, (gast.Compare, gast.BoolOp)):
+            return True if isinstance(value, gast.Compare) else \
+                all(is_real(v) for v in value.values)
+        if isinstance(value, gast.IfExp):
+            return is_real(value.body) and is_real(value.orelse)
+        if isinstance(value, (gast.Tuple, gast.List)):
+            return all(is_real(e) for e in value.elts)
+        if isinstance(value, gast.Subscript):
+            return is_real(value.value)
+        if isinstance(value, gast.Attribute):
+            return value.attr in ("real", "imag", "shape", "ndim", "size") or \
+                value.attr == "T" and is_real(value.value)
+        if isinstance(value, gast.Call):
+            func = value.func
+            if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+                    func.value.id in real and func.attr not in _MAY_GIVE_COMPLEX and \
+                    resolve(func) is None:  # a method of a real array (not a module's function)
+                return all(is_real(a) for a in value.args) and \
+                    all(is_real(k.value) for k in value.keywords)
+            name = numpy_name(resolve(func))
+            if name is None:
+                return False
+            if name in _ALWAYS_REAL:
+                return True
+            if name in _MAY_GIVE_COMPLEX or any(k.arg == "dtype" for k in value.keywords) or \
+                    len(value.args) > _DTYPE_POSITION.get(name, len(value.args)):
+                return False
+            return all(is_real(a) for a in value.args) and \
+                all(is_real(k.value) for k in value.keywords)
+        return False
+
+    while True:
+        dropped = {name for name in real - set(real_params)
+                   if not all(is_real(v) for v in defs.get(name, [None]))}
+        if not dropped:
+            return real
+        real -= dropped

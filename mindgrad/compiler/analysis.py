@@ -158,10 +158,11 @@ class Analysis:
     arrays: dict       # array argument -> its ndim
     numeric: set       # names whose gradients ``+`` may accumulate (numbers or arrays)
     values: frozenset = frozenset()  # method receivers known to be arrays, numbers, containers
+    reals: frozenset = frozenset()   # names known to hold real values (activity.real_names)
 
 
 def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_weights=None,
-            array_ndims=None) -> Analysis:
+            array_ndims=None, real_params=()) -> Analysis:
     """The ``Analysis`` of a normalized function."""
     local_names = {a.id for a in fdef.args.args + fdef.args.kwonlyargs} | \
         A.assigned_names(fdef.body)
@@ -190,7 +191,8 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
                     defs=activity.defined_names(fdef),
                     indexed=activity.indexed_names(fdef) | containers | maybe_containers,
                     scalars=scalars, containers=containers, arrays=dict(array_ndims or {}),
-                    numeric=numeric | scalars, values=resolve.values)
+                    numeric=numeric | scalars, values=resolve.values,
+                    reals=frozenset(activity.real_names(fdef, set(real_params), resolve)))
 
 
 def call_shape(fn, obj, call):

@@ -53,6 +53,7 @@ class Request:
     arguments_shared: bool = False
     entry: bool = False          # what the user calls, not a callee
     opaque: tuple = ()
+    reals: tuple = ()            # positions of real arguments (activity.is_real_kind)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,13 +109,13 @@ class Callees:
         self._user_caller = not caller_src.is_mindgrad_code
         self.requested = []
 
-    def names_for(self, fn, obj, mask, scalar, shape=(0, ())) -> SplitNames:
+    def names_for(self, fn, obj, mask, scalar, shape=(0, ()), real=()) -> SplitNames:
         """The forward and backward functions of ``fn`` (bound to ``obj``, if any) for active
-        arguments ``mask`` and number arguments ``scalar`` (one bool per argument after
-        ``self``)."""
+        arguments ``mask``, number arguments ``scalar`` and arguments known to be real
+        ``real`` (one bool per argument after ``self``)."""
         reached = self._table.weights_reached(fn, obj)
         key = (fn.__code__, static_parts(obj), mask, scalar, tuple(p for p, _ in reached),
-               shape, self._user_caller)
+               shape, self._user_caller, real)
         offset = 0 if obj is None else 1
 
         def make():
@@ -122,7 +123,7 @@ class Callees:
             return Request(SPLIT, fn, obj, _positions(mask, offset),
                            tuple(self._table.name_function(n) for n in names), key,
                            scalars=_positions(scalar, offset), shape=shape,
-                           arguments_shared=self._user_caller)
+                           arguments_shared=self._user_caller, reals=_positions(real, offset))
 
         request = self._ask(key, make)
         return SplitNames(*request.names, [index for _, index in reached])

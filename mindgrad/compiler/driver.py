@@ -157,7 +157,8 @@ class Build:
                                  [params[i] for i in request.containers if i < len(params)],
                                  self.weights.read_by_call,
                                  {params[i]: n for i, n in request.arrays.items()
-                                  if i < len(params)})
+                                  if i < len(params)},
+                                 [params[i] for i in request.reals if i < len(params)])
         active = sorted(set(facts.active) | set(weight_reads))
         self.record("activity", src.name, lambda: "active: " + ", ".join(active))
         job = reverse.ReverseInput(src, fdef, active_params, facts, self.weights.requested,
@@ -295,7 +296,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     input gradients then the weights' (a bare value when there is one): what ``vjp`` runs, the
     forward pass once.
     """
-    from mindgrad.compiler.activity import is_opaque_kind, is_scalar_kind
+    from mindgrad.compiler.activity import is_opaque_kind, is_real_kind, is_scalar_kind
 
     build = Build(dump, weights)
     function, obj = unbind(fn)
@@ -308,6 +309,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     arrays = {i + offset: k[2] for i, k in enumerate(kinds)
               if isinstance(k, tuple) and k[0] is np.ndarray and k[1][1] in "fc"}
     opaque = tuple(i + offset for i, k in enumerate(kinds) if is_opaque_kind(k))
+    reals = tuple(i + offset for i, k in enumerate(kinds) if is_real_kind(k))
     if split:
         label = naming.label(function.__name__, obj)
         names = tuple(build.callees.name_function(n) for n in naming.split_functions(label))
@@ -318,7 +320,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
         mode = GRADIENT
     unit = build.build(Request(mode, function, obj, tuple(p + offset for p in positions), names,
                                ("entry",), tuple(scalars), tuple(containers), arrays, shape,
-                               entry=True, opaque=opaque))
+                               entry=True, opaque=opaque, reals=reals))
     made, derivative = build.finish(function, names[0])
     derivative.bound = obj
     if split:

@@ -45,6 +45,8 @@ class _Substitute(gast.NodeTransformer):
         self.temps, self.bind = temps, gen.bind
         self.unbounded = getattr(gen, "unbounded", set())
         self.same_shape = gen.same_shape
+        # reverse mode: the results known real (unbroadcast also takes a real operand's part)
+        self.reals = getattr(gen, "reals", None)
         self.comprehension_names = set()
         self.unbroadcast = runtime.unbroadcast
         self.broadcasts = (broadcast_tangent, add_tangent)
@@ -65,11 +67,13 @@ class _Substitute(gast.NodeTransformer):
     visit_GeneratorExp = visit_ListComp
 
     def visit_Call(self, node):
-        # unbroadcast(g, x) is the identity when x has the shape of the result
+        # unbroadcast(g, x) is the identity when x has the shape of the result, and the result
+        # is real (else g may be complex where x is real: unbroadcast takes the real part)
         if isinstance(node.func, gast.Name) and self.rule.globals.get(node.func.id) is \
                 self.unbroadcast and len(node.args) == 2 and isinstance(node.args[1], gast.Name):
             bound = self.params.get(node.args[1].id)
-            if bound is not None and self.same_shape(bound, self.out_name):
+            if bound is not None and self.same_shape(bound, self.out_name) and \
+                    self.real_unless_complex(bound):
                 return self.visit(node.args[0])
         callee = self._callee(node.func)
         if callee is runtime.times_slope and self.rule.from_slopes:
@@ -90,6 +94,22 @@ class _Substitute(gast.NodeTransformer):
                 return self.visit(node.args[0])
         node = self.generic_visit(node)
         return _without_defaults(node, callee)
+
+    def real_unless_complex(self, bound) -> bool:
+        """Whether the result is real wherever ``bound`` (an operand) is: it is known real, or
+        every other operand is (``x * 2.0``, ``h * h``). Else a real ``bound`` may meet a
+        complex operand, and its gradient is the real part of a complex product."""
+        if self.reals is None or self.out_name in self.reals:
+            return True
+
+        def real(node):
+            if isinstance(node, gast.Constant):
+                return not isinstance(node.value, complex)
+            return isinstance(node, gast.Name) and (node.id in self.reals or
+                                                    isinstance(bound, gast.Name) and
+                                                    node.id == bound.id)
+
+        return all(real(node) for node in self.params.values())
 
     def _callee(self, func):
         """The object a template's callee names (``np.sum``, ``reduce_sum_grad``), or None."""

@@ -137,6 +137,12 @@ class FunctionPass(Located):
             return isinstance(node.value, (int, float, complex))
         return isinstance(node, gast.Name) and node.id in self.scalars
 
+    def is_real(self, node) -> bool:
+        """Whether ``node`` is known to hold a real value (``activity.real_names``)."""
+        if isinstance(node, gast.Constant):
+            return not isinstance(node.value, complex)
+        return isinstance(node, gast.Name) and node.id in getattr(self, "reals", ())
+
     def token(self, node):
         if self.is_scalar(node):
             return "scalar"

@@ -110,6 +110,7 @@ class ReversePass(FunctionPass, StatementAdjoints, CallAdjoints):
         self.needed = needed
         self.resolve.values = analysis.values
         self.defs, self.scalars = analysis.defs, analysis.scalars
+        self.reals = analysis.reals
         self.containers, self.numeric = analysis.containers, analysis.numeric
         arrays = analysis.arrays
         # array arguments read element by element get a gradient buffer, updated in place

@@ -129,7 +129,8 @@ class CallAdjoints:
         scalar = tuple(self.is_scalar(a) for a in args)
         if name not in self.active:
             return [s], []  # nothing to differentiate: the call as written
-        names = self.callees.names_for(fn, obj, mask, scalar, call_shape(fn, obj, call))
+        real = tuple(self.is_real(a) for a in args)
+        names = self.callees.names_for(fn, obj, mask, scalar, call_shape(fn, obj, call), real)
         head = [A.clone(self_expr)] if obj is not None else []
         ctx = self.fresh(naming.callee_tape(name))
         self.local_names.add(ctx)
