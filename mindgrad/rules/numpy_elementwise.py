@@ -338,11 +338,23 @@ def _(out, x, y):
     d[y] = unbroadcast(fmax_grad(d[out], -y, -x), y)
 
 
+@linear_in("g")
+def where_grad(g, condition, taken=True):
+    """The share of ``g`` that ``np.where(condition, x, y)`` routes to ``x`` (``taken``) or to
+    ``y``: ``g`` where the condition holds (fails), 0 elsewhere. A branch it routes nothing to
+    (not taken: a scalar condition, a mask false everywhere) gets the symbolic zero, so that
+    its values (a NaN of ``np.log`` below 0) never meet the gradient in the adjoints of what
+    computed them (``np.prod``, ``@``, ``np.linalg.norm``), which multiply by them."""
+    if not np.any(condition if taken else np.logical_not(condition)):
+        return 0
+    return np.where(condition, g, 0) if taken else np.where(condition, 0, g)
+
+
 @diagonal(np.where)
 @adjoint(np.where)
 def _(out, condition, x, y):
-    d[x] = unbroadcast(np.where(condition, d[out], 0), x)
-    d[y] = unbroadcast(np.where(condition, 0, d[out]), y)
+    d[x] = unbroadcast(where_grad(d[out], condition), x)
+    d[y] = unbroadcast(where_grad(d[out], condition, False), y)
 
 
 # ----- clip --------------------------------------------------------------------------------

@@ -171,7 +171,10 @@ def times_slope(g, slope, of=None):
 
     ``of``: the gradient the product ``g * slope`` derives from, at second order (the tangent
     or the gradient of ``times_slope(of, slope)`` with respect to ``of``): also 0 where ``of``
-    is 0, where the first product was held at 0."""
+    is 0, where the first product was held at 0. The symbolic zero gives the symbolic zero
+    (a branch not taken as a whole: ``where_grad``)."""
+    if g.__class__ is int and g == 0:
+        return 0
     out = g * slope
     if np.isfinite(out).all():
         return out

@@ -118,6 +118,21 @@ def scipy_kept(x):
                            + sp.xlogy(x, x), x))
 
 
+# A whole branch not taken (a scalar condition) whose values feed functions that are not
+# elementwise: their adjoints multiply the gradient, 0 there, by the branch's NaNs (the
+# product of the others in np.prod, the matrix in @ and solve); the branch gets no gradient.
+def reductions_not_taken(x):
+    a = np.log(x)
+    return np.where(x[0] > 0, np.prod(a) + np.var(a) + np.linalg.norm(a) + a @ a
+                    + np.sum(np.outer(a, a) * np.cumprod(a)), np.sum(x * x))
+
+
+def linalg_not_taken(x):
+    a = np.log(x)
+    m = np.outer(a, a) + np.eye(a.size)
+    return np.where(x[0] > 0, np.sum(np.linalg.solve(m, a)) + np.linalg.det(m), x[0] * x[1])
+
+
 X = np.array([1.3, -2.0, 0.4, -0.7])
 ZEROS = np.array([1.3, 0.0, -0.4, 0.0])
 OUTSIDE = np.array([0.3, -1.5, -0.6, 2.5])
@@ -144,6 +159,10 @@ CASES = [
     (quotient_0d, (np.array(0.0), np.array(0.0))),
     (exponent_where, (np.array([[1.5, -2.0, 0.8], [-0.5, 2.0, 1.1]]), np.array([0.5, 1.5, 2.5]))),
     (hypot_arctan2_kept, (np.array([1.0, 0.0, -0.5, 0.0]), np.array([0.5, 0.0, 2.0, 0.0]))),
+    (reductions_not_taken, (np.array([-0.5, 0.3, 0.8, 1.2]),)),
+    (reductions_not_taken, (np.array([0.5, 0.3, 0.8, 1.2]),)),   # taken: all finite
+    (linalg_not_taken, (np.array([-0.5, 0.3, 0.8]),)),
+    (linalg_not_taken, (np.array([1.5, 0.3, 0.8]),)),
 ]
 if sp is not None:  # poles and domain ends at 0 and 1, not kept
     CASES.append((scipy_kept, (np.array([0.3, 0.0, 0.6, 1.0]),)))

@@ -355,8 +355,8 @@ PINNED = [
       'd[out] = np.vdot(a, d[b])'),
      SAME),
     (np.where,
-     ('d[out] = broadcast_tangent(np.where(condition, d[x], 0), out)',
-      'd[out] = broadcast_tangent(np.where(condition, 0, d[y]), out)'),
+     ('d[out] = broadcast_tangent(where_grad(d[x], condition), out)',
+      'd[out] = broadcast_tangent(where_grad(d[y], condition, False), out)'),
      SAME),
 ]
 if hasattr(np, "vecdot"):  # NumPy >= 2.0
