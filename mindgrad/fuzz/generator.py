@@ -693,9 +693,14 @@ class Generator:
         b = self.other_fit(a.shape)
         z = self.fresh("z")
         options = [f"{a.name} * (0.6 + 0.8j) + np.exp(1j * {b})", f"{a.name} + 1j * {b}",
-                   f"np.exp((0.5 + 1j) * {a.name}) * {b}"]
+                   f"np.exp((0.5 + 1j) * {a.name}) * {b}",
+                   # a real operand times a complex value of its own shape: its gradient is
+                   # the real part of a complex product
+                   f"{a.name} * np.exp(1j * {a.name})"]
         if a.shape and not a.py:
             options.append(f"np.fft.fft({a.name}, axis=-1) + 0.5j")
+            # read by indexing: the product's gradient goes into a real gradient buffer
+            options.append(f"{a.name}[..., ::-1] * (0.6 + 0.8j) + {b}")
         lines.append(f"{z} = {r.choice(options)}")
         real, shape = r.choice([(f"np.abs({z})", a.shape), (f"np.real({z} * {z})", a.shape),
                                 (f"{z}.imag", a.shape), (f"abs({z}) ** 2", a.shape),
@@ -715,8 +720,24 @@ class Generator:
             (f"np.where({n} > 0.0, np.log({n}), 0.0)", v.shape),
             (f"np.where({n} > 0.0, np.sqrt({n}), {n})", v.shape),
             (f"np.exp(-np.where({n} > 0.0, {n}, np.inf))", v.shape),
-        ])
+        ] + self.whole_branch_not_taken(v))
         return self.define(lines, expr, shape)
+
+    def whole_branch_not_taken(self, v):
+        """A scalar condition: where it fails, a whole branch of NaNs (the log of a negative
+        number) feeds a function that is not elementwise (its adjoint multiplies by them)."""
+        if v.py or not v.shape:
+            s = f"({v.name})"
+        else:
+            s = f"{v.name}[{', '.join('0' for _ in v.shape)}]"
+        w = self.pick(lambda u: len(u.shape) == 1 and not u.py)
+        if w is None:
+            return []
+        a = f"np.log({s} * ({w.name} * {w.name} + 0.5))"
+        reduce = self.rng.choice(["np.prod({0})", "np.var({0})", "np.linalg.norm({0})",
+                                  "{0} @ {0}", "np.std({0})", "np.sum(np.cumprod({0}))",
+                                  "np.sum(np.outer({0}, {0}))"])
+        return [(f"np.where({s} > 0.0, {reduce.format(a)}, {s})", ())]
 
     # ----- SciPy (only with libraries=("scipy",)) ---------------------------------------------
 
