@@ -374,7 +374,6 @@ def real_names(fdef, real_params, resolve) -> set:
     ``np.real``, ``np.abs`` and the like always give real values. Calls of anything else
     (the user's functions, SciPy, FFTs) are not known to be real.
     """
-    import math
 
     import numpy as np
 
