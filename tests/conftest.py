@@ -6,9 +6,10 @@ import pytest
 
 # the largest tables of numbers, by test function (every parametrization of each): the
 # random-program tester's fixed batches (first and second order, third order, SciPy), the corpus
-# at second and third order, the derived tangents at second order, every rule helper
-# transformed and the sample of rules at third order. What they check is checked at first
-# order in the plain run.
+# at second and third order, every rule helper transformed, and the tables of rules at second
+# and third order (derived tangents, norms, factorizations, SciPy, branches not taken,
+# products). Every rule is checked at first order in the plain run (tests/rules'
+# test_every_rule: each has a case in a table of central differences).
 LARGE = {
     "tests/fuzz/test_fuzz.py::test_fixed_seed_batch",
     "tests/fuzz/test_fuzz.py::test_fixed_seed_batch_third_order",
@@ -19,6 +20,24 @@ LARGE = {
     "tests/corpus/test_corpus.py::test_third_order_matches_finite_differences",
     "tests/rules/test_derived_elementwise_linalg.py::test_elementwise_tangents_at_second_order",
     "tests/rules/test_derived_shape.py::test_forward_mode_and_second_order_match_central_differences",
+    "tests/rules/test_derived_elementwise_linalg.py::test_linalg_helper_tangents_at_third_order",
+    "tests/rules/test_derived_elementwise_linalg.py::test_product_tangents_at_second_order",
+    "tests/rules/test_derived_elementwise_linalg.py::"
+    "test_runtime_helper_tangents_at_second_and_third_order",
+    "tests/rules/test_regressions_outside.py::test_norms_to_second_order",
+    "tests/rules/test_linalg.py::test_svd_and_einsum_to_third_order",
+    "tests/rules/test_linalg.py::test_decompositions_to_second_order",
+    "tests/rules/test_linalg_factorizations.py::test_factorizations_to_second_order",
+    "tests/rules/test_scipy_special.py::test_elementwise_to_second_order",
+    "tests/rules/test_scipy_stats.py::test_new_distributions_to_second_order",
+    "tests/rules/test_numpy_breadth.py::test_through_the_transformer_to_second_order",
+    "tests/rules/test_branch_not_taken.py::test_second_order_of_the_branch_taken",
+    "tests/compiler/test_zero_gradients.py::"
+    "test_shape_rules_unused_on_the_path_taken_to_second_order",
+    "tests/compiler/test_rule_code.py::test_second_order_through_rules",
+    "tests/api/test_higher.py::test_third_derivatives_through_reverse_over_forward",
+    "tests/api/test_third_order.py::test_third_order_sweep_of_product_rules",
+    "tests/api/test_third_order.py::test_third_order_of_products_against_differences",
 }
 
 
