@@ -346,7 +346,7 @@ def is_real_kind(kind) -> bool:
 
 # NumPy functions that may give a complex value from real operands (or whose dtype argument
 # may ask for one): a name they assign is not known to be real
-_MAY_GIVE_COMPLEX = {"astype", "eig", "eigvals", "roots", "vectorize", "frompyfunc",
+_MAY_GIVE_COMPLEX = {"astype", "view", "eig", "eigvals", "roots", "vectorize", "frompyfunc",
                      "piecewise", "apply_along_axis", "fromiter", "frombuffer", "sort_complex",
                      "poly", "polyval", "choose", "select"}
 # creation functions: the position of their dtype argument (real when none is given)
@@ -419,8 +419,9 @@ def real_names(fdef, real_params, resolve) -> set:
             if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
                     func.value.id in real and func.attr not in _MAY_GIVE_COMPLEX and \
                     resolve(func) is None:  # a method of a real array (not a module's function)
-                return all(is_real(a) for a in value.args) and \
-                    all(is_real(k.value) for k in value.keywords)
+                # x.sum(axis, dtype): a second positional argument may be a dtype
+                return all(is_real(a) for a in value.args) and len(value.args) < 2 and \
+                    all(is_real(k.value) and k.arg != "dtype" for k in value.keywords)
             name = numpy_name(resolve(func))
             if name is None:
                 return False

@@ -220,3 +220,20 @@ def test_the_fuzz_program_adding_a_complex_gradient_into_a_real_buffer():
 
     x = np.array([[0.3, -0.2], [0.5, 0.4], [-0.1, 0.9]])
     check(f, x)
+
+
+def test_the_real_part_is_taken_only_where_a_real_operand_meets_a_complex_one():
+    """unbroadcast (shape, and the real part for a real operand) stays in the generated code
+    where a real array meets a complex one of its shape, and nowhere else."""
+    def f(x):
+        a = x * 2.0
+        e = np.exp(1j * a)
+        b = a * e
+        return np.real(np.sum(b * b))
+
+    code = str(mindgrad.source(mindgrad.grad(f), X))
+    assert "d_a = unbroadcast(d_b * e, a)" in code        # a real, a * e complex
+    assert "unbroadcast(d_mul * 1j, a)" in code           # a real, 1j * a complex
+    assert "d_e = d_b * a" in code                        # e complex: nothing to take
+    assert "d_x = d_a * 2.0" in code                      # x * 2.0 real: plain product
+    check(f)
