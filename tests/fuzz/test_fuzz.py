@@ -196,6 +196,18 @@ def test_oracle_skips_a_failing_program():
         assert oracle.check_program(_program(raises), "grad", directory).outcome == "skipped"
 
 
+def test_oracle_skips_an_output_that_changes_shape_near_the_sample_point():
+    """A branch on the data returning another shape one step away: the differences say
+    nothing (the batch of seed 2026 found this as a crash of the oracle's own vdot)."""
+    threshold = float(np.sum(_program("").args()[0]))  # the branch's boundary is the sample
+    source = ("import numpy as np\n\ndef f(x):\n"
+              f"    if np.sum(x) > {threshold!r}:\n        return x * 2.0\n"
+              "    return np.sum(x * x)\n")
+    with tempfile.TemporaryDirectory() as directory:
+        result = oracle.check_program(_program(source), "jvp", directory)
+    assert result.outcome == "skipped" and "changes shape" in result.detail
+
+
 def test_clear_error_is_a_located_error():
     with tempfile.TemporaryDirectory() as directory:
         program = _program("import numpy as np\n\ndef f(x):\n    global q\n    return x\n")
