@@ -1,7 +1,8 @@
 """Runs a batch of random programs in several modes, in parallel, and counts the outcomes.
 
-Each job is its own process; each (program, mode) has a time limit, after which it counts as
-a crash of type ``Timeout``. A crash of a class ``known.py`` lists counts as ``known``; the
+Each job is its own process; each (program, mode) has a limit of CPU time (not of wall time,
+so that a loaded machine does not turn slow checks into failures), after which it counts as a
+crash of type ``Timeout``. A crash of a class ``known.py`` lists counts as ``known``; the
 other failures (wrong, crash) are shrunk and written to ``out``.
 """
 
@@ -26,21 +27,22 @@ class Timeout(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds):
-    """Raise Timeout in the main thread after ``seconds`` (no limit off the main thread)."""
-    if not seconds or not hasattr(signal, "setitimer"):
+    """Raise Timeout in the main thread once the process has used ``seconds`` of CPU time
+    (no limit off the main thread, or where there is no ITIMER_PROF)."""
+    if not seconds or not hasattr(signal, "setitimer") or not hasattr(signal, "ITIMER_PROF"):
         yield
         return
 
     def expire(signum, frame):
         raise Timeout()
 
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    old = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
 
 
 def check(program, mode, directory, timeout):
@@ -50,7 +52,7 @@ def check(program, mode, directory, timeout):
         with time_limit(timeout):
             result = oracle.check_program(program, mode, directory)
     except Timeout:
-        result = oracle.Result("crash", f"no answer within {timeout} s", "Timeout")
+        result = oracle.Result("crash", f"no answer within {timeout} s of CPU time", "Timeout")
     issue = known.known_issue(program.source, mode, result)
     if issue is not None:
         return oracle.Result("known", f"{issue.name} ({issue.area}): {result.detail}",

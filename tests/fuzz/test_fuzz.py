@@ -526,3 +526,17 @@ def test_a_copy_refused_as_aliasing_is_a_crash():
         assert oracle.refused_copy(f"def f(x):\n    c1 = x{index}\n    c1 -= 1.0\n", refusal)
     assert not oracle.refused_copy("def f(x):\n    c1 = x[1:]\n    c1 -= 1.0\n", refusal)
     assert not oracle.refused_copy("def f(x):\n    c1 = x[np.array([0])]\n", "ValueError: no")
+
+
+def test_the_time_limit_counts_cpu_time_not_waiting():
+    """A check that waits (a loaded machine gives it no CPU) is not a Timeout; one that
+    computes past the limit is."""
+    import time
+
+    with runner.time_limit(0.2):
+        time.sleep(0.4)  # waiting uses no CPU time
+    with pytest.raises(runner.Timeout):
+        with runner.time_limit(0.2):
+            end = time.process_time() + 5.0
+            while time.process_time() < end:
+                pass
