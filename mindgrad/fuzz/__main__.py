@@ -25,7 +25,8 @@ def main(argv=None):
     parser.add_argument("--start", type=int, default=0, help="index of the first program")
     parser.add_argument("--modes", default=",".join(oracle.MODES))
     parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--timeout", type=float, default=30.0, help="CPU seconds per program and mode")
+    parser.add_argument("--timeout", type=float, default=30.0,
+                        help="CPU seconds per program and mode")
     parser.add_argument("--out", default=None, help="write each minimized failure here")
     parser.add_argument("--no-shrink", action="store_true")
     parser.add_argument("--shrink-max", type=int, default=40,
