@@ -10,6 +10,10 @@ memory is read afterwards, or when the memory belongs to the caller:
   may share ``y``'s memory. On a fresh array it is the rebinding ``y = y + v`` it is compiled
   as.
 * ``y[idx] = v``: refused if another name that may share ``y``'s memory is read afterwards.
+  For a list or dict ``y``, the write rebinds a slot: only a container that may be ``y``
+  itself or holds it changes, not the arrays it holds. A container made by a display
+  (``[a, b]``, ``{'u': a}``) is a new object, so another display holding the same arrays does
+  not change (``displays``, ``holding``).
   ``sharing_writes`` tells the reverse stage, per such write, which names share ``y``: the
   backward sweep may read them too; ``argument_writes`` which writes may reach an argument:
   a called function cannot write into its caller's array (the caller's code would not see it).
@@ -81,6 +85,10 @@ class Aliases:
         _liveness(fdef.body, set(), self.live_after)
         self.mutable_params = set(mutable_params)
         self.groups = {p: frozenset((p, _CALLER)) for p in mutable_params}
+        # a container made by a display ([a, b], {'k': a}, extended by append): the names it
+        # holds. It is a new object: rebinding one of its slots changes no other container,
+        # but those holding it (or another name for it, never a display)
+        self.displays = {}
         self.block(fdef.body)
 
     # ----- the relation --------------------------------------------------------------------
@@ -96,6 +104,11 @@ class Aliases:
         container = value.value if isinstance(value, gast.Subscript) else value
         if isinstance(container, gast.Name) and container.id in self.containers:
             self.element_of[name] = container.id
+        held = _held_names(value)
+        if held is None:
+            self.displays.pop(name, None)
+        else:
+            self.displays[name] = held
         joined = frozenset((name,)).union(*(self.group(s) for s in sources))
         for other, members in list(self.groups.items()):
             if name in members:
@@ -155,29 +168,41 @@ class Aliases:
             if isinstance(func, gast.Attribute) and func.attr == "append" and \
                     isinstance(func.value, gast.Name):
                 base = func.value.id
-                self.bind(base, [base] + self.sources(gast.List(elts=s.value.args,
-                                                                ctx=gast.Load())), None)
+                appended = gast.List(elts=s.value.args, ctx=gast.Load())
+                held = self.displays.get(base)
+                self.bind(base, [base] + self.sources(appended), None)
+                if held is not None and _held_names(appended) is not None:
+                    self.displays[base] = held | _held_names(appended)
         elif isinstance(s, gast.If):
-            before = dict(self.groups)
+            before, displays = dict(self.groups), dict(self.displays)
             self.block(s.body)
             after_body, self.groups = self.groups, dict(before)
+            body_displays, self.displays = self.displays, displays
             self.block(s.orelse)
-            self.merge(after_body)
+            self.merge(after_body, body_displays)
         elif isinstance(s, (gast.For, gast.While)):
             self.loop(s)
 
-    def merge(self, other):
+    def merge(self, other, other_displays):
+        """Join the relation of another path (a branch, a loop's earlier runs) into this one:
+        a container is a display on both paths or its contents are not known."""
         for name, members in other.items():
             self.groups[name] = self.group(name) | members
+        for name in set(self.displays) | set(other_displays):
+            held, other_held = self.displays.get(name), other_displays.get(name)
+            if held is None or other_held is None:
+                self.displays.pop(name, None)
+            else:
+                self.displays[name] = held | other_held
 
     def loop(self, s):
         while True:
-            before = dict(self.groups)
+            before, displays = dict(self.groups), dict(self.displays)
             if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                 self.bind(s.target.id, self.sources(s.iter), s.iter)
             self.block(s.body)
-            self.merge(before)
-            if self.groups == before:
+            self.merge(before, displays)
+            if self.groups == before and self.displays == displays:
                 break
         self.block(s.orelse)
 
@@ -205,6 +230,8 @@ class Aliases:
         others = set(self.group(base) - {base})
         if base in self.containers:  # a list's slot is rebound: only the same list changes
             others &= self.containers
+            if base in self.displays:
+                others = self.holding(base, others)
         if _CALLER in others or base in self.mutable_params or others & self.mutable_params:
             self.argument_writes[id(s)] = base
         others.discard(_CALLER)
@@ -215,6 +242,48 @@ class Aliases:
                          f"it), read afterwards: mindgrad cannot follow a write through two "
                          f"names; make a copy ({base} = {base}.copy(), or copy the view)")
         self.sharing_writes[id(s)] = others
+
+
+    def holding(self, base, containers):
+        """Of ``containers`` (which may share memory with ``base``, a container made by a
+        display), those a slot rebound in ``base`` changes: those that may be ``base`` itself
+        (bound otherwise than by a display) and those holding one of these. A display that
+        merely holds what ``base`` holds (``[x]`` and ``{'u': x}``) does not change."""
+        changed, grown = {base}, True
+        while grown:
+            grown = False
+            for c in containers - changed:
+                held = self.displays.get(c)
+                if held is None or held & changed:
+                    changed.add(c)
+                    grown = True
+        return changed - {base}
+
+
+def _held_names(value):
+    """The names a display (a list, tuple or dict display, displays nested in it) holds, or
+    None if ``value`` is not such a display (or holds other expressions, which may be a
+    container held elsewhere)."""
+    if isinstance(value, (gast.List, gast.Tuple)):
+        parts = value.elts
+    elif isinstance(value, gast.Dict):
+        parts = list(value.values) + [k for k in value.keys if k is not None]
+        if any(k is None for k in value.keys):  # {**other}: another dict's items
+            return None
+    else:
+        return None
+    held = set()
+    for part in parts:
+        if isinstance(part, gast.Name):
+            held.add(part.id)
+        elif isinstance(part, gast.Constant):
+            continue
+        else:
+            inner = _held_names(part)
+            if inner is None:
+                return None
+            held |= inner
+    return frozenset(held)
 
 
 def _is_python_function(fn) -> bool:

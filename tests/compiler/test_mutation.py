@@ -416,3 +416,70 @@ def test_in_place_on_a_python_number_rebinds():
     # a 0-d array is mutable: there c += 1.0 would write into the caller's array
     with pytest.raises(mg.UnsupportedSyntaxError):
         mg.grad(scalar_in_place, (0, 1))(x, np.array(a))
+
+
+# ----- rebinding a slot of a container made by a display ---------------------------------------
+# ``d['p'] = v`` rebinds a slot of the dict ``d`` only: another display holding the same arrays
+# (``[x, ...]`` beside ``{'u': x, ...}``) does not change, and is not refused. A container that
+# may be ``d`` itself (``d2 = d``) or holds it (``[d]``) does change: refused as before.
+
+
+def dict_slot_beside_a_list_of_the_same_arrays(x):
+    lst = [x, np.tanh(x)]
+    lst.append(x * 0.5)
+    d = {'u': x, 'w': np.sin(x)}
+    d['p'] = d['u'] * 2.0
+    return np.sum(d['p'] * lst[1] * lst[2]) + np.sum(d['w'])
+
+
+def list_slot_beside_a_tuple_of_the_same_arrays(x):
+    t = (x, x * x)
+    lst = [x, np.cos(x)]
+    if np.sum(x) > 0.0:
+        lst[1] = lst[0] * 3.0
+    return np.sum(lst[1] * t[1]) + np.sum(t[0])
+
+
+def nested_displays_beside_each_other(x):
+    pair = [[x, 1.0], {'k': x}]
+    d = {'a': (x, 2.0)}
+    d['b'] = np.exp(x)
+    return np.sum(d['b'] * pair[0][0]) + np.sum(pair[1]['k'] * d['a'][0])
+
+
+@pytest.mark.parametrize("fn", [dict_slot_beside_a_list_of_the_same_arrays,
+                                list_slot_beside_a_tuple_of_the_same_arrays,
+                                nested_displays_beside_each_other], ids=lambda f: f.__name__)
+def test_a_slot_rebound_in_a_display_leaves_other_displays_alone(fn):
+    for x in (r(3), r(2, 3), np.array(0.7)):
+        mg.check_grads(fn, (x,), modes=("rev", "fwd"), order=2)
+
+
+def slot_of_another_name_for_the_dict(x):
+    d = {'u': x}
+    d2 = d
+    d['p'] = x * 2.0
+    return np.sum(d2['p'])
+
+
+def slot_of_a_dict_held_by_a_list(x):
+    d = {'u': x}
+    outer = [d, x]
+    d['p'] = x * 2.0
+    return np.sum(outer[0]['p'])
+
+
+def slot_of_a_dict_appended_to_a_list(x):
+    d = {'u': x}
+    outer = [x]
+    outer.append(d)
+    d['p'] = x * 2.0
+    return np.sum(outer[1]['p'])
+
+
+@pytest.mark.parametrize("fn", [slot_of_another_name_for_the_dict, slot_of_a_dict_held_by_a_list,
+                                slot_of_a_dict_appended_to_a_list], ids=lambda f: f.__name__)
+def test_a_slot_rebound_in_a_container_another_name_reaches_is_refused(fn):
+    with pytest.raises(mg.UnsupportedSyntaxError) as info:
+        mg.grad(fn)(r(3))
+    assert "d['p'] = x * 2.0" in info.value.text
