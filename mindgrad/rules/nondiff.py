@@ -162,7 +162,8 @@ def unique_tangent(t, ar, out, axis=None, sorted=True):
             "(a copy moved apart adds a value)")
     if isinstance(out, np.ndarray):
         return t_values
-    return TangentTuple((t_values, *(zero_tangent_of(part) for part in out[1:])))
+    rest = [zero_tangent_of(part) for part in out[1:]]  # no *-unpacking: reverse mode reads it
+    return TangentTuple((t_values,) + tuple(rest))
 
 
 nondifferentiable(unique_gather)
@@ -245,10 +246,11 @@ def histogram_data_grad(g, a, bins, range, density, out):
         return 0
     low, high = histogram_extremes(a, bins, range)
     share = np.linspace(0.0, 1.0, np.size(out[1]))
-    grad = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
-    grad.flat[low] += np.sum(g_edges * (1.0 - share))
-    grad.flat[high] += np.sum(g_edges * share)
-    return astype_grad(grad, a)
+    # written with selections, not index writes, so that a gradient of it is one (hvp)
+    positions = np.arange(np.size(a))
+    grad = np.where(positions == low, np.sum(g_edges * (1.0 - share)), 0.0) + \
+        np.where(positions == high, np.sum(g_edges * share), 0.0)
+    return astype_grad(np.reshape(grad, np.shape(a)), a)
 
 
 def histogram_data_tangent(t, a, bins, range, density, out):

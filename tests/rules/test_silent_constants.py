@@ -356,6 +356,23 @@ def test_histogram_edges_move_with_the_data_extremes(fn):
                                central(mg.grad(fn), x, v), rtol=1e-5, atol=1e-8)
 
 
+@pytest.mark.parametrize("fn", [histogram_edges, bin_edges])
+@pytest.mark.parametrize("shape", [(5,), (2, 3)])
+def test_histogram_edges_in_reverse_over_reverse(fn, shape):
+    """grad of grad reads the edges' gradient helper as code: it must be differentiable (it
+    wrote into ``grad.flat[...]``, which the reverse pass refused). The Hessian times ``v``
+    against central differences of the gradient along ``v``; float32 keeps its dtype."""
+    x = np.array([1.3, 0.4, 2.2, 0.9, 1.7, 0.2])[:int(np.prod(shape))].reshape(shape)
+    v = RNG.standard_normal(shape)
+
+    def along(y):
+        return np.sum(mg.grad(fn)(y) * v)
+
+    np.testing.assert_allclose(mg.grad(along)(x), central(mg.grad(fn), x, v),
+                               rtol=1e-5, atol=1e-8)
+    assert mg.grad(fn)(x.astype(np.float32)).dtype == np.float32
+
+
 def test_histogram_edges_at_a_shared_extreme_are_refused():
     def fn(b):
         return np.sum(np.histogram(np.r_[b, b[2]], bins=3)[1])
