@@ -34,6 +34,10 @@ CONSTRUCTS = (
     "builtin_maxmin", "builtin_sum", "builtin_sorted", "builtin_anyall", "builtin_zip",
     "enumerate", "r_c_", "einsum_sublist", "einsum_ellipsis", "dict_loop_var",
     "advindex_inplace", "complex", "nan_branch", "container_output",
+    # classes found by code written elsewhere since: an object of the user's whose methods
+    # have array methods' names and read private attributes, a lambda spanning lines, NumPy
+    # functions that make new arrays from values (np.unique, np.histogram, np.arange)
+    "user_object", "multiline_lambda", "made_arrays",
 )
 #: the optional libraries ``generate`` can also call; each adds its construct classes
 LIBRARIES = {"scipy": ("scipy_special", "scipy_stats", "scipy_linalg")}
@@ -739,6 +743,49 @@ class Generator:
                                   "np.sum(np.outer({0}, {0}))"])
         return [(f"np.where({s} > 0.0, {reduce.format(a)}, {s})", ())]
 
+    def s_user_object(self, lines):
+        """A method of an object of the user's, made at module level: its name is an array
+        method's (``sum``, ``mean``, ``clip``) and it reads a private attribute."""
+        v = self.pick()
+        self.used.add("user_object")
+        k = len(self.helpers)
+        self.helpers.append(
+            f"class Scaled{k}:\n"
+            f"    def __init__(self, scale):\n        self.__scale = scale\n\n"
+            f"    def sum(self, t):\n        return np.sum(t * self.__scale)\n\n"
+            f"    def mean(self, t):\n        return np.mean(np.tanh(t)) * self.__scale\n\n"
+            f"    def clip(self, t):\n        return t * self.__scale + np.sin(t)\n\n\n"
+            f"SCALED{k} = Scaled{k}({self.rng.choice([0.5, 0.7, 1.5])})\n")
+        method = self.rng.choice(["sum", "mean", "clip"])
+        return self.define(lines, f"SCALED{k}.{method}({v.name})",
+                           v.shape if method == "clip" else ())
+
+    def s_multiline_lambda(self, lines):
+        """A lambda whose body spans lines, called once or twice."""
+        v = self.pick()
+        self.used.update(("lambda", "multiline_lambda"))
+        lam = self.fresh("lam")
+        lines.append(f"{lam} = lambda t: (np.sin(t) * 0.5\n" + " " * (8 + len(lam))
+                     + "+ t * t)")
+        call = self.rng.choice([f"{lam}({v.name})", f"{lam}({lam}({v.name}))"])
+        return self.define(lines, call, v.shape)
+
+    def s_made_arrays(self, lines):
+        """NumPy functions that make arrays from values: np.unique (sorted distinct entries),
+        np.histogram (edges from the extremes, counts), np.arange with a float start."""
+        v = self.pick(lambda v: len(v.shape) == 1 and v.distinct and not v.py)
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("made_arrays")
+        n = v.shape[0]
+        expr, shape = self.rng.choice([
+            (f"np.unique({v.name}) * np.tanh({v.name})", (n,)),
+            (f"np.histogram({v.name}, bins=3)[1] * 0.5", (4,)),
+            (f"np.sum(np.histogram({v.name}, bins=2)[0] * {v.name}[0]) + {v.name}", (n,)),
+            (f"{v.name} * np.arange(0.5, {n} + 0.5)", (n,)),
+        ])
+        return self.define(lines, expr, shape)
+
     # ----- SciPy (only with libraries=("scipy",)) ---------------------------------------------
 
     def s_scipy(self, lines):
@@ -819,7 +866,8 @@ class Generator:
                   ("s_dict", 0.6), ("s_helper", 0.5), ("s_recursion", 0.3), ("s_closure", 0.4),
                   ("s_lambda", 0.4), ("s_linalg", 0.8), ("s_builtin", 1.0), ("s_rc", 0.5),
                   ("s_einsum", 0.6), ("s_dict_loop", 0.5), ("s_adv_copy", 0.7),
-                  ("s_complex", 0.6), ("s_nan_branch", 0.6))
+                  ("s_complex", 0.6), ("s_nan_branch", 0.6), ("s_user_object", 0.3),
+                  ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""
