@@ -308,6 +308,10 @@ CONSTRUCT_TEXT = {
                           r"[^\n]*(abs|real|imag|var)"),
     "nan_branch": re.compile(r"np\.where\([^\n]*(np\.nan|np\.inf|np\.log|np\.sqrt)"),
     "container_output": re.compile(r"return [\[{]"),
+    "user_object": re.compile(r"def (sum|mean)\(self, t\):\n[^\n]*self\.__scale[\s\S]*"
+                              r"SCALED\d+\.(sum|mean|clip)\("),
+    "multiline_lambda": re.compile(r"= lambda t: \([^\n]*\n\s+\+ t \* t\)"),
+    "made_arrays": re.compile(r"np\.(unique|histogram|arange)\(\w+"),
 }
 
 
