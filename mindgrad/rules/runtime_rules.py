@@ -346,9 +346,17 @@ def _(out, dxs, g, xs=()):
 def concat_grads_adjoint(g_out, x=(), y=()):
     """Adjoint of ``(head, tail) = concat_grads(g, x, y)``: ``head + tail``, a zero part as
     zeros for each item of ``x`` (``y``), so every item keeps its place."""
-    head, tail = g_out
-    head = [0] * len(x) if is_zero(head) else list(head)
-    tail = [0] * len(y) if is_zero(tail) else list(tail)
+    g_head, g_tail = g_out
+    # written so that reverse mode reads head and tail as lists (third order): each name is
+    # a list display, repeated or joined, on every path
+    if is_zero(g_head):
+        head = [0] * len(x)
+    else:
+        head = [] + list(g_head)
+    if is_zero(g_tail):
+        tail = [0] * len(y)
+    else:
+        tail = [] + list(g_tail)
     return head + tail
 
 
