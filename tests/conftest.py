@@ -38,6 +38,7 @@ LARGE = {
     "tests/api/test_higher.py::test_third_derivatives_through_reverse_over_forward",
     "tests/api/test_third_order.py::test_third_order_sweep_of_product_rules",
     "tests/api/test_third_order.py::test_third_order_of_products_against_differences",
+    "tests/compiler/test_sequences.py::test_a_list_grown_by_concatenation_in_a_loop_at_third_order",
 }
 
 

@@ -100,6 +100,22 @@ class StatementAdjoints:
                 if self.is_active(operand):
                     stmts.append(self.accumulate(operand, A.load(part), s))
             return stmts
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and \
+                self.src.is_mindgrad_code and self._may_join_sequences(value) and \
+                (self.is_active(value.left) or self.is_active(value.right)):
+            # x + y in generated code (grad of grad), whose lists come from the tape, where the
+            # code does not show them: numbers and arrays add, sequences join; the values
+            # decide when it runs. (In the user's code such an x + y of two lists is refused
+            # when it runs, by unbroadcast, saying to build the list with a literal.)
+            parts = [self.fresh(part) for part in naming.concatenation_parts(name)]
+            self.adjoint_names.update(parts)
+            stmts = [A.assign(A.tuple_([A.store(p) for p in parts], gast.Store()),
+                              A.call(self.helper(runtime.add_or_concat_grads), A.load(d_out),
+                                     A.clone(value.left), A.clone(value.right)), s)]
+            for part, operand in zip(parts, (value.left, value.right)):
+                if self.is_active(operand):
+                    stmts.append(self.accumulate(operand, A.load(part), s))
+            return stmts
         if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult) and (
                 self.key(value.left) in self.containers or
                 self.key(value.right) in self.containers):

@@ -37,7 +37,7 @@ CONSTRUCTS = (
     # classes found by code written elsewhere since: an object of the user's whose methods
     # have array methods' names and read private attributes, a lambda spanning lines, NumPy
     # functions that make new arrays from values (np.unique, np.histogram, np.arange)
-    "user_object", "multiline_lambda", "made_arrays",
+    "user_object", "multiline_lambda", "made_arrays", "list_concat",
 )
 #: the optional libraries ``generate`` can also call; each adds its construct classes
 LIBRARIES = {"scipy": ("scipy_special", "scipy_stats", "scipy_linalg")}
@@ -438,8 +438,13 @@ class Generator:
         self.used.add("list")
         lst = self.fresh("lst")
         lines.append(f"{lst} = [{v.name}, np.tanh({self.other_fit(v.shape)})]")
-        if self.rng.random() < 0.5:
+        grow = self.rng.random()
+        if grow < 0.35:
             lines.append(f"{lst}.append({v.name} * 0.5)")
+        elif grow < 0.55:  # grown by concatenation, in a loop
+            self.used.add("list_concat")
+            lines += [f"for i in range({self.rng.choice([1, 2])}):",
+                      f"    {lst} = {lst} + [{v.name} * (i + 0.5)]"]
         if self.rng.random() < 0.4:  # the accumulator has the items' shape
             acc = self.define(lines, f"{v.name} * 0.5", v.shape, stem="s")
             self.used.add("for_iter")

@@ -32,6 +32,7 @@ __all__ = [
     "check_output_differentiable",
     "complex_output_error",
     "concat_grads",
+    "add_or_concat_grads",
     "repeated_grads",
     "concat_tangents",
     "holds_float",
@@ -419,6 +420,19 @@ def concat_grads(g, x, y):
         return 0, 0
     n = len(x)
     return list(g[:n]), list(g[n:])
+
+
+def add_or_concat_grads(g, x, y):
+    """Gradients of ``x + y`` where the code does not show what the operands hold: for two
+    lists or two tuples, a concatenation (``concat_grads``); else a sum, broadcast back to
+    each operand (``unbroadcast``), as for the tangent containers that add element by
+    element (``adds_elementwise``)."""
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)) and \
+            not adds_elementwise(x, y):
+        return concat_grads(g, x, y)
+    if is_zero(g):
+        return 0, 0
+    return unbroadcast(g, x), unbroadcast(g, y)
 
 
 def reversed_items(seq, count=None):

@@ -312,6 +312,7 @@ CONSTRUCT_TEXT = {
                               r"SCALED\d+\.(sum|mean|clip)\("),
     "multiline_lambda": re.compile(r"= lambda t: \([^\n]*\n\s+\+ t \* t\)"),
     "made_arrays": re.compile(r"np\.(unique|histogram|arange)\(\w+"),
+    "list_concat": re.compile(r"(lst\d+) = \1 \+ \["),
 }
 
 
