@@ -81,37 +81,38 @@ class StatementAdjoints:
             bwd.append(self.pop(name, s))
         return fwd, bwd
 
+    def split_of_sum(self, value):
+        """The helper splitting the gradient of ``x + y`` between its operands, where the code
+        shows sequences (``concat_grads``: x + y concatenates, x gets the head) or, in
+        generated code (grad of grad), whose lists come from the tape, where it does not show
+        what they hold (``add_or_concat_grads``: the values decide). None for a sum the rule
+        of ``+`` differentiates. (In the user's code an x + y of two lists the code does not
+        show is refused when it runs, by unbroadcast, saying to build the list with a
+        literal.)"""
+        if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)):
+            return None
+        if self.key(value.left) in self.containers or self.key(value.right) in self.containers:
+            return runtime.concat_grads
+        if self.src.is_mindgrad_code and self._may_join_sequences(value) and \
+                (self.is_active(value.left) or self.is_active(value.right)):
+            return runtime.add_or_concat_grads
+        return None
+
     def adjoint_of(self, s, name, value):
         """Adjoint statements of ``name = value``, reading ``d_name``."""
         d_out = self.d(name)
         if isinstance(value, gast.Name) or (isinstance(value, gast.Attribute) and
                                             self.key(value) in self.weight_keys):
             return [self.accumulate(value, A.load(d_out), s)] if self.is_active(value) else []
-        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and (
-                self.key(value.left) in self.containers or
-                self.key(value.right) in self.containers):
-            # sequences: x + y concatenates, so x gets the head of d_out and y the tail
+        split = self.split_of_sum(value)
+        if split is not None:
+            # x + y as two parts of d_out: the head and the tail of a concatenation, or each
+            # operand's share of a sum (runtime.add_or_concat_grads decides when it runs)
             parts = [self.fresh(part) for part in naming.concatenation_parts(name)]
             self.adjoint_names.update(parts)
             stmts = [A.assign(A.tuple_([A.store(p) for p in parts], gast.Store()),
-                              A.call(self.helper(runtime.concat_grads), A.load(d_out),
-                                     A.clone(value.left), A.clone(value.right)), s)]
-            for part, operand in zip(parts, (value.left, value.right)):
-                if self.is_active(operand):
-                    stmts.append(self.accumulate(operand, A.load(part), s))
-            return stmts
-        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and \
-                self.src.is_mindgrad_code and self._may_join_sequences(value) and \
-                (self.is_active(value.left) or self.is_active(value.right)):
-            # x + y in generated code (grad of grad), whose lists come from the tape, where the
-            # code does not show them: numbers and arrays add, sequences join; the values
-            # decide when it runs. (In the user's code such an x + y of two lists is refused
-            # when it runs, by unbroadcast, saying to build the list with a literal.)
-            parts = [self.fresh(part) for part in naming.concatenation_parts(name)]
-            self.adjoint_names.update(parts)
-            stmts = [A.assign(A.tuple_([A.store(p) for p in parts], gast.Store()),
-                              A.call(self.helper(runtime.add_or_concat_grads), A.load(d_out),
-                                     A.clone(value.left), A.clone(value.right)), s)]
+                              A.call(self.helper(split), A.load(d_out), A.clone(value.left),
+                                     A.clone(value.right)), s)]
             for part, operand in zip(parts, (value.left, value.right)):
                 if self.is_active(operand):
                     stmts.append(self.accumulate(operand, A.load(part), s))
