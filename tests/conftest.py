@@ -39,6 +39,18 @@ LARGE = {
     "tests/api/test_third_order.py::test_third_order_sweep_of_product_rules",
     "tests/api/test_third_order.py::test_third_order_of_products_against_differences",
     "tests/compiler/test_sequences.py::test_a_list_grown_by_concatenation_in_a_loop_at_third_order",
+    "tests/compiler/test_lists_mutated.py::test_lists_mutated_after_read_against_finite_differences",
+    "tests/rules/test_shape.py::test_ravel_in_every_order_in_both_modes_and_at_second_order",
+    "tests/rules/test_shape.py::test_reshape_in_every_order_in_both_modes_and_at_second_order",
+    "tests/rules/test_scipy_linalg.py::test_to_second_order",
+    "tests/rules/test_scipy_stats.py::test_to_second_order",
+    "tests/rules/test_linalg.py::test_einsum_to_second_order",
+    "tests/rules/test_linalg.py::test_decompositions_to_second_order_in_reverse",
+    "tests/rules/test_regressions_outside.py::test_index_joins_in_both_modes_and_to_second_order",
+    "tests/rules/test_fft.py::test_real_losses_through_ffts_to_second_order",
+    "tests/rules/test_scipy_special.py::test_new_functions_to_second_order",
+    "tests/rules/test_scipy_special.py::test_axis_functions_to_second_order",
+    "tests/rules/test_derived_elementwise_linalg.py::test_container_helper_tangents_at_second_order",
 }
 
 
