@@ -47,6 +47,7 @@ class _Substitute(gast.NodeTransformer):
         self.same_shape = gen.same_shape
         # reverse mode: the results known real (unbroadcast also takes a real operand's part)
         self.reals = getattr(gen, "reals", None)
+        self.is_real = getattr(gen, "is_real", None)
         self.comprehension_names = set()
         self.unbroadcast = runtime.unbroadcast
         self.broadcasts = (broadcast_tangent, add_tangent)
@@ -101,15 +102,9 @@ class _Substitute(gast.NodeTransformer):
         complex operand, and its gradient is the real part of a complex product."""
         if self.reals is None or self.out_name in self.reals:
             return True
-
-        def real(node):
-            if isinstance(node, gast.Constant):
-                return not isinstance(node.value, complex)
-            return isinstance(node, gast.Name) and (node.id in self.reals or
-                                                    isinstance(bound, gast.Name) and
-                                                    node.id == bound.id)
-
-        return all(real(node) for node in self.params.values())
+        return all(node is bound or self.is_real(node) or isinstance(node, gast.Name) and
+                   isinstance(bound, gast.Name) and node.id == bound.id
+                   for node in self.params.values())
 
     def _callee(self, func):
         """The object a template's callee names (``np.sum``, ``reduce_sum_grad``), or None."""
