@@ -100,7 +100,7 @@ class Unparser(astunparse.Unparser):
             return
         outer = self._statement_line
         # a def, or a comment of the code's own (no line number), starts lines of no user line
-        self._statement_line = (getattr(tree, _USER_LINE, None),
+        self._statement_line = (getattr(tree, "lineno", None),
                                 isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef))
                                 or _is_comment(tree))
         try:
@@ -222,9 +222,6 @@ class Unparser(astunparse.Unparser):
         self.write(")")
 
 
-_USER_LINE = "mindgrad_user_line"  # a statement's own line number, before any is filled in
-
-
 def unparse(tree) -> str:
     """Readable Python for a gast tree (a module, a function or a list of statements)."""
     return unparse_with_lines(tree)[0]
@@ -238,11 +235,7 @@ def unparse_with_lines(tree):
     ``def`` or a comment of the code's own (``# backward sweep``), where lines have none."""
     if isinstance(tree, list):
         tree = gast.Module(body=tree, type_ignores=[])
-    node = gast.gast_to_ast(tree)
-    for child in ast.walk(node):
-        if isinstance(child, ast.stmt):
-            setattr(child, _USER_LINE, getattr(child, "lineno", None))
-    ast.fix_missing_locations(node)
+    node = gast.gast_to_ast(tree)  # locations as the passes left them: none filled in
     out = io.StringIO()
     printer = Unparser(node, out)
     raw = out.getvalue()

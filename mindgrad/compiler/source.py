@@ -22,6 +22,8 @@ import inspect
 import linecache
 import operator
 import os
+import re
+import sys
 import textwrap
 import types
 import weakref
@@ -178,16 +180,45 @@ def _read(fn):
     held = _READ.get(id(code))
     if held is not None and held[0]() is code:
         return held[1:]
-    try:
-        # of the code object: inspect would unwrap a decorator's wrapper to the wrapped function
-        lines, first_line = inspect.getsourcelines(fn.__code__)
-    except (OSError, TypeError):
-        raise NoSourceError(_no_source(fn)) from None
-    filename = inspect.getsourcefile(fn) or code.co_filename
+    held = _registered_lines(code)
+    if held is not None:
+        lines, first_line = held
+        filename = code.co_filename
+    else:
+        try:
+            # of the code object: inspect would unwrap a decorator's wrapper to the wrapped
+            # function
+            lines, first_line = inspect.getsourcelines(code)
+        except (OSError, TypeError):
+            raise NoSourceError(_no_source(fn)) from None
+        filename = inspect.getsourcefile(fn) or code.co_filename
     key = id(code)
     _READ[key] = (weakref.ref(code, lambda _, key=key: _READ.pop(key, None)),
                   lines, first_line, filename)
     return lines, first_line, filename
+
+
+_DEF_OR_LAMBDA = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+
+
+def _registered_lines(code):
+    """``inspect.getsourcelines(code)`` for a file that is not on disk but registered in
+    ``linecache`` (a notebook cell, code mindgrad generated, an ``exec`` that registered its
+    text), as inspect finds them, without ``inspect.getmodule``'s search of every loaded
+    module for such a file, which it repeats for each function (slow where many modules are
+    loaded). None elsewhere: inspect reads those."""
+    file = code.co_filename
+    if file not in linecache.cache or os.path.exists(file):
+        return None
+    linecache.checkcache(file)
+    lines = linecache.getlines(file)
+    lnum = code.co_firstlineno - 1
+    if not lines or lnum >= len(lines):
+        return None
+    if sys.version_info < (3, 13):  # inspect looks back to the def or lambda line
+        while lnum > 0 and not _DEF_OR_LAMBDA.match(lines[lnum]):
+            lnum -= 1
+    return inspect.getblock(lines[lnum:]), lnum + 1
 
 
 def _no_source(fn) -> str:

@@ -521,6 +521,35 @@ def test_compile_functions_registers_linecache():
     assert "return x * 2.0" in inspect.getsource(made["double"])
 
 
+def test_source_registered_in_linecache_is_read_as_inspect_reads_it():
+    """Source that is not on disk but in linecache (a notebook cell, generated code) is read
+    without inspect's search of every module, with inspect's answer: the def's lines, a
+    decorated def from its decorator, a lambda inside an expression."""
+    text = ("import functools\n"
+            "def plain(x):\n"
+            "    return x * 2.0\n"
+            "\n"
+            "@functools.lru_cache\n"
+            "def decorated(x):\n"
+            "    y = x + 1.0\n"
+            "    return y\n"
+            "pair = (1,\n"
+            "        lambda x: x ** 2)\n")
+    filename = "<mindgrad test registered cell>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {}
+    exec(compile(text, filename, "exec"), namespace)
+    for fn in (namespace["plain"], namespace["decorated"].__wrapped__, namespace["pair"][1]):
+        assert source._registered_lines(fn.__code__) == inspect.getsourcelines(fn.__code__)
+    assert source._registered_lines(plain_for_source.__code__) is None  # on disk: inspect's
+    for fn in (namespace["plain"], namespace["pair"][1]):
+        assert mindgrad.grad(fn)(3.0) == pytest.approx(2.0 if fn is namespace["plain"] else 6.0)
+
+
+def plain_for_source(x):
+    return x
+
+
 # ----- stage 6: optimize -------------------------------------------------------------------------
 
 
