@@ -200,6 +200,24 @@ class Entry:
         return "reverse only" if self.adjoint else "forward only"
 
     @property
+    def adjoint_origin(self):
+        """How the gradient is had: ``written`` (an ``@adjoint`` template), ``slopes`` (derived
+        from an ``@elementwise`` template's slopes, with the tangent), or None (no gradient)."""
+        return origin(self.adjoint)
+
+    @property
+    def tangent_origin(self):
+        """How the tangent is had: ``written`` (a ``@tangent`` template), ``slopes`` (from an
+        ``@elementwise`` template), ``linear`` (``@linear``: the function applied to the
+        tangent), ``diagonal`` (``@diagonal``: the adjoint template read forwards), or None."""
+        return origin(self.tangent)
+
+    @property
+    def written_twice(self):
+        """Whether the adjoint and the tangent are both written by hand: the math twice."""
+        return self.adjoint_origin == "written" and self.tangent_origin == "written"
+
+    @property
     def assumptions(self):
         for rule in (self.adjoint, self.tangent):
             if rule is not None:
@@ -207,6 +225,24 @@ class Entry:
                 if text:
                     return text
         return ""
+
+
+def origin(rule):
+    """``written``, ``slopes``, ``linear`` or ``diagonal`` (see ``Entry``), or None."""
+    if rule is None:
+        return None
+    if rule.from_slopes:
+        return "slopes"
+    if rule.kind == "tangent" and rule.linear_in is not None:
+        return "linear"
+    if rule.kind == "tangent" and rule.diagonal:
+        return "diagonal"
+    return "written"
+
+
+#: how the page shows an origin in the Adjoint and Tangent columns
+SHOWN = {"written": "written", "slopes": "from slopes", "linear": "derived: linear",
+         "diagonal": "derived: diagonal", None: "-"}
 
 
 def first_paragraph(template):
@@ -268,6 +304,16 @@ array method is written `x.name` (`x` an array, or a dict where the assumptions 
 Differentiating a call of a NumPy or SciPy function missing here raises an error at your line
 that names it and the rule to register (`@mindgrad.adjoint(fn)`; see the README's tour).
 
+The *Adjoint* and *Tangent* columns say how each mode's rule is had:
+
+- **written**: a template written by hand for that mode (`@adjoint`, `@tangent`);
+- **from slopes**: an `@elementwise` template gives the slope `dout/dx` once, and both modes
+  are derived from it (`d[x] = d[out] * slope`, `d[out] = d[x] * slope`);
+- **derived: linear**: `@linear`, for a function linear in the arguments named: its tangent is
+  the function applied to the tangent (`np.reshape(d[a], shape)`);
+- **derived: diagonal**: `@diagonal`, for an elementwise function whose adjoint applies a mask
+  or a helper (`np.maximum`): the adjoint template read forwards.
+
 This page is generated from the registry by `{command}`; do not edit it
 by hand. `tests/rules/test_catalog.py` fails when it is out of date.
 
@@ -306,9 +352,50 @@ def render():
             [f"{constant} constant"] * bool(constant)
         lines.append(f"- [{title(topic)}](#{anchor(title(topic))}): {', '.join(parts)}")
     lines.append("")
+    lines += origins_section(found)
     for topic in order:
         lines += section(topic, by_topic[topic])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def origin_counts(found):
+    """``{(mode, origin): count}`` over the differentiable entries, mode ``adjoint`` or
+    ``tangent``."""
+    counts: dict = {}
+    for e in found:
+        if e.constant:
+            continue
+        for mode, how in (("adjoint", e.adjoint_origin), ("tangent", e.tangent_origin)):
+            if how is not None:
+                counts[mode, how] = counts.get((mode, how), 0) + 1
+    return counts
+
+
+def origins_section(found):
+    """The counts of written and derived rules, and the functions written twice."""
+    counts = origin_counts(found)
+
+    def derived(mode):
+        return sum(n for (m, how), n in counts.items() if m == mode and how != "written")
+
+    def detail(mode):
+        parts = [f"{counts[mode, how]} {SHOWN[how]}" for how in ("slopes", "linear", "diagonal")
+                 if counts.get((mode, how))]
+        return f" ({', '.join(parts)})" if parts else ""
+
+    twice = sorted((e for e in found if not e.constant and e.written_twice),
+                   key=lambda e: (list(TITLES).index(e.topic) if e.topic in TITLES
+                                  else len(TITLES), _preference(e.name)))
+    lines = ["## Written and derived rules", "",
+             f"- Adjoints: {counts.get(('adjoint', 'written'), 0)} written, "
+             f"{derived('adjoint')} derived{detail('adjoint')}.",
+             f"- Tangents: {counts.get(('tangent', 'written'), 0)} written, "
+             f"{derived('tangent')} derived{detail('tangent')}.",
+             f"- Functions whose adjoint and tangent are both written by hand: {len(twice)}.", ""]
+    if twice:
+        lines += ["Written twice: " + ", ".join(f"`{e.name}`".replace("|", "\\|")
+                                                for e in twice), ""]
+    return lines
 
 
 def title(topic):
@@ -332,9 +419,12 @@ def section(topic, found):
     differentiable = [e for e in ordered if not e.constant]
     constants = [e for e in ordered if e.constant]
     if differentiable:
-        lines += ["| Function | Derivatives | Assumptions |", "|---|---|---|"]
+        lines += ["| Function | Derivatives | Adjoint | Tangent | Assumptions |",
+                  "|---|---|---|---|---|"]
         for e in differentiable:
-            lines.append(f"| {cell_names(e.names)} | {e.directions} | {markdown(e.assumptions)} |")
+            lines.append(f"| {cell_names(e.names)} | {e.directions} | "
+                         f"{SHOWN[e.adjoint_origin]} | {SHOWN[e.tangent_origin]} | "
+                         f"{markdown(e.assumptions)} |")
         lines.append("")
     if constants:
         listed = ", ".join(cell_names(e.names) for e in constants)

@@ -201,3 +201,53 @@ def test_the_coverage_reads_autograds_vjp_registry():
     found = coverage.autograd_set(coverage.Names())
     assert {"np.sin", "np.linalg.cholesky", "np.vstack"} <= found  # vstack: from primitives
     assert "np.floor" not in found and "np.argmax" not in found
+
+
+def test_each_function_says_whether_its_adjoint_and_tangent_are_written_or_derived():
+    """The Adjoint and Tangent columns follow the decorators that registered the rules, and
+    the counts above the tables are the rows' own."""
+    found, _ = _loaded()
+    by_name = {name: e for e in found for name in e.names}
+    assert (by_name["np.tanh"].adjoint_origin, by_name["np.tanh"].tangent_origin) == \
+        ("slopes", "slopes")  # @elementwise
+    assert (by_name["a @ b"].adjoint_origin, by_name["a @ b"].tangent_origin) == \
+        ("written", "linear")  # @linear over @adjoint
+    assert (by_name["np.fmax"].adjoint_origin, by_name["np.fmax"].tangent_origin) == \
+        ("written", "diagonal")  # @diagonal over @adjoint
+    solve = by_name["np.linalg.solve"]
+    assert (solve.adjoint_origin, solve.tangent_origin) == ("written", "written")
+    assert solve.written_twice and not by_name["np.tanh"].written_twice
+
+    text = catalog.render()
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| `")]
+    adjoints = [r[2] for r in rows]
+    tangents = [r[3] for r in rows]
+    differentiable = [e for e in found if not e.constant]
+    assert len(rows) == len(differentiable)
+    written_adjoints, written_tangents = adjoints.count("written"), tangents.count("written")
+    derived_adjoints = sum(a not in ("written", "-") for a in adjoints)
+    derived_tangents = sum(t not in ("written", "-") for t in tangents)
+    assert f"- Adjoints: {written_adjoints} written, {derived_adjoints} derived" in text
+    assert f"- Tangents: {written_tangents} written, {derived_tangents} derived" in text
+    twice = sum(a == t == "written" for a, t in zip(adjoints, tangents))
+    assert f"both written by hand: {twice}." in text
+    assert twice == sum(e.written_twice for e in differentiable)
+
+
+def test_a_rules_origin_follows_its_registration():
+    """``catalog.origin`` of rules registered as a user registers them, one per decorator."""
+    def f(x):
+        return x
+
+    def template(out, x):
+        pass
+
+    assert catalog.origin(None) is None
+    assert catalog.origin(rules.Rule(f, template, "adjoint", lazy=True)) == "written"
+    assert catalog.origin(rules.Rule(f, template, "tangent", lazy=True)) == "written"
+    assert catalog.origin(rules.Rule(f, template, "adjoint", lazy=True,
+                                     from_slopes=True)) == "slopes"
+    assert catalog.origin(rules.Rule(f, template, "tangent", lazy=True,
+                                     linear_in=("x",))) == "linear"
+    assert catalog.origin(rules.Rule(f, template, "tangent", lazy=True,
+                                     diagonal=True)) == "diagonal"
