@@ -1,12 +1,14 @@
-"""The user's API: ``grad``/``value_and_grad`` (``gradients``), ``jvp``, ``vjp``, ``jacfwd``,
-``jacrev``, ``hessian`` (``functional``), ``check_grads`` (``check``) and ``debug``. It builds
-on the compiler and registers into it how calls of ``grad``/``jvp`` inside differentiated code
-expand; errors leaving it point at the user's lines (``tracebacks``)."""
+"""The user's API: ``grad``/``value_and_grad`` (``gradients``, their arguments checked by
+``arguments``), ``jvp``, ``vjp`` (``functional``), ``jacfwd``, ``jacrev``, ``hessian``
+(``jacobians``), ``check_grads`` (``check``) and ``debug``. It builds on the compiler and
+registers into it how calls of ``grad``/``jvp`` inside differentiated code expand; errors
+leaving it point at the user's lines (``tracebacks``)."""
 
 from mindgrad.api.check import check_grads
 from mindgrad.api.debug import debug
-from mindgrad.api.functional import hessian, jacfwd, jacrev, jvp, vjp
+from mindgrad.api.functional import jvp, vjp
 from mindgrad.api.gradients import GradFunction, get_grad, grad, stop_gradient, value_and_grad
+from mindgrad.api.jacobians import hessian, jacfwd, jacrev
 from mindgrad.api.sources import source, stages
 from mindgrad.rules import numpy_callables
 

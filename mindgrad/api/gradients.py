@@ -1,4 +1,5 @@
-"""The gradient API: argument checks and result structure, nothing about ASTs.
+"""The gradient API: ``grad``, ``value_and_grad`` and their result structure, nothing about
+ASTs (the checks of their arguments are ``arguments.py``'s).
 
 Behaviour follows ``API-SEMANTICS.md``: MindSpore's ``grad``/``value_and_grad`` with the
 bare-vs-tuple rules, ``has_aux``, ``return_ids``, ``sens_param`` and ``get_grad``.
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +16,21 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.api import display, runnable
+from mindgrad.api.arguments import (
+    REGISTERED,
+    array_type_in,
+    as_plain,
+    as_type,
+    check_argument_types,
+    check_array_types,
+    check_bool,
+    check_differentiable,
+    positions_of,
+    python_int,
+    register_array_type,
+    result_type,
+    weights_of,
+)
 from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import assemble, cache, driver, expansions, objects, source
 from mindgrad.errors import NoSourceError, UnsupportedSyntaxError
@@ -24,231 +39,7 @@ __all__ = ["GradFunction", "get_grad", "grad", "register_array_type", "stop_grad
            "value_and_grad"]
 
 
-# ----- argument checks ------------------------------------------------------------------------
-
-
-def _positions(grad_position, weights):
-    if grad_position is None:
-        if weights is None:
-            raise ValueError("`grad_position` and `weights` can not be None at the same time")
-        return ()
-    if isinstance(grad_position, bool) or not isinstance(grad_position, (int, tuple)):
-        raise TypeError("`grad_position` must be an int or a tuple of ints, "
-                        f"got {type(grad_position).__name__}: {grad_position!r}")
-    if isinstance(grad_position, int):
-        positions = (grad_position,)
-    else:
-        if len(grad_position) == 0:
-            raise ValueError("`grad_position` should not be empty")
-        positions = tuple(grad_position)
-    for p in positions:
-        if isinstance(p, bool) or not isinstance(p, int):
-            raise TypeError(f"every element of `grad_position` must be an int, got "
-                            f"{type(p).__name__}: {p!r}")
-        if p < 0:
-            raise ValueError(f"`grad_position` must be >= 0, got {p}")
-    if len(set(positions)) != len(positions):
-        raise ValueError(f"`grad_position` has duplicate positions: {grad_position!r}")
-    return positions
-
-
-def _python_int(value) -> bool:
-    """Whether ``value`` is a Python int or bool (NumPy's integers are not)."""
-    return isinstance(value, int) and not isinstance(value, np.integer)
-
-
-def _check_bool(name, value):
-    if not isinstance(value, bool):
-        raise TypeError(f"`{name}` must be a bool, got {type(value).__name__}: {value!r}")
-
-
-def _check_differentiable(position, value):
-    for leaf in _leaves(value):
-        if isinstance(leaf, (bool, np.bool_)) or (
-                isinstance(leaf, numbers.Integral) and not isinstance(leaf, np.ndarray)):
-            raise TypeError(f"cannot differentiate with respect to input {position}: it is "
-                            f"{type(leaf).__name__} {leaf!r}; pass a float (e.g. {float(leaf)!r})")
-        if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "fc":
-            raise TypeError(f"cannot differentiate with respect to input {position}: it is an "
-                            f"array of dtype {leaf.dtype}; convert it with .astype(float)")
-
-
-# Where an ndarray subclass may change what NumPy code means (np.matrix makes * a matrix
-# product, a masked array skips masked entries): a subclass overriding none of these computes
-# exactly as ndarray does.
-_ARRAY_SEMANTICS = ("__array_ufunc__", "__array_function__", "__array_wrap__",
-                    "__array_finalize__", "__array_priority__", "__getitem__", "__setitem__",
-                    "__add__", "__sub__", "__mul__", "__rmul__", "__truediv__", "__pow__",
-                    "__matmul__", "__iadd__", "__imul__", "__eq__", "__lt__", "__gt__",
-                    "sum", "mean", "reshape", "ravel", "dot", "astype")
-# the protocols by which an object outside NumPy offers to be read as an array
-_ARRAY_PROTOCOLS = ("__array__", "__array_interface__", "__array_struct__",
-                    "__array_function__", "__array_ufunc__", "__cuda_array_interface__",
-                    "__dlpack__")
-_PLAIN = (float, int, bool, complex, str, bytes, type(None))
-
-
-def _computes_like_ndarray(cls) -> bool:
-    if objects.is_weight_class(cls):
-        return True  # results of computing with it are plain arrays (Parameter.__array_wrap__)
-    if issubclass(cls, _array_types):
-        return True  # declared so by the layer that defines it (register_array_type)
-    return all(getattr(cls, name, None) is getattr(np.ndarray, name) for name in _ARRAY_SEMANTICS)
-
-
-def _foreign_array(value) -> bool:
-    """Whether ``value`` is array-like but does not compute as a NumPy array does."""
-    cls = value.__class__
-    if cls is np.ndarray or cls in _PLAIN or isinstance(value, np.generic):
-        return False
-    if isinstance(value, np.ndarray):
-        return not _computes_like_ndarray(cls)
-    return any(hasattr(cls, name) for name in _ARRAY_PROTOCOLS)
-
-
-def _labelled_leaves(value, label):
-    if isinstance(value, (tuple, list)):
-        for i, v in enumerate(value):
-            yield from _labelled_leaves(v, f"{label}[{i}]")
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _labelled_leaves(v, f"{label}[{k!r}]")
-    else:
-        yield value, label
-
-
-def check_array_types(values, labels):
-    """Raise a TypeError naming the first value (or element of a tuple, list or dict) that is
-    array-like but not a NumPy array or one of the ndarray subclasses that compute exactly like
-    it (a JAX, PyTorch, CuPy or Dask array, pandas data, np.matrix, a masked array): the
-    generated code would compute with its own semantics and give wrong numbers or zeros."""
-    for value, label in zip(values, labels):
-        for leaf, where in _labelled_leaves(value, label):
-            if _foreign_array(leaf):
-                cls = type(leaf)
-                raise TypeError(
-                    f"{where} is a {cls.__module__}.{cls.__qualname__}: mindgrad differentiates "
-                    "NumPy arrays and Python numbers only, and this type computes by rules of "
-                    "its own; convert it with np.asarray(...) first")
-
-
-def check_argument_types(args, kwargs=None):
-    """``check_array_types`` for a call's positional (``input i``) and keyword arguments."""
-    check_array_types(args, [f"input {i}" for i in range(len(args))])
-    if kwargs:
-        check_array_types(kwargs.values(), [f"keyword argument {k!r}" for k in kwargs])
-
-
-def _leaves(value):
-    if isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _leaves(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    else:
-        yield value
-
-
-# ----- array types of a layer above -----------------------------------------------------------
-
-# ndarray subclasses that a layer above defines (MindSpore's Tensor) and declares to compute
-# exactly as ndarray does: gradients see their instances as plain arrays, so the generated code
-# runs at NumPy speed, and give the arrays they return in that type again.
-_array_types: tuple = ()
-# those of them whose calls follow MindSpore's rules for Tensors (register_array_type)
-_tensor_types: tuple = ()
-# under Tensor rules, which other arguments are differentiated (MindSpore's mutable containers)
-_kept_arguments: list = []
-
-
-def register_array_type(cls, tensor_rules=False, keep_argument=None) -> None:
-    """Declare ``cls``, an ndarray subclass, as computing exactly like ndarray. ``grad`` and
-    ``value_and_grad`` take its instances as plain arrays; when an argument (or an element of a
-    tuple, list or dict argument) is one, every array in the result (the value, the gradients
-    and the aux outputs) comes back as ``cls``, as a view.
-
-    With ``tensor_rules`` (MindSpore's Tensor), a call with an instance among its arguments
-    follows MindSpore's rules: only the instances at the requested positions are
-    differentiated (the gradients of the others are left out of the result), an integer
-    instance gets the gradient cast to its dtype, and a call with weights and no array
-    argument at all gives its results as ``cls`` too; ``keep_argument(value)`` says which
-    other arguments are differentiated (a tuple that MindSpore's ``mutable`` marked)."""
-    global _array_types, _tensor_types
-    if not (isinstance(cls, type) and issubclass(cls, np.ndarray)):
-        raise TypeError(f"register_array_type takes an ndarray subclass, got {cls!r}")
-    if cls not in _array_types:
-        _array_types += (cls,)
-    if tensor_rules and cls not in _tensor_types:
-        _tensor_types += (cls,)
-    if keep_argument is not None and keep_argument not in _kept_arguments:
-        _kept_arguments.append(keep_argument)
-
-
-def _array_type_in(values):
-    """The registered array type of the first value (or element) that is one, or None."""
-    for value in values:
-        for leaf in _leaves(value):
-            if isinstance(leaf, _array_types) and not objects.is_weight(leaf):
-                return type(leaf)
-    return None
-
-
-def _result_type(args, kwargs, sens, weights):
-    """The array type results come back in: that of an argument (``register_array_type``),
-    or, for a call with weights and no array argument, the first type with Tensor rules."""
-    if not _array_types:
-        return None
-    found = _array_type_in((args, kwargs, sens))
-    if found is None and weights and _tensor_types and not any(
-            isinstance(leaf, np.ndarray) for leaf in _leaves((args, kwargs))):
-        return _tensor_types[0]
-    return found
-
-
-def _as_plain(value):
-    """``value`` with every instance of a registered array type viewed as a plain ndarray."""
-    if isinstance(value, _array_types) and not objects.is_weight(value):
-        return value.view(np.ndarray)
-    return _map_container(value, _as_plain)
-
-
-def _as_type(value, cls):
-    """``value`` with every plain array and NumPy number viewed as ``cls``."""
-    if value.__class__ is np.ndarray or isinstance(value, np.generic):
-        return np.asarray(value).view(cls)
-    return _map_container(value, lambda v: _as_type(v, cls))
-
-
-def _map_container(value, fn):
-    """``fn`` applied to each element of a tuple, list or dict (its type kept); else ``value``."""
-    if value.__class__ in (tuple, list):
-        return value.__class__(fn(v) for v in value)
-    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
-        return value._make(fn(v) for v in value)
-    if value.__class__ is dict:
-        return {k: fn(v) for k, v in value.items()}
-    return value
-
-
 # ----- the gradient function ------------------------------------------------------------------
-
-
-def _weights(weights):
-    """(list of Parameters, whether the result is bare): a single Parameter gives a bare
-    gradient; a list or tuple (ParameterTuple included) always a tuple."""
-    if weights is None:
-        return [], False
-    if objects.is_weight(weights):
-        return [weights], True
-    if isinstance(weights, (list, tuple)):
-        for i, w in enumerate(weights):
-            if not objects.is_weight(w):
-                raise TypeError(f"`weights` must hold Parameters, but element {i} is a "
-                                f"{type(w).__name__}")
-        return list(weights), False
-    raise TypeError("`weights` must be a Parameter, a list or tuple of Parameters, or None, "
-                    f"got {type(weights).__name__}")
 
 
 class GradFunction:
@@ -268,7 +59,7 @@ class GradFunction:
         self.positions = positions or ()
         self.empty_position = empty_position  # grad_position=(): an error when called
         self.tuple_result = False  # GradOperation(get_all=True): a tuple even for one input
-        self.weights, self.bare_weight = _weights(weights)
+        self.weights, self.bare_weight = weights_of(weights)
         self.has_weights = weights is not None
         self.has_aux = has_aux
         self.return_ids = return_ids
@@ -333,7 +124,7 @@ class GradFunction:
         check_argument_types(args)
         self._check_call(args, dict.fromkeys(keywords))
         for p in self.positions:
-            _check_differentiable(p, args[p])
+            check_differentiable(p, args[p])
         fn = self.fn
         # grad of grad, jacrev(jacrev(f)): differentiate the gradient's code, as Python
         fn = expansions.python_of(fn, args, len(args)) or fn
@@ -359,11 +150,11 @@ class GradFunction:
         with Tensor rules among them, those holding one (MindSpore differentiates Tensors
         only); where every requested input is a Python int or bool, none (as MindSpore)."""
         positions = self.positions
-        if _tensor_types and _array_type_in((args,)) in _tensor_types:
+        if REGISTERED.tensor and array_type_in((args,)) in REGISTERED.tensor:
             return tuple(p for p in positions if p < len(args) and (
-                isinstance(args[p], _tensor_types) or objects.is_weight(args[p]) or
-                any(keep(args[p]) for keep in _kept_arguments)))
-        if positions and all(p < len(args) and _python_int(args[p]) for p in positions):
+                isinstance(args[p], REGISTERED.tensor) or objects.is_weight(args[p]) or
+                any(keep(args[p]) for keep in REGISTERED.keep)))
+        if positions and all(p < len(args) and python_int(args[p]) for p in positions):
             return ()
         return positions
 
@@ -379,24 +170,24 @@ class GradFunction:
         return made[positions]
 
     def _typed_gradients(self, args, kwargs, sens):
-        array_type = _result_type(args, kwargs, sens, self.weights)
+        array_type = result_type(args, kwargs, sens, self.weights)
         if not self.positions and not self.weights:  # nothing to differentiate: the value
             out = self.fn(*args, **kwargs)
-            return (out, (), ()) if array_type is None else _as_type((out, (), ()), array_type)
+            return (out, (), ()) if array_type is None else as_type((out, (), ()), array_type)
         if array_type is None:
             return self._gradients(args, kwargs, sens)
-        plain = _as_plain(args)
-        integer = [p for p in self.positions if array_type in _tensor_types
+        plain = as_plain(args)
+        integer = [p for p in self.positions if array_type in REGISTERED.tensor
                    and isinstance(args[p], np.ndarray) and args[p].dtype.kind in "iub"]
         if integer:  # MindSpore's rule: the gradient of an integer Tensor, cast to its dtype
             plain = tuple(np.asarray(a, np.float64) if k in integer else a
                           for k, a in enumerate(plain))
-        out, grads, wgrads = self._gradients(plain, _as_plain(kwargs), _as_plain(sens))
+        out, grads, wgrads = self._gradients(plain, as_plain(kwargs), as_plain(sens))
         if integer:
             grads = tuple(np.asarray(g).astype(args[p].dtype) if p in integer else g
                           for g, p in zip(grads, self.positions))
             out = self.fn(*args, **kwargs)  # the value as computed on the integers
-        return _as_type((out, grads, wgrads), array_type)
+        return as_type((out, grads, wgrads), array_type)
 
     def _gradients(self, args, kwargs, sens):
         if kwargs:
@@ -454,7 +245,7 @@ class GradFunction:
         """The generated adjoint (and the functions it calls) for arguments like ``args``.
         With ``standalone=True``, a module that runs on its own: the imports it needs at its
         top (a value it reads that cannot be imported raises a ValueError naming it)."""
-        args, _ = self._split_sens(_as_plain(args))
+        args, _ = self._split_sens(as_plain(args))
         generated = self._generated(args, kwargs)
         if not standalone:
             return display.Code(generated.text)
@@ -476,7 +267,7 @@ class GradFunction:
     def stages(self, *args, **kwargs) -> display.Stages:
         """The source after every stage of the pipeline, for arguments like ``args``: a
         sequence of ``(stage, function, code)``; ``str()`` of it is the whole dump."""
-        args, _ = self._split_sens(_as_plain(args))
+        args, _ = self._split_sens(as_plain(args))
         for p in self.positions:
             if p >= len(args):
                 raise IndexError(f"grad_position {p} is out of range: {_name(self.fn)} was "
@@ -613,10 +404,10 @@ def grad(fn: Callable, grad_position: Any = 0, weights: Any = None, has_aux: boo
     gives a tuple. Several outputs are summed; non-scalar outputs get a sensitivity of ones.
     """
     empty = isinstance(grad_position, tuple) and not grad_position  # raised when called
-    positions = () if empty else _positions(grad_position, weights)
-    _check_bool("has_aux", has_aux)
-    _check_bool("return_ids", return_ids)
-    _check_bool("sens_param", sens_param)
+    positions = () if empty else positions_of(grad_position, weights)
+    check_bool("has_aux", has_aux)
+    check_bool("return_ids", return_ids)
+    check_bool("sens_param", sens_param)
     return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, False, empty)
 
 
@@ -626,10 +417,10 @@ def value_and_grad(fn: Callable, grad_position: Any = 0, weights: Any = None,
                    sens_param: bool = False) -> GradFunction:
     """Like ``grad``, but returns ``(value, gradients)``; ``value`` is ``fn``'s whole output."""
     empty = isinstance(grad_position, tuple) and not grad_position  # raised when called
-    positions = () if empty else _positions(grad_position, weights)
-    _check_bool("has_aux", has_aux)
-    _check_bool("return_ids", return_ids)
-    _check_bool("sens_param", sens_param)
+    positions = () if empty else positions_of(grad_position, weights)
+    check_bool("has_aux", has_aux)
+    check_bool("return_ids", return_ids)
+    check_bool("sens_param", sens_param)
     return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, True, empty)
 
 

@@ -5,9 +5,10 @@ given arguments (``source(mindgrad.jvp, f, inputs, v)``, ``source(mindgrad.vjp, 
 
 from __future__ import annotations
 
-from mindgrad.api import display, runnable
+from mindgrad.api import arguments, display, runnable
 from mindgrad.api import functional as F
 from mindgrad.api import gradients as api
+from mindgrad.api import jacobians as J
 from mindgrad.api.gradients import GradFunction
 from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, expansions
@@ -30,12 +31,12 @@ def source(transformed, *args, standalone=False, **kwargs) -> display.Code:
     closure's array, raises a ValueError naming it)."""
     if isinstance(transformed, GradFunction):
         return transformed.source(*args, standalone=standalone, **kwargs)
-    if isinstance(transformed, F.Jacobian):
+    if isinstance(transformed, J.Jacobian):
         _no_keywords(kwargs)
         return transformed.source(*args, standalone=standalone)
     if transformed is F.jvp:
         fn, inputs, positions = _jvp_arguments(args, kwargs)
-        generated = F._jvp_code(F._differentiable(fn, inputs), inputs, positions)
+        generated = F.jvp_code(F.differentiable(fn, inputs), inputs, positions)
         if not standalone:
             return display.Code(generated.text)
         entry = generated.function
@@ -50,7 +51,7 @@ def source(transformed, *args, standalone=False, **kwargs) -> display.Code:
         if _runs_directly(fn):  # vjp runs the full gradient code, with a sensitivity
             return GradFunction(fn, tuple(range(len(inputs))), weights, False, False, True,
                                 False).source(*inputs, None, standalone=standalone)
-        generated = F._split_code(fn, inputs, api._weights(weights)[0])
+        generated = F.split_code(fn, inputs, arguments.weights_of(weights)[0])
         if not standalone:
             return display.Code(generated.text)
         forward, backward = generated.function, generated.backward
@@ -73,19 +74,19 @@ def stages(transformed, *args, **kwargs) -> display.Stages:
     if isinstance(transformed, GradFunction):
         return transformed.stages(*args, **kwargs)
     dump = lambda text: None  # noqa: E731 (the stages are kept on the result)
-    if isinstance(transformed, F.Jacobian):
+    if isinstance(transformed, J.Jacobian):
         _no_keywords(kwargs)
-        args = api._as_plain(args)
-        positions = api._positions(transformed.grad_position, None)
+        args = arguments.as_plain(args)
+        positions = arguments.positions_of(transformed.grad_position, None)
         if transformed.mode == "rev":
             return GradFunction(transformed.fn, positions, None, False, False, True,
                                 False).stages(*args, None)
-        target = F._differentiable(transformed.fn, args)
+        target = F.differentiable(transformed.fn, args)
         return display.Stages([stage for p in positions for stage in driver.run_forward(
             target, (p,), dump=dump, nargs=len(args)).stages])
     if transformed is F.jvp:
         fn, inputs, positions = _jvp_arguments(args, kwargs)
-        target = F._differentiable(fn, inputs)
+        target = F.differentiable(fn, inputs)
         return display.Stages(driver.run_forward(target, positions, dump=dump,
                                                  nargs=len(inputs)).stages)
     if transformed is F.vjp:
@@ -94,9 +95,10 @@ def stages(transformed, *args, **kwargs) -> display.Stages:
             return GradFunction(fn, tuple(range(len(inputs))), weights, False, False, True,
                                 False).stages(*inputs, None)
         fn = expansions.python_of(fn, inputs, len(inputs)) or fn
+        weight_list = arguments.weights_of(weights)[0]
         return display.Stages(driver.run(fn, tuple(range(len(inputs))), dump=dump,
                                          kinds=[cache.kind(a) for a in inputs],
-                                         weights=api._weights(weights)[0], split=True).stages)
+                                         weights=weight_list, split=True).stages)
     raise TypeError(f"{_TAKES}; got {type(transformed).__name__}")
 
 
@@ -112,10 +114,10 @@ def _jvp_arguments(args, kwargs):
     if len(args) != 3 or kwargs:
         raise TypeError("source(mindgrad.jvp, fn, inputs, v) takes jvp's three arguments")
     fn, inputs, v = args
-    inputs, tangents = F._as_tuple(inputs, "inputs"), F._as_tuple(v, "v")
+    inputs, tangents = F.as_tuple(inputs, "inputs"), F.as_tuple(v, "v")
     if len(inputs) != len(tangents):
         raise ValueError(f"`inputs` has {len(inputs)} element(s) but `v` has {len(tangents)}")
-    inputs = api._as_plain(inputs)
+    inputs = arguments.as_plain(inputs)
     return fn, inputs, tuple(i for i, t in enumerate(tangents) if t is not None)
 
 
@@ -128,9 +130,9 @@ def _vjp_arguments(args, kwargs):
         raise TypeError("source(mindgrad.vjp, fn, *inputs, weights=None) takes vjp's "
                         "arguments")
     api.check_argument_types(args[1:])
-    return args[0], api._as_plain(args[1:]), weights
+    return args[0], arguments.as_plain(args[1:]), weights
 
 
 def _runs_directly(fn) -> bool:
     """Whether ``vjp`` runs ``fn``'s full gradient code rather than a forward/backward pair."""
-    return api._custom_bprop(fn) or isinstance(fn, (GradFunction, F.Jacobian))
+    return api._custom_bprop(fn) or isinstance(fn, (GradFunction, J.Jacobian))

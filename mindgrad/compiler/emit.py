@@ -42,10 +42,12 @@ def comment(text: str, like=None) -> gast.Expr:
     return node
 
 
-def _is_comment(node) -> bool:
-    """Whether ``node`` (an ``ast`` statement) is a ``comment(...)`` marker."""
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and \
-        isinstance(node.value.value, str) and node.value.value.startswith(_COMMENT)
+def is_comment(node) -> bool:
+    """Whether ``node`` (a gast or an ``ast`` statement) is a ``comment(...)`` marker."""
+    value = getattr(node, "value", None)
+    return isinstance(node, (gast.Expr, ast.Expr)) and \
+        isinstance(value, (gast.Constant, ast.Constant)) and isinstance(value.value, str) and \
+        value.value.startswith(_COMMENT)
 
 
 def one_line(text: str) -> str:
@@ -102,7 +104,7 @@ class Unparser(astunparse.Unparser):
         # a def, or a comment of the code's own (no line number), starts lines of no user line
         self._statement_line = (getattr(tree, "lineno", None),
                                 isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                or _is_comment(tree))
+                                or is_comment(tree))
         try:
             super().dispatch(tree)
         finally:
@@ -126,7 +128,7 @@ class Unparser(astunparse.Unparser):
             self.dispatch(node)
 
     def _Expr(self, tree):
-        if _is_comment(tree):
+        if is_comment(tree):
             self.fill("# " + one_line(tree.value.value[len(_COMMENT):]))
             return
         super()._Expr(tree)

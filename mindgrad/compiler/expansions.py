@@ -27,6 +27,11 @@ def python_of(obj, args=None, nargs=None):
     return None if method is None else method(obj, args, nargs)
 
 
+def is_gradient_object(obj) -> bool:
+    """Whether ``obj`` is a gradient object (``python_of`` gives it as Python)."""
+    return getattr(type(obj), "__mindgrad_python__", None) is not None
+
+
 def register_jvp(jvp, tangent_as_python):
     _JVP[id(jvp)] = (jvp, tangent_as_python)
 

@@ -17,7 +17,7 @@ import operator
 import gast
 
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.emit import _COMMENT
+from mindgrad.compiler.emit import is_comment
 
 _IMPURE_METHODS = frozenset({"pop", "append"})
 
@@ -273,7 +273,7 @@ class Optimizer:
     def dead(self, stmts, live, rewrite=True):
         out = []
         for s in reversed(stmts):
-            if _is_comment(s):
+            if is_comment(s):
                 out.append(s)
                 continue
             if isinstance(s, gast.If):
@@ -392,21 +392,17 @@ def _rename_loads(node, renames) -> int:
     return count
 
 
-def _is_comment(s) -> bool:
-    return isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant) and \
-        isinstance(s.value.value, str) and s.value.value.startswith(_COMMENT)
-
 
 def _code(stmts) -> bool:
-    return any(not _is_comment(s) and not isinstance(s, gast.Pass) for s in stmts)
+    return any(not is_comment(s) and not isinstance(s, gast.Pass) for s in stmts)
 
 
 def _drop_orphan_comments(stmts):
     out = []
     for i, s in enumerate(stmts):
-        if _is_comment(s):
+        if is_comment(s):
             nxt = stmts[i + 1] if i + 1 < len(stmts) else None
-            if nxt is None or _is_comment(nxt):
+            if nxt is None or is_comment(nxt):
                 continue
         out.append(s)
     return out

@@ -309,14 +309,9 @@ def _breaks(body) -> bool:
 
 
 def _has_code(stmts) -> bool:
-    from mindgrad.compiler.emit import _COMMENT
+    from mindgrad.compiler.emit import is_comment
 
-    for s in stmts:
-        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant) and \
-                isinstance(s.value.value, str) and s.value.value.startswith(_COMMENT):
-            continue
-        return True
-    return False
+    return not all(is_comment(s) for s in stmts)
 
 
 def _view_reads(fdef, containers, sharing_writes) -> set:

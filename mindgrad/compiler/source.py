@@ -9,18 +9,17 @@ The function read is the one the user calls: a decorator's wrapper is differenti
 written, reaching the wrapped function through its closure. ``specialise`` gives a function
 with ``*args``/``**kw`` parameters fixed parameters for one call shape. ``foreign_library``
 tells another library's code, which is not read (a call of it needs a rule), from the user's.
+Two modules do parts of the reading: ``source_lambdas`` finds a lambda's own node in its file,
+``source_text`` checks that the text read compiles to the function's code and mangles the
+private names of a class body as Python does.
 """
 
 from __future__ import annotations
-import __future__
 
-import ast
 import builtins
-import dis
 import functools
 import inspect
 import linecache
-import operator
 import os
 import re
 import sys
@@ -32,6 +31,14 @@ import gast
 import numpy as np
 
 from mindgrad.compiler import depth, objects
+from mindgrad.compiler.source_lambdas import lambda_tree
+from mindgrad.compiler.source_text import (
+    check_matches,
+    mangle,
+    mismatch,
+    private_class,
+    shift_lines,
+)
 from mindgrad.errors import NoSourceError, UnsupportedSyntaxError
 
 MISSING = _MISSING = object()
@@ -59,6 +66,8 @@ class Source:
         self.static_arguments = []  # name -> object built while transforming (grad(g) in the body)
         self.defaults = fn.__defaults__  # the defaults of the positional parameters of ``tree``
         self.packed = {}  # *args/**kw parameter -> the parameters it was specialised into
+        # a keyword of **kw -> the parameter ``specialise`` gave it, where they differ
+        self.keyword_params = {}
         # (expression, items) of the lists of Cells or functions a loop was unrolled over:
         # appending to or replacing an element of one must build fresh code too
         self.unrolled = []
@@ -252,17 +261,17 @@ def get_source(fn) -> Source:
             lines[0] if lines else "")
     source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
-        tree = _lambda_tree(fn, source, lines, first_line)
+        tree = lambda_tree(fn, source, lines, first_line)
     else:
         tree = _def_tree(lines)
         if not isinstance(tree, gast.FunctionDef):
-            _mismatch(fn, filename, first_line, lines, "is not a def")
+            mismatch(fn, filename, first_line, lines, "is not a def")
         tree.decorator_list = []
-    _mangle(tree, _private_class(fn))  # as Python compiled it: its parameters may be private
-    _check_matches(fn, tree, filename, first_line, lines)
+    mangle(tree, private_class(fn))  # as Python compiled it: its parameters may be private
+    check_matches(fn, tree, filename, first_line, lines)
     # line numbers count from the def line, even when decorators came first
     def_line = first_line + (tree.lineno - 1 if fn.__name__ != "<lambda>" else 0)
-    _shift_lines(tree, -(tree.lineno - 1) if fn.__name__ != "<lambda>" else 0)
+    shift_lines(tree, -(tree.lineno - 1) if fn.__name__ != "<lambda>" else 0)
     src = Source(fn, tree, filename, def_line, lines, first_line)
     depth.split(src)
     return src
@@ -291,204 +300,6 @@ def _def_tree(lines):
                 if getattr(node, attr, None) is not None:
                     setattr(node, attr, max(0, getattr(node, attr) - indent))
     return tree
-
-
-def _check_matches(fn, tree, filename, first_line, lines):
-    """The source read is ``fn``'s own: it starts where its code says, with its name and its
-    parameters, and compiles to its code (compared by ``_shape``, once per code object, at
-    build time). A file edited since it was imported can hold another text there."""
-    code = fn.__code__
-    names, expected = _parameter_names(tree.args), _code_parameters(code)
-    if names != expected:
-        _mismatch(fn, filename, first_line, lines,
-                  f"has parameters ({', '.join(names)}), not ({', '.join(expected)})")
-    if code.co_name != "<lambda>" and (tree.name != code.co_name or
-                                        first_line != code.co_firstlineno):
-        _mismatch(fn, filename, first_line, lines, f"is a def of {tree.name}")
-    if code in _COMPILES_TO_CODE:
-        return
-    compiled, shape = _compiled(fn, tree, lines), _shape(code)
-    if compiled is not None and _shape(compiled) != shape:
-        # a scope the function's text alone does not show? the whole file tells
-        if not any(_shape(c) == shape for c in _compiled_in_file(code, filename)):
-            _mismatch(fn, filename, first_line, lines,
-                      "compiles to other code than the function's (its body was edited)")
-    _COMPILES_TO_CODE.add(code)
-
-
-# the code objects whose source text was compiled and found to give them: checked once each
-_COMPILES_TO_CODE: weakref.WeakSet = weakref.WeakSet()
-_FUTURE_FLAGS = functools.reduce(
-    operator.or_, (getattr(__future__, f).compiler_flag for f in __future__.all_feature_names))
-
-
-def _compiled(fn, tree, lines):
-    """The code object Python compiles from the source read (``lines``; for a lambda,
-    ``tree``, the lambda's def), in a scope like the function's own: an enclosing function
-    binding its free variables (as cells), the class its qualified name puts it in (private
-    names are mangled by it, ``super()`` reads its ``__class__``), its own name or its
-    class's a global (as its code reads it), the ``__future__`` features of its code. None
-    where that cannot be made (the comparison is then left out)."""
-    code = fn.__code__
-    try:
-        if code.co_name == "<lambda>":
-            node = ast.Expression(body=gast.gast_to_ast(
-                gast.Lambda(args=tree.args, body=tree.body[0].value)))
-            node = ast.Expr(value=node.body)
-        else:  # parsed as indented, not dedented: the lines of a string keep their spaces
-            text = "".join(lines)
-            indented = text[:1].isspace()
-            node = ast.parse("if 1:\n" + text if indented else text).body[0]
-            node = node.body[0] if indented else node
-            node.decorator_list = []
-        cls = _private_class(fn)
-        if cls is not None:  # the innermost class mangles its private names
-            node = ast.ClassDef(name=cls, bases=[], keywords=[], body=[node],
-                                decorator_list=[], type_params=[])
-        free = [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
-                           value=ast.Constant(value=None), lineno=1)
-                for name in code.co_freevars if name != "__class__" or
-                not isinstance(node, ast.ClassDef)]
-        bound = getattr(node, "name", None)  # the def's or the class's name
-        if bound is not None and bound not in code.co_freevars:
-            free.append(ast.Global(names=[bound]))  # which its code reads as a global
-        outer = ast.FunctionDef(name="_outer", args=ast.arguments(
-            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-            defaults=[]), body=free + [node, ast.Return(value=ast.Constant(value=None))],
-            decorator_list=[], returns=None, type_params=[])
-        module = ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
-        compiled = compile(module, code.co_filename, "exec",
-                           flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
-    except (SyntaxError, ValueError, TypeError, RecursionError):
-        return None
-    return _find_code(compiled, code.co_name)
-
-
-def _private_class(fn):
-    """The name of the innermost class whose body holds ``fn``'s text (read from its code's
-    qualified name, which a decorator cannot rename), or None: inside it Python mangles the
-    private names (``self.__k`` reads the attribute ``_M__k``)."""
-    parts = getattr(fn.__code__, "co_qualname", fn.__qualname__).split(".")
-    classes = [part for part, inner in zip(parts, parts[1:]) if "<locals>" not in (part, inner)]
-    return classes[-1] if classes else None
-
-
-def _mangle(tree, cls):
-    """Write the private names of ``tree`` (a def read from the body of class ``cls``) as
-    Python compiles them, ``__k`` as ``_M__k``: the code made from the tree runs outside the
-    class, where the names would otherwise not be mangled. Keyword names of calls are kept,
-    as Python keeps them; a nested class mangles by its own name."""
-    if cls is None or not cls.lstrip("_"):
-        return
-    prefix = "_" + cls.lstrip("_")
-
-    def mangled(name):
-        if name and name.startswith("__") and not name.endswith("__") and "." not in name:
-            return prefix + name
-        return name
-
-    def visit(node, top=False):
-        if isinstance(node, gast.ClassDef) and not top:
-            name, node.name = node.name, mangled(node.name)
-            for child in node.bases + node.keywords + node.decorator_list:
-                visit(child)
-            for child in node.body:
-                _mangle(child, name)
-            return
-        if isinstance(node, gast.Name):
-            node.id = mangled(node.id)
-        elif isinstance(node, gast.Attribute):
-            node.attr = mangled(node.attr)
-        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) and not top:
-            node.name = mangled(node.name)
-        elif isinstance(node, (gast.Global, gast.Nonlocal)):
-            node.names = [mangled(n) for n in node.names]
-        elif isinstance(node, gast.alias):
-            if node.asname is not None:
-                node.asname = mangled(node.asname)
-            elif mangled(node.name) != node.name:  # import __m binds _M__m
-                node.asname = mangled(node.name)
-        for child in gast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree, top=True)
-
-
-def _compiled_in_file(code, filename):
-    """The code objects of ``code``'s name and first line that the whole text of
-    ``filename`` (as linecache holds it) compiles to."""
-    try:
-        module = compile("".join(linecache.getlines(filename)), code.co_filename, "exec",
-                         dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    found, stack = [], [module]
-    while stack:
-        for const in stack.pop().co_consts:
-            if isinstance(const, types.CodeType):
-                stack.append(const)
-                if const.co_name == code.co_name and \
-                        const.co_firstlineno == code.co_firstlineno:
-                    found.append(const)
-    return found
-
-
-def _find_code(code, name):
-    """The code object named ``name`` within ``code`` (depth first), or None."""
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            if const.co_name == name and const.co_flags & inspect.CO_OPTIMIZED:  # no class
-                return const
-            found = _find_code(const, name)
-            if found is not None:
-                return found
-    return None
-
-
-# what a function's flags say of its text (types.coroutine, for one, sets another flag)
-_COMPILED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | \
-    inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
-_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs) | frozenset(getattr(dis, "hasjump", ()))
-_PADDING = frozenset({"NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PUSH_NULL"})
-# the method-call forms Python 3.10-3.11 choose by what the module imports: one operation each
-_SAME_OPERATION = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL_FUNCTION"}
-
-
-def _shape(code):
-    """What a code object computes, not where its lines are: its parameters, local, free and
-    cell variables, and its instructions with their arguments (constants by type and value,
-    nested code by its own shape; jump targets and padding left out, as line numbers move
-    them)."""
-    ops = []
-    for ins in dis.get_instructions(code):
-        if ins.opname in _PADDING:
-            continue
-        arg = ins.argval
-        if isinstance(arg, types.CodeType):
-            arg = _shape(arg)
-        elif ins.opcode in _JUMPS:
-            arg = None
-        elif isinstance(arg, frozenset):  # its order follows the hashes of this process
-            arg = ("frozenset", tuple(sorted(map(repr, arg))))
-        elif not isinstance(arg, (str, type(None))):
-            arg = (type(arg).__name__, repr(arg))
-        if ins.opname == "MAKE_FUNCTION" and ops and ops[-1][0] == "LOAD_CONST" and \
-                isinstance(ops[-1][1], str):  # Python 3.10 passes the qualified name
-            ops[-1] = ("LOAD_CONST", ops[-1][1].rsplit(".", 1)[-1])
-        if arg == "__firstlineno__" and ops and ops[-1][0] == "LOAD_CONST":  # a class, 3.13
-            ops[-1] = ("LOAD_CONST", None)
-        ops.append((_SAME_OPERATION.get(ins.opname, ins.opname), arg))
-    return (code.co_name, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
-            code.co_flags & _COMPILED_FLAGS, code.co_varnames, code.co_freevars,
-            code.co_cellvars, tuple(ops))
-
-
-def _mismatch(fn, filename, first_line, lines, what):
-    text = lines[0].strip() if lines else ""
-    raise NoSourceError(
-        f"the source of {fn.__qualname__} no longer matches its code: {filename}:{first_line}: "
-        f"{text} {what}. The file was edited after the function was defined; reload the module "
-        "(importlib.reload) or run the cell again")
 
 
 _MEMOIZERS = (type(functools.lru_cache(None)(len)),)
@@ -549,172 +360,8 @@ def _write_partial(p):
     return namespace[name]
 
 
-def _parameter_names(args):
-    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    return names + [a.id for a in (args.vararg, args.kwarg) if a is not None]
-
-
-def _code_parameters(code):
-    count = code.co_argcount + code.co_kwonlyargcount + \
-        bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    return list(code.co_varnames[:count])
-
-
-def _shift_lines(tree, delta):
-    if not delta:
-        return
-    for node in gast.walk(tree):
-        if hasattr(node, "lineno") and node.lineno is not None:
-            node.lineno += delta
-
-
-def _lambda_tree(fn, source, lines, first_line):
-    """The lambda's own node, out of the (possibly multi-lambda) source line inspect returns.
-    Where the line alone does not tell (several lambdas of the same parameters, a lambda on a
-    continuation line), the columns Python 3.11+ records for the lambda's code pin it."""
-    # the whole statement around it, in the file: a lambda spanning lines of a bracket
-    # ({"k": lambda x: a(x)\n + b(x)}) is cut short on its own line, where it may even parse
-    found = _lambda_in_file(fn, first_line)
-    if found is not None:
-        return _lambda_def(found)
-    text = source.strip()
-    module = None
-    for candidate in (text, text.rstrip(",;)"), "(" + text + ")", text.split("=", 1)[-1].strip()):
-        try:
-            module = depth.parse(candidate)
-            break
-        except SyntaxError:
-            continue
-    lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)] if module else []
-    lambdas = [n for n in lambdas if _parameter_names(n.args) == _code_parameters(fn.__code__)] \
-        or lambdas
-    if len(lambdas) != 1:
-        lam = _lambda_at_columns(fn, lines, first_line)
-        if lam is not None:
-            lambdas = [lam]
-    if module is None and not lambdas:
-        raise NoSourceError(f"cannot parse the source line of a lambda: {text!r}")
-    if len(lambdas) != 1:
-        raise NoSourceError(
-            f"cannot tell which of the {len(lambdas)} lambdas on this line to differentiate: "
-            f"{text!r}; give it a name with def (Python 3.11 and later tell lambdas apart by "
-            "their columns)")
-    return _lambda_def(lambdas[0])
-
-
-def _lambda_def(lam):
-    """``def lambda_(<lam's parameters>): return <lam's body>``, where ``lam`` stands."""
-    ret = gast.Return(value=lam.body)
-    gast.copy_location(ret, lam)
-    fdef = gast.FunctionDef(name="lambda_", args=lam.args, body=[ret], decorator_list=[],
-                            returns=None, type_comment=None, type_params=[])
-    gast.copy_location(fdef, lam)
-    return fdef
-
-
-def _lambda_in_file(fn, first_line):
-    """The lambda of ``fn``'s code, found in the whole text of its file among the lambdas
-    that start on its first line with its parameters: by the columns its code records
-    (Python 3.11+), then by the code each compiles to. Line numbers count from
-    ``first_line``. None where the file does not parse; ``NoSourceError`` where several
-    lambdas compile to the same code there."""
-    code = fn.__code__
-    try:
-        found = _lambdas_by_line("".join(linecache.getlines(code.co_filename)))
-        found = [gast.ast_to_gast(n) for n in found.get(code.co_firstlineno, ())]
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    found = [n for n in found if _parameter_names(n.args) == _code_parameters(code)]
-    positions = _positions(code)
-    if len(found) > 1 and positions:
-        start = min((p[0], p[2]) for p in positions)
-        end = max((p[1], p[3]) for p in positions)
-        found = [n for n in found if (n.body.lineno, n.body.col_offset) <= start and
-                 end <= (n.body.end_lineno, n.body.end_col_offset)] or found
-    if len(found) > 1:
-        shape = _shape(code)
-        same = [n for n in found if (lambda c: c is not None and _shape(c) == shape)(
-            _compiled(fn, _lambda_def(n), None))]
-        # lambdas that compile to fn's very code are the same function: any of them is read
-        found = same[:1] or found
-    if len(found) > 1:
-        raise NoSourceError(
-            f"cannot tell which of the {len(found)} lambdas at {code.co_filename}:"
-            f"{code.co_firstlineno} to differentiate: neither their columns nor the code they "
-            "compile to tell them apart; give it a name with def")
-    if not found:
-        return None
-    lam = found[0]
-    _shift_lines(lam, 1 - first_line)
-    return lam
-
-
-@functools.lru_cache(maxsize=8)
-def _lambdas_by_line(text):
-    """The lambdas of a file's ``text`` (``ast`` nodes, never changed: each use converts its
-    own), by the line each starts on: parsed once per text, as its lambdas are read."""
-    found = {}
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.Lambda):
-            found.setdefault(node.lineno, []).append(node)
-    return found
-
-
-def _positions(code):
-    """The (line, end line, column, end column) spans that ``code``'s instructions record
-    (Python 3.11+; none before)."""
-    positions = getattr(code, "co_positions", None)
-    if positions is None:
-        return []
-    return [p for p in positions() if None not in p and (p[0], p[2]) != (p[1], p[3])]
-
-
-def _lambda_at_columns(fn, lines, first_line):
-    """The lambda whose body spans the columns its code's instructions record (Python 3.11+),
-    read from ``lines`` (which start at ``first_line``), or None. Line numbers of the nodes
-    count from ``first_line``."""
-    spans = _positions(fn.__code__)
-    if not spans:
-        return None
-    (l0, c0), (l1, c1) = min((p[0], p[2]) for p in spans), max((p[1], p[3]) for p in spans)
-    if not first_line <= l0 <= l1 < first_line + len(lines):
-        return None
-
-    def line(n):
-        return lines[n - first_line].encode()  # columns count UTF-8 bytes
-
-    if l0 == l1:
-        body = line(l0)[c0:c1].decode()
-    else:
-        body = "\n".join([line(l0)[c0:].decode().rstrip("\n")] +
-                         [line(n).decode().rstrip("\n") for n in range(l0 + 1, l1)] +
-                         [line(l1)[:c1].decode()])
-    head = "".join(line(n).decode() for n in range(first_line, l0)) + line(l0)[:c0].decode()
-    start = max((i for i in range(len(head)) if head.startswith("lambda", i) and
-                 (i == 0 or not (head[i - 1].isalnum() or head[i - 1] == "_"))), default=None)
-    if start is None:
-        return None
-    header = head[start:].rstrip().rstrip("(").rstrip()
-    try:
-        lam = depth.parse("(" + header + " None)").body[0].value
-        expr = depth.parse("(" + body + "\n)").body[0].value
-    except SyntaxError:
-        return None
-    if not isinstance(lam, gast.Lambda) or \
-            _parameter_names(lam.args) != _code_parameters(fn.__code__):
-        return None
-    _shift_lines(expr, l0 - first_line)
-    lam.body = expr
-    for node in gast.walk(lam.args):
-        if getattr(node, "lineno", None) is not None:
-            node.lineno = 1
-    lam.lineno = 1
-    return lam
-
-
 def unbind(fn):
     """``(function to transform, the object bound to its first parameter or None)``."""
-    import types
 
     if objects.is_module(fn):
         return type(fn).construct, fn

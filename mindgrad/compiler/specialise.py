@@ -40,7 +40,6 @@ def specialise(src, shape):
     so that ``g(*args, **kw)`` passes them on one by one. ``src.keyword_params`` maps a
     keyword of ``**kw`` to its parameter where the name was taken."""
     args = src.tree.args
-    src.keyword_params = {}
     if args.vararg is None and args.kwarg is None:
         return src
     nvarargs, keys = shape

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 
-from mindgrad.api.gradients import GradFunction, _check_bool, _weights
+from mindgrad.api.arguments import check_bool, weights_of
+from mindgrad.api.gradients import GradFunction
 from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import expansions, objects
 from mindgrad.mindspore import context
@@ -20,9 +21,9 @@ class GradOperation:
     """
 
     def __init__(self, get_all=False, get_by_list=False, sens_param=False):
-        _check_bool("get_all", get_all)
-        _check_bool("get_by_list", get_by_list)
-        _check_bool("sens_param", sens_param)
+        check_bool("get_all", get_all)
+        check_bool("get_by_list", get_by_list)
+        check_bool("sens_param", sens_param)
         self.get_all = get_all
         self.get_by_list = get_by_list
         self.sens_param = sens_param
@@ -34,7 +35,7 @@ class GradOperation:
             pynative = context.get_context("mode") == context.PYNATIVE_MODE
             weights = fn.trainable_params() if pynative and objects.is_module(fn) else []
         if self.get_by_list:
-            weight_list, bare_weight = _weights(weights)
+            weight_list, bare_weight = weights_of(weights)
             weight_list = list(weight_list)
         else:
             weight_list = []

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mindgrad.api.functional import jacfwd, jacrev, jvp, vjp
+from mindgrad.api.functional import jvp, vjp
 from mindgrad.api.gradients import get_grad, grad, stop_gradient, value_and_grad
+from mindgrad.api.jacobians import jacfwd, jacrev
 from mindgrad.compiler import objects
 from mindgrad.mindspore import creation, functional, nn_functional, primitives
 from mindgrad.mindspore.composite import HyperMap, Map, MultitypeFuncGraph

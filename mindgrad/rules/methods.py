@@ -45,16 +45,14 @@ from mindgrad.rules.numpy_reductions import (
     prod_tangent,
     reduce_mean_grad,
     reduce_sum_grad,
+)
+from mindgrad.rules.numpy_shape import reshape_grad, reshape_tangent, transpose_grad
+from mindgrad.rules.numpy_statistics import (
     std_grad,
     std_tangent,
     var_grad,
     var_mean_tangent,
     var_tangent,
-)
-from mindgrad.rules.numpy_shape import (
-    reshape_grad,
-    reshape_tangent,
-    transpose_grad,
 )
 from mindgrad.runtime import is_zero, takes_zero
 from mindgrad.runtime.tangents import TangentList, broadcast_tangent

@@ -16,11 +16,13 @@ from mindgrad import runtime
 from mindgrad.rules import adjoint, d, diagonal, linear, linear_in, nondifferentiable, tangent
 from mindgrad.rules import methods as me
 from mindgrad.rules import nondiff as nd
+from mindgrad.rules import numpy_grids as ngrids
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.builtins_math import dict_grad, dict_tangent, sequence_grad, sequence_tangent
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import (
     add_at,
+    buffers,
     concat_grads,
     is_zero,
     item,
@@ -250,7 +252,7 @@ def _(out, g, i):
 def setitem_grad_adjoint(g_out, dx, idx, v):
     """Adjoint of ``(gv, dx') = setitem_grad(dx, idx, v)`` for ``dx``: ``dx'`` is ``dx`` with
     ``dx[idx]`` cleared, and ``gv`` is ``dx[idx]`` summed to ``v``'s shape."""
-    if is_zero(dx) or runtime._lost_zero(dx, idx):  # a constant dx
+    if is_zero(dx) or buffers.lost_zero(dx, idx):  # a constant dx
         return 0
     g_v, g_rest = g_out
     if isinstance(dx, np.ndarray):
@@ -542,7 +544,7 @@ def _(out, g, arr, indices, axis=-1):
     d[g] = np.take_along_axis(d[out], np.asarray(indices), axis)
 
 
-@adjoint(ns.pad_grad)
+@adjoint(ngrids.pad_grad)
 def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
     d[g] = np.pad(d[out], pad_width, mode)
 

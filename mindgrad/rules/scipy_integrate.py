@@ -3,7 +3,7 @@ solution ``y(t_i)`` of ``dy/dt = func(y, t, *args)`` with respect to the initial
 the time points ``t`` and the extra arguments ``args`` (floats and float arrays).
 
 SciPy is optional: this module is imported by the registry once the program has imported
-``scipy.integrate`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``). ``func`` is differentiated
+``scipy.integrate`` (``DEFERRED`` in ``mindgrad/rules/registry.py``). ``func`` is differentiated
 by mindgrad itself (through the API's ``vjp`` and ``jvp``, see ``numpy_callables.py``): it must
 be a function mindgrad can read, defined outside the function being differentiated.
 

@@ -5,10 +5,11 @@ matrices (stacks of them too, as SciPy batches, but for the LU rules: one square
 ``logm`` and ``eigh`` for complex ones too.
 
 SciPy is optional: this module is imported by the registry once the program has imported
-``scipy.linalg`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``).
+``scipy.linalg`` (``DEFERRED`` in ``mindgrad/rules/registry.py``).
 
 ``det``, ``inv`` and ``solve`` are the same maps as NumPy's and share their helpers
-(``numpy_linalg.py``). ``inv`` and ``solve`` are differentiated as general matrices: told a
+(``numpy_linalg.py``, ``numpy_decompositions.py``). ``inv`` and ``solve`` are differentiated as
+general matrices: told a
 structure (``assume_a="pos"``, ``"sym"``, ...) SciPy reads one triangle only, a different
 function of the entries, and ``transposed=True`` solves with the transpose; these raise
 ``NotImplementedError`` rather than give the general gradient. ``solve_triangular`` reads the
@@ -42,16 +43,15 @@ import numpy as np
 import scipy.linalg as sl
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
+from mindgrad.rules.helpers import swap_last_axes
+from mindgrad.rules.numpy_decompositions import eigh_grad, eigh_tangent
 from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.rules.numpy_linalg import (
     det_grad,
     det_tangent,
-    eigh_grad,
-    eigh_tangent,
     solve_adjoint,
     solve_grad_a,
     solve_tangent_a,
-    swap_last_axes,
 )
 from mindgrad.runtime import is_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentTuple, as_dtype_of

@@ -3,7 +3,7 @@
 derivative), of arrays of any dimension, real or complex.
 
 SciPy is optional: this module is imported by the registry once the program has imported
-``scipy.signal`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``).
+``scipy.signal`` (``DEFERRED`` in ``mindgrad/rules/registry.py``).
 
 ``convolve`` is bilinear: its tangent is ``convolve(d_in1, in2) + convolve(in1, d_in2)`` in the
 same mode. Every mode is a window of the full convolution (``same``: centred on ``in1``'s

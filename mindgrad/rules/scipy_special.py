@@ -2,7 +2,7 @@
 ``logsumexp``, ``softmax`` and ``log_softmax`` along their axes.
 
 SciPy is optional: this module is imported by the registry once the program has imported
-``scipy.special`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``), never by ``import mindgrad``.
+``scipy.special`` (``DEFERRED`` in ``mindgrad/rules/registry.py``), never by ``import mindgrad``.
 
 Each slope is written with functions that have rules themselves (``digamma`` for ``gammaln``,
 ``polygamma`` for ``digamma``, ``iv`` for ``i0`` and ``i1``), so second and higher derivatives

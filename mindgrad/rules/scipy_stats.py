@@ -7,7 +7,7 @@ broadcast; ``poisson`` (``pmf``, ``logpmf``, ``cdf``) in its rate ``mu``; ``diri
 ``x``, ``mean`` and ``cov``; ``entropy`` in ``cov``).
 
 SciPy is optional: this module is imported by the registry once the program has imported
-``scipy.stats`` (``DEFERRED`` in ``mindgrad/rules/__init__.py``). The rules are for the methods
+``scipy.stats`` (``DEFERRED`` in ``mindgrad/rules/registry.py``). The rules are for the methods
 of the distribution objects themselves (``norm.pdf(x, loc, scale)``), not of a frozen
 distribution (``norm(loc, scale).pdf(x)``), which has no rule.
 
@@ -38,7 +38,8 @@ from scipy.stats import gamma as gamma_dist
 from scipy.stats import t as student_t
 
 from mindgrad.rules import adjoint, d, elementwise, nondifferentiable, slope, tangent
-from mindgrad.rules.numpy_linalg import swap_last_axes, triangle_grad, triangle_tangent
+from mindgrad.rules.helpers import swap_last_axes
+from mindgrad.rules.numpy_decompositions import triangle_grad, triangle_tangent
 from mindgrad.rules.scipy_special import no_slope
 
 SQRT_2PI = math.sqrt(2.0 * math.pi)

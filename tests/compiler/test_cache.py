@@ -13,6 +13,7 @@ import pytest
 
 import mindgrad
 from mindgrad import d, grad, rules, value_and_grad
+from mindgrad.rules import registry as rule_registry
 
 
 @pytest.fixture(autouse=True)
@@ -1010,7 +1011,7 @@ def test_a_rule_registered_while_another_thread_loads_deferred_rules(monkeypatch
     for k, f in enumerate(before):
         np.testing.assert_allclose(grad(f)(x), 2.0 * (k + 1))
     entered, registered = threading.Event(), threading.Event()
-    real_import = rules.importlib.import_module
+    real_import = rule_registry.importlib.import_module
 
     def slow_import(name):
         if not name.endswith(".mindgrad_tests_slow_topic"):
@@ -1019,7 +1020,8 @@ def test_a_rule_registered_while_another_thread_loads_deferred_rules(monkeypatch
         registered.wait(10.0)
         return None
 
-    monkeypatch.setattr(rules, "importlib", types.SimpleNamespace(import_module=slow_import))
+    slow = types.SimpleNamespace(import_module=slow_import)
+    monkeypatch.setattr(rule_registry, "importlib", slow)
     monkeypatch.setitem(sys.modules, "mindgrad_tests_library", types.ModuleType("library"))
     monkeypatch.setitem(rules._pending, "mindgrad_tests_library", "mindgrad_tests_slow_topic")
     loader = threading.Thread(target=lambda: grad(_uses_doubled(7.0))(x))

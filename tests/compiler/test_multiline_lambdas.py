@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mindgrad
-from mindgrad.compiler import emit, source
+from mindgrad.compiler import emit, source, source_lambdas
 
 
 def a(x):
@@ -83,7 +83,7 @@ def test_lambdas_of_the_same_code_on_one_line_differentiate_alike():
 
 
 def test_without_columns_lambdas_are_told_apart_by_their_code(monkeypatch):
-    monkeypatch.setattr(source, "_positions", lambda code: [])  # Python 3.10 records none
+    monkeypatch.setattr(source_lambdas, "_positions", lambda code: [])  # 3.10 records none
     for f in TWO_ON_A_LINE + [CUT_WOULD_PARSE[0], ON_CONTINUATION_LINES["k"]]:
         namespace = {"a": a, "b": b, "np": np}
         exec(emit.unparse(source.get_source(f).tree), namespace)  # noqa: S102

@@ -15,8 +15,10 @@ import mindgrad
 from mindgrad import rules, runtime
 from mindgrad.compiler.emit import unparse
 from mindgrad.rules import builtins_math as bm
+from mindgrad.rules import helpers as rhelpers
 from mindgrad.rules import numpy_elementwise as ne
 from mindgrad.rules import numpy_linalg as nl
+from mindgrad.rules import numpy_products as npr
 from mindgrad.rules import operators as op_rules
 from mindgrad.rules import runtime_rules as rr
 
@@ -124,49 +126,49 @@ PINNED = [
     (ne.maximum_grad,
      ('d[out] = maximum_grad(d[g], x, y)',),
      ('d[out] = ne.maximum_grad(d[g], x, y)',)),
-    (nl.dot_grad_a,
+    (npr.dot_grad_a,
      ('d[out] = dot_grad_a(d[g], a, b)',
       'd[out] = dot_grad_a(g, a, d[b])'),
-     ('d[out] = nl.dot_grad_a(d[g], a, b)',
-      'd[out] = nl.dot_grad_a(g, a, d[b])')),
-    (nl.dot_grad_b,
+     ('d[out] = npr.dot_grad_a(d[g], a, b)',
+      'd[out] = npr.dot_grad_a(g, a, d[b])')),
+    (npr.dot_grad_b,
      ('d[out] = dot_grad_b(d[g], a, b)',
       'd[out] = dot_grad_b(g, d[a], b)'),
-     ('d[out] = nl.dot_grad_b(d[g], a, b)',
-      'd[out] = nl.dot_grad_b(g, d[a], b)')),
-    (nl.inner_grad_a,
+     ('d[out] = npr.dot_grad_b(d[g], a, b)',
+      'd[out] = npr.dot_grad_b(g, d[a], b)')),
+    (npr.inner_grad_a,
      ('d[out] = inner_grad_a(d[g], a, b)',
       'd[out] = inner_grad_a(g, a, d[b])'),
-     ('d[out] = nl.inner_grad_a(d[g], a, b)',
-      'd[out] = nl.inner_grad_a(g, a, d[b])')),
-    (nl.inner_grad_b,
+     ('d[out] = npr.inner_grad_a(d[g], a, b)',
+      'd[out] = npr.inner_grad_a(g, a, d[b])')),
+    (npr.inner_grad_b,
      ('d[out] = inner_grad_b(d[g], a, b)',
       'd[out] = inner_grad_b(g, d[a], b)'),
-     ('d[out] = nl.inner_grad_b(d[g], a, b)',
-      'd[out] = nl.inner_grad_b(g, d[a], b)')),
-    (nl.outer_grad_a,
+     ('d[out] = npr.inner_grad_b(d[g], a, b)',
+      'd[out] = npr.inner_grad_b(g, d[a], b)')),
+    (npr.outer_grad_a,
      ('d[out] = outer_grad_a(d[g], a, b)',
       'd[out] = outer_grad_a(g, a, d[b])'),
-     ('d[out] = nl.outer_grad_a(d[g], a, b)',
-      'd[out] = nl.outer_grad_a(g, a, d[b])')),
+     ('d[out] = npr.outer_grad_a(d[g], a, b)',
+      'd[out] = npr.outer_grad_a(g, a, d[b])')),
     (nl.solve_grad_a,
      ('d[out] = solve_grad_a(d[g_b], a, b, x)',
       'd[out] = solve_grad_a(g_b, a, b, d[x])'),
      ('d[out] = nl.solve_grad_a(d[g_b], a, b, x)',
       'd[out] = nl.solve_grad_a(g_b, a, b, d[x])')),
-    (nl.swap_last_axes,
+    (rhelpers.swap_last_axes,
      ('d[out] = swap_last_axes(d[x])',),
-     ('d[out] = nl.swap_last_axes(d[x])',)),
-    (nl.tensordot_grad_a,
+     ('d[out] = rhelpers.swap_last_axes(d[x])',)),
+    (npr.tensordot_grad_a,
      ('d[out] = tensordot_grad_a(d[g], a, b, axes)',
       'd[out] = tensordot_grad_a(g, a, d[b], axes)'),
-     ('d[out] = nl.tensordot_grad_a(d[g], a, b, axes)',
-      'd[out] = nl.tensordot_grad_a(g, a, d[b], axes)')),
-    (nl.tensordot_grad_b,
+     ('d[out] = npr.tensordot_grad_a(d[g], a, b, axes)',
+      'd[out] = npr.tensordot_grad_a(g, a, d[b], axes)')),
+    (npr.tensordot_grad_b,
      ('d[out] = tensordot_grad_b(d[g], a, b, axes)',
       'd[out] = tensordot_grad_b(g, d[a], b, axes)'),
-     ('d[out] = nl.tensordot_grad_b(d[g], a, b, axes)',
-      'd[out] = nl.tensordot_grad_b(g, d[a], b, axes)')),
+     ('d[out] = npr.tensordot_grad_b(d[g], a, b, axes)',
+      'd[out] = npr.tensordot_grad_b(g, d[a], b, axes)')),
     (op_rules.matmul_grad_x,
      ('d[out] = matmul_grad_x(d[g], x, y)',
       'd[out] = matmul_grad_x(g, x, d[y])'),
@@ -363,10 +365,10 @@ if hasattr(np, "vecdot"):  # NumPy >= 2.0
     for _key in (np.vecdot, np.linalg.vecdot):
         PINNED.append((_key, ("d[out] = np.vecdot(d[x1], x2, axis=axis)",
                               "d[out] = np.vecdot(x1, d[x2], axis=axis)"), SAME))
-    PINNED.append((nl.vecdot_grad, ("d[out] = vecdot_grad(d[g], x, other, axis)",
+    PINNED.append((npr.vecdot_grad, ("d[out] = vecdot_grad(d[g], x, other, axis)",
                                     "d[out] = vecdot_grad(g, x, d[other], axis)"),
-                   ("d[out] = nl.vecdot_grad(d[g], x, other, axis)",
-                    "d[out] = nl.vecdot_grad(g, x, d[other], axis)")))
+                   ("d[out] = npr.vecdot_grad(d[g], x, other, axis)",
+                    "d[out] = npr.vecdot_grad(g, x, d[other], axis)")))
 
 
 def _tangent_rule(key):
@@ -390,8 +392,8 @@ def test_the_derived_tangent_prints_as_pinned(key, text, before):
 
 
 # the names the hand-written tangents used for the same functions
-_OLD_NAMES = {"bm": bm, "ne": ne, "nl": nl, "rr": rr, "op_rules": op_rules,
-              "as_grad": runtime.as_grad, "unreduce": runtime.unreduce}
+_OLD_NAMES = {"bm": bm, "ne": ne, "nl": nl, "npr": npr, "rhelpers": rhelpers, "rr": rr,
+              "op_rules": op_rules, "as_grad": runtime.as_grad, "unreduce": runtime.unreduce}
 
 
 class _Callees(ast.NodeTransformer):
@@ -416,7 +418,7 @@ def _resolved(lines, namespace):
                          ids=[_label(e) for e in PINNED if e[2] not in (SAME, NEW)])
 def test_a_changed_text_calls_the_same_functions(key, text, before):
     """Where the derived text is not the one written before, it calls the same function objects
-    on the same arguments (``nl.dot_grad_a`` is ``dot_grad_a``, ``np.conj`` is
+    on the same arguments (``npr.dot_grad_a`` is ``dot_grad_a``, ``np.conj`` is
     ``np.conjugate``), except ``x * d[y]``, which became ``d[y] * x`` (checked below)."""
     rule = _tangent_rule(key)
     namespace = {**rule.globals, **_OLD_NAMES}

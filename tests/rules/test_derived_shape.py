@@ -18,13 +18,16 @@ from mindgrad.compiler.emit import unparse
 from mindgrad.rules import jvp_of
 from mindgrad.rules import methods as me
 from mindgrad.rules import nondiff as nd
+from mindgrad.rules import numpy_grids as ngrids
+from mindgrad.rules import numpy_joining as njoin
 from mindgrad.rules import numpy_reductions as nr
 from mindgrad.rules import numpy_shape as ns
 from tests.support.versions import needs_numpy
 
 RNG = np.random.default_rng(20260301)
 EPS = 1e-6
-MY_MODULES = {f"mindgrad.rules.{m}" for m in ("numpy_shape", "numpy_reductions", "methods",
+MY_MODULES = {f"mindgrad.rules.{m}" for m in ("numpy_shape", "numpy_joining", "numpy_grids",
+                                             "numpy_reductions", "numpy_statistics", "methods",
                                              "nondiff")}
 
 
@@ -83,14 +86,14 @@ DERIVED = [
     # the gradient helpers, linear in g (was ns.transpose_grad(d[g], axes), ...)
     ((ns.atleast_grads,), "d[out] = atleast_grads(d[g], arys)"),
     ((ns.transpose_grad,), "d[out] = transpose_grad(d[g], axes)"),
-    ((ns.concatenate_grad,), "d[out] = concatenate_grad(d[g], arrays, axis)"),
-    ((ns.stack_grad,), "d[out] = stack_grad(d[g], arrays, axis)"),
-    ((ns.hstack_grad,), "d[out] = hstack_grad(d[g], tup)"),
-    ((ns.vstack_grad,), "d[out] = vstack_grad(d[g], tup)"),
-    ((ns.dstack_grad,), "d[out] = dstack_grad(d[g], tup)"),
-    ((ns.column_stack_grad,), "d[out] = column_stack_grad(d[g], tup)"),
-    ((ns.split_grad,), "d[out] = split_grad(d[gs], pieces, ary, axis)"),
-    ((ns.unstack_grad,), "d[out] = unstack_grad(d[gs], pieces, x, axis)"),
+    ((njoin.concatenate_grad,), "d[out] = concatenate_grad(d[g], arrays, axis)"),
+    ((njoin.stack_grad,), "d[out] = stack_grad(d[g], arrays, axis)"),
+    ((njoin.hstack_grad,), "d[out] = hstack_grad(d[g], tup)"),
+    ((njoin.vstack_grad,), "d[out] = vstack_grad(d[g], tup)"),
+    ((njoin.dstack_grad,), "d[out] = dstack_grad(d[g], tup)"),
+    ((njoin.column_stack_grad,), "d[out] = column_stack_grad(d[g], tup)"),
+    ((njoin.split_grad,), "d[out] = split_grad(d[gs], pieces, ary, axis)"),
+    ((njoin.unstack_grad,), "d[out] = unstack_grad(d[gs], pieces, x, axis)"),
     ((ns.tile_grad,), "d[out] = tile_grad(d[g], A, reps)"),
     ((ns.repeat_grad,), "d[out] = repeat_grad(d[g], a, repeats, axis)"),
     ((ns.sort_grad,), "d[out] = sort_grad(d[g], a, axis, kind)"),
@@ -100,8 +103,8 @@ DERIVED = [
     ((ns.trace_grad,), "d[out] = trace_grad(d[g], a, offset, axis1, axis2)"),
     ((ns.take_grad,), "d[out] = take_grad(d[g], a, indices, axis, mode)"),
     ((ns.take_along_axis_grad,), "d[out] = take_along_axis_grad(d[g], arr, indices, axis)"),
-    ((ns.pad_grad,), "d[out] = pad_grad(d[g], array, pad_width, mode, reflect_type)"),
-    ((ns.join_tangent,), "d[out] = join_tangent(join, d[ts], xs, joined, axis)"),
+    ((ngrids.pad_grad,), "d[out] = pad_grad(d[g], array, pad_width, mode, reflect_type)"),
+    ((njoin.join_tangent,), "d[out] = join_tangent(join, d[ts], xs, joined, axis)"),
     ((nr.reduce_sum_grad,), "d[out] = reduce_sum_grad(d[g], a, axis, keepdims, where)"),
     ((nr.reduce_mean_grad,), "d[out] = reduce_mean_grad(d[g], a, axis, keepdims, where)"),
     ((nr.extremum_grad,), "d[out] = extremum_grad(d[g], a, ans, axis, keepdims, where, initial)"),
@@ -116,9 +119,9 @@ DERIVED = [
     ((nd.draw_tangent,), "d[out] = draw_tangent(d[t], a, drawn)"),
     # derived from the gradient helpers' linear templates (arange, the joins written as
     # indexes, meshgrid, item, and the rules of bincount, unique and histogram)
-    ((ns.arange_tangent,), "d[out] = arange_tangent(d[ts], args, ans)"),
-    ((ns.index_join_tangent,), "d[out] = index_join_tangent(d[ts], concatenator, items, ans)"),
-    ((ns.meshgrid_tangent,),
+    ((ngrids.arange_tangent,), "d[out] = arange_tangent(d[ts], args, ans)"),
+    ((njoin.index_join_tangent,), "d[out] = index_join_tangent(d[ts], concatenator, items, ans)"),
+    ((ngrids.meshgrid_tangent,),
      "d[ans] = meshgrid_tangent(d[ts], xi, out, sparse, indexing)"),
     ((me.item_tangent,), "d[out] = item_tangent(d[t], args)"),
     ((nd.bincount_grad,), "d[out] = bincount_grad(d[g], x, weights)"),
@@ -371,15 +374,15 @@ HELPERS = [
     (ns.atleast_grads, (r(1, 3), (r(3),))),
     (ns.atleast_grads, ((r(1, 2), r(1, 1)), (r(2), r()))),
     (ns.transpose_grad, (r(3, 2, 4), (1, 0, 2))),
-    (ns.concatenate_grad, (r(5, 3), [r(2, 3), r(3, 3)], 0)),
-    (ns.concatenate_grad, (r(9), [r(2, 3), r(3)], None)),
-    (ns.stack_grad, (r(2, 2, 3), [r(2, 3), r(2, 3)], 1)),
-    (ns.hstack_grad, (r(5), (r(2), r(3)))),
-    (ns.vstack_grad, (r(3, 3), (r(3), r(2, 3)))),
-    (ns.dstack_grad, (r(1, 3, 2), (r(3), r(3)))),
-    (ns.column_stack_grad, (r(3, 3), (r(3), r(3, 2)))),
-    (ns.split_grad, ([r(2, 3), r(2, 3)], [r(2, 3), r(2, 3)], r(4, 3), 0)),
-    (ns.unstack_grad, ([r(3), r(3)], [r(3), r(3)], r(3, 2), 1)),
+    (njoin.concatenate_grad, (r(5, 3), [r(2, 3), r(3, 3)], 0)),
+    (njoin.concatenate_grad, (r(9), [r(2, 3), r(3)], None)),
+    (njoin.stack_grad, (r(2, 2, 3), [r(2, 3), r(2, 3)], 1)),
+    (njoin.hstack_grad, (r(5), (r(2), r(3)))),
+    (njoin.vstack_grad, (r(3, 3), (r(3), r(2, 3)))),
+    (njoin.dstack_grad, (r(1, 3, 2), (r(3), r(3)))),
+    (njoin.column_stack_grad, (r(3, 3), (r(3), r(3, 2)))),
+    (njoin.split_grad, ([r(2, 3), r(2, 3)], [r(2, 3), r(2, 3)], r(4, 3), 0)),
+    (njoin.unstack_grad, ([r(3), r(3)], [r(3), r(3)], r(3, 2), 1)),
     (ns.tile_grad, (r(4, 3), r(2, 3), (2, 1))),
     (ns.repeat_grad, (r(6), r(3), [1, 2, 3], None)),
     (ns.sort_grad, (r(3, 2), r(3, 2), 0, None)),
@@ -390,7 +393,7 @@ HELPERS = [
     (ns.trace_grad, (r(), _X33, 0, 0, 1)),
     (ns.take_grad, (r(2, 3), _X23, [0, 2, 2], 1, "raise")),
     (ns.take_along_axis_grad, (r(3, 2), _X34, np.array([[2, 0], [1, 1], [0, 3]]), 1)),
-    (ns.pad_grad, (r(4, 5), _X23, 1, "reflect", "even")),
+    (ngrids.pad_grad, (r(4, 5), _X23, 1, "reflect", "even")),
     (nr.reduce_sum_grad, (r(3), _X23, 0, False, True)),
     (nr.reduce_mean_grad, (r(2, 1), _X23, 1, True, np.array([True, False, True]))),
     (nr.extremum_grad, (r(3), _X23, np.max(_X23, axis=0), 0, False, True)),
@@ -428,10 +431,10 @@ def test_join_tangent_is_linear_in_the_tangents():
     xs = [r(2, 3), r(1, 3)]
     out = np.concatenate(xs)
     ts = [r(2, 3), r(1, 3)]
-    _, jvp = jvp_of(ns.join_tangent, np.concatenate, ts, xs, out, 0)
+    _, jvp = jvp_of(njoin.join_tangent, np.concatenate, ts, xs, out, 0)
     dts = [r(2, 3), r(1, 3)]
-    numeric = (ns.join_tangent(np.concatenate, _along(ts, dts, EPS), xs, out, 0)
-               - ns.join_tangent(np.concatenate, _along(ts, dts, -EPS), xs, out, 0)) / (2 * EPS)
+    numeric = (njoin.join_tangent(np.concatenate, _along(ts, dts, EPS), xs, out, 0)
+               - njoin.join_tangent(np.concatenate, _along(ts, dts, -EPS), xs, out, 0)) / (2 * EPS)
     np.testing.assert_allclose(jvp(None, dts, None, None, None), numeric, rtol=1e-6)
 
 

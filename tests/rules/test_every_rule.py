@@ -22,8 +22,8 @@ from mindgrad.rules.numpy_callables import (
     piecewise_grads,
     piecewise_tangent,
 )
+from mindgrad.rules.numpy_joining import mgrid_, ogrid_
 from mindgrad.rules.numpy_pinv import no_second_derivative
-from mindgrad.rules.numpy_shape import mgrid_, ogrid_
 from tests.support.rule_check import (
     ADJOINT,
     TANGENT,

@@ -1,4 +1,5 @@
-"""The products and linear algebra rules (mindgrad/rules/numpy_linalg.py), in both directions:
+"""The products and linear algebra rules (mindgrad/rules/numpy_products.py, numpy_linalg.py,
+numpy_decompositions.py), in both directions:
 dot, inner, outer, vdot, vecdot, tensordot, einsum, norm, inv, det, slogdet, solve, svd, eigh, and
 the helpers their gradients call; svd, eigh and einsum also through the transformer, to second and
 third order. The checks: tests/support/rule_check.py.
@@ -8,8 +9,10 @@ import numpy as np
 import pytest
 
 import mindgrad
+from mindgrad.rules import helpers as rhelpers
 from mindgrad.rules import jvp_of, vjp_of
 from mindgrad.rules import numpy_linalg as nl
+from mindgrad.rules import numpy_products as npr
 from tests.support import linalg_inputs
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
@@ -71,7 +74,7 @@ for spec, *shapes in EINSUM:
     case(np.einsum, spec, *[r(*s) for s in shapes])
 _x = r(3)
 case(np.einsum, "i,i->", _x, _x, label="einsum-same-operand-twice")
-case(nl.einsum_list, "ij,jk->ik", [r(2, 3), r(3, 4)])
+case(npr.einsum_list, "ij,jk->ik", [r(2, 3), r(3, 4)])
 # the interleaved form: (array, sublist, ...), an output sublist optional, Ellipsis as ...
 case(np.einsum, r(2, 3), [0, 1], r(3, 4), [1, 2], [0, 2], label="einsum-sublists")
 case(np.einsum, r(2, 3), [0, 1], r(3, 4), [1, 2], label="einsum-sublists")
@@ -83,8 +86,8 @@ case(np.einsum, r(2, 3), [Ellipsis, 1], r(3), [1], label="einsum-sublists")
 case(np.einsum, r(0, 2, 3), [Ellipsis, 0, 1], r(0, 3, 4), [Ellipsis, 1, 2],
      label="einsum-empty-batch")
 case(np.einsum, "...ij,...jk->...ik", r(0, 2, 3), r(0, 3, 4), label="einsum-empty-batch")
-case(nl.einsum_list, "ii,i->i", [r(3, 3), r(3)])
-case(nl.einsum_list, "ii,i->i", [r(3, 3), r(3)], optimize=True)
+case(npr.einsum_list, "ii,i->i", [r(3, 3), r(3)])
+case(npr.einsum_list, "ii,i->i", [r(3, 3), r(3)], optimize=True)
 
 case(np.linalg.norm, r(5))
 case(np.linalg.norm, f())
@@ -142,27 +145,27 @@ case(np.linalg.eigh, symmetric_in("L", 3, 3), zero_cotangent=(1,), label="eigh-v
 # only, they have no adjoint rules
 
 helper = CASES.helper
-helper(nl.swap_last_axes, r(2, 3, 4), only=TANGENTS)
+helper(rhelpers.swap_last_axes, r(2, 3, 4), only=TANGENTS)
 for _sa, _sb in [((2, 3), (3, 4)), ((3,), (3,)), ((2, 3), (5, 3, 4)), ((), (2, 3))]:
     _g = r(*np.shape(np.dot(np.ones(_sa), np.ones(_sb))))
-    helper(nl.dot_grad_a, _g, r(*_sa), r(*_sb), only=TANGENTS)
-    helper(nl.dot_grad_b, _g, r(*_sa), r(*_sb), only=TANGENTS)
+    helper(npr.dot_grad_a, _g, r(*_sa), r(*_sb), only=TANGENTS)
+    helper(npr.dot_grad_b, _g, r(*_sa), r(*_sb), only=TANGENTS)
 for _sa, _sb in [((2, 3), (4, 3)), ((3,), (3,))]:
     _g = r(*np.shape(np.inner(np.ones(_sa), np.ones(_sb))))
-    helper(nl.inner_grad_a, _g, r(*_sa), r(*_sb), only=TANGENTS)
-    helper(nl.inner_grad_b, _g, r(*_sa), r(*_sb), only=TANGENTS)
-helper(nl.outer_grad_a, r(3, 4), r(3), r(4), only=TANGENTS)
-helper(nl.vecdot_grad, r(2), r(2, 3), r(3), only=TANGENTS)
-helper(nl.tensordot_grad_a, r(2, 5), r(2, 3, 4), r(3, 4, 5), only=TANGENTS)
-helper(nl.tensordot_grad_b, r(2, 5), r(2, 3, 4), r(3, 4, 5), only=TANGENTS)
-helper(nl.tensordot_grad_a, r(3, 5), r(2, 3, 4), r(4, 2, 5), ([0, 2], [1, 0]), only=TANGENTS)
-helper(nl.einsum_grads, r(2, 4), "ij,jk->ik", (r(2, 3), r(3, 4)), only=TANGENTS)
-helper(nl.einsum_grads, r(2, 2), "ij,jk,kl->il", (r(2, 3), r(3, 4), r(4, 2)), only=TANGENTS)
-helper(nl.einsum_grads, r(3), "ii->i", (r(3, 3),), only=TANGENTS)
-helper(nl.einsum_args_grads, r(2, 4), "ij,jk->ik", (r(2, 3), r(3, 4)), only=TANGENTS)
-helper(nl.einsum_args_grads, r(2, 4), r(2, 3), ([0, 1], r(3, 4), [1, 2], [0, 2]),
+    helper(npr.inner_grad_a, _g, r(*_sa), r(*_sb), only=TANGENTS)
+    helper(npr.inner_grad_b, _g, r(*_sa), r(*_sb), only=TANGENTS)
+helper(npr.outer_grad_a, r(3, 4), r(3), r(4), only=TANGENTS)
+helper(npr.vecdot_grad, r(2), r(2, 3), r(3), only=TANGENTS)
+helper(npr.tensordot_grad_a, r(2, 5), r(2, 3, 4), r(3, 4, 5), only=TANGENTS)
+helper(npr.tensordot_grad_b, r(2, 5), r(2, 3, 4), r(3, 4, 5), only=TANGENTS)
+helper(npr.tensordot_grad_a, r(3, 5), r(2, 3, 4), r(4, 2, 5), ([0, 2], [1, 0]), only=TANGENTS)
+helper(npr.einsum_grads, r(2, 4), "ij,jk->ik", (r(2, 3), r(3, 4)), only=TANGENTS)
+helper(npr.einsum_grads, r(2, 2), "ij,jk,kl->il", (r(2, 3), r(3, 4), r(4, 2)), only=TANGENTS)
+helper(npr.einsum_grads, r(3), "ii->i", (r(3, 3),), only=TANGENTS)
+helper(npr.einsum_args_grads, r(2, 4), "ij,jk->ik", (r(2, 3), r(3, 4)), only=TANGENTS)
+helper(npr.einsum_args_grads, r(2, 4), r(2, 3), ([0, 1], r(3, 4), [1, 2], [0, 2]),
        only=TANGENTS)
-helper(nl.einsum_args_grads, r(3), r(3, 3), ([0, 0], [0]), only=TANGENTS)
+helper(npr.einsum_args_grads, r(3), r(3, 3), ([0, 0], [0]), only=TANGENTS)
 for _x, _kw in [(r(5), {}), (r(3, 4), {"axis": 1}), (r(3, 4), {}),
                 (r(5), {"ord": 3}), (r(3, 4), {"ord": 0.5, "axis": 0}),
                 (r(3, 4), {"ord": "fro"}), (r(3, 4), {"ord": 1}),

@@ -1,5 +1,6 @@
-"""The rules of mindgrad/rules/numpy_linalg.py for cholesky, qr, eig, eigvals, pinv, lstsq,
-matrix_power, multi_dot, cond, and the np.linalg names of NumPy 2 (vector_norm, matrix_norm,
+"""The rules of mindgrad/rules/numpy_decompositions.py, numpy_linalg.py and numpy_products.py
+for cholesky, qr, eig, eigvals, pinv, lstsq, matrix_power, multi_dot, cond, and the np.linalg
+names of NumPy 2 (vector_norm, matrix_norm,
 outer, tensordot, matmul, matrix_transpose, diagonal, trace, cross), in both directions; a
 Cholesky log-determinant, least squares and the others through the transformer to second order;
 the refusals (complete Q of a tall matrix, rank-deficient pseudo-inverses). The checks:

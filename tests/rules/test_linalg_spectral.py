@@ -1,6 +1,6 @@
 """The derivatives of np.linalg.eigh, eigvalsh, svd and svdvals of complex matrices, and of
-np.linalg.pinv of matrices whose singular values it drops (mindgrad/rules/numpy_linalg.py,
-numpy_pinv.py).
+np.linalg.pinv of matrices whose singular values it drops (mindgrad/rules/
+numpy_decompositions.py, numpy_linalg.py, numpy_pinv.py).
 
 Complex eigenvectors and singular vectors are defined up to a phase per vector (per pair
 (u_i, v_i)): only losses that do not depend on it have a derivative, and the checks use such

@@ -5,15 +5,15 @@ nanstd, nancumsum, nancumprod, trapezoid, cov, corrcoef, ediff1d, cumulative_sum
 cumulative_prod (numpy_reductions.py); append, delete, compress, insert, choose, select,
 partition, rollaxis, resize, extract, diagflat, broadcast_arrays and block (numpy_shape.py);
 cross, kron, convolve, correlate, polyval, polyfit, vander, polyadd, polysub, polymul and polyder
-(numpy_linalg.py); the helpers their gradients call; each group through the transformer to
-second order. The checks: tests/support/rule_check.py.
+(numpy_products.py, numpy_polynomial.py); the helpers their gradients call; each group through
+the transformer to second order. The checks: tests/support/rule_check.py.
 """
 
 import numpy as np
 import pytest
 
 import mindgrad
-from mindgrad.rules import numpy_reductions as nr
+from mindgrad.rules import numpy_statistics as nstat
 from mindgrad.rules import vjp_of
 from tests.support.inputs import Draw
 from tests.support.rule_check import ADJOINT, TANGENTS, Cases, rule_tests
@@ -105,8 +105,8 @@ case(np.cov, r(3, 5), None, True, False, 2, np.array([1, 2, 1, 3, 1]), pos(5),
      label="cov-weights-ddof-2")
 
 # the gradient helper linear in g (its tangent is derived)
-CASES.helper(nr.quantile_grad, r(2, 3), r(3, 5), np.array([0.2, 0.7]), 1, only=TANGENTS)
-CASES.helper(nr.quantile_grad, r(), with_nan, 0.45, None, "linear", True, only=TANGENTS)
+CASES.helper(nstat.quantile_grad, r(2, 3), r(3, 5), np.array([0.2, 0.7]), 1, only=TANGENTS)
+CASES.helper(nstat.quantile_grad, r(), with_nan, 0.45, None, "linear", True, only=TANGENTS)
 
 TRAPEZOID = getattr(np, "trapezoid", None) or np.trapz
 for y, args, kw in [(r(5), (), {}), (r(3, 4), (), {"axis": 0}), (r(3, 4), (), {}),

@@ -10,6 +10,7 @@ import pytest
 import mindgrad
 from mindgrad.rules import jvp_of, vjp_of
 from mindgrad.rules import numpy_reductions as nr
+from mindgrad.rules import numpy_statistics as nstat
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
     TANGENTS,
@@ -106,15 +107,15 @@ helper(nr.prod_grad, r(2), np.array([[1.5, 0.0, 2.0, 0.0], [0.5, 1.2, -1.0, 2.0]
 _a = r(3, 4)
 helper(nr.extremum_grad, r(3), _a, np.max(_a, axis=1), 1,
        derived={2: lambda args: np.max(args[1], axis=1)}, only=TANGENTS)
-helper(nr.var_grad, r(3), r(3, 4), 1, only=TANGENTS)
-helper(nr.var_grad, f(), r(3, 4), None, 1, only=TANGENTS)
-helper(nr.var_grad, r(1, 4), r(3, 4), 0, 0, True, None, True, np.full((1, 4), 0.2),
+helper(nstat.var_grad, r(3), r(3, 4), 1, only=TANGENTS)
+helper(nstat.var_grad, f(), r(3, 4), None, 1, only=TANGENTS)
+helper(nstat.var_grad, r(1, 4), r(3, 4), 0, 0, True, None, True, np.full((1, 4), 0.2),
        only=TANGENTS)
-helper(nr.var_grad, r(3), r(3, 4), 1, 1, False, None, mask, only=TANGENTS)
+helper(nstat.var_grad, r(3), r(3, 4), 1, 1, False, None, mask, only=TANGENTS)
 _a = r(3, 4)
-helper(nr.std_grad, r(3), _a, np.std(_a, axis=1) + 0.5, 1, only=TANGENTS)
-helper(nr.std_grad, f(), _a, f(pos), only=TANGENTS)
-helper(nr.std_grad, r(1, 4), _a, pos(1, 4), 0, 1, True, None, True, np.full((1, 4), 0.2),
+helper(nstat.std_grad, r(3), _a, np.std(_a, axis=1) + 0.5, 1, only=TANGENTS)
+helper(nstat.std_grad, f(), _a, f(pos), only=TANGENTS)
+helper(nstat.std_grad, r(1, 4), _a, pos(1, 4), 0, 1, True, None, True, np.full((1, 4), 0.2),
        only=TANGENTS)
 helper(nr.cumsum_grad, r(3, 4), r(3, 4), 1, only=TANGENTS)
 helper(nr.cumsum_grad, r(12), r(3, 4), only=TANGENTS)

@@ -14,9 +14,9 @@ import pytest
 
 import mindgrad as mg
 from mindgrad.rules import nondiff as nd
-from mindgrad.rules import numpy_shape as ns
+from mindgrad.rules import numpy_grids as ngrids
 from mindgrad.rules.nondiff import numpy_functions
-from mindgrad.rules.numpy_shape import mgrid_, ogrid_, slice_refused
+from mindgrad.rules.numpy_joining import mgrid_, ogrid_, slice_refused
 from tests.support.inputs import Draw
 from tests.support.orders import central, check_grad_and_jvp
 from tests.support.rule_check import TANGENTS, Cases, rule_tests
@@ -46,10 +46,10 @@ case(np.arange, 4.1, label="arange-stop-only")
 case(np.arange, 2.3, -1.1, -0.7, label="arange-down")
 case(np.arange, 1.2, 4.1, None, label="arange-step-none")
 helper = CASES.helper
-helper(ns.arange_grads, r(4), (0.3, 2.9, 0.65), np.arange(0.3, 2.9, 0.65))
-helper(ns.arange_grads, r(3), (0.5, 3.4), np.arange(0.5, 3.4))
-helper(ns.arange_tangent, (f(), 0, f()), (0.3, 2.9, 0.65), np.arange(0.3, 2.9, 0.65))
-helper(ns.arange_tangent, (f(), 0), (0.5, 3.4), np.arange(0.5, 3.4))
+helper(ngrids.arange_grads, r(4), (0.3, 2.9, 0.65), np.arange(0.3, 2.9, 0.65))
+helper(ngrids.arange_grads, r(3), (0.5, 3.4), np.arange(0.5, 3.4))
+helper(ngrids.arange_tangent, (f(), 0, f()), (0.3, 2.9, 0.65), np.arange(0.3, 2.9, 0.65))
+helper(ngrids.arange_tangent, (f(), 0), (0.5, 3.4), np.arange(0.5, 3.4))
 # bincount: linear in its weights (the bins, integers, do not move)
 case(np.bincount, np.array([0, 2, 2, 1, 0]), r(5))
 case(np.bincount, np.array([3, 1]), r(2), 6, label="bincount-minlength")

@@ -1,0 +1,45 @@
+"""Helpers that several topics of rules share.
+
+A gradient of a gradient differentiates them from their source, so they keep to the Python that
+mindgrad differentiates.
+"""
+
+import numpy as np
+
+from mindgrad.rules import linear_in
+
+
+@linear_in("x")
+def swap_last_axes(x):
+    """The transpose of (a stack of) matrices."""
+    return np.swapaxes(x, -1, -2)
+
+
+def normalize_axis(axis, ndim):
+    """``axis`` as a non-negative axis of an array of ``ndim`` dimensions (0-d: 0)."""
+    return int(axis) % max(ndim, 1)
+
+
+def reduced_axes(axis, ndim):
+    """``axis`` of a reduction as a sorted tuple of non-negative axes (None: all of them)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if np.ndim(axis) == 0:
+        axis = (axis,)
+    return tuple(sorted(int(a) % max(ndim, 1) for a in axis))
+
+
+def reduced_count(a, axis, where=True):
+    """How many elements of ``a`` each result of a reduction over ``axis`` combines (kept dims)."""
+    if where is True:
+        shape = np.shape(a)
+        return int(np.prod([shape[i] for i in reduced_axes(axis, len(shape))]))
+    mask = np.broadcast_to(where, np.shape(a))
+    return np.sum(mask, axis=reduced_axes(axis, np.ndim(a)), keepdims=True)
+
+
+def masked_grad(g, where):
+    """``g`` with the elements a reduction's ``where=`` left out set to zero."""
+    if where is True:
+        return g
+    return np.where(where, g, 0)

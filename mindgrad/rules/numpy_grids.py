@@ -1,0 +1,600 @@
+"""Rules for NumPy's padding, differences, grids and evenly spaced samples, both directions:
+``pad``, ``diff``, ``meshgrid``, ``mgrid``/``ogrid``, ``linspace``, ``logspace`` and
+``geomspace`` (linear in start and stop), ``trapezoid`` and ``gradient``; each function's
+adjoint with its tangent beside it.
+
+The helpers the adjoints call (``transpose_grad``, ``take_grad``, ...) are linear in the gradient
+``g``; forward mode over reverse-mode code (Hessian-vector products) differentiates them too.
+Their tangent is derived by ``@linear`` on a template with the helper's signature and no body.
+"""
+
+import numpy as np
+
+from mindgrad.rules import (
+    adjoint,
+    d,
+    linear,
+    linear_in,
+    nondifferentiable,
+    tangent,
+)
+from mindgrad.rules.helpers import normalize_axis
+from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime.tangents import (
+    TangentTuple,
+    as_dtype_of,
+    float_dtype,
+    summable,
+)
+
+# ----- padding -----------------------------------------------------------------------------
+
+PAD_MODES_BY_INDEX = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def pad_grad(g, array, pad_width, mode="constant", reflect_type="even"):
+    """Gradient of ``np.pad`` for the modes that copy elements: pad an array of element numbers
+    the same way, then add each element of ``g`` back to the element it was copied from."""
+    if mode not in PAD_MODES_BY_INDEX or reflect_type != "even":
+        raise NotImplementedError(
+            f"np.pad(mode={mode!r}, reflect_type={reflect_type!r}) has no gradient rule; the "
+            f"modes {', '.join(PAD_MODES_BY_INDEX)} (reflect_type='even') have one")
+    x = np.asarray(array)
+    numbers = np.arange(x.size).reshape(x.shape)
+    if mode == "constant":
+        source = np.pad(numbers, pad_width, mode, constant_values=-1)
+    else:
+        source = np.pad(numbers, pad_width, mode)
+    copied = source >= 0
+    grad = np.zeros(x.size, dtype=np.result_type(g, x, 1.0))
+    np.add.at(grad, source[copied], np.asarray(g)[copied])
+    return astype_grad(grad.reshape(x.shape), array)
+
+
+@linear(pad_grad)
+def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
+    ...
+
+
+def pad_tangent(t, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
+    """Tangent of ``np.pad`` from ``array``: the same padding of ``t`` for the modes that are
+    linear in the array (constant values and end values have tangent 0 here)."""
+    if callable(mode) or mode in ("maximum", "minimum", "median"):
+        raise NotImplementedError(f"np.pad(mode={mode!r}) has no tangent rule; the modes "
+                                  "constant, edge, reflect, symmetric, wrap, linear_ramp, mean "
+                                  "and empty have one")
+    t = np.broadcast_to(t, np.shape(array))
+    if mode == "mean":
+        return np.pad(t, pad_width, mode, stat_length=stat_length)
+    if mode in ("reflect", "symmetric"):
+        return np.pad(t, pad_width, mode, reflect_type=reflect_type)
+    if mode == "empty":
+        mode = "constant"
+    return np.pad(t, pad_width, mode)  # constant / linear_ramp: values and end values 0
+
+
+def pad_constant_tangent(t, array, pad_width, mode="constant"):
+    """Tangent of ``np.pad(..., constant_values=c)`` from ``c``: ``t`` in the padding."""
+    if is_zero(t):
+        return 0
+    if mode != "constant":
+        return np.zeros(np.shape(np.pad(np.asarray(array), pad_width, "constant")))
+    zeros = np.zeros(np.shape(array), dtype=np.result_type(t, 1.0))
+    return np.pad(zeros, pad_width, "constant", constant_values=t)
+
+
+@adjoint(np.pad)
+def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0,
+      end_values=0, reflect_type="even"):
+    d[array] = pad_grad(d[out], array, pad_width, mode, reflect_type)
+
+
+@tangent(np.pad)
+def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0,
+      end_values=0, reflect_type="even"):
+    d[out] = pad_tangent(d[array], array, pad_width, mode, stat_length, reflect_type)
+    d[out] = pad_constant_tangent(d[constant_values], array, pad_width, mode)
+
+
+
+# ----- differences -------------------------------------------------------------------------
+
+
+def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
+    """Gradients of ``np.diff(a, n, axis, prepend, append)`` for ``(a, prepend, append)``: each
+    difference ``y[i] = x[i+1] - x[i]`` sends ``g[i]`` to ``x[i+1]`` and ``-g[i]`` to ``x[i]``."""
+    if is_zero(g):
+        return 0, 0, 0
+    x = np.asarray(a)
+    axis = normalize_axis(axis, x.ndim)
+    grad = np.asarray(g)
+    for _ in range(n):
+        shape = list(grad.shape)
+        shape[axis] = 1
+        edge = np.zeros(shape, dtype=grad.dtype)
+        grad = np.concatenate([edge, grad], axis) - np.concatenate([grad, edge], axis)
+    lengths = [0 if p is None else (np.shape(p)[axis] if np.ndim(p) else 1)
+               for p in (prepend, append)]
+    cut = np.split(grad, [lengths[0], grad.shape[axis] - lengths[1]], axis=axis)
+    g_prepend = 0 if prepend is None else unbroadcast(cut[0], prepend)
+    g_append = 0 if append is None else unbroadcast(cut[2], append)
+    return astype_grad(cut[1], a), g_prepend, g_append
+
+
+@tangent(diff_grads)  # linear in g; a tuple of tangents adds element by element
+def _(out, g, a, n=1, axis=-1, prepend=None, append=None):
+    d[out] = summable(diff_grads(d[g], a, n, axis, prepend, append))
+
+
+def diff_tangent(t, which, a, n=1, axis=-1, prepend=None, append=None):
+    """Tangent of ``np.diff(a, n, axis, prepend, append)`` from its input number ``which``
+    (0: ``a``, 1: ``prepend``, 2: ``append``): the difference with the others zeroed."""
+    if is_zero(t):
+        return 0
+    parts = [a, prepend, append]
+    zeros = [None if p is None else np.zeros(np.shape(p), np.result_type(t, 1.0))
+             for p in parts]
+    zeros[which] = t
+    if zeros[1] is None and zeros[2] is None:
+        return np.diff(zeros[0], n, axis)
+    if zeros[2] is None:
+        return np.diff(zeros[0], n, axis, prepend=zeros[1])
+    if zeros[1] is None:
+        return np.diff(zeros[0], n, axis, append=zeros[2])
+    return np.diff(zeros[0], n, axis, prepend=zeros[1], append=zeros[2])
+
+
+@adjoint(np.diff)
+def _(out, a, n=1, axis=-1, prepend=None, append=None):
+    grads = diff_grads(d[out], a, n, axis, prepend, append)
+    d[a] = grads[0]
+    d[prepend] = grads[1]
+    d[append] = grads[2]
+
+
+@tangent(np.diff)
+def _(out, a, n=1, axis=-1, prepend=None, append=None):
+    d[out] = diff_tangent(d[a], 0, a, n, axis, prepend, append)
+    d[out] = diff_tangent(d[prepend], 1, a, n, axis, prepend, append)
+    d[out] = diff_tangent(d[append], 2, a, n, axis, prepend, append)
+
+
+
+# ----- grids -------------------------------------------------------------------------------
+
+
+def meshgrid_grads(gs, xi, indexing="xy"):
+    """Gradients of ``np.meshgrid(*xi)``: each grid summed over every axis but its own (with
+    ``indexing='xy'`` the first two inputs vary along axes 1 and 0)."""
+    grads = []
+    for k, (gk, x) in enumerate(zip(gs, xi)):
+        if is_zero(gk):
+            grads.append(0)
+            continue
+        own = 1 - k if indexing == "xy" and len(xi) > 1 and k < 2 else k
+        others = tuple(i for i in range(np.ndim(gk)) if i != own)
+        grads.append(astype_grad(np.reshape(np.sum(gk, axis=others), np.shape(x)), x))
+    return tuple(grads)
+
+
+@tangent(meshgrid_grads)  # linear in gs; a tuple of tangents adds element by element
+def _(out, gs, xi, indexing="xy"):
+    d[out] = summable(meshgrid_grads(d[gs], xi, indexing))
+
+
+@linear_in("ts")  # the inputs xi matter by their shapes only
+def meshgrid_tangent(ts, xi, out, sparse=False, indexing="xy"):
+    """Tangent of ``np.meshgrid(*xi)``: grid k is ``t_k`` laid along the grid's axis k (the
+    first two swapped for ``indexing="xy"``), spread over the grid unless ``sparse`` (0 without
+    a tangent). Written without ``*xi``, so that it differentiates again."""
+    n = len(xi)
+    grids = []
+    for k in range(n):
+        if is_zero(ts[k]):
+            grids.append(0)
+        else:
+            axis = 1 - k if indexing == "xy" and n > 1 and k < 2 else k
+            shape = [1] * n
+            shape[axis] = np.size(xi[k])
+            grid = np.reshape(ts[k], shape)
+            if not sparse:
+                grid = np.array(np.broadcast_to(grid, np.shape(out[k])))
+            grids.append(grid)
+    return TangentTuple(grids)
+
+
+@adjoint(np.meshgrid)
+def _(out, *xi, copy=True, sparse=False, indexing="xy"):
+    d[xi] = meshgrid_grads(d[out], xi, indexing)
+
+
+@tangent(np.meshgrid)  # *xi: @linear takes no *args
+def _(out, *xi, copy=True, sparse=False, indexing="xy"):
+    d[out] = meshgrid_tangent(d[xi], xi, out, sparse, indexing)
+
+
+
+# ----- evenly spaced samples: linspace is linear in start and stop --------------------------
+# linspace(start, stop) = start + (stop - start) * t along the samples' axis; logspace is
+# base ** linspace, geomspace start * (stop / start) ** t.
+
+
+def spacing_fractions(num, endpoint, ndim, axis):
+    """The fractions ``t`` of ``linspace``, shaped to broadcast along the samples' ``axis``."""
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint)
+    shape = [1] * ndim
+    shape[normalize_axis(axis, ndim)] = num
+    return t.reshape(shape)
+
+
+def linspace_grad(g, x, num, endpoint, retstep, axis, at_stop):
+    """Gradient of ``np.linspace`` for ``x``, its ``start`` (weights ``1 - t``) or its ``stop``
+    (``at_stop``, weights ``t``): the samples' gradient summed over their axis, plus the step's
+    (``retstep``) divided by the number of intervals."""
+    if is_zero(g):
+        return 0
+    g_samples, g_step = g if retstep else (g, 0)
+    grad = 0
+    if not is_zero(g_samples):
+        ndim = np.ndim(g_samples)
+        t = spacing_fractions(num, endpoint, ndim, axis)
+        grad = np.sum(g_samples * (t if at_stop else 1.0 - t), axis=normalize_axis(axis, ndim))
+    intervals = num - 1 if endpoint else num
+    if not is_zero(g_step) and intervals > 0:
+        grad = grad + (g_step if at_stop else -g_step) / intervals
+    if is_zero(grad):
+        return 0
+    return astype_grad(unbroadcast(grad, x), x)
+
+
+def linspace_tangent(t, out, num, endpoint, retstep, axis, at_stop):
+    """Tangent of ``np.linspace`` from ``start`` or ``stop`` (``at_stop``): ``t`` spread over
+    the samples with weights ``1 - t`` or ``t`` (and the step's, with ``retstep``)."""
+    samples = out[0] if retstep else out
+    ndim = np.ndim(samples)
+    ax = normalize_axis(axis, ndim)
+    fractions = spacing_fractions(num, endpoint, ndim, axis)
+    across = np.shape(samples)[:ax] + np.shape(samples)[ax + 1:]
+    t = np.broadcast_to(t, across)
+    t_samples = (np.expand_dims(t, ax) * (fractions if at_stop else 1.0 - fractions)).astype(
+        float_dtype(samples), copy=False)
+    if not retstep:
+        return t_samples
+    intervals = num - 1 if endpoint else num
+    t_step = (t if at_stop else -t) / intervals if intervals > 0 else 0.0 * t
+    return TangentTuple((t_samples, t_step))
+
+
+@adjoint(np.linspace)
+def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+      device=None):
+    d[start] = linspace_grad(d[out], start, num, endpoint, retstep, axis, False)
+    d[stop] = linspace_grad(d[out], stop, num, endpoint, retstep, axis, True)
+
+
+@tangent(np.linspace)
+def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+      device=None):
+    d[out] = linspace_tangent(d[start], out, num, endpoint, retstep, axis, False)
+    d[out] = linspace_tangent(d[stop], out, num, endpoint, retstep, axis, True)
+
+
+# arange(start, stop, step) = start + k * step for k < its length, which moves with none of
+# them but at the points where it jumps: linear in start and step, constant in stop
+
+
+def arange_grads(g, args, out):
+    """Gradients of ``np.arange(*args)``, one per positional argument: ``start`` gets the sum of
+    ``g``, ``step`` that of ``k g``, ``stop`` (and the one argument of ``arange(stop)``, whose
+    values are 0, 1, ...) 0; all 0 for an integer result."""
+    grads = [0] * len(args)
+    if is_zero(g) or len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
+        return tuple(grads)
+    grads[0] = astype_grad(np.sum(g), args[0])
+    if len(args) > 2 and args[2] is not None:
+        grads[2] = astype_grad(np.sum(g * np.arange(np.size(out))), args[2])
+    return tuple(grads)
+
+
+def arange_tangent(ts, args, out):
+    """Tangent of ``np.arange(*args)``: ``t_start + k t_step`` (see ``arange_grads``)."""
+    dtype = float_dtype(out)
+    t = np.zeros(np.shape(out), dtype)
+    if len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
+        return t
+    ts = ts if isinstance(ts, (tuple, list)) else (ts,) * len(args)
+    if not is_zero(ts[0]):
+        t = t + ts[0]
+    if len(args) > 2 and args[2] is not None and not is_zero(ts[2]):
+        t = t + ts[2] * np.arange(np.size(out))
+    return np.asarray(t, dtype)
+
+
+@adjoint(arange_grads)  # linear in g: the transpose is the tangent
+def _(out, g, args, ans):
+    d[g] = arange_tangent(d[out], args, g)
+
+
+@tangent(arange_grads)
+def _(out, g, args, ans):
+    d[out] = summable(arange_grads(d[g], args, ans))
+
+
+@linear(arange_tangent, wrt="ts")
+@adjoint(arange_tangent)  # linear in ts: the transpose is the gradient
+def _(out, ts, args, ans):
+    d[ts] = arange_grads(d[out], args, ans)
+
+
+@adjoint(np.arange)
+def _(out, *args, dtype=None, device=None, like=None):
+    """``start + k step``: linear in ``start`` and ``step``; ``stop`` only sets the length."""
+    d[args] = arange_grads(d[out], args, out)
+
+
+@tangent(np.arange)
+def _(out, *args, dtype=None, device=None, like=None):
+    d[out] = arange_tangent(d[args], args, out)
+
+
+def expand_base(base, out, axis):
+    """``base`` (or its tangent) shaped as ``np.logspace`` broadcasts it against its samples."""
+    if np.ndim(base) == 0:
+        return base
+    base = np.asarray(base)
+    base = base.reshape((1,) * (np.ndim(out) - 1 - base.ndim) + base.shape)
+    return np.expand_dims(base, axis)
+
+
+def log_base(base, out, axis):
+    """``log(base)``, shaped as ``np.logspace`` broadcasts ``base`` against its samples."""
+    return np.log(expand_base(base, out, axis))
+
+
+def logspace_base_grad(g, out, base, axis):
+    """Gradient of ``np.logspace`` for its ``base``: ``out * y / base`` with ``y`` the exponents,
+    summed over the samples' axis."""
+    if is_zero(g):
+        return 0
+    slope = out * np.log(out) / log_base(base, out, axis) / expand_base(base, out, axis)
+    grad = np.sum(g * slope, axis=normalize_axis(axis, np.ndim(out)))
+    return astype_grad(unbroadcast(grad, base), base)
+
+
+@adjoint(np.logspace)
+def _(out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    d[start] = linspace_grad(d[out] * out * log_base(base, out, axis), start, num, endpoint,
+                             False, axis, False)
+    d[stop] = linspace_grad(d[out] * out * log_base(base, out, axis), stop, num, endpoint,
+                            False, axis, True)
+    d[base] = logspace_base_grad(d[out], out, base, axis)
+
+
+@tangent(np.logspace)
+def _(out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    d[out] = out * log_base(base, out, axis) * linspace_tangent(d[start], out, num, endpoint,
+                                                                False, axis, False)
+    d[out] = out * log_base(base, out, axis) * linspace_tangent(d[stop], out, num, endpoint,
+                                                                False, axis, True)
+    d[out] = out * np.log(out) / log_base(base, out, axis) / expand_base(base, out, axis) * \
+        expand_base(d[base], out, axis)
+
+
+def geomspace_grad(g, out, x, num, endpoint, axis, at_stop):
+    """Gradient of ``np.geomspace`` for ``start`` or ``stop`` (``at_stop``): ``out / x``
+    weighted as in ``linspace``."""
+    if is_zero(g):
+        return 0
+    return astype_grad(linspace_grad(g * out, x, num, endpoint, False, axis, at_stop) / x, x)
+
+
+@adjoint(np.geomspace)
+def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    d[start] = geomspace_grad(d[out], out, start, num, endpoint, axis, False)
+    d[stop] = geomspace_grad(d[out], out, stop, num, endpoint, axis, True)
+
+
+@tangent(np.geomspace)
+def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    d[out] = out * linspace_tangent(d[start] / start, out, num, endpoint, False, axis, False)
+    d[out] = out * linspace_tangent(d[stop] / stop, out, num, endpoint, False, axis, True)
+
+
+# ----- trapezoidal rule ----------------------------------------------------------------------
+
+TRAPEZOID = getattr(np, "trapezoid", None) or np.trapz  # np.trapz before NumPy 2.0
+TRAPEZOIDS = tuple(fn for fn in (getattr(np, "trapezoid", None), getattr(np, "trapz", None))
+                   if fn is not None)
+
+
+def trapezoid_of(y, x=None, dx=1.0, axis=-1):
+    """``np.trapezoid`` (``np.trapz`` before NumPy 2.0)."""
+    return TRAPEZOID(y, x, dx, axis)
+
+
+
+def trapezoid_weights(y, x=None, dx=1.0, axis=-1):
+    """How much each of ``y``'s entries along ``axis`` counts in ``np.trapezoid(y, x, dx,
+    axis)``: half the steps on either side (``dx`` each without ``x``), along the last axis of an
+    array that broadcasts against ``y`` moved so."""
+    n = np.shape(y)[axis]
+    if x is None:
+        steps = np.full(max(n - 1, 0), 1.0) * dx
+    else:
+        steps = np.diff(np.moveaxis(np.asarray(x), axis, -1) if np.ndim(x) > 1 else x, axis=-1)
+    pad_before = [(0, 0)] * (np.ndim(steps) - 1) + [(1, 0)]
+    pad_after = [(0, 0)] * (np.ndim(steps) - 1) + [(0, 1)]
+    return 0.5 * (np.pad(steps, pad_before) + np.pad(steps, pad_after))
+
+
+def trapezoid_grads(g, y, x=None, dx=1.0, axis=-1):
+    """Gradients of ``np.trapezoid(y, x, dx, axis) = sum_i (x_i+1 - x_i) (y_i + y_i+1) / 2``
+    for ``y`` (``trapezoid_weights``), ``x`` (``m_j-1 - m_j`` for the mean heights ``m``) and
+    ``dx`` (the sum of ``m``)."""
+    g_last = np.expand_dims(g, -1)
+    moved = np.moveaxis(np.asarray(y), axis, -1)
+    g_y = np.moveaxis(unbroadcast(g_last * trapezoid_weights(y, x, dx, axis), moved), -1, axis)
+    heights = 0.5 * (moved[..., 1:] + moved[..., :-1])
+    g_x = 0
+    g_dx = 0
+    if x is None:
+        g_dx = unbroadcast(g * np.sum(heights, axis=-1), dx)
+    else:
+        ends = [(0, 0)] * (np.ndim(heights) - 1)
+        change = g_last * (np.pad(heights, ends + [(1, 0)]) - np.pad(heights, ends + [(0, 1)]))
+        if np.ndim(x) == 1:
+            g_x = np.sum(np.reshape(change, (-1, np.shape(change)[-1])), axis=0)
+        else:
+            x_moved = np.moveaxis(np.asarray(x), axis, -1)
+            g_x = np.moveaxis(unbroadcast(change, x_moved), -1, axis)
+        g_x = astype_grad(g_x, x)
+    return astype_grad(g_y, y), g_x, g_dx
+
+
+def trapezoid_dx_tangent(t, y, x=None, axis=-1):
+    """Tangent of ``np.trapezoid`` from ``dx``: the same rule with steps ``t``, but nothing when
+    ``x`` is given (``dx`` is then not read)."""
+    if x is not None:
+        return 0
+    return trapezoid_of(y, None, t, axis)
+
+
+
+
+@adjoint(*TRAPEZOIDS)
+def _(out, y, x=None, dx=1.0, axis=-1):
+    grads = trapezoid_grads(d[out], y, x, dx, axis)
+    d[y] = grads[0]
+    d[x] = grads[1]
+    d[dx] = grads[2]
+
+
+@tangent(*TRAPEZOIDS)
+def _(out, y, x=None, dx=1.0, axis=-1):
+    d[out] = trapezoid_of(d[y], x, dx, axis)
+    d[out] = trapezoid_of(y, d[x], dx, axis)
+    d[out] = trapezoid_dx_tangent(d[dx], y, x, axis)
+
+
+
+# ----- gradient (finite differences) -----------------------------------------------------------
+# np.gradient(f, *varargs, axis, edge_order) is linear in f: along each axis a banded matrix (the
+# differences of unit spacing divided by a scalar spacing, or NumPy's weights for coordinates)
+# applied to f, one result per axis (a tuple when there are several).
+
+
+def gradient_axes(f, axis=None):
+    """The axes ``np.gradient(f, axis=axis)`` differentiates along, non-negative."""
+    if axis is None:
+        return tuple(range(np.ndim(f)))
+    return tuple(a % np.ndim(f) for a in ((axis,) if np.ndim(axis) == 0 else axis))
+
+
+def gradient_stencil(n, edge_order=1):
+    """``np.gradient`` of unit spacing along an axis of length ``n``, as an ``n x n`` matrix."""
+    return np.gradient(np.eye(n), axis=0, edge_order=edge_order)
+
+
+nondifferentiable(gradient_axes, gradient_stencil)
+
+
+def gradient_spacing(varargs, k):
+    """The spacing of the ``k``-th differentiated axis: 1 without one, the one given for all, or
+    its own."""
+    if len(varargs) == 0:
+        return 1.0
+    if len(varargs) == 1:
+        return varargs[0]
+    return varargs[k]
+
+
+def gradient_operator(n, h, edge_order=1):
+    """The matrix ``np.gradient`` applies along an axis of length ``n`` with spacing ``h`` (a
+    number, or the coordinates of the samples)."""
+    if np.ndim(h) == 0:
+        return gradient_stencil(n, edge_order) / h
+    return np.gradient(np.eye(n), h, axis=0, edge_order=edge_order)
+
+
+@zero_in_zero_out("g")
+def gradient_grad_f(g, f, varargs, axis=None, edge_order=1):
+    """Gradient of ``np.gradient(f, *varargs)`` for ``f``: along each axis the transpose of its
+    difference matrix applied to that result's gradient (0 for the results without one)."""
+    axes = gradient_axes(f, axis)
+    gs = [g] if len(axes) == 1 else g
+    grad = 0
+    for k in range(len(axes)):
+        if not is_zero(gs[k]):
+            op = gradient_operator(np.shape(f)[axes[k]], gradient_spacing(varargs, k), edge_order)
+            grad = grad + np.moveaxis(np.tensordot(op, gs[k], axes=([0], [axes[k]])), 0, axes[k])
+    return astype_grad(grad, f)
+
+
+def gradient_grad_spacing(g, f, varargs, out, axis=None, edge_order=1):
+    """Gradients of ``np.gradient(f, *varargs)`` for scalar spacings ``h``: each result is
+    ``f``'s unit-spacing differences over ``h``, so ``h`` gets ``-sum(g * result) / h``."""
+    axes = gradient_axes(f, axis)
+    gs = [g] if len(axes) == 1 else g
+    outs = [out] if len(axes) == 1 else out
+    grads = [0 for _ in varargs]
+    for k in range(len(axes)):
+        if len(varargs) > 0 and not is_zero(gs[k]):
+            i = 0 if len(varargs) == 1 else k
+            if np.ndim(varargs[i]) != 0:
+                gradient_coordinates_refused()
+            grads[i] = grads[i] - np.sum(gs[k] * outs[k]) / varargs[i]
+    return tuple(astype_grad(grads[i], varargs[i]) for i in range(len(varargs)))
+
+
+def gradient_coordinates_refused():
+    raise NotImplementedError(
+        "np.gradient(f, x) with coordinate arrays as the spacing has no gradient or tangent "
+        "with respect to the coordinates; pass the coordinates as constants (outside the "
+        "differentiated arguments) or use scalar spacings")
+
+
+nondifferentiable(gradient_coordinates_refused)
+
+
+@adjoint(np.gradient)
+def _(out, f, *varargs, axis=None, edge_order=1):
+    """Linear in ``f``; a scalar spacing ``h`` gets ``-sum(g * out) / h``; coordinate arrays as
+    the spacing have no gradient (an error when one is needed)."""
+    d[f] = gradient_grad_f(d[out], f, varargs, axis, edge_order)
+    d[varargs] = gradient_grad_spacing(d[out], f, varargs, out, axis, edge_order)
+
+
+def gradient_tangent_spacing(ts, f, varargs, out, axis=None, edge_order=1):
+    """Tangent of ``np.gradient(f, *varargs)`` from scalar spacings: ``-out * dh / h``."""
+    axes = gradient_axes(f, axis)
+    outs = [out] if len(axes) == 1 else out
+    parts = []
+    for k in range(len(axes)):
+        i = 0 if len(varargs) == 1 else k
+        if len(varargs) == 0 or is_zero(ts[i]):
+            parts.append(0)
+        else:
+            if np.ndim(varargs[i]) != 0:
+                gradient_coordinates_refused()
+            parts.append(as_dtype_of(-outs[k] * ts[i] / varargs[i], outs[k]))
+    return parts[0] if len(axes) == 1 else TangentTuple(parts)
+
+
+def gradient_tangent_f(t, f, varargs, out, axis=None, edge_order=1):
+    """Tangent of ``np.gradient(f, *varargs)`` from ``f``: the same differences of ``t``."""
+    full = np.broadcast_to(t, np.shape(f))
+    axes = gradient_axes(f, axis)
+    outs = [out] if len(axes) == 1 else out
+    parts = []
+    for k in range(len(axes)):  # axis by axis: no *varargs, so it differentiates again
+        change = np.gradient(full, gradient_spacing(varargs, k), axis=axes[k],
+                             edge_order=edge_order)
+        parts.append(as_dtype_of(change, outs[k]))
+    return parts[0] if len(axes) == 1 else TangentTuple(parts)
+
+
+@tangent(np.gradient)
+def _(out, f, *varargs, axis=None, edge_order=1):
+    d[out] = gradient_tangent_f(d[f], f, varargs, out, axis, edge_order)
+    d[out] = gradient_tangent_spacing(d[varargs], f, varargs, out, axis, edge_order)

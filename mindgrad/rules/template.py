@@ -1,0 +1,285 @@
+"""A rule template, parsed: its signature, its body (written, or derived by ``derivation``),
+the names it reads, and what it asks of the symbolic zero. ``Rule`` parses on first use, so
+`import mindgrad` does not read every template.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import textwrap
+import types
+
+import gast
+
+from mindgrad.rules.derivation import (
+    diagonal_body,
+    from_slopes_body,
+    is_elementwise_call,
+    linear_body,
+    output_parameter,
+    stored_names,
+)
+from mindgrad.rules.markers import RuleError, d, is_d, slope
+
+
+class Rule:
+    """A parsed rule template: its signature, body and the names it reads.
+
+    An adjoint rule writes ``d[param] = f(d[out])``; a tangent rule (forward mode) writes
+    ``d[out] = f(d[param])``, one input tangent per statement, so the statements of inputs that
+    carry no tangent can be dropped.
+    """
+
+    # what parsing the template gives; read through __getattr__, which parses on first use
+    _PARSED = frozenset({"out", "signature", "params", "varargs", "globals", "body",
+                         "differentiates", "_fdef"})
+
+    def __init__(self, key, template, kind="adjoint", lazy=False, from_slopes=False,
+                 linear_in=None, via=None, diagonal=False, singular=False):
+        self.kind = kind
+        self.key = key
+        self.template = template
+        self.from_slopes = from_slopes  # an @elementwise template: the body is derived
+        self.singular = singular  # an @elementwise slope that may be inf or NaN (np.log)
+        self.linear_in = linear_in  # a @linear tangent: d[out] = key(..., d[p], ...) per p
+        self.via = via  # the function a @linear tangent applies, if not the key itself
+        self.diagonal = diagonal  # a @diagonal tangent: the adjoint template read forwards
+        # a @linear_in helper: the template is the helper itself, its output a new parameter
+        self.of_helper = template is key and linear_in is not None
+        self.name = getattr(key, "__name__", None) or \
+            (key[1] if isinstance(key, tuple) else str(key))
+        if not lazy:
+            self._parse()
+
+    def __getattr__(self, attr):
+        # only called for attributes not set yet: mindgrad's own rules parse when a program
+        # first uses them, so `import mindgrad` does not read ~600 templates
+        if attr in Rule._PARSED:
+            self._parse()
+            return self.__dict__[attr]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+    def _parse(self):
+        """Parse on a draft and publish all its results in one step: a build in another
+        thread reads the rule whole or parses it too, never half parsed (a ``differentiates``
+        still being filled would drop gradients); on an error nothing is kept, and a later use
+        raises again."""
+        draft = object.__new__(Rule)
+        draft.__dict__.update((k, v) for k, v in self.__dict__.items()
+                              if k not in Rule._PARSED)
+        draft._read_template(self.template)
+        self.__dict__.update({k: draft.__dict__[k] for k in Rule._PARSED})
+
+    def _read_template(self, template):
+        try:
+            source = textwrap.dedent(inspect.getsource(template))
+        except (OSError, TypeError) as exc:
+            raise RuleError(f"the rule for {self.name} has no readable source: {exc}") from None
+        fdef = gast.parse(source).body[0]
+        if not isinstance(fdef, gast.FunctionDef):
+            raise RuleError(f"the rule for {self.name} must be a def")
+        self._fdef = fdef
+        sig = inspect.signature(template)
+        params = list(sig.parameters.values())
+        if self.of_helper:
+            params = [output_parameter(fdef, params)] + params
+        if not params:
+            raise RuleError(f"the rule for {self.name} needs the output as its first parameter")
+        self.out = params[0].name
+        self.signature = sig.replace(parameters=params[1:])
+        self.params = [p.name for p in params[1:]]
+        self.varargs = {p.name for p in params[1:] if p.kind is p.VAR_POSITIONAL}
+        self.globals = template.__globals__
+        if self.derived:
+            self.globals = dict(self.globals)  # the derived body may name more functions
+        body = fdef.body
+        if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+            body = body[1:]  # docstring
+        if self.of_helper:
+            body = []  # the helper's own code: only its signature makes the rule
+        self.body = [_MarkerNames(self.globals).visit(stmt) for stmt in body]
+        if self.from_slopes:
+            self.body = from_slopes_body(self, self.body)
+        elif self.linear_in is not None:
+            self.body = linear_body(self, params[1:])
+        elif self.diagonal:
+            self.body = diagonal_body(self, self.body)
+        self.differentiates = set()
+        self._validate()
+
+    @functools.cached_property
+    def runnable(self):
+        """The template as a function ``vjp_of``/``jvp_of`` run: for an ``@elementwise`` one,
+        its derived body compiled (``d[x] = d[out] * slope``), else the template itself."""
+        if not self.derived:
+            return self.template
+        return self._compiled(self.body)
+
+    def reading(self, present):
+        """The statements of a tangent rule run when the parameters ``present`` carry tangents:
+        a statement reading another one's tangent contributes nothing, and is dropped with the
+        temporaries computed from it (how a rule is expanded, and how ``jvp_of`` runs it)."""
+        kept, dropped = [], set()
+        for stmt in self.body:
+            value = getattr(stmt, "value", None) or gast.Constant(value=None, kind=None)
+            reads = {sub.slice.id for sub in gast.walk(value)
+                     if isinstance(sub, gast.Subscript) and is_d(sub.value)}
+            loads = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+            if reads - set(present) or loads & dropped:
+                dropped |= stored_names(stmt)
+                continue
+            kept.append(stmt)
+        return kept
+
+    def _compiled(self, body):
+        """A function of the template's parameters running ``body``."""
+        fields = {"name": "_", "args": self._fdef.args, "body": body or [gast.Pass()],
+                  "decorator_list": [], "returns": None, "type_comment": None,
+                  "type_params": []}
+        fdef = gast.FunctionDef(**{k: v for k, v in fields.items()
+                                   if k in gast.FunctionDef._fields})
+        tree = gast.gast_to_ast(gast.Module(body=[fdef], type_ignores=[]))
+        import ast
+
+        ast.fix_missing_locations(tree)
+        made = {}
+        exec(compile(tree, inspect.getsourcefile(self.template) or "<rule>", "exec"),  # noqa: S102
+             self.globals, made)
+        return made["_"]
+
+    def run_with(self, marker, present=None):
+        """The template as a function whose ``d`` is ``marker`` (``vjp_of``/``jvp_of``); for a
+        tangent rule given the parameters ``present`` that carry tangents, only the statements
+        reading those (``reading``)."""
+        fn = self.runnable
+        if present is not None:
+            kept = self.reading(present)
+            if len(kept) < len(self.body):
+                fn = self._compiled(kept)
+        env = dict(self.globals)
+        env["d"] = marker
+        body = types.FunctionType(fn.__code__, env, "rule", fn.__defaults__, fn.__closure__)
+        body.__kwdefaults__ = fn.__kwdefaults__
+        return body
+
+    @property
+    def derived(self) -> bool:
+        """Whether the body is derived (``@elementwise``, ``@linear``, ``@linear_in``,
+        ``@diagonal``), not written by hand."""
+        return self.from_slopes or self.linear_in is not None or self.diagonal
+
+    def _validate(self):
+        if self.kind == "tangent":
+            return self._validate_tangent()
+        for node in self.body:
+            for sub in gast.walk(node):
+                if isinstance(sub, gast.Subscript) and is_d(sub.value):
+                    target = sub.slice
+                    if not isinstance(target, gast.Name) or \
+                            target.id not in self.params + [self.out]:
+                        raise RuleError(
+                            f"the rule for {self.name}: d[...] must name the output or a "
+                            f"parameter, got d[{gast.dump(target)}]")
+                    if isinstance(sub.ctx, gast.Store):
+                        if target.id == self.out:
+                            raise RuleError(f"the rule for {self.name} writes d[{self.out}]")
+                        self.differentiates.add(target.id)
+            if isinstance(node, gast.AugAssign):
+                raise RuleError(f"the rule for {self.name}: write d[x] = ..., not +=; "
+                                "later writes accumulate by themselves")
+
+    def _validate_tangent(self):
+        for node in self.body:
+            if isinstance(node, gast.AugAssign):
+                raise RuleError(f"the tangent rule for {self.name}: write d[out] = ..., not +=; "
+                                "later writes accumulate by themselves")
+            reads = set()
+            for sub in gast.walk(node):
+                if isinstance(sub, gast.Subscript) and is_d(sub.value):
+                    target = sub.slice
+                    if not isinstance(target, gast.Name) or \
+                            target.id not in self.params + [self.out]:
+                        raise RuleError(f"the tangent rule for {self.name}: d[...] must name "
+                                        f"the output or a parameter")
+                    if isinstance(sub.ctx, gast.Store):
+                        if target.id != self.out:
+                            raise RuleError(f"the tangent rule for {self.name} may only write "
+                                            f"d[{self.out}]")
+                    elif target.id == self.out:
+                        raise RuleError(f"the tangent rule for {self.name} reads d[{self.out}]")
+                    else:
+                        reads.add(target.id)
+            if len(reads) > 1:
+                raise RuleError(f"the tangent rule for {self.name}: each statement may read one "
+                                f"input tangent, this one reads {sorted(reads)}")
+            self.differentiates |= reads
+
+    @functools.cached_property
+    def reads_zero_unsafely(self) -> bool:
+        """Whether the template may fail on the symbolic zero gradient (the int 0, or the
+        number arithmetic on it gives): it passes ``d[out]`` to a function other than
+        mindgrad's runtime helpers (``np.reshape(d[out], ...)``), indexes it, reads an
+        attribute of it or multiplies it with ``@``. Elementwise arithmetic on ``d[out]`` is
+        safe."""
+        for node in self.body:
+            for sub in gast.walk(node):
+                if isinstance(sub, gast.Call):
+                    operands = list(sub.args) + [k.value for k in sub.keywords]
+                    if any(self._is_d_out(a) for a in operands) and not self._in_runtime(sub.func) \
+                            and not is_elementwise_call(sub.func):
+                        return True
+                elif isinstance(sub, (gast.Subscript, gast.Attribute)) and \
+                        self._is_d_out(sub.value):
+                    return True
+                elif isinstance(sub, gast.BinOp) and isinstance(sub.op, gast.MatMult) and \
+                        (self._is_d_out(sub.left) or self._is_d_out(sub.right)):
+                    return True  # 0 @ y fails: matmul takes no 0-d operand
+        return False
+
+    def _is_d_out(self, node) -> bool:
+        return isinstance(node, gast.Subscript) and is_d(node.value) and \
+            isinstance(node.slice, gast.Name) and node.slice.id == self.out
+
+    def _in_runtime(self, func) -> bool:
+        """Whether ``func`` names a function of mindgrad.runtime: all of them take the
+        symbolic 0, and a number 0 standing for an array (``0 * 1.0``) as any number. A helper
+        marked ``runtime.takes_zero`` takes the 0 but may need the array's shape, so a rule
+        passing it ``d[out]`` is guarded by ``is_zero(d_v, v)``, which tells that number; so is
+        one declared ``runtime.zero_in_zero_out`` (``linear_in``), which relies on that guard
+        instead of testing for 0."""
+        if not isinstance(func, gast.Name):
+            return False
+        value = self.globals.get(func.id)
+        return getattr(value, "__module__", None) == "mindgrad.runtime" and \
+            not hasattr(value, "zero_in_zero_out")
+
+    def bind(self, args, kwargs):
+        """Map parameter names to the call's arguments; missing ones get the defaults."""
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def __repr__(self):
+        return f"<{'tangent' if self.kind == 'tangent' else 'gradient'} rule for {self.name}>"
+
+
+class _MarkerNames(gast.NodeTransformer):
+    """``mindgrad.d`` or ``mg.d`` in a template: the marker ``d``, as if imported by name."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def visit_Attribute(self, node):
+        path, root = [node.attr], node.value
+        while isinstance(root, gast.Attribute):
+            path.append(root.attr)
+            root = root.value
+        if isinstance(root, gast.Name) and root.id in self.namespace:
+            obj = self.namespace[root.id]
+            for part in reversed(path):
+                obj = getattr(obj, part, None)
+            if obj is d or obj is slope:
+                name = "d" if obj is d else "slope"
+                return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+        return self.generic_visit(node)

@@ -1,0 +1,255 @@
+"""The gradient buffers of index writes, the items the tape saves, and the gradients of
+sequences, as generated reverse-mode code uses them.
+
+``add_at`` and ``setitem_grad`` update a gradient buffer the generated code owns (made by
+``add_at`` itself or by an ``a + b`` expression, never aliased): the only helpers that mutate
+an argument. ``saved_item``/``restore_item`` keep what an in-place write overwrote, for the
+backward sweep; ``push_grad``/``pop_grad`` carry the gradients of a list built in a loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mindgrad.runtime.core import GradientError, add, is_zero, real_grad, unbroadcast
+from mindgrad.runtime.forward import adds_elementwise
+
+
+def _is_advanced(idx) -> bool:
+    if isinstance(idx, tuple):
+        return any(isinstance(i, (np.ndarray, list)) for i in idx)
+    return isinstance(idx, (np.ndarray, list))
+
+
+
+def zeros_buffer(x):
+    """A zero gradient buffer for the array argument ``x``, owned by the generated code."""
+    return np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))
+
+
+
+def add_at(dx, x, idx, g):
+    """Gradient of ``y = x[idx]``: add ``g`` into ``dx`` at ``idx`` (``dx`` may be zero); a
+    real ``x`` takes the real part of a complex ``g`` (``real_grad``)."""
+    if is_zero(g) or is_zero(x):
+        return dx  # x is a symbolic zero gradient (grad of grad): it depends on nothing
+    if isinstance(x, np.ndarray):
+        g = real_grad(g, x)
+        if is_zero(dx, x):
+            dx = np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))
+        if _is_advanced(idx):
+            np.add.at(dx, idx, g)
+        else:
+            dx[idx] += g
+        return dx
+    if isinstance(x, dict):
+        dx = {} if is_zero(dx) else dx
+        dx[idx] = add(dx.get(idx, 0), g)
+        return dx
+    if isinstance(x, (list, tuple)):
+        dx = [0] * len(x) if is_zero(dx) else (dx if isinstance(dx, list) else list(dx))
+        if isinstance(idx, slice):
+            for k, gk in zip(range(*idx.indices(len(x))), g):
+                dx[k] = add(dx[k], gk)
+        else:
+            dx[idx] = add(dx[idx], g)
+        return dx
+    raise GradientError(f"cannot index a gradient for a value of type {type(x).__name__}")
+
+
+
+def _last_writes(shape, idx, block):
+    """For ``x[idx] = v`` with an advanced index: a mask shaped like ``x[idx]``, true where an
+    element of the block is the one NumPy leaves in ``x`` (an index repeated in ``idx`` writes
+    one element several times; only one write remains)."""
+    order = np.arange(int(np.prod(block)), dtype=np.intp).reshape(block)
+    written = np.full(shape, -1, dtype=np.intp)
+    written[idx] = order
+    return written[idx] == order
+
+
+
+def lost_zero(dx, idx) -> bool:
+    """Whether ``dx``, the gradient of an array written at ``idx``, is a number 0 standing for
+    the symbolic zero (see ``is_zero``): only a 0-d array takes ``x[()]`` or ``x[...]``, any
+    other index means an array of one or more dimensions, whose gradient is never a number."""
+    if isinstance(dx, (np.ndarray, list, dict)) or np.ndim(dx) or dx:
+        return False
+    return idx is not Ellipsis and not (isinstance(idx, tuple) and not idx)
+
+
+
+def setitem_grad(dx, idx, v):
+    """Gradient of ``x[idx] = v``: returns (gradient of v, dx with ``dx[idx]`` cleared)."""
+    if is_zero(dx) or lost_zero(dx, idx):
+        return 0, dx
+    if isinstance(dx, np.ndarray):
+        gv = dx[idx]
+        if _is_advanced(idx):
+            gv = np.where(_last_writes(dx.shape, idx, np.shape(gv)), gv, 0)
+        gv = gv.copy() if isinstance(gv, np.ndarray) else gv
+        if not dx.flags.writeable:
+            dx = dx.copy()
+        dx[idx] = 0
+        return unbroadcast(gv, v), dx
+    if isinstance(dx, dict):  # a dict gradient holds only the keys that received one
+        dx = dict(dx)
+        return dx.pop(idx, 0), dx
+    gv = dx[idx]
+    if isinstance(dx, tuple):
+        dx = list(dx)
+    dx[idx] = 0
+    return gv, dx
+
+
+
+_ABSENT = object()
+
+
+
+def saved_item(x, idx):
+    """The value at ``x[idx]`` before an index assignment overwrites it (a copy for arrays)."""
+    if isinstance(x, dict):
+        return x.get(idx, _ABSENT)
+    value = x[idx]
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+
+def private_copy(x, copies):
+    """``x`` if the backward sweep owns it (it is in ``copies``), else a copy it then owns.
+
+    The backward sweep restores overwritten items only into arrays, lists and dicts it owns:
+    never into one the function returned, the caller passed in, or a ``vjp`` keeps, so an
+    error or a second backward sweep finds them as the function left them."""
+    if copies.get(id(x)) is x:
+        return x
+    x = x.copy()
+    copies[id(x)] = x
+    return x
+
+
+
+def refuse_array(value, error):
+    """Raise ``error`` if ``value`` is an array: an in-place operator in the user's code would
+    write into it, and it may be the caller's (forward mode, built for any argument kinds)."""
+    if isinstance(value, np.ndarray):
+        raise error.with_traceback(None)
+
+
+
+def refuse_dict(value, error):
+    """Raise ``error`` if ``value`` is a dict: ``a | b`` merged two dicts, whose gradients
+    mindgrad does not follow (of integers, booleans and sets it is a constant)."""
+    if isinstance(value, dict):
+        raise error.with_traceback(None)
+
+
+
+def restore_item(x, idx, old):
+    """Undo ``x[idx] = v`` in the backward sweep, so earlier adjoints see the old values."""
+    if old is _ABSENT:
+        del x[idx]
+    else:
+        x[idx] = old
+
+
+
+def repeated_grads(g, x):
+    """Gradient of ``x * n`` (or ``n * x``) for a sequence ``x``: the gradients of the ``n``
+    copies, summed item by item."""
+    if is_zero(g):
+        return 0
+    k = len(x)
+    grads = [0] * k
+    for i, g_i in enumerate(g):
+        grads[i % k] = add(grads[i % k], g_i)
+    return grads
+
+
+
+def concat_grads(g, x, y):
+    """Gradients of ``x + y`` for sequences (concatenation): the head to x, the tail to y."""
+    if is_zero(g):
+        return 0, 0
+    n = len(x)
+    return list(g[:n]), list(g[n:])
+
+
+
+def add_or_concat_grads(g, x, y):
+    """Gradients of ``x + y`` where the code does not show what the operands hold: for two
+    lists or two tuples, a concatenation (``concat_grads``); else a sum, broadcast back to
+    each operand (``unbroadcast``), as for the tangent containers that add element by
+    element (``adds_elementwise``)."""
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)) and \
+            not adds_elementwise(x, y):
+        return concat_grads(g, x, y)
+    if is_zero(g):
+        return 0, 0
+    return unbroadcast(g, x), unbroadcast(g, y)
+
+
+
+def reversed_items(seq, count=None):
+    """``(index, item)`` pairs of the first ``count`` items of ``seq``, last first: what the
+    backward sweep of ``for item in seq`` walks. For a dict, the index is the key."""
+    if isinstance(seq, dict):
+        pairs = [(k, k) for k in seq]
+    else:
+        pairs = list(enumerate(seq))
+    if count is not None:
+        pairs = pairs[:count]
+    pairs.reverse()
+    return pairs
+
+
+
+def as_sequence(x):
+    """``x`` when it can be indexed by position, else ``list(x)``: what ``zip``/``enumerate``
+    loops index (dict keys, sets, dict views and iterators become lists)."""
+    if isinstance(x, (list, tuple, np.ndarray, range, str)):
+        return x
+    return list(x)
+
+
+
+def snapshot(x):
+    """A copy of a list or dict a callee's tape keeps, so that later appends and pops (by the
+    caller's backward sweep, at higher order) do not change what the tape holds."""
+    if x.__class__ is list:
+        return list(x)
+    if x.__class__ is dict:
+        return dict(x)
+    return x
+
+
+
+def item(g, i):
+    """Gradient of element ``i`` of a container whose gradient is ``g``."""
+    if is_zero(g):
+        return 0
+    if isinstance(g, dict):  # a TangentDict too, at higher order
+        return g.get(i, 0)  # a dict gradient holds only the keys that received one
+    return g[i]
+
+
+
+def push_grad(dxs, g, xs=()):
+    """Gradient of ``v = xs.pop()``: ``g`` goes back on the end of the list's gradient.
+
+    ``xs`` is the list after the pop. A list's gradient is zero or has one entry per item, so a
+    zero ``dxs`` becomes a zero per item of ``xs``: ``g`` then sits at the popped item's place,
+    where ``pop_grad``, ``item`` and ``add`` look for it."""
+    dxs = [0] * len(xs) if is_zero(dxs) else list(dxs)
+    dxs.append(g)
+    return dxs
+
+
+
+def pop_grad(dxs):
+    """Gradient of ``xs.append(v)``: (gradient of v, gradient of xs without its last entry)."""
+    if is_zero(dxs) or len(dxs) == 0:
+        return 0, dxs
+    dxs = list(dxs)
+    return dxs.pop(), dxs

@@ -1,0 +1,220 @@
+"""The symbolic zero and the arithmetic of gradients: ``is_zero``, ``add``, ``unbroadcast``,
+``unreduce``, ``times_slope``, ``real_grad``, and the marks of the rules' helpers that take the
+zero (``takes_zero``, ``zero_in_zero_out``). The conventions are the package's
+(``mindgrad.runtime``).
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import types
+
+import numpy as np
+
+
+class GradientError(ValueError):
+    """A value met at run time that a gradient cannot be formed for (wrong sens shape, ...)."""
+
+
+def takes_zero(fn=None, *, keeps_values=True):
+    """Mark a gradient helper outside this module as accepting the symbolic zero (the int 0)
+    for its gradient, as every function here does. A rule passing ``d[out]`` to it is still
+    guarded by ``is_zero(d_v, v)``, for a number 0 standing for an array (see ``is_zero``).
+    ``keeps_values``: given a gradient that holds a value, it returns one (never the 0)."""
+    if fn is None:
+        return functools.partial(takes_zero, keeps_values=keeps_values)
+    fn.keeps_values = keeps_values
+    return fn
+
+
+def zero_in_zero_out(*params, keeps_values=False):
+    """Declare that a gradient helper outside this module gives the symbolic zero when any of
+    ``params`` (the gradient, a factor it is linear in) is the symbolic zero, and leave that
+    test to its callers: the helper holds no ``if is_zero(g): return 0`` of its own.
+
+    Generated code never passes it such a zero. A rule template passing ``d[out]`` to the
+    helper is guarded by ``if not is_zero(d_v, v):``, which the optimizer drops where ``d_v``
+    surely holds a value (``Rule.reads_zero_unsafely``); a tangent statement is dropped where
+    its input carries no tangent, and guarded by ``is_zero(t)`` over mindgrad's own code, where
+    a tangent may be 0 at run time; ``rules.vjp_of``/``jvp_of`` do the same. Python code
+    calling the helper passes values. ``keeps_values``: as for ``takes_zero``."""
+    def mark(fn):
+        fn.zero_in_zero_out = params
+        if keeps_values:
+            fn.keeps_values = True
+        return fn
+
+    return mark
+
+
+# what the method rules are written for
+_METHOD_RECEIVERS = (np.ndarray, np.generic, numbers.Number, list, tuple, dict, str, bytes, set,
+                     frozenset)
+_RULED_MODULES = ("numpy", "mindgrad", "builtins")
+
+
+def user_method(receiver, name) -> bool:
+    """Whether the rules of the method ``.name()`` do not apply to ``receiver``: it is a
+    module, or the method is the user's (defined by a class of the user's, a list subclass's
+    own included, or set on the object). Generated code asks it where the receiver's kind was
+    not known when the code was built."""
+    if isinstance(receiver, types.ModuleType):
+        return True
+    for klass in receiver.__class__.__mro__:
+        if name in vars(klass):
+            return not (getattr(klass, "__module__", None) or "").startswith(_RULED_MODULES)
+    return not isinstance(receiver, _METHOD_RECEIVERS)
+
+
+def is_zero(g, like=None) -> bool:
+    """True for the symbolic zero gradient (the int 0) and None.
+
+    Given ``like``, the value ``g`` is the gradient of, also for a number 0 standing for an
+    array: arithmetic on the symbolic zero (``0 * 1.0``, ``0 * z`` with ``z`` 0-d) gives a
+    number, not an array of ``like``'s shape. The gradient of an array of one or more
+    dimensions is otherwise never a number, so this zero is a constant too."""
+    if g is None or (g.__class__ is int and g == 0):
+        return True
+    if like is None or g.__class__ is np.ndarray and g.ndim:
+        return False
+    return getattr(like, "ndim", 0) > 0 and isinstance(g, (float, complex, np.number, np.ndarray)) \
+        and np.ndim(g) == 0 and not g
+
+
+def inexact(dtype) -> bool:
+    """Whether ``dtype`` (a ``dtype=`` argument known at run time) is a float or complex type,
+    through which a gradient flows; integer and boolean types make a constant."""
+    try:
+        return np.dtype(dtype).kind in "fc"
+    except TypeError:
+        return True  # not a dtype: NumPy itself refuses it, in the forward pass
+
+
+def real_grad(g, x):
+    """``g``, the gradient of ``x``, as real as ``x`` is: the real part of a complex ``g`` for
+    a real ``x`` (the complex convention: a real value's gradient is real), else ``g``.
+
+    A complex value meeting a real one (``s[1:] * 1j``, ``s + z``) gives the real one a
+    complex product of gradients; its imaginary part means nothing, and neither a real buffer
+    (``add_at``) nor a rule from complex to real (a cast, ``np.real``) may receive it."""
+    if g.__class__ is np.ndarray:
+        if g.dtype.kind != "c":
+            return g
+    elif not isinstance(g, (complex, np.complexfloating)):
+        return g
+    return np.real(g) if not np.iscomplexobj(x) else g
+
+
+@takes_zero
+def times_slope(g, slope, of=None):
+    """``g * slope``, the gradient through an elementwise function whose slope may be inf or
+    NaN (``np.sqrt`` below 0, ``1 / x`` at 0, a value computed from those): where ``g`` is 0
+    the product is 0, not ``0 * inf`` or ``0 * nan``. A branch ``np.where`` did not take gets
+    the gradient 0, and its slope there, a NaN, must not reach the branch taken. One
+    finiteness test on the product where all is finite.
+
+    ``of``: the gradient the product ``g * slope`` derives from, at second order (the tangent
+    or the gradient of ``times_slope(of, slope)`` with respect to ``of``): also 0 where ``of``
+    is 0, where the first product was held at 0. The symbolic zero gives the symbolic zero
+    (a branch not taken as a whole: ``where_grad``)."""
+    if g.__class__ is int and g == 0:
+        return 0
+    out = g * slope
+    if np.isfinite(out).all():
+        return out
+    zero = g == 0 if of is None else (g == 0) | (of == 0)
+    zeroed = np.where(zero, np.zeros((), np.result_type(out)), out)
+    return zeroed if out.__class__ is np.ndarray else zeroed[()]
+
+
+def unbroadcast(g, x):
+    """Sum ``g`` down to the shape of ``x``: the adjoint of NumPy broadcasting. The gradient
+    of a real ``x`` is real (``real_grad``)."""
+    if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.shape == x.shape:
+        if g.dtype.kind == "c" and x.dtype.kind != "c":
+            return np.real(g)
+        return g  # the common case, without np.shape's overhead
+    if isinstance(g, (list, tuple, dict)) or isinstance(x, (list, tuple, dict)):
+        if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)) and len(g) != len(x):
+            # x * n repeated a sequence the compiler did not know for one: refuse, never guess
+            raise GradientError(
+                f"the gradient of a sequence of {len(x)} items has {len(g)}: a list or tuple "
+                "repeated with * (or another sequence operation) where mindgrad could not tell "
+                "it was a sequence; build the list with a literal or list(...) first")
+        return g  # the gradient of a container (grad of grad): nothing was broadcast
+    if is_zero(g):
+        return g
+    g = real_grad(g, x)
+    gshape = np.shape(g)
+    xshape = np.shape(x)
+    if gshape == xshape:
+        return g
+    extra = len(gshape) - len(xshape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(extra)))
+    if np.ndim(g) == len(xshape):
+        axes = tuple(i for i, n in enumerate(xshape) if n == 1 and np.shape(g)[i] != 1)
+        if axes:
+            g = np.sum(g, axis=axes, keepdims=True)
+    if np.shape(g) != xshape:  # x was broadcast to a larger shape (e.g. by np.broadcast_to)
+        try:
+            g = np.broadcast_to(g, xshape)
+        except ValueError:
+            # a product with the symbolic 0 (0 * y) has y's shape, not the broadcast one
+            if np.any(g):
+                raise
+            g = np.zeros(xshape, np.result_type(g))
+    return g
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, numbers.Integral):
+        axis = (axis,)
+    return tuple(sorted(a % ndim for a in axis))
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Broadcast the gradient of a reduction over ``axis`` back to the shape of ``x``."""
+    if is_zero(g):
+        return 0
+    shape = np.shape(x)
+    if np.ndim(g) == 0:  # a full reduction: a fresh array is cheaper than a broadcast view
+        return np.full(shape, g) if shape else g
+    if not keepdims and axis is not None and np.ndim(g) < len(shape):
+        g = np.expand_dims(g, _axes(axis, len(shape)))
+    return np.broadcast_to(g, shape)
+
+
+def add(a, b):
+    """Accumulate two gradients of any structure (arrays, scalars, lists, tuples, dicts).
+
+    The result is owned by the caller: ``add_at`` may update it in place. So the first
+    contribution is copied, never shared: the same array may be another variable's gradient
+    (``x + w`` gives both the same one).
+    """
+    if is_zero(a):
+        if isinstance(b, np.ndarray):
+            return np.array(b)
+        if isinstance(b, (list, tuple)):
+            return list(b)
+        if isinstance(b, dict):
+            return dict(b)
+        return b
+    if is_zero(b):
+        return a
+    if isinstance(a, (list, tuple)):
+        if len(a) != len(b):  # zip would drop entries: a gradient silently lost
+            raise ValueError(f"internal error: adding gradients of sequences of {len(a)} "
+                             f"and {len(b)} items")
+        return type(a)(add(p, q) for p, q in zip(a, b))
+    if isinstance(a, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add(out.get(k, 0), v)
+        return out
+    return a + b
+
+
