@@ -43,3 +43,13 @@ def masked_grad(g, where):
     if where is True:
         return g
     return np.where(where, g, 0)
+
+
+def log_base(x):
+    """``log(x)``, the slope of ``x ** y`` in ``y`` over ``x ** y``: 0 at ``x = 0`` (the slope
+    is taken as 0 there), and NaN, without NumPy's warning, where a real ``x`` is negative or
+    NaN: ``x ** y`` has no real derivative in ``y`` there, and a ``y`` that carries no gradient
+    (an integer exponent, a loop index) never reads it."""
+    if np.iscomplexobj(x):
+        return np.log(np.where(x == 0, 1, x))
+    return np.log(np.where(x > 0, x, np.where(x == 0, 1.0, np.nan)))

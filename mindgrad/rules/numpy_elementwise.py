@@ -30,6 +30,7 @@ from mindgrad.rules import (
     slope,
     tangent,
 )
+from mindgrad.rules.helpers import log_base
 from mindgrad.runtime import (
     is_zero,
     real_grad,
@@ -651,14 +652,14 @@ def _(out, x, y):
 def _(out, x, y):
     d[x] = astype_grad(unbroadcast(times_slope(d[out], y * np.float_power(x, y - 1 + (y == 0))),
                                    x), x)
-    d[y] = astype_grad(unbroadcast(times_slope(d[out], out * np.log(np.where(x == 0, 1, x))),
+    d[y] = astype_grad(unbroadcast(times_slope(d[out], out * log_base(x)),
                                    y), y)
 
 
 @tangent(np.float_power)  # the output is float64, whatever the inputs' float dtype
 def _(out, x, y):
     d[out] = broadcast_tangent(d[x] * (y * np.float_power(x, y - 1 + (y == 0))), out)
-    d[out] = broadcast_tangent(d[y] * out * np.log(np.where(x == 0, 1, x)), out)
+    d[out] = broadcast_tangent(d[y] * out * log_base(x), out)
 
 
 @diagonal(np.nan_to_num)

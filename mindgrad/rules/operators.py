@@ -22,6 +22,7 @@ from mindgrad.rules import (
     slope,
     tangent,
 )
+from mindgrad.rules.helpers import log_base
 from mindgrad.runtime import unbroadcast
 from mindgrad.runtime.tangents import add_tangent
 
@@ -74,7 +75,7 @@ def _(out, x, y):
 @elementwise(operator.pow, np.power, singular=True)
 def _(out, x, y):
     slope[x] = y * x ** (y - 1 + (y == 0))  # 0 for y = 0, also at x = 0 (not 0 * inf)
-    slope[y] = out * np.log(np.where(x == 0, 1, x))
+    slope[y] = out * log_base(x)
 
 
 @elementwise(operator.mod, np.mod, np.remainder)

@@ -5,9 +5,12 @@ their gradients call. The checks: tests/support/rule_check.py.
 """
 
 import operator
+import warnings
 
 import numpy as np
+import pytest
 
+import mindgrad
 from mindgrad import rules
 from mindgrad.rules import operators as op_rules
 from mindgrad.runtime.tangents import TangentList, TangentTuple
@@ -100,3 +103,54 @@ def test_pow_of_a_negative_base_by_an_int_exponent_drops_the_log():
     x = np.array([-2.0, 3.0])
     t = run_inlined(rule, x ** 2, {"x": x, "y": 2}, {"x": np.ones(2)})
     np.testing.assert_allclose(t, [-4.0, 6.0])
+
+
+COEFFS = np.array([0.5, -1.0, 0.3, 0.2])
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _polynomial(x):
+    y = 0.0 * x
+    for k in range(len(COEFFS)):
+        y = y + COEFFS[k] * x ** k
+    return np.sum(_sigmoid(y))
+
+
+def test_pow_by_a_loop_index_at_second_and_third_order_warns_of_nothing():
+    """``x ** k`` of a negative ``x`` with ``k`` a loop index: reverse over reverse reads the
+    tape's ``k`` as a value that may carry a gradient, and computed the exponent's slope
+    ``log(x)`` of the negative ``x`` (NumPy: "invalid value encountered in log") before masking
+    it. The slope is NaN there without the warning, and every derivative is still checked."""
+    x = np.array([-0.7, 0.4, 1.3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mindgrad.check_grads(_polynomial, (x,), order=3, modes=("rev", "fwd"), directions=1)
+
+
+@pytest.mark.parametrize("power", [operator.pow, np.power, np.float_power])
+def test_the_exponents_gradient_is_x_to_the_y_log_x_and_nan_below_zero(power):
+    """d(x ** y)/dy = x ** y log(x), taken as 0 at x = 0 and NaN at a negative x (no real
+    derivative), without a warning; complex bases have the complex logarithm's; a float32
+    exponent gets a float32 gradient. Both modes, against the closed form."""
+    x = np.array([0.5, 2.0, 0.0, -1.5])
+    y = np.array([1.5, 2.0, 2.0, 2.0])
+    expected = np.array([0.5 ** 1.5 * np.log(0.5), 4.0 * np.log(2.0), 0.0, np.nan])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gy = mindgrad.grad(lambda a, b: np.sum(power(a, b)), 1)(x, y)
+        np.testing.assert_allclose(gy, expected, rtol=1e-12)
+        for i in range(4):
+            e = np.eye(4)[i]
+            _, t = mindgrad.jvp(lambda a, b: power(a, b), (x, y), (np.zeros(4), e))
+            np.testing.assert_allclose(t[i], expected[i], rtol=1e-12)
+        x32, y32 = x[:2].astype(np.float32), y[:2].astype(np.float32)
+        g32 = mindgrad.grad(lambda a, b: np.sum(power(a, b)), 1)(x32, y32)
+        assert g32.dtype == np.float32  # an input's gradient has its dtype
+        np.testing.assert_allclose(g32, expected[:2], rtol=1e-5)
+    if power is not np.float_power:
+        xc, yc = np.array([0.5 + 1.0j, -2.0 + 0.0j]), np.array([2.0, 3.0])
+        gc = mindgrad.grad(lambda a, b: np.real(np.sum(power(a, b))), 1)(xc, yc)
+        np.testing.assert_allclose(gc, np.real(xc ** yc * np.log(xc)), rtol=1e-12)
