@@ -38,7 +38,14 @@ CONSTRUCTS = (
     # have array methods' names and read private attributes, a lambda spanning lines, NumPy
     # functions that make new arrays from values (np.unique, np.histogram, np.arange)
     "user_object", "multiline_lambda", "made_arrays", "list_concat",
+    # a power by a loop index (``x ** i``, ``x`` maybe negative) in a helper: at second order
+    # the index read back from the helper's tape reached the exponent's slope, log(x), which
+    # warned
+    "power_index",
 )
+#: a helper's body: a power series, ``p ** i`` by the loop index
+POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
+                "    return s")
 #: the optional libraries ``generate`` can also call; each adds its construct classes
 LIBRARIES = {"scipy": ("scipy_special", "scipy_stats", "scipy_linalg")}
 #: the imports a program calling SciPy starts with
@@ -478,7 +485,10 @@ class Generator:
         h = f"h{len(self.helpers)}"
         body = self.rng.choice(["    t = np.tanh(p) * q\n    return t + p * p",
                                 "    if np.sum(p) > 0.0:\n        return p * q\n    return p - q",
-                                "    return np.sin(p) / (q * q + 1.0)"])
+                                "    return np.sin(p) / (q * q + 1.0)",
+                                POWER_SERIES])
+        if body == POWER_SERIES:
+            self.used.add("power_index")
         self.helpers.append(f"def {h}(p, q=0.5):\n{body}\n")
         q = self.other_fit(v.shape)
         call = self.rng.choice([f"{h}({v.name}, {q})", f"{h}({v.name}, q={q})", f"{h}({v.name})"])

@@ -20,6 +20,7 @@ Outcomes: ``ok``, ``wrong``, ``crash`` (an exception that is not a clear error),
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import itertools
@@ -233,12 +234,54 @@ def finite_grads(grads):
         raise Skip("gradient not finite")
 
 
+# ----- warnings ----------------------------------------------------------------------------
+# NumPy warns of a division by zero, an invalid operation (log of a negative, 0/0) or an
+# overflow (underflow is silent by default). Where f computes without one at the sample point,
+# the derivative at that point must not raise one either: a user would read a warning of a
+# computation they did not write (a slope computed, then masked). ``watch`` runs mindgrad's
+# derivatives at the sample point with those warnings raised as errors, and only then.
+
+_WARNINGS = {"divide": "raise", "invalid": "raise", "over": "raise", "under": "ignore"}
+_watching = False
+
+
+class SpuriousWarning(Exception):
+    """mindgrad's code warned where ``f`` does not."""
+
+
+def quiet(f, args) -> bool:
+    """Whether ``f(*args)`` computes without a NumPy floating-point warning."""
+    with np.errstate(**_WARNINGS):
+        try:
+            f(*copy_args(args))
+        except FloatingPointError:
+            return False
+    return True
+
+
+@contextlib.contextmanager
+def watch():
+    """NumPy's warnings raised as ``SpuriousWarning`` while the derivatives at the sample
+    point run, where ``f`` raises none there."""
+    if not _watching:
+        yield
+        return
+    with np.errstate(**_WARNINGS):
+        try:
+            yield
+        except FloatingPointError as exc:
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = f" at {tb[-1].filename}:{tb[-1].lineno}: {tb[-1].line}" if tb else ""
+            raise SpuriousWarning(f"{exc}{where}") from None
+
+
 # ----- modes -------------------------------------------------------------------------------
 
 
 def check_grad(f, args, rng):
     positions = tuple(range(len(args)))
-    grads = mindgrad.grad(f, positions)(*copy_args(args))
+    with watch():
+        grads = mindgrad.grad(f, positions)(*copy_args(args))
     dirs = directions(args, rng)
     fds = central(lambda a: total(plain(f, a)), args, dirs)
     ad = vdot(grads, dirs)
@@ -247,7 +290,8 @@ def check_grad(f, args, rng):
 
 def check_jvp(f, args, rng):
     dirs = directions(args, rng)
-    out, tangent = mindgrad.jvp(f, tuple(copy_args(args)), tuple(dirs))
+    with watch():
+        out, tangent = mindgrad.jvp(f, tuple(copy_args(args)), tuple(dirs))
     us = [rng.standard_normal(v.shape) for v in leaves(plain(f, args))]
     fds = central(lambda a: vdot(same_shapes(plain(f, a), us), us), args, dirs)
     ad = vdot(like(tangent, out), us)
@@ -258,7 +302,8 @@ def check_jvp(f, args, rng):
 def check_hvp(f, args, rng):
     positions = tuple(range(len(args)))
     g = mindgrad.grad(f, positions)
-    hv = mindgrad.grad(g, positions)(*copy_args(args))
+    with watch():
+        hv = mindgrad.grad(g, positions)(*copy_args(args))
     dirs = directions(args, rng)
 
     def summed(a):
@@ -281,7 +326,8 @@ def same(a, b):
 def check_value(f, args, rng):
     positions = tuple(range(len(args)))
     mine, theirs = copy_args(args), copy_args(args)
-    value, _ = mindgrad.value_and_grad(f, positions)(*mine)
+    with watch():
+        value, _ = mindgrad.value_and_grad(f, positions)(*mine)
     expected = f(*theirs)
     if not same(value, expected):
         return f"value_and_grad gives {value!r}, f gives {expected!r}"
@@ -323,7 +369,8 @@ def third_order(second, args, dirs):
 def check_third(f, args, rng):
     positions = tuple(range(len(args)))
     g = mindgrad.grad(f, positions)
-    grads = g(*copy_args(args))
+    with watch():
+        grads = g(*copy_args(args))
     finite_grads(grads)  # the grad mode reports a gradient that is not finite
     v, w = directions(args, rng), directions(args, rng)
     us = [rng.standard_normal(x.shape) for x in leaves(grads)]
@@ -336,14 +383,16 @@ def check_third(f, args, rng):
         return vdot(g(*copy_args(a)), us)
 
     # the second derivative along v (forward over reverse) against differences of the gradient
-    here = second(*copy_args(args))
+    with watch():
+        here = second(*copy_args(args))
     ad = vdot(like(here, grads), us)
     problem = compare(ad, central(gradient, args, v), magnitude(here, us) + abs(ad))
     problem = problem or structure(here, grads, "jvp(grad(f))'s tangent")
     if problem:
         return f"second order, jvp of grad: {problem}"
     # the third derivative along v and w against differences of the second derivative
-    third = third_order(second, args, w)
+    with watch():
+        third = third_order(second, args, w)
     ad = vdot(like(third, here), us)
     problem = compare(ad, central(along, args, w), magnitude(here, us) + abs(ad))
     problem = problem or structure(third, here, "jvp(jvp(grad(f)))'s tangent")
@@ -356,18 +405,24 @@ CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check
 
 def run(f, path, args, mode, seed=0) -> Result:
     """One mode on one loaded program."""
+    global _watching
     rng = np.random.default_rng(seed)
     try:
         plain(f, args)
+        _watching = quiet(f, args)
         problem = CHECKS[mode](f, args, rng)
     except Skip as exc:
         return Result("skipped", str(exc))
+    except SpuriousWarning as exc:
+        return Result("crash", f"mindgrad's code warns where f does not: {exc}"[:600],
+                      "SpuriousWarning")
     except Exception as exc:  # noqa: BLE001  the tester's job is to classify every exception
         kind = "clear-error" if is_clear_error(exc, path) else "crash"
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
         return Result(kind, f"{type(exc).__name__}: {exc}{where}"[:600], type(exc).__name__)
     finally:
+        _watching = False
         mindgrad.clear_cache()
     return Result("wrong", problem) if problem else Result("ok")
 

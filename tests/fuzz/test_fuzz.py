@@ -545,3 +545,50 @@ def test_the_time_limit_counts_cpu_time_not_waiting():
             end = time.process_time() + 5.0
             while time.process_time() < end:
                 pass
+
+
+WARNS_IN_ITS_GRADIENT = '''import numpy as np
+import mindgrad
+
+
+def shifted_log(x):
+    return np.sum(x * 0.5)
+
+
+@mindgrad.adjoint(shifted_log)
+def _(out, x):
+    d[x] = d[out] * 0.5 + 0.0 * np.log(x - 10.0)  # the log of a negative, multiplied by 0
+
+
+d = mindgrad.rules.d
+
+
+def f(x):
+    return shifted_log(x) * 2.0
+'''
+
+
+@pytest.mark.parametrize("mode", ["grad", "value", "hvp"])
+def test_a_warning_of_mindgrads_code_where_f_warns_of_nothing_is_a_failure(mode):
+    """The oracle runs the derivatives at the sample point with NumPy's warnings raised where
+    f raises none there: a rule computing the log of a negative, then multiplying it by 0,
+    gives the right number and a warning the user did not write, which the tester reports
+    (as it reported ``x ** i`` at second order, log(x) of a negative x)."""
+    program = _program(WARNS_IN_ITS_GRADIENT)
+    with tempfile.TemporaryDirectory() as directory:
+        result = oracle.check_program(program, mode, directory)
+    assert (result.outcome, result.error) == ("crash", "SpuriousWarning"), result
+    assert "invalid value encountered in log" in result.detail and "np.log(" in result.detail
+    quiet = _program(WARNS_IN_ITS_GRADIENT.replace("np.log(x - 10.0)", "np.log(x + 10.0)"))
+    with tempfile.TemporaryDirectory() as directory:
+        assert oracle.check_program(quiet, mode, directory).outcome == "ok"
+
+
+def test_a_program_that_warns_itself_is_not_watched():
+    """Where f itself warns at the sample point (np.where computing the branch it does not
+    take), its derivatives may too: the oracle compares the numbers only."""
+    source = ("import numpy as np\n\ndef f(x):\n"
+              "    return np.sum(np.where(x > 10.0, np.log(x - 10.0), x ** 2))\n")
+    with tempfile.TemporaryDirectory() as directory:
+        for mode in ("grad", "jvp", "hvp"):
+            assert oracle.check_program(_program(source), mode, directory).outcome == "ok"
