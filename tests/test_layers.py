@@ -115,3 +115,20 @@ def test_the_checker_sees_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
     assert _cycle(graph) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+# the most lines a module of these packages may hold: a reader finds one subject in each
+SIZE_LIMITS = {"compiler": 500, "api": 500, "runtime": 500, "rules": 900}
+
+
+def test_no_module_outgrows_its_subject():
+    """No module of the compiler, the API or the runtime is over 500 lines, and no module of
+    the rules (a topic, or the registry's own) over 900: a module that grows past its limit is
+    split by subject, as the linear algebra was into products, decompositions and the rest."""
+    over = []
+    for package, limit in SIZE_LIMITS.items():
+        for path in sorted((ROOT / package).glob("*.py")):
+            count = len(path.read_text().splitlines())
+            if count > limit:
+                over.append(f"mindgrad/{package}/{path.name}: {count} lines (limit {limit})")
+    assert not over, "\n".join(over)
