@@ -6,7 +6,7 @@ mindgrad differentiates.
 
 import numpy as np
 
-from mindgrad.rules import linear_in
+from mindgrad.rules import elementwise, linear_in, slope
 
 
 @linear_in("x")
@@ -52,4 +52,11 @@ def log_base(x):
     (an integer exponent, a loop index) never reads it."""
     if np.iscomplexobj(x):
         return np.log(np.where(x == 0, 1, x))
-    return np.log(np.where(x > 0, x, np.where(x == 0, 1.0, np.nan)))
+    # log |x|, whose slope 1/x is log(x)'s (finite: a branch not taken reads it times 0),
+    # plus NaN where x < 0, a constant
+    return np.log(np.where(x == 0, 1.0, np.abs(x))) + np.where(x < 0, np.nan, 0.0)
+
+
+@elementwise(log_base, singular=True)  # NaN below 0: its products are masked (times_slope)
+def _(out, x):
+    slope[x] = 1.0 / np.where(x == 0, np.inf, x)  # log |x|'s, 0 at x = 0 (log_base's 1 there)
