@@ -12,6 +12,7 @@ import types
 
 import gast
 
+from mindgrad import runtime
 from mindgrad.rules.derivation import (
     diagonal_body,
     from_slopes_body,
@@ -22,6 +23,8 @@ from mindgrad.rules.derivation import (
 )
 from mindgrad.rules.markers import RuleError, d, is_d, slope
 
+# the functions mindgrad.runtime exports (from its modules core, buffers, forward, outputs)
+_RUNTIME_HELPERS = frozenset(id(getattr(runtime, name)) for name in runtime.__all__)
 
 class Rule:
     """A parsed rule template: its signature, body and the names it reads.
@@ -251,7 +254,7 @@ class Rule:
         if not isinstance(func, gast.Name):
             return False
         value = self.globals.get(func.id)
-        return getattr(value, "__module__", None) == "mindgrad.runtime" and \
+        return id(value) in _RUNTIME_HELPERS and \
             not hasattr(value, "zero_in_zero_out")
 
     def bind(self, args, kwargs):

@@ -121,8 +121,9 @@ __all__ = [
     "zeros_buffer",
 ]
 
-# Their home is this package: the rules read a helper's ``__module__`` to tell mindgrad.runtime's
-# functions, which all take the symbolic zero, from the helpers of the rules (``Rule._in_runtime``)
+# Their public home is this package, as NumPy's functions are numpy's: a standalone module of
+# generated code imports them from here (``from mindgrad.runtime import seed``), whichever of
+# the modules above holds them
 for _name in __all__:
     globals()[_name].__module__ = __name__
 del _name
