@@ -12,6 +12,7 @@ import gast
 
 from mindgrad import rules
 from mindgrad.compiler import astutil as A
+from mindgrad.runtime.origin import Origin, origin, within
 
 # integer and boolean operators: constants (``x // y`` is piecewise constant); ``|`` is not
 # among them, it merges dicts, which may hold gradients
@@ -213,7 +214,7 @@ def scalar_names(fdef, scalar_params, resolve, array_ndims=None) -> set:
         if isinstance(value, gast.Call):
             fn = resolve(value.func)
             args = list(value.args)
-            if getattr(fn, "__module__", None) == "math" or fn in (math.sqrt, math.exp):
+            if origin(fn) is Origin.MATH or fn in (math.sqrt, math.exp):
                 return True
             if fn in (float, abs, min, max) or isinstance(fn, np.ufunc):
                 return bool(args) and all(is_scalar(a) for a in args) and not value.keywords
@@ -318,10 +319,10 @@ def numeric_names(fdef, numeric_params, resolve) -> set:
             fn = resolve(value.func)
             if isinstance(fn, np.ufunc) or fn in (float, abs, complex):
                 return True
-            module = getattr(fn, "__module__", None) or ""
-            if module == "math" or fn in (math.sqrt, math.exp):
+            home = origin(fn)
+            if home is Origin.MATH or fn in (math.sqrt, math.exp):
                 return True
-            return module.startswith("numpy") and \
+            return home is Origin.NUMPY and \
                 getattr(fn, "__name__", "") not in _CONTAINER_RESULTS
         return False
 
@@ -381,13 +382,13 @@ def real_names(fdef, real_params, resolve) -> set:
     real = (set(defs) | set(real_params)) - {p for p in params if p not in real_params}
 
     def numpy_name(fn):
-        module = getattr(fn, "__module__", None) or ""
         if isinstance(fn, np.ufunc):
             return fn.__name__
-        if module == "numpy" or module.startswith("numpy.") and not module.startswith(
-                ("numpy.fft", "numpy.lib.scimath", "numpy.emath")):
+        home = origin(fn)
+        if home is Origin.NUMPY and not within(fn, "numpy.fft", "numpy.lib.scimath",
+                                                 "numpy.emath"):
             return getattr(fn, "__name__", None)
-        if module == "math" or fn in (len, abs, float, int, bool, round, min, max, sum, range):
+        if home is Origin.MATH or fn in (len, abs, float, int, bool, round, min, max, sum, range):
             return getattr(fn, "__name__", None)
         return None
 

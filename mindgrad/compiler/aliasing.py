@@ -40,6 +40,7 @@ import numpy as np
 
 from mindgrad import rules
 from mindgrad.compiler import astutil as A
+from mindgrad.runtime.origin import Origin, origin
 
 _VIEW_ATTRS = frozenset({"T", "mT", "real", "imag", "flat", "base"})
 _VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "view", "squeeze", "swapaxes",
@@ -289,8 +290,7 @@ def _held_names(value):
 def _is_python_function(fn) -> bool:
     """Python code that may return its argument; NumPy's functions are not, on any NumPy (on
     NumPy 1.x many are Python wrappers: ``np.zeros_like(m)`` does not share ``m``)."""
-    module = getattr(fn, "__module__", "") or ""
-    return callable(fn) and hasattr(fn, "__code__") and not module.startswith("numpy")
+    return callable(fn) and hasattr(fn, "__code__") and origin(fn) is not Origin.NUMPY
 
 
 def _is_index_array(value, arrays, resolve) -> bool:

@@ -20,6 +20,7 @@ import gast
 from mindgrad import runtime
 from mindgrad.compiler import activity, expansions, objects, source, specialise
 from mindgrad.compiler import astutil as A
+from mindgrad.runtime.origin import Origin, origin
 
 _MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", "clear", "fill",
                                "update", "setdefault", "popitem", "resize", "put", "itemset"})
@@ -179,8 +180,7 @@ def analyse(src, fdef, active_params, scalar_params, container_params=(), reads_
         # what a mindgrad helper returns in generated code may be a container gradient
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) and \
                 isinstance(node.value, gast.Call):
-            module = getattr(resolve(node.value.func), "__module__", None) or ""
-            if module.startswith(("mindgrad.runtime", "mindgrad.rules")):
+            if origin(resolve(node.value.func)) in (Origin.RUNTIME, Origin.RULES):
                 maybe_containers.add(node.targets[0].id)
     scalars = activity.scalar_names(fdef, set(scalar_params), resolve, array_ndims)
     numeric = activity.numeric_names(fdef, set(scalar_params) | set(array_ndims or ()), resolve)
@@ -258,12 +258,10 @@ def without_receiver(call, self_expr):
 
 
 def _is_python_function(fn) -> bool:
-    module = getattr(fn, "__module__", "") or ""
-    return inspect.isfunction(fn) and not module.startswith("numpy")
+    return inspect.isfunction(fn) and origin(fn) is not Origin.NUMPY
 
 
 def _is_user_function(fn) -> bool:
     if not inspect.isfunction(fn):
         return False
-    module = getattr(fn, "__module__", "") or ""
-    return not module.startswith(("numpy", "mindgrad.rules", "mindgrad.runtime"))
+    return origin(fn) not in (Origin.NUMPY, Origin.RULES, Origin.RUNTIME)

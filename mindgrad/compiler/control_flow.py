@@ -35,6 +35,7 @@ from mindgrad.runtime import (
     tangent_of_item,
     zero_tangent,
 )
+from mindgrad.runtime.origin import Origin, origin
 
 
 class Template:
@@ -123,7 +124,7 @@ class _Fill:
                 return names[0] if len(names) == 1 else A.tuple_(names, node.ctx)
             return A.clone(value)
         helper = self.globals.get(node.id)
-        if callable(helper) and getattr(helper, "__module__", "").startswith("mindgrad.runtime"):
+        if callable(helper) and origin(helper) is Origin.RUNTIME:
             return self.namespace.helper(helper)
         return gast.Name(id=node.id, ctx=node.ctx, annotation=None, type_comment=None)
 

@@ -20,6 +20,7 @@ from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.optimize import Fold
 from mindgrad.rules import RuleError, scaled
+from mindgrad.runtime.origin import origin
 from mindgrad.runtime.tangents import add_tangent, broadcast_tangent
 
 
@@ -203,8 +204,7 @@ def unbounded_names(fdef, resolve):
                 target = resolve(sub.func)
                 rule = rules.lookup(target)
                 if rule is not None and rule.singular or rule is None and \
-                        inspect.isfunction(target) and \
-                        not (target.__module__ or "").startswith("mindgrad."):
+                        inspect.isfunction(target) and not origin(target).is_mindgrad:
                     return True  # np.log, or a function of the user's: it may call np.log
         return False
 

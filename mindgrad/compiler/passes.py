@@ -23,6 +23,7 @@ from mindgrad.compiler.emit import comment, unparse
 from mindgrad.compiler.expand import literal
 from mindgrad.compiler.source import foreign_library
 from mindgrad.errors import Located, UnsupportedSyntaxError, located
+from mindgrad.runtime.origin import Origin, home_of
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
           gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
@@ -346,7 +347,7 @@ def describe(fn) -> str:
     while "." in module and module.rsplit(".", 1)[1].startswith("_") and \
             getattr(sys.modules.get(module.rsplit(".", 1)[0]), name, None) is fn:
         module = module.rsplit(".", 1)[0]  # where users import it: scipy.integrate.trapezoid
-    if module.startswith("numpy"):
+    if home_of(module) is Origin.NUMPY:
         module = "np" + module[5:]
         if module.startswith(("np._core", "np.core")):
             module = "np"

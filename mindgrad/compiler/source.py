@@ -40,6 +40,7 @@ from mindgrad.compiler.source_text import (
     shift_lines,
 )
 from mindgrad.errors import NoSourceError, UnsupportedSyntaxError
+from mindgrad.runtime.origin import origin
 
 MISSING = _MISSING = object()
 
@@ -79,8 +80,7 @@ class Source:
     @property
     def is_mindgrad_code(self) -> bool:
         """Whether this is generated code or one of mindgrad's helpers (grad of grad)."""
-        module = getattr(self.fn, "__module__", None) or ""
-        return self.filename.startswith("<mindgrad") or module.startswith("mindgrad.")
+        return self.filename.startswith("<mindgrad") or origin(self.fn).is_mindgrad
 
     def line_of(self, node) -> int:
         return self.first_line + getattr(node, "lineno", 1) - 1

@@ -40,6 +40,8 @@ import types
 import warnings
 
 import mindgrad.rules as registry
+from mindgrad.runtime.origin import Origin, module_name_of
+from mindgrad.runtime.origin import origin as home
 
 PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "functions.md"
 COMMAND = "python -m mindgrad.rules.catalog"
@@ -258,8 +260,9 @@ def first_paragraph(template):
 
 
 def topic_of(rule):
-    module = getattr(rule.template, "__module__", "") or ""
-    return module.rpartition(".")[2] if module.startswith("mindgrad.rules.") else None
+    if home(rule.template) is not Origin.RULES:
+        return None
+    return module_name_of(rule.template).rpartition(".")[2]
 
 
 def entries():

@@ -17,6 +17,7 @@ import gast
 
 from mindgrad.rules.markers import RuleError, is_d
 from mindgrad.runtime import times_slope, unbroadcast
+from mindgrad.runtime.origin import Origin, origin
 from mindgrad.runtime.tangents import broadcast_tangent
 
 
@@ -51,7 +52,7 @@ def from_slopes_body(rule, body):
     out, params = rule.out, rule.params
     if rule.kind != "tangent":
         _bind_runtime(rule, "times_slope", times_slope)
-    broadcasts = len(params) > 1 and getattr(rule.key, "__module__", None) != "math"
+    broadcasts = len(params) > 1 and origin(rule.key) is not Origin.MATH
     if broadcasts:
         _bind_runtime(rule, "unbroadcast", unbroadcast)
         _bind_runtime(rule, "broadcast_tangent", broadcast_tangent)

@@ -14,6 +14,7 @@ import threading
 
 from mindgrad.rules.template import Rule
 from mindgrad.runtime import zero_in_zero_out
+from mindgrad.runtime.origin import origin
 
 _RULES: dict = {}
 _TANGENTS: dict = {}
@@ -126,7 +127,7 @@ def _register(keys, template, kind="adjoint", **derive):
     table = _TANGENTS if kind == "tangent" else _RULES
     # a user's rule is checked when registered, so a malformed one fails at its decorator;
     # mindgrad's own are tested, and parsed when first used
-    lazy = getattr(template, "__module__", "").startswith("mindgrad.")
+    lazy = origin(template).is_mindgrad
     for key in keys:
         table[_key(key)] = Rule(key, template, kind, lazy=lazy, **derive)
         if kind == "adjoint":  # a tangent alone does not make a function differentiable
@@ -194,7 +195,7 @@ def linear_in(*names, keeps_values=False):
     ``runtime.takes_zero``), which lets the optimizer drop later guards.
     """
     def decorate(fn):
-        lazy = getattr(fn, "__module__", "").startswith("mindgrad.")
+        lazy = origin(fn).is_mindgrad
         zero_in_zero_out(*names, keeps_values=keeps_values)(fn)
         _TANGENTS[_key(fn)] = Rule(fn, fn, "tangent", lazy=lazy, linear_in=names)
         _bump()

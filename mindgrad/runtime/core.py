@@ -12,6 +12,8 @@ import types
 
 import numpy as np
 
+from mindgrad.runtime.origin import Origin, origin
+
 
 class GradientError(ValueError):
     """A value met at run time that a gradient cannot be formed for (wrong sens shape, ...)."""
@@ -51,7 +53,9 @@ def zero_in_zero_out(*params, keeps_values=False):
 # what the method rules are written for
 _METHOD_RECEIVERS = (np.ndarray, np.generic, numbers.Number, list, tuple, dict, str, bytes, set,
                      frozenset)
-_RULED_MODULES = ("numpy", "mindgrad", "builtins")
+# the owners of the methods the rules describe
+_RULED_ORIGINS = (Origin.NUMPY, Origin.BUILTINS, Origin.MINDGRAD, Origin.RUNTIME,
+                  Origin.RULES)
 
 
 def user_method(receiver, name) -> bool:
@@ -63,7 +67,7 @@ def user_method(receiver, name) -> bool:
         return True
     for klass in receiver.__class__.__mro__:
         if name in vars(klass):
-            return not (getattr(klass, "__module__", None) or "").startswith(_RULED_MODULES)
+            return origin(klass) not in _RULED_ORIGINS
     return not isinstance(receiver, _METHOD_RECEIVERS)
 
 
