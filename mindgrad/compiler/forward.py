@@ -23,6 +23,7 @@ from mindgrad import rules, runtime
 from mindgrad.compiler import activity, naming, objects, source
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import control_flow as cf
+from mindgrad.compiler import operations as ops
 from mindgrad.compiler.analysis import (
     Analysis,
     argument_write_error,
@@ -35,7 +36,6 @@ from mindgrad.compiler.analysis import (
 from mindgrad.compiler.expand import instantiate_tangent
 from mindgrad.compiler.passes import (
     BINOPS,
-    UNARYOPS,
     FunctionPass,
     describe,
     no_attribute_rule,
@@ -185,54 +185,48 @@ class ForwardPass(FunctionPass):
         return out
 
     def tangent(self, s, name, value, t_out):
-        if isinstance(value, (gast.Name, gast.Attribute)) and self.resolve.key(value) and \
-                self.is_active(value) and not (isinstance(value, gast.Attribute) and
-                                               self.resolve(value) is None):
+        op = ops.classify(value, self.resolve, self.containers, self.active)
+        if isinstance(op, ops.Read):
             return [A.assign(t_out, self.tangent_of(value))]
-        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and (
-                self.resolve.key(value.left) in self.containers or
-                self.resolve.key(value.right) in self.containers):
+        if isinstance(op, ops.Concat):
             # sequences: x + y concatenates, and so do their tangents
             return [A.assign(t_out, A.call(self.helper(runtime.concat_tangents),
-                                           self.tangent_of(value.left), A.clone(value.left),
-                                           self.tangent_of(value.right), A.clone(value.right)))]
-        if isinstance(value, gast.BinOp):
-            fn = BINOPS[type(value.op)]
-            if rules.is_nondifferentiable(fn):  # //, and the integer and boolean operators
-                return self.merge_check(s, name) if isinstance(value.op, gast.BitOr) else []
-            return self.apply(s, rules.lookup_tangent(fn), fn, [value.left, value.right], {},
-                              name, t_out)
-        if isinstance(value, gast.UnaryOp):
-            fn = UNARYOPS.get(type(value.op))
-            if rules.is_nondifferentiable(fn):
+                                           self.tangent_of(op.left), A.clone(op.left),
+                                           self.tangent_of(op.right), A.clone(op.right)))]
+        if isinstance(op, ops.Repeat):  # x * n: the rule of * repeats the tangent list
+            op = ops.Operator(BINOPS[gast.Mult], [op.value.left, op.value.right])
+        if isinstance(op, ops.Constant):
+            return self.merge_check(s, name) if isinstance(op.op, gast.BitOr) else []
+        if isinstance(op, ops.Operator):
+            return self.apply(s, rules.lookup_tangent(op.fn), op.fn, op.args, {}, name, t_out)
+        if isinstance(op, ops.IndexRead):
+            if not self.is_active(op.base):
                 return []
-            return self.apply(s, rules.lookup_tangent(fn), fn, [value.operand], {}, name, t_out)
-        if isinstance(value, gast.Subscript):
-            if not self.is_active(value.value):
-                return []
-            index = self.index_value(value.slice)
-            return [A.assign(t_out, A.call(self.helper(runtime.item),
-                                           self.tangent_of(value.value), index))]
-        if isinstance(value, (gast.Tuple, gast.List)):
-            elts = [self.tangent_of(e) for e in value.elts]
-            display = gast.Tuple(elts=elts, ctx=gast.Load()) if isinstance(value, gast.Tuple) \
-                else gast.List(elts=elts, ctx=gast.Load())
-            return [A.assign(t_out, display)]
-        if isinstance(value, gast.Dict):
-            return [A.assign(t_out, gast.Dict(keys=[A.clone(k) for k in value.keys],
-                                              values=[self.tangent_of(v) for v in value.values]))]
-        if isinstance(value, gast.Attribute):
-            rule = rules.lookup_tangent_attr(value.attr)
+            return [A.assign(t_out, A.call(self.helper(runtime.item), self.tangent_of(op.base),
+                                           self.index_value(op.index)))]
+        if isinstance(op, ops.Display):
+            return [A.assign(t_out, self.display_tangent(op.value))]
+        if isinstance(op, ops.AttrRule):
+            rule = rules.lookup_tangent_attr(op.attr)
             if rule is None:  # an error in the branch taken: it may be one never taken
                 return self.fail_when_run(s, no_attribute_rule(
-                    self.src, s, value, f"the attribute .{value.attr} has no tangent rule; "
-                    f"register one with @mindgrad.rules.tangent_attr({value.attr!r})"),
-                    NoTangentRuleError, f"no_rule_for_{value.attr}")
-            return self.apply(s, rule, value.attr, [value.value], {}, name, t_out)
-        if isinstance(value, gast.Call):
-            return self.tangent_call(s, name, value, t_out)
-        self.fail(s, f"mindgrad has no tangent for a {type(value).__name__} expression",
-                  NoTangentRuleError)
+                    self.src, s, value, f"the attribute .{op.attr} has no tangent rule; "
+                    f"register one with @mindgrad.rules.tangent_attr({op.attr!r})"),
+                    NoTangentRuleError, f"no_rule_for_{op.attr}")
+            return self.apply(s, rule, op.attr, [op.owner], {}, name, t_out)
+        if isinstance(op, ops.Unsupported):
+            self.fail(s, f"mindgrad has no tangent for a {type(value).__name__} expression",
+                      NoTangentRuleError)
+        return self.tangent_call(s, name, op, t_out)
+
+    def display_tangent(self, value):
+        """The tangent of a tuple, list or dict display: the display of its items' tangents."""
+        if isinstance(value, gast.Dict):
+            return gast.Dict(keys=[A.clone(k) for k in value.keys],
+                             values=[self.tangent_of(v) for v in value.values])
+        elts = [self.tangent_of(e) for e in value.elts]
+        return gast.Tuple(elts=elts, ctx=gast.Load()) if isinstance(value, gast.Tuple) \
+            else gast.List(elts=elts, ctx=gast.Load())
 
     def apply(self, s, rule, fn, args, keywords, name, t_out):
         if rule is None:
@@ -272,42 +266,35 @@ class ForwardPass(FunctionPass):
             operands.append(receiver)
         return any(self.is_active(o) for o in operands)
 
-    def tangent_call(self, s, name, call, t_out):
-        func = call.func
-        keywords = {k.arg: k.value for k in call.keywords}
-        receiver = self.resolve.receiver(func)
-        if receiver is not None:
+    def tangent_call(self, s, name, op, t_out):
+        """The tangent statements of a call, classified as ``op`` (operations.py)."""
+        if isinstance(op, (ops.ConstantMethod, ops.ListPop, ops.MethodCall)):
             # a receiver of a kind not known yet is checked where it runs
-            checked = self.check_receiver(s, func, NoTangentRuleError)
-            if func.attr in activity.NONDIFF_METHODS:
+            checked = self.check_receiver(s, op.func, NoTangentRuleError)
+            if isinstance(op, ops.ConstantMethod):
                 return checked
-            if func.attr == "pop" and not call.args:
-                # v = xs.pop(): the tangent list pops in step
+            if isinstance(op, ops.ListPop):  # v = xs.pop(): the tangent list pops in step
                 return checked + [A.assign(t_out, A.call(self.helper(runtime.tangent_pop),
-                                                         self.tangent_of(receiver)))]
-            rule = rules.lookup_tangent_method(func.attr)
+                                                         self.tangent_of(op.receiver)))]
+            rule = rules.lookup_tangent_method(op.method)
             if rule is None:  # an error in the branch taken: it may be one never taken
                 return checked + self.fail_when_run(
-                    s, f"the method .{func.attr}() has no tangent rule", NoTangentRuleError,
-                    f"no_rule_for_{func.attr}")
+                    s, f"the method .{op.method}() has no tangent rule", NoTangentRuleError,
+                    f"no_rule_for_{op.method}")
             return self.after_check(
-                s, checked, lambda: self.apply(s, rule, func.attr, [receiver] + list(call.args),
-                                               keywords, name, t_out),
-                NoTangentRuleError, func.attr)
-        target = self.resolve(func)
-        if target is None:  # a function held in a variable: an error in the branch taken
-            return self.fail_when_run(s, f"cannot tell which function {source_text(func)} is",
-                                      NameError, "unknown_function")
-        if rules.is_nondifferentiable(target):
+                s, checked, lambda: self.apply(s, rule, op.method, op.args, op.keywords, name,
+                                               t_out),
+                NoTangentRuleError, op.method)
+        if isinstance(op, ops.UnknownFunction):  # a function held in a variable: an error
+            # in the branch taken
+            return self.fail_when_run(s, f"cannot tell which function {source_text(op.func)} "
+                                         "is", NameError, "unknown_function")
+        if isinstance(op, ops.ConstantCall):
             return []
-        rule = rules.lookup_tangent(target)
-        if rule is None and not isinstance(target, type) and \
-                rules.lookup_tangent(type(target)) is not None:
-            return self.apply(s, rules.lookup_tangent(type(target)), type(target),
-                              [A.clone(func)] + list(call.args), keywords, name, t_out)
+        rule, fn, args = op.rule(rules.lookup_tangent)
         if rule is None:
-            self.fail(s, no_rule(target, "tangent"), NoTangentRuleError)
-        return self.apply(s, rule, target, list(call.args), keywords, name, t_out)
+            self.fail(s, no_rule(op.target, "tangent"), NoTangentRuleError)
+        return self.apply(s, rule, fn, args, op.keywords, name, t_out)
 
     def callee_of(self, call):
         func = call.func

@@ -12,9 +12,10 @@ from __future__ import annotations
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.compiler import activity, naming, objects
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import control_flow as cf
+from mindgrad.compiler import naming, objects
+from mindgrad.compiler import operations as ops
 from mindgrad.compiler.analysis import as_method, call_shape, user_code, without_receiver
 from mindgrad.compiler.passes import no_rule, source_text
 from mindgrad.errors import NoGradientRuleError
@@ -33,48 +34,41 @@ class CallAdjoints:
         # a call of the user's own code may read weights even with constant arguments
         return self.resolve.reads_weights(call.func)
 
-    def adjoint_call(self, s, name, call):
-        func = call.func
-        keywords = {k.arg: k.value for k in call.keywords}
-        receiver = self.resolve.receiver(func)
-        if receiver is not None:
+    def adjoint_call(self, s, name, op):
+        """The adjoint statements of a call, classified as ``op`` (operations.py)."""
+        if isinstance(op, (ops.ConstantMethod, ops.ListPop, ops.MethodCall)):
             # a receiver of a kind not known yet is checked where it runs
-            checked = self.check_receiver(s, func, NoGradientRuleError)
-            if func.attr in activity.NONDIFF_METHODS:
+            checked = self.check_receiver(s, op.func, NoGradientRuleError)
+            if isinstance(op, ops.ConstantMethod):
                 return checked
-            if func.attr == "pop" and not call.args and not call.keywords:
+            if isinstance(op, ops.ListPop):
                 # v = xs.pop(): the gradient goes back on the end of the list's gradient
-                key = self.key(receiver)
+                key = self.key(op.receiver)
                 self.indexed.add(key)
                 return checked + [A.assign(self.d(key), A.call(
                     self.helper(runtime.push_grad), A.load(self.d(key)), A.load(self.d(name)),
-                    A.clone(receiver)), s)]
-            rule = rules.lookup_method(func.attr)
+                    A.clone(op.receiver)), s)]
+            rule = rules.lookup_method(op.method)
             if rule is None:  # an error in the branch taken: it may be one never taken
                 return checked + self.fail_when_run(
-                    s, f"the method .{func.attr}() has no gradient rule; register one with "
-                       f"@mindgrad.adjoint_method({func.attr!r})", NoGradientRuleError,
-                    f"no_rule_for_{func.attr}")
+                    s, f"the method .{op.method}() has no gradient rule; register one with "
+                       f"@mindgrad.adjoint_method({op.method!r})", NoGradientRuleError,
+                    f"no_rule_for_{op.method}")
             return self.after_check(
-                s, checked, lambda: self.apply_rule(s, rule, func.attr, [receiver] +
-                                                    list(call.args), keywords, name),
-                NoGradientRuleError, func.attr)
-        target = self.resolve(func)
-        if target is None:
+                s, checked, lambda: self.apply_rule(s, rule, op.method, op.args, op.keywords,
+                                                    name),
+                NoGradientRuleError, op.method)
+        if isinstance(op, ops.UnknownFunction):
             return self.fail_when_run(
-                s, f"cannot tell which function {source_text(func)} is; call a module-level "
+                s, f"cannot tell which function {source_text(op.func)} is; call a module-level "
                    "function, a method of an array, or a local lambda/def", NameError,
                 "unknown_function")
-        if rules.is_nondifferentiable(target):
+        if isinstance(op, ops.ConstantCall):
             return []
-        rule = rules.lookup(target)
-        if rule is None and rules.lookup(type(target)) is not None and not isinstance(target, type):
-            # a rule for a class of callable objects (ops.MatMul()): the instance comes first
-            return self.apply_rule(s, rules.lookup(type(target)), type(target),
-                                   [A.clone(func)] + list(call.args), keywords, name)
+        rule, fn, args = op.rule(rules.lookup)
         if rule is None:
-            self.fail(s, no_rule(target), NoGradientRuleError)
-        return self.apply_rule(s, rule, target, list(call.args), keywords, name)
+            self.fail(s, no_rule(op.target), NoGradientRuleError)
+        return self.apply_rule(s, rule, fn, args, op.keywords, name)
 
     def check_callee(self, s, call):
         """A call through a local variable holding a function or Cell cannot be followed:

@@ -14,9 +14,10 @@ import gast
 from mindgrad import rules, runtime
 from mindgrad.compiler import activity, naming
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler import operations as ops
 from mindgrad.compiler.analysis import argument_write_error, in_place_write
 from mindgrad.compiler.expand import instantiate
-from mindgrad.compiler.passes import BINOPS, UNARYOPS, as_load, describe, no_attribute_rule
+from mindgrad.compiler.passes import as_load, describe, no_attribute_rule
 from mindgrad.errors import NoGradientRuleError
 from mindgrad.rules import RuleError
 
@@ -101,8 +102,8 @@ class StatementAdjoints:
     def adjoint_of(self, s, name, value):
         """Adjoint statements of ``name = value``, reading ``d_name``."""
         d_out = self.d(name)
-        if isinstance(value, gast.Name) or (isinstance(value, gast.Attribute) and
-                                            self.key(value) in self.weight_keys):
+        op = ops.classify(value, self.resolve, self.containers, self.weight_keys)
+        if isinstance(op, ops.Read):
             return [self.accumulate(value, A.load(d_out), s)] if self.is_active(value) else []
         split = self.split_of_sum(value)
         if split is not None:
@@ -117,60 +118,51 @@ class StatementAdjoints:
                 if self.is_active(operand):
                     stmts.append(self.accumulate(operand, A.load(part), s))
             return stmts
-        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult) and (
-                self.key(value.left) in self.containers or
-                self.key(value.right) in self.containers):
+        if isinstance(op, ops.Repeat):
             # sequences: x * n repeats, so x gets the sum of its copies' gradients
-            seq = value.left if self.key(value.left) in self.containers else value.right
-            if not self.is_active(seq):
+            if not self.is_active(op.sequence):
                 return []
-            return [self.accumulate(seq, A.call(self.helper(runtime.repeated_grads),
-                                                A.load(d_out), A.clone(seq)), s)]
-        if isinstance(value, gast.BinOp):
-            fn = BINOPS[type(value.op)]
-            if rules.is_nondifferentiable(fn):  # //, and the integer and boolean operators
-                return self.merge_check(s, name) if isinstance(value.op, gast.BitOr) else []
-            return self.apply_rule(s, rules.lookup(fn), fn, [value.left, value.right], {}, name)
-        if isinstance(value, gast.UnaryOp):
-            fn = UNARYOPS.get(type(value.op))
-            if rules.is_nondifferentiable(fn):
-                return []
-            return self.apply_rule(s, rules.lookup(fn), fn, [value.operand], {}, name)
-        if isinstance(value, gast.Subscript):
-            base = value.value
-            if not self.is_active(base):
-                return []
-            key = self.key(base)
-            if key in self.buffers and self.basic_index(value.slice):
-                target = A.subscript(A.load(self.d(key)), as_load(A.clone(value.slice)),
-                                     gast.Store())
-                return [A.located(gast.AugAssign(target=target, op=gast.Add(),
-                                                 value=A.load(d_out)), s)]
-            add_at = self.helper(runtime.add_at)
-            self.indexed.add(key)
-            call = A.call(add_at, A.load(self.d(key)), A.clone(base),
-                          self.index_value(value.slice), A.load(d_out))
-            return [A.assign(self.d(key), call, s)]
-        if isinstance(value, (gast.Tuple, gast.List)):
+            return [self.accumulate(op.sequence, A.call(self.helper(runtime.repeated_grads),
+                                                        A.load(d_out), A.clone(op.sequence)), s)]
+        if isinstance(op, ops.Constant):
+            return self.merge_check(s, name) if isinstance(op.op, gast.BitOr) else []
+        if isinstance(op, ops.Operator):
+            return self.apply_rule(s, rules.lookup(op.fn), op.fn, op.args, {}, name)
+        if isinstance(op, ops.IndexRead):
+            return self.index_read_adjoint(s, op.base, op.index, d_out)
+        if isinstance(op, ops.Display):
             item = self.helper(runtime.item)
-            return [self.accumulate(e, A.call(A.clone(item), A.load(d_out), A.const(i)), s)
-                    for i, e in enumerate(value.elts) if self.is_active(e)]
-        if isinstance(value, gast.Dict):
-            item = self.helper(runtime.item)
+            pairs = zip(op.value.keys, op.value.values) if isinstance(op.value, gast.Dict) \
+                else ((A.const(i), e) for i, e in enumerate(op.value.elts))
             return [self.accumulate(v, A.call(A.clone(item), A.load(d_out), A.clone(k)), s)
-                    for k, v in zip(value.keys, value.values) if self.is_active(v)]
-        if isinstance(value, gast.Attribute):
-            rule = rules.lookup_attr(value.attr)
+                    for k, v in pairs if self.is_active(v)]
+        if isinstance(op, ops.AttrRule):
+            rule = rules.lookup_attr(op.attr)
             if rule is None:  # an error in the branch taken: it may be one never taken
                 return self.fail_when_run(s, no_attribute_rule(
-                    self.src, s, value, f"the attribute .{value.attr} of a differentiated "
+                    self.src, s, value, f"the attribute .{op.attr} of a differentiated "
                     f"value has no gradient rule; register one with @mindgrad.adjoint_attr"
-                    f"({value.attr!r})"), NoGradientRuleError, f"no_rule_for_{value.attr}")
-            return self.apply_rule(s, rule, value.attr, [value.value], {}, name)
-        if isinstance(value, gast.Call):
-            return self.adjoint_call(s, name, value)
-        self.fail(s, f"mindgrad has no adjoint for a {type(value).__name__} expression",
-                  NoGradientRuleError)
+                    f"({op.attr!r})"), NoGradientRuleError, f"no_rule_for_{op.attr}")
+            return self.apply_rule(s, rule, op.attr, [op.owner], {}, name)
+        if isinstance(op, ops.Unsupported):
+            self.fail(s, f"mindgrad has no adjoint for a {type(value).__name__} expression",
+                      NoGradientRuleError)
+        return self.adjoint_call(s, name, op)
+
+    def index_read_adjoint(self, s, base, index, d_out):
+        """``v = x[i]``: ``d_v`` added into ``d_x`` at ``i`` (in place in a buffer the
+        gradient owns, for a basic index)."""
+        if not self.is_active(base):
+            return []
+        key = self.key(base)
+        if key in self.buffers and self.basic_index(index):
+            target = A.subscript(A.load(self.d(key)), as_load(A.clone(index)), gast.Store())
+            return [A.located(gast.AugAssign(target=target, op=gast.Add(), value=A.load(d_out)),
+                              s)]
+        self.indexed.add(key)
+        call = A.call(self.helper(runtime.add_at), A.load(self.d(key)), A.clone(base),
+                      self.index_value(index), A.load(d_out))
+        return [A.assign(self.d(key), call, s)]
 
     def apply_rule(self, s, rule, fn, args, keywords, name):
         if rule is None:

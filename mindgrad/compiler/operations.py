@@ -1,0 +1,192 @@
+"""One classification of what a normalized assignment ``name = value`` computes, shared by the
+transformations: reverse mode writes an adjoint for each kind of operation, forward mode a
+tangent, and a new transformation (batching, Taylor series) writes its own without touching
+theirs.
+
+``classify(value, resolve, containers, tracked)`` gives one record:
+
+    Read          name = x, or an attribute the transformation tracks as a value (a weight)
+    Concat        x + y of sequences the code shows
+    Repeat        x * n of a sequence the code shows
+    Operator      a differentiable operator (+, *, @, unary -, ...): its function in ``operator``
+    Constant      a piecewise-constant operator (//, &, |, ...): no derivative
+    IndexRead     x[i]
+    Display       a tuple, list or dict display
+    AttrRule      x.T, z.real: the rule of the attribute
+    ConstantMethod   x.argmax(), ...: a method whose result is a constant
+    ListPop       xs.pop()
+    MethodCall    x.sum(), ...: the rule of the method
+    UnknownFunction  a call of a function the code does not show (a local variable)
+    ConstantCall  a call of a function without derivative (np.argmax, ...)
+    FunctionCall  a call with a rule: the function, or the class of a callable object
+    Unsupported   any other expression
+
+A call of the user's own code (a function, method or Cell followed into) is found before this,
+by each transformation's ``callee_of``: whether a function has a rule of its own depends on the
+transformation's table of rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import gast
+
+from mindgrad import rules
+from mindgrad.compiler import activity
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler.passes import BINOPS, UNARYOPS
+
+
+class Operation:
+    """A classified value; each kind is a dataclass below."""
+
+
+@dataclasses.dataclass
+class Read(Operation):
+    value: gast.expr
+
+
+@dataclasses.dataclass
+class Concat(Operation):
+    left: gast.expr
+    right: gast.expr
+
+
+@dataclasses.dataclass
+class Repeat(Operation):
+    sequence: gast.expr
+    value: gast.BinOp
+
+
+@dataclasses.dataclass
+class Operator(Operation):
+    fn: object  # operator.add, operator.neg, ...
+    args: list
+
+
+@dataclasses.dataclass
+class Constant(Operation):
+    op: gast.AST  # the operator node: BitOr merges flags, which reverse mode checks
+
+
+@dataclasses.dataclass
+class IndexRead(Operation):
+    base: gast.expr
+    index: gast.expr
+
+
+@dataclasses.dataclass
+class Display(Operation):
+    value: gast.expr  # a gast.Tuple, gast.List or gast.Dict
+
+
+@dataclasses.dataclass
+class AttrRule(Operation):
+    attr: str
+    owner: gast.expr
+
+
+@dataclasses.dataclass
+class ConstantMethod(Operation):
+    func: gast.Attribute
+
+
+@dataclasses.dataclass
+class ListPop(Operation):
+    func: gast.Attribute
+    receiver: gast.expr
+
+
+@dataclasses.dataclass
+class MethodCall(Operation):
+    func: gast.Attribute
+    method: str
+    args: list  # the receiver first
+    keywords: dict
+
+
+@dataclasses.dataclass
+class UnknownFunction(Operation):
+    func: gast.expr
+
+
+@dataclasses.dataclass
+class ConstantCall(Operation):
+    target: object
+
+
+@dataclasses.dataclass
+class FunctionCall(Operation):
+    func: gast.expr
+    target: object
+    args: list
+    keywords: dict
+
+    def rule(self, lookup):
+        """``(rule, key, args)`` from the table ``lookup`` (``rules.lookup`` or
+        ``rules.lookup_tangent``): the function's own rule, or else the rule of the class of a
+        callable object (``ops.MatMul()(a, b)``), which takes the instance first."""
+        rule = lookup(self.target)
+        if rule is None and not isinstance(self.target, type):
+            kind = type(self.target)
+            if lookup(kind) is not None:
+                return lookup(kind), kind, [A.clone(self.func)] + list(self.args)
+        return rule, self.target, list(self.args)
+
+
+@dataclasses.dataclass
+class Unsupported(Operation):
+    value: gast.AST
+
+
+def classify(value, resolve, containers, tracked) -> Operation:
+    """The operation of ``name = value``. ``containers`` holds the keys of values the code shows
+    to be sequences; ``tracked`` the attributes (``self.w``) the transformation follows as
+    values of their own."""
+    if isinstance(value, gast.Name) or isinstance(value, gast.Attribute) and \
+            resolve.key(value) in tracked:
+        return Read(value)
+    if isinstance(value, gast.BinOp):
+        shows = resolve.key(value.left) in containers or resolve.key(value.right) in containers
+        if isinstance(value.op, gast.Add) and shows:
+            return Concat(value.left, value.right)
+        if isinstance(value.op, gast.Mult) and shows:
+            left = resolve.key(value.left) in containers
+            return Repeat(value.left if left else value.right, value)
+        fn = BINOPS[type(value.op)]
+        if rules.is_nondifferentiable(fn):  # //, and the integer and boolean operators
+            return Constant(value.op)
+        return Operator(fn, [value.left, value.right])
+    if isinstance(value, gast.UnaryOp):
+        fn = UNARYOPS.get(type(value.op))
+        if rules.is_nondifferentiable(fn):
+            return Constant(value.op)
+        return Operator(fn, [value.operand])
+    if isinstance(value, gast.Subscript):
+        return IndexRead(value.value, value.slice)
+    if isinstance(value, (gast.Tuple, gast.List, gast.Dict)):
+        return Display(value)
+    if isinstance(value, gast.Attribute):
+        return AttrRule(value.attr, value.value)
+    if isinstance(value, gast.Call):
+        return _classify_call(value, resolve)
+    return Unsupported(value)
+
+
+def _classify_call(call, resolve) -> Operation:
+    func = call.func
+    keywords = {k.arg: k.value for k in call.keywords}
+    receiver = resolve.receiver(func)
+    if receiver is not None:
+        if func.attr in activity.NONDIFF_METHODS:
+            return ConstantMethod(func)
+        if func.attr == "pop" and not call.args and not call.keywords:
+            return ListPop(func, receiver)
+        return MethodCall(func, func.attr, [receiver] + list(call.args), keywords)
+    target = resolve(func)
+    if target is None:
+        return UnknownFunction(func)
+    if rules.is_nondifferentiable(target):
+        return ConstantCall(target)
+    return FunctionCall(func, target, list(call.args), keywords)
