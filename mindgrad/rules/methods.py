@@ -19,6 +19,7 @@ from mindgrad.rules import (
     linear,
     linear_attr,
     linear_in,
+    linear_method,
     nondifferentiable,
     tangent_attr,
     tangent_method,
@@ -58,7 +59,7 @@ from mindgrad.runtime import is_zero, takes_zero
 from mindgrad.runtime.tangents import TangentList, broadcast_tangent
 
 # ----- reductions --------------------------------------------------------------------------
-# sum and mean are linear, but their derived tangents would pass ``out`` and ``initial`` on
+# sum is linear jointly in the array and ``initial``: one tangent, not a term per argument
 
 
 @adjoint_method("sum")
@@ -73,14 +74,10 @@ def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, whe
     d[ans] = broadcast_tangent(d[initial], ans)
 
 
+@linear_method("mean", via=np.mean)
 @adjoint_method("mean")
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, where=True):
     d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, where)
-
-
-@tangent_method("mean")
-def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, where=True):
-    d[ans] = np.mean(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 @adjoint_method("prod")
@@ -203,19 +200,15 @@ def _(out, a, order="C"):
     d[a] = d[out]
 
 
-@tangent_method("copy")
+@tangent_method("copy")  # derived, it would read np.copy(d[a], 'C'): the layout does not matter
 def _(out, a, order="C"):
     d[out] = np.array(d[a])
 
 
+@linear_method("conj", "conjugate", via=np.conj)
 @adjoint_method("conj", "conjugate")
 def _(out, a):
     d[a] = np.conj(d[out])
-
-
-@tangent_method("conj", "conjugate")
-def _(out, a):
-    d[out] = np.conj(d[a])
 
 
 def item_position(a, args):

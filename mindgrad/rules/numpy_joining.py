@@ -544,14 +544,10 @@ def _(out, arr, obj, axis=None):
     d[arr] = take_grad(d[out], arr, kept_after_delete(arr, obj, axis), axis)
 
 
+@linear(np.compress, wrt="a")
 @adjoint(np.compress)
 def _(ans, condition, a, axis=None, out=None):
     d[a] = take_grad(d[ans], a, np.flatnonzero(condition), axis)
-
-
-@tangent(np.compress)  # linear, but the derived call would pass a positional out= on
-def _(ans, condition, a, axis=None, out=None):
-    d[ans] = np.compress(condition, d[a], axis)
 
 
 def insert_sources(arr, obj, out, axis=None):

@@ -641,13 +641,10 @@ if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2.0
     def _(out, x, *, offset=0):
         d[x] = diagonal_grad(d[out], x, offset, -2, -1)
 
+    @linear(np.linalg.trace)
     @adjoint(np.linalg.trace)
     def _(out, x, *, offset=0, dtype=None):
         d[x] = trace_grad(d[out], x, offset, -2, -1)
-
-    @tangent(np.linalg.trace)
-    def _(out, x, *, offset=0, dtype=None):
-        d[out] = np.linalg.trace(d[x], offset=offset, dtype=dtype)
 
 
 

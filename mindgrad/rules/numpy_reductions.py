@@ -24,6 +24,7 @@ from mindgrad.rules import (
     adjoint_method,
     d,
     linear,
+    linear_method,
     nondifferentiable,
     tangent,
     tangent_method,
@@ -87,14 +88,10 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=
     d[ans] = broadcast_tangent(d[initial], ans)
 
 
+@linear(np.mean)
 @adjoint(np.mean)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, where)
-
-
-@tangent(np.mean)
-def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    d[ans] = np.mean(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
 
 
 @adjoint(np.nansum)
@@ -445,16 +442,12 @@ def _(out, g, a, axis=None):
     ...
 
 
+@linear_method("cumsum", via=np.cumsum)  # a number tangent (or the symbolic 0) has no .cumsum()
+@linear(np.cumsum)
 @adjoint_method("cumsum")
 @adjoint(np.cumsum)
 def _(ans, a, axis=None, dtype=None, out=None):
     d[a] = cumsum_grad(d[ans], a, axis)
-
-
-@tangent_method("cumsum")
-@tangent(np.cumsum)
-def _(ans, a, axis=None, dtype=None, out=None):
-    d[ans] = np.cumsum(d[a], axis, dtype)
 
 
 @takes_zero

@@ -262,16 +262,12 @@ def _(out, g, a, repeats, axis=None):
     ...
 
 
+@linear_method("repeat", via=np.repeat)  # a number tangent (or the symbolic 0) has no .repeat()
 @linear(np.repeat)
 @adjoint_method("repeat")
 @adjoint(np.repeat)
 def _(out, a, repeats, axis=None):
     d[a] = repeat_grad(d[out], a, repeats, axis)
-
-
-@tangent_method("repeat")  # a number tangent (or the symbolic 0) has no .repeat()
-def _(out, a, repeats, axis=None):
-    d[out] = np.repeat(d[a], repeats, axis)
 
 
 
@@ -468,16 +464,12 @@ def _(out, a, offset=0, axis1=0, axis2=1):
     d[a] = diagonal_grad(d[out], a, offset, axis1, axis2)
 
 
+@linear_method("trace", via=np.trace)
+@linear(np.trace)
 @adjoint_method("trace")
 @adjoint(np.trace)
 def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d[a] = trace_grad(d[ans], a, offset, axis1, axis2)
-
-
-@tangent_method("trace")  # linear, but the derived call would pass a positional out= on
-@tangent(np.trace)
-def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    d[ans] = np.trace(d[a], offset, axis1, axis2, dtype)
 
 
 @linear(np.triu)
@@ -527,16 +519,12 @@ def _(out, g, a, indices, axis=None, mode="raise"):
     ...
 
 
+@linear_method("take", via=np.take)
+@linear(np.take)
 @adjoint_method("take")
 @adjoint(np.take)
 def _(ans, a, indices, axis=None, out=None, mode="raise"):
     d[a] = take_grad(d[ans], a, indices, axis, mode)
-
-
-@tangent_method("take")  # linear, but the derived call would pass a positional out= on
-@tangent(np.take)
-def _(ans, a, indices, axis=None, out=None, mode="raise"):
-    d[ans] = np.take(d[a], indices, axis, None, mode)
 
 
 @takes_zero

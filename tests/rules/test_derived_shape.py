@@ -5,8 +5,8 @@ replaced, or (noted beside it) an equal value spelled from the template's own ar
 then checked numerically: in forward mode against central differences, at second order in reverse
 and in forward-over-reverse mode (``check_grads(..., modes=("rev", "fwd"), order=2)``, which runs
 the derived tangents of the gradient helpers), in float32 against float64, and, for the helpers,
-directly through ``jvp_of``. The last tests pin why the other linear functions keep hand-written
-tangents: the cases a derived one would get wrong.
+directly through ``jvp_of``. The last tests pin what a derived tangent must not get wrong: NumPy's
+``out=`` given by position, and numbers and the symbolic zero as tangents.
 """
 
 import numpy as np
@@ -73,6 +73,17 @@ DERIVED = [
     ((np.triu,), "d[out] = np.triu(d[m], k)"),
     ((np.tril,), "d[out] = np.tril(d[m], k)"),
     ((np.take_along_axis,), "d[out] = np.take_along_axis(d[arr], indices, axis)"),
+    # NumPy's out= is not passed on: the parameters after it go by keyword
+    ((np.take, method("take")), "d[ans] = np.take(d[a], indices, axis, mode=mode)"),
+    ((np.trace, method("trace")), "d[ans] = np.trace(d[a], offset, axis1, axis2, dtype)"),
+    ((np.cumsum, method("cumsum")), "d[ans] = np.cumsum(d[a], axis, dtype)"),
+    ((np.mean, method("mean")),
+     "d[ans] = np.mean(d[a], axis, dtype, keepdims=keepdims, where=where)"),
+    ((np.compress,), "d[ans] = np.compress(condition, d[a], axis)"),
+    # a method applied by its function, which takes a number tangent and the symbolic 0
+    ((method("repeat"),), "d[out] = np.repeat(d[a], repeats, axis)"),
+    # was np.conj(d[a])
+    ((method("conj"), method("conjugate")), "d[out] = np.conjugate(d[a])"),
     # was np.broadcast_to(d[array], np.shape(out)): the shape asked for is the output's
     ((np.broadcast_to,), "d[out] = np.broadcast_to(d[array], shape, subok)"),
     # was np.reshape(d[a], np.shape(out)) for both: the same elements in the output's shape
@@ -209,6 +220,14 @@ def sum_axis(x): return np.sin(np.sum(x, axis=0))
 def mean_kept(x): return np.sin(np.mean(x, axis=1, keepdims=True))
 def max_axis(x): return np.sin(np.max(x, axis=0))
 def cumsum_(x): return np.sin(np.cumsum(x, axis=1))
+def compress_(x): return np.sin(np.compress([True, False, True], x, axis=1))
+def cumsum_method(x): return np.sin(x.cumsum(0))
+def trace_method(x): return np.sin(x.trace(-1))
+def take_method(x): return np.sin(x.take([1, 1, 0]))
+def mean_method(x): return np.sin(x.mean(axis=0))
+def repeat_method(x): return np.sin(x.repeat(2, axis=0))
+def copy_method(x): return np.sin(x.copy())
+def conj_method(x): return np.sin(x.conj() * x.conjugate())
 
 
 def split_halves(x):
@@ -304,6 +323,10 @@ CASES = SHAPE_CASES + [
     (take_, r(2, 3)), (pad_, r(2, 3)), (sum_axis, r(3, 2)), (mean_kept, r(2, 3)),
     (max_axis, r(3, 2)), (cumsum_, r(2, 3)), (item_, r(3)), (tolist_, r(3)),
     (dict_views, r(2)), (permutation_, r(3)),
+    (compress_, r(2, 3)), (cumsum_method, r(3, 2)), (trace_method, r(3, 3)),
+    (take_method, r(2, 2)), (mean_method, r(3, 2)), (mean_method, r(4)),
+    (repeat_method, r(2, 3)), (copy_method, r(3)), (conj_method, r(2, 3)), (conj_method, r()),
+    (mean_kept, np.float32(r(2, 3))), (cumsum_, r(1, 3)),
 ]
 
 
@@ -460,7 +483,7 @@ def test_draw_tangent_is_linear_in_the_tangent():
     np.testing.assert_allclose(jvp(t, None, None), t[drawn], rtol=0, atol=0)
 
 
-# ----- where a derived tangent would be wrong: the hand-written ones kept ------------------
+# ----- NumPy's out= and numbers: where a derived tangent must not go wrong ---------------
 
 
 def cumsum_into(x):
@@ -491,8 +514,8 @@ def mean_into(x):
                                    (trace_into, r(3, 3)), (mean_into, r(2, 3))],
                          ids=["cumsum", "take", "trace", "mean"])
 def test_a_positional_out_receives_the_value_not_the_tangent(fn, x):
-    # a tangent derived from these templates would pass `out` on: the tangent would be
-    # written into the caller's buffer, the result itself
+    # a tangent that passed `out` on would write the tangent into the caller's buffer, the
+    # result itself: the derived tangents leave it out
     v = r(*x.shape)
     out, tangent = mindgrad.jvp(fn, (x,), (v,))
     np.testing.assert_allclose(out, fn(x), rtol=1e-12)
