@@ -21,7 +21,6 @@ from mindgrad.rules import (
     linear_in,
     linear_method,
     nondifferentiable,
-    tangent_attr,
     tangent_method,
 )
 from mindgrad.rules.numpy_elementwise import (
@@ -291,14 +290,10 @@ def _(out, a):
 # ----- attributes --------------------------------------------------------------------------
 
 
+@linear(("attr", "T"), via=np.transpose)  # a number tangent and the symbolic 0 have no .T
 @adjoint_attr("T")
 def _(out, x):
     d[x] = np.transpose(d[out])
-
-
-@tangent_attr("T")  # np.transpose takes a number tangent and the symbolic 0; .T does not
-def _(out, x):
-    d[out] = np.transpose(d[x])
 
 
 @linear_attr("real")

@@ -121,16 +121,12 @@ def _(out, a, order="C"):
     d[out] = reshape_tangent(d[a], a, out, order)
 
 
+@linear_method("squeeze", via=np.squeeze)  # a number tangent has no .squeeze()
 @linear(np.expand_dims, np.squeeze)
 @adjoint_method("squeeze")
 @adjoint(np.expand_dims, np.squeeze)
 def _(out, a, axis=None):
     d[a] = np.reshape(d[out], np.shape(a))
-
-
-@tangent_method("squeeze")  # a number tangent (or the symbolic 0) has no .squeeze()
-def _(out, a, axis=None):
-    d[out] = np.reshape(d[a], np.shape(out))
 
 
 @adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)

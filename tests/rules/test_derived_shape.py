@@ -82,7 +82,9 @@ DERIVED = [
     ((np.compress,), "d[ans] = np.compress(condition, d[a], axis)"),
     # a method applied by its function, which takes a number tangent and the symbolic 0
     ((method("repeat"),), "d[out] = np.repeat(d[a], repeats, axis)"),
-    # was np.conj(d[a])
+    ((attr("T"),), "d[out] = np.transpose(d[x])"),
+    # was np.reshape(d[a], np.shape(out)) and np.conj(d[a])
+    ((method("squeeze"),), "d[out] = np.squeeze(d[a], axis)"),
     ((method("conj"), method("conjugate")), "d[out] = np.conjugate(d[a])"),
     # was np.broadcast_to(d[array], np.shape(out)): the shape asked for is the output's
     ((np.broadcast_to,), "d[out] = np.broadcast_to(d[array], shape, subok)"),
@@ -226,7 +228,8 @@ def trace_method(x): return np.sin(x.trace(-1))
 def take_method(x): return np.sin(x.take([1, 1, 0]))
 def mean_method(x): return np.sin(x.mean(axis=0))
 def repeat_method(x): return np.sin(x.repeat(2, axis=0))
-def copy_method(x): return np.sin(x.copy())
+def squeeze_method(x): return np.sin(x.squeeze())
+def T_attr(x): return np.sin(x.T)
 def conj_method(x): return np.sin(x.conj() * x.conjugate())
 
 
@@ -325,7 +328,9 @@ CASES = SHAPE_CASES + [
     (dict_views, r(2)), (permutation_, r(3)),
     (compress_, r(2, 3)), (cumsum_method, r(3, 2)), (trace_method, r(3, 3)),
     (take_method, r(2, 2)), (mean_method, r(3, 2)), (mean_method, r(4)),
-    (repeat_method, r(2, 3)), (copy_method, r(3)), (conj_method, r(2, 3)), (conj_method, r()),
+    (repeat_method, r(2, 3)), (squeeze_method, r(1, 3, 1)), (squeeze_method, r(1)),
+    (T_attr, r(2, 3)), (T_attr, r(3)), (T_attr, r()),
+    (conj_method, r(2, 3)), (conj_method, r()),
     (mean_kept, np.float32(r(2, 3))), (cumsum_, r(1, 3)),
 ]
 
