@@ -1,2 +1,3 @@
-"""The compiler: source in, a derivative's Python out. ``driver`` runs the stages in order
-(``driver.STAGES``), ``cache`` keeps what it built per call signature."""
+"""The compiler: source in, a derivative's Python out. ``pipeline`` holds the stages, executable
+and in order (``pipeline.PARSE``, ``REVERSE`` or ``FORWARD``, ``FINISH``); ``driver`` runs them
+for a function and every function it calls; ``cache`` keeps what it built per call signature."""

@@ -1,4 +1,5 @@
-"""What the passes wrote, assembled into the functions that are compiled; the optimize stage.
+"""What the passes wrote, optimized (the optimize stage) and assembled into the functions that
+are compiled.
 
 Reverse mode, from ``reverse.Sweeps``: the gradient entry ``grad`` calls, or the split pair a
 caller (or ``vjp``) calls::
@@ -16,6 +17,7 @@ The backward sweep is optimized before the locals a split backward function read
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import gast
@@ -26,10 +28,28 @@ from mindgrad.compiler import control_flow as cf
 from mindgrad.compiler import emit, naming, optimize
 
 
+@dataclasses.dataclass
+class ReverseCode:
+    """What the reverse stage wrote for one request, before it is put into functions: the
+    sweeps' statements and what the functions return. The optimize stage rewrites ``back``."""
+
+    fwd: list
+    back: list                 # the seed, the adjoints' initial zeros, the backward sweep
+    result: gast.expr
+    d_res: str | None          # the gradient of the result, when it is active
+    returned: list             # one expression per differentiated parameter
+    weight_grads: list         # one expression per weight returned
+    live_out: set              # the gradients the functions return
+    guarded: bool              # the backward function returns at once for a zero d_res
+    pure: set
+    owned: set
+
+
 class ReverseFunctions:
-    """The functions of one reverse-mode request: ``functions(optimized)`` gives them as the
-    reverse stage wrote them or after the optimize stage. The names made here (``sens``, ...)
-    are made once, so both show the same names."""
+    """The functions of one reverse-mode request, in three steps the driver runs as stages:
+    ``code()`` (the reverse stage's statements), ``optimize(code)`` (the optimize stage) and
+    ``assemble(code)`` (the functions compiled). The names made here (``sens``, ...) are made
+    once, so the dump of each stage shows the same names."""
 
     def __init__(self, sweeps, names, split, weight_indices):
         self.sweeps = sweeps
@@ -43,16 +63,11 @@ class ReverseFunctions:
             self._made[base] = self.sweeps.namespace.fresh(base)
         return self._made[base]
 
-    def functions(self, optimized) -> list:
+    def code(self) -> ReverseCode:
         sw = self.sweeps
         d = sw.adjoints
-        fwd, bwd, result = sw.forward, sw.backward, sw.result
-        if not optimized:  # only for the dump of the reverse stage: keep the originals intact
-            fwd, bwd = A.clone(fwd), A.clone(bwd)
         res_active = sw.result_active
         d_res = d(sw.result_key) if res_active else None
-        owned = {d(n) for n in sw.indexed if n in sw.active}
-        pure = set(sw.pure)
         grads = [d(p) if p in sw.active else None for p in sw.active_params]
         weight_grads = self._weight_returns()
         buffers = {d(p): p for p in sw.buffers if p in sw.active}
@@ -69,19 +84,29 @@ class ReverseFunctions:
             if res_active:
                 # a complex output is refused at the user's return, where it has one only
                 returns = own_returns(sw.namespace.src.tree)
-                seed = [A.assign(d_res, A.call(seed_fn, A.clone(result), A.load(sens)),
+                seed = [A.assign(d_res, A.call(seed_fn, A.clone(sw.result), A.load(sens)),
                                  sw.fdef.body[-1] if len(returns) == 1 else None)]
-        back = seed + inits + bwd
-        returned = [A.load(g) if g else A.const(0) for g in grads]
-        if optimized:
-            live_out = {g for g in grads if g} | A.names_in(weight_grads, gast.Load)
-            # a backward function that restores no values returns at once for a zero d_res
-            guarded = self.split and d_res is not None and not _restores_values(back, sw.tape)
-            back = self._optimizer(pure, owned).run(back, live_out, zero=(),
-                                                    arrays={d_res} if guarded else ())
+        back = seed + inits + sw.backward
+        # a backward function that restores no values returns at once for a zero d_res
+        guarded = self.split and d_res is not None and not _restores_values(back, sw.tape)
+        return ReverseCode(sw.forward, back, sw.result, d_res,
+                           [A.load(g) if g else A.const(0) for g in grads], weight_grads,
+                           {g for g in grads if g} | A.names_in(weight_grads, gast.Load),
+                           guarded, set(sw.pure), {d(n) for n in sw.indexed if n in sw.active})
+
+    def optimize(self, code: ReverseCode) -> ReverseCode:
+        """The optimize stage: the backward sweep without what is not needed."""
+        back = self._optimizer(code.pure, code.owned).run(
+            code.back, code.live_out, zero=(), arrays={code.d_res} if code.guarded else ())
+        return dataclasses.replace(code, back=back)
+
+    def assemble(self, code: ReverseCode, copy=False) -> list:
+        """The functions compiled; ``copy`` leaves ``code`` intact (the reverse stage's dump)."""
+        fwd, back = (A.clone(code.fwd), A.clone(code.back)) if copy else (code.fwd, code.back)
+        returned = code.returned + code.weight_grads
         if self.split:
-            return self._split(fwd, back, result, d_res, returned + weight_grads)
-        return [self._entry(fwd, back, result, returned, weight_grads)]
+            return self._split(fwd, back, code.result, code.d_res, returned)
+        return [self._entry(fwd, back, code.result, code.returned, code.weight_grads)]
 
     def _optimizer(self, pure, owned):
         sw = self.sweeps
@@ -155,12 +180,17 @@ class ReverseFunctions:
         return [forward, backward]
 
 
-def tangent_function(code, name, entry, optimized=True):
+def optimize_tangents(code):
+    """The optimize stage of forward mode: the tangent code without what is not needed."""
+    body = optimize.Optimizer(code.pure, code.impure_calls, set(), set()).run(code.statements,
+                                                                               set())
+    return dataclasses.replace(code, statements=body)
+
+
+def tangent_function(code, name, entry):
     """``name(params..., t_<active>...) -> (result, tangent)`` from ``forward.TangentCode``;
     an entry takes the tangents by keyword (defaulted parameters may be left out)."""
     body = code.statements
-    if optimized:
-        body = optimize.Optimizer(code.pure, code.impure_calls, set(), set()).run(body, set())
     args = code.fdef.args
     params, kwonly = [a.id for a in args.args], [a.id for a in args.kwonlyargs]
     arguments = arguments_of(params, kwonly + code.tangent_params) if entry else \

@@ -1,42 +1,45 @@
-"""The pipeline: ``STAGES`` in order, and ``run`` which takes a function to its compiled adjoint.
+"""The pipeline: its stages, executable, in order, and ``run`` which takes a function to its
+compiled adjoint.
 
     source -> fence -> normalize -> activity -> reverse -> optimize -> emit -> compile
 
-``run(fn, spec, dump=print)`` prints the source after each stage. A ``Build`` drives the passes:
-it parses each function once, runs the reverse pass to the fixed point of what the tape saves
-(or the forward pass once), assembles and optimizes the functions (assemble.py), builds the
-callees the passes asked for (callees.py) after their caller's pass, and compiles everything.
-The caching of what ``run`` returns is ``mindgrad.compiler.cache``'s business.
+``PARSE`` (source, fence, normalize) runs once per function and build; ``REVERSE`` or
+``FORWARD`` (activity, the transformation, optimize) once per request; ``FINISH`` (emit,
+compile) once per build, for every unit built. Each ``Stage`` takes the state the one before it
+left (``Parsed``, ``Transform``) and leaves its own; ``run(fn, spec, dump=print)`` prints the
+source after each stage. A ``Build`` drives them: it parses each function once, runs the
+reverse pass to the fixed point of what the tape saves (or the forward pass once), optimizes and
+assembles the functions (assemble.py), builds the callees the passes asked for (callees.py)
+after their caller's pass, and compiles everything. The caching of what ``run`` returns is
+``mindgrad.compiler.cache``'s business.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import weakref
 
 import numpy as np
 
-from mindgrad.compiler import (
-    analysis,
-    assemble,
-    emit,
-    fence,
-    forward,
-    naming,
-    normalize,
-    reverse,
-    source,
-    specialise,
-)
-from mindgrad.compiler import astutil as A
-from mindgrad.compiler.callees import GRADIENT, SPLIT, TANGENT, Callees, Placeholder, Request
+from mindgrad.compiler import naming, source, specialise
+from mindgrad.compiler.callees import GRADIENT, SPLIT, TANGENT, Request
 from mindgrad.compiler.callees import Table as CalleeTable
 from mindgrad.compiler.dependencies import Dependencies
+from mindgrad.compiler.pipeline import (
+    FINISH,
+    FORWARD,
+    PARSE,
+    REVERSE,
+    STAGES,
+    Finish,
+    Parsed,
+    Transform,
+)
 from mindgrad.compiler.source import unbind
 from mindgrad.compiler.weights import Weights
 
-STAGES = ("source", "fence", "normalize", "activity", "reverse", "optimize", "emit", "compile")
-# forward mode (jvp) runs "forward" where reverse mode runs "reverse"
+__all__ = ["STAGES", "Build", "CompiledDerivative", "run", "run_forward"]
 
 
 class CompiledDerivative:
@@ -110,22 +113,16 @@ class Build:
     # ----- stages source, fence, normalize ---------------------------------------------------
 
     def parse(self, fn, obj=None, shape=(0, ())):
-        """Stages source, fence and normalize for ``fn`` (with ``obj`` bound to its first
-        parameter, for methods and Cells; ``*args`` and ``**kw`` specialised for a call of
-        ``shape``, see ``specialise.call_shape``), done once per build."""
+        """The stages of ``PARSE`` for ``fn`` (with ``obj`` bound to its first parameter, for
+        methods and Cells; ``*args`` and ``**kw`` specialised for a call of ``shape``, see
+        ``specialise.call_shape``), done once per build: ``(src, fdef, names taken)``."""
         cache_key = (fn.__code__, id(obj), shape)
         if cache_key not in self._parsed:
-            src = specialise.specialise(source.get_source(fn), shape)
-            self.dependencies.on_defaults(fn)
-            if obj is not None:
-                src.bound[src.tree.args.args[0].id] = obj
-            self.record("source", src.name, "".join(src.lines))
-            fence.check(src)
-            self.record("fence", src.name, lambda: emit.unparse(src.tree))
-            names = naming.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
-            fdef = normalize.normalize(src, src.tree, names)
-            self.record("normalize", src.name, lambda: emit.unparse(fdef))
-            self._parsed[cache_key] = (src, fdef, set(names.taken))
+            state = Parsed(fn, obj, shape)
+            for stage in PARSE:
+                stage.run(self, state)
+                self.record(stage.name, state.src.name, functools.partial(stage.show, state))
+            self._parsed[cache_key] = (state.src, state.fdef, state.taken)
         return self._parsed[cache_key]
 
     # ----- the worklist ----------------------------------------------------------------------
@@ -142,120 +139,38 @@ class Build:
         self.units.append(unit)
         return unit
 
-    # ----- stages activity, reverse, optimize ------------------------------------------------
+    # ----- stages activity, reverse or forward, optimize -----------------------------------
+
+    def _transform(self, request, stages):
+        src, fdef, taken = self.parse(request.fn, request.obj, request.shape)
+        state = Transform(request, src, fdef, taken)
+        for stage in stages:
+            stage.run(self, state)
+            self.record(stage.name, src.name, functools.partial(stage.show, state))
+        self.dependencies.on_callees(src, fdef)
+        return Unit(src, state.defs, state.bindings), state.callees.requested
 
     def _reverse(self, request):
-        src, fdef, taken = self.parse(request.fn, request.obj, request.shape)
-        # a callee takes its keyword-only parameters positionally too, after the others
-        params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
-        active_params = [params[i] for i in request.active]
-        weight_reads = self.weights.direct_reads(src, fdef)
-        # an object with nothing to differentiate is a constant: its gradient is zero
-        seeds = [params[i] for i in request.active if i not in request.opaque]
-        facts = analysis.analyse(src, fdef, seeds + list(weight_reads),
-                                 [params[i] for i in request.scalars if i < len(params)],
-                                 [params[i] for i in request.containers if i < len(params)],
-                                 self.weights.read_by_call,
-                                 {params[i]: n for i, n in request.arrays.items()
-                                  if i < len(params)},
-                                 [params[i] for i in request.reals if i < len(params)])
-        active = sorted(set(facts.active) | set(weight_reads))
-        self.record("activity", src.name, lambda: "active: " + ", ".join(active))
-        job = reverse.ReverseInput(src, fdef, active_params, facts, self.weights.requested,
-                                   weight_reads, self.weights.read_by_call,
-                                   request.arguments_shared)
-        # Which values must the tape save? Those the backward sweep reads; but saving them
-        # adds restoring code that reads more (branch tests, ...): iterate to a fixed point.
-        needed = None
-        while True:
-            names = naming.NameGen(taken)
-            callees = Callees(self.callees, src, names)
-            sweeps = reverse.ReversePass(job, names, callees, needed).sweeps()
-            reads = sweeps.reads()
-            if needed is not None and reads <= needed:
-                break
-            needed = reads | (needed or set())
-        split = request.mode == SPLIT
-        weight_indices = [i for _, i in self.weights.reached(request.fn, request.obj)] \
-            if split else range(len(self.weights.requested))
-        functions = assemble.ReverseFunctions(sweeps, request.names, split, weight_indices)
-        self.record("reverse", src.name,
-                    lambda: "\n".join(emit.unparse(f) for f in functions.functions(False)))
-        defs = functions.functions(True)
-        self.record("optimize", src.name, lambda: "\n".join(emit.unparse(f) for f in defs))
-        self.dependencies.on_callees(src, fdef)
-        bindings = {**sweeps.namespace.bindings, **callees.placeholders()}
-        return Unit(src, defs, bindings), callees.requested
-
-    # ----- stages activity, forward, optimize ------------------------------------------------
+        return self._transform(request, REVERSE)
 
     def _tangent(self, request):
         """The tangent function ``name(params..., t_<active>...) -> (result, tangent)``."""
-        name = request.names[0]
-        src, fdef, taken = self.parse(request.fn, request.obj, request.shape)
-        params = [a.id for a in fdef.args.args + fdef.args.kwonlyargs]
-        active_params = [params[i] for i in request.active]
-        facts = analysis.analyse(src, fdef, active_params, [])
-        active = sorted(facts.active)
-        self.record("activity", src.name, lambda: "active: " + ", ".join(active))
-        job = forward.ForwardInput(src, fdef, active_params, facts, request.arguments_shared)
-        names = naming.NameGen(taken | {name})
-        callees = Callees(self.callees, src, names)
-        code = forward.ForwardPass(job, names, callees).tangent_code()
-        self.record("forward", src.name, lambda: emit.unparse(code.statements))
-        definition = assemble.tangent_function(code, name, request.entry)
-        self.record("optimize", src.name, lambda: emit.unparse(definition))
-        self.dependencies.on_callees(src, fdef)
-        bindings = {**code.namespace.bindings, **callees.placeholders()}
-        return Unit(src, [definition], bindings), callees.requested
+        return self._transform(request, FORWARD)
 
-    # ----- stage compile ---------------------------------------------------------------------
+    # ----- stages emit, compile --------------------------------------------------------------
 
     def compile(self, label):
-        made, files, texts = {}, [], []
-        for unit in self.units:
-            src, defs = unit.src, unit.functions
-            printed = [emit.unparse_with_lines(d) for d in defs]
-            text = "\n".join(t for t, _ in printed)
-            texts.append(text)
-            names = [d.name for d in defs]
-            functions, filename = emit.compile_functions(
-                text, names, {**src.constants, **unit.bindings}, src.globals, src.closure,
-                label, _origins(src, [line for _, lines in printed for line in lines]))
-            for d in defs:
-                fn = functions[d.name]
-                role = self.callees.roles.get(d.name)
-                fn.__defaults__ = src.defaults if role == "entry" else None
-                if role in ("entry", "tangent"):
-                    fn.__kwdefaults__ = dict(src.fn.__kwdefaults__ or {})
-            made.update(functions)
-            files.append(filename)
-        for fn in made.values():
-            for cell in fn.__closure__ or ():
-                try:
-                    value = cell.cell_contents
-                except ValueError:
-                    continue
-                if isinstance(value, Placeholder):
-                    cell.cell_contents = made[value.name]
-        self.record("emit", label, "\n\n".join(texts))
-        return made, files, "\n\n".join(texts)
+        state = Finish(label)
+        for stage in FINISH:
+            stage.run(self, state)
+            self.record(stage.name, label, functools.partial(stage.show, state))
+        return state.made, state.files, state.text
 
     def finish(self, function, entry_fn):
         """The compiled derivative whose entry is ``entry_fn``, after stage compile."""
         made, files, text = self.compile(getattr(function, "__name__", "fn"))
-        self.record("compile", function.__name__, lambda: "compiled as " + ", ".join(files))
         return made, CompiledDerivative(made[entry_fn], text, files, self.dependencies.items,
                                         self.stages)
-
-
-def _origins(src, lines):
-    """For each generated line, the user's ``(filename, line, function name)`` it comes from:
-    ``lines`` holds line numbers in ``src``'s function (None, for code of mindgrad's own
-    making, stands for its ``def`` line)."""
-    code = getattr(src.fn, "__code__", None)
-    name = code.co_name if code is not None else src.name
-    return [(src.filename, src.first_line + (line or 1) - 1, name) for line in lines]
 
 
 def run_forward(fn, positions, dump=None, nargs=0):

@@ -27,7 +27,7 @@ from tests.compiler.golden_programs import (
     while_loop,
     with_callee,
 )
-from tests.compiler.test_stages import _text
+from tests.support.source_lines import dedented as _text
 
 
 def _pass_output(fn, positions=(0,)):

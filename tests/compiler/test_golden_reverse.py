@@ -27,7 +27,8 @@ from tests.compiler.golden_programs import (
     while_loop,
     with_callee,
 )
-from tests.compiler.test_stages import _dumped, _text
+from tests.compiler.test_pipeline import _dumped
+from tests.support.source_lines import dedented as _text
 
 
 def _reverse_stage(lines):

@@ -1,0 +1,107 @@
+"""Stage emit: the generated tree printed as readable Python, and compiled with its lines
+registered."""
+
+import ast
+import inspect
+import linecache
+import os
+
+import gast
+import pytest
+
+import mindgrad
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler import emit, source
+
+HERE = os.path.realpath(__file__)
+
+
+# ----- emit: unparse ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "x[1:2, None]", "x[:, None]", "x[::2, ..., 0]", "x[i,]", "x[()]",
+    "a * (b + c)", "a * b + c", "a - (b - c)", "a - b - c", "a / (b * c)",
+    "-x ** 2", "(-x) ** 2", "x ** -2", "2 ** 3 ** 2", "(2 ** 3) ** 2",
+    "not (a and b)", "(a or b) and c", "a < (b < c)",
+    "x if c else y", "(x if c else y) + 1", "(a if b else c) if d else e",
+    "(a + b).sum()", "(1).real", "a @ b.T", "f(*a, **k)", "(a, b)[0]",
+    "y = a @ b", "z = x if c else y", "x[a, b] = v",
+])
+def test_unparse_prints_minimal_parentheses_and_reparses(text):
+    out = emit.unparse(gast.parse(text)).strip()
+    assert out == text
+    assert ast.dump(ast.parse(out)) == ast.dump(ast.parse(text))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("x[(1, 2)]", "x[1, 2]"), ("(a * b) + c", "a * b + c"), ("y = (a @ b)", "y = a @ b"),
+    ("z = (x if c else y)", "z = x if c else y"), ("-(-x)", "--x"),
+])
+def test_unparse_drops_needless_parentheses(text, expected):
+    out = emit.unparse(gast.parse(text)).strip()
+    assert out == expected
+    assert ast.dump(ast.parse(out)) == ast.dump(ast.parse(text))
+
+
+def _expr_text(node):
+    return emit.unparse([A.expr_stmt(node)]).strip()
+
+
+def test_unparse_built_nodes_with_negative_constants():
+    assert _expr_text(A.binop(A.const(-2), gast.Pow(), A.const(2))) == "(-2) ** 2"
+    assert _expr_text(A.binop(A.load("x"), gast.Sub(), A.const(-1.5))) == "x - -1.5"
+    assert _expr_text(A.attr(A.const(-2.0), "real")) == "(-2.0).real"
+    assert eval(_expr_text(A.binop(A.const(-2), gast.Pow(), A.const(2)))) == 4
+
+
+def test_unparse_comment_marker():
+    out = emit.unparse([emit.comment("grad of: y = x"), A.assign("y", A.load("x"))])
+    assert out == "# grad of: y = x\ny = x\n"
+
+
+def test_unparse_a_function_reparses():
+    from tests.compiler.test_stage_normalize import _normalized, with_break
+
+    fdef = _normalized(with_break)
+    text = emit.unparse(fdef)
+    again = emit.unparse(gast.parse(text).body[0])
+    assert again == text
+
+
+def test_compile_functions_registers_linecache():
+    text = "def double(x):\n    return x * 2.0\n"
+    made, filename = emit.compile_functions(text, ["double"], {}, {}, {}, "double")
+    assert made["double"](3.0) == 6.0
+    assert filename.startswith("<mindgrad")
+    assert "return x * 2.0" in "".join(linecache.getlines(filename))
+    assert "return x * 2.0" in inspect.getsource(made["double"])
+
+
+def test_source_registered_in_linecache_is_read_as_inspect_reads_it():
+    """Source that is not on disk but in linecache (a notebook cell, generated code) is read
+    without inspect's search of every module, with inspect's answer: the def's lines, a
+    decorated def from its decorator, a lambda inside an expression."""
+    text = ("import functools\n"
+            "def plain(x):\n"
+            "    return x * 2.0\n"
+            "\n"
+            "@functools.lru_cache\n"
+            "def decorated(x):\n"
+            "    y = x + 1.0\n"
+            "    return y\n"
+            "pair = (1,\n"
+            "        lambda x: x ** 2)\n")
+    filename = "<mindgrad test registered cell>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {}
+    exec(compile(text, filename, "exec"), namespace)
+    for fn in (namespace["plain"], namespace["decorated"].__wrapped__, namespace["pair"][1]):
+        assert source._registered_lines(fn.__code__) == inspect.getsourcelines(fn.__code__)
+    assert source._registered_lines(plain_for_source.__code__) is None  # on disk: inspect's
+    for fn in (namespace["plain"], namespace["pair"][1]):
+        assert mindgrad.grad(fn)(3.0) == pytest.approx(2.0 if fn is namespace["plain"] else 6.0)
+
+
+def plain_for_source(x):
+    return x

@@ -1,0 +1,129 @@
+"""Stage source: a function's text read, as the user wrote it."""
+
+import functools
+import os
+
+import gast
+import numpy as np
+import pytest
+
+from mindgrad.compiler import emit, source
+from mindgrad.errors import NoSourceError
+from tests.support.source_lines import marked_line
+
+HERE = os.path.realpath(__file__)
+
+
+def _line(marker):
+    return marked_line(__file__, marker)
+
+
+# ----- stage 1: source ---------------------------------------------------------------------------
+
+
+REGISTERED = []
+
+
+def _register(fn):
+    REGISTERED.append(fn)
+    return fn
+
+
+@_register
+@functools.cache
+def decorated(x):  # @decorated
+    return x * 2.0  # @decorated_body
+
+
+class Holder:
+    scale = 3.0
+
+    def method(self, x):  # @method
+        return x * self.scale
+
+    @staticmethod
+    def static(x):
+        return x + 1.0
+
+
+first_value = 1; square = lambda x: x * x; last_value = 2  # @lambda_line
+pair = (lambda x: x + 1.0, lambda a, b: a * b)  # @two_lambdas
+twins = (lambda x: x + 1.0, lambda x: x * 2.0)
+
+
+def test_source_of_a_decorated_function_drops_the_decorators():
+    src = source.get_source(decorated)
+    assert src.tree.decorator_list == []
+    assert src.name == "decorated"
+    assert emit.unparse(src.tree) == "def decorated(x):\n    return x * 2.0\n"
+    assert src.first_line == _line("decorated")
+    assert os.path.realpath(src.filename) == HERE
+    body_line = src.line_of(src.tree.body[0])
+    assert body_line == _line("decorated_body")
+    assert src.text_of(body_line).strip().startswith("return x * 2.0")
+
+
+@pytest.mark.parametrize("fn", [Holder.method, Holder().method], ids=["function", "bound"])
+def test_source_of_a_method_is_dedented(fn):
+    src = source.get_source(fn)
+    assert emit.unparse(src.tree) == "def method(self, x):\n    return x * self.scale\n"
+    assert src.first_line == _line("method")
+    assert src.line_of(src.tree.body[0]) == _line("method") + 1
+
+
+def test_source_of_a_staticmethod():
+    src = source.get_source(Holder.static)
+    assert emit.unparse(src.tree) == "def static(x):\n    return x + 1.0\n"
+
+
+def test_source_of_a_lambda_on_a_line_with_other_code():
+    src = source.get_source(square)
+    assert isinstance(src.tree, gast.FunctionDef)
+    assert emit.unparse(src.tree) == "def lambda_(x):\n    return x * x\n"
+    assert src.line_of(src.tree.body[0]) == _line("lambda_line")
+
+
+def test_source_of_one_of_two_lambdas_told_apart_by_parameters():
+    assert emit.unparse(source.get_source(pair[1]).tree) == "def lambda_(a, b):\n    return a * b\n"
+    assert emit.unparse(source.get_source(pair[0]).tree) == "def lambda_(x):\n    return x + 1.0\n"
+
+
+def test_source_of_lambdas_of_the_same_parameters_told_apart():
+    # by the columns their code records (3.11+), else by the code each compiles to
+    texts = [emit.unparse(source.get_source(f).tree) for f in twins]
+    assert texts[0] != texts[1]
+    for f, text in zip(twins, texts):
+        assert text.startswith("def lambda_(")
+        namespace = {"np": np}
+        exec(text, namespace)  # the text read computes what the lambda computes
+        assert namespace["lambda_"](1.5) == f(1.5)
+
+
+def test_source_of_a_builtin_raises():
+    with pytest.raises(NoSourceError):
+        source.get_source(np.sin)
+    with pytest.raises(NoSourceError):
+        source.get_source(len)
+
+
+def test_source_of_a_prompt_lambda_raises():
+    ns = {}
+    exec(compile("f = lambda x: x * 2", "<stdin>", "exec"), ns)  # noqa: S102
+    with pytest.raises(NoSourceError, match="source"):
+        source.get_source(ns["f"])
+
+
+def _make_closure():
+    k = 5.0
+
+    def inner(x):
+        return x * k
+    return inner
+
+
+def test_resolve_closure_global_builtin_and_default():
+    src = source.get_source(_make_closure())
+    assert src.resolve("k") == 5.0
+    assert src.resolve("np") is np
+    assert src.resolve("len") is len
+    assert src.resolve("no_such_name_anywhere", 42) == 42
