@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pdb
 
-from mindgrad.compiler import emit
+from mindgrad.compiler.finish import emit
 
 __all__ = ["debug"]
 

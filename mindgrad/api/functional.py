@@ -21,7 +21,8 @@ from mindgrad.api import arguments
 from mindgrad.api import gradients as api
 from mindgrad.api.gradients import GradFunction
 from mindgrad.api.tracebacks import user_frames
-from mindgrad.compiler import cache, driver, emit, expansions
+from mindgrad.compiler import cache, driver, expansions
+from mindgrad.compiler.finish import emit
 from mindgrad.runtime.tangents import tangent_like
 
 __all__ = ["jvp", "vjp"]

@@ -32,7 +32,9 @@ from mindgrad.api.arguments import (
     weights_of,
 )
 from mindgrad.api.tracebacks import user_frames
-from mindgrad.compiler import assemble, cache, driver, expansions, objects, source
+from mindgrad.compiler import cache, driver, expansions, objects
+from mindgrad.compiler.finish import assemble
+from mindgrad.compiler.front import source
 from mindgrad.errors import NoSourceError, UnsupportedSyntaxError
 
 __all__ = ["GradFunction", "get_grad", "grad", "register_array_type", "stop_gradient",

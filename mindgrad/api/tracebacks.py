@@ -26,7 +26,7 @@ import sys
 import types
 import warnings
 
-from mindgrad.compiler import emit
+from mindgrad.compiler.finish import emit
 
 __all__ = ["FILTERING_VARIABLE", "filtering", "user_frames"]
 

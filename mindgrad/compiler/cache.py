@@ -116,7 +116,7 @@ def _code_of(fn):
     code = getattr(fn, "__code__", None)
     if code is not None:
         return code
-    from mindgrad.compiler.source import unbind
+    from mindgrad.compiler.front.source import unbind
 
     function, _ = unbind(fn)
     return getattr(function, "__code__", None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import gast
 
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import cache, source
+from mindgrad.compiler import cache
+from mindgrad.compiler.front import source
 
 
 class Dependencies:

@@ -22,10 +22,10 @@ import weakref
 
 import numpy as np
 
-from mindgrad.compiler import naming, source, specialise
-from mindgrad.compiler.callees import GRADIENT, SPLIT, TANGENT, Request
-from mindgrad.compiler.callees import Table as CalleeTable
+from mindgrad.compiler import naming
 from mindgrad.compiler.dependencies import Dependencies
+from mindgrad.compiler.front import source, specialise
+from mindgrad.compiler.front.source import unbind
 from mindgrad.compiler.pipeline import (
     FINISH,
     FORWARD,
@@ -36,8 +36,9 @@ from mindgrad.compiler.pipeline import (
     Parsed,
     Transform,
 )
-from mindgrad.compiler.source import unbind
-from mindgrad.compiler.weights import Weights
+from mindgrad.compiler.transform.callees import GRADIENT, SPLIT, TANGENT, Request
+from mindgrad.compiler.transform.callees import Table as CalleeTable
+from mindgrad.compiler.transform.weights import Weights
 
 __all__ = ["STAGES", "Build", "CompiledDerivative", "run", "run_forward"]
 
@@ -211,7 +212,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     input gradients then the weights' (a bare value when there is one): what ``vjp`` runs, the
     forward pass once.
     """
-    from mindgrad.compiler.activity import is_opaque_kind, is_real_kind, is_scalar_kind
+    from mindgrad.compiler.facts.activity import is_opaque_kind, is_real_kind, is_scalar_kind
 
     build = Build(dump, weights)
     function, obj = unbind(fn)

@@ -15,20 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from mindgrad.compiler import (
-    analysis,
-    assemble,
-    emit,
-    fence,
-    forward,
-    naming,
-    normalize,
-    reverse,
-    source,
-    specialise,
-)
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.callees import SPLIT, Callees, Placeholder
+from mindgrad.compiler import naming
+from mindgrad.compiler.facts import analysis
+from mindgrad.compiler.finish import assemble, emit
+from mindgrad.compiler.front import fence, normalize, source, specialise
+from mindgrad.compiler.transform import forward, reverse
+from mindgrad.compiler.transform.callees import SPLIT, Callees, Placeholder
 
 
 @dataclasses.dataclass(frozen=True)

@@ -265,7 +265,7 @@ nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, bui
                   builtins.any, builtins.all)
 
 # zip and enumerate pass their items on: a for loop or a comprehension over them is written
-# as indexing (compiler/normalize.py); the iterator itself, kept as a value, has no rule
+# as indexing (compiler/front/normalize.py); the iterator itself, kept as a value, has no rule
 
 
 def iterator_refused(name, g=1):

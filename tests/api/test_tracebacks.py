@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import mindgrad
-from mindgrad.compiler import emit
+from mindgrad.compiler.finish import emit
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = str(ROOT / "mindgrad") + os.sep

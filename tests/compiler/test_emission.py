@@ -11,7 +11,7 @@ import pytest
 
 import mindgrad
 from mindgrad.api.check import check_grads
-from mindgrad.compiler import emit
+from mindgrad.compiler.finish import emit
 from mindgrad.errors import UnsupportedSyntaxError
 
 # every character that str.splitlines() or Python's tokenizer reads as a line break

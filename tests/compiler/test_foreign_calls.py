@@ -17,7 +17,7 @@ import pytest
 
 import mindgrad
 from mindgrad import rules
-from mindgrad.compiler.source import foreign_library
+from mindgrad.compiler.front.source import foreign_library
 
 HERE = os.path.realpath(__file__)
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import mindgrad
-from mindgrad.compiler import emit, source, source_lambdas
+from mindgrad.compiler.finish import emit
+from mindgrad.compiler.front import source, source_lambdas
 
 
 def a(x):

@@ -1,7 +1,7 @@
-"""The one classification of a normalized assignment (``compiler/operations.py``) that forward
-and reverse mode share: each kind of value gets its record, read from a real function after
-the normalize stage. A transformation of its own (here a counter of the rules a function
-needs) reuses it without touching the two passes."""
+"""The one classification of a normalized assignment (``compiler/transform/operations.py``)
+that forward and reverse mode share: each kind of value gets its record, read from a real
+function after the normalize stage. A transformation of its own (here a counter of the rules
+a function needs) reuses it without touching the two passes."""
 
 import operator
 
@@ -11,8 +11,8 @@ import numpy as np
 from mindgrad import rules
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import driver
-from mindgrad.compiler import operations as ops
-from mindgrad.compiler.analysis import Resolver
+from mindgrad.compiler.facts.analysis import Resolver
+from mindgrad.compiler.transform import operations as ops
 
 
 class Box:

@@ -145,7 +145,8 @@ def test_the_pipeline_is_its_list_of_stages():
 
 
 def test_the_parse_stages_run_one_by_one_leave_what_the_dump_shows():
-    from mindgrad.compiler import pipeline, specialise
+    from mindgrad.compiler import pipeline
+    from mindgrad.compiler.front import specialise
 
     build = driver.Build()
     state = pipeline.Parsed(simple, None, specialise.call_shape(simple, 0, 2, ()))

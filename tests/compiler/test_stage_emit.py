@@ -11,7 +11,8 @@ import pytest
 
 import mindgrad
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import emit, source
+from mindgrad.compiler.finish import emit
+from mindgrad.compiler.front import source
 
 HERE = os.path.realpath(__file__)
 

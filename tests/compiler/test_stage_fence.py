@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from mindgrad.compiler import emit, fence, source
+from mindgrad.compiler.finish import emit
+from mindgrad.compiler.front import fence, source
 from mindgrad.errors import UnsupportedSyntaxError
 from tests.support.source_lines import marked_line
 

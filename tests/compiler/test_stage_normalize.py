@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import emit, fence, normalize, source
+from mindgrad.compiler.finish import emit
+from mindgrad.compiler.front import fence, normalize, source
 from mindgrad.compiler.naming import NameGen
 from tests.support.source_lines import dedented as _text
 

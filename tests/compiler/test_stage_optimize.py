@@ -5,7 +5,7 @@ import textwrap
 
 import gast
 
-from mindgrad.compiler import emit, optimize
+from mindgrad.compiler.finish import emit, optimize
 from tests.support.source_lines import dedented as _text
 
 HERE = os.path.realpath(__file__)

@@ -7,7 +7,8 @@ import gast
 import numpy as np
 import pytest
 
-from mindgrad.compiler import emit, source
+from mindgrad.compiler.finish import emit
+from mindgrad.compiler.front import source
 from mindgrad.errors import NoSourceError
 from tests.support.source_lines import marked_line
 

@@ -13,7 +13,7 @@ import pytest
 
 import mindgrad
 from mindgrad import rules, runtime
-from mindgrad.compiler.emit import unparse
+from mindgrad.compiler.finish.emit import unparse
 from mindgrad.rules import builtins_math as bm
 from mindgrad.rules import helpers as rhelpers
 from mindgrad.rules import numpy_elementwise as ne

@@ -14,7 +14,7 @@ import pytest
 
 import mindgrad
 from mindgrad import rules
-from mindgrad.compiler.emit import unparse
+from mindgrad.compiler.finish.emit import unparse
 from mindgrad.rules import jvp_of
 from mindgrad.rules import methods as me
 from mindgrad.rules import nondiff as nd

@@ -13,7 +13,7 @@ import pytest
 
 import mindgrad
 from mindgrad import rules
-from mindgrad.compiler.emit import unparse
+from mindgrad.compiler.finish.emit import unparse
 from mindgrad.rules import Rule, RuleError, d, slope
 from mindgrad.runtime import unbroadcast
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.compiler import activity, naming
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import operations as ops
-from mindgrad.compiler.analysis import argument_write_error, in_place_write
-from mindgrad.compiler.expand import instantiate
-from mindgrad.compiler.passes import as_load, describe, no_attribute_rule
+from mindgrad.compiler import naming
+from mindgrad.compiler.facts import activity
+from mindgrad.compiler.facts.analysis import argument_write_error, in_place_write
+from mindgrad.compiler.transform import operations as ops
+from mindgrad.compiler.transform.expand import instantiate
+from mindgrad.compiler.transform.passes import as_load, describe, no_attribute_rule
 from mindgrad.errors import NoGradientRuleError
 from mindgrad.rules import RuleError
 

@@ -24,12 +24,12 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import source
-from mindgrad.compiler.inline import LocalFunctions, assignment_counts
-from mindgrad.compiler.jumps import eliminate_jumps
+from mindgrad.compiler.front import source
+from mindgrad.compiler.front.inline import LocalFunctions, assignment_counts
+from mindgrad.compiler.front.jumps import eliminate_jumps
+from mindgrad.compiler.front.normalize_calls import Calls
+from mindgrad.compiler.front.normalize_expressions import OP_NAMES, Expressions, op_hint
 from mindgrad.compiler.naming import NameGen
-from mindgrad.compiler.normalize_calls import Calls
-from mindgrad.compiler.normalize_expressions import OP_NAMES, Expressions, op_hint
 from mindgrad.errors import Located
 
 _SEQUENCE_HELPERS = ("enumerate", "zip")

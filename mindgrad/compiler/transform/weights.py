@@ -12,8 +12,9 @@ from __future__ import annotations
 import gast
 
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import objects, source
-from mindgrad.compiler.analysis import Resolver, as_method, user_code
+from mindgrad.compiler import objects
+from mindgrad.compiler.facts.analysis import Resolver, as_method, user_code
+from mindgrad.compiler.front import source
 
 
 class Weights:

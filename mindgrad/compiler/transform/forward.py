@@ -20,11 +20,10 @@ import dataclasses
 import gast
 
 from mindgrad import rules, runtime
-from mindgrad.compiler import activity, naming, objects, source
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import control_flow as cf
-from mindgrad.compiler import operations as ops
-from mindgrad.compiler.analysis import (
+from mindgrad.compiler import naming, objects
+from mindgrad.compiler.facts import activity
+from mindgrad.compiler.facts.analysis import (
     Analysis,
     argument_write_error,
     as_method,
@@ -33,8 +32,11 @@ from mindgrad.compiler.analysis import (
     user_code,
     without_receiver,
 )
-from mindgrad.compiler.expand import instantiate_tangent
-from mindgrad.compiler.passes import (
+from mindgrad.compiler.front import source
+from mindgrad.compiler.transform import control_flow as cf
+from mindgrad.compiler.transform import operations as ops
+from mindgrad.compiler.transform.expand import instantiate_tangent
+from mindgrad.compiler.transform.passes import (
     BINOPS,
     FunctionPass,
     describe,

@@ -30,9 +30,10 @@ import weakref
 import gast
 import numpy as np
 
-from mindgrad.compiler import depth, objects
-from mindgrad.compiler.source_lambdas import lambda_tree
-from mindgrad.compiler.source_text import (
+from mindgrad.compiler import objects
+from mindgrad.compiler.front import depth
+from mindgrad.compiler.front.source_lambdas import lambda_tree
+from mindgrad.compiler.front.source_text import (
     check_matches,
     mangle,
     mismatch,
@@ -411,7 +412,7 @@ def foreign_library(fn):
     return module.split(".")[0] or os.path.splitext(os.path.basename(code.co_filename))[0]
 
 
-_MINDGRAD = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+_MINDGRAD = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
 
 @functools.cache

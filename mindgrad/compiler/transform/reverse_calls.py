@@ -13,11 +13,11 @@ import gast
 
 from mindgrad import rules, runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import control_flow as cf
 from mindgrad.compiler import naming, objects
-from mindgrad.compiler import operations as ops
-from mindgrad.compiler.analysis import as_method, call_shape, user_code, without_receiver
-from mindgrad.compiler.passes import no_rule, source_text
+from mindgrad.compiler.facts.analysis import as_method, call_shape, user_code, without_receiver
+from mindgrad.compiler.transform import control_flow as cf
+from mindgrad.compiler.transform import operations as ops
+from mindgrad.compiler.transform.passes import no_rule, source_text
 from mindgrad.errors import NoGradientRuleError
 
 

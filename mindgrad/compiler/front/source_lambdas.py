@@ -14,8 +14,8 @@ import linecache
 
 import gast
 
-from mindgrad.compiler import depth
-from mindgrad.compiler.source_text import (
+from mindgrad.compiler.front import depth
+from mindgrad.compiler.front.source_text import (
     code_parameters,
     code_shape,
     compiled_code,

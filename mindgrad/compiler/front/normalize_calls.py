@@ -13,7 +13,8 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import expansions, objects, source
+from mindgrad.compiler import expansions, objects
+from mindgrad.compiler.front import source
 
 
 class Calls:

@@ -12,7 +12,7 @@ import gast
 
 from mindgrad import rules
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import source
+from mindgrad.compiler.front import source
 
 OP_NAMES = {
     gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",

@@ -18,7 +18,7 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.optimize import Fold
+from mindgrad.compiler.finish.optimize import Fold
 from mindgrad.rules import RuleError, scaled
 from mindgrad.runtime.origin import origin
 from mindgrad.runtime.tangents import add_tangent, broadcast_tangent

@@ -18,8 +18,10 @@ import inspect
 import gast
 
 from mindgrad import runtime
-from mindgrad.compiler import activity, expansions, objects, source, specialise
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler import expansions, objects
+from mindgrad.compiler.facts import activity
+from mindgrad.compiler.front import source, specialise
 from mindgrad.runtime.origin import Origin, origin
 
 _MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", "clear", "fill",

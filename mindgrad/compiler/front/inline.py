@@ -12,8 +12,8 @@ from __future__ import annotations
 import gast
 
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import source
-from mindgrad.compiler.jumps import eliminate_jumps
+from mindgrad.compiler.front import source
+from mindgrad.compiler.front.jumps import eliminate_jumps
 
 
 class LocalFunctions:

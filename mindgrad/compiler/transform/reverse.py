@@ -23,13 +23,14 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import control_flow as cf
-from mindgrad.compiler import naming, source
-from mindgrad.compiler.analysis import Analysis
-from mindgrad.compiler.expand import unbounded_names
-from mindgrad.compiler.passes import FunctionPass
-from mindgrad.compiler.reverse_calls import CallAdjoints
-from mindgrad.compiler.reverse_statements import StatementAdjoints
+from mindgrad.compiler import naming
+from mindgrad.compiler.facts.analysis import Analysis
+from mindgrad.compiler.front import source
+from mindgrad.compiler.transform import control_flow as cf
+from mindgrad.compiler.transform.expand import unbounded_names
+from mindgrad.compiler.transform.passes import FunctionPass
+from mindgrad.compiler.transform.reverse_calls import CallAdjoints
+from mindgrad.compiler.transform.reverse_statements import StatementAdjoints
 
 
 @dataclasses.dataclass(frozen=True)
@@ -309,7 +310,7 @@ def _breaks(body) -> bool:
 
 
 def _has_code(stmts) -> bool:
-    from mindgrad.compiler.emit import is_comment
+    from mindgrad.compiler.finish.emit import is_comment
 
     return not all(is_comment(s) for s in stmts)
 

@@ -16,12 +16,14 @@ import operator
 import gast
 
 from mindgrad import runtime
-from mindgrad.compiler import aliasing, emit, naming
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.analysis import Resolver
-from mindgrad.compiler.emit import comment, unparse
-from mindgrad.compiler.expand import literal
-from mindgrad.compiler.source import foreign_library
+from mindgrad.compiler import naming
+from mindgrad.compiler.facts import aliasing
+from mindgrad.compiler.facts.analysis import Resolver
+from mindgrad.compiler.finish import emit
+from mindgrad.compiler.finish.emit import comment, unparse
+from mindgrad.compiler.front.source import foreign_library
+from mindgrad.compiler.transform.expand import literal
 from mindgrad.errors import Located, UnsupportedSyntaxError, located
 from mindgrad.runtime.origin import Origin, home_of
 

@@ -24,8 +24,9 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import control_flow as cf
-from mindgrad.compiler import emit, naming, optimize
+from mindgrad.compiler import naming
+from mindgrad.compiler.finish import emit, optimize
+from mindgrad.compiler.transform import control_flow as cf
 
 
 @dataclasses.dataclass

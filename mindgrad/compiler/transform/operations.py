@@ -33,9 +33,9 @@ import dataclasses
 import gast
 
 from mindgrad import rules
-from mindgrad.compiler import activity
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.passes import BINOPS, UNARYOPS
+from mindgrad.compiler.facts import activity
+from mindgrad.compiler.transform.passes import BINOPS, UNARYOPS
 
 
 class Operation:
