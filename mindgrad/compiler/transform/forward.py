@@ -25,10 +25,8 @@ from mindgrad.compiler import naming, objects
 from mindgrad.compiler.facts import activity
 from mindgrad.compiler.facts.analysis import (
     Analysis,
-    argument_write_error,
     as_method,
     call_shape,
-    in_place_write,
     user_code,
     without_receiver,
 )
@@ -341,12 +339,7 @@ class ForwardPass(FunctionPass):
         call = s.value
         if not isinstance(call, gast.Call):
             return [s]
-        problem = in_place_write(call, self.resolve, self.is_active)
-        callee = self.callee_of(call)
-        if not problem and callee is not None and self.is_active_call(call):
-            problem = argument_write_error(callee[0])
-        if problem:
-            self.fail(s, problem)
+        self.refuse_lost_write(s, call)
         func = call.func
         receiver = self.resolve.receiver(func)
         if receiver is not None and isinstance(receiver, gast.Name) and \

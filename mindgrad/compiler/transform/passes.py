@@ -19,7 +19,7 @@ from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import naming
 from mindgrad.compiler.facts import aliasing
-from mindgrad.compiler.facts.analysis import Resolver
+from mindgrad.compiler.facts.analysis import Resolver, argument_write_error, in_place_write
 from mindgrad.compiler.finish import emit
 from mindgrad.compiler.finish.emit import comment, unparse
 from mindgrad.compiler.front.source import foreign_library
@@ -80,6 +80,17 @@ class FunctionPass(Located):
         """``# <what>: <the user's line>``, above the code written for that line."""
         line = _Line(lineno)
         return comment(f"{what}: " + self.src.text_of(self.src.line_of(line)).strip(), line)
+
+    def refuse_lost_write(self, s, call):
+        """Refuse the expression statement ``s`` calling ``call`` where it writes into a
+        differentiated array in place (``np.add(x, y, out=x)``) or calls the user's function
+        that writes into its argument, a change the derivative cannot follow."""
+        problem = in_place_write(call, self.resolve, self.is_active)
+        callee = self.callee_of(call)
+        if not problem and callee is not None and self.is_active_call(call):
+            problem = argument_write_error(callee[0])
+        if problem:
+            self.fail(s, problem)
 
     def fail_when_run(self, s, message, error, what):
         """Statements raising ``error`` for ``message`` when they run, where ``fail`` would

@@ -15,7 +15,6 @@ from mindgrad import rules, runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import naming
 from mindgrad.compiler.facts import activity
-from mindgrad.compiler.facts.analysis import argument_write_error, in_place_write
 from mindgrad.compiler.transform import operations as ops
 from mindgrad.compiler.transform.expand import instantiate
 from mindgrad.compiler.transform.passes import as_load, describe, no_attribute_rule
@@ -255,10 +254,5 @@ class StatementAdjoints:
                     bwd.extend(self.private(base, s) +
                                [A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
                 return [s], bwd
-        problem = in_place_write(call, self.resolve, self.is_active)
-        callee = self.callee_of(call)
-        if not problem and callee is not None and self.is_active_call(call):
-            problem = argument_write_error(callee[0])
-        if problem:
-            self.fail(s, problem)
+        self.refuse_lost_write(s, call)
         return [s], []
