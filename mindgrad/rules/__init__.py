@@ -15,8 +15,10 @@ replacing each name by the argument at the call site; statements writing ``d[p]`
 that needs no gradient are dropped. Names the body reads from its module (``np``,
 ``unbroadcast``, ...) are resolved to those objects.
 
-Methods and attributes of arrays have rules keyed by their name: ``@adjoint_method("sum")``
-(the receiver is the parameter after ``out``) and ``@adjoint_attr("T")``.
+Methods and attributes of arrays have rules keyed by their name: ``@adjoint(Method("sum"))``
+(the receiver is the parameter after ``out``) and ``@adjoint(Attr("T"))``; the keys go to
+``adjoint``, ``tangent`` and ``linear`` like functions (``@adjoint(np.sum, Method("sum"))``).
+``adjoint_method("sum")``, ``tangent_attr("T")`` and the like are shorthands for them.
 
 The package's modules: ``markers`` (``d``, ``slope``), ``template`` (a parsed rule,
 ``Rule``), ``derivation`` (the rules derived from slopes, from linearity and from the adjoint),
@@ -28,7 +30,7 @@ The package's modules: ``markers`` (``d``, ``slope``), ``template`` (a parsed ru
 from mindgrad.rules import registry as _registry
 from mindgrad.rules.derivation import scaled
 from mindgrad.rules.evaluate import jvp_of, vjp_of
-from mindgrad.rules.markers import RuleError, d, slope
+from mindgrad.rules.markers import Attr, Method, RuleError, d, slope
 from mindgrad.rules.registry import (
     DEFERRED,
     adjoint,
@@ -63,7 +65,9 @@ _DECLARED_IN, _pending = _registry._DECLARED_IN, _registry._pending
 _bump, _key, _load_deferred = _registry._bump, _registry._key, _registry._load_deferred
 
 __all__ = [
+    "Attr",
     "DEFERRED",
+    "Method",
     "Rule",
     "RuleError",
     "adjoint",

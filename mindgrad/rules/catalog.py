@@ -282,7 +282,7 @@ def entries():
             topic = topic_of(adjoint or tangent)
         if topic is None or topic in INTERNAL:
             continue
-        if isinstance(key, tuple):  # ("method", "sum"), ("attr", "T")
+        if isinstance(key, tuple):  # Method("sum"), Attr("T")
             key_names = [f"x.{key[1]}"]
         else:
             key_names = names.get(key)

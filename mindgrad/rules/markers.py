@@ -1,5 +1,6 @@
 """The words of the rule templates: ``d`` (``d[x]``, the gradient or tangent of ``x``), ``slope``
-(``slope[x]``, an ``@elementwise`` template's ``dout/dx``), and ``RuleError`` for a template that
+(``slope[x]``, an ``@elementwise`` template's ``dout/dx``), the keys of the rules of array
+methods and attributes (``Method("sum")``, ``Attr("T")``), and ``RuleError`` for a template that
 cannot be used."""
 
 from __future__ import annotations
@@ -39,3 +40,40 @@ slope = _SlopeMarker()
 
 def is_d(node) -> bool:
     return isinstance(node, gast.Name) and node.id == "d"
+
+
+class _NamedKey(tuple):
+    """The key of the rules of an array method or attribute, ``(kind, name)``: as a tuple it
+    equals and hashes as the pair, so tables keyed by either agree."""
+
+    __slots__ = ()
+    kind = ""
+
+    def __new__(cls, name):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TypeError(f"{cls.__name__}() takes the name of an array {cls.kind}, "
+                            f"got {name!r}")
+        return tuple.__new__(cls, (cls.kind, name))
+
+    @property
+    def name(self) -> str:
+        return self[1]
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self[1]!r})"
+
+
+class Method(_NamedKey):
+    """The key of the rules of the array method ``name``: ``@adjoint(Method("sum"))`` is the
+    rule of ``x.sum(...)``, its receiver the template's parameter after ``out``."""
+
+    __slots__ = ()
+    kind = "method"
+
+
+class Attr(_NamedKey):
+    """The key of the rules of the array attribute ``name``: ``@adjoint(Attr("T"))`` is the
+    rule of ``x.T``, ``def _(out, x)``."""
+
+    __slots__ = ()
+    kind = "attr"

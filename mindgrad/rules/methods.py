@@ -13,15 +13,14 @@ constants (``argmax``, ``nonzero``, ...) are the transformer's concern.
 import numpy as np
 
 from mindgrad.rules import (
-    adjoint_attr,
-    adjoint_method,
+    Attr,
+    Method,
+    adjoint,
     d,
     linear,
-    linear_attr,
     linear_in,
-    linear_method,
     nondifferentiable,
-    tangent_method,
+    tangent,
 )
 from mindgrad.rules.numpy_elementwise import (
     array_grad,
@@ -61,68 +60,68 @@ from mindgrad.runtime.tangents import TangentList, broadcast_tangent
 # sum is linear jointly in the array and ``initial``: one tangent, not a term per argument
 
 
-@adjoint_method("sum")
+@adjoint(Method("sum"))
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, where=True):
     d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, where)
     d[initial] = np.sum(d[ans])
 
 
-@tangent_method("sum")
+@tangent(Method("sum"))
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, where=True):
     d[ans] = np.sum(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     d[ans] = broadcast_tangent(d[initial], ans)
 
 
-@linear_method("mean", via=np.mean)
-@adjoint_method("mean")
+@linear(Method("mean"), via=np.mean)
+@adjoint(Method("mean"))
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, where=True):
     d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, where)
 
 
-@adjoint_method("prod")
+@adjoint(Method("prod"))
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, where=True):
     d[a] = prod_grad(d[ans], a, axis, keepdims, initial, where)
     d[initial] = np.sum(d[ans] * np.prod(a, axis, dtype, None, keepdims, 1, where))
 
 
-@tangent_method("prod")
+@tangent(Method("prod"))
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, where=True):
     d[ans] = prod_tangent(d[a], a, ans, axis, keepdims, initial, where)
     d[ans] = d[initial] * np.prod(a, axis, dtype, None, keepdims, 1, where)
 
 
-@adjoint_method("max", "min")
+@adjoint(Method("max"), Method("min"))
 def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
     d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where, initial)
     d[initial] = np.sum(d[ans] * extremum_initial_share(a, ans, axis, keepdims, where, initial))
 
 
-@tangent_method("max", "min")
+@tangent(Method("max"), Method("min"))
 def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
     d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where, initial)
     d[ans] = d[initial] * extremum_initial_share(a, ans, axis, keepdims, where, initial)
 
 
-@adjoint_method("var")
+@adjoint(Method("var"))
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
       mean=None, correction=None):
     d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction, where, mean)
 
 
-@tangent_method("var")
+@tangent(Method("var"))
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
       mean=None, correction=None):
     d[ans] = var_tangent(d[a], a, ans, axis, ddof, keepdims, correction, where, mean)
     d[ans] = var_mean_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean)
 
 
-@adjoint_method("std")
+@adjoint(Method("std"))
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
       mean=None, correction=None):
     d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction, where, mean)
 
 
-@tangent_method("std")
+@tangent(Method("std"))
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
       mean=None, correction=None):
     d[ans] = std_tangent(d[a], a, ans, axis, ddof, keepdims, correction, where, mean)
@@ -132,12 +131,12 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=
 # ----- shape -------------------------------------------------------------------------------
 
 
-@adjoint_method("reshape")
+@adjoint(Method("reshape"))
 def _(out, a, *shape, order="C", copy=None):
     d[a] = reshape_grad(d[out], a, order)
 
 
-@tangent_method("reshape")
+@tangent(Method("reshape"))
 def _(out, a, *shape, order="C", copy=None):
     d[out] = reshape_tangent(d[a], a, out, order)
 
@@ -155,12 +154,12 @@ def method_transpose_axes(axes):
 nondifferentiable(method_transpose_axes)
 
 
-@adjoint_method("transpose")
+@adjoint(Method("transpose"))
 def _(out, a, *axes):
     d[a] = transpose_grad(d[out], method_transpose_axes(axes))
 
 
-@tangent_method("transpose")
+@tangent(Method("transpose"))
 def _(out, a, *axes):
     d[out] = np.transpose(d[a], method_transpose_axes(axes))
 
@@ -168,7 +167,7 @@ def _(out, a, *axes):
 # ----- values ------------------------------------------------------------------------------
 
 
-@adjoint_method("clip")
+@adjoint(Method("clip"))
 def _(ans, a, min=None, max=None, out=None):
     bounds = clip_bounds(a, min, max, None, None)
     d[a] = clip_grad_a(d[ans], a, bounds[0], bounds[1])
@@ -176,7 +175,7 @@ def _(ans, a, min=None, max=None, out=None):
     d[max] = clip_grad_upper(d[ans], a, bounds[0], max)
 
 
-@tangent_method("clip")
+@tangent(Method("clip"))
 def _(ans, a, min=None, max=None, out=None):
     bounds = clip_bounds(a, min, max, None, None)
     d[ans] = clip_tangent_a(d[a], a, bounds[0], bounds[1], ans)
@@ -184,28 +183,28 @@ def _(ans, a, min=None, max=None, out=None):
     d[ans] = clip_tangent_upper(d[max], a, bounds[0], bounds[1], ans)
 
 
-@adjoint_method("astype")
+@adjoint(Method("astype"))
 def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     d[a] = array_grad(d[out], a, out)
 
 
-@tangent_method("astype")
+@tangent(Method("astype"))
 def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     d[out] = astype_tangent(d[a], out)
 
 
-@adjoint_method("copy")
+@adjoint(Method("copy"))
 def _(out, a, order="C"):
     d[a] = d[out]
 
 
-@tangent_method("copy")  # derived, it would read np.copy(d[a], 'C'): the layout does not matter
+@tangent(Method("copy"))  # derived, it would read np.copy(d[a], 'C'): the layout does not matter
 def _(out, a, order="C"):
     d[out] = np.array(d[a])
 
 
-@linear_method("conj", "conjugate", via=np.conj)
-@adjoint_method("conj", "conjugate")
+@linear(Method("conj"), Method("conjugate"), via=np.conj)
+@adjoint(Method("conj"), Method("conjugate"))
 def _(out, a):
     d[a] = np.conj(d[out])
 
@@ -243,12 +242,12 @@ def item_tangent(t, args):
     return np.asarray(t).item(args[0] if len(args) == 1 else args)
 
 
-@adjoint_method("item")
+@adjoint(Method("item"))
 def _(out, a, *args):
     d[a] = item_grad(d[out], a, args)
 
 
-@tangent_method("item")
+@tangent(Method("item"))
 def _(out, a, *args):
     d[out] = item_tangent(d[a], args)
 
@@ -277,12 +276,12 @@ def tolist_tangent(t):
     return TangentList(tolist_tangent(ti) for ti in t)
 
 
-@adjoint_method("tolist")
+@adjoint(Method("tolist"))
 def _(out, a):
     d[a] = tolist_grad(d[out], a)
 
 
-@tangent_method("tolist")
+@tangent(Method("tolist"))
 def _(out, a):
     d[out] = tolist_tangent(d[a])
 
@@ -290,20 +289,20 @@ def _(out, a):
 # ----- attributes --------------------------------------------------------------------------
 
 
-@linear(("attr", "T"), via=np.transpose)  # a number tangent and the symbolic 0 have no .T
-@adjoint_attr("T")
+@linear(Attr("T"), via=np.transpose)  # a number tangent and the symbolic 0 have no .T
+@adjoint(Attr("T"))
 def _(out, x):
     d[x] = np.transpose(d[out])
 
 
-@linear_attr("real")
-@adjoint_attr("real")
+@linear(Attr("real"))
+@adjoint(Attr("real"))
 def _(out, x):
     d[x] = astype_grad(np.real(d[out]), x)
 
 
-@linear_attr("imag")
-@adjoint_attr("imag")
+@linear(Attr("imag"))
+@adjoint(Attr("imag"))
 def _(out, x):
     d[x] = imag_grad(d[out], x)
 
@@ -369,36 +368,36 @@ def dict_get_tangent(t, mapping, key):
     return t[key]
 
 
-@adjoint_method("get")
+@adjoint(Method("get"))
 def _(out, self, key, default=None):
     """A dict's ``d.get(key, default)``: the gradient goes to the entry read, or to ``default``."""
     d[self] = dict_get_grad(d[out], self, key)
     d[default] = dict_get_default_grad(d[out], self, key)
 
 
-@tangent_method("get")
+@tangent(Method("get"))
 def _(out, self, key, default=None):
     d[out] = dict_get_tangent(d[self], self, key)
     d[out] = dict_get_default_grad(d[default], self, key)
 
 
-@adjoint_method("items")
+@adjoint(Method("items"))
 def _(out, self):
     """A dict's ``d.items()``."""
     d[self] = dict_items_grad(d[out], self)
 
 
-@tangent_method("items")
+@tangent(Method("items"))
 def _(out, self):
     d[out] = dict_items_tangent(d[self], self)
 
 
-@adjoint_method("values")
+@adjoint(Method("values"))
 def _(out, self):
     """A dict's ``d.values()``."""
     d[self] = dict_values_grad(d[out], self)
 
 
-@tangent_method("values")
+@tangent(Method("values"))
 def _(out, self):
     d[out] = dict_values_tangent(d[self], self)

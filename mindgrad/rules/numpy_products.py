@@ -18,7 +18,15 @@ import string
 import numpy as np
 
 from mindgrad import runtime
-from mindgrad.rules import adjoint, adjoint_method, d, linear, linear_in, nondifferentiable, tangent
+from mindgrad.rules import (
+    Method,
+    adjoint,
+    d,
+    linear,
+    linear_in,
+    nondifferentiable,
+    tangent,
+)
 from mindgrad.rules.helpers import swap_last_axes
 from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
@@ -60,9 +68,8 @@ def dot_grad_b(g, a, b):
     return astype_grad(grad, b)
 
 
-@linear(np.dot, ("method", "dot"), wrt=("a", "b"), via=np.dot)
-@adjoint_method("dot")
-@adjoint(np.dot)
+@linear(np.dot, Method("dot"), wrt=("a", "b"), via=np.dot)
+@adjoint(np.dot, Method("dot"))
 def _(ans, a, b, out=None):
     d[a] = dot_grad_a(d[ans], a, b)
     d[b] = dot_grad_b(d[ans], a, b)

@@ -20,14 +20,12 @@ would receive the tangent), and ``sum``'s ``initial`` is added, not scaled.
 import numpy as np
 
 from mindgrad.rules import (
+    Method,
     adjoint,
-    adjoint_method,
     d,
     linear,
-    linear_method,
     nondifferentiable,
     tangent,
-    tangent_method,
 )
 from mindgrad.rules.helpers import masked_grad, reduced_axes, reduced_count
 from mindgrad.rules.numpy_elementwise import astype_grad
@@ -442,10 +440,9 @@ def _(out, g, a, axis=None):
     ...
 
 
-@linear_method("cumsum", via=np.cumsum)  # a number tangent (or the symbolic 0) has no .cumsum()
-@linear(np.cumsum)
-@adjoint_method("cumsum")
-@adjoint(np.cumsum)
+# the method by its function: a number tangent (or the symbolic 0) has no .cumsum()
+@linear(np.cumsum, Method("cumsum"), via=np.cumsum)
+@adjoint(np.cumsum, Method("cumsum"))
 def _(ans, a, axis=None, dtype=None, out=None):
     d[a] = cumsum_grad(d[ans], a, axis)
 
@@ -531,14 +528,12 @@ def cumprod_tangent(t, a, ans, axis=None):
     return as_dtype_of(np.reshape(np.moveaxis(steps, -1, axis), np.shape(ans)), ans)
 
 
-@adjoint_method("cumprod")
-@adjoint(np.cumprod)
+@adjoint(np.cumprod, Method("cumprod"))
 def _(ans, a, axis=None, dtype=None, out=None):
     d[a] = cumprod_grad(d[ans], a, ans, axis)
 
 
-@tangent_method("cumprod")
-@tangent(np.cumprod)
+@tangent(np.cumprod, Method("cumprod"))
 def _(ans, a, axis=None, dtype=None, out=None):
     d[ans] = cumprod_tangent(d[a], a, ans, axis)
 

@@ -19,17 +19,14 @@ Their tangent is derived by ``@linear`` on a template with the helper's signatur
 import numpy as np
 
 from mindgrad.rules import (
+    Attr,
+    Method,
     adjoint,
-    adjoint_attr,
-    adjoint_method,
     d,
     linear,
-    linear_attr,
     linear_in,
-    linear_method,
     nondifferentiable,
     tangent,
-    tangent_method,
 )
 from mindgrad.rules.helpers import normalize_axis
 from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
@@ -109,22 +106,19 @@ def _(out, a, shape=None, order="C", *, copy=None):
     d[out] = reshape_tangent(d[a], a, out, order)
 
 
-@adjoint_method("ravel", "flatten")
-@adjoint(np.ravel)
+@adjoint(np.ravel, Method("ravel"), Method("flatten"))
 def _(out, a, order="C"):
     d[a] = reshape_grad(d[out], a, order)
 
 
-@tangent_method("ravel", "flatten")
-@tangent(np.ravel)
+@tangent(np.ravel, Method("ravel"), Method("flatten"))
 def _(out, a, order="C"):
     d[out] = reshape_tangent(d[a], a, out, order)
 
 
-@linear_method("squeeze", via=np.squeeze)  # a number tangent has no .squeeze()
+@linear(Method("squeeze"), via=np.squeeze)  # a number tangent has no .squeeze()
 @linear(np.expand_dims, np.squeeze)
-@adjoint_method("squeeze")
-@adjoint(np.expand_dims, np.squeeze)
+@adjoint(np.expand_dims, np.squeeze, Method("squeeze"))
 def _(out, a, axis=None):
     d[a] = np.reshape(d[out], np.shape(a))
 
@@ -190,10 +184,9 @@ def _(out, a, axes=None):
     d[a] = transpose_grad(d[out], axes)
 
 
-@linear_method("swapaxes")
+@linear(Method("swapaxes"))
 @linear(np.swapaxes)
-@adjoint_method("swapaxes")
-@adjoint(np.swapaxes)
+@adjoint(np.swapaxes, Method("swapaxes"))
 def _(out, a, axis1, axis2):
     d[a] = np.swapaxes(d[out], axis1, axis2)
 
@@ -206,10 +199,9 @@ def _(out, a, source, destination):
 
 if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
 
-    @linear_attr("mT")
+    @linear(Attr("mT"))
     @linear(np.matrix_transpose)
-    @adjoint_attr("mT")
-    @adjoint(np.matrix_transpose)
+    @adjoint(np.matrix_transpose, Attr("mT"))
     def _(out, x):
         d[x] = np.swapaxes(d[out], -1, -2)
 
@@ -258,10 +250,9 @@ def _(out, g, a, repeats, axis=None):
     ...
 
 
-@linear_method("repeat", via=np.repeat)  # a number tangent (or the symbolic 0) has no .repeat()
-@linear(np.repeat)
-@adjoint_method("repeat")
-@adjoint(np.repeat)
+# the method by its function: a number tangent (or the symbolic 0) has no .repeat()
+@linear(np.repeat, Method("repeat"), via=np.repeat)
+@adjoint(np.repeat, Method("repeat"))
 def _(out, a, repeats, axis=None):
     d[a] = repeat_grad(d[out], a, repeats, axis)
 
@@ -452,18 +443,15 @@ def _(out, v, k=0):
     d[v] = diag_grad(d[out], v, k)
 
 
-@linear_method("diagonal")
+@linear(Method("diagonal"))
 @linear(np.diagonal)
-@adjoint_method("diagonal")
-@adjoint(np.diagonal)
+@adjoint(np.diagonal, Method("diagonal"))
 def _(out, a, offset=0, axis1=0, axis2=1):
     d[a] = diagonal_grad(d[out], a, offset, axis1, axis2)
 
 
-@linear_method("trace", via=np.trace)
-@linear(np.trace)
-@adjoint_method("trace")
-@adjoint(np.trace)
+@linear(np.trace, Method("trace"), via=np.trace)
+@adjoint(np.trace, Method("trace"))
 def _(ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d[a] = trace_grad(d[ans], a, offset, axis1, axis2)
 
@@ -515,10 +503,8 @@ def _(out, g, a, indices, axis=None, mode="raise"):
     ...
 
 
-@linear_method("take", via=np.take)
-@linear(np.take)
-@adjoint_method("take")
-@adjoint(np.take)
+@linear(np.take, Method("take"), via=np.take)
+@adjoint(np.take, Method("take"))
 def _(ans, a, indices, axis=None, out=None, mode="raise"):
     d[a] = take_grad(d[ans], a, indices, axis, mode)
 

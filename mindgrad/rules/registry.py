@@ -12,6 +12,7 @@ import inspect
 import sys
 import threading
 
+from mindgrad.rules.markers import Attr, Method
 from mindgrad.rules.template import Rule
 from mindgrad.runtime import zero_in_zero_out
 from mindgrad.runtime.origin import origin
@@ -167,13 +168,13 @@ def linear(*fns, wrt=None, via=None):
 
 
 def linear_method(*names, wrt=None, via=None):
-    """``@linear`` for the array methods ``names`` (the receiver follows ``out``)."""
-    return linear(*(("method", n) for n in names), wrt=wrt, via=via)
+    """``@linear(Method(name), ...)`` for each of the array methods ``names``."""
+    return linear(*map(Method, names), wrt=wrt, via=via)
 
 
-def linear_attr(*names):
-    """``@linear`` for the array attributes ``names`` (``x.T``)."""
-    return linear(*(("attr", n) for n in names))
+def linear_attr(*names, via=None):
+    """``@linear(Attr(name), ...)`` for each of the array attributes ``names``."""
+    return linear(*map(Attr, names), via=via)
 
 
 def linear_in(*names, keeps_values=False):
@@ -248,13 +249,13 @@ def tangent(*fns):
 
 
 def tangent_method(*names):
-    """Register a tangent rule for the array methods ``names`` (the receiver follows ``out``)."""
-    return tangent(*(("method", n) for n in names))
+    """``@tangent(Method(name), ...)`` for each of the array methods ``names``."""
+    return tangent(*map(Method, names))
 
 
 def tangent_attr(*names):
-    """Register a tangent rule for the array attributes ``names``."""
-    return tangent(*(("attr", n) for n in names))
+    """``@tangent(Attr(name), ...)`` for each of the array attributes ``names``."""
+    return tangent(*map(Attr, names))
 
 
 def lookup_tangent(fn):
@@ -262,11 +263,11 @@ def lookup_tangent(fn):
 
 
 def lookup_tangent_method(name):
-    return _TANGENTS.get(("method", name))
+    return _TANGENTS.get(Method(name))
 
 
 def lookup_tangent_attr(name):
-    return _TANGENTS.get(("attr", name))
+    return _TANGENTS.get(Attr(name))
 
 
 def adjoint(*fns, singular=False):
@@ -284,13 +285,15 @@ def adjoint(*fns, singular=False):
 
 
 def adjoint_method(*names):
-    """Register a rule for the array methods ``names`` (the receiver follows ``out``)."""
-    return adjoint(*(("method", n) for n in names))
+    """``@adjoint(Method(name), ...)`` for each of the array methods ``names`` (the receiver
+    follows ``out``)."""
+    return adjoint(*map(Method, names))
 
 
 def adjoint_attr(*names):
-    """Register a rule for the array attributes ``names``: ``def _(out, x)``."""
-    return adjoint(*(("attr", n) for n in names))
+    """``@adjoint(Attr(name), ...)`` for each of the array attributes ``names``:
+    ``def _(out, x)``."""
+    return adjoint(*map(Attr, names))
 
 
 def nondifferentiable(*fns):
@@ -326,11 +329,11 @@ def lookup(fn):
 
 
 def lookup_method(name):
-    return _RULES.get(("method", name))
+    return _RULES.get(Method(name))
 
 
 def lookup_attr(name):
-    return _RULES.get(("attr", name))
+    return _RULES.get(Attr(name))
 
 
 def is_nondifferentiable(fn) -> bool:

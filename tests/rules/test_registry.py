@@ -451,3 +451,48 @@ def test_jvp_of_runs_only_the_statements_of_inputs_with_tangents():
     _, jvp = rules.jvp_of(matmul_grad_x, g, x, y)
     np.testing.assert_allclose(jvp(None, None, np.full((3, 4), 2.0)), np.full((2, 3), 8.0))
     np.testing.assert_allclose(jvp(np.ones((2, 4)), None, None), np.full((2, 3), 4.0))
+
+
+def test_method_and_attribute_keys_go_to_the_three_decorators():
+    """``Method`` and ``Attr`` name the rules of array methods and attributes; ``adjoint``,
+    ``tangent`` and ``linear`` take them as they take functions, and a user's rule for a
+    method without one (``x.compress``) differentiates it in both modes."""
+    from mindgrad.rules import Attr, Method, adjoint, tangent
+
+    assert Method("sum") == ("method", "sum") and hash(Method("sum")) == hash(("method", "sum"))
+    assert Attr("T").name == "T" and repr(Attr("T")) == "Attr('T')"
+    assert rules.lookup(Method("sum")) is rules.lookup_method("sum")
+    assert rules.lookup_tangent(Attr("T")) is rules.lookup_tangent_attr("T")
+    with pytest.raises(TypeError, match="name of an array method"):
+        Method("not a name")
+    assert rules.lookup_method("compress") is None
+
+    def compressed(x):
+        return np.sum(np.sin(x.compress([True, False, True])))
+
+    x, v = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
+    try:
+        @adjoint(Method("compress"))
+        def _(out, a, condition, axis=None, out_=None):
+            d[a] = rules_take_back(d[out], a, condition)
+
+        @tangent(Method("compress"))
+        def _(out, a, condition, axis=None, out_=None):
+            d[out] = np.compress(condition, d[a], axis)
+
+        expected = np.cos(x) * np.array([1.0, 0.0, 1.0])
+        np.testing.assert_allclose(mindgrad.grad(compressed)(x), expected, rtol=1e-12)
+        _, t = mindgrad.jvp(compressed, (x,), (v,))
+        np.testing.assert_allclose(t, expected @ v, rtol=1e-12)
+    finally:
+        rules._RULES.pop(Method("compress"), None)
+        rules._TANGENTS.pop(Method("compress"), None)
+        rules._bump()
+    assert rules.lookup_method("compress") is None
+
+
+def rules_take_back(g, a, condition):
+    """The gradient of ``a.compress(condition)``: ``g`` put back where ``condition`` holds."""
+    out = np.zeros(np.shape(a))
+    out[np.flatnonzero(condition)] = g
+    return out
