@@ -127,9 +127,12 @@ def reverse_activity(build, state):
 def reverse_pass(build, state):
     request, params = state.request, _params(state)
     # a callee takes its keyword-only parameters positionally too, after the others
-    job = reverse.ReverseInput(state.src, state.fdef, [params[i] for i in request.active],
-                               state.facts, build.weights.requested, state.weight_reads,
-                               build.weights.read_by_call, request.arguments_shared)
+    job = reverse.ReverseInput(src=state.src, fdef=state.fdef,
+                               active_params=[params[i] for i in request.active],
+                               analysis=state.facts, weights=build.weights.requested,
+                               weight_reads=state.weight_reads,
+                               reads_weights=build.weights.read_by_call,
+                               arguments_shared=request.arguments_shared)
     # Which values must the tape save? Those the backward sweep reads; but saving them
     # adds restoring code that reads more (branch tests, ...): iterate to a fixed point.
     needed = None
@@ -176,8 +179,9 @@ def forward_activity(build, state):
 
 def forward_pass(build, state):
     request, params = state.request, _params(state)
-    job = forward.ForwardInput(state.src, state.fdef, [params[i] for i in request.active],
-                               state.facts, request.arguments_shared)
+    job = forward.ForwardInput(src=state.src, fdef=state.fdef,
+                               active_params=[params[i] for i in request.active],
+                               analysis=state.facts, arguments_shared=request.arguments_shared)
     names = naming.NameGen(state.taken | {request.names[0]})
     state.callees = Callees(build.callees, state.src, names)
     state.code = forward.ForwardPass(job, names, state.callees).tangent_code()

@@ -29,7 +29,7 @@ from mindgrad.compiler.finish import emit, optimize
 from mindgrad.compiler.transform import control_flow as cf
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class ReverseCode:
     """What the reverse stage wrote for one request, before it is put into functions: the
     sweeps' statements and what the functions return. The optimize stage rewrites ``back``."""
@@ -90,10 +90,12 @@ class ReverseFunctions:
         back = seed + inits + sw.backward
         # a backward function that restores no values returns at once for a zero d_res
         guarded = self.split and d_res is not None and not _restores_values(back, sw.tape)
-        return ReverseCode(sw.forward, back, sw.result, d_res,
-                           [A.load(g) if g else A.const(0) for g in grads], weight_grads,
-                           {g for g in grads if g} | A.names_in(weight_grads, gast.Load),
-                           guarded, set(sw.pure), {d(n) for n in sw.indexed if n in sw.active})
+        return ReverseCode(fwd=sw.forward, back=back, result=sw.result, d_res=d_res,
+                           returned=[A.load(g) if g else A.const(0) for g in grads],
+                           weight_grads=weight_grads,
+                           live_out={g for g in grads if g} | A.names_in(weight_grads, gast.Load),
+                           guarded=guarded, pure=set(sw.pure),
+                           owned={d(n) for n in sw.indexed if n in sw.active})
 
     def optimize(self, code: ReverseCode) -> ReverseCode:
         """The optimize stage: the backward sweep without what is not needed."""

@@ -46,7 +46,7 @@ from mindgrad.errors import NoGradientRuleError, NoTangentRuleError
 from mindgrad.rules import RuleError
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ForwardInput:
     """What the forward pass differentiates: a normalized function and the facts it needs."""
 
@@ -57,7 +57,7 @@ class ForwardInput:
     arguments_shared: bool     # the user's code calls it: its arguments are the caller's
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class TangentCode:
     """What the forward pass wrote for one function (see assemble.tangent_function)."""
 
@@ -95,8 +95,10 @@ class ForwardPass(FunctionPass):
                  for p in params if p in self.active and p not in self.active_params]
         result = fdef.body[-1].value
         ret = gast.Return(value=A.tuple_([A.clone(result), self.tangent_of(result)]))
-        return TangentCode(start + body + [ret], fdef, [self.t(p) for p in self.active_params],
-                           self.adjoint_names, self.impure_calls, self.namespace)
+        return TangentCode(statements=start + body + [ret], fdef=fdef,
+                           tangent_params=[self.t(p) for p in self.active_params],
+                           pure=self.adjoint_names, impure_calls=self.impure_calls,
+                           namespace=self.namespace)
 
     # ----- names ---------------------------------------------------------------------------
 

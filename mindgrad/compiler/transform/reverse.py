@@ -33,7 +33,7 @@ from mindgrad.compiler.transform.reverse_calls import CallAdjoints
 from mindgrad.compiler.transform.reverse_statements import StatementAdjoints
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ReverseInput:
     """What the reverse pass differentiates: a normalized function and the facts it needs."""
 
@@ -64,7 +64,7 @@ class Adjoints:
         return self.names[key]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Sweeps:
     """What the reverse pass wrote for one function, with the facts needed to assemble it into
     functions (see assemble.py)."""
@@ -140,12 +140,14 @@ class ReversePass(FunctionPass, StatementAdjoints, CallAdjoints):
         body = self.fdef.body
         forward, backward = self.block(body[:-1], False)
         result = body[-1].value
-        return Sweeps(forward, backward, result, self.key(result), self.is_active(result),
-                      self.fdef,
-                      self.active_params, self.active, self.indexed, self.buffers,
-                      self.containers, self.local_names, self.weight_keys, self.d,
-                      self.adjoint_names, self.impure_calls, self.tape, self.uses_tape,
-                      self.pushed, self.copies, self.namespace)
+        return Sweeps(forward=forward, backward=backward, result=result,
+                      result_key=self.key(result), result_active=self.is_active(result),
+                      fdef=self.fdef, active_params=self.active_params, active=self.active,
+                      indexed=self.indexed, buffers=self.buffers, containers=self.containers,
+                      local_names=self.local_names, weight_keys=self.weight_keys,
+                      adjoints=self.d, pure=self.adjoint_names,
+                      impure_calls=self.impure_calls, tape=self.tape, uses_tape=self.uses_tape,
+                      pushed=self.pushed, copies=self.copies, namespace=self.namespace)
 
     # ----- names ---------------------------------------------------------------------------
 
