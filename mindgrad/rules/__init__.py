@@ -56,6 +56,7 @@ from mindgrad.rules.registry import (
     tangent,
     tangent_attr,
     tangent_method,
+    transpose,
 )
 from mindgrad.rules.template import Rule
 
@@ -97,5 +98,6 @@ __all__ = [
     "tangent",
     "tangent_attr",
     "tangent_method",
+    "transpose",
     "vjp_of",
 ]

@@ -210,7 +210,8 @@ class Entry:
     @property
     def adjoint_origin(self):
         """How the gradient is had: ``written`` (an ``@adjoint`` template), ``slopes`` (derived
-        from an ``@elementwise`` template's slopes, with the tangent), or None (no gradient)."""
+        from an ``@elementwise`` template's slopes, with the tangent), ``transposed``
+        (``@transpose``: the tangent template transposed), or None (no gradient)."""
         return origin(self.adjoint)
 
     @property
@@ -236,7 +237,8 @@ class Entry:
 
 
 def origin(rule):
-    """``written``, ``slopes``, ``linear`` or ``diagonal`` (see ``Entry``), or None."""
+    """``written``, ``slopes``, ``linear``, ``diagonal`` or ``transposed`` (see ``Entry``), or
+    None."""
     if rule is None:
         return None
     if rule.from_slopes:
@@ -245,12 +247,14 @@ def origin(rule):
         return "linear"
     if rule.kind == "tangent" and rule.diagonal:
         return "diagonal"
+    if rule.kind == "adjoint" and rule.transposed:
+        return "transposed"
     return "written"
 
 
 #: how the page shows an origin in the Adjoint and Tangent columns
 SHOWN = {"written": "written", "slopes": "from slopes", "linear": "derived: linear",
-         "diagonal": "derived: diagonal", None: "-"}
+         "diagonal": "derived: diagonal", "transposed": "derived: transposed", None: "-"}
 
 
 def first_paragraph(template):
@@ -321,7 +325,10 @@ The *Adjoint* and *Tangent* columns say how each mode's rule is had:
 - **derived: linear**: `@linear`, for a function linear in the arguments named: its tangent is
   the function applied to the tangent (`np.reshape(d[a], shape)`);
 - **derived: diagonal**: `@diagonal`, for an elementwise function whose adjoint applies a mask
-  or a helper (`np.maximum`): the adjoint template read forwards.
+  or a helper (`np.maximum`): the adjoint template read forwards;
+- **derived: transposed**: `@transpose`, for a function whose tangent calls a helper linear in
+  the tangent (`reshape_tangent(d[a], a, out, order)`): the adjoint is that helper's transpose,
+  its own adjoint rule (`reshape_grad(d[out], a, order)`), so the math is written once.
 
 This page is generated from the registry by `{command}`; do not edit it
 by hand. `tests/rules/test_catalog.py` fails when it is out of date.
@@ -388,7 +395,8 @@ def origins_section(found):
         return sum(n for (m, how), n in counts.items() if m == mode and how != "written")
 
     def detail(mode):
-        parts = [f"{counts[mode, how]} {SHOWN[how]}" for how in ("slopes", "linear", "diagonal")
+        parts = [f"{counts[mode, how]} {SHOWN[how]}"
+                 for how in ("slopes", "linear", "diagonal", "transposed")
                  if counts.get((mode, how))]
         return f" ({', '.join(parts)})" if parts else ""
 

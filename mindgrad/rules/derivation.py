@@ -10,6 +10,7 @@ in the template language (``d[x]``), which the compiler expands like a written o
 from __future__ import annotations
 
 import builtins
+import copy
 import inspect
 import types
 
@@ -298,4 +299,109 @@ class _Forwards(gast.NodeTransformer):
                 len(node.args) == 2 and isinstance(node.args[1], gast.Name) and \
                 node.args[1].id == self.param:
             return _call("broadcast_tangent", node.args[0], _name(self.rule.out))
+        return node
+
+
+def transposed_body(rule, body, lookup):
+    """The adjoint statements of a ``@transpose`` rule from its tangent template: each
+    ``d[out] = h(..., d[x], ...)``, a call of a function ``h`` linear in the argument given
+    ``d[x]``, is transposed by ``h``'s own adjoint rule, ``d[t] = e`` for that argument ``t``:
+    ``d[x] = e`` with ``h``'s output gradient read as ``d[out]`` and its other parameters as the
+    call's arguments. The transpose of a linear map does not depend on the point: a rule of ``h``
+    that reads the value of ``t`` or of ``h``'s output is refused, as is a tangent statement of
+    another form; temporaries of the tangent template stay (they read primal values only).
+    ``lookup`` finds the adjoint rule of ``h`` (the registry's)."""
+    derived = []
+    for stmt in body:
+        target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            else None
+        if not (isinstance(target, gast.Subscript) and is_d(target.value)):
+            if any(isinstance(n, gast.Subscript) and is_d(n.value) for n in gast.walk(stmt)):
+                raise RuleError(f"the transposed rule for {rule.name}: a temporary may not read "
+                                "d[...]")
+            derived.append(stmt)
+            continue
+        call = stmt.value
+        if not isinstance(call, gast.Call) or any(isinstance(a, gast.Starred) for a in call.args):
+            raise RuleError(f"the transposed rule for {rule.name}: each d[{rule.out}] = ... must "
+                            "be one call of a function linear in the tangent it reads")
+        operands = [(None, a) for a in call.args] + [(k.arg, k.value) for k in call.keywords]
+        linear = [(k, a) for k, a in operands if isinstance(a, gast.Subscript) and is_d(a.value)]
+        if len(linear) != 1 or any(isinstance(n, gast.Subscript) and is_d(n.value)
+                                   for _, a in operands if (_, a) not in linear
+                                   for n in gast.walk(a)):
+            raise RuleError(f"the transposed rule for {rule.name}: the call must take one "
+                            "tangent, d[x], as an argument of its own")
+        param = linear[0][1].slice.id
+        fn = _resolved(rule, call.func)
+        inner = lookup(fn) if fn is not None else None
+        if inner is None or inner.kind != "adjoint":
+            raise RuleError(f"the transposed rule for {rule.name}: {gast.dump(call.func)} has no "
+                            "adjoint rule to transpose it by")
+        args = [_d_load(param) if a is linear[0][1] else a for a in call.args]
+        try:
+            bound = inner.signature.bind(*args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            raise RuleError(f"the transposed rule for {rule.name}: {exc}") from None
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        linear_param = next(p for p, v in values.items()
+                            if isinstance(v, gast.Subscript) and is_d(v.value))
+        for p, v in values.items():
+            if not isinstance(v, gast.AST):
+                if v is not None and not isinstance(v, (bool, int, float, str)):
+                    raise RuleError(f"the transposed rule for {rule.name}: the default of "
+                                    f"{p} is not a literal")
+                values[p] = gast.Constant(value=v, kind=None)
+        for inner_stmt in inner.body:
+            t = inner_stmt.targets[0] if isinstance(inner_stmt, gast.Assign) else None
+            if not (isinstance(t, gast.Subscript) and is_d(t.value)):
+                raise RuleError(f"the transposed rule for {rule.name}: the adjoint of "
+                                f"{inner.name} has temporaries")
+            if t.slice.id != linear_param:
+                continue
+            value = _Substituted(rule, inner, values, linear_param).visit(
+                copy.deepcopy(inner_stmt.value))
+            derived.append(_d_assign(param, value))
+    return derived
+
+
+def _resolved(rule, func):
+    """The object the callee expression ``func`` of a template names, or None."""
+    if isinstance(func, gast.Name):
+        return rule.globals.get(func.id, getattr(builtins, func.id, None))
+    if isinstance(func, gast.Attribute):
+        owner = _resolved(rule, func.value)
+        return getattr(owner, func.attr, None) if owner is not None else None
+    return None
+
+
+class _Substituted(gast.NodeTransformer):
+    """An adjoint rule's expression (``transposed_body``) rewritten into the rule transposed:
+    ``d[<its output>]`` as ``d[out]``, its parameters as the call's arguments, and the names
+    it reads from its module bound in the derived rule's namespace."""
+
+    def __init__(self, rule, inner, values, linear_param):
+        self.rule, self.inner, self.values = rule, inner, values
+        self.linear_param = linear_param
+
+    def visit_Subscript(self, node):
+        if is_d(node.value):
+            if not (isinstance(node.slice, gast.Name) and node.slice.id == self.inner.out):
+                raise RuleError(f"the transposed rule for {self.rule.name}: the adjoint of "
+                                f"{self.inner.name} reads another gradient than its output's")
+            return _d_load(self.rule.out)
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id == self.inner.out or node.id == self.linear_param:
+            raise RuleError(f"the transposed rule for {self.rule.name}: the adjoint of "
+                            f"{self.inner.name} reads the value of {node.id}, which a "
+                            "transpose does not")
+        if node.id in self.values:
+            return copy.deepcopy(self.values[node.id])
+        obj = self.inner.globals.get(node.id, getattr(builtins, node.id, None))
+        if obj is not None and self.rule.globals.setdefault(node.id, obj) is not obj:
+            raise RuleError(f"the transposed rule for {self.rule.name} calls {node.id}, which "
+                            "its module binds to something else")
         return node

@@ -21,6 +21,7 @@ from mindgrad.rules import (
     linear_in,
     nondifferentiable,
     tangent,
+    transpose,
 )
 from mindgrad.rules.numpy_elementwise import (
     array_grad,
@@ -45,7 +46,7 @@ from mindgrad.rules.numpy_reductions import (
     reduce_mean_grad,
     reduce_sum_grad,
 )
-from mindgrad.rules.numpy_shape import reshape_grad, reshape_tangent, transpose_grad
+from mindgrad.rules.numpy_shape import reshape_tangent, transpose_grad
 from mindgrad.rules.numpy_statistics import (
     std_grad,
     std_tangent,
@@ -131,11 +132,7 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=
 # ----- shape -------------------------------------------------------------------------------
 
 
-@adjoint(Method("reshape"))
-def _(out, a, *shape, order="C", copy=None):
-    d[a] = reshape_grad(d[out], a, order)
-
-
+@transpose(Method("reshape"))  # d[a] = reshape_grad(d[out], a, order)
 @tangent(Method("reshape"))
 def _(out, a, *shape, order="C", copy=None):
     d[out] = reshape_tangent(d[a], a, out, order)

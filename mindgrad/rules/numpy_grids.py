@@ -17,6 +17,7 @@ from mindgrad.rules import (
     linear_in,
     nondifferentiable,
     tangent,
+    transpose,
 )
 from mindgrad.rules.helpers import normalize_axis
 from mindgrad.rules.numpy_elementwise import astype_grad
@@ -327,14 +328,10 @@ def _(out, ts, args, ans):
     d[ts] = arange_grads(d[out], args, ans)
 
 
-@adjoint(np.arange)
-def _(out, *args, dtype=None, device=None, like=None):
-    """``start + k step``: linear in ``start`` and ``step``; ``stop`` only sets the length."""
-    d[args] = arange_grads(d[out], args, out)
-
-
+@transpose(np.arange)  # d[args] = arange_grads(d[out], args, out)
 @tangent(np.arange)
 def _(out, *args, dtype=None, device=None, like=None):
+    """``start + k step``: linear in ``start`` and ``step``; ``stop`` only sets the length."""
     d[out] = arange_tangent(d[args], args, out)
 
 

@@ -27,6 +27,7 @@ from mindgrad.rules import (
     linear_in,
     nondifferentiable,
     tangent,
+    transpose,
 )
 from mindgrad.rules.helpers import normalize_axis
 from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
@@ -96,21 +97,14 @@ def _(ans, t, a, out, order="C"):
 nondifferentiable(read_order, _layout_indices)
 
 
-@adjoint(np.reshape)
-def _(out, a, shape=None, order="C", *, copy=None):
-    d[a] = reshape_grad(d[out], a, order)
-
-
+# the adjoints transposed from the tangents: d[a] = reshape_grad(d[out], a, order)
+@transpose(np.reshape)
 @tangent(np.reshape)
 def _(out, a, shape=None, order="C", *, copy=None):
     d[out] = reshape_tangent(d[a], a, out, order)
 
 
-@adjoint(np.ravel, Method("ravel"), Method("flatten"))
-def _(out, a, order="C"):
-    d[a] = reshape_grad(d[out], a, order)
-
-
+@transpose(np.ravel, Method("ravel"), Method("flatten"))
 @tangent(np.ravel, Method("ravel"), Method("flatten"))
 def _(out, a, order="C"):
     d[out] = reshape_tangent(d[a], a, out, order)

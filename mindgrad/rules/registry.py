@@ -229,6 +229,29 @@ def diagonal(*fns):
     return decorate
 
 
+def transpose(*fns):
+    """Derive the adjoint of ``fns`` from the tangent template below it, by transposing it::
+
+        @transpose(np.reshape)
+        @tangent(np.reshape)
+        def _(out, a, shape=None, order="C", *, copy=None):
+            d[out] = reshape_tangent(d[a], a, out, order)
+
+    gives ``d[a] = reshape_grad(d[out], a, order)``: each ``d[out] = h(..., d[x], ...)`` calls
+    a function linear in the tangent it takes, and ``h``'s own adjoint rule, the transpose of
+    that linear map, gives ``d[x]`` from ``d[out]`` (``derivation.transposed_body``). The
+    nonlinear math is written once, in the tangent; only the linear helper has its transpose
+    written, once for every function whose tangent calls it.
+    """
+    if not fns:
+        raise TypeError("transpose() needs at least one function to register a rule for")
+
+    def decorate(template):
+        return _register(fns, template, "adjoint", transposed=lookup)
+
+    return decorate
+
+
 def tangent(*fns):
     """Register a forward-mode (tangent) rule template for ``fns``::
 

@@ -20,6 +20,7 @@ from mindgrad.rules.derivation import (
     linear_body,
     output_parameter,
     stored_names,
+    transposed_body,
 )
 from mindgrad.rules.markers import RuleError, d, is_d, slope
 
@@ -39,7 +40,7 @@ class Rule:
                          "differentiates", "_fdef"})
 
     def __init__(self, key, template, kind="adjoint", lazy=False, from_slopes=False,
-                 linear_in=None, via=None, diagonal=False, singular=False):
+                 linear_in=None, via=None, diagonal=False, singular=False, transposed=False):
         self.kind = kind
         self.key = key
         self.template = template
@@ -48,6 +49,9 @@ class Rule:
         self.linear_in = linear_in  # a @linear tangent: d[out] = key(..., d[p], ...) per p
         self.via = via  # the function a @linear tangent applies, if not the key itself
         self.diagonal = diagonal  # a @diagonal tangent: the adjoint template read forwards
+        # a @transpose adjoint, the tangent template transposed: the lookup of the adjoint
+        # rules that transpose its linear helpers (the registry's), else False
+        self.transposed = transposed
         # a @linear_in helper: the template is the helper itself, its output a new parameter
         self.of_helper = template is key and linear_in is not None
         self.name = getattr(key, "__name__", None) or \
@@ -108,6 +112,8 @@ class Rule:
             self.body = linear_body(self, params[1:])
         elif self.diagonal:
             self.body = diagonal_body(self, self.body)
+        elif self.transposed:
+            self.body = transposed_body(self, self.body, self.transposed)
         self.differentiates = set()
         self._validate()
 
@@ -169,8 +175,9 @@ class Rule:
     @property
     def derived(self) -> bool:
         """Whether the body is derived (``@elementwise``, ``@linear``, ``@linear_in``,
-        ``@diagonal``), not written by hand."""
-        return self.from_slopes or self.linear_in is not None or self.diagonal
+        ``@diagonal``, ``@transpose``), not written by hand."""
+        return self.from_slopes or self.linear_in is not None or self.diagonal or \
+            bool(self.transposed)
 
     def _validate(self):
         if self.kind == "tangent":

@@ -496,3 +496,93 @@ def rules_take_back(g, a, condition):
     out = np.zeros(np.shape(a))
     out[np.flatnonzero(condition)] = g
     return out
+
+
+# ----- @transpose: the adjoint of a tangent that calls a linear helper -----------------------
+
+TRANSPOSED = [
+    ((np.reshape, np.ravel, ("method", "ravel"), ("method", "flatten"), ("method", "reshape")),
+     "d[a] = reshape_grad(d[out], a, order)"),
+    ((np.arange,), "d[args] = arange_grads(d[out], args, out)"),
+]
+
+
+@pytest.mark.parametrize("keys, text", TRANSPOSED, ids=["reshape", "arange"])
+def test_transposed_adjoints_are_the_ones_once_written_by_hand(keys, text):
+    for key in keys:
+        rule = rules.lookup(key)
+        assert rule.transposed and rule.derived
+        assert unparse(rule.body).strip() == text
+
+
+def roll_twice(x, k):
+    return np.roll(np.roll(x, k), k)
+
+
+def test_a_users_tangent_transposed_gives_the_gradient():
+    """A function with rules of its own: the tangent written once, the adjoint transposed
+    from it through np.roll's rule; both checked against central differences."""
+    from mindgrad.rules import tangent, transpose
+
+    try:
+        @transpose(roll_twice)
+        @tangent(roll_twice)
+        def _(out, x, k):
+            d[out] = np.roll(d[x], 2 * k)
+
+        assert unparse(rules.lookup(roll_twice).body).strip() == \
+            "d[x] = np.roll(d[out], np.negative(2 * k), None)"
+        x = np.array([0.3, -1.2, 2.0, 0.7])
+        mindgrad.check_grads(lambda x: np.sin(roll_twice(x, 1)) * x, (x,), modes=("rev", "fwd"),
+                             order=2)
+    finally:
+        rules._RULES.pop(roll_twice, None)
+        rules._TANGENTS.pop(roll_twice, None)
+        rules._bump()
+
+
+def _scale_tangent(t, c):
+    return t * c
+
+
+def _not_one_call(out, x, k):
+    d[out] = np.roll(d[x], k) * 2.0
+
+
+def _tangent_inside(out, x, k):
+    d[out] = np.roll(d[x] * 2.0, k)
+
+
+def _helper_without_adjoint(out, x, k):
+    d[out] = _scale_tangent(d[x], k)
+
+
+def _adjoint_reads_the_tangent(out, x, k):
+    d[out] = np.cumsum(d[x], k)  # cumsum_grad(d[ans], a, axis) reads a, here the tangent
+
+
+def _temporary_reads_the_tangent(out, x, k):
+    t = d[x] * 2.0
+    d[out] = np.roll(t, k)
+
+
+@pytest.mark.parametrize("template, words", [
+    (_not_one_call, "one call of a function linear"),
+    (_tangent_inside, "one tangent, d\\[x\\], as an argument of its own"),
+    (_helper_without_adjoint, "no adjoint rule to transpose it by"),
+    (_adjoint_reads_the_tangent, "reads the value of a"),
+    (_temporary_reads_the_tangent, "a temporary may not read"),
+], ids=lambda v: v.__name__.strip("_") if callable(v) else "")
+def test_a_tangent_that_cannot_be_transposed_is_refused_at_its_decorator(template, words):
+    from mindgrad.rules import tangent, transpose
+
+    def target(x, k):
+        return x
+
+    try:
+        with pytest.raises(RuleError, match=words):
+            transpose(target)(tangent(target)(template))
+    finally:
+        rules._RULES.pop(target, None)
+        rules._TANGENTS.pop(target, None)
+        rules._bump()
