@@ -307,9 +307,11 @@ def transposed_body(rule, body, lookup):
     ``d[out] = h(..., d[x], ...)``, a call of a function ``h`` linear in the argument given
     ``d[x]``, is transposed by ``h``'s own adjoint rule, ``d[t] = e`` for that argument ``t``:
     ``d[x] = e`` with ``h``'s output gradient read as ``d[out]`` and its other parameters as the
-    call's arguments. The transpose of a linear map does not depend on the point: a rule of ``h``
-    that reads the value of ``t`` or of ``h``'s output is refused, as is a tangent statement of
-    another form; temporaries of the tangent template stay (they read primal values only).
+    call's arguments. The transpose of a linear map does not depend on the point: where ``h``'s
+    rule reads ``t`` or ``h``'s output (for a shape, a dtype, the structure of a list), ``x`` and
+    ``out`` stand in for them, which a tangent and its primal share. A tangent statement of
+    another form is refused; temporaries of the tangent template stay (they read primal values
+    only).
     ``lookup`` finds the adjoint rule of ``h`` (the registry's)."""
     derived = []
     for stmt in body:
@@ -360,8 +362,8 @@ def transposed_body(rule, body, lookup):
                                 f"{inner.name} has temporaries")
             if t.slice.id != linear_param:
                 continue
-            value = _Substituted(rule, inner, values, linear_param).visit(
-                copy.deepcopy(inner_stmt.value))
+            values[linear_param] = _name(param)  # the primal stands in for its tangent
+            value = _Substituted(rule, inner, values).visit(copy.deepcopy(inner_stmt.value))
             derived.append(_d_assign(param, value))
     return derived
 
@@ -378,12 +380,12 @@ def _resolved(rule, func):
 
 class _Substituted(gast.NodeTransformer):
     """An adjoint rule's expression (``transposed_body``) rewritten into the rule transposed:
-    ``d[<its output>]`` as ``d[out]``, its parameters as the call's arguments, and the names
-    it reads from its module bound in the derived rule's namespace."""
+    ``d[<its output>]`` as ``d[out]``, its output's value as ``out``, its parameters as the
+    call's arguments, and the functions it calls named as the derived rule's module names them
+    (bound in its namespace where it does not)."""
 
-    def __init__(self, rule, inner, values, linear_param):
+    def __init__(self, rule, inner, values):
         self.rule, self.inner, self.values = rule, inner, values
-        self.linear_param = linear_param
 
     def visit_Subscript(self, node):
         if is_d(node.value):
@@ -393,11 +395,15 @@ class _Substituted(gast.NodeTransformer):
             return _d_load(self.rule.out)
         return self.generic_visit(node)
 
+    def visit_Attribute(self, node):
+        obj = _resolved(self.inner, node)
+        if callable(obj) and not isinstance(obj, type):  # nd.draw_grad: draw_grad where bound
+            return _callee(self.rule, obj)
+        return self.generic_visit(node)
+
     def visit_Name(self, node):
-        if node.id == self.inner.out or node.id == self.linear_param:
-            raise RuleError(f"the transposed rule for {self.rule.name}: the adjoint of "
-                            f"{self.inner.name} reads the value of {node.id}, which a "
-                            "transpose does not")
+        if node.id == self.inner.out:
+            return _name(self.rule.out)
         if node.id in self.values:
             return copy.deepcopy(self.values[node.id])
         obj = self.inner.globals.get(node.id, getattr(builtins, node.id, None))

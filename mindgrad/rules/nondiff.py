@@ -10,7 +10,7 @@ of several versions.
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent
+from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, transpose
 from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
 from mindgrad.runtime import GradientError, is_zero, real_grad, unbroadcast
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_tangent_of
@@ -503,21 +503,13 @@ def _(out, t, a, drawn):
     ...
 
 
-@adjoint(np.random.permutation)
-def _(out, x):
-    d[x] = draw_grad(d[out], x, out)
-
-
+@transpose(np.random.permutation)  # d[x] = draw_grad(d[out], x, out)
 @tangent(np.random.permutation)
 def _(out, x):
     d[out] = draw_tangent(d[x], x, out)
 
 
-@adjoint(np.random.choice)
-def _(out, a, size=None, replace=True, p=None):
-    d[a] = draw_grad(d[out], a, out)
-
-
+@transpose(np.random.choice)  # d[a] = draw_grad(d[out], a, out)
 @tangent(np.random.choice)
 def _(out, a, size=None, replace=True, p=None):
     d[out] = draw_tangent(d[a], a, out)

@@ -26,6 +26,7 @@ from mindgrad.rules import (
     linear,
     nondifferentiable,
     tangent,
+    transpose,
 )
 from mindgrad.rules.helpers import masked_grad, reduced_axes, reduced_count
 from mindgrad.rules.numpy_elementwise import astype_grad
@@ -104,11 +105,9 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=
     d[ans] = broadcast_tangent(d[initial], ans)
 
 
-@adjoint(np.nanmean)
-def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, np.logical_and(where, ~np.isnan(a)))
-
-
+# d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, np.logical_and(where, ~np.isnan(a))),
+# transposed from np.mean's rule
+@transpose(np.nanmean)
 @tangent(np.nanmean)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     d[ans] = np.mean(d[a], axis, dtype, None, keepdims,

@@ -504,10 +504,18 @@ TRANSPOSED = [
     ((np.reshape, np.ravel, ("method", "ravel"), ("method", "flatten"), ("method", "reshape")),
      "d[a] = reshape_grad(d[out], a, order)"),
     ((np.arange,), "d[args] = arange_grads(d[out], args, out)"),
+    (((("method", "transpose")),), "d[a] = transpose_grad(d[out], method_transpose_axes(axes))"),
+    # np.mean's rule reads its argument a for its shape: the primal a stands in for d[a]
+    ((np.nanmean,),
+     "d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, np.logical_and(where, ~np.isnan(a)))"),
+    # the helper's rule calls nd.draw_grad: named as nondiff.py names it
+    ((np.random.permutation,), "d[x] = draw_grad(d[out], x, out)"),
+    ((np.random.choice,), "d[a] = draw_grad(d[out], a, out)"),
 ]
 
 
-@pytest.mark.parametrize("keys, text", TRANSPOSED, ids=["reshape", "arange"])
+@pytest.mark.parametrize("keys, text", TRANSPOSED,
+                         ids=["reshape", "arange", "transpose", "nanmean", "permutation", "choice"])
 def test_transposed_adjoints_are_the_ones_once_written_by_hand(keys, text):
     for key in keys:
         rule = rules.lookup(key)
@@ -541,6 +549,33 @@ def test_a_users_tangent_transposed_gives_the_gradient():
         rules._bump()
 
 
+def running_total(x):
+    return np.cumsum(x, 0)
+
+
+def test_a_transposed_rule_reads_the_primal_where_the_helpers_rule_reads_its_argument():
+    """np.cumsum's rule reads its argument for its shape (cumsum_grad(d[ans], a, axis)); the
+    transpose of a tangent calling it reads the primal there, of the tangent's shape."""
+    from mindgrad.rules import tangent, transpose
+
+    try:
+        @transpose(running_total)
+        @tangent(running_total)
+        def _(out, x):
+            d[out] = np.cumsum(d[x], 0)
+
+        assert unparse(rules.lookup(running_total).body).strip() == \
+            "d[x] = cumsum_grad(d[out], x, 0)"
+        for x in (np.array([0.3, -1.2, 2.0]), np.array([[0.3, -1.2], [2.0, 0.5]]),
+                  np.array([0.7], dtype=np.float32)):
+            mindgrad.check_grads(lambda x: np.sin(running_total(x)) * x, (x,),
+                                 modes=("rev", "fwd"), order=2)
+    finally:
+        rules._RULES.pop(running_total, None)
+        rules._TANGENTS.pop(running_total, None)
+        rules._bump()
+
+
 def _scale_tangent(t, c):
     return t * c
 
@@ -557,8 +592,8 @@ def _helper_without_adjoint(out, x, k):
     d[out] = _scale_tangent(d[x], k)
 
 
-def _adjoint_reads_the_tangent(out, x, k):
-    d[out] = np.cumsum(d[x], k)  # cumsum_grad(d[ans], a, axis) reads a, here the tangent
+def _adjoint_with_temporaries(out, x, k):
+    d[out] = np.clip(d[x], 0.0, k)  # np.clip's rule computes its bounds first
 
 
 def _temporary_reads_the_tangent(out, x, k):
@@ -570,7 +605,7 @@ def _temporary_reads_the_tangent(out, x, k):
     (_not_one_call, "one call of a function linear"),
     (_tangent_inside, "one tangent, d\\[x\\], as an argument of its own"),
     (_helper_without_adjoint, "no adjoint rule to transpose it by"),
-    (_adjoint_reads_the_tangent, "reads the value of a"),
+    (_adjoint_with_temporaries, "the adjoint of clip has temporaries"),
     (_temporary_reads_the_tangent, "a temporary may not read"),
 ], ids=lambda v: v.__name__.strip("_") if callable(v) else "")
 def test_a_tangent_that_cannot_be_transposed_is_refused_at_its_decorator(template, words):
