@@ -327,28 +327,29 @@ def transposed_body(rule, body, lookup):
         if not isinstance(call, gast.Call) or any(isinstance(a, gast.Starred) for a in call.args):
             raise RuleError(f"the transposed rule for {rule.name}: each d[{rule.out}] = ... must "
                             "be one call of a function linear in the tangent it reads")
-        operands = [(None, a) for a in call.args] + [(k.arg, k.value) for k in call.keywords]
-        linear = [(k, a) for k, a in operands if isinstance(a, gast.Subscript) and is_d(a.value)]
-        if len(linear) != 1 or any(isinstance(n, gast.Subscript) and is_d(n.value)
-                                   for _, a in operands if (_, a) not in linear
-                                   for n in gast.walk(a)):
+        operands = list(call.args) + [k.value for k in call.keywords]
+        reading = [a for a in operands if any(isinstance(n, gast.Subscript) and is_d(n.value)
+                                              for n in gast.walk(a))]
+        if len(reading) != 1 or not (isinstance(reading[0], gast.Subscript) and
+                                     is_d(reading[0].value)):
             raise RuleError(f"the transposed rule for {rule.name}: the call must take one "
                             "tangent, d[x], as an argument of its own")
-        param = linear[0][1].slice.id
+        param = reading[0].slice.id
         fn = _resolved(rule, call.func)
         inner = lookup(fn) if fn is not None else None
         if inner is None or inner.kind != "adjoint":
-            raise RuleError(f"the transposed rule for {rule.name}: {gast.dump(call.func)} has no "
+            raise RuleError(f"the transposed rule for {rule.name}: {_label(call.func)} has no "
                             "adjoint rule to transpose it by")
-        args = [_d_load(param) if a is linear[0][1] else a for a in call.args]
         try:
-            bound = inner.signature.bind(*args, **{k.arg: k.value for k in call.keywords})
+            bound = inner.signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
         except TypeError as exc:
             raise RuleError(f"the transposed rule for {rule.name}: {exc}") from None
         bound.apply_defaults()
         values = dict(bound.arguments)
-        linear_param = next(p for p, v in values.items()
-                            if isinstance(v, gast.Subscript) and is_d(v.value))
+        linear_param = next((q for q, v in values.items() if v is reading[0]), None)
+        if linear_param is None:  # given to a *args or **kwargs parameter
+            raise RuleError(f"the transposed rule for {rule.name}: d[{param}] must go to a "
+                            f"parameter of {inner.name} of its own")
         for p, v in values.items():
             if not isinstance(v, gast.AST):
                 if v is not None and not isinstance(v, (bool, int, float, str)):
@@ -366,6 +367,13 @@ def transposed_body(rule, body, lookup):
             value = _Substituted(rule, inner, values).visit(copy.deepcopy(inner_stmt.value))
             derived.append(_d_assign(param, value))
     return derived
+
+
+def _label(func) -> str:
+    """A callee expression as written (``np.linalg.solve``), for an error message."""
+    if isinstance(func, gast.Attribute):
+        return f"{_label(func.value)}.{func.attr}"
+    return func.id if isinstance(func, gast.Name) else type(func).__name__
 
 
 def _resolved(rule, func):
