@@ -596,6 +596,10 @@ def _adjoint_with_temporaries(out, x, k):
     d[out] = np.clip(d[x], 0.0, k)  # np.clip's rule computes its bounds first
 
 
+def _tangent_to_a_star_parameter(out, x, k):
+    d[out] = np.atleast_1d(d[x])  # np.atleast_1d's rule takes *arys
+
+
 def _temporary_reads_the_tangent(out, x, k):
     t = d[x] * 2.0
     d[out] = np.roll(t, k)
@@ -607,6 +611,7 @@ def _temporary_reads_the_tangent(out, x, k):
     (_helper_without_adjoint, "no adjoint rule to transpose it by"),
     (_adjoint_with_temporaries, "the adjoint of clip has temporaries"),
     (_temporary_reads_the_tangent, "a temporary may not read"),
+    (_tangent_to_a_star_parameter, "must go to a parameter of atleast_1d of its own"),
 ], ids=lambda v: v.__name__.strip("_") if callable(v) else "")
 def test_a_tangent_that_cannot_be_transposed_is_refused_at_its_decorator(template, words):
     from mindgrad.rules import tangent, transpose
