@@ -313,6 +313,7 @@ def transposed_body(rule, body, lookup):
     another form is refused; temporaries of the tangent template stay (they read primal values
     only).
     ``lookup`` finds the adjoint rule of ``h`` (the registry's)."""
+    local = set(rule.params) | {rule.out} | {n for s in body for n in stored_names(s)}
     derived = []
     for stmt in body:
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
@@ -364,7 +365,8 @@ def transposed_body(rule, body, lookup):
             if t.slice.id != linear_param:
                 continue
             values[linear_param] = _name(param)  # the primal stands in for its tangent
-            value = _Substituted(rule, inner, values).visit(copy.deepcopy(inner_stmt.value))
+            value = _Substituted(rule, inner, values, local).visit(
+                copy.deepcopy(inner_stmt.value))
             derived.append(_d_assign(param, value))
     return derived
 
@@ -392,8 +394,9 @@ class _Substituted(gast.NodeTransformer):
     call's arguments, and the functions it calls named as the derived rule's module names them
     (bound in its namespace where it does not)."""
 
-    def __init__(self, rule, inner, values):
+    def __init__(self, rule, inner, values, local):
         self.rule, self.inner, self.values = rule, inner, values
+        self.local = local  # the tangent template's parameters, output and temporaries
 
     def visit_Subscript(self, node):
         if is_d(node.value):
@@ -415,6 +418,9 @@ class _Substituted(gast.NodeTransformer):
         if node.id in self.values:
             return copy.deepcopy(self.values[node.id])
         obj = self.inner.globals.get(node.id, getattr(builtins, node.id, None))
+        if obj is not None and node.id in self.local:
+            raise RuleError(f"the transposed rule for {self.rule.name}: the adjoint of "
+                            f"{self.inner.name} reads {node.id}, a name of the tangent template")
         if obj is not None and self.rule.globals.setdefault(node.id, obj) is not obj:
             raise RuleError(f"the transposed rule for {self.rule.name} calls {node.id}, which "
                             "its module binds to something else")

@@ -626,3 +626,36 @@ def test_a_tangent_that_cannot_be_transposed_is_refused_at_its_decorator(templat
         rules._RULES.pop(target, None)
         rules._TANGENTS.pop(target, None)
         rules._bump()
+
+
+def _times(t, c):
+    return t * c
+
+
+UNIT = 1.0  # a global the rule of _times reads
+
+
+def test_a_transposed_rule_refuses_a_helpers_global_named_as_its_own_parameter():
+    """The rule of ``h`` reads its module's ``UNIT``; a tangent template with a parameter
+    ``UNIT`` would read its own argument there: refused, not bound to the wrong value."""
+    from mindgrad.rules import adjoint, tangent, transpose
+
+    def target(x, UNIT):
+        return x
+
+    def template(out, x, UNIT):
+        d[out] = _times(d[x], UNIT)
+
+    template.__module__ = __name__
+    try:
+        @adjoint(_times)
+        def _(out, t, c):
+            d[t] = d[out] * c * UNIT
+
+        with pytest.raises(RuleError, match="reads UNIT, a name of the tangent template"):
+            transpose(target)(tangent(target)(template))
+    finally:
+        for key in (_times, target):
+            rules._RULES.pop(key, None)
+            rules._TANGENTS.pop(key, None)
+        rules._bump()
