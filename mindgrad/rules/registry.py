@@ -172,9 +172,9 @@ def linear_method(*names, wrt=None, via=None):
     return linear(*map(Method, names), wrt=wrt, via=via)
 
 
-def linear_attr(*names, via=None):
+def linear_attr(*names):
     """``@linear(Attr(name), ...)`` for each of the array attributes ``names``."""
-    return linear(*map(Attr, names), via=via)
+    return linear(*map(Attr, names))
 
 
 def linear_in(*names, keeps_values=False):

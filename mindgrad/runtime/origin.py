@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import enum
 import sys
+import types
+
+import numpy as np
 
 
 class Origin(enum.Enum):
@@ -57,8 +60,6 @@ def register_home(module_name: str, origin: Origin) -> None:
 def module_name_of(obj) -> str:
     """The module ``obj`` says it is defined in (``numpy.linalg``), or ``""``; a ufunc's (and
     its methods') is the module that exports it (``numpy``, ``scipy.special``)."""
-    import numpy as np
-
     owner = getattr(obj, "__self__", None)
     if isinstance(owner, np.ufunc):  # np.add.reduce is NumPy's as np.add is
         obj = owner
@@ -86,8 +87,6 @@ def home_of(module_name: str) -> Origin:
 
 def origin(obj) -> Origin:
     """Where the function, class or module ``obj`` comes from."""
-    import types
-
     if isinstance(obj, types.ModuleType):
         return home_of(obj.__name__)
     return home_of(module_name_of(obj))

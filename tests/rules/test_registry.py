@@ -2,6 +2,7 @@
 ``import mindgrad`` reads none), every one of them parses and validates, and a user's rule is
 checked at its decorator."""
 
+import contextlib
 import copy
 import math
 import subprocess
@@ -16,6 +17,19 @@ from mindgrad import rules
 from mindgrad.compiler.finish.emit import unparse
 from mindgrad.rules import Rule, RuleError, d, slope
 from mindgrad.runtime import unbroadcast
+
+
+@contextlib.contextmanager
+def _removed_after(*keys):
+    """Run the block, then take the rules of ``keys`` (both directions) out of the registry:
+    a test's rules never reach the tests after it."""
+    try:
+        yield
+    finally:
+        for key in keys:
+            rules._RULES.pop(key, None)
+            rules._TANGENTS.pop(key, None)
+        rules._bump()
 
 
 def _all_rules():
@@ -189,7 +203,7 @@ def test_a_slope_gives_both_directions_for_a_new_function():
     def _(out, x):
         slope[x] = 1.0 / ((1.0 + np.abs(x)) * (1.0 + np.abs(x)))
 
-    try:
+    with _removed_after(softsign):
         assert _as_products(rules.lookup(softsign)).strip() == \
             "d[x] = d[out] / ((1.0 + np.abs(x)) * (1.0 + np.abs(x)))"
         assert unparse(rules.lookup_tangent(softsign).body).strip() == \
@@ -200,10 +214,6 @@ def test_a_slope_gives_both_directions_for_a_new_function():
         _, tangent = mindgrad.jvp(softsign, (x,), (np.ones(4),))
         np.testing.assert_allclose(tangent, 1.0 / (1.0 + np.abs(x)) ** 2, rtol=1e-12)
         mindgrad.check_grads(_uses_softsign, (x,), modes=("rev", "fwd"), order=2)
-    finally:
-        rules._RULES.pop(softsign, None)
-        rules._TANGENTS.pop(softsign, None)
-        rules._bump()
 
 
 def test_a_derived_rule_runs_directly_before_any_other_use():
@@ -234,7 +244,7 @@ def test_linear_derives_the_tangent_from_the_signature():
         d[a] = d[out] @ b
         d[b] = a @ d[out]
 
-    try:
+    with _removed_after(_shift, _bilinear):
         assert unparse(rules.lookup_tangent(_shift).body).strip() == \
             "d[out] = _shift(d[a], k, scale)"
         assert unparse(rules.lookup_tangent(_bilinear).body).strip().splitlines() == \
@@ -249,11 +259,6 @@ def test_linear_derives_the_tangent_from_the_signature():
             return np.sum(np.sin(_bilinear(_shift(u, 2, scale=0.5), v)))
 
         mindgrad.check_grads(loss, (a, b), modes=("rev", "fwd"), order=2)
-    finally:
-        for fn in (_shift, _bilinear):
-            rules._RULES.pop(fn, None)
-            rules._TANGENTS.pop(fn, None)
-        rules._bump()
 
 
 def test_linear_refuses_a_parameter_the_template_lacks():
@@ -299,7 +304,7 @@ def test_slopes_of_two_arguments_sum_gradients_back_and_broadcast_tangents():
         slope[x] = 1
         slope[y] = 2.0
 
-    try:
+    with _removed_after(_ratio, _shifted):
         assert _as_products(rules.lookup(_ratio)).strip().splitlines() == [
             "den = 1.0 + y * y", "d[x] = unbroadcast(d[out] / den, x)",
             "d[y] = unbroadcast(-d[out] * 2.0 * out * y / den, y)"]
@@ -318,11 +323,6 @@ def test_slopes_of_two_arguments_sum_gradients_back_and_broadcast_tangents():
             x, y = args
             _, t = mindgrad.jvp(_shifted, (x, y), (np.ones_like(x), np.zeros_like(y)))
             assert np.shape(t) == np.broadcast_shapes(np.shape(x), np.shape(y))
-    finally:
-        for fn in (_ratio, _shifted):
-            rules._RULES.pop(fn, None)
-            rules._TANGENTS.pop(fn, None)
-        rules._bump()
 
 
 def test_math_functions_take_numbers_nothing_to_unbroadcast():
@@ -356,16 +356,12 @@ def test_diagonal_reads_the_adjoint_forwards():
     def _(out, x, y):
         d[x] = unbroadcast(np.where(x > y, d[out], d[out] * 0), x)
 
-    try:
+    with _removed_after(_gate):
         assert unparse(rules.lookup_tangent(_gate).body).strip() == \
             "d[out] = broadcast_tangent(np.where(x > y, d[x], d[x] * 0), out)"
         x, y = np.array([[0.5, -1.0, 2.0]]), np.array([[0.0], [1.0]])
         _, t = mindgrad.jvp(lambda a: _gate(a, y), (x,), (np.ones_like(x),))
         np.testing.assert_array_equal(t, np.where(x > y, 1.0, 0.0))
-    finally:
-        rules._RULES.pop(_gate, None)
-        rules._TANGENTS.pop(_gate, None)
-        rules._bump()
 
 
 def test_diagonal_refuses_a_statement_that_does_not_read_the_gradient():
@@ -404,7 +400,7 @@ def _blend(g, w, k=2):
 
 def test_linear_in_derives_a_helpers_tangent_and_declares_its_zero():
     rules.linear_in("g", "w")(_blend)
-    try:
+    with _removed_after(_blend):
         rule = rules.lookup_tangent(_blend)
         assert rule.derived and rule.params == ["g", "w", "k"]
         assert unparse(rule.body).strip().splitlines() == [
@@ -414,9 +410,6 @@ def test_linear_in_derives_a_helpers_tangent_and_declares_its_zero():
         g, w = np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])
         _, jvp = rules.jvp_of(_blend, g, w)
         np.testing.assert_allclose(jvp(np.ones(2), np.ones(3)), g + w[:2])
-    finally:
-        rules._TANGENTS.pop(_blend, None)
-        rules._bump()
 
 
 def test_a_helper_with_a_parameter_named_out_gets_another_output_name():
@@ -471,7 +464,7 @@ def test_method_and_attribute_keys_go_to_the_three_decorators():
         return np.sum(np.sin(x.compress([True, False, True])))
 
     x, v = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
-    try:
+    with _removed_after(Method("compress")):
         @adjoint(Method("compress"))
         def _(out, a, condition, axis=None, out_=None):
             d[a] = rules_take_back(d[out], a, condition)
@@ -484,10 +477,6 @@ def test_method_and_attribute_keys_go_to_the_three_decorators():
         np.testing.assert_allclose(mindgrad.grad(compressed)(x), expected, rtol=1e-12)
         _, t = mindgrad.jvp(compressed, (x,), (v,))
         np.testing.assert_allclose(t, expected @ v, rtol=1e-12)
-    finally:
-        rules._RULES.pop(Method("compress"), None)
-        rules._TANGENTS.pop(Method("compress"), None)
-        rules._bump()
     assert rules.lookup_method("compress") is None
 
 
@@ -532,7 +521,7 @@ def test_a_users_tangent_transposed_gives_the_gradient():
     from it through np.roll's rule; both checked against central differences."""
     from mindgrad.rules import tangent, transpose
 
-    try:
+    with _removed_after(roll_twice):
         @transpose(roll_twice)
         @tangent(roll_twice)
         def _(out, x, k):
@@ -543,10 +532,6 @@ def test_a_users_tangent_transposed_gives_the_gradient():
         x = np.array([0.3, -1.2, 2.0, 0.7])
         mindgrad.check_grads(lambda x: np.sin(roll_twice(x, 1)) * x, (x,), modes=("rev", "fwd"),
                              order=2)
-    finally:
-        rules._RULES.pop(roll_twice, None)
-        rules._TANGENTS.pop(roll_twice, None)
-        rules._bump()
 
 
 def running_total(x):
@@ -558,7 +543,7 @@ def test_a_transposed_rule_reads_the_primal_where_the_helpers_rule_reads_its_arg
     transpose of a tangent calling it reads the primal there, of the tangent's shape."""
     from mindgrad.rules import tangent, transpose
 
-    try:
+    with _removed_after(running_total):
         @transpose(running_total)
         @tangent(running_total)
         def _(out, x):
@@ -570,10 +555,6 @@ def test_a_transposed_rule_reads_the_primal_where_the_helpers_rule_reads_its_arg
                   np.array([0.7], dtype=np.float32)):
             mindgrad.check_grads(lambda x: np.sin(running_total(x)) * x, (x,),
                                  modes=("rev", "fwd"), order=2)
-    finally:
-        rules._RULES.pop(running_total, None)
-        rules._TANGENTS.pop(running_total, None)
-        rules._bump()
 
 
 def _scale_tangent(t, c):
@@ -619,13 +600,9 @@ def test_a_tangent_that_cannot_be_transposed_is_refused_at_its_decorator(templat
     def target(x, k):
         return x
 
-    try:
+    with _removed_after(target):
         with pytest.raises(RuleError, match=words):
             transpose(target)(tangent(target)(template))
-    finally:
-        rules._RULES.pop(target, None)
-        rules._TANGENTS.pop(target, None)
-        rules._bump()
 
 
 def _times(t, c):
@@ -647,15 +624,10 @@ def test_a_transposed_rule_refuses_a_helpers_global_named_as_its_own_parameter()
         d[out] = _times(d[x], UNIT)
 
     template.__module__ = __name__
-    try:
+    with _removed_after(_times, target):
         @adjoint(_times)
         def _(out, t, c):
             d[t] = d[out] * c * UNIT
 
         with pytest.raises(RuleError, match="reads UNIT, a name of the tangent template"):
             transpose(target)(tangent(target)(template))
-    finally:
-        for key in (_times, target):
-            rules._RULES.pop(key, None)
-            rules._TANGENTS.pop(key, None)
-        rules._bump()
