@@ -128,3 +128,47 @@ def test_resolve_closure_global_builtin_and_default():
     assert src.resolve("np") is np
     assert src.resolve("len") is len
     assert src.resolve("no_such_name_anywhere", 42) == 42
+
+
+# ----- deep expressions split into statements ----------------------------------------------------
+
+
+def _long_sum(tmp_path, n):
+    path = tmp_path / f"long_sum_{n}.py"
+    path.write_text("import numpy as np\n\n\ndef long_sum(x):\n"
+                    f"    return np.sum(np.sin({' + '.join(['x'] * n)}))\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 (our text)
+    return namespace["long_sum"]
+
+
+def test_splitting_a_long_chain_visits_each_level_a_bounded_number_of_times(tmp_path, monkeypatch):
+    """A sum of n terms nests n levels deep; the split moves a part out every 16 levels. Each
+    level's height is computed a bounded number of times, not once per part moved above it
+    (which made a sum of 1,000 terms take seconds to parse): twice the terms, about twice the
+    visits. The parts still add the terms in Python's order."""
+    from mindgrad.compiler.front import depth
+
+    visits = []
+    children = depth._children
+
+    def counted(node):
+        visits.append(1)
+        return children(node)
+
+    monkeypatch.setattr(depth, "_children", counted)
+    counts = {}
+    for n in (500, 1000):
+        visits.clear()
+        src = source.get_source(_long_sum(tmp_path, n))
+        counts[n] = len(visits)
+        body = src.tree.body
+        assert len(body) > n // depth._STEP // 2  # split into parts
+        assert all(depth._height(s) <= depth.MAX_HEIGHT for s in body)
+        x = np.array([0.5, -2.0])
+        namespace = {"np": np, "x": x}
+        for s in body[:-1]:
+            exec(compile(emit.unparse([s]), "<part>", "exec"), namespace)  # noqa: S102
+        returned = eval(compile(emit.unparse([body[-1].value]), "<ret>", "eval"), namespace)
+        assert returned == np.sum(np.sin(n * x))
+    assert counts[1000] < 2.5 * counts[500], counts

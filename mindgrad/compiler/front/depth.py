@@ -56,26 +56,34 @@ def _children(node):
             yield value
 
 
-def _heights(root, own_only=False) -> dict:
-    """id(node) -> levels of expressions at and below it, for every node under ``root``,
-    computed without recursion; with ``own_only``, statements nested in ``root`` are left out."""
-    heights, stack = {}, [(root, False)]
+def _heights(root, own_only=False, memo=None) -> dict:
+    """id(node) -> (node, levels of expressions at and below it) for every node under
+    ``root``, computed without recursion; with ``own_only``, statements nested in ``root`` are
+    left out. ``memo``, a dict this function filled before for the same ``own_only``, is filled
+    further: a node it holds is not visited again (an entry is checked against its node, as
+    an id may be reused once a node is freed)."""
+    memo = {} if memo is None else memo
+    stack = [(root, False)]
     while stack:
         node, done = stack.pop()
+        if not done:
+            known = memo.get(id(node))
+            if known is not None and known[0] is node:
+                continue
         children = [c for c in _children(node)
                     if not (own_only and isinstance(c, (gast.stmt, gast.excepthandler)))]
         if done:
-            below = [heights[id(c)] for c in children]
+            below = [memo[id(c)][1] for c in children]
             own = 1 if isinstance(node, (ast.expr, gast.expr)) else 0
-            heights[id(node)] = own + max(below, default=0)
+            memo[id(node)] = (node, own + max(below, default=0))
             continue
         stack.append((node, True))
         stack.extend((c, False) for c in children)
-    return heights
+    return memo
 
 
-def _height(root, own_only=False) -> int:
-    return _heights(root, own_only)[id(root)]
+def _height(root, own_only=False, memo=None) -> int:
+    return _heights(root, own_only, memo)[id(root)][1]
 
 
 # ----- splitting -------------------------------------------------------------------------------
@@ -90,10 +98,11 @@ def split(src) -> None:
     if all(_height(s) <= MAX_HEIGHT for body in bodies for s in body):
         return
     names = NameGen(A.names_in(src.tree) | set(src.closure))
+    memo = {}  # the heights of expressions, kept up to date as parts move out
     for body in bodies:
         new = []
         for stmt in body:
-            new.extend(_split_statement(src, stmt, names))
+            new.extend(_split_statement(src, stmt, names, memo))
         body[:] = new
 
 
@@ -110,15 +119,17 @@ def _roots(stmt):
     return []
 
 
-def _split_statement(src, stmt, names):
-    """``stmt``, preceded by the assignments of its moved parts (each split in turn)."""
+def _split_statement(src, stmt, names, memo):
+    """``stmt``, preceded by the assignments of its moved parts (each split in turn).
+    ``memo``: the heights of expressions (``_heights``); a moved part keeps its own, so that
+    splitting a chain of n levels visits each level a bounded number of times, not n / _STEP."""
     out = []
     for holder, field in _roots(stmt):
-        while _height(getattr(holder, field)) > MAX_HEIGHT:
-            part = _move_out(holder, field, names)
+        while _height(getattr(holder, field), memo=memo) > MAX_HEIGHT:
+            part = _move_out(holder, field, names, memo)
             if part is None:
                 break
-            out.extend(_split_statement(src, A.located(part, stmt), names))
+            out.extend(_split_statement(src, A.located(part, stmt), names, memo))
     height = _height(stmt, own_only=True)  # nested blocks are split with their own block
     if height > MAX_HEIGHT:
         _too_deep(src, stmt, height)
@@ -126,22 +137,27 @@ def _split_statement(src, stmt, names):
     return out
 
 
-def _move_out(holder, field, names):
+def _move_out(holder, field, names, memo):
     """``part = <expression>`` for a part ``_STEP`` levels below ``holder.field`` along its
     deepest chain, replaced there by ``part``; None when the chain reaches a part that cannot
-    move (evaluated conditionally, or after something that is not a plain read)."""
-    heights = _heights(getattr(holder, field))
+    move (evaluated conditionally, or after something that is not a plain read). The heights
+    of the expressions above the part leave ``memo``: they change."""
+    heights = _heights(getattr(holder, field), memo=memo)
     parent, slot, node = holder, field, getattr(holder, field)
+    above = []
     for _ in range(_STEP):
         ordered = _evaluation_order(node)
         if not ordered:
             return None
-        deepest = max(range(len(ordered)), key=lambda i: heights[id(ordered[i][2])])
+        deepest = max(range(len(ordered)), key=lambda i: heights[id(ordered[i][2])][1])
         if not all(_plain(n) for _, _, n in ordered[:deepest]):
             return None
+        above.append(node)
         parent, slot, node = ordered[deepest]
     name = names("part")
     _put(parent, slot, A.load(name))
+    for n in above:
+        memo.pop(id(n), None)
     return A.assign(name, node)
 
 
