@@ -108,11 +108,32 @@ def _scalar_or_array_output(case):
 SECOND_ORDER = [case for case in _first_cases_of(CASES) if _scalar_or_array_output(case)]
 
 
+def _alternate_modes(cases):
+    """Function name -> "rev" or "fwd", alternately down ``cases``: the mode of the next order
+    (reverse over the inner derivatives, or forward over them) the `large` tier checks it in,
+    so that each mode meets every kind of construct; `pytest -m slow` checks the other."""
+    return {case[1].__name__: ("rev", "fwd")[i % 2] for i, case in enumerate(cases)}
+
+
+def _other_mode(mode):
+    return "fwd" if mode == "rev" else "rev"
+
+
+SECOND_ORDER_MODES = _alternate_modes(SECOND_ORDER)
+
+
 @pytest.mark.parametrize("fn, args, position, kwargs", _params(SECOND_ORDER, XFAIL_SECOND_ORDER))
 def test_second_order_matches_finite_differences(fn, args, position, kwargs):
-    # reverse over reverse, and forward over reverse, against differences of the gradient
+    # reverse over reverse, or forward over reverse, against differences of the gradient
     mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=2,
-                         modes=("rev", "fwd"), directions=1)
+                         modes=(SECOND_ORDER_MODES[fn.__name__],), directions=1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fn, args, position, kwargs", _params(SECOND_ORDER, XFAIL_SECOND_ORDER))
+def test_second_order_in_the_other_mode(fn, args, position, kwargs):
+    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=2,
+                         modes=(_other_mode(SECOND_ORDER_MODES[fn.__name__]),), directions=1)
 
 
 # Third order on functions with loops, branches, jumps, index assignment, containers and user
@@ -131,10 +152,22 @@ THIRD_ORDER = [case for case in SECOND_ORDER if case[1].__name__ in THIRD_ORDER_
 XFAIL_THIRD_ORDER = {}  # none at present: a case found failing goes here, as a strict xfail
 
 
+# Each function is checked at third order in one mode in the `large` tier, reverse over reverse
+# over reverse and forward over both reverse passes alternately down the list, so that both
+# modes meet loops, jumps, containers and subroutines; `pytest -m slow` checks the other mode.
+THIRD_ORDER_MODES = _alternate_modes(THIRD_ORDER)
+
 @pytest.mark.parametrize("fn, args, position, kwargs", _params(THIRD_ORDER, XFAIL_THIRD_ORDER))
 def test_third_order_matches_finite_differences(fn, args, position, kwargs):
     mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=3,
-                         modes=("rev", "fwd"), directions=1)
+                         modes=(THIRD_ORDER_MODES[fn.__name__],), directions=1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fn, args, position, kwargs", _params(THIRD_ORDER, XFAIL_THIRD_ORDER))
+def test_third_order_in_the_other_mode(fn, args, position, kwargs):
+    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=3,
+                         modes=(_other_mode(THIRD_ORDER_MODES[fn.__name__]),), directions=1)
 
 
 @pytest.mark.slow
@@ -148,6 +181,8 @@ def test_third_order_of_the_whole_corpus(fn, args, position, kwargs):
 
 def test_third_order_covers_the_functions_named():
     assert len(THIRD_ORDER) == len(THIRD_ORDER_FUNCTIONS)
+    # both modes meet the list's constructs in the large tier
+    assert set(THIRD_ORDER_MODES.values()) == set(SECOND_ORDER_MODES.values()) == {"rev", "fwd"}
 
 
 # ----- (a) size ----------------------------------------------------------------------------------

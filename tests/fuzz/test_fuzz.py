@@ -18,7 +18,7 @@ from mindgrad import rules
 from mindgrad.fuzz import generator, known, oracle, runner, shrinker
 
 SEED = 2026
-COUNT = int(os.environ.get("MINDGRAD_FUZZ_COUNT", "150"))
+COUNT = int(os.environ.get("MINDGRAD_FUZZ_COUNT", "100"))
 
 
 def _unexpected(failures, libraries=()):
