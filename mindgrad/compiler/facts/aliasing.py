@@ -111,9 +111,11 @@ class Aliases:
         else:
             self.displays[name] = held
         joined = frozenset((name,)).union(*(self.group(s) for s in sources))
-        for other, members in list(self.groups.items()):
-            if name in members:
-                self.groups[other] = members - {name}
+        # the relation is symmetric (a member of x's group has x in its own), so the groups
+        # holding name are those of its members: no walk over every group per binding
+        for other in self.groups.get(name, ()):
+            if other != _CALLER and other != name:
+                self.groups[other] = self.groups[other] - {name}
         for member in joined - {name, _CALLER}:
             self.groups[member] = self.group(member) | {name}
         self.groups[name] = joined

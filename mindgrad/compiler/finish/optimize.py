@@ -97,7 +97,9 @@ class Optimizer:
         a branch's two sides meet in what both keep, a loop's body runs to a fixed point.
         ``simple(s, facts, rewrite)`` gives (statements kept, facts after) for a statement
         that is neither; ``branch(s, facts, rewrite)`` may take an ``if`` whole the same way,
-        or return None. Returns (statements, facts on exit)."""
+        or return None. Returns (statements, facts on exit). ``facts`` is the walk's own: the
+        statements update it in place (a copy per statement made long code quadratic), and
+        each side of a branch or loop gets a copy."""
         out = []
         for s in stmts:
             if isinstance(s, gast.If):
@@ -144,7 +146,8 @@ class Optimizer:
 
     def _zero_stmt(self, s, zero, rewrite):
         if not isinstance(s, gast.Assign):
-            return [s], zero - self.names(s)[1]
+            zero -= self.names(s)[1]
+            return [s], zero
         stores = self.names(s)[1]
         if self.is_pure(s):
             acc = self._accumulation(s)
@@ -161,9 +164,11 @@ class Optimizer:
                     s.value = parts[0]
                     self._rewritten(s)
                     self.changes += 1
-                return [s], zero - {target}
+                zero.discard(target)
+                return [s], zero
             if isinstance(s.value, gast.Constant) and s.value.value == 0:
-                return [s], zero | stores
+                zero |= stores
+                return [s], zero
             loads = self.names(s)[0]
             gradients = loads & self.adjoint
             if gradients and gradients <= zero:
@@ -174,10 +179,13 @@ class Optimizer:
                         s.value = A.const(0)
                         self._rewritten(s)
                         self.changes += 1
-                    return [s], zero | stores
+                    zero |= stores
+                    return [s], zero
                 self.changes += rewrite
-                return [], zero | (stores - loads)
-        return [s], zero - stores
+                zero |= stores - loads
+                return [], zero
+        zero -= stores
+        return [s], zero
 
     # ----- guards of zero-unsafe rules ------------------------------------------------------
 
@@ -199,9 +207,13 @@ class Optimizer:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
                 len(s.targets) == 1:
             target = s.targets[0].id
-            return [s], (known | {target} if self._holds_array(s.value, known)
-                         else known - {target})
-        return [s], known - self.names(s)[1]
+            if self._holds_array(s.value, known):
+                known.add(target)
+            else:
+                known.discard(target)
+            return [s], known
+        known -= self.names(s)[1]
+        return [s], known
 
     def _guarded(self, s):
         """The gradient ``s`` tests when it is ``if not is_zero(d_v):`` alone, else None."""
@@ -312,7 +324,8 @@ class Optimizer:
             if self.is_pure(s) and not (stores & live):
                 self.changes += rewrite
                 continue
-            live = (live - stores) | loads
+            live -= stores  # in place: the caller gave a copy (see flow)
+            live |= loads
             out.append(s)
         out.reverse()
         return _drop_orphan_comments(out), live
