@@ -7,6 +7,8 @@ import math
 
 import gast
 
+from mindgrad.compiler.marks import KEPT_BY_CLONE
+
 
 def load(name: str) -> gast.Name:
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
@@ -145,14 +147,14 @@ def renamed(node, renames: dict):
 
 
 def clone(node):
-    """A deep copy of a gast tree (or list of trees), locations and ``in_place`` marks kept;
+    """A deep copy of a gast tree (or list of trees), locations and marks (``marks.py``) kept;
     much faster than ``copy.deepcopy``."""
     if isinstance(node, list):
         return [clone(n) for n in node]
     if not isinstance(node, gast.AST) or isinstance(node, gast.expr_context):
         return node
     new = node.__class__(**{f: clone(getattr(node, f, None)) for f in node._fields})
-    for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "in_place"):
+    for attr in KEPT_BY_CLONE:
         if hasattr(node, attr):
             setattr(new, attr, getattr(node, attr))
     return new

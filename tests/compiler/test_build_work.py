@@ -53,7 +53,7 @@ def test_the_aliasing_facts_take_linear_work(tmp_path):
     work = {}
     for n in (60, 120):
         f = _chain(tmp_path, n)
-        work[n] = _lines_run(lambda: mindgrad.grad(f)(x), "aliasing.py")
+        work[n] = _lines_run(lambda f=f: mindgrad.grad(f)(x), "aliasing.py")
         np.testing.assert_allclose(mindgrad.grad(f)(x), _chain_gradient(n, x))
     assert work[120] < 2.4 * work[60], work
 

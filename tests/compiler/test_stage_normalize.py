@@ -277,3 +277,26 @@ def test_normalize_keeps_the_users_line_numbers():
     assert src.text_of(src.line_of(loop)).strip() == "for v in xs:"
     test_line = src.line_of(loop.body[1])  # cond = v > 3.0
     assert src.text_of(test_line).strip() == "if v > 3.0:"
+
+
+def _augmented(x, v):
+    y = x * 2.0
+    y += v
+    y = y * v
+    return y
+
+
+def test_an_in_place_operator_is_marked_on_its_assignment_and_the_mark_survives_a_copy():
+    """``y += v`` becomes ``add = y + v; y = add``, the rebinding marked in place (marks.py),
+    which the aliasing facts read as a write into ``y``'s memory; ``astutil.clone`` keeps the
+    mark, and only that assignment carries it."""
+    from mindgrad.compiler import marks
+
+    fdef = _normalized(_augmented)
+    assigns = [s for s in fdef.body if isinstance(s, gast.Assign)]
+    marked = [emit.unparse([s]).strip() for s in assigns if marks.is_in_place(s)]
+    assert marked == ["y = add"]
+    assert "add = y + v" in _normalize_text(_augmented)
+    copies = A.clone(assigns)
+    assert [marks.is_in_place(s) for s in copies] == [marks.is_in_place(s) for s in assigns]
+    assert marks.comment_text(marks.comment("grad of: y += v")) == "grad of: y += v"

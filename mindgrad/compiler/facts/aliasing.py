@@ -5,7 +5,7 @@ writing into one name changes what another reads. The transformations follow val
 memory, so such a write is refused at the user's line when another name that may share the
 memory is read afterwards, or when the memory belongs to the caller:
 
-* ``y += v`` (an in-place operator, kept as ``in_place`` on the normalized assignment) on a
+* ``y += v`` (an in-place operator, marked on the normalized assignment: ``marks.py``) on a
   name that may hold an array: refused if another live name, or an argument of the function,
   may share ``y``'s memory. On a fresh array it is the rebinding ``y = y + v`` it is compiled
   as.
@@ -40,6 +40,7 @@ import numpy as np
 
 from mindgrad import rules
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler import marks
 from mindgrad.runtime.origin import Origin, origin
 
 _VIEW_ATTRS = frozenset({"T", "mT", "real", "imag", "flat", "base"})
@@ -160,7 +161,7 @@ class Aliases:
         if isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Name):
-                if getattr(s, "in_place", False) and (target.id not in self.scalars or
+                if marks.is_in_place(s) and (target.id not in self.scalars or
                                                      _CALLER in self.group(target.id)):
                     self.in_place(s, target.id)
                 self.bind(target.id, self.sources(s.value, target.id), s.value)
@@ -353,7 +354,7 @@ def _numbers_or_views(fdef, scalars) -> set:
             for target in node.targets:
                 if isinstance(target, gast.Name):
                     direct.add(id(target))
-                    if not getattr(node, "in_place", False):
+                    if not marks.is_in_place(node):
                         defs.setdefault(target.id, []).append(node.value)
     other = {n.id for n in A.walk(fdef.body) if isinstance(n, gast.Name) and
              isinstance(n.ctx, gast.Store) and id(n) not in direct}  # loops, unpacking, ...

@@ -23,8 +23,7 @@ import astunparse
 import gast
 
 from mindgrad.compiler import astutil as A
-
-_COMMENT = "__mindgrad_comment__:"
+from mindgrad.compiler.marks import comment, comment_text, is_comment  # noqa: F401 (comment)
 
 # Python's operator precedence, loosest first.
 _PREC = {
@@ -32,22 +31,6 @@ _PREC = {
     "BitXor": 8, "BitAnd": 9, "LShift": 10, "RShift": 10, "Add": 11, "Sub": 11, "Mult": 12,
     "Div": 12, "FloorDiv": 12, "Mod": 12, "MatMult": 12, "Unary": 13, "Pow": 14, "Atom": 16,
 }
-
-
-def comment(text: str, like=None) -> gast.Expr:
-    """A statement that prints as ``# text`` on one line, whatever ``text`` holds."""
-    node = gast.Expr(value=gast.Constant(value=_COMMENT + text, kind=None))
-    if like is not None:
-        node.lineno = getattr(like, "lineno", None)
-    return node
-
-
-def is_comment(node) -> bool:
-    """Whether ``node`` (a gast or an ``ast`` statement) is a ``comment(...)`` marker."""
-    value = getattr(node, "value", None)
-    return isinstance(node, (gast.Expr, ast.Expr)) and \
-        isinstance(value, (gast.Constant, ast.Constant)) and isinstance(value.value, str) and \
-        value.value.startswith(_COMMENT)
 
 
 def one_line(text: str) -> str:
@@ -129,7 +112,7 @@ class Unparser(astunparse.Unparser):
 
     def _Expr(self, tree):
         if is_comment(tree):
-            self.fill("# " + one_line(tree.value.value[len(_COMMENT):]))
+            self.fill("# " + one_line(comment_text(tree)))
             return
         super()._Expr(tree)
 

@@ -17,7 +17,7 @@ import operator
 import gast
 
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler.finish.emit import is_comment
+from mindgrad.compiler.marks import is_comment
 
 _IMPURE_METHODS = frozenset({"pop", "append"})
 

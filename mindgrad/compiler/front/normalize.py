@@ -24,6 +24,7 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler import marks
 from mindgrad.compiler.front import source
 from mindgrad.compiler.front.inline import LocalFunctions, assignment_counts
 from mindgrad.compiler.front.jumps import eliminate_jumps
@@ -180,7 +181,7 @@ class Normalizer(Expressions, Calls, LocalFunctions, Located):
         if isinstance(target, gast.Name):
             value = gast.BinOp(left=A.load(target.id), op=s.op, right=s.value)
             self.assign_to(A.store(target.id), value, out, s)
-            out[-1].in_place = True  # see aliasing.py: NumPy writes into the array
+            marks.mark_in_place(out[-1])  # NumPy writes into the array: see marks.py
             return
         # x[i] += v  ->  x_i = x[i]; new = x_i + v; x[i] = new
         index = self.index(target.slice, out)

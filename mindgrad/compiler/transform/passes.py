@@ -21,8 +21,9 @@ from mindgrad.compiler import naming
 from mindgrad.compiler.facts import aliasing
 from mindgrad.compiler.facts.analysis import Resolver, argument_write_error, in_place_write
 from mindgrad.compiler.finish import emit
-from mindgrad.compiler.finish.emit import comment, unparse
+from mindgrad.compiler.finish.emit import unparse
 from mindgrad.compiler.front.source import foreign_library
+from mindgrad.compiler.marks import comment
 from mindgrad.compiler.transform.expand import literal
 from mindgrad.errors import Located, UnsupportedSyntaxError, located
 from mindgrad.runtime.origin import Origin, home_of

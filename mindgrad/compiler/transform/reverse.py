@@ -312,7 +312,7 @@ def _breaks(body) -> bool:
 
 
 def _has_code(stmts) -> bool:
-    from mindgrad.compiler.finish.emit import is_comment
+    from mindgrad.compiler.marks import is_comment
 
     return not all(is_comment(s) for s in stmts)
 
