@@ -172,3 +172,47 @@ def test_splitting_a_long_chain_visits_each_level_a_bounded_number_of_times(tmp_
         returned = eval(compile(emit.unparse([body[-1].value]), "<ret>", "eval"), namespace)
         assert returned == np.sum(np.sin(n * x))
     assert counts[1000] < 2.5 * counts[500], counts
+
+
+# ----- each function read and parsed once -------------------------------------------------------
+
+
+def _cubic(x):
+    y = x * x
+    return np.sum(y * x)
+
+
+def _square(x):
+    return np.sum(x * x)
+
+
+def test_a_function_is_read_once_however_many_derivatives_are_built(monkeypatch):
+    """Each order and mode of a function's derivatives, and each set of inputs, reads its
+    source: the text is read and parsed once, and each Source gets its own tree, which the
+    stages change. A function whose code is replaced is read again."""
+    import mindgrad
+
+    reads = []
+    read = source._read
+
+    def counted(fn):
+        reads.append(fn.__code__.co_name)
+        return read(fn)
+
+    monkeypatch.setattr(source, "_read", counted)
+    fn = functools.wraps(_cubic)(lambda x: _cubic(x))  # a function object of the test's own
+    fn.__code__ = _cubic.__code__
+    x, v = np.array([0.5, -1.5]), np.array([1.0, 2.0])
+    np.testing.assert_allclose(mindgrad.grad(fn)(x), 3 * x ** 2)
+    np.testing.assert_allclose(mindgrad.jvp(mindgrad.grad(fn), (x,), (v,))[1], 6 * x * v)
+    np.testing.assert_allclose(mindgrad.grad(lambda x: np.sum(mindgrad.grad(fn)(x)))(x), 6 * x)
+    assert reads.count("_cubic") == 1, reads
+    first, second = source.get_source(fn), source.get_source(fn)
+    assert first.tree is not second.tree and first.constants is not second.constants
+    first.tree.body.clear()
+    assert len(source.get_source(fn).tree.body) == 2
+    fn.__code__ = _square.__code__
+    mindgrad.clear_cache()  # the derivatives built for the old code
+    np.testing.assert_allclose(mindgrad.grad(fn)(x), 2 * x)
+    np.testing.assert_allclose(mindgrad.grad(fn)(2 * x), 4 * x)
+    assert reads.count("_cubic") == 1 and reads.count("_square") == 1, reads

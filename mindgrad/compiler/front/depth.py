@@ -95,7 +95,8 @@ def split(src) -> None:
               for field in ("body", "orelse", "finalbody")
               if isinstance(getattr(node, field, None), list)
               and all(isinstance(s, gast.stmt) for s in getattr(node, field))]
-    if all(_height(s) <= MAX_HEIGHT for body in bodies for s in body):
+    checked = {}  # one walk of the tree: a block nested in a statement is not walked again
+    if all(_height(s, memo=checked) <= MAX_HEIGHT for body in bodies for s in body):
         return
     names = NameGen(A.names_in(src.tree) | set(src.closure))
     memo = {}  # the heights of expressions, kept up to date as parts move out

@@ -30,6 +30,7 @@ import weakref
 import gast
 import numpy as np
 
+from mindgrad.compiler import astutil as A
 from mindgrad.compiler import objects
 from mindgrad.compiler.front import depth
 from mindgrad.compiler.front.source_lambdas import lambda_tree
@@ -246,13 +247,34 @@ def _no_source(fn) -> str:
             "with @mindgrad.adjoint")
 
 
+# function -> (its code, then the arguments of Source: the tree as read and split, kept
+# unchanged, ...): a function's text is read and parsed once, however many derivatives of it
+# are built (each order and mode, each set of inputs, parses it again otherwise). Keyed by the
+# function object, whose closure and defaults the Source holds, and checked against its code
+# (``fn.__code__`` can be replaced); a new definition (an edited file imported again, a
+# notebook cell run again) is a new function.
+_PARSED = weakref.WeakKeyDictionary()
+
+
 def get_source(fn) -> Source:
-    """Parse ``fn``'s source. Works for module functions, methods, lambdas and notebook cells."""
+    """Parse ``fn``'s source. Works for module functions, methods, lambdas and notebook cells.
+    Each call returns a new Source, with its own copy of the tree: the stages change both."""
     fn = getattr(fn, "__func__", fn)
     while isinstance(fn, _MEMOIZERS):  # functools.cache returns what the function returns
         fn = fn.__wrapped__
     if not inspect.isfunction(fn):
         raise NoSourceError(f"{fn!r} is not a Python function, so mindgrad cannot read its source")
+    parsed = _PARSED.get(fn)
+    if parsed is not None and parsed[0] is fn.__code__:
+        tree, *rest = parsed[1:]
+        return Source(fn, A.clone(tree), *rest)
+    src = _parse(fn)
+    _PARSED[fn] = (fn.__code__, A.clone(src.tree), src.filename, src.first_line, src.lines,
+                   src.lines_start)
+    return src
+
+
+def _parse(fn) -> Source:
     lines, first_line, filename = _read(fn)
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
         raise UnsupportedSyntaxError(
