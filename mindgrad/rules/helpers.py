@@ -7,6 +7,7 @@ mindgrad differentiates.
 import numpy as np
 
 from mindgrad.rules import elementwise, linear_in, slope
+from mindgrad.runtime import is_zero, real_grad, takes_zero
 
 
 @linear_in("x")
@@ -60,3 +61,54 @@ def log_base(x):
 @elementwise(log_base, singular=True)  # NaN below 0: its products are masked (times_slope)
 def _(out, x):
     slope[x] = 1.0 / np.where(x == 0, np.inf, x)  # log |x|'s, 0 at x = 0 (log_base's 1 there)
+
+
+# ----- complex values and casts, shared by most topics ----------------------------------------
+
+
+def abs_slope(x):
+    """The factor that takes the gradient of ``|x|`` to ``x``: ``sign(x)`` for real ``x``;
+    ``conj(x) / |x|`` for complex ``x`` (0 at 0), in the complex convention of the README."""
+    if np.iscomplexobj(x):
+        magnitude = np.abs(x)
+        return np.conj(x) / np.where(magnitude == 0, 1.0, magnitude)
+    return np.sign(x)
+
+
+def conj_if_complex(v):
+    """``conj(v)``, without the copy ``np.conj`` makes of a real ``v``."""
+    return np.conj(v) if np.iscomplexobj(v) else v
+
+
+@linear_in("g")
+@takes_zero
+def astype_grad(g, x):
+    """``g`` cast back to the floating (or complex) dtype of ``x``: the gradient of a cast.
+
+    A real ``x`` gets the real part of a complex ``g``; Python numbers and integer inputs keep
+    ``g`` as it is (they have no dtype to return to)."""
+    if is_zero(g):
+        return g
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind not in "fc":
+        return g
+    if dtype.kind == "f" and np.iscomplexobj(g):
+        g = np.real(g)
+    if isinstance(x, np.ndarray):
+        return np.asarray(g).astype(dtype, copy=False)
+    return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g).astype(dtype, copy=False)
+
+
+@linear_in("g")
+def array_grad(g, obj, out=None):
+    """Gradient of ``np.array(obj)`` and other casts: ``g`` reshaped (``ndmin``) and cast back
+    to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a
+    list. An integer or boolean ``out`` is a constant: nothing flows back through that cast."""
+    if getattr(out, "dtype", np.dtype(float)).kind not in "fc":
+        return 0
+    if out is not None:
+        g = real_grad(g, out)  # a cast from complex to real: a real result's gradient is real
+    if isinstance(obj, (list, tuple)):
+        g = np.reshape(g, np.shape(obj))
+        return [array_grad(g[i], item) for i, item in enumerate(obj)]
+    return astype_grad(np.reshape(g, np.shape(obj)), obj)

@@ -23,9 +23,8 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
+from mindgrad.rules.helpers import array_grad, astype_grad
 from mindgrad.rules.numpy_elementwise import (
-    array_grad,
-    astype_grad,
     astype_tangent,
     clip_bounds,
     clip_grad_a,

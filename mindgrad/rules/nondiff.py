@@ -11,7 +11,7 @@ of several versions.
 import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, transpose
-from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
+from mindgrad.rules.helpers import array_grad, astype_grad
 from mindgrad.runtime import GradientError, is_zero, real_grad, unbroadcast
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_tangent_of
 

@@ -22,7 +22,7 @@ order) are not implemented: they raise ``NotImplementedError``.
 import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.helpers import astype_grad
 from mindgrad.runtime import is_zero, unbroadcast
 from mindgrad.runtime.tangents import as_dtype_of
 

@@ -15,8 +15,7 @@ and NumPy functions that have rules.
 import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
-from mindgrad.rules.helpers import swap_last_axes
-from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
+from mindgrad.rules.helpers import astype_grad, conj_if_complex, swap_last_axes
 from mindgrad.runtime import is_zero, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,

@@ -30,11 +30,9 @@ from mindgrad.rules import (
     slope,
     tangent,
 )
-from mindgrad.rules.helpers import log_base
+from mindgrad.rules.helpers import abs_slope, array_grad, astype_grad, log_base
 from mindgrad.runtime import (
     is_zero,
-    real_grad,
-    takes_zero,
     times_slope,
     unbroadcast,
     zero_in_zero_out,
@@ -236,20 +234,6 @@ def _(out, x):
 
 
 # ----- absolute value, angle, sign ---------------------------------------------------------
-
-
-def abs_slope(x):
-    """The factor that takes the gradient of ``|x|`` to ``x``: ``sign(x)`` for real ``x``;
-    ``conj(x) / |x|`` for complex ``x`` (0 at 0), in the complex convention of the README."""
-    if np.iscomplexobj(x):
-        magnitude = np.abs(x)
-        return np.conj(x) / np.where(magnitude == 0, 1.0, magnitude)
-    return np.sign(x)
-
-
-def conj_if_complex(v):
-    """``conj(v)``, without the copy ``np.conj`` makes of a real ``v``."""
-    return np.conj(v) if np.iscomplexobj(v) else v
 
 
 @adjoint(np.absolute, np.fabs, builtins.abs)
@@ -476,25 +460,6 @@ def _(out, x):
 # ----- array constructors and casts: the gradient passes through ---------------------------
 
 
-@linear_in("g")
-@takes_zero
-def astype_grad(g, x):
-    """``g`` cast back to the floating (or complex) dtype of ``x``: the gradient of a cast.
-
-    A real ``x`` gets the real part of a complex ``g``; Python numbers and integer inputs keep
-    ``g`` as it is (they have no dtype to return to)."""
-    if is_zero(g):
-        return g
-    dtype = getattr(x, "dtype", None)
-    if dtype is None or dtype.kind not in "fc":
-        return g
-    if dtype.kind == "f" and np.iscomplexobj(g):
-        g = np.real(g)
-    if isinstance(x, np.ndarray):
-        return np.asarray(g).astype(dtype, copy=False)
-    return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g).astype(dtype, copy=False)
-
-
 def fill_nested(grid, values):
     """Write the nested list or tuple ``values`` into the array ``grid``; 0 entries (no
     gradient) leave zeros."""
@@ -505,21 +470,6 @@ def fill_nested(grid, values):
             fill_nested(grid[i], value)
         else:
             grid[i] = value
-
-
-@linear_in("g")
-def array_grad(g, obj, out=None):
-    """Gradient of ``np.array(obj)`` and other casts: ``g`` reshaped (``ndmin``) and cast back
-    to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a
-    list. An integer or boolean ``out`` is a constant: nothing flows back through that cast."""
-    if getattr(out, "dtype", np.dtype(float)).kind not in "fc":
-        return 0
-    if out is not None:
-        g = real_grad(g, out)  # a cast from complex to real: a real result's gradient is real
-    if isinstance(obj, (list, tuple)):
-        g = np.reshape(g, np.shape(obj))
-        return [array_grad(g[i], item) for i, item in enumerate(obj)]
-    return astype_grad(np.reshape(g, np.shape(obj)), obj)
 
 
 @linear_in("t")  # its own tangent: not from its source, whose fill_nested writes in place

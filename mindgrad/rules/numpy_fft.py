@@ -26,7 +26,7 @@ again (gradients of gradients) through these rules.
 import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, linear_in, nondifferentiable
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.helpers import astype_grad
 
 # ----- shapes: which axes a transform works on, and how long ---------------------------------
 

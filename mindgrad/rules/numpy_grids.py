@@ -19,8 +19,7 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
-from mindgrad.rules.helpers import normalize_axis
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.helpers import astype_grad, normalize_axis
 from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,

@@ -23,7 +23,7 @@ from mindgrad.rules import (
     nondifferentiable,
     tangent,
 )
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_shape import take_grad
 from mindgrad.runtime import is_zero
 from mindgrad.runtime.tangents import float_dtype, summable

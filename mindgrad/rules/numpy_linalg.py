@@ -15,7 +15,7 @@ import numpy as np
 
 from mindgrad import runtime
 from mindgrad.rules import adjoint, d, linear, linear_in, nondifferentiable, tangent
-from mindgrad.rules.helpers import swap_last_axes
+from mindgrad.rules.helpers import abs_slope, astype_grad, conj_if_complex, swap_last_axes
 from mindgrad.rules.numpy_decompositions import (
     conj_transpose,
     reject_complex,
@@ -24,7 +24,6 @@ from mindgrad.rules.numpy_decompositions import (
     triangle_grad,
     triangle_tangent,
 )
-from mindgrad.rules.numpy_elementwise import abs_slope, astype_grad, conj_if_complex
 from mindgrad.rules.numpy_products import outer_grad_a, tensordot_grad_a, tensordot_grad_b
 from mindgrad.rules.numpy_shape import diagonal_grad, trace_grad
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y

@@ -24,8 +24,8 @@ derivative is not implemented: it raises ``NotImplementedError``.
 import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
+from mindgrad.rules.helpers import astype_grad, conj_if_complex
 from mindgrad.rules.numpy_decompositions import conj_transpose, triangle_grad, triangle_tangent
-from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
 from mindgrad.rules.numpy_linalg import pinv_grad, pinv_tangent
 from mindgrad.runtime.tangents import as_dtype_of
 

@@ -12,8 +12,7 @@ and NumPy functions that have rules.
 import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent
-from mindgrad.rules.helpers import swap_last_axes
-from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
+from mindgrad.rules.helpers import array_grad, astype_grad, swap_last_axes
 from mindgrad.rules.numpy_linalg import as_matrix, from_matrix, pinv_grad, pinv_tangent
 from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (

@@ -27,8 +27,7 @@ from mindgrad.rules import (
     nondifferentiable,
     tangent,
 )
-from mindgrad.rules.helpers import swap_last_axes
-from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
+from mindgrad.rules.helpers import astype_grad, conj_if_complex, swap_last_axes
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
 from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (

@@ -28,8 +28,7 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
-from mindgrad.rules.helpers import masked_grad, reduced_axes, reduced_count
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.helpers import astype_grad, masked_grad, reduced_axes, reduced_count
 from mindgrad.rules.numpy_statistics import (
     std_grad,
     std_tangent,

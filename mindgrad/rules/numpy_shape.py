@@ -29,8 +29,7 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
-from mindgrad.rules.helpers import normalize_axis
-from mindgrad.rules.numpy_elementwise import array_grad, astype_grad
+from mindgrad.rules.helpers import array_grad, astype_grad, normalize_axis
 from mindgrad.runtime import is_zero, takes_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentTuple, float_dtype
 

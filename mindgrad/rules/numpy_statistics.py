@@ -21,8 +21,13 @@ from mindgrad.rules import (
     nondifferentiable,
     tangent,
 )
-from mindgrad.rules.helpers import masked_grad, reduced_axes, reduced_count
-from mindgrad.rules.numpy_elementwise import astype_grad, conj_if_complex
+from mindgrad.rules.helpers import (
+    astype_grad,
+    conj_if_complex,
+    masked_grad,
+    reduced_axes,
+    reduced_count,
+)
 from mindgrad.runtime import is_zero, takes_zero, unreduce, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     as_dtype_of,

@@ -19,7 +19,7 @@ from mindgrad.rules import nondiff as nd
 from mindgrad.rules import numpy_grids as ngrids
 from mindgrad.rules import numpy_shape as ns
 from mindgrad.rules.builtins_math import dict_grad, dict_tangent, sequence_grad, sequence_tangent
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.helpers import astype_grad
 from mindgrad.runtime import (
     add_at,
     buffers,

@@ -24,8 +24,8 @@ import numpy as np
 import scipy.integrate as si
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
+from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_callables import refuse_second_order, user_jvp, user_vjp
-from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.runtime import is_zero
 from mindgrad.runtime.tangents import as_dtype_of
 

@@ -43,9 +43,8 @@ import numpy as np
 import scipy.linalg as sl
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
-from mindgrad.rules.helpers import swap_last_axes
+from mindgrad.rules.helpers import astype_grad, swap_last_axes
 from mindgrad.rules.numpy_decompositions import eigh_grad, eigh_tangent
-from mindgrad.rules.numpy_elementwise import astype_grad
 from mindgrad.rules.numpy_linalg import (
     det_grad,
     det_tangent,

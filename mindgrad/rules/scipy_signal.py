@@ -18,7 +18,7 @@ import numpy as np
 import scipy.signal as ss
 
 from mindgrad.rules import adjoint, d, tangent
-from mindgrad.rules.numpy_elementwise import astype_grad
+from mindgrad.rules.helpers import astype_grad
 
 
 def full_window(shape1, shape2, mode):
