@@ -23,6 +23,7 @@ import weakref
 import numpy as np
 
 from mindgrad import rules
+from mindgrad.compiler.front import source
 
 _entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _stats = {"builds": 0, "hits": 0}
@@ -209,8 +210,10 @@ def stats() -> dict:
 
 
 def clear():
-    """Forget every generated gradient."""
+    """Forget every generated gradient, and the text read of every function (the next build
+    reads and parses it again)."""
     _entries.clear()
+    source.forget_parsed()
 
 
 def entries(fn) -> list:

@@ -274,6 +274,11 @@ def get_source(fn) -> Source:
     return src
 
 
+def forget_parsed() -> None:
+    """Forget the text read of every function (``mindgrad.clear_cache``)."""
+    _PARSED.clear()
+
+
 def _parse(fn) -> Source:
     lines, first_line, filename = _read(fn)
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
