@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from mindgrad.compiler import objects
+from mindgrad.runtime import trees
 
 
 def positions_of(grad_position, weights):
@@ -138,15 +139,7 @@ def check_argument_types(args, kwargs=None):
 
 
 
-def leaves(value):
-    if isinstance(value, (tuple, list)):
-        for v in value:
-            yield from leaves(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from leaves(v)
-    else:
-        yield value
+leaves = trees.leaves
 
 
 

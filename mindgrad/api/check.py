@@ -9,53 +9,51 @@ import linecache
 import numpy as np
 
 from mindgrad.api.tracebacks import user_frames
+from mindgrad.runtime import trees
 
 __all__ = ["check_grads"]
 
 
 def _to_float64(value):
+    """``value`` with its float arrays and numbers in float64."""
+    return trees.map_leaves(_leaf_to_float64, value)
+
+
+def _leaf_to_float64(value):
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return value.astype(np.float64)
     if isinstance(value, (float, np.floating)):
         return float(value)
-    if isinstance(value, (tuple, list)):
-        return type(value)(_to_float64(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _to_float64(v) for k, v in value.items()}
     return value
 
 
 def _random_like(value, rng):
-    if isinstance(value, np.ndarray):
-        return rng.standard_normal(value.shape)
-    if isinstance(value, (tuple, list)):
-        return type(value)(_random_like(v, rng) for v in value)
-    if isinstance(value, dict):
-        return {k: _random_like(v, rng) for k, v in value.items()}
-    if isinstance(value, (float, np.floating)):
-        return float(rng.standard_normal())
-    return None
+    """Random float64 values in ``value``'s structure at its arrays and floats; None at its
+    other leaves."""
+    def draw(v):
+        if isinstance(v, np.ndarray):
+            return rng.standard_normal(v.shape)
+        if isinstance(v, (float, np.floating)):
+            return float(rng.standard_normal())
+        return None
+
+    return trees.map_leaves(draw, value)
 
 
 def _axpy(alpha, v, x):
     """x + alpha * v, leaf by leaf (None leaves of v leave x unchanged)."""
-    if v is None:
-        return x
-    if isinstance(x, (tuple, list)):
-        return type(x)(_axpy(alpha, vi, xi) for vi, xi in zip(v, x))
-    if isinstance(x, dict):
-        return {k: _axpy(alpha, v[k], x[k]) for k in x}
-    return x + alpha * v
+    return trees.map_leaves(lambda xi, vi: xi if vi is None else xi + alpha * vi, x, v)
 
 
 def _vdot(a, b):
     """Sum of elementwise products over matching structures (None or non-float leaves: 0)."""
+    products = trees.leaves(trees.map_leaves(_leaf_vdot, a, b))
+    return float(sum(products))
+
+
+def _leaf_vdot(a, b):
     if a is None or b is None:
         return 0.0
-    if isinstance(a, (tuple, list)):
-        return sum(_vdot(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return sum(_vdot(a[k], b[k]) for k in a)
     if isinstance(a, (bool, int, str)) and not isinstance(a, float):
         return 0.0
     return float(np.vdot(np.asarray(a, dtype=float), np.asarray(b, dtype=float)).real)

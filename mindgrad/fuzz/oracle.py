@@ -34,6 +34,7 @@ import numpy as np
 
 import mindgrad
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
+from mindgrad.runtime import trees
 
 MODES = ("grad", "jvp", "hvp", "value", "third")
 OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped", "known")
@@ -106,13 +107,8 @@ def load(source: str, directory: str):
 
 def leaves(value):
     """The float leaves of an output, in order (ints, bools, None and strings dropped)."""
-    if isinstance(value, (tuple, list)):
-        return [x for v in value for x in leaves(v)]
-    if isinstance(value, dict):
-        return [x for k in value for x in leaves(value[k])]
-    if isinstance(value, (bool, int, str)) or value is None:
-        return []
-    return [np.asarray(value, dtype=np.float64)]
+    return [np.asarray(v, dtype=np.float64) for v in trees.leaves(value)
+            if not _is_constant(v)]
 
 
 def _is_constant(value):

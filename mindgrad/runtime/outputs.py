@@ -9,6 +9,7 @@ import numbers
 
 import numpy as np
 
+from mindgrad.runtime import trees
 from mindgrad.runtime.core import GradientError, is_zero, unbroadcast
 
 
@@ -35,23 +36,19 @@ def _is_float_like(v) -> bool:
 
 def holds_float(value) -> bool:
     """Whether ``value`` (an output, or a tuple, list or dict of them) holds a float anywhere."""
-    if isinstance(value, (tuple, list)):
-        return any(holds_float(v) for v in value)
-    if isinstance(value, dict):
-        return any(holds_float(v) for v in value.values())
-    return _is_float_like(value)
+    return trees.any_leaf(_is_float_like, value)
 
 
 
 def holds_complex(value) -> bool:
     """Whether ``value`` (an output, or a tuple, list or dict of them) holds a complex number
     or array anywhere."""
-    if isinstance(value, (tuple, list)):
-        return any(holds_complex(v) for v in value)
-    if isinstance(value, dict):
-        return any(holds_complex(v) for v in value.values())
-    return isinstance(value, (complex, np.complexfloating)) or \
-        isinstance(value, np.ndarray) and value.dtype.kind == "c"
+    return trees.any_leaf(_is_complex_like, value)
+
+
+def _is_complex_like(v) -> bool:
+    return isinstance(v, (complex, np.complexfloating)) or \
+        isinstance(v, np.ndarray) and v.dtype.kind == "c"
 
 
 
@@ -162,11 +159,7 @@ def _describe(v):
 
 
 
-def rebuild(like, items):
-    """A container of ``like``'s own type (a list, a tuple, a namedtuple) holding ``items``."""
-    if isinstance(like, tuple) and hasattr(like, "_fields"):
-        return type(like)(*items)
-    return type(like)(items)
+rebuild = trees.rebuild  # a container of like's own type (a namedtuple's too) holding items
 
 
 
