@@ -18,7 +18,7 @@ from mindgrad import rules
 from mindgrad.fuzz import generator, known, oracle, runner, shrinker
 
 SEED = 2026
-COUNT = int(os.environ.get("MINDGRAD_FUZZ_COUNT", "100"))
+COUNT = int(os.environ.get("MINDGRAD_FUZZ_COUNT", "40"))
 
 
 def _unexpected(failures, libraries=()):
@@ -61,15 +61,15 @@ SCIPY_CALL = re.compile(r"\b(sp|norm|sla)\.(\w+)\(")
 
 
 def test_fixed_seed_batch_with_scipy():
-    """30 programs that call scipy.special, scipy.stats.norm and scipy.linalg too: every
+    """20 programs that call scipy.special, scipy.stats.norm and scipy.linalg too: every
     number in every mode matches the differences."""
     pytest.importorskip("scipy")
-    count, libraries = 30, ("scipy",)
+    count, libraries = 20, ("scipy",)
     sources = [generator.generate(SEED, i, libraries=libraries).source for i in range(count)]
     calls = [m.group(0) for s in sources for m in SCIPY_CALL.finditer(s)]
-    assert len(calls) >= 30, calls
+    assert len(calls) >= count, calls
     assert {c.split(".")[0] for c in calls} == {"sp", "norm", "sla"}
-    assert sum(bool(SCIPY_CALL.search(s)) for s in sources) >= 20
+    assert sum(bool(SCIPY_CALL.search(s)) for s in sources) >= 2 * count // 3
     counts, failures = runner.run_batch(SEED, count, FIRST_AND_SECOND, jobs=1, timeout=60.0,
                                         libraries=libraries)
     print(runner.table(counts))
