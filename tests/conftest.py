@@ -6,7 +6,7 @@ import pytest
 
 # the largest tables of numbers, by test function (every parametrization of each): the
 # random-program tester's fixed batches (first and second order, third order, SciPy), the corpus
-# at second and third order, every rule helper transformed, and the tables of rules at second
+# at second and third order, and the tables of rules at second
 # and third order (derived tangents, norms, factorizations, SciPy, branches not taken,
 # products). Every rule is checked at first order in the plain run (tests/rules'
 # test_every_rule: each has a case in a table of central differences).
@@ -14,7 +14,6 @@ LARGE = {
     "tests/fuzz/test_fuzz.py::test_fixed_seed_batch",
     "tests/fuzz/test_fuzz.py::test_fixed_seed_batch_third_order",
     "tests/fuzz/test_fuzz.py::test_fixed_seed_batch_with_scipy",
-    "tests/compiler/test_rule_code.py::test_every_helper_of_a_rule_differentiates",
     "tests/compiler/test_rule_code.py::test_third_order_through_rules_is_right_or_an_error",
     "tests/corpus/test_corpus.py::test_second_order_matches_finite_differences",
     "tests/corpus/test_corpus.py::test_third_order_matches_finite_differences",

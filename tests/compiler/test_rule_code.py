@@ -89,6 +89,9 @@ def helpers_of_rules():
     return found
 
 
+# slow (pytest -m slow): every helper's code built in both modes, about two minutes; the
+# second- and third-order tables of the large tier differentiate the helpers their rules reach
+@pytest.mark.slow
 @pytest.mark.parametrize("direction", ["fwd", "rev"])  # rev: reverse over a helper (grad of jvp)
 def test_every_helper_of_a_rule_differentiates(direction):
     helpers = helpers_of_rules()
