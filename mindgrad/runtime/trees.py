@@ -34,16 +34,20 @@ def rebuild(like, items):
     return type(like)(items)
 
 
-def leaves(value) -> list:
-    """The leaves of ``value``, depth first, in order."""
-    found, stack = [], [value]
+def iter_leaves(value):
+    """The leaves of ``value``, depth first, in order, one at a time."""
+    stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, (tuple, list, dict)):
             stack.extend(reversed(children(v)))
         else:
-            found.append(v)
-    return found
+            yield v
+
+
+def leaves(value) -> list:
+    """The leaves of ``value``, depth first, in order."""
+    return list(iter_leaves(value))
 
 
 def _entries(other, like):
@@ -66,5 +70,6 @@ def map_leaves(fn, tree, *others):
 
 
 def any_leaf(predicate, value) -> bool:
-    """Whether ``predicate`` holds for some leaf of ``value``."""
-    return any(predicate(leaf) for leaf in leaves(value))
+    """Whether ``predicate`` holds for some leaf of ``value`` (the walk stops at the first:
+    the outputs' checks ask it on every call)."""
+    return any(predicate(leaf) for leaf in iter_leaves(value))

@@ -122,18 +122,24 @@ def _other_mode(mode):
 SECOND_ORDER_MODES = _alternate_modes(SECOND_ORDER)
 
 
+def _check_in_mode(fn, args, position, kwargs, order, modes, other=False):
+    """``check_grads`` at ``order`` in the mode ``modes`` gives ``fn`` (the other one if
+    ``other``), one direction."""
+    mode = modes[fn.__name__]
+    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=order,
+                         modes=(_other_mode(mode) if other else mode,), directions=1)
+
+
 @pytest.mark.parametrize("fn, args, position, kwargs", _params(SECOND_ORDER, XFAIL_SECOND_ORDER))
 def test_second_order_matches_finite_differences(fn, args, position, kwargs):
     # reverse over reverse, or forward over reverse, against differences of the gradient
-    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=2,
-                         modes=(SECOND_ORDER_MODES[fn.__name__],), directions=1)
+    _check_in_mode(fn, args, position, kwargs, 2, SECOND_ORDER_MODES)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fn, args, position, kwargs", _params(SECOND_ORDER, XFAIL_SECOND_ORDER))
 def test_second_order_in_the_other_mode(fn, args, position, kwargs):
-    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=2,
-                         modes=(_other_mode(SECOND_ORDER_MODES[fn.__name__]),), directions=1)
+    _check_in_mode(fn, args, position, kwargs, 2, SECOND_ORDER_MODES, other=True)
 
 
 # Third order on functions with loops, branches, jumps, index assignment, containers and user
@@ -157,17 +163,16 @@ XFAIL_THIRD_ORDER = {}  # none at present: a case found failing goes here, as a 
 # modes meet loops, jumps, containers and subroutines; `pytest -m slow` checks the other mode.
 THIRD_ORDER_MODES = _alternate_modes(THIRD_ORDER)
 
+
 @pytest.mark.parametrize("fn, args, position, kwargs", _params(THIRD_ORDER, XFAIL_THIRD_ORDER))
 def test_third_order_matches_finite_differences(fn, args, position, kwargs):
-    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=3,
-                         modes=(THIRD_ORDER_MODES[fn.__name__],), directions=1)
+    _check_in_mode(fn, args, position, kwargs, 3, THIRD_ORDER_MODES)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fn, args, position, kwargs", _params(THIRD_ORDER, XFAIL_THIRD_ORDER))
 def test_third_order_in_the_other_mode(fn, args, position, kwargs):
-    mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=3,
-                         modes=(_other_mode(THIRD_ORDER_MODES[fn.__name__]),), directions=1)
+    _check_in_mode(fn, args, position, kwargs, 3, THIRD_ORDER_MODES, other=True)
 
 
 @pytest.mark.slow
