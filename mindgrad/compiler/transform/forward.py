@@ -25,9 +25,7 @@ from mindgrad.compiler import naming, objects
 from mindgrad.compiler.facts import activity
 from mindgrad.compiler.facts.analysis import (
     Analysis,
-    as_method,
     call_shape,
-    user_code,
     without_receiver,
 )
 from mindgrad.compiler.front import source
@@ -71,6 +69,8 @@ class TangentCode:
 
 class ForwardPass(FunctionPass):
     """Builds the tangent code of one function for one set of active inputs."""
+
+    rule_of = staticmethod(rules.lookup_tangent)
 
     def __init__(self, job: ForwardInput, names: naming.NameGen, callees):
         super().__init__(job.src, job.fdef, job.active_params, names, callees,
@@ -261,13 +261,6 @@ class ForwardPass(FunctionPass):
             guarded.append(st)
         return guarded
 
-    def is_active_call(self, call) -> bool:
-        operands = list(call.args) + [k.value for k in call.keywords]
-        receiver = self.resolve.receiver(call.func)
-        if receiver is not None:
-            operands.append(receiver)
-        return any(self.is_active(o) for o in operands)
-
     def tangent_call(self, s, name, op, t_out):
         """The tangent statements of a call, classified as ``op`` (operations.py)."""
         if isinstance(op, (ops.ConstantMethod, ops.ListPop, ops.MethodCall)):
@@ -297,18 +290,6 @@ class ForwardPass(FunctionPass):
         if rule is None:
             self.fail(s, no_rule(op.target, "tangent"), NoTangentRuleError)
         return self.apply(s, rule, fn, args, op.keywords, name, t_out)
-
-    def callee_of(self, call):
-        func = call.func
-        if self.resolve.receiver(func) is not None:
-            return None
-        target = self.resolve(func)
-        if target is None or rules.lookup_tangent(target) is not None or \
-                rules.is_nondifferentiable(target) or (
-                    not isinstance(target, type) and rules.lookup_tangent(type(target))):
-            return None
-        return as_method(self.src, call, user_code(target, func, allow_helpers=True,
-                                                   nargs=len(call.args)))
 
     def call_user(self, s, name, call, callee):
         """``name = f(...)`` for code with Python source: its tangent function."""

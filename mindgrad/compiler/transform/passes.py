@@ -15,11 +15,17 @@ import operator
 
 import gast
 
-from mindgrad import runtime
+from mindgrad import rules, runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import naming
 from mindgrad.compiler.facts import aliasing
-from mindgrad.compiler.facts.analysis import Resolver, argument_write_error, in_place_write
+from mindgrad.compiler.facts.analysis import (
+    Resolver,
+    argument_write_error,
+    as_method,
+    in_place_write,
+    user_code,
+)
 from mindgrad.compiler.finish import emit
 from mindgrad.compiler.finish.emit import unparse
 from mindgrad.compiler.front.source import foreign_library
@@ -39,7 +45,13 @@ UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: opera
 class FunctionPass(Located):
     """One normalized function (``fdef``, a copy the pass may change) of ``src``, transformed
     for ``active_params``. ``names`` makes its fresh names; ``callees`` gives the names of the
-    functions its calls of the user's code reach (see callees.py)."""
+    functions its calls of the user's code reach (see callees.py).
+
+    A transformation names the rules it applies in ``rule_of`` (``rules.lookup`` for adjoints,
+    ``rules.lookup_tangent`` for tangents): a call of a function without such a rule, whose
+    source mindgrad can read, is transformed as a callee (``callee_of``)."""
+
+    rule_of = None  # fn -> its rule in this transformation's table, or None
 
     def __init__(self, src, fdef, active_params, names, callees, arguments_shared,
                  reads_weights=None):
@@ -67,6 +79,35 @@ class FunctionPass(Located):
     def is_active(self, node) -> bool:
         key = self.resolve.key(node)
         return key is not None and key in self.active
+
+    def is_active_call(self, call) -> bool:
+        """Whether ``call`` reads a value the derivative follows: an active argument or
+        receiver, or (a call of the user's code) a weight asked for."""
+        operands = list(call.args) + [k.value for k in call.keywords]
+        receiver = self.resolve.receiver(call.func)
+        if receiver is not None:
+            operands.append(receiver)
+        if any(self.is_active(o) for o in operands):
+            return True
+        # a call of the user's own code may read weights even with constant arguments
+        return self.resolve.reads_weights(call.func)
+
+    def callee_of(self, call):
+        """``(function, bound self or None, self expression)`` when ``call`` runs the user's own
+        code (a function, a method, a Cell, a callable object) that has no rule in this
+        transformation; otherwise None."""
+        func = call.func
+        if self.resolve.receiver(func) is not None:
+            return None
+        target = self.resolve(func)
+        rule_of = type(self).rule_of
+        if target is None or rule_of(target) is not None or \
+                rules.is_nondifferentiable(target) or (
+                    not isinstance(target, type) and rule_of(type(target)) is not None):
+            return None
+        # generated code (grad of grad) calls mindgrad's helpers: differentiated from source
+        return as_method(self.src, call, user_code(target, func, allow_helpers=True,
+                                                   nargs=len(call.args)))
 
     def index_value(self, index):
         """A subscript's index as an expression that can be passed to a function."""

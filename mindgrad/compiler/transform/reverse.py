@@ -21,7 +21,7 @@ import dataclasses
 
 import gast
 
-from mindgrad import runtime
+from mindgrad import rules, runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import naming
 from mindgrad.compiler.facts.analysis import Analysis
@@ -103,6 +103,8 @@ class ReversePass(FunctionPass, StatementAdjoints, CallAdjoints):
 
     ``needed`` are the locals the backward sweep reads (None at first): those the forward sweep
     overwrites are saved on the tape. The driver runs the pass again until it holds."""
+
+    rule_of = staticmethod(rules.lookup)
 
     def __init__(self, job: ReverseInput, names: naming.NameGen, callees, needed=None):
         super().__init__(job.src, job.fdef, job.active_params, names, callees,

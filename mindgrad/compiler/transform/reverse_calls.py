@@ -14,7 +14,7 @@ import gast
 from mindgrad import rules, runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import naming, objects
-from mindgrad.compiler.facts.analysis import as_method, call_shape, user_code, without_receiver
+from mindgrad.compiler.facts.analysis import call_shape, without_receiver
 from mindgrad.compiler.transform import control_flow as cf
 from mindgrad.compiler.transform import operations as ops
 from mindgrad.compiler.transform.passes import no_rule, source_text
@@ -23,16 +23,6 @@ from mindgrad.errors import NoGradientRuleError
 
 class CallAdjoints:
     """The part of ``ReversePass`` that writes the adjoints of calls."""
-
-    def is_active_call(self, call) -> bool:
-        operands = list(call.args) + [k.value for k in call.keywords]
-        receiver = self.resolve.receiver(call.func)
-        if receiver is not None:
-            operands.append(receiver)
-        if any(self.is_active(o) for o in operands):
-            return True
-        # a call of the user's own code may read weights even with constant arguments
-        return self.resolve.reads_weights(call.func)
 
     def adjoint_call(self, s, name, op):
         """The adjoint statements of a call, classified as ``op`` (operations.py)."""
@@ -93,21 +83,6 @@ class CallAdjoints:
                    "Cells stored on the Cell (for layer in self.layers)", NameError,
                 "unknown_function")
         return []
-
-    def callee_of(self, call):
-        """``(function, bound self or None, self expression)`` when ``call`` runs the user's own
-        code (a function, a method, a Cell, a callable object); otherwise None."""
-        func = call.func
-        if self.resolve.receiver(func) is not None:
-            return None
-        target = self.resolve(func)
-        if target is None or rules.lookup(target) is not None or \
-                rules.is_nondifferentiable(target) or (
-                    not isinstance(target, type) and rules.lookup(type(target)) is not None):
-            return None
-        # generated code (grad of grad) calls mindgrad's helpers: differentiated from source
-        return as_method(self.src, call, user_code(target, func, allow_helpers=True,
-                                                   nargs=len(call.args)))
 
     def call_user(self, s, name, call, callee, in_loop=False):
         """``name = f(...)`` for the user's own code: its forward now, its backward later.
