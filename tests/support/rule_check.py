@@ -33,7 +33,7 @@ import pytest
 
 from mindgrad import rules
 from mindgrad.rules import builtin, jvp_of, vjp_of
-from mindgrad.runtime import is_zero
+from mindgrad.runtime import is_zero, trees
 from tests.support.versions import Missing
 
 EPS = 1e-6
@@ -196,13 +196,9 @@ def random_like(v, rng):
 
 
 def zeros_like_tree(v):
-    if isinstance(v, dict):
-        return {k: zeros_like_tree(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [zeros_like_tree(x) for x in v]
-    if isinstance(v, float):
-        return 0.0
-    return None if v is None else np.zeros(np.shape(v))
+    """Zeros in the structure of the direction ``v`` (0.0 for a float, None for None)."""
+    return trees.map_leaves(lambda x: None if x is None else 0.0 if isinstance(x, float)
+                            else np.zeros(np.shape(x)), v)
 
 
 def filled(dv):
@@ -216,15 +212,15 @@ def filled(dv):
 
 
 def perturb(v, dv, eps):
-    if dv is None:
-        return v
-    if isinstance(v, (list, tuple)):
-        return type(v)(perturb(x, dx, eps) for x, dx in zip(v, dv))
-    if isinstance(v, dict):
-        return {k: perturb(x, dv[k], eps) for k, x in v.items()}
-    if isinstance(v, float):
-        return v + eps * dv
-    return (v + eps * dv).astype(np.result_type(v), copy=False)
+    """``v`` moved by ``eps`` along the direction ``dv`` (entries without one stay)."""
+    def moved(x, dx):
+        if dx is None:
+            return x
+        if isinstance(x, float):
+            return x + eps * dx
+        return (x + eps * dx).astype(np.result_type(x), copy=False)
+
+    return trees.map_leaves(moved, v, dv)
 
 
 def tree(out):
@@ -260,24 +256,20 @@ def tree_vdot(grad, v, where="gradient"):
 
 
 def difference(plus, minus):
-    if plus is None:
-        return None
-    if isinstance(plus, dict):
-        return {k: difference(plus[k], minus[k]) for k in plus}
-    if isinstance(plus, list):
-        return [difference(p, m) for p, m in zip(plus, minus)]
-    return (np.asarray(plus, dtype=complex if np.iscomplexobj(plus) else float) -
-            np.asarray(minus)) / (2 * EPS)
+    """The central difference of two outputs (``tree``s): None where they hold no value."""
+    def quotient(p, m):
+        if p is None:
+            return None
+        return (np.asarray(p, dtype=complex if np.iscomplexobj(p) else float) -
+                np.asarray(m)) / (2 * EPS)
+
+    return trees.map_leaves(quotient, plus, minus)
 
 
 def scale_of(numeric):
-    if numeric is None:
-        return 0.0
-    if isinstance(numeric, dict):
-        return max([scale_of(v) for v in numeric.values()] + [0.0])
-    if isinstance(numeric, list):
-        return max([scale_of(v) for v in numeric] + [0.0])
-    return float(np.max(np.abs(numeric))) if np.size(numeric) else 0.0
+    """The largest magnitude in a tree of differences (0 for none)."""
+    return max([float(np.max(np.abs(x))) for x in trees.iter_leaves(numeric)
+                if x is not None and np.size(x)] + [0.0])
 
 
 def assert_close(t, numeric, where, scale):
