@@ -22,6 +22,7 @@ from mindgrad.rules import (
     linear,
     nondifferentiable,
     tangent,
+    transpose,
 )
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_shape import take_grad
@@ -392,26 +393,18 @@ def _(out, ts, concatenator, items, ans):
     d[ts] = index_join_grads(d[out], concatenator, items)
 
 
-@adjoint(r_)
+@transpose(r_)  # d[items] = index_join_grads(d[out], np.r_, items)
+@tangent(r_)
 def _(out, *items):
     """Items: arrays, numbers, slices (constants) and a first directive string
     (``"axis,ndmin,trans1d"``); not the matrix directives ``"r"``, ``"c"``."""
-    d[items] = index_join_grads(d[out], np.r_, items)
-
-
-@tangent(r_)
-def _(out, *items):
     d[out] = index_join_tangent(d[items], np.r_, items, out)
 
 
-@adjoint(c_)
-def _(out, *items):
-    """As ``np.r_``'s: along the last axis, 1-d items as columns."""
-    d[items] = index_join_grads(d[out], np.c_, items)
-
-
+@transpose(c_)  # d[items] = index_join_grads(d[out], np.c_, items)
 @tangent(c_)
 def _(out, *items):
+    """As ``np.r_``'s: along the last axis, 1-d items as columns."""
     d[out] = index_join_tangent(d[items], np.c_, items, out)
 
 
