@@ -77,10 +77,11 @@ class Finish:
 
 
 def read_source(build, state):
-    state.src = specialise.specialise(source.get_source(state.fn), state.shape)
+    src = specialise.specialise(source.get_source(state.fn), state.shape)
     build.dependencies.on_defaults(state.fn)
     if state.obj is not None:
-        state.src.bound[state.src.tree.args.args[0].id] = state.obj
+        src = src.derive(bound={src.tree.args.args[0].id: state.obj})
+    state.src = src
 
 
 def check_fence(build, state):
@@ -90,7 +91,7 @@ def check_fence(build, state):
 def normalize_source(build, state):
     src = state.src
     names = naming.NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
-    state.fdef = normalize.normalize(src, src.tree, names)
+    state.fdef, state.src = normalize.normalize(src, src.tree, names)
     state.taken = set(names.taken)
 
 

@@ -22,7 +22,7 @@ def _normalized(fn):
     src = source.get_source(fn)
     fence.check(src)
     names = NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
-    return normalize.normalize(src, src.tree, names)
+    return normalize.normalize(src, src.tree, names)[0]
 
 
 def _normalize_text(fn):
@@ -300,3 +300,59 @@ def test_an_in_place_operator_is_marked_on_its_assignment_and_the_mark_survives_
     copies = A.clone(assigns)
     assert [marks.is_in_place(s) for s in copies] == [marks.is_in_place(s) for s in assigns]
     assert marks.comment_text(marks.comment("grad of: y += v")) == "grad of: y += v"
+
+
+# ----- stages return their results: the Source they are given stays as it was ------------------
+
+
+def _scope_facts(src):
+    return {name: type(getattr(src, name))(getattr(src, name)) for name in source.Source._FACTS}
+
+
+def _with_star_args(x, *args, **kw):
+    return x * args[0] + kw["scale"] * np.sum(args)
+
+
+def test_specialise_returns_a_new_source_and_leaves_the_one_given_unchanged():
+    from mindgrad.compiler.front import specialise
+
+    src = source.get_source(_with_star_args)
+    before_tree, before_facts = emit.unparse(src.tree), _scope_facts(src)
+    out = specialise.specialise(src, (2, ("scale",)))
+    assert out is not src
+    assert emit.unparse(src.tree) == before_tree and _scope_facts(src) == before_facts
+    assert src.tree.args.vararg is not None and src.tree.args.kwarg is not None
+    assert [a.id for a in out.tree.args.args] == ["x", "args_0", "args_1"]
+    assert [a.id for a in out.tree.args.kwonlyargs] == ["scale"]
+    assert out.tree.args.vararg is None and out.tree.args.kwarg is None
+    assert out.packed == {"args": ["args_0", "args_1"], "kw": {"scale": "scale"}}
+    assert out.defaults is None
+
+
+class _Layer:
+    def __call__(self, x):
+        return np.tanh(x)
+
+
+_LAYERS = [_Layer(), _Layer()]
+
+
+def _unrolled_with_alias(x):
+    act = np.sin
+    for layer in _LAYERS:
+        x = layer(act(x))
+    return x
+
+
+def test_normalize_returns_what_it_found_and_leaves_the_source_given_unchanged():
+    src = source.get_source(_unrolled_with_alias)
+    fence.check(src)
+    before = _scope_facts(src)
+    names = NameGen(A.names_in(src.tree) | set(src.closure) | {src.name})
+    fdef, found = normalize.normalize(src, src.tree, names)
+    assert _scope_facts(src) == before  # nothing written into the stage's input
+    assert found is not src and found.tree is src.tree and found.fn is src.fn
+    assert [items for _, items in found.unrolled] == [_LAYERS]
+    assert emit.unparse(found.unrolled[0][0]).strip() == "_LAYERS"
+    assert sorted(found.aliases) != [] and all(n not in src.aliases for n in found.aliases)
+    assert "layer" in emit.unparse(fdef)

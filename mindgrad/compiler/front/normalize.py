@@ -260,6 +260,7 @@ class Normalizer(Expressions, Calls, LocalFunctions, Located):
         if items is not None and isinstance(target, gast.Name) and not any(
                 isinstance(n, (gast.Break, gast.Continue)) for n in A.walk(s.body)):
             # for layer in self.layers: unrolled, so each call's Cell is known
+            self.src.unrolled.append((iterable, items))
             for k in range(len(items)):
                 name = self.fresh(target.id)
                 element = A.subscript(A.clone(iterable), A.const(k))
@@ -381,4 +382,7 @@ def _is_call_to(node, names, normalizer):
 
 
 def normalize(src, fdef, names):
-    return Normalizer(src, names).function(fdef)
+    """``fdef`` normalized, and ``src`` with what normalizing found of its scope: aliases,
+    constants, the functions used as values, the sequences unrolled (see ``Source``)."""
+    normalizer = Normalizer(src.derive(), names)
+    return normalizer.function(fdef), normalizer.src

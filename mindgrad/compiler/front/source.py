@@ -48,7 +48,24 @@ MISSING = _MISSING = object()
 
 
 class Source:
-    """A user function's parsed source, with where it came from."""
+    """A user function's parsed source, with where it came from, and what the front stages
+    learned of its scope. No stage changes the ``Source`` it is given: ``specialise``,
+    ``read_source`` (the object bound to ``self``) and ``normalize`` each return their own
+    (``derive``), holding the facts they found:
+
+    - ``bound``: parameter name -> the object it is known to be (``self`` of a Cell);
+    - ``packed``, ``keyword_params``, ``defaults``: what ``specialise`` made of ``*args`` and
+      ``**kw`` (see there);
+    - ``aliases``: local name -> the static expression it is assigned once (``f = self.b``);
+    - ``constants``: name -> an object built while normalizing (``grad(g)`` in the body);
+    - ``static_arguments``: expressions of functions used as values, not called
+      (``jvp(f, ...)``, ``grad(f)``): rebinding them must build fresh code too;
+    - ``unrolled``: (expression, items) of the lists of Cells or functions a loop was unrolled
+      over: appending to or replacing an element of one must build fresh code too.
+    """
+
+    _FACTS = ("bound", "aliases", "constants", "static_arguments", "packed", "keyword_params",
+              "unrolled")
 
     def __init__(self, fn, tree, filename, first_line, lines, lines_start=None):
         self.fn = fn
@@ -61,19 +78,25 @@ class Source:
         code = fn.__code__
         cells = fn.__closure__ or ()
         self.closure = dict(zip(code.co_freevars, cells))
-        self.bound = {}  # parameter name -> the object it is known to be (``self`` of a Cell)
-        self.aliases = {}  # local name -> the static expression it is assigned once (f = self.b)
+        self.bound = {}
+        self.aliases = {}
         self.constants = {}
-        # expressions of functions used as values, not called (``jvp(f, ...)``, ``grad(f)``):
-        # rebinding them must build fresh code too
-        self.static_arguments = []  # name -> object built while transforming (grad(g) in the body)
+        self.static_arguments = []
         self.defaults = fn.__defaults__  # the defaults of the positional parameters of ``tree``
-        self.packed = {}  # *args/**kw parameter -> the parameters it was specialised into
-        # a keyword of **kw -> the parameter ``specialise`` gave it, where they differ
+        self.packed = {}
         self.keyword_params = {}
-        # (expression, items) of the lists of Cells or functions a loop was unrolled over:
-        # appending to or replacing an element of one must build fresh code too
         self.unrolled = []
+
+    def derive(self, **changes) -> Source:
+        """A copy holding ``changes``, with containers of facts of its own: what a stage
+        adds to them is its result, and the ``Source`` it was given stays as it was."""
+        new = object.__new__(Source)
+        new.__dict__.update(self.__dict__)
+        for name in Source._FACTS:
+            setattr(new, name, type(getattr(self, name))(getattr(self, name)))
+        for name, value in changes.items():
+            setattr(new, name, value)
+        return new
 
     @property
     def name(self) -> str:
@@ -152,14 +175,14 @@ def _is_cell_list(obj) -> bool:
 
 def static_sequence(src, node, local_names):
     """The items of a list/tuple of Cells or functions that ``node`` denotes statically (so a
-    loop over it can be unrolled), or None."""
+    loop over it can be unrolled), or None. A loop unrolled over them records them in its
+    ``Source``'s ``unrolled``."""
     seq = static_value(src, node, local_names)
     if not (isinstance(seq, (list, tuple)) or _is_cell_list(seq)) or not 0 < len(seq) <= 64:
         return None
     items = list(seq)
     if any(isinstance(item, _DYNAMIC) for item in items) or not all(callable(i) for i in items):
         return None
-    src.unrolled.append((node, items))
     return items
 
 

@@ -11,6 +11,8 @@ import inspect
 
 import gast
 
+from mindgrad.compiler import astutil as A
+
 
 def call_shape(fn, bound, npositional, keywords):
     """``(values *args receives, sorted names **kw receives)`` in a call of the function
@@ -36,27 +38,30 @@ def specialise(src, shape):
 
     Callers pass the values of ``*args`` after the named positional parameters, and those of
     ``**kw`` after the keyword-only ones, in the order of the sorted names.
-    ``src.packed`` maps ``args`` and ``kw`` to the new parameters while neither is rebound,
-    so that ``g(*args, **kw)`` passes them on one by one. ``src.keyword_params`` maps a
-    keyword of ``**kw`` to its parameter where the name was taken."""
-    args = src.tree.args
-    if args.vararg is None and args.kwarg is None:
+    The result is a new ``Source`` (``src`` stays as it was) whose ``packed`` maps ``args``
+    and ``kw`` to the new parameters while neither is rebound, so that ``g(*args, **kw)``
+    passes them on one by one, and whose ``keyword_params`` maps a keyword of ``**kw`` to its
+    parameter where the name was taken."""
+    if src.tree.args.vararg is None and src.tree.args.kwarg is None:
         return src
+    tree = A.clone(src.tree)
+    args = tree.args
+    packed, keyword_params, defaults = {}, {}, src.defaults
     nvarargs, keys = shape
-    taken = set(gast_names(src.tree)) | set(src.closure) | set(src.globals)
-    rebound = gast_names(src.tree.body, gast.Store)
+    taken = set(gast_names(tree)) | set(src.closure) | set(src.globals)
+    rebound = gast_names(tree.body, gast.Store)
     prologue = []
     if args.vararg is not None:
         name = args.vararg.id
         params = [_fresh(f"{name}_{i}", taken) for i in range(nvarargs)]
         args.args = args.args + [_param(p) for p in params]
         if name not in rebound:
-            src.packed[name] = params
-        if name in rebound or _read_whole(src.tree.body, name):
+            packed[name] = params
+        if name in rebound or _read_whole(tree.body, name):
             prologue.append(_assign(name, gast.Tuple(elts=[_load(p) for p in params],
                                                      ctx=gast.Load())))
         if nvarargs:  # every named positional parameter was given: no default applies
-            src.defaults = None
+            defaults = None
         args.vararg = None
     if args.kwarg is not None:
         name = args.kwarg.id
@@ -66,19 +71,20 @@ def specialise(src, shape):
         args.kwonlyargs = args.kwonlyargs + [_param(p) for p in params]
         args.kw_defaults = args.kw_defaults + [None] * len(params)
         if name not in rebound:
-            src.packed[name] = dict(zip(keys, params))
-        if name in rebound or _read_whole(src.tree.body, name):
+            packed[name] = dict(zip(keys, params))
+        if name in rebound or _read_whole(tree.body, name):
             prologue.append(_assign(name, gast.Dict(keys=[gast.Constant(value=k, kind=None)
                                                           for k in keys],
                                                     values=[_load(p) for p in params])))
-        src.keyword_params = {k: p for k, p in zip(keys, params) if k != p}
+        keyword_params = {k: p for k, p in zip(keys, params) if k != p}
         args.kwarg = None
     for stmt in prologue:
-        gast.copy_location(stmt, src.tree)
+        gast.copy_location(stmt, tree)
         for node in gast.walk(stmt):
-            gast.copy_location(node, src.tree)
-    src.tree.body = prologue + src.tree.body
-    return src
+            gast.copy_location(node, tree)
+    tree.body = prologue + tree.body
+    return src.derive(tree=tree, packed=packed, keyword_params=keyword_params,
+                      defaults=defaults)
 
 
 def _read_whole(body, name) -> bool:
