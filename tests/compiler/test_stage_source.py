@@ -1,7 +1,10 @@
 """Stage source: a function's text read, as the user wrote it."""
 
+import ast
 import functools
+import inspect
 import os
+import textwrap
 
 import gast
 import numpy as np
@@ -172,6 +175,54 @@ def test_splitting_a_long_chain_visits_each_level_a_bounded_number_of_times(tmp_
         returned = eval(compile(emit.unparse([body[-1].value]), "<ret>", "eval"), namespace)
         assert returned == np.sum(np.sin(n * x))
     assert counts[1000] < 2.5 * counts[500], counts
+
+
+def _shallow(x, y):
+    z = np.sin(x) * y + np.cos(y) / (1.0 + x * x)
+    return np.sum(z * z)
+
+
+def test_a_shallow_function_is_measured_once_when_parsed(monkeypatch):
+    """Parsing measures the height of the text's expressions (room on the stack for the
+    converter); ``split`` does not walk the tree again where that height is within
+    ``MAX_HEIGHT``: one walk, which meets each node at most twice (down and up), not two."""
+    from mindgrad.compiler.front import depth
+
+    visits = []
+    children = depth._children
+
+    def counted(node):
+        visits.append(node)
+        return children(node)
+
+    monkeypatch.setattr(depth, "_children", counted)
+    source.forget_parsed()
+    src = source.get_source(_shallow)
+    nodes = sum(1 for _ in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(_shallow)))))
+    assert 0 < len(visits) <= 2 * nodes, (len(visits), nodes)
+    assert emit.unparse(src.tree).count("np.sin(x)") == 1  # nothing moved out
+
+
+def test_generated_code_read_again_is_not_compiled_again_to_check_it(monkeypatch):
+    """Grad of grad reads mindgrad's generated code, compiled from the very text it registered:
+    the check that a file's text compiles to the function's code (an edited file) is for
+    the user's files; the user's function is still checked."""
+    import mindgrad
+
+    checked = []
+    check = source.check_matches
+
+    def counted(fn, *args):
+        checked.append(fn.__code__.co_filename)
+        return check(fn, *args)
+
+    monkeypatch.setattr(source, "check_matches", counted)
+    mindgrad.clear_cache()
+    hessian_diagonal = mindgrad.grad(lambda x: np.sum(mindgrad.grad(_cubic)(x)))
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(hessian_diagonal(x), 6 * x)
+    assert checked and all(not f.startswith("<mindgrad ") for f in checked), checked
+    assert any(f == os.path.realpath(__file__) or f == __file__ for f in checked), checked
 
 
 # ----- each function read and parsed once -------------------------------------------------------

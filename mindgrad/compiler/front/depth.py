@@ -28,14 +28,21 @@ _STEP = MAX_HEIGHT // 2  # levels below the statement at which a part is moved o
 def parse(text: str) -> gast.Module:
     """``gast.parse(text)``, with room on the stack for the converter's recursion on deeply
     nested expressions (Python's own parser accepted the text, so it is finite)."""
+    return parse_measured(text)[0]
+
+
+def parse_measured(text: str) -> tuple:
+    """``(parse(text), h)``: ``h`` bounds the levels of every expression of the text (what
+    ``split`` needs to know: at most ``MAX_HEIGHT``, nothing to split)."""
     tree = ast.parse(text)
-    needed = 8 * _height(tree) + 200
+    height = _height(tree)
+    needed = 8 * height + 200
     limit = sys.getrecursionlimit()
     if needed <= limit - _stack_depth():
-        return gast.ast_to_gast(tree)
+        return gast.ast_to_gast(tree), height
     sys.setrecursionlimit(limit + needed)
     try:
-        return gast.ast_to_gast(tree)
+        return gast.ast_to_gast(tree), height
     finally:
         sys.setrecursionlimit(limit)
 
@@ -89,8 +96,12 @@ def _height(root, own_only=False, memo=None) -> int:
 # ----- splitting -------------------------------------------------------------------------------
 
 
-def split(src) -> None:
-    """Move the deep parts of ``src.tree``'s expressions into assignments (see the module)."""
+def split(src, height=None) -> None:
+    """Move the deep parts of ``src.tree``'s expressions into assignments (see the module).
+    ``height``: a bound on the levels of its expressions where known (``parse_measured``):
+    at most ``MAX_HEIGHT``, the tree is not walked again."""
+    if height is not None and height <= MAX_HEIGHT:
+        return
     bodies = [getattr(node, field) for node in A.walk(src.tree)
               for field in ("body", "orelse", "finalbody")
               if isinstance(getattr(node, field, None), list)

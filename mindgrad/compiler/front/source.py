@@ -311,20 +311,23 @@ def _parse(fn) -> Source:
             "the plain function the coroutine awaits", filename, first_line,
             lines[0] if lines else "")
     source = textwrap.dedent("".join(lines))
+    height = None  # of the expressions, where parsing measured it
     if fn.__name__ == "<lambda>":
         tree = lambda_tree(fn, source, lines, first_line)
     else:
-        tree = _def_tree(lines)
+        tree, height = _def_tree(lines)
         if not isinstance(tree, gast.FunctionDef):
             mismatch(fn, filename, first_line, lines, "is not a def")
         tree.decorator_list = []
     mangle(tree, private_class(fn))  # as Python compiled it: its parameters may be private
-    check_matches(fn, tree, filename, first_line, lines)
+    if not filename.startswith("<mindgrad "):
+        # generated code (grad of grad) was compiled from the very text it registered
+        check_matches(fn, tree, filename, first_line, lines)
     # line numbers count from the def line, even when decorators came first
     def_line = first_line + (tree.lineno - 1 if fn.__name__ != "<lambda>" else 0)
     shift_lines(tree, -(tree.lineno - 1) if fn.__name__ != "<lambda>" else 0)
     src = Source(fn, tree, filename, def_line, lines, first_line)
-    depth.split(src)
+    depth.split(src, height)
     return src
 
 
@@ -332,15 +335,15 @@ def _def_tree(lines):
     """The statement ``lines`` hold, parsed where it stands (in an ``if 1:`` block when
     indented, then placed as if dedented): dedenting the text would also take the spaces out
     of the lines of its multi-line strings, which the function's code keeps. None if they do
-    not parse."""
+    not parse; with a bound on the levels of its expressions (``depth.parse_measured``)."""
     text = "".join(lines)
     indent = len(text) - len(text.lstrip(" \t"))
     try:
-        module = depth.parse("if 1:\n" + text if indent else text)
+        module, height = depth.parse_measured("if 1:\n" + text if indent else text)
     except SyntaxError:
-        return None
+        return None, None
     if not module.body:
-        return None
+        return None, None
     tree = module.body[0].body[0] if indent else module.body[0]
     if indent:
         for node in gast.walk(tree):
@@ -350,7 +353,7 @@ def _def_tree(lines):
             for attr in ("col_offset", "end_col_offset"):
                 if getattr(node, attr, None) is not None:
                     setattr(node, attr, max(0, getattr(node, attr) - indent))
-    return tree
+    return tree, height
 
 
 _MEMOIZERS = (type(functools.lru_cache(None)(len)),)
