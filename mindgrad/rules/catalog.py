@@ -39,7 +39,7 @@ import sys
 import types
 import warnings
 
-import mindgrad.rules as registry
+from mindgrad.rules import registry
 from mindgrad.runtime.origin import Origin, module_name_of
 from mindgrad.runtime.origin import origin as home
 
@@ -107,15 +107,13 @@ def load():
     libraries are imported here. Raises ImportError naming the library if one is missing."""
     from mindgrad.rules import builtin  # noqa: F401  (registers the topics)
 
-    for library in getattr(registry, "DEFERRED", {}):
+    for library in registry.DEFERRED:
         try:
             importlib.import_module(library)
         except ImportError as exc:
             raise ImportError(f"the catalog lists the rules for {library}, which is not "
                               f"installed: install it to generate {PAGE.name} ({exc})") from None
-    load_deferred = getattr(registry, "_load_deferred", None)
-    if load_deferred is not None:
-        load_deferred()
+    registry._load_deferred()
 
 
 def public_names():
@@ -152,13 +150,17 @@ def public_names():
                             add(getattr(obj, method), f"{name}.{method}")
                         except Exception:  # a property that raises when read
                             continue
+    # np.r_[a, b] computes r_(a, b) (``registry.indexed_as_call``): listed as written
+    for obj, fn in registry._INDEXED.values():
+        for name in names.get(registry._key(obj), []):
+            add(fn, f"{name}[...]")
     return {key: _aliases(objects[key], found) for key, found in names.items()}
 
 
 def namespaces():
     """``NAMESPACES`` and the libraries whose topics the registry loads on demand."""
     listed = [module for _, module in NAMESPACES]
-    return NAMESPACES + [(library, library) for library in getattr(registry, "DEFERRED", {})
+    return NAMESPACES + [(library, library) for library in registry.DEFERRED
                          if library not in listed]
 
 
@@ -273,7 +275,7 @@ def entries():
     """Every public function with a rule, as ``Entry`` objects, and the keys of mindgrad's
     topics that have no public name (helpers, or names missing from ``NAMESPACES``)."""
     names = public_names()
-    declared = getattr(registry, "_DECLARED_IN", {})
+    declared = registry._DECLARED_IN
     found, unnamed = [], []
     keys = list(dict.fromkeys([*registry._RULES, *registry._TANGENTS, *registry._NONDIFF]))
     for key in keys:
@@ -342,7 +344,7 @@ def versions():
     import numpy
 
     found = [("NumPy", numpy.__version__)]
-    for library in sorted({lib.split(".")[0] for lib in getattr(registry, "DEFERRED", {})}):
+    for library in sorted({lib.split(".")[0] for lib in registry.DEFERRED}):
         module = sys.modules.get(library)
         if module is not None:
             found.append((library.capitalize() if library != "scipy" else "SciPy",

@@ -89,6 +89,9 @@ def test_every_name_listed_reads_a_function_with_the_derivatives_shown():
                 key = ("method", name[2:]) if ("method", name[2:]) in rules._RULES or \
                     ("method", name[2:]) in rules._TANGENTS else ("attr", name[2:])
                 fn = None
+            elif name.endswith("[...]"):  # np.r_[a, b]: the function the index computes
+                fn = rules.index_call(_resolve(name[:-len("[...]")]))
+                key = fn
             else:
                 fn = SYNTAX[name] if name in SYNTAX else _resolve(name)
                 key = fn
