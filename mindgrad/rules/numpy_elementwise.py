@@ -29,6 +29,7 @@ from mindgrad.rules import (
     nondifferentiable,
     slope,
     tangent,
+    transpose,
 )
 from mindgrad.rules.helpers import abs_slope, array_grad, astype_grad, log_base
 from mindgrad.runtime import (
@@ -490,60 +491,37 @@ def array_tangent(t, obj, out):
     return np.array(t, dtype=dtype).reshape(np.shape(out))
 
 
-@linear_in("g")
-def array_tangent_adjoint(g, t, obj, out):
-    """Adjoint of ``array_tangent(t, obj, out)`` for ``t`` (reverse over forward): ``g`` in the
-    tangent's structure, one slice per item of a list (``array_grad``)."""
-    out_dtype = getattr(out, "dtype", None)
-    if out_dtype is not None and out_dtype.kind not in "fc":
-        return 0
-    if isinstance(t, (list, tuple)):
-        return array_grad(g, obj)
-    return astype_grad(np.reshape(g, np.shape(t)), t)
-
-
 @adjoint(array_tangent)  # not from its source, whose fill_nested writes in place
 def _(ans, t, obj, out):
-    d[t] = array_tangent_adjoint(d[ans], t, obj, out)
+    """Linear in ``t``: its transpose is the cast's gradient, one slice of the cotangent per
+    item of a list (reverse over forward, and the adjoint of every cast below)."""
+    d[t] = array_grad(d[ans], obj, out)
 
 
-@adjoint(np.array)
-def _(out, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0,
-      like=None):
-    d[object] = array_grad(d[out], object, out)
+# The casts' adjoints are their tangents transposed: array_grad(d[out], a, out), read from
+# array_tangent's adjoint above.
 
 
+@transpose(np.array)
 @tangent(np.array)
 def _(out, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0,
       like=None):
     d[out] = array_tangent(d[object], object, out)
 
 
-@adjoint(np.asarray, np.asanyarray)
-def _(out, a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    d[a] = array_grad(d[out], a, out)
-
-
+@transpose(np.asarray, np.asanyarray)
 @tangent(np.asarray, np.asanyarray)
 def _(out, a, dtype=None, order=None, *, device=None, copy=None, like=None):
     d[out] = array_tangent(d[a], a, out)
 
 
-@adjoint(np.ascontiguousarray, np.asfortranarray)
-def _(out, a, dtype=None, *, like=None):
-    d[a] = array_grad(d[out], a, out)
-
-
+@transpose(np.ascontiguousarray, np.asfortranarray)
 @tangent(np.ascontiguousarray, np.asfortranarray)
 def _(out, a, dtype=None, *, like=None):
     d[out] = array_tangent(d[a], a, out)
 
 
-@adjoint(np.copy)
-def _(out, a, order="K", subok=False):
-    d[a] = array_grad(d[out], a)
-
-
+@transpose(np.copy)
 @tangent(np.copy)
 def _(out, a, order="K", subok=False):
     d[out] = array_tangent(d[a], a, out)
