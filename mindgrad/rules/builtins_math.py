@@ -4,8 +4,9 @@ directions: the adjoint (reverse mode) and the tangent (forward mode) of each.
 The ``math`` functions are elementwise on numbers: one slope per argument gives both directions
 (``@elementwise``; ``math.exp``, ``math.tan``, ``math.atan2``, ... share NumPy's rules in
 ``numpy_elementwise.py``). The builtins that build or reorder containers (``sum``, ``max``,
-``list``, ``dict``, ``sorted``, ...) move tangents item by item, written by hand; their gradient
-helpers are linear in the gradient (``@linear_in``), which derives their own tangents.
+``list``, ``dict``, ``sorted``, ...) move tangents item by item, written by hand in helpers
+linear in the tangent, whose transposes (the gradient helpers, linear in the gradient) give
+their adjoints (``@transpose``).
 """
 
 import builtins
@@ -22,6 +23,7 @@ from mindgrad.rules import (
     nondifferentiable,
     slope,
     tangent,
+    transpose,
 )
 from mindgrad.runtime import is_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
@@ -96,12 +98,6 @@ def select_default_grad(g, args):
     return g if len(args) == 1 and len(args[0]) == 0 else 0
 
 
-@adjoint(builtins.max, builtins.min)
-def _(out, *args, key=None, default=None):
-    d[args] = select_grad(d[out], out, args)
-    d[default] = select_default_grad(d[out], args)
-
-
 def select_tangent(ts, out, args):
     """Tangent of ``min``/``max``: the tangent of the first argument equal to the result (of
     the first item equal to it, for the one-argument form)."""
@@ -122,6 +118,20 @@ def select_default_tangent(t, out, args):
     return zero_tangent_of(out)
 
 
+# linear in the tangents: the transposes are the gradients above
+@linear(select_tangent, wrt="ts")
+@adjoint(select_tangent)
+def _(ans, ts, out, args):
+    d[ts] = select_grad(d[ans], out, args)
+
+
+@linear(select_default_tangent, wrt="t")
+@adjoint(select_default_tangent)
+def _(ans, t, out, args):
+    d[t] = select_default_grad(d[ans], args)
+
+
+@transpose(builtins.max, builtins.min)  # d[args] = select_grad(d[out], out, args), ...
 @tangent(builtins.max, builtins.min)
 def _(out, *args, key=None, default=None):
     d[out] = select_tangent(d[args], out, args)
@@ -155,11 +165,6 @@ def dict_grad(g, mapping):
     return grads
 
 
-@adjoint(builtins.dict)
-def _(out, mapping=()):
-    d[mapping] = dict_grad(d[out], mapping)
-
-
 def dict_tangent(t, mapping):
     """Tangent of ``dict(mapping)``: the same tangents by key."""
     if is_zero(t):
@@ -173,14 +178,16 @@ def dict_tangent(t, mapping):
     return tangents
 
 
+@linear(dict_tangent, wrt="t")
+@adjoint(dict_tangent)  # linear in t: the transpose is the gradient
+def _(ans, t, mapping):
+    d[t] = dict_grad(d[ans], mapping)
+
+
+@transpose(builtins.dict)  # d[mapping] = dict_grad(d[out], mapping)
 @tangent(builtins.dict)
 def _(out, mapping=()):
     d[out] = dict_tangent(d[mapping], mapping)
-
-
-@adjoint(builtins.list, builtins.tuple)
-def _(out, iterable=()):
-    d[iterable] = sequence_grad(d[out], iterable)
 
 
 def sequence_tangent(t, out):
@@ -192,6 +199,13 @@ def sequence_tangent(t, out):
     return TangentTuple(items) if isinstance(out, tuple) else TangentList(items)
 
 
+@linear(sequence_tangent, wrt="t")
+@adjoint(sequence_tangent)  # linear in t: the transpose is the gradient, in t's form
+def _(ans, t, out):
+    d[t] = sequence_grad(d[ans], t)
+
+
+@transpose(builtins.list, builtins.tuple)  # d[iterable] = sequence_grad(d[out], iterable)
 @tangent(builtins.list, builtins.tuple)
 def _(out, iterable=()):
     d[out] = sequence_tangent(d[iterable], out)
@@ -203,16 +217,18 @@ def reversed_grad(g, seq):
     return sequence_grad(list(g)[::-1], seq)
 
 
-@adjoint(builtins.reversed)
-def _(out, sequence):
-    d[sequence] = reversed_grad(d[out], sequence)
-
-
 def reversed_tangent(t):
     """Tangent of ``reversed(seq)``: the items' tangents, last first, in a list."""
     return TangentList(list(t)[::-1])
 
 
+@linear(reversed_tangent)
+@adjoint(reversed_tangent)  # linear in t: the transpose is the gradient, in t's form
+def _(ans, t):
+    d[t] = reversed_grad(d[ans], t)
+
+
+@transpose(builtins.reversed)  # d[sequence] = reversed_grad(d[out], sequence)
 @tangent(builtins.reversed)
 def _(out, sequence):
     d[out] = reversed_tangent(d[sequence])
@@ -238,11 +254,6 @@ def sorted_grad(g, iterable, key=None, reverse=False):
     return sequence_grad(grads, iterable)
 
 
-@adjoint(builtins.sorted)
-def _(out, iterable, key=None, reverse=False):
-    d[iterable] = sorted_grad(d[out], iterable, key, reverse)
-
-
 def sorted_tangent(t, iterable, key=None, reverse=False):
     """Tangent of ``sorted(iterable)``: the items' tangents in the sorted order."""
     if is_zero(t) or isinstance(iterable, (dict, set, frozenset, str)):
@@ -254,6 +265,13 @@ def sorted_tangent(t, iterable, key=None, reverse=False):
     return TangentList(tangents)
 
 
+@linear(sorted_tangent, wrt="t")
+@adjoint(sorted_tangent)  # linear in t: the transpose is the gradient
+def _(ans, t, iterable, key=None, reverse=False):
+    d[t] = sorted_grad(d[ans], iterable, key, reverse)
+
+
+@transpose(builtins.sorted)  # d[iterable] = sorted_grad(d[out], iterable, key, reverse)
 @tangent(builtins.sorted)
 def _(out, iterable, key=None, reverse=False):
     d[out] = sorted_tangent(d[iterable], iterable, key, reverse)

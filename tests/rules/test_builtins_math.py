@@ -94,6 +94,27 @@ helper(bm.sorted_grad, [f(), f(), f()], [2.0, -1.0, 0.5], only=TANGENTS)
 helper(bm.sorted_grad, [f(), f(), f()], [2.0, -1.0, 0.5], None, True, only=TANGENTS)
 helper(bm.sorted_grad, [f(), f(), f()], np.array([2.0, -1.0, 0.5]), abs, only=TANGENTS)
 
+# the tangent helpers, linear in the tangent: both directions (their adjoints, the gradient
+# helpers above, are what reverse mode transposes their functions' tangents by)
+helper(bm.select_tangent, (f(), f(), f()), 2.0, (1.0, 2.0, 0.5),
+       derived={1: lambda a: max(a[2])})
+helper(bm.select_tangent, ([f(), f(), f()],), 2.0, ([1.0, 2.0, 0.5],),
+       derived={1: lambda a: max(a[2][0])})
+largest = r(3)  # max of two arrays compared whole: the result is the item itself
+helper(bm.select_tangent, (r(3), r(3)), largest, (r(3), largest),
+       derived={1: lambda a: a[2][1]})
+helper(bm.select_default_tangent, f(), 1.5, ([],))
+helper(bm.select_default_tangent, f(), 2.0, ([1.0, 2.0],), derived={1: lambda a: max(a[2][0])})
+helper(bm.dict_tangent, {"a": r(2), "b": f()}, {"a": r(2), "b": f()})
+helper(bm.dict_tangent, [(0, r(2)), (0, f())], [("a", r(2)), ("b", f())])
+helper(bm.sequence_tangent, [r(2), f()], [r(2), f()])
+helper(bm.sequence_tangent, [r(2), f()], (r(2), f()))
+helper(bm.sequence_tangent, r(3, 2), [r(2), r(2), r(2)])
+helper(bm.reversed_tangent, [r(2), f(), r(3)])
+helper(bm.sorted_tangent, [f(), f(), f()], [2.0, -1.0, 0.5])
+helper(bm.sorted_tangent, [f(), f(), f()], [2.0, -1.0, 0.5], None, True)
+helper(bm.sorted_tangent, r(3), np.array([2.0, -1.0, 0.5]), abs)
+
 
 # the tables' checks: tests/support/rule_check.py
 globals().update(rule_tests(CASES))
