@@ -234,11 +234,12 @@ def item_tangent(t, args):
     return np.asarray(t).item(args[0] if len(args) == 1 else args)
 
 
-@adjoint(Method("item"))
-def _(out, a, *args):
-    d[a] = item_grad(d[out], a, args)
+@adjoint(item_tangent)  # linear in t: the transpose is the gradient
+def _(out, t, args):
+    d[t] = item_grad(d[out], t, args)
 
 
+@transpose(Method("item"))  # d[a] = item_grad(d[out], a, args)
 @tangent(Method("item"))
 def _(out, a, *args):
     d[out] = item_tangent(d[a], args)
@@ -268,11 +269,13 @@ def tolist_tangent(t):
     return TangentList(tolist_tangent(ti) for ti in t)
 
 
-@adjoint(Method("tolist"))
-def _(out, a):
-    d[a] = tolist_grad(d[out], a)
+@linear(tolist_tangent)
+@adjoint(tolist_tangent)  # linear in t: the transpose is the gradient
+def _(out, t):
+    d[t] = tolist_grad(d[out], t)
 
 
+@transpose(Method("tolist"))  # d[a] = tolist_grad(d[out], a)
 @tangent(Method("tolist"))
 def _(out, a):
     d[out] = tolist_tangent(d[a])
@@ -360,36 +363,51 @@ def dict_get_tangent(t, mapping, key):
     return t[key]
 
 
-@adjoint(Method("get"))
-def _(out, self, key, default=None):
-    """A dict's ``d.get(key, default)``: the gradient goes to the entry read, or to ``default``."""
-    d[self] = dict_get_grad(d[out], self, key)
-    d[default] = dict_get_default_grad(d[out], self, key)
+# the tangent helpers of the dict views are linear in the tangent: their transposes are the
+# gradients above, which give the methods' adjoints; d.get's default, taken or not, is its own
 
 
+@linear(dict_get_default_grad)
+@adjoint(dict_get_default_grad)
+def _(out, g, mapping, key):
+    d[g] = dict_get_default_grad(d[out], mapping, key)
+
+
+@linear(dict_get_tangent)
+@adjoint(dict_get_tangent)
+def _(out, t, mapping, key):
+    d[t] = dict_get_grad(d[out], mapping, key)
+
+
+@linear(dict_items_tangent)
+@adjoint(dict_items_tangent)
+def _(out, t, mapping):
+    d[t] = dict_items_grad(d[out], mapping)
+
+
+@linear(dict_values_tangent)
+@adjoint(dict_values_tangent)
+def _(out, t, mapping):
+    d[t] = dict_values_grad(d[out], mapping)
+
+
+@transpose(Method("get"))  # d[self] = dict_get_grad(d[out], self, key), ...
 @tangent(Method("get"))
 def _(out, self, key, default=None):
+    """A dict's ``d.get(key, default)``: the gradient goes to the entry read, or to ``default``."""
     d[out] = dict_get_tangent(d[self], self, key)
     d[out] = dict_get_default_grad(d[default], self, key)
 
 
-@adjoint(Method("items"))
-def _(out, self):
-    """A dict's ``d.items()``."""
-    d[self] = dict_items_grad(d[out], self)
-
-
+@transpose(Method("items"))  # d[self] = dict_items_grad(d[out], self)
 @tangent(Method("items"))
 def _(out, self):
+    """A dict's ``d.items()``."""
     d[out] = dict_items_tangent(d[self], self)
 
 
-@adjoint(Method("values"))
-def _(out, self):
-    """A dict's ``d.values()``."""
-    d[self] = dict_values_grad(d[out], self)
-
-
+@transpose(Method("values"))  # d[self] = dict_values_grad(d[out], self)
 @tangent(Method("values"))
 def _(out, self):
+    """A dict's ``d.values()``."""
     d[out] = dict_values_tangent(d[self], self)

@@ -175,33 +175,26 @@ def _(out, g, ar, ans, axis=None, sorted=True):
 
 
 @linear(unique_tangent)
+@adjoint(unique_tangent)  # linear in t: the transpose is the gradient
 def _(out, t, ar, ans, axis=None, sorted=True):
-    ...
+    d[t] = unique_grad(d[out], ar, ans, axis, sorted)
 
 
-@adjoint(*numpy_functions("unique"))
+@transpose(*numpy_functions("unique"))  # d[ar] = unique_grad(d[out], ar, out, axis, sorted)
+@tangent(*numpy_functions("unique"))
 def _(out, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
       equal_nan=True, sorted=True):
     """The values are entries of ``ar`` (where they are distinct: a repeated entry is refused),
     the indices and counts constants; values along an ``axis`` are refused."""
-    d[ar] = unique_grad(d[out], ar, out, axis, sorted)
-
-
-@tangent(*numpy_functions("unique"))
-def _(out, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
-      equal_nan=True, sorted=True):
     d[out] = unique_tangent(d[ar], ar, out, axis, sorted)
 
 
 UNIQUE_SPLIT = numpy_functions("unique_values", "unique_counts", "unique_inverse", "unique_all")
 if UNIQUE_SPLIT:  # NumPy >= 2.0
-    @adjoint(*UNIQUE_SPLIT)
-    def _(out, x):
-        """As ``np.unique``'s: the values are entries of ``x``, where they are distinct."""
-        d[x] = unique_grad(d[out], x, out)
-
+    @transpose(*UNIQUE_SPLIT)  # d[x] = unique_grad(d[out], x, out)
     @tangent(*UNIQUE_SPLIT)
     def _(out, x):
+        """As ``np.unique``'s: the values are entries of ``x``, where they are distinct."""
         d[out] = unique_tangent(d[x], x, out)
 
 

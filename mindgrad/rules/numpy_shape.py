@@ -140,6 +140,13 @@ def atleast_tangent(ts, arys, out):
     return TangentTuple(0 if is_zero(t) else np.reshape(t, np.shape(o)) for t, o in zip(ts, out))
 
 
+@linear(atleast_tangent, wrt="ts")
+@adjoint(atleast_tangent)  # linear in ts: the transpose is the gradient
+def _(ans, ts, arys, out):
+    d[ts] = atleast_grads(d[ans], arys)
+
+
+@transpose(np.atleast_1d, np.atleast_2d, np.atleast_3d)  # d[arys] = atleast_grads(d[out], arys)
 @tangent(np.atleast_1d, np.atleast_2d, np.atleast_3d)  # *arys: @linear takes no *args
 def _(out, *arys):
     d[out] = atleast_tangent(d[arys], arys, out)
@@ -310,11 +317,13 @@ def sort_tangent(t, a, axis=-1):
     return np.take_along_axis(t, order, axis=axis)
 
 
-@adjoint(np.sort)
-def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
-    d[a] = sort_grad(d[out], a, axis, kind)
+@linear(sort_tangent)  # the permutation is piecewise constant in a
+@adjoint(sort_tangent)  # linear in t: the transpose is the gradient
+def _(ans, t, a, axis=-1):
+    d[t] = sort_grad(d[ans], a, axis)
 
 
+@transpose(np.sort)  # d[a] = sort_grad(d[out], a, axis)
 @tangent(np.sort)
 def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
     d[out] = sort_tangent(d[a], a, axis)
@@ -372,14 +381,16 @@ def trim_zeros_tangent(t, filt, out, trim="fb", axis=None):
     return list(kept) if isinstance(out, list) else kept
 
 
-@adjoint(np.trim_zeros)
-def _(out, filt, trim="fb", axis=None):
-    """The kept range is a constant (where the values are zero)."""
-    d[filt] = trim_zeros_grad(d[out], filt, trim, axis)
+@linear(trim_zeros_tangent)  # the kept range is piecewise constant
+@adjoint(trim_zeros_tangent)  # linear in t: the transpose is the gradient
+def _(ans, t, filt, out, trim="fb", axis=None):
+    d[t] = trim_zeros_grad(d[ans], filt, trim, axis)
 
 
+@transpose(np.trim_zeros)  # d[filt] = trim_zeros_grad(d[out], filt, trim, axis)
 @tangent(np.trim_zeros)
 def _(out, filt, trim="fb", axis=None):
+    """The kept range is a constant (where the values are zero)."""
     d[out] = trim_zeros_tangent(d[filt], filt, out, trim, axis)
 
 
@@ -545,11 +556,6 @@ def choose_grads(g, a, choices, mode="raise"):
     return grads
 
 
-@adjoint(np.choose)
-def _(ans, a, choices, out=None, mode="raise"):
-    d[choices] = choose_grads(d[ans], a, choices, mode)
-
-
 def choose_tangent(ts, a, choices, ans, mode="raise"):
     """Tangent of ``np.choose``: the same choice among the tangents (zeros for choices without
     one)."""
@@ -560,6 +566,13 @@ def choose_tangent(ts, a, choices, ans, mode="raise"):
     return np.asarray(np.choose(a, filled, mode=mode)).astype(float_dtype(ans), copy=False)
 
 
+@linear(choose_tangent, wrt="ts")  # the indices a are integers
+@adjoint(choose_tangent)  # linear in ts: the transpose is the gradient
+def _(out, ts, a, choices, ans, mode="raise"):
+    d[ts] = choose_grads(d[out], a, choices, mode)
+
+
+@transpose(np.choose)  # d[choices] = choose_grads(d[ans], a, choices, mode)
 @tangent(np.choose)
 def _(ans, a, choices, out=None, mode="raise"):
     d[ans] = choose_tangent(d[choices], a, choices, ans, mode)
@@ -681,11 +694,6 @@ def broadcast_arrays_grads(g, args):
     return [0 if is_zero(gi) else astype_grad(unbroadcast(gi, x), x) for gi, x in zip(g, args)]
 
 
-@adjoint(np.broadcast_arrays)
-def _(out, *args, subok=False):
-    d[args] = broadcast_arrays_grads(d[out], args)
-
-
 def broadcast_arrays_tangent(ts, args, out):
     """Tangent of ``np.broadcast_arrays``: each tangent broadcast to its piece's shape."""
     return TangentTuple(np.broadcast_to(np.zeros(np.shape(o), float_dtype(o)) if is_zero(t)
@@ -693,6 +701,13 @@ def broadcast_arrays_tangent(ts, args, out):
                         for t, o in zip(ts, out))
 
 
+@linear(broadcast_arrays_tangent, wrt="ts")
+@adjoint(broadcast_arrays_tangent)  # linear in ts: the transpose is the gradient
+def _(ans, ts, args, out):
+    d[ts] = broadcast_arrays_grads(d[ans], args)
+
+
+@transpose(np.broadcast_arrays)  # d[args] = broadcast_arrays_grads(d[out], args)
 @tangent(np.broadcast_arrays)
 def _(out, *args, subok=False):
     d[out] = broadcast_arrays_tangent(d[args], args, out)

@@ -48,6 +48,13 @@ helper(nd.draw_grad, r(4), _population, _population[[2, 0, 4, 0]],
        derived={2: lambda args: args[1][[2, 0, 4, 0]]})
 helper(nd.draw_tangent, r(5), _population, _population[[3, 1, 1]],
        derived={2: lambda args: args[1][[3, 1, 1]]})
+# np.unique's tangent helper, linear in the tangent; its transpose (unique_grad) gives the
+# adjoint of np.unique and its relatives: both directions, at distinct entries
+_entries = r(2, 3)
+helper(nd.unique_tangent, r(2, 3), _entries, np.unique(_entries),
+       derived={2: lambda args: np.unique(args[1])})
+helper(nd.unique_tangent, r(4), _population[:4], np.unique(_population[:4], return_counts=True),
+       derived={2: lambda args: np.unique(args[1], return_counts=True)})
 
 FLOAT32 = Cases()
 # the tangent of a NumPy float32 scalar is no array: test_scalar_casts_pass_the_tangent
