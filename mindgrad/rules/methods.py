@@ -23,7 +23,7 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
-from mindgrad.rules.helpers import array_grad, astype_grad
+from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_elementwise import (
     astype_tangent,
     clip_bounds,
@@ -175,11 +175,7 @@ def _(ans, a, min=None, max=None, out=None):
     d[ans] = clip_tangent_upper(d[max], a, bounds[0], bounds[1], ans)
 
 
-@adjoint(Method("astype"))
-def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
-    d[a] = array_grad(d[out], a, out)
-
-
+@transpose(Method("astype"))  # d[a] = array_grad(d[out], a, out)
 @tangent(Method("astype"))
 def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     d[out] = astype_tangent(d[a], out)

@@ -38,19 +38,6 @@ def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     d[fill_value] = unbroadcast(d[out], fill_value)
 
 
-def fill_grad(g, fill_value, out):
-    """Gradient of ``np.full_like``'s fill value: ``g`` summed to its shape; none when ``out``
-    takes an integer or boolean dtype from its template array."""
-    if out.dtype.kind not in "fc":
-        return 0
-    return unbroadcast(g, fill_value)
-
-
-@adjoint(np.full_like)
-def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    d[fill_value] = fill_grad(d[out], fill_value, out)
-
-
 # ----- indices, searching, counting, sets --------------------------------------------------
 
 nondifferentiable(*numpy_functions(

@@ -544,9 +544,23 @@ def astype_tangent(t, out):
     return as_dtype_of(t, out)
 
 
+@linear(astype_tangent)
+@adjoint(astype_tangent)  # linear in t: the transpose casts back (the casts' adjoints)
+def _(ans, t, out):
+    d[t] = array_grad(d[ans], t, out)
+
+
 @tangent(np.full)
 def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     d[out] = broadcast_tangent(d[fill_value], out)
+
+
+def fill_grad(g, fill_value, out):
+    """Gradient of ``np.full_like``'s fill value: ``g`` summed to its shape; none when ``out``
+    takes an integer or boolean dtype from its template array."""
+    if out.dtype.kind not in "fc":
+        return 0
+    return unbroadcast(g, fill_value)
 
 
 def fill_tangent(t, out):
@@ -557,6 +571,13 @@ def fill_tangent(t, out):
     return broadcast_tangent(t, out)
 
 
+@linear(fill_tangent)
+@adjoint(fill_tangent)  # linear in t: the transpose sums back
+def _(ans, t, out):
+    d[t] = fill_grad(d[ans], t, out)
+
+
+@transpose(np.full_like)  # d[fill_value] = fill_grad(d[out], fill_value, out)
 @tangent(np.full_like)
 def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     d[out] = fill_tangent(d[fill_value], out)
@@ -783,10 +804,7 @@ def _(out, a, tol=100):
 
 if hasattr(np, "astype"):  # NumPy >= 2.1
 
-    @adjoint(np.astype)
-    def _(out, x, dtype, *, copy=True, device=None):
-        d[x] = array_grad(d[out], x, out)
-
+    @transpose(np.astype)  # d[x] = array_grad(d[out], x, out)
     @tangent(np.astype)
     def _(out, x, dtype, *, copy=True, device=None):
         d[out] = astype_tangent(d[x], out)

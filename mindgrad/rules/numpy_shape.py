@@ -623,11 +623,6 @@ def _(out, condlist, choicelist, default=0):
 # ----- partition, rollaxis, resize, extract, diagflat, broadcast_arrays -----------------------
 
 
-@adjoint(np.partition)
-def _(out, a, kth, axis=-1, kind="introselect", order=None):
-    d[a] = take_along_axis_grad(d[out], a, np.argpartition(a, kth, axis, kind), axis)
-
-
 def partition_tangent(t, a, kth, axis=-1, kind="introselect"):
     """Tangent of ``np.partition``: a gather whose places are piecewise constant in ``a``."""
     places = np.argpartition(a, kth, axis, kind)
@@ -636,6 +631,13 @@ def partition_tangent(t, a, kth, axis=-1, kind="introselect"):
     return np.take_along_axis(np.broadcast_to(t, np.shape(a)), places, axis)
 
 
+@linear(partition_tangent)
+@adjoint(partition_tangent)  # linear in t: the transpose scatters back
+def _(ans, t, a, kth, axis=-1, kind="introselect"):
+    d[t] = take_along_axis_grad(d[ans], a, np.argpartition(a, kth, axis, kind), axis)
+
+
+@transpose(np.partition)  # d[a] = take_along_axis_grad(d[out], a, np.argpartition(...), axis)
 @tangent(np.partition)
 def _(out, a, kth, axis=-1, kind="introselect", order=None):
     d[out] = partition_tangent(d[a], a, kth, axis, kind)

@@ -143,6 +143,7 @@ DERIVED = [
     ((ns.atleast_tangent,), "d[ans] = atleast_tangent(d[ts], arys, out)"),
     ((ns.broadcast_arrays_tangent,), "d[ans] = broadcast_arrays_tangent(d[ts], args, out)"),
     ((ns.choose_tangent,), "d[out] = choose_tangent(d[ts], a, choices, ans, mode)"),
+    ((ns.partition_tangent,), "d[ans] = partition_tangent(d[t], a, kth, axis, kind)"),
     ((me.tolist_tangent,), "d[out] = tolist_tangent(d[t])"),
     ((me.dict_get_default_grad,), "d[out] = dict_get_default_grad(d[g], mapping, key)"),
     ((me.dict_get_tangent,), "d[out] = dict_get_tangent(d[t], mapping, key)"),

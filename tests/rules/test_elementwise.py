@@ -99,6 +99,12 @@ helper(ne.array_grad, r(2, 3), r(2, 3), only=TANGENTS)
 helper(ne.array_tangent, [r(3), r(3)], [r(3), r(3)], r(2, 3))
 helper(ne.array_tangent, [[f(), f()], [f(), 0]], [[f(), f()], [f(), f()]], r(2, 2))
 helper(ne.array_tangent, r(2, 3), r(2, 3), r(1, 2, 3))
+# the casts' and np.full_like's tangent helpers, linear in the tangent: their transposes give
+# those functions' adjoints
+helper(ne.astype_tangent, r(2, 3), r(2, 3))
+helper(ne.astype_tangent, r(3) + 1j * r(3), r(3))  # a cast to real: the real part
+helper(ne.fill_tangent, f(), r(2, 3))
+helper(ne.fill_tangent, r(3), r(2, 3))
 helper(ne.imag_grad, r(3), r(3) + 1j * r(3), only=TANGENTS)
 helper(ne.maximum_grad, r(3, 4), r(3, 4), r(4), only=TANGENTS)
 helper(ne.fmax_grad, r(3, 4), r(3, 4), r(4), only=TANGENTS)
