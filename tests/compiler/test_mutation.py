@@ -455,6 +455,24 @@ def test_a_slot_rebound_in_a_display_leaves_other_displays_alone(fn):
         mg.check_grads(fn, (x,), modes=("rev", "fwd"), order=2)
 
 
+def dict_slot_beside_a_list_grown_by_concatenation(x):
+    lst = [x, np.tanh(x)]
+    for i in range(2):
+        lst = lst + [x * (i + 0.5)]  # a new list each time: it is never d
+    d = {'u': x, 'w': np.sin(x)}
+    d['p'] = d['u'] * 2.0
+    return np.sum(d['p'] * lst[1] * lst[-1]) + np.sum(d['w'])
+
+
+@pytest.mark.xfail(strict=True, raises=mg.UnsupportedSyntaxError,
+                   reason="known, found by the random-program tester (seed 24020, program 75): a "
+                          "list made by concatenation (lst + [...]) is taken as possibly the dict "
+                          "whose slot is rebound; it holds the same arrays but is a new list")
+def test_a_slot_rebound_in_a_dict_leaves_a_list_made_by_concatenation_alone():
+    mg.check_grads(dict_slot_beside_a_list_grown_by_concatenation, (r(3),),
+                   modes=("rev", "fwd"), order=2)
+
+
 def slot_of_another_name_for_the_dict(x):
     d = {'u': x}
     d2 = d
