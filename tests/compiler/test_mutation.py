@@ -501,3 +501,51 @@ def test_a_slot_rebound_in_a_container_another_name_reaches_is_refused(fn):
     with pytest.raises(mg.UnsupportedSyntaxError) as info:
         mg.grad(fn)(r(3))
     assert "d['p'] = x * 2.0" in info.value.text
+
+
+# ----- writing into an item taken from a list or tuple -------------------------------------------
+# ``a = xs[0]; a[0] = 5.0`` writes into the array ``xs`` holds (and that a list made from ``xs``
+# by ``+`` or ``*`` holds): while ``xs`` is read afterwards, the write is refused at its line.
+# These returned a gradient as if the item were unchanged (5.5 for 5.0 in the first entry).
+
+
+def item_of_a_list_written(x):
+    lst = [x * 1.0]
+    a = lst[0]
+    a[0] = 5.0
+    return np.sum(lst[0] * x)
+
+
+def item_of_a_concatenated_list_written(x):
+    lst = [x * 1.0]
+    lst2 = lst + [x]
+    a = lst2[0]
+    a[0] = 5.0
+    return np.sum(lst[0] * x)
+
+
+def item_of_a_concatenated_tuple_written(x):
+    t = (x * 1.0,)
+    t2 = t + (x,)
+    a = t2[0]
+    a[0] = 5.0
+    return np.sum(t[0] * x)
+
+
+def item_of_a_repeated_list_written(x):
+    lst = [x * 1.0]
+    lst2 = lst * 2
+    a = lst2[1]
+    a[0] = 5.0
+    return np.sum(lst[0] * x)
+
+
+@pytest.mark.parametrize("fn", [item_of_a_list_written, item_of_a_concatenated_list_written,
+                                item_of_a_concatenated_tuple_written,
+                                item_of_a_repeated_list_written], ids=lambda f: f.__name__)
+def test_a_write_into_an_item_a_container_holds_is_refused_at_its_line(fn):
+    for mode in (mg.grad(fn), lambda x: mg.jvp(fn, (x,), (np.ones_like(x),))):
+        with pytest.raises(mg.UnsupportedSyntaxError) as info:
+            mode(np.array([0.5, -1.0, 2.0]))
+        assert "a[0] = 5.0" in info.value.text
+

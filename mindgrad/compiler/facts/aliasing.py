@@ -138,6 +138,10 @@ class Aliases:
                 [value.value.id]
         if isinstance(value, (gast.Tuple, gast.List)):
             return [e.id for e in value.elts if isinstance(e, gast.Name)]
+        if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Mult)):
+            # xs + ys, xs * 2: a new list or tuple holding the very items of its operands
+            return [n.id for n in (value.left, value.right)
+                    if isinstance(n, gast.Name) and n.id in self.containers]
         if isinstance(value, gast.Dict):
             return [v.id for v in value.values if isinstance(v, gast.Name)]
         if isinstance(value, gast.Call):
@@ -232,6 +236,8 @@ class Aliases:
 
     def index_write(self, s, base):
         others = set(self.group(base) - {base})
+        if base in self.element_of:  # a = xs[i]; a[j] = v writes into what xs holds
+            others |= self.group(self.element_of[base])
         if base in self.containers:  # a list's slot is rebound: only the same list changes
             others &= self.containers
             if base in self.displays:
