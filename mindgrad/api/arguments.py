@@ -56,7 +56,7 @@ def check_bool(name, value):
 
 
 def check_differentiable(position, value):
-    for leaf in leaves(value):
+    for leaf in trees.iter_leaves(value):
         if isinstance(leaf, (bool, np.bool_)) or (
                 isinstance(leaf, numbers.Integral) and not isinstance(leaf, np.ndarray)):
             raise TypeError(f"cannot differentiate with respect to input {position}: it is "
@@ -139,9 +139,6 @@ def check_argument_types(args, kwargs=None):
 
 
 
-leaves = trees.leaves
-
-
 
 class ArrayTypes:
     """The ndarray subclasses that a layer above defines (MindSpore's Tensor) and declares to
@@ -188,7 +185,7 @@ def register_array_type(cls, tensor_rules=False, keep_argument=None) -> None:
 def array_type_in(values):
     """The registered array type of the first value (or element) that is one, or None."""
     for value in values:
-        for leaf in leaves(value):
+        for leaf in trees.iter_leaves(value):
             if isinstance(leaf, REGISTERED.all) and not objects.is_weight(leaf):
                 return type(leaf)
     return None
@@ -202,7 +199,7 @@ def result_type(args, kwargs, sens, weights):
         return None
     found = array_type_in((args, kwargs, sens))
     if found is None and weights and REGISTERED.tensor and not any(
-            isinstance(leaf, np.ndarray) for leaf in leaves((args, kwargs))):
+            isinstance(leaf, np.ndarray) for leaf in trees.iter_leaves((args, kwargs))):
         return REGISTERED.tensor[0]
     return found
 

@@ -69,9 +69,9 @@ from mindgrad.runtime.outputs import (
     holds_complex,
     holds_float,
     output_is_differentiable,
-    rebuild,
     seed,
 )
+from mindgrad.runtime.trees import rebuild
 
 __all__ = [
     "AuxSens",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from mindgrad.runtime.core import add, is_zero
-from mindgrad.runtime.outputs import rebuild
+from mindgrad.runtime.trees import rebuild
 
 
 def zero_tangent(value):

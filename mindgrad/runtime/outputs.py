@@ -125,15 +125,15 @@ def seed(out, sens=None):
             raise ValueError(
                 "has_aux=True needs the function to return a tuple (output, aux, ...) of at "
                 f"least 2 elements, but it returned {_describe_output(out)}")
-        return rebuild(out, [seed(out[0], sens.sens)] + [0] * (len(out) - 1))
+        return trees.rebuild(out, [seed(out[0], sens.sens)] + [0] * (len(out) - 1))
     if isinstance(out, (tuple, list)):
         if sens is None:
-            return rebuild(out, [seed(o) for o in out])
+            return trees.rebuild(out, [seed(o) for o in out])
         if not isinstance(sens, (tuple, list)) or len(sens) != len(out):
             raise GradientError(
                 f"sens must mirror the output: the output is a {type(out).__name__} of "
                 f"{len(out)}, the sens is {_describe(sens)}")
-        return rebuild(out, [seed(o, s) for o, s in zip(out, sens)])
+        return trees.rebuild(out, [seed(o, s) for o, s in zip(out, sens)])
     if isinstance(out, dict):
         return {k: seed(v, None if sens is None else sens[k]) for k, v in out.items()}
     if not _is_float_like(out):
@@ -159,9 +159,6 @@ def _describe(v):
 
 
 
-rebuild = trees.rebuild  # a container of like's own type (a namedtuple's too) holding items
-
-
 
 def as_grad(g, x):
     """The gradient ``g`` in the type, dtype and shape of the input ``x`` (zeros if ``g`` is 0)."""
@@ -182,7 +179,7 @@ def as_grad(g, x):
     if isinstance(x, (list, tuple)):
         if is_zero(g):
             g = [0] * len(x)
-        return rebuild(x, [as_grad(gi, xi) for gi, xi in zip(g, x)])
+        return trees.rebuild(x, [as_grad(gi, xi) for gi, xi in zip(g, x)])
     if isinstance(x, dict):
         g = {} if is_zero(g) else g
         return {k: as_grad(g.get(k, 0), v) for k, v in x.items()}

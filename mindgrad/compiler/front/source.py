@@ -36,6 +36,7 @@ from mindgrad.compiler.front import depth
 from mindgrad.compiler.front.source_lambdas import lambda_tree
 from mindgrad.compiler.front.source_text import (
     check_matches,
+    generated,
     mangle,
     mismatch,
     private_class,
@@ -105,7 +106,7 @@ class Source:
     @property
     def is_mindgrad_code(self) -> bool:
         """Whether this is generated code or one of mindgrad's helpers (grad of grad)."""
-        return self.filename.startswith("<mindgrad") or origin(self.fn).is_mindgrad
+        return generated(self.filename) or origin(self.fn).is_mindgrad
 
     def line_of(self, node) -> int:
         return self.first_line + getattr(node, "lineno", 1) - 1
@@ -320,7 +321,7 @@ def _parse(fn) -> Source:
             mismatch(fn, filename, first_line, lines, "is not a def")
         tree.decorator_list = []
     mangle(tree, private_class(fn))  # as Python compiled it: its parameters may be private
-    if not filename.startswith("<mindgrad "):
+    if not generated(filename):
         # generated code (grad of grad) was compiled from the very text it registered
         check_matches(fn, tree, filename, first_line, lines)
     # line numbers count from the def line, even when decorators came first

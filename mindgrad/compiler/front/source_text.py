@@ -24,6 +24,12 @@ import gast
 from mindgrad.errors import NoSourceError
 
 
+def generated(filename: str) -> bool:
+    """Whether ``filename`` names text mindgrad wrote and compiled itself (``<mindgrad ...>``:
+    generated code, the wrappers of ``check_grads`` and the tester)."""
+    return filename.startswith("<mindgrad ")
+
+
 def check_matches(fn, tree, filename, first_line, lines):
     """The source read is ``fn``'s own: it starts where its code says, with its name and its
     parameters, and compiles to its code (compared by ``code_shape``, once per code object, at

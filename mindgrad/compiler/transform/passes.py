@@ -100,10 +100,9 @@ class FunctionPass(Located):
         if self.resolve.receiver(func) is not None:
             return None
         target = self.resolve(func)
-        rule_of = type(self).rule_of
-        if target is None or rule_of(target) is not None or \
+        if target is None or self.rule_of(target) is not None or \
                 rules.is_nondifferentiable(target) or (
-                    not isinstance(target, type) and rule_of(type(target)) is not None):
+                    not isinstance(target, type) and self.rule_of(type(target)) is not None):
             return None
         # generated code (grad of grad) calls mindgrad's helpers: differentiated from source
         return as_method(self.src, call, user_code(target, func, allow_helpers=True,
