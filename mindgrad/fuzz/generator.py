@@ -42,6 +42,9 @@ CONSTRUCTS = (
     # the index read back from the helper's tape reached the exponent's slope, log(x), which
     # warned
     "power_index",
+    # an item taken from a list or tuple and written in place, the container read afterwards:
+    # the write changed the container too, which the gradient did not see
+    "item_write",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -599,9 +602,9 @@ class Generator:
     def s_rc(self, lines):
         """np.r_ and np.c_: concatenation by index notation."""
         r = self.rng
-        self.used.add("r_c_")
         a, b = self.pick(), self.pick()
         if r.random() < 0.5:
+            self.used.add("r_c_")
             def flat(v):  # an operand of r_ and its length
                 if len(v.shape) <= 1:
                     return v.name, int(np.prod(v.shape))
@@ -613,6 +616,7 @@ class Generator:
         v = self.pick(lambda v: len(v.shape) in (1, 2))
         if v is None:
             return self.s_unary(lines)
+        self.used.add("r_c_")
         rest = v.shape[1:] if len(v.shape) == 2 else (1,)
         w = self.pick(lambda w: w.shape == v.shape and w.name != v.name)
         other = w.name if w is not None else self.full(v)
@@ -703,6 +707,39 @@ class Generator:
         if r.random() < 0.3:  # the array copied from, read again after the write
             return self.define(lines, f"{v.name} * 0.5 + np.sum({name})", v.shape)
         return name
+
+    def s_item_write(self, lines):
+        """An item taken from a list or a tuple (maybe one made by ``+`` or ``*`` from
+        another), written into in place, then the container read again: the item is the
+        container's memory unless it was copied (``.copy()``, ``np.array``)."""
+        r = self.rng
+        v = self.pick(lambda v: not v.py)
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("item_write")
+        s = v.shape
+        seq = self.fresh("lst")
+        opener, closer = r.choice([("[", "]"), ("(", ")")])
+        lines.append(f"{seq} = {opener}{v.name} * 1.5, np.tanh({self.other_fit(s)}){closer}")
+        join = r.random()
+        if join < 0.4:  # a new container holding the same items
+            more = f"[{v.name} * 0.5]" if opener == "[" else f"({v.name} * 0.5,)"
+            made = self.fresh("lst")
+            lines.append(f"{made} = " + (f"{seq} + {more}" if join < 0.2 else
+                                         f"{more} + {seq}" if join < 0.3 else f"{seq} * 2"))
+            seq = made
+        item = self.fresh("a")
+        k = r.choice([0, 1, -1])
+        take = r.choice([f"{seq}[{k}]", f"{seq}[{k}]", f"{seq}[{k}].copy()",
+                         f"np.array({seq}[{k}])"])
+        lines.append(f"{item} = {take}")
+        if s and r.random() < 0.5:  # an index write (a 0-d item may be a NumPy scalar)
+            lines.append(f"{item}[{r.randrange(s[0])}] = np.sum({self.other_fit(s)}) * 0.5")
+        else:
+            op = r.choice(["-=", "*=", "+="])
+            lines.append(f"{item} {op} np.sin({self.other_fit(s)})")
+        self.vars.append(Var(item, s))
+        return self.define(lines, f"{seq}[{r.choice([0, 1, -1])}] * {item} + {seq}[{k}]", s)
 
     def s_complex(self, lines):
         """Complex arithmetic that ends in a real name (the complex one is never picked)."""
@@ -882,7 +919,8 @@ class Generator:
                   ("s_lambda", 0.4), ("s_linalg", 0.8), ("s_builtin", 1.0), ("s_rc", 0.5),
                   ("s_einsum", 0.6), ("s_dict_loop", 0.5), ("s_adv_copy", 0.7),
                   ("s_complex", 0.6), ("s_nan_branch", 0.6), ("s_user_object", 0.3),
-                  ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4))
+                  ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4),
+                  ("s_item_write", 0.5))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""
