@@ -91,6 +91,10 @@ class Aliases:
         # holds. It is a new object: rebinding one of its slots changes no other container,
         # but those holding it (or another name for it, never a display)
         self.displays = {}
+        # and where the object a container name holds was made: the displays (statements) it
+        # may come from; names from no common display may still be one object if either is
+        # missing here
+        self.made = {}
         self.block(fdef.body)
 
     # ----- the relation --------------------------------------------------------------------
@@ -106,11 +110,17 @@ class Aliases:
         container = value.value if isinstance(value, gast.Subscript) else value
         if isinstance(container, gast.Name) and container.id in self.containers:
             self.element_of[name] = container.id
-        held = _held_names(value)
-        if held is None:
-            self.displays.pop(name, None)
+        if isinstance(value, gast.Name):  # another name for the same object
+            held, made = self.displays.get(value.id), self.made.get(value.id)
         else:
-            self.displays[name] = held
+            held = self.concatenated(value) if isinstance(value, gast.BinOp) else \
+                _held_names(value)
+            made = None if held is None else frozenset((id(value),))
+        for facts, fact in ((self.displays, held), (self.made, made)):
+            if fact is None:
+                facts.pop(name, None)
+            else:
+                facts[name] = fact
         joined = frozenset((name,)).union(*(self.group(s) for s in sources))
         # the relation is symmetric (a member of x's group has x in its own), so the groups
         # holding name are those of its members: no walk over every group per binding
@@ -120,6 +130,26 @@ class Aliases:
         for member in joined - {name, _CALLER}:
             self.groups[member] = self.group(member) | {name}
         self.groups[name] = joined
+
+    def concatenated(self, value):
+        """The names a list or tuple made by ``+`` or ``*`` holds, where its operands are
+        displays, containers made by displays, or numbers (``xs * 2``); None otherwise. Like a
+        display, it is a new object, whatever its operands hold."""
+        if not isinstance(value.op, (gast.Add, gast.Mult)):
+            return None
+        held = set()
+        for part in (value.left, value.right):
+            if isinstance(part, gast.Name) and part.id in self.containers:
+                inner = self.displays.get(part.id)
+            elif isinstance(part, gast.Constant) and isinstance(part.value, int) or \
+                    isinstance(part, gast.Name) and part.id in self.scalars:
+                inner = frozenset()
+            else:
+                inner = _held_names(part)
+            if inner is None:
+                return None
+            held |= inner
+        return frozenset(held)
 
     def sources(self, value, target=None):
         """The names whose memory ``value`` (assigned to ``target``) may share (empty: a fresh
@@ -177,40 +207,49 @@ class Aliases:
                     isinstance(func.value, gast.Name):
                 base = func.value.id
                 appended = gast.List(elts=s.value.args, ctx=gast.Load())
-                held = self.displays.get(base)
+                held, made = self.displays.get(base), self.made.get(base)
                 self.bind(base, [base] + self.sources(appended), None)
                 if held is not None and _held_names(appended) is not None:
                     self.displays[base] = held | _held_names(appended)
+                    self.made[base] = made  # the same object, grown
         elif isinstance(s, gast.If):
-            before, displays = dict(self.groups), dict(self.displays)
+            before, displays, made = dict(self.groups), dict(self.displays), dict(self.made)
             self.block(s.body)
             after_body, self.groups = self.groups, dict(before)
             body_displays, self.displays = self.displays, displays
+            body_made, self.made = self.made, made
             self.block(s.orelse)
-            self.merge(after_body, body_displays)
+            self.merge(after_body, body_displays, body_made)
         elif isinstance(s, (gast.For, gast.While)):
             self.loop(s)
 
-    def merge(self, other, other_displays):
+    def merge(self, other, other_displays, other_made):
         """Join the relation of another path (a branch, a loop's earlier runs) into this one:
-        a container is a display on both paths or its contents are not known."""
+        a container is a display on both paths (or bound on one only: the other cannot read
+        it) or its contents are not known."""
+        bound_here = set(self.groups)
         for name, members in other.items():
             self.groups[name] = self.group(name) | members
-        for name in set(self.displays) | set(other_displays):
-            held, other_held = self.displays.get(name), other_displays.get(name)
-            if held is None or other_held is None:
-                self.displays.pop(name, None)
-            else:
-                self.displays[name] = held | other_held
+        for mine, theirs in ((self.displays, other_displays), (self.made, other_made)):
+            for name in set(mine) | set(theirs):
+                fact, other_fact = mine.get(name), theirs.get(name)
+                if name not in bound_here:
+                    fact = other_fact
+                elif name not in other:
+                    other_fact = fact
+                if fact is None or other_fact is None:
+                    mine.pop(name, None)
+                else:
+                    mine[name] = fact | other_fact
 
     def loop(self, s):
         while True:
-            before, displays = dict(self.groups), dict(self.displays)
+            before, displays, made = dict(self.groups), dict(self.displays), dict(self.made)
             if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                 self.bind(s.target.id, self.sources(s.iter), s.iter)
             self.block(s.body)
-            self.merge(before, displays)
-            if self.groups == before and self.displays == displays:
+            self.merge(before, displays, made)
+            if self.groups == before and self.displays == displays and self.made == made:
                 break
         self.block(s.orelse)
 
@@ -256,15 +295,17 @@ class Aliases:
 
     def holding(self, base, containers):
         """Of ``containers`` (which may share memory with ``base``, a container made by a
-        display), those a slot rebound in ``base`` changes: those that may be ``base`` itself
-        (bound otherwise than by a display) and those holding one of these. A display that
-        merely holds what ``base`` holds (``[x]`` and ``{'u': x}``) does not change."""
+        display), those a slot rebound in ``base`` changes: those that may be the same object
+        as ``base`` or another of these (not made by displays, or by the same display) and
+        those holding one of these. A display that merely holds what ``base`` holds (``[x]``
+        and ``{'u': x}``) does not change."""
         changed, grown = {base}, True
         while grown:
             grown = False
             for c in containers - changed:
-                held = self.displays.get(c)
-                if held is None or held & changed:
+                held, made = self.displays.get(c), self.made.get(c)
+                if held is None or held & changed or made is None or \
+                        any(self.made.get(m) is None or made & self.made[m] for m in changed):
                     changed.add(c)
                     grown = True
         return changed - {base}
