@@ -45,6 +45,9 @@ CONSTRUCTS = (
     # an item taken from a list or tuple and written in place, the container read afterwards:
     # the write changed the container too, which the gradient did not see
     "item_write",
+    # a Fourier transform: a rule that conjugates the gradient before its helper met the
+    # symbolic zero as a number
+    "fft",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -741,6 +744,26 @@ class Generator:
         self.vars.append(Var(item, s))
         return self.define(lines, f"{seq}[{r.choice([0, 1, -1])}] * {item} + {seq}[{k}]", s)
 
+    def s_fft(self, lines):
+        """A discrete Fourier transform along the last axis, ending in a real name: rules that
+        conjugate or cut the gradient before their helper (ihfft's met the symbolic zero as a
+        number on a branch not taken, and crashed)."""
+        v = self.pick(lambda v: len(v.shape) >= 1 and v.shape[-1] >= 2)
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("fft")
+        n, head = v.shape[-1], v.shape[:-1]
+        half = n // 2 + 1
+        norm = f"norm={self.rng.choice(['None', repr('ortho'), repr('forward')])}"
+        options = [(f"np.real(np.fft.fft({v.name}, {norm}))", n),
+                   (f"np.imag(np.fft.ifft({v.name}, {norm}))", n),
+                   (f"np.real(np.fft.rfft({v.name}, {norm}))", half),
+                   (f"np.fft.irfft(np.fft.rfft({v.name}, {norm}), {n})", n),
+                   (f"np.fft.hfft({v.name}, {norm})", 2 * (n - 1)),
+                   (f"np.real(np.fft.ihfft({v.name}, {norm}) * (1.0 + 0.5j))", half)]
+        expr, m = self.rng.choice(options)
+        return self.define(lines, expr, head + (m,))
+
     def s_complex(self, lines):
         """Complex arithmetic that ends in a real name (the complex one is never picked)."""
         r = self.rng
@@ -920,7 +943,7 @@ class Generator:
                   ("s_einsum", 0.6), ("s_dict_loop", 0.5), ("s_adv_copy", 0.7),
                   ("s_complex", 0.6), ("s_nan_branch", 0.6), ("s_user_object", 0.3),
                   ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4),
-                  ("s_item_write", 0.5))
+                  ("s_item_write", 0.5), ("s_fft", 0.4))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""

@@ -228,28 +228,51 @@ class Rule:
     @functools.cached_property
     def reads_zero_unsafely(self) -> bool:
         """Whether the template may fail on the symbolic zero gradient (the int 0, or the
-        number arithmetic on it gives): it passes ``d[out]`` to a function other than
-        mindgrad's runtime helpers (``np.reshape(d[out], ...)``), indexes it, reads an
-        attribute of it or multiplies it with ``@``. Elementwise arithmetic on ``d[out]`` is
-        safe."""
+        number arithmetic on it gives): it passes ``d[out]``, or a value elementwise arithmetic
+        made of it (``np.conj(d[out])``, ``d[out] * 2``, a temporary holding one: a number
+        then, standing for an array), to a function other than mindgrad's runtime helpers
+        (``np.reshape(d[out], ...)``), indexes it, reads an attribute of it or multiplies it
+        with ``@``. Elementwise arithmetic on ``d[out]`` is safe."""
+        carriers = set()  # temporaries holding a value made of d[out]
         for node in self.body:
             for sub in gast.walk(node):
                 if isinstance(sub, gast.Call):
                     operands = list(sub.args) + [k.value for k in sub.keywords]
-                    if any(self._is_d_out(a) for a in operands) and not self._in_runtime(sub.func) \
-                            and not is_elementwise_call(sub.func):
+                    if any(self._carries_zero(a, carriers) for a in operands) and \
+                            not self._in_runtime(sub.func) and not is_elementwise_call(sub.func):
                         return True
                 elif isinstance(sub, (gast.Subscript, gast.Attribute)) and \
-                        self._is_d_out(sub.value):
+                        self._carries_zero(sub.value, carriers):
                     return True
                 elif isinstance(sub, gast.BinOp) and isinstance(sub.op, gast.MatMult) and \
-                        (self._is_d_out(sub.left) or self._is_d_out(sub.right)):
+                        (self._carries_zero(sub.left, carriers) or
+                         self._carries_zero(sub.right, carriers)):
                     return True  # 0 @ y fails: matmul takes no 0-d operand
+            if isinstance(node, gast.Assign) and self._carries_zero(node.value, carriers):
+                carriers |= {n.id for target in node.targets
+                             for n in (target.elts if isinstance(target, gast.Tuple) else
+                                       [target]) if isinstance(n, gast.Name)}
         return False
 
     def _is_d_out(self, node) -> bool:
         return isinstance(node, gast.Subscript) and is_d(node.value) and \
             isinstance(node.slice, gast.Name) and node.slice.id == self.out
+
+    def _carries_zero(self, node, carriers) -> bool:
+        """Whether ``node`` is ``d[out]``, a temporary made of it, or elementwise arithmetic on
+        one of these: at the symbolic zero, the 0 or a number 0 standing for an array."""
+        if self._is_d_out(node):
+            return True
+        if isinstance(node, gast.Name):
+            return node.id in carriers
+        if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
+            return self._carries_zero(node.left, carriers) or \
+                self._carries_zero(node.right, carriers)
+        if isinstance(node, gast.UnaryOp):
+            return self._carries_zero(node.operand, carriers)
+        if isinstance(node, gast.Call) and is_elementwise_call(node.func):
+            return any(self._carries_zero(a, carriers) for a in node.args)
+        return False
 
     def _in_runtime(self, func) -> bool:
         """Whether ``func`` names a function of mindgrad.runtime: all of them take the

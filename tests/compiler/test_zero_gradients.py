@@ -219,3 +219,21 @@ def test_a_guard_on_a_gradient_known_to_be_zero_is_dropped_with_its_rule():
     np.testing.assert_array_equal(dx, np.zeros_like(x))
     np.testing.assert_allclose(dy, 2.0 * y, rtol=1e-12)
     mindgrad.check_grads(unused_product_after_a_loop, (x, y), modes=("rev", "fwd"), order=2)
+
+
+def ihfft_on_the_branch_not_taken(x):
+    v = np.fft.ihfft(x)
+    w = v * 2.0
+    if np.sum(x) > 100.0:
+        return np.sum(np.abs(w))
+    return np.sum(x * x)
+
+
+def test_a_rule_conjugating_the_zero_before_its_helper_is_guarded():
+    # ihfft's adjoint passes np.conj(d[out]) to rfft_grad: at the symbolic zero that is a
+    # number, which rfft_grad cannot take; the rule crashed (AxisError) on the branch not taken
+    for x in (np.linspace(0.1, 1.0, 6), np.random.default_rng(3).standard_normal((2, 5)),
+              np.linspace(-1.0, 1.0, 5, dtype=np.float32)):
+        np.testing.assert_allclose(grad(ihfft_on_the_branch_not_taken)(x), 2.0 * x, rtol=1e-6)
+        mindgrad.check_grads(ihfft_on_the_branch_not_taken, (x.astype(float),),
+                             modes=("rev", "fwd"), order=2)

@@ -1,0 +1,66 @@
+"""Every adjoint rule the transformer runs unguarded takes the symbolic zero.
+
+The gradient of a value unused on the path taken is the symbolic zero at run time: the int 0,
+or the number arithmetic on it gives (``0 * 1.0``), standing for an array of any shape. A rule
+whose template the analysis finds safe (``Rule.reads_zero_unsafely`` false) runs on it without
+the ``if not is_zero(d_v, v):`` guard in generated code; this checks that claim on every case
+of every table of tests/rules/ (``test_every_rule.all_cases``): given such a zero as its output's
+gradient, the rule gives each argument a zero gradient (the symbolic zero, a number 0, or an
+array of zeros of the argument's shape and a float type), never an error or another shape.
+Oracle: the gradient of a zero cotangent is zero, as the rule is linear in it.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+from mindgrad import rules
+from mindgrad.rules import vjp_of
+from mindgrad.runtime import is_zero, trees
+from tests.rules.test_every_rule import all_cases
+from tests.support.rule_check import ADJOINT
+
+
+def unguarded(case):
+    rule = rules.lookup(case.rule_key)
+    return rule is not None and not rule.reads_zero_unsafely
+
+
+# a rule guarded in generated code never meets the symbolic zero
+CASES = [c for c in all_cases() if ADJOINT in c.checks and c.skip is None and unguarded(c)]
+
+
+def zeros_standing_for(out):
+    """The forms the symbolic zero takes as ``out``'s gradient: the int 0 and, for an array of
+    one or more axes, a number 0 of its type (what ``0 * 1.0`` gives)."""
+    forms = [0]
+    if isinstance(out, np.ndarray) and out.ndim and out.dtype.kind in "fc":
+        forms.append(out.dtype.type(0))
+        forms.append(0.0)
+    return forms
+
+
+def assert_zero_gradient(gr, arg, where):
+    if is_zero(gr, arg):
+        return
+    for leaf, like in zip(trees.leaves(gr), trees.leaves(arg)) if \
+            isinstance(gr, (list, tuple, dict)) else [(gr, arg)]:
+        if is_zero(leaf, like):
+            continue
+        assert np.shape(leaf) == np.shape(like), \
+            f"{where}: a gradient of shape {np.shape(leaf)} for an argument of shape " \
+            f"{np.shape(like)}"
+        assert not np.any(leaf), f"{where}: {leaf!r} from a zero cotangent"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_a_rule_run_unguarded_takes_the_symbolic_zero(case):
+    args = copy.deepcopy(case.args)
+    key = {} if case.key is None else {"_key": case.key}
+    with np.errstate(all="ignore"):
+        out, vjp = vjp_of(case.fn, *args, **case.kwargs, **key)
+        for g in zeros_standing_for(out):
+            grads = vjp(g)
+            for i, (gr, arg) in enumerate(zip(grads, args)):
+                assert_zero_gradient(gr, arg, f"argument {i}, output gradient {g!r}")
