@@ -36,7 +36,7 @@ from mindgrad.rules.numpy_statistics import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast, unreduce
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, unreduce
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -47,20 +47,20 @@ from mindgrad.runtime.tangents import (
 # ----- sums and means ----------------------------------------------------------------------
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def reduce_sum_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.sum(a, axis, keepdims=keepdims, where=where)``."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     if axis is None and where is True and a.__class__ is np.ndarray:
         return np.full(a.shape, g, dtype=np.result_type(a.dtype, np.float32))
     return astype_grad(masked_grad(unreduce(g, a, axis, keepdims), where), a)
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def reduce_mean_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.mean``: the sum's gradient divided by the number of elements averaged."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     if axis is None and where is True and a.__class__ is np.ndarray:
         return np.full(a.shape, g / max(a.size, 1), dtype=np.result_type(a.dtype, np.float32))
@@ -289,11 +289,11 @@ def exclusive_products_tangent(x, t):
     return d_before * after[..., ::-1] + before * d_after[..., ::-1]
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def prod_grad(g, a, axis=None, keepdims=False, initial=1, where=True):
     """Gradient of ``np.prod``: each element gets ``g`` times the product of the others."""
-    if is_zero(g) or np.size(a) == 0:
-        return 0 if is_zero(g) else np.zeros_like(a)
+    if is_any_zero(g) or np.size(a) == 0:
+        return 0 if is_any_zero(g) else np.zeros_like(a)
     x = np.asarray(a)
     x = x if where is True else np.where(where, x, np.ones_like(x))
     axes = reduced_axes(axis, x.ndim)
@@ -374,10 +374,10 @@ def extremum_shares(a, ans, axis=None, keepdims=False, where=True, initial=None)
     return hits / count, np.reshape(won / count, np.shape(ans)).astype(float_dtype(ans))
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def extremum_grad(g, a, ans, axis=None, keepdims=False, where=True, initial=None):
     """Gradient of ``np.max``/``np.min`` for ``a``: ``g`` times each element's share."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     share = extremum_shares(a, ans, axis, keepdims, where, initial)[0]
     grad = unreduce(g, a, axis, keepdims)
@@ -422,10 +422,10 @@ def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
 # ----- cumulative sums and products --------------------------------------------------------
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def cumsum_grad(g, a, axis=None):
     """Gradient of ``np.cumsum``: the reversed cumulative sum of ``g`` (flattened for None)."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     g = np.asarray(g)
     ax = -1 if axis is None else axis
@@ -445,12 +445,12 @@ def _(ans, a, axis=None, dtype=None, out=None):
     d[a] = cumsum_grad(d[ans], a, axis)
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def cumprod_grad(g, a, ans, axis=None):
     """Gradient of ``np.cumprod``: element i gets sum over j >= i of ``g_j`` times the product of
     ``a_0..a_j`` without ``a_i``. Without zeros that is a reversed cumsum of ``g * out`` over
     ``a``; with zeros it is built one position at a time (quadratic, but exact)."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     x = np.asarray(a)
     ax = -1 if axis is None else axis

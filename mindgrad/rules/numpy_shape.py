@@ -30,7 +30,7 @@ from mindgrad.rules import (
     transpose,
 )
 from mindgrad.rules.helpers import array_grad, astype_grad, normalize_axis
-from mindgrad.runtime import is_zero, takes_zero, unbroadcast
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentTuple, float_dtype
 
 # ----- reshaping ---------------------------------------------------------------------------
@@ -162,10 +162,10 @@ def _(out, array, shape, subok=False):
 # ----- transposing -------------------------------------------------------------------------
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def transpose_grad(g, axes=None):
     """Gradient of ``np.transpose(a, axes)``: the inverse permutation applied to ``g``."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     if axes is None:
         return np.transpose(g)
@@ -398,10 +398,10 @@ def _(out, filt, trim="fb", axis=None):
 # ----- diagonals and triangles -------------------------------------------------------------
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     """Gradient of ``np.diagonal``: ``g`` written on the diagonal of a zero array like ``a``."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     grad = np.zeros(np.shape(a), dtype=np.result_type(g, a, 1.0))
     view = np.moveaxis(grad, (axis1, axis2), (-2, -1))  # a view: writes land in grad
@@ -410,21 +410,21 @@ def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     return astype_grad(grad, a)
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def diag_grad(g, v, k=0):
     """Gradient of ``np.diag``: a vector became a matrix (take its diagonal back) or a matrix's
     diagonal was taken (put it back in place)."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     if np.ndim(v) == 1:
         return astype_grad(np.diagonal(g, k), v)
     return diagonal_grad(g, v, k, 0, 1)
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def trace_grad(g, a, offset=0, axis1=0, axis2=1):
     """Gradient of ``np.trace``: ``g`` on every element of the summed diagonal."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     length = np.diagonal(a, offset, axis1, axis2).shape[-1]
     along = np.broadcast_to(np.expand_dims(g, -1), np.shape(g) + (length,))
@@ -486,10 +486,10 @@ def take_indices(indices, n, mode="raise"):
     return index
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def take_grad(g, a, indices, axis=None, mode="raise"):
     """Gradient of ``np.take``: ``g`` added back at the indices (repeats accumulate)."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     x = np.asarray(a)
     grad = np.zeros(x.size if axis is None else x.shape, dtype=np.result_type(g, x, 1.0))
@@ -513,10 +513,10 @@ def _(ans, a, indices, axis=None, out=None, mode="raise"):
     d[a] = take_grad(d[ans], a, indices, axis, mode)
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def take_along_axis_grad(g, arr, indices, axis=-1):
     """Gradient of ``np.take_along_axis``: ``g`` added back at the indices along ``axis``."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     x = np.asarray(arr)
     if axis is None:

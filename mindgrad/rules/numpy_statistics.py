@@ -28,7 +28,7 @@ from mindgrad.rules.helpers import (
     reduced_axes,
     reduced_count,
 )
-from mindgrad.runtime import is_zero, takes_zero, unreduce, zero_in_zero_out
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unreduce, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     as_dtype_of,
 )
@@ -36,11 +36,11 @@ from mindgrad.runtime.tangents import (
 # ----- variance and standard deviation -----------------------------------------------------
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=True, mean=None):
     """Gradient of ``np.var``: ``2 (a - mean) / (N - ddof)`` times ``g`` (``mean`` given or
     computed, over the elements ``where`` selects)."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     ddof = ddof if correction is None else correction
     x = np.asarray(a)
@@ -83,12 +83,12 @@ def _(out, g, a, axis=None, ddof=0, keepdims=False, correction=None, where=True,
     d[out] = var_grad_tangent(g, a, d[mean], 1, axis, ddof, keepdims, correction, where, mean)
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
              mean=None):
     """Gradient of ``np.std = sqrt(var)``: the variance's gradient for ``g / (2 std)``; 0 where
     the std is 0 (all elements equal: a kink, where 0 is a subgradient) rather than NaN."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0
     return var_grad(g * 0.5 / np.where(ans == 0, np.inf, ans), a, axis, ddof, keepdims,
                     correction, where, mean)

@@ -27,6 +27,20 @@ from mindgrad.rules.markers import RuleError, d, is_d, slope
 # the functions mindgrad.runtime exports (from its modules core, buffers, forward, outputs)
 _RUNTIME_HELPERS = frozenset(id(getattr(runtime, name)) for name in runtime.__all__)
 
+def _takes_a_number(call) -> bool:
+    """Whether ``call`` is ``np.sum(v)``, ``np.real(v)`` or ``np.imag(v)`` of one argument
+    alone: these take a number (the symbolic zero, or a number 0 standing for an array) and
+    give a number."""
+    import numpy as np
+
+    func = call.func
+    if call.keywords or len(call.args) != 1 or not (
+            isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and
+            func.value.id == "np"):
+        return False
+    return getattr(np, func.attr, None) in (np.sum, np.real, np.imag)
+
+
 class Rule:
     """A parsed rule template: its signature, body and the names it reads.
 
@@ -239,7 +253,8 @@ class Rule:
                 if isinstance(sub, gast.Call):
                     operands = list(sub.args) + [k.value for k in sub.keywords]
                     if any(self._carries_zero(a, carriers) for a in operands) and \
-                            not self._in_runtime(sub.func) and not is_elementwise_call(sub.func):
+                            not self._in_runtime(sub.func) and not is_elementwise_call(sub.func) \
+                            and not _takes_a_number(sub):
                         return True
                 elif isinstance(sub, (gast.Subscript, gast.Attribute)) and \
                         self._carries_zero(sub.value, carriers):
@@ -270,7 +285,8 @@ class Rule:
                 self._carries_zero(node.right, carriers)
         if isinstance(node, gast.UnaryOp):
             return self._carries_zero(node.operand, carriers)
-        if isinstance(node, gast.Call) and is_elementwise_call(node.func):
+        if isinstance(node, gast.Call) and (is_elementwise_call(node.func) or
+                                            _takes_a_number(node)):
             return any(self._carries_zero(a, carriers) for a in node.args)
         return False
 
@@ -284,6 +300,8 @@ class Rule:
         if not isinstance(func, gast.Name):
             return False
         value = self.globals.get(func.id)
+        if getattr(value, "takes_any_zero", False):  # takes_zero(any_number=True)
+            return True
         return id(value) in _RUNTIME_HELPERS and \
             not hasattr(value, "zero_in_zero_out")
 

@@ -19,15 +19,33 @@ class GradientError(ValueError):
     """A value met at run time that a gradient cannot be formed for (wrong sens shape, ...)."""
 
 
-def takes_zero(fn=None, *, keeps_values=True):
+def takes_zero(fn=None, *, keeps_values=True, any_number=False):
     """Mark a gradient helper outside this module as accepting the symbolic zero (the int 0)
     for its gradient, as every function here does. A rule passing ``d[out]`` to it is still
-    guarded by ``is_zero(d_v, v)``, for a number 0 standing for an array (see ``is_zero``).
-    ``keeps_values``: given a gradient that holds a value, it returns one (never the 0)."""
+    guarded by ``is_zero(d_v, v)``, for a number 0 standing for an array (see ``is_zero``),
+    unless ``any_number``: the helper's first test is ``is_any_zero(g)``, which takes that
+    number too, so the rule needs no guard (``tests/rules/test_zero_cotangent.py`` runs every
+    such rule at the zero). ``keeps_values``: given a gradient that holds a value, it returns
+    one (never the 0)."""
     if fn is None:
-        return functools.partial(takes_zero, keeps_values=keeps_values)
+        return functools.partial(takes_zero, keeps_values=keeps_values, any_number=any_number)
     fn.keeps_values = keeps_values
+    if any_number:
+        fn.takes_any_zero = True
     return fn
+
+
+def is_any_zero(g) -> bool:
+    """The symbolic zero in every form a gradient helper may meet: None, the int 0, and a
+    number 0, which arithmetic on the 0 gives (``0 * 1.0``) and which may stand for an array of
+    any shape. A helper linear in ``g`` that returns the 0 for these takes every zero
+    (``takes_zero(any_number=True)``); a number 0 that is a value is a zero gradient too."""
+    if g is None:
+        return True
+    cls = g.__class__
+    if cls is int or cls is float or cls is complex:
+        return g == 0
+    return isinstance(g, np.number) and g == 0
 
 
 def zero_in_zero_out(*params, keeps_values=False):

@@ -129,8 +129,7 @@ GOLDEN = {
             d_x = 0
             d_z = 0
             # grad of: return np.sum(w)
-            if not is_zero(d_sum_, sum_):
-                d_w = d_w + reduce_sum_grad(d_sum_, w)
+            d_w = d_w + reduce_sum_grad(d_sum_, w)
             d_sum_ = 0
             # grad of: w = np.sin(z) + x
             d_sin = d_sin + unbroadcast(d_w, sin)
@@ -159,8 +158,7 @@ GOLDEN = {
             d_x = 0
             d_y = 0
             # grad of: return np.sum(y)
-            if not is_zero(d_sum_2, sum_2):
-                d_y = d_y + reduce_sum_grad(d_sum_2, y)
+            d_y = d_y + reduce_sum_grad(d_sum_2, y)
             d_sum_2 = 0
             # grad of: if np.sum(x) > 0.0:
             if cond:
@@ -171,8 +169,7 @@ GOLDEN = {
                 # grad of: y = np.exp(x)
                 d_x = add(d_x, d_y * y)
                 d_y = 0
-            if not is_zero(d_sum_, sum_):
-                d_x = add(d_x, reduce_sum_grad(d_sum_, x))
+            d_x = add(d_x, reduce_sum_grad(d_sum_, x))
             d_sum_ = 0
             return (sum_2, (d_x,), ())
     """,
@@ -194,8 +191,7 @@ GOLDEN = {
             d_sin = 0
             d_x = 0
             # grad of: return np.sum(h)
-            if not is_zero(d_sum_, sum_):
-                d_h = add(d_h, reduce_sum_grad(d_sum_, h))
+            d_h = add(d_h, reduce_sum_grad(d_sum_, h))
             d_sum_ = 0
             # grad of: for i in range(3):
             for i in reversed(range(3)):
@@ -334,8 +330,7 @@ GOLDEN = {
             d_mul = 0
             d_x = 0
             # grad of: return np.sum(x)
-            if not is_zero(d_sum_, sum_):
-                d_x = add2(d_x, reduce_sum_grad(d_sum_, x))
+            d_x = add2(d_x, reduce_sum_grad(d_sum_, x))
             d_sum_ = 0
             # grad of: while k < 3:
             for _ in range(n_iter):
@@ -373,8 +368,7 @@ GOLDEN = {
             d_xs_i2 = 0
             copies = {}
             # grad of: return np.sum(v * xs[0] + xs[1])
-            if not is_zero(d_sum_, sum_):
-                d_add = add2(d_add, reduce_sum_grad(d_sum_, add))
+            d_add = add2(d_add, reduce_sum_grad(d_sum_, add))
             d_sum_ = 0
             d_mul2 = add2(d_mul2, unbroadcast(d_add, mul2))
             d_xs_i2 = add2(d_xs_i2, unbroadcast(d_add, xs_i2))
@@ -416,8 +410,7 @@ GOLDEN = {
             d_x = 0
             d_z = 0
             # grad of: return np.sum(z)
-            if not is_zero(d_sum_, sum_):
-                d_z = add(d_z, reduce_sum_grad(d_sum_, z))
+            d_z = add(d_z, reduce_sum_grad(d_sum_, z))
             d_sum_ = 0
             # grad of: z = square(x) * y
             d_square2 = add(d_square2, unbroadcast(d_z * y, square2))
@@ -461,8 +454,7 @@ GOLDEN = {
             d_square2 = 0
             d_x = 0
             # grad of: return np.sum(x)
-            if not is_zero(d_sum_, sum_):
-                d_x = add(d_x, reduce_sum_grad(d_sum_, x))
+            d_x = add(d_x, reduce_sum_grad(d_sum_, x))
             d_sum_ = 0
             # grad of: for i in range(2):
             for i in reversed(range(2)):
@@ -522,8 +514,7 @@ GOLDEN = {
             d_y_i2 = 0
             copies = {}
             # grad of: return np.sum(y * y)
-            if not is_zero(d_sum_, sum_):
-                d_mul2 = add2(d_mul2, reduce_sum_grad(d_sum_, mul2))
+            d_mul2 = add2(d_mul2, reduce_sum_grad(d_sum_, mul2))
             d_sum_ = 0
             d_y = add2(d_y, d_mul2 * y)
             d_y = add2(d_y, d_mul2 * y)
@@ -569,8 +560,7 @@ GOLDEN = {
             d_a = add(d_a, item(d_result, 0))
             d_sum_ = d_sum_ + item(d_result, 1)
             d_result = 0
-            if not is_zero(d_sum_, sum_):
-                d_a = add(d_a, reduce_sum_grad(d_sum_, a))
+            d_a = add(d_a, reduce_sum_grad(d_sum_, a))
             d_sum_ = 0
             # grad of: a = x * y
             d_x = add(d_x, unbroadcast(d_a * y, x))
@@ -601,8 +591,7 @@ GOLDEN = {
             d_pair_i2 = 0
             d_x = 0
             # grad of: return np.sum(d["a"] * d["b"])
-            if not is_zero(d_sum_, sum_):
-                d_mul2 = add(d_mul2, reduce_sum_grad(d_sum_, mul2))
+            d_mul2 = add(d_mul2, reduce_sum_grad(d_sum_, mul2))
             d_sum_ = 0
             d_d_i = add(d_d_i, unbroadcast(d_mul2 * d_i2, d_i))
             d_d_i2 = add(d_d_i2, unbroadcast(d_mul2 * d_i, d_i2))
@@ -639,8 +628,7 @@ GOLDEN = {
             d_mul = 0
             d_x = 0
             # grad of: return np.sum(TRIPLED(x) * x)
-            if not is_zero(d_sum_, sum_):
-                d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
+            d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
             d_sum_ = 0
             d_TRIPLED2 = add(d_TRIPLED2, unbroadcast(d_mul * x, TRIPLED2))
             d_x = add(d_x, unbroadcast(d_mul * TRIPLED2, x))
@@ -664,8 +652,7 @@ NET = """
         d_mul = 0
         d_x = 0
         # grad of: return np.sum(h * h)
-        if not is_zero(d_sum_, sum_):
-            d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
+        d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
         d_sum_ = 0
         d_h = add(d_h, d_mul * h)
         d_h = add(d_h, d_mul * h)
@@ -716,8 +703,7 @@ NET_WEIGHTS = """
         d_h = 0
         d_mul = 0
         # grad of: return np.sum(h * h)
-        if not is_zero(d_sum_, sum_):
-            d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
+        d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
         d_sum_ = 0
         d_h = add(d_h, d_mul * h)
         d_h = add(d_h, d_mul * h)
@@ -766,20 +752,19 @@ SPLIT = """
         sin = np.sin(z)
         w = sin + x
         sum_ = np.sum(w)
-        tape.append((sin, sum_, w, x, y, z))
+        tape.append((sin, w, x, y, z))
         return (sum_, tape)
 
     def straight_line_backward(tape, d_sum_):
         if is_zero(d_sum_):
             return 0
-        (sin, sum_, w, x, y, z) = tape.pop()
+        (sin, w, x, y, z) = tape.pop()
         d_sin = 0
         d_w = 0
         d_x = 0
         d_z = 0
         # grad of: return np.sum(w)
-        if not is_zero(d_sum_, sum_):
-            d_w = d_w + reduce_sum_grad(d_sum_, w)
+        d_w = d_w + reduce_sum_grad(d_sum_, w)
         d_sum_ = 0
         # grad of: w = np.sin(z) + x
         d_sin = d_sin + unbroadcast(d_w, sin)

@@ -237,3 +237,28 @@ def test_a_rule_conjugating_the_zero_before_its_helper_is_guarded():
         np.testing.assert_allclose(grad(ihfft_on_the_branch_not_taken)(x), 2.0 * x, rtol=1e-6)
         mindgrad.check_grads(ihfft_on_the_branch_not_taken, (x.astype(float),),
                              modes=("rev", "fwd"), order=2)
+
+
+def reductions_on_the_branch_not_taken(x):
+    s = np.sum(x, axis=0) * 2.0
+    m = np.mean(x, axis=-1)
+    v = np.var(x, axis=0)
+    e = np.max(x, axis=1)
+    c = np.cumsum(x, axis=0)
+    t = np.trace(x)
+    if np.sum(x) > 100.0:
+        return np.sum(s) + np.sum(m * m) + np.sum(v) + np.sum(e) + np.sum(c) + t
+    return np.sum(np.sin(x))
+
+
+def test_reductions_take_the_zero_without_a_guard():
+    # their helpers take the symbolic zero in every form (takes_zero(any_number=True)): the
+    # generated code calls them without `if not is_zero(...)`, and the gradient is cos(x)
+    x = np.random.default_rng(5).standard_normal((3, 3))
+    code = grad(reductions_on_the_branch_not_taken).source(x)
+    assert "is_zero" not in code, code
+    for y in (x, x[:, :2], np.float32(0.5) * x):
+        np.testing.assert_allclose(grad(reductions_on_the_branch_not_taken)(y), np.cos(y),
+                                   rtol=1e-6)
+        mindgrad.check_grads(reductions_on_the_branch_not_taken, (y.astype(float),),
+                             modes=("rev", "fwd"), order=2)
