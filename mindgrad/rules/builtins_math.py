@@ -25,7 +25,7 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_any_zero, is_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
 # ----- builtins on numbers: float, sum, min, max -------------------------------------------
@@ -141,10 +141,12 @@ def _(out, *args, key=None, default=None):
 # ----- builtins that build or reorder containers: item by item -----------------------------
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def sequence_grad(g, iterable):
     """Gradient of ``list(iterable)``/``tuple(iterable)``: the items' gradients given back in the
     iterable's own form (rows of an array stacked; a list for anything else)."""
+    if is_any_zero(g):
+        return 0
     if isinstance(iterable, (dict, set, frozenset, str)):
         return 0  # the items are keys or characters: constants
     if isinstance(iterable, np.ndarray):

@@ -33,6 +33,7 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import abs_slope, array_grad, astype_grad, log_base
 from mindgrad.runtime import (
+    is_any_zero,
     is_zero,
     times_slope,
     unbroadcast,
@@ -437,10 +438,12 @@ def _(out, val):
     d[val] = astype_grad(np.real(d[out]), val)
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def imag_grad(g, val):
     """Gradient of ``imag(val)``: ``-1j * g`` for complex ``val``; a real one has no imaginary
     part to move."""
+    if is_any_zero(g):
+        return 0
     if np.iscomplexobj(val):
         return astype_grad(-1j * np.real(g), val)
     return 0

@@ -27,6 +27,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, linear_in, nondifferentiable
 from mindgrad.rules.helpers import astype_grad
+from mindgrad.runtime import is_any_zero
 
 # ----- shapes: which axes a transform works on, and how long ---------------------------------
 
@@ -108,11 +109,13 @@ def to_input(g, a):
 # ----- the gradients: transposes ------------------------------------------------------------
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def fft_grad(g, a, axes, norm=None, inverse=False):
     """Gradient of a complex transform of ``a`` over ``axes`` (``fft``, ``fftn``; ``ifft``,
     ``ifftn`` if ``inverse``): the same transform of ``g`` (the DFT matrix is symmetric), cut or
     padded back to ``a``'s lengths."""
+    if is_any_zero(g):
+        return 0
     if inverse:
         grad = np.fft.ifftn(g, None, axes, norm)
     else:
@@ -120,20 +123,24 @@ def fft_grad(g, a, axes, norm=None, inverse=False):
     return to_input(fit_lengths(grad, np.shape(a), axes), a)
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def rfft_grad(g, a, lengths, axes, norm=None):
     """Gradient of ``rfftn(a, lengths, axes, norm)``: ``fftn`` of ``g`` zero-padded from
     ``n // 2 + 1`` to the transform's ``n`` entries along the last axis (the transpose of
     keeping the first rows of the DFT), back to ``a``'s lengths; a real ``a`` takes the real
     part."""
+    if is_any_zero(g):
+        return 0
     return to_input(fit_lengths(np.fft.fftn(g, lengths, axes, norm), np.shape(a), axes), a)
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def irfft_grad(g, a, lengths, axes, norm=None):
     """Gradient of ``irfftn(a, lengths, axes, norm)`` for the half spectrum ``a``: ``ifftn`` of
     ``g``, cut to the ``n // 2 + 1`` entries the transform reads along the last axis, each
     counted as often as it is read (``halved_weights``), back to ``a``'s lengths."""
+    if is_any_zero(g):
+        return 0
     grad = np.fft.ifftn(g, None, axes, norm)
     last = axes[-1]
     half = list(np.shape(grad))

@@ -42,6 +42,7 @@ from mindgrad.runtime.tangents import (
     as_dtype_of,
     broadcast_tangent,
     float_dtype,
+    zero_for,
 )
 
 # ----- sums and means ----------------------------------------------------------------------
@@ -51,7 +52,7 @@ from mindgrad.runtime.tangents import (
 def reduce_sum_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.sum(a, axis, keepdims=keepdims, where=where)``."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     if axis is None and where is True and a.__class__ is np.ndarray:
         return np.full(a.shape, g, dtype=np.result_type(a.dtype, np.float32))
     return astype_grad(masked_grad(unreduce(g, a, axis, keepdims), where), a)
@@ -61,7 +62,7 @@ def reduce_sum_grad(g, a, axis=None, keepdims=False, where=True):
 def reduce_mean_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.mean``: the sum's gradient divided by the number of elements averaged."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     if axis is None and where is True and a.__class__ is np.ndarray:
         return np.full(a.shape, g / max(a.size, 1), dtype=np.result_type(a.dtype, np.float32))
     count = reduced_count(a, axis, where)
@@ -292,8 +293,10 @@ def exclusive_products_tangent(x, t):
 @takes_zero(any_number=True)
 def prod_grad(g, a, axis=None, keepdims=False, initial=1, where=True):
     """Gradient of ``np.prod``: each element gets ``g`` times the product of the others."""
-    if is_any_zero(g) or np.size(a) == 0:
-        return 0 if is_any_zero(g) else np.zeros_like(a)
+    if is_any_zero(g):
+        return zero_for(g, a)
+    if np.size(a) == 0:
+        return np.zeros_like(a)
     x = np.asarray(a)
     x = x if where is True else np.where(where, x, np.ones_like(x))
     axes = reduced_axes(axis, x.ndim)
@@ -378,7 +381,7 @@ def extremum_shares(a, ans, axis=None, keepdims=False, where=True, initial=None)
 def extremum_grad(g, a, ans, axis=None, keepdims=False, where=True, initial=None):
     """Gradient of ``np.max``/``np.min`` for ``a``: ``g`` times each element's share."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     share = extremum_shares(a, ans, axis, keepdims, where, initial)[0]
     grad = unreduce(g, a, axis, keepdims)
     return astype_grad(grad * share.astype(np.result_type(grad, 1.0), copy=False), a)
@@ -426,7 +429,7 @@ def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
 def cumsum_grad(g, a, axis=None):
     """Gradient of ``np.cumsum``: the reversed cumulative sum of ``g`` (flattened for None)."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     g = np.asarray(g)
     ax = -1 if axis is None else axis
     grad = np.flip(np.cumsum(np.flip(g, ax), axis=ax), ax)
@@ -451,7 +454,7 @@ def cumprod_grad(g, a, ans, axis=None):
     ``a_0..a_j`` without ``a_i``. Without zeros that is a reversed cumsum of ``g * out`` over
     ``a``; with zeros it is built one position at a time (quadratic, but exact)."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     x = np.asarray(a)
     ax = -1 if axis is None else axis
     x = x.ravel() if axis is None else x

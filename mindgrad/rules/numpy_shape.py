@@ -31,7 +31,7 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import array_grad, astype_grad, normalize_axis
 from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast
-from mindgrad.runtime.tangents import TangentTuple, float_dtype
+from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_for
 
 # ----- reshaping ---------------------------------------------------------------------------
 # NumPy reads an array for reshape and ravel in the order asked; "A" and "K" depend on how the
@@ -60,10 +60,12 @@ def read_order(a, order):
     return "F" if a.flags.f_contiguous else None
 
 
-@linear_in("g", keeps_values=True)
+@linear_in("g", keeps_values=True, any_number=True)
 def reshape_grad(g, a, order="C"):
     """Gradient of ``np.reshape(a, ..., order)`` or ``np.ravel(a, order)``: ``g`` laid back
     in ``a``'s shape in the order NumPy read ``a``."""
+    if is_any_zero(g):
+        return zero_for(g, a)
     how = read_order(a, order)
     if how is not None:
         return np.reshape(g, np.shape(a), order=how)
@@ -162,10 +164,10 @@ def _(out, array, shape, subok=False):
 # ----- transposing -------------------------------------------------------------------------
 
 
-@takes_zero(any_number=True)
+@takes_zero
 def transpose_grad(g, axes=None):
     """Gradient of ``np.transpose(a, axes)``: the inverse permutation applied to ``g``."""
-    if is_any_zero(g):
+    if is_zero(g):
         return 0
     if axes is None:
         return np.transpose(g)
@@ -402,7 +404,7 @@ def _(out, filt, trim="fb", axis=None):
 def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     """Gradient of ``np.diagonal``: ``g`` written on the diagonal of a zero array like ``a``."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     grad = np.zeros(np.shape(a), dtype=np.result_type(g, a, 1.0))
     view = np.moveaxis(grad, (axis1, axis2), (-2, -1))  # a view: writes land in grad
     steps = np.arange(np.shape(g)[-1])
@@ -415,7 +417,7 @@ def diag_grad(g, v, k=0):
     """Gradient of ``np.diag``: a vector became a matrix (take its diagonal back) or a matrix's
     diagonal was taken (put it back in place)."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, v)
     if np.ndim(v) == 1:
         return astype_grad(np.diagonal(g, k), v)
     return diagonal_grad(g, v, k, 0, 1)
@@ -425,7 +427,7 @@ def diag_grad(g, v, k=0):
 def trace_grad(g, a, offset=0, axis1=0, axis2=1):
     """Gradient of ``np.trace``: ``g`` on every element of the summed diagonal."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     length = np.diagonal(a, offset, axis1, axis2).shape[-1]
     along = np.broadcast_to(np.expand_dims(g, -1), np.shape(g) + (length,))
     return diagonal_grad(along, a, offset, axis1, axis2)
@@ -490,7 +492,7 @@ def take_indices(indices, n, mode="raise"):
 def take_grad(g, a, indices, axis=None, mode="raise"):
     """Gradient of ``np.take``: ``g`` added back at the indices (repeats accumulate)."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     x = np.asarray(a)
     grad = np.zeros(x.size if axis is None else x.shape, dtype=np.result_type(g, x, 1.0))
     axis = 0 if axis is None else normalize_axis(axis, x.ndim)
@@ -517,7 +519,7 @@ def _(ans, a, indices, axis=None, out=None, mode="raise"):
 def take_along_axis_grad(g, arr, indices, axis=-1):
     """Gradient of ``np.take_along_axis``: ``g`` added back at the indices along ``axis``."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, arr)
     x = np.asarray(arr)
     if axis is None:
         x, axis = x.ravel(), 0

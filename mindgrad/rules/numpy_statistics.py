@@ -31,6 +31,7 @@ from mindgrad.rules.helpers import (
 from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unreduce, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     as_dtype_of,
+    zero_for,
 )
 
 # ----- variance and standard deviation -----------------------------------------------------
@@ -41,7 +42,7 @@ def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=Tru
     """Gradient of ``np.var``: ``2 (a - mean) / (N - ddof)`` times ``g`` (``mean`` given or
     computed, over the elements ``where`` selects)."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     ddof = ddof if correction is None else correction
     x = np.asarray(a)
     axes = reduced_axes(axis, x.ndim)
@@ -89,7 +90,7 @@ def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, wher
     """Gradient of ``np.std = sqrt(var)``: the variance's gradient for ``g / (2 std)``; 0 where
     the std is 0 (all elements equal: a kink, where 0 is a subgradient) rather than NaN."""
     if is_any_zero(g):
-        return 0
+        return zero_for(g, a)
     return var_grad(g * 0.5 / np.where(ans == 0, np.inf, ans), a, axis, ddof, keepdims,
                     correction, where, mean)
 

@@ -23,8 +23,8 @@ from mindgrad.rules import (
     tangent,
 )
 from mindgrad.rules.helpers import log_base
-from mindgrad.runtime import unbroadcast
-from mindgrad.runtime.tangents import add_tangent
+from mindgrad.runtime import is_any_zero, unbroadcast
+from mindgrad.runtime.tangents import add_tangent, zero_for
 
 # ----- addition and subtraction ------------------------------------------------------------
 
@@ -92,9 +92,11 @@ nondifferentiable(operator.and_, operator.or_, operator.xor, operator.invert, op
 # ----- matrix product ----------------------------------------------------------------------
 
 
-@linear_in("g", "y", keeps_values=True)
+@linear_in("g", "y", keeps_values=True, any_number=True)
 def matmul_grad_x(g, x, y):
     """Gradient of ``x @ y`` with respect to ``x``, for any ranks NumPy's matmul accepts."""
+    if is_any_zero(g):
+        return zero_for(g, x)
     if getattr(x, "ndim", 0) == 2:  # no broadcasting to undo
         ndim = getattr(y, "ndim", 0)
         if ndim == 2:
@@ -109,9 +111,11 @@ def matmul_grad_x(g, x, y):
     return unbroadcast(np.matmul(g, np.swapaxes(y, -1, -2)), x)
 
 
-@linear_in("g", "x", keeps_values=True)
+@linear_in("g", "x", keeps_values=True, any_number=True)
 def matmul_grad_y(g, x, y):
     """Gradient of ``x @ y`` with respect to ``y``."""
+    if is_any_zero(g):
+        return zero_for(g, y)
     if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) in (1, 2):
         return x.T @ g
     if np.ndim(x) == 1:  # x is a row (1, n): g's last axis is y's column axis

@@ -177,7 +177,7 @@ def linear_attr(*names):
     return linear(*map(Attr, names))
 
 
-def linear_in(*names, keeps_values=False):
+def linear_in(*names, keeps_values=False, any_number=False):
     """Declare a helper of gradient code linear in its arguments ``names`` (its gradient, and
     the factors of a product) and constant in the others, which it reads for shapes, dtypes,
     masks or orders::
@@ -193,11 +193,16 @@ def linear_in(*names, keeps_values=False):
     does. A helper that also moves with another argument (``norm_grad`` with ``x``) declares
     only its zero (``runtime.zero_in_zero_out``) and has its tangent written out.
     ``keeps_values``: given values, it returns a value, never the 0 (as
-    ``runtime.takes_zero``), which lets the optimizer drop later guards.
+    ``runtime.takes_zero``), which lets the optimizer drop later guards. ``any_number``: its
+    first test is ``runtime.is_any_zero`` of its gradient (the first of ``names``), so a rule
+    passing ``d[out]`` to it needs no guard (as ``takes_zero(any_number=True)``); one that
+    also keeps values returns ``runtime.zero_for(g, x)`` there, a value for a number 0.
     """
     def decorate(fn):
         lazy = origin(fn).is_mindgrad
         zero_in_zero_out(*names, keeps_values=keeps_values)(fn)
+        if any_number:
+            fn.takes_any_zero = True
         _TANGENTS[_key(fn)] = Rule(fn, fn, "tangent", lazy=lazy, linear_in=names)
         _bump()
         return fn

@@ -24,6 +24,7 @@ from mindgrad.runtime import (
     add_at,
     buffers,
     concat_grads,
+    is_any_zero,
     is_zero,
     item,
     pop_grad,
@@ -40,6 +41,7 @@ from mindgrad.runtime.tangents import (
     broadcast_tangent,
     float_dtype,
     summable,
+    zero_for,
     zero_tangent_of,
 )
 
@@ -160,9 +162,11 @@ def _(out, g_out, g, x):
     d[g_out] = runtime.as_grad(d[out], x)
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def as_sequence_grad(g, x):
     """Adjoint of ``as_sequence(x)``: ``g`` itself, or the gradient of ``list(x)``."""
+    if is_any_zero(g):
+        return 0
     if isinstance(x, (list, tuple, np.ndarray, range, str)):
         return g
     return sequence_grad(g, x)
@@ -574,7 +578,7 @@ def _(out, t_x, x, t_y, y):
 
 
 # zeros in a value's structure: constants
-nondifferentiable(runtime.zero_tangent, zero_tangent_of)
+nondifferentiable(runtime.zero_tangent, zero_tangent_of, zero_for)  # zeros
 nondifferentiable(float_dtype)  # a dtype
 
 

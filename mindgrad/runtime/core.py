@@ -26,7 +26,7 @@ def takes_zero(fn=None, *, keeps_values=True, any_number=False):
     unless ``any_number``: the helper's first test is ``is_any_zero(g)``, which takes that
     number too, so the rule needs no guard (``tests/rules/test_zero_cotangent.py`` runs every
     such rule at the zero). ``keeps_values``: given a gradient that holds a value, it returns
-    one (never the 0)."""
+    one (never the 0): with ``any_number``, ``zero_for(g, x)`` for a number 0."""
     if fn is None:
         return functools.partial(takes_zero, keeps_values=keeps_values, any_number=any_number)
     fn.keeps_values = keeps_values
@@ -46,6 +46,7 @@ def is_any_zero(g) -> bool:
     if cls is int or cls is float or cls is complex:
         return g == 0
     return isinstance(g, np.number) and g == 0
+
 
 
 def zero_in_zero_out(*params, keeps_values=False):

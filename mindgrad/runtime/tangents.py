@@ -94,6 +94,15 @@ def zero_tangent_of(out):
     return 0.0
 
 
+def zero_for(g, x):
+    """The gradient of ``x`` from a zero gradient ``g`` (``is_any_zero``) of a helper that keeps
+    values (``takes_zero``): the 0 for the 0, and for a number 0, which may be a value, a value:
+    zeros of ``x``'s shape and float type."""
+    if g is None or g.__class__ is int:
+        return 0
+    return zero_tangent_of(x)
+
+
 def tangent_like(t, out):
     """The tangent ``t`` of ``out`` as a user gets it: in ``out``'s own containers (lists,
     tuples, namedtuples, dicts; not the ``TangentList`` or ``TangentDict`` generated code adds

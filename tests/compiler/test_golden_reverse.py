@@ -684,8 +684,7 @@ NET = """
         d_tanh = 0
         d_matmul = add2(d_matmul, unbroadcast(d_add, matmul))
         d_add = 0
-        if not is_zero(d_matmul, matmul):
-            d_x = add2(d_x, matmul_grad_x(d_matmul, x, self.w))
+        d_x = add2(d_x, matmul_grad_x(d_matmul, x, self.w))
         d_matmul = 0
         return d_x
 """
@@ -738,8 +737,7 @@ NET_WEIGHTS = """
         d_matmul = add2(d_matmul, unbroadcast(d_add, matmul))
         d_self_b = add2(d_self_b, unbroadcast(d_add, self.b))
         d_add = 0
-        if not is_zero(d_matmul, matmul):
-            d_self_w = add2(d_self_w, matmul_grad_y(d_matmul, x, self.w))
+        d_self_w = add2(d_self_w, matmul_grad_y(d_matmul, x, self.w))
         d_matmul = 0
         return (d_self_b, d_self_w)
 """

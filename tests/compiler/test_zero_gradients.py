@@ -262,3 +262,21 @@ def test_reductions_take_the_zero_without_a_guard():
                                    rtol=1e-6)
         mindgrad.check_grads(reductions_on_the_branch_not_taken, (y.astype(float),),
                              modes=("rev", "fwd"), order=2)
+
+
+def a_zero_value_through_reductions_then_shape_rules(a):
+    x = a.T
+    y = np.swapaxes(x, 0, 1)
+    v = np.mean(y, axis=0) @ np.ones((3, 2))
+    return np.sum(y) * 0.0 + np.sum(v) * 0.0
+
+
+def test_a_gradient_that_is_a_number_0_stays_a_value():
+    # d_sum_ is 0.0 here, a value: the helpers that take any number 0 give zeros of their
+    # argument's shape for it (runtime.zero_for), never the symbolic 0, as the optimizer
+    # dropped the guards of the shape rules after them (swapaxes of the 0 crashed)
+    a = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(grad(a_zero_value_through_reductions_then_shape_rules)(a),
+                                  np.zeros_like(a))
+    mindgrad.check_grads(a_zero_value_through_reductions_then_shape_rules, (a,),
+                         modes=("rev", "fwd"), order=2)

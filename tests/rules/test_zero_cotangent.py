@@ -64,3 +64,44 @@ def test_a_rule_run_unguarded_takes_the_symbolic_zero(case):
             grads = vjp(g)
             for i, (gr, arg) in enumerate(zip(grads, args)):
                 assert_zero_gradient(gr, arg, f"argument {i}, output gradient {g!r}")
+
+
+# ----- helpers that keep values: a number 0 is a value, and gives one ---------------------------
+# A gradient helper marked to keep values (``takes_zero``, ``linear_in(keeps_values=True)``)
+# lets the optimizer drop the guards of the rules after it. Given a gradient that is a number 0
+# (a value: the gradient of a 0-d result, or of one scaled by 0), it must return zeros of its
+# argument's shape, not the symbolic 0 those rules cannot take.
+
+
+def _helper_calls():
+    from mindgrad.rules import numpy_reductions as red
+    from mindgrad.rules import numpy_shape as shp
+    from mindgrad.rules import numpy_statistics as st
+    from mindgrad.rules import operators as ops
+
+    m, v, cube = np.arange(1.0, 7.0).reshape(2, 3), np.array([0.5, -1.0, 2.0]), \
+        np.arange(24.0).reshape(2, 3, 4)
+    m32 = m.astype(np.float32)
+    return [
+        (red.reduce_sum_grad, (m, 1), m), (red.reduce_sum_grad, (m32,), m32),
+        (red.reduce_mean_grad, (cube, (0, 2)), cube), (red.prod_grad, (m, 0), m),
+        (red.extremum_grad, (m, np.max(m, 1), 1), m), (red.cumsum_grad, (v,), v),
+        (red.cumprod_grad, (m, np.cumprod(m, 0), 0), m), (st.var_grad, (m, 1), m),
+        (st.std_grad, (m32, np.std(m32)), m32), (shp.diagonal_grad, (m,), m),
+        (shp.diag_grad, (v,), v), (shp.trace_grad, (cube, 0, 1, 2), cube),
+        (shp.take_grad, (m, [0, 2], 1), m), (shp.take_along_axis_grad,
+                                             (m, np.array([[0], [2]]), 1), m),
+        (shp.reshape_grad, (cube,), cube), (ops.matmul_grad_x, (m, v), m),
+        (ops.matmul_grad_y, (m, v), v), (ops.matmul_grad_x, (v, v), v),
+    ]
+
+
+@pytest.mark.parametrize("helper, args, like", _helper_calls(),
+                         ids=lambda a: getattr(a, "__name__", None) or "")
+def test_a_helper_keeping_values_gives_zeros_for_a_number_0(helper, args, like):
+    assert helper.keeps_values and helper.takes_any_zero
+    for g in (0.0, np.float64(0), np.float32(0), 0j):
+        grad = helper(g, *args)
+        assert isinstance(grad, np.ndarray) and grad.shape == like.shape and not np.any(grad), \
+            f"{helper.__name__}({g!r}, ...) gives {grad!r}"
+    assert is_zero(helper(0, *args))  # the symbolic 0 gives the symbolic 0
