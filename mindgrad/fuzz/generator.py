@@ -48,6 +48,8 @@ CONSTRUCTS = (
     # a Fourier transform: a rule that conjugates the gradient before its helper met the
     # symbolic zero as a number
     "fft",
+    # a reduction scaled by 0: a gradient that is a number 0 and a value
+    "zero_scaled",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -764,6 +766,21 @@ class Generator:
         expr, m = self.rng.choice(options)
         return self.define(lines, expr, head + (m,))
 
+    def s_zero_scaled(self, lines):
+        """A reduction of a moved or reshaped array scaled by 0: its gradient is a number 0
+        that is a value, which helpers keeping values must give back as zeros of their
+        argument's shape (the symbolic 0 crashed the shape rules after them)."""
+        v = self.pick(lambda v: not v.py)
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("zero_scaled")
+        moved = self.rng.choice([f"{v.name}.T", f"np.transpose({v.name})",
+                                 f"np.reshape({v.name}, -1)", f"np.swapaxes({v.name}, 0, -1)"
+                                 if len(v.shape) >= 2 else f"np.ravel({v.name})"])
+        reduced = self.rng.choice([f"np.sum({moved})", f"np.mean({moved})",
+                                   f"np.max({moved})", f"np.var({moved})"])
+        return self.define(lines, f"{reduced} * 0.0 + {self.fit(self.pick(), ())}", ())
+
     def s_complex(self, lines):
         """Complex arithmetic that ends in a real name (the complex one is never picked)."""
         r = self.rng
@@ -943,7 +960,8 @@ class Generator:
                   ("s_einsum", 0.6), ("s_dict_loop", 0.5), ("s_adv_copy", 0.7),
                   ("s_complex", 0.6), ("s_nan_branch", 0.6), ("s_user_object", 0.3),
                   ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4),
-                  ("s_item_write", 0.5), ("s_fft", 0.4))
+                  ("s_item_write", 0.5), ("s_fft", 0.4),
+                  ("s_zero_scaled", 0.4))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""

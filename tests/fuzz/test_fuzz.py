@@ -313,6 +313,7 @@ CONSTRUCT_TEXT = {
     "multiline_lambda": re.compile(r"= lambda t: \([^\n]*\n\s+\+ t \* t\)"),
     "made_arrays": re.compile(r"np\.(unique|histogram|arange)\(\w+"),
     "list_concat": re.compile(r"(lst\d+) = \1 \+ \["),
+    "zero_scaled": re.compile(r"np\.(sum|mean|max|var)\([^\n]*\) \* 0\.0 \+ "),
     "fft": re.compile(r"np\.fft\.(fft|ifft|rfft|hfft|ihfft)\(\w+, norm="),
     "item_write": re.compile(r"(a\d+) = [^\n]*lst\d+\[-?\d\][^\n]*\n    \1(\[\d\] = | [-*+]=)"),
 }
