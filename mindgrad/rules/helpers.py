@@ -7,7 +7,7 @@ mindgrad differentiates.
 import numpy as np
 
 from mindgrad.rules import elementwise, linear_in, slope
-from mindgrad.runtime import is_zero, real_grad, takes_zero
+from mindgrad.runtime import is_any_zero, real_grad, takes_zero
 
 
 @linear_in("x")
@@ -81,13 +81,14 @@ def conj_if_complex(v):
 
 
 @linear_in("g")
-@takes_zero
+@takes_zero(any_number=True)
 def astype_grad(g, x):
     """``g`` cast back to the floating (or complex) dtype of ``x``: the gradient of a cast.
 
     A real ``x`` gets the real part of a complex ``g``; Python numbers and integer inputs keep
-    ``g`` as it is (they have no dtype to return to)."""
-    if is_zero(g):
+    ``g`` as it is (they have no dtype to return to), and so does a zero number (which may stand
+    for an array of another shape)."""
+    if is_any_zero(g):
         return g
     dtype = getattr(x, "dtype", None)
     if dtype is None or dtype.kind not in "fc":

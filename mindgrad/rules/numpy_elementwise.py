@@ -284,10 +284,11 @@ def _(out, x, y):
 # ----- maximum, minimum, where: masks the gradient passes through --------------------------
 
 
-@linear_in("g", keeps_values=True)
+@linear_in("g", keeps_values=True, any_number=True)
 def maximum_grad(g, x, y):
     """The share of ``g`` that ``maximum(x, y)`` routes to ``x``: all where x wins, half on ties
-    (as JAX), so the gradients of both arguments add up to ``g``."""
+    (as JAX), so the gradients of both arguments add up to ``g`` (a number 0, or the 0, gives
+    zeros of the result's shape)."""
     return np.where(x > y, g, np.where(x == y, g * 0.5, 0))
 
 
@@ -325,13 +326,15 @@ def _(out, x, y):
     d[y] = unbroadcast(fmax_grad(d[out], -y, -x), y)
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def where_grad(g, condition, taken=True):
     """The share of ``g`` that ``np.where(condition, x, y)`` routes to ``x`` (``taken``) or to
     ``y``: ``g`` where the condition holds (fails), 0 elsewhere. A branch it routes nothing to
     (not taken: a scalar condition, a mask false everywhere) gets the symbolic zero, so that
     its values (a NaN of ``np.log`` below 0) never meet the gradient in the adjoints of what
     computed them (``np.prod``, ``@``, ``np.linalg.norm``), which multiply by them."""
+    if is_any_zero(g):
+        return 0
     if not np.any(condition if taken else np.logical_not(condition)):
         return 0
     return np.where(condition, g, 0) if taken else np.where(condition, 0, g)

