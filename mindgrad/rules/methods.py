@@ -53,7 +53,7 @@ from mindgrad.rules.numpy_statistics import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.runtime import is_zero, takes_zero
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero
 from mindgrad.runtime.tangents import TangentList, broadcast_tangent
 
 # ----- reductions --------------------------------------------------------------------------
@@ -301,10 +301,11 @@ def _(out, x):
 # ----- dict views --------------------------------------------------------------------------
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def dict_items_grad(g, mapping):
-    """Gradient of ``list(d.items())``: each (key, value) pair's value gradient, by key."""
-    if is_zero(g):
+    """Gradient of ``list(d.items())``: each (key, value) pair's value gradient, by key (a
+    list's gradient is never a number: a number 0 is the zero)."""
+    if is_any_zero(g):
         return 0
     grads = {}  # a loop, not a comprehension: the function is differentiated again (grad of grad)
     for k, item in zip(mapping, g):
@@ -313,10 +314,11 @@ def dict_items_grad(g, mapping):
     return grads
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def dict_values_grad(g, mapping):
-    """Gradient of ``list(d.values())``: the values' gradients, by key."""
-    if is_zero(g):
+    """Gradient of ``list(d.values())``: the values' gradients, by key (a number 0 is the
+    zero, as for ``dict_items_grad``)."""
+    if is_any_zero(g):
         return 0
     grads = {}
     for k, gv in zip(mapping, g):

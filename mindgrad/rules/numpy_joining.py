@@ -26,7 +26,7 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_shape import take_grad
-from mindgrad.runtime import is_zero
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero
 from mindgrad.runtime.tangents import float_dtype, summable
 
 # ----- joining -----------------------------------------------------------------------------
@@ -49,8 +49,12 @@ def concatenate_grad(g, arrays, axis=0):
     return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, arrays)]
 
 
+@takes_zero(keeps_values=False, any_number=True)
 def stack_grad(g, arrays, axis=0):
-    """Gradient of ``np.stack``: the input's slice of ``g`` along the new axis."""
+    """Gradient of ``np.stack``: the input's slice of ``g`` along the new axis (0 for each, for
+    a zero ``g``)."""
+    if is_any_zero(g):
+        return [0] * len(arrays)
     return [astype_grad(np.take(g, i, axis=axis), x) for i, x in enumerate(arrays)]
 
 

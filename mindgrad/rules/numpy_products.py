@@ -29,7 +29,7 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import astype_grad, conj_if_complex, swap_last_axes
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
-from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -370,10 +370,13 @@ def einsum_arrays(subscripts, operands):
     return spec, tuple(arrays)
 
 
+@takes_zero(keeps_values=False, any_number=True)
 def einsum_args_grads(g, subscripts, operands):
     """Gradients of ``np.einsum(subscripts, *operands)`` in either form, one per argument: the
     first is the first array's in the interleaved form (None for a string), then one per
-    operand (None for a sublist)."""
+    operand (None for a sublist); all 0 for a zero ``g``."""
+    if is_any_zero(g):
+        return (0,) * (1 + len(operands))
     if isinstance(subscripts, str):
         return (None,) + einsum_grads(g, subscripts, operands)
     spec, positions = einsum_sublists(subscripts, operands)

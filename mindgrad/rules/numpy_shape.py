@@ -164,11 +164,12 @@ def _(out, array, shape, subok=False):
 # ----- transposing -------------------------------------------------------------------------
 
 
-@takes_zero
+@takes_zero(any_number=True)
 def transpose_grad(g, axes=None):
-    """Gradient of ``np.transpose(a, axes)``: the inverse permutation applied to ``g``."""
-    if is_zero(g):
-        return 0
+    """Gradient of ``np.transpose(a, axes)``: the inverse permutation applied to ``g``; a zero
+    number as it is (a value only for a 0-d ``a``, whose gradient it is)."""
+    if is_any_zero(g):
+        return 0 if g is None else g
     if axes is None:
         return np.transpose(g)
     inverse = np.argsort([normalize_axis(a, len(axes)) for a in axes])

@@ -47,8 +47,8 @@ from mindgrad.runtime.tangents import (
 
 # the output sensitivity (ones), gradient buffers, zero and dtype tests are constants; helpers
 # read dtypes and shapes through getattr/hasattr
-nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, runtime.inexact,
-                  getattr, hasattr, callable, id)
+nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, runtime.is_any_zero,
+                  runtime.inexact, getattr, hasattr, callable, id)
 
 
 # ----- broadcasting, accumulation, casts, copies -------------------------------------------

@@ -28,9 +28,9 @@ from mindgrad.rules.markers import RuleError, d, is_d, slope
 _RUNTIME_HELPERS = frozenset(id(getattr(runtime, name)) for name in runtime.__all__)
 
 def _takes_a_number(call) -> bool:
-    """Whether ``call`` is ``np.sum(v)``, ``np.real(v)`` or ``np.imag(v)`` of one argument
-    alone: these take a number (the symbolic zero, or a number 0 standing for an array) and
-    give a number."""
+    """Whether ``call`` is ``np.sum(v)``, ``np.real(v)``, ``np.imag(v)`` or ``np.transpose(v)``
+    of one argument alone: these take a number (the symbolic zero, or a number 0 standing for
+    an array) and give a number (a 0-d array: ``runtime.is_any_zero`` takes it)."""
     import numpy as np
 
     func = call.func
@@ -38,7 +38,7 @@ def _takes_a_number(call) -> bool:
             isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and
             func.value.id == "np"):
         return False
-    return getattr(np, func.attr, None) in (np.sum, np.real, np.imag)
+    return getattr(np, func.attr, None) in (np.sum, np.real, np.imag, np.transpose)
 
 
 class Rule:

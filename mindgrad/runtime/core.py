@@ -37,12 +37,15 @@ def takes_zero(fn=None, *, keeps_values=True, any_number=False):
 
 def is_any_zero(g) -> bool:
     """The symbolic zero in every form a gradient helper may meet: None, the int 0, and a
-    number 0, which arithmetic on the 0 gives (``0 * 1.0``) and which may stand for an array of
-    any shape. A helper linear in ``g`` that returns the 0 for these takes every zero
-    (``takes_zero(any_number=True)``); a number 0 that is a value is a zero gradient too."""
+    number 0 (or a 0-d array of 0: ``np.transpose(0)``), which arithmetic on the 0 gives
+    (``0 * 1.0``) and which may stand for an array of any shape. A helper linear in ``g`` that
+    returns the 0 for these takes every zero (``takes_zero(any_number=True)``); a number 0 that
+    is a value is a zero gradient too."""
     if g is None:
         return True
     cls = g.__class__
+    if cls is np.ndarray:
+        return not g.ndim and not g
     if cls is int or cls is float or cls is complex:
         return g == 0
     return isinstance(g, np.number) and g == 0

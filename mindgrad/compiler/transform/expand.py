@@ -310,6 +310,7 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
                 A.clone(stmt.value))
             if param in rule.varargs or isinstance(grads_for, list):
                 parts = gen.fresh("grads_" + _short(rule.name))
+                gen.adjoint_names.add(parts)  # gradients: 0 where the one they come from is
                 out.append(A.assign(parts, value))
                 for index, atom in grads_for:
                     out.append(gen.accumulate(atom, A.subscript(A.load(parts), A.const(index))))
