@@ -161,6 +161,16 @@ def f(x, y):
     v3 = np.einsum('ij,kj->ik', s2, v1)
     return y
 """, [(3, 2), (2,)], ("grad", "hvp"), None),
+    # seed 24027, program 161: np.var of a number is exactly 0, so np.where takes v; the
+    # gradient is right, but the slope of the branch not taken, 0.5 / np.sqrt(0), is computed
+    # (times_slope masks its inf) and NumPy warns "divide by zero", where f does not
+    ("slope_of_a_branch_not_taken_divides_by_zero", """
+def f(x):
+    v = np.var(0.5 * x + 1.0)
+    w = np.where(v > 0.0, np.sqrt(v), v)
+    return np.sum(w * w)
+""", [None], ("grad", "jvp", "hvp", "value"),
+     "known: a singular slope is computed where no gradient flows, and warns (issue 20)"),
 ]
 
 
