@@ -389,7 +389,10 @@ def einsum_args_grads(g, subscripts, operands):
 
 def einsum_args_grads_tangent(g, subscripts, operands, t_first, ts):
     """Tangent of ``einsum_args_grads`` from the arrays (``t_first`` the first one's in the
-    interleaved form, ``ts`` the operands'), placed as its result is."""
+    interleaved form, ``ts`` the operands'), placed as its result is; 0 for a zero ``g``, as
+    ``einsum_args_grads`` gives zeros there."""
+    if is_any_zero(g):
+        return 0
     if isinstance(subscripts, str):
         return TangentTuple((0,) + tuple(einsum_grads_tangent(g, subscripts, operands, ts)))
     spec, positions = einsum_sublists(subscripts, operands)

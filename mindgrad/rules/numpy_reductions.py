@@ -310,8 +310,9 @@ def prod_grad(g, a, axis=None, keepdims=False, initial=1, where=True):
 
 def prod_grad_tangent(g, a, t, axis=None, keepdims=False, initial=1, where=True):
     """Tangent of ``prod_grad`` from ``a``: the products of the other elements change by the
-    sum over the others of ``t`` times the products without both."""
-    if is_zero(t):
+    sum over the others of ``t`` times the products without both; 0 where ``prod_grad`` gave
+    a zero (a zero ``g``)."""
+    if is_zero(t) or is_any_zero(g):
         return 0
     if np.size(a) == 0:
         return np.zeros(np.shape(a), np.result_type(a, 1.0))
@@ -475,9 +476,7 @@ def cumprod_grad(g, a, ans, axis=None):
 def cumprod_grad_tangent(g, a, ans, t, axis=None):
     """Tangent of ``cumprod_grad(g, a, ans)`` from ``a``, with ``ans = cumprod(a)`` moving
     along (``ans`` is read as that function of ``a``: it gets no statement of its own)."""
-    if is_zero(t):
-        return 0
-    if is_zero(g):
+    if is_zero(t) or is_any_zero(g):
         return 0
     x = np.asarray(a)
     t = np.broadcast_to(t, x.shape)

@@ -59,8 +59,9 @@ def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=Tru
 def var_grad_tangent(g, a, t, wrt, axis=None, ddof=0, keepdims=False, correction=None,
                      where=True, mean=None):
     """Tangent of ``var_grad`` (``g 2 (a - mean) / (N - ddof)``) from ``a`` (wrt 0; the computed
-    mean moves with it) or from a given ``mean`` (wrt 1)."""
-    if is_zero(t):
+    mean moves with it) or from a given ``mean`` (wrt 1); 0 for a zero ``g``, as ``var_grad``
+    gives a zero there."""
+    if is_zero(t) or is_any_zero(g):
         return 0
     ddof = ddof if correction is None else correction
     x = np.asarray(a)
@@ -98,8 +99,9 @@ def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, wher
 def std_grad_tangent(g, a, ans, t, wrt, axis=None, ddof=0, keepdims=False, correction=None,
                      where=True, mean=None):
     """Tangent of ``std_grad`` (``var_grad(g / (2 ans), ...)``) from ``a`` (wrt 0), a given
-    ``mean`` (1) or ``ans`` (2: ``-g t / (2 ans^2)`` through ``var_grad``, 0 where ans is 0)."""
-    if is_zero(t):
+    ``mean`` (1) or ``ans`` (2: ``-g t / (2 ans^2)`` through ``var_grad``, 0 where ans is 0);
+    0 for a zero ``g``."""
+    if is_zero(t) or is_any_zero(g):
         return 0
     if wrt == 2:
         scale = -g * 0.5 * t / np.where(ans == 0, np.inf, ans) ** 2
