@@ -51,7 +51,6 @@ def is_any_zero(g) -> bool:
     return isinstance(g, np.number) and g == 0
 
 
-
 def zero_in_zero_out(*params, keeps_values=False):
     """Declare that a gradient helper outside this module gives the symbolic zero when any of
     ``params`` (the gradient, a factor it is linear in) is the symbolic zero, and leave that
