@@ -89,12 +89,10 @@ class Aliases:
         self.groups = {p: frozenset((p, _CALLER)) for p in mutable_params}
         # a container made by a display ([a, b], {'k': a}, extended by append): the names it
         # holds. It is a new object: rebinding one of its slots changes no other container,
-        # but those holding it (or another name for it, never a display)
+        # but those holding it (or another name for it, never a display); with the names held,
+        # where the object was made: the displays (statements) it may come from. Names from no
+        # common display are different objects. name -> (held, made)
         self.displays = {}
-        # and where the object a container name holds was made: the displays (statements) it
-        # may come from; names from no common display may still be one object if either is
-        # missing here
-        self.made = {}
         self.block(fdef.body)
 
     # ----- the relation --------------------------------------------------------------------
@@ -111,16 +109,15 @@ class Aliases:
         if isinstance(container, gast.Name) and container.id in self.containers:
             self.element_of[name] = container.id
         if isinstance(value, gast.Name):  # another name for the same object
-            held, made = self.displays.get(value.id), self.made.get(value.id)
+            display = self.displays.get(value.id)
         else:
             held = self.concatenated(value) if isinstance(value, gast.BinOp) else \
                 _held_names(value)
-            made = None if held is None else frozenset((id(value),))
-        for facts, fact in ((self.displays, held), (self.made, made)):
-            if fact is None:
-                facts.pop(name, None)
-            else:
-                facts[name] = fact
+            display = None if held is None else (held, frozenset((id(value),)))
+        if display is None:
+            self.displays.pop(name, None)
+        else:
+            self.displays[name] = display
         joined = frozenset((name,)).union(*(self.group(s) for s in sources))
         # the relation is symmetric (a member of x's group has x in its own), so the groups
         # holding name are those of its members: no walk over every group per binding
@@ -133,23 +130,26 @@ class Aliases:
 
     def concatenated(self, value):
         """The names a list or tuple made by ``+`` or ``*`` holds, where its operands are
-        displays, containers made by displays, or numbers (``xs * 2``); None otherwise. Like a
-        display, it is a new object, whatever its operands hold."""
+        displays, containers made by displays, or numbers (``xs * 2``), one of them at least a
+        container; None otherwise. Like a display, it is a new object, whatever its operands
+        hold."""
         if not isinstance(value.op, (gast.Add, gast.Mult)):
             return None
-        held = set()
+        held, container = set(), False
         for part in (value.left, value.right):
             if isinstance(part, gast.Name) and part.id in self.containers:
-                inner = self.displays.get(part.id)
+                display = self.displays.get(part.id)
+                inner = None if display is None else display[0]
             elif isinstance(part, gast.Constant) and isinstance(part.value, int) or \
                     isinstance(part, gast.Name) and part.id in self.scalars:
-                inner = frozenset()
+                continue
             else:
                 inner = _held_names(part)
             if inner is None:
                 return None
             held |= inner
-        return frozenset(held)
+            container = True
+        return frozenset(held) if container else None
 
     def sources(self, value, target=None):
         """The names whose memory ``value`` (assigned to ``target``) may share (empty: a fresh
@@ -207,49 +207,48 @@ class Aliases:
                     isinstance(func.value, gast.Name):
                 base = func.value.id
                 appended = gast.List(elts=s.value.args, ctx=gast.Load())
-                held, made = self.displays.get(base), self.made.get(base)
+                display = self.displays.get(base)
                 self.bind(base, [base] + self.sources(appended), None)
-                if held is not None and _held_names(appended) is not None:
-                    self.displays[base] = held | _held_names(appended)
-                    self.made[base] = made  # the same object, grown
+                if display is not None and _held_names(appended) is not None:
+                    # the same object, grown
+                    self.displays[base] = (display[0] | _held_names(appended), display[1])
         elif isinstance(s, gast.If):
-            before, displays, made = dict(self.groups), dict(self.displays), dict(self.made)
+            before, displays = dict(self.groups), dict(self.displays)
             self.block(s.body)
             after_body, self.groups = self.groups, dict(before)
             body_displays, self.displays = self.displays, displays
-            body_made, self.made = self.made, made
             self.block(s.orelse)
-            self.merge(after_body, body_displays, body_made)
+            self.merge(after_body, body_displays)
         elif isinstance(s, (gast.For, gast.While)):
             self.loop(s)
 
-    def merge(self, other, other_displays, other_made):
+    def merge(self, other, other_displays):
         """Join the relation of another path (a branch, a loop's earlier runs) into this one:
         a container is a display on both paths (or bound on one only: the other cannot read
         it) or its contents are not known."""
         bound_here = set(self.groups)
         for name, members in other.items():
             self.groups[name] = self.group(name) | members
-        for mine, theirs in ((self.displays, other_displays), (self.made, other_made)):
-            for name in set(mine) | set(theirs):
-                fact, other_fact = mine.get(name), theirs.get(name)
-                if name not in bound_here:
-                    fact = other_fact
-                elif name not in other:
-                    other_fact = fact
-                if fact is None or other_fact is None:
-                    mine.pop(name, None)
-                else:
-                    mine[name] = fact | other_fact
+        for name in set(self.displays) | set(other_displays):
+            display, other_display = self.displays.get(name), other_displays.get(name)
+            if name not in bound_here:
+                display = other_display
+            elif name not in other:
+                other_display = display
+            if display is None or other_display is None:
+                self.displays.pop(name, None)
+            else:
+                self.displays[name] = (display[0] | other_display[0],
+                                       display[1] | other_display[1])
 
     def loop(self, s):
         while True:
-            before, displays, made = dict(self.groups), dict(self.displays), dict(self.made)
+            before, displays = dict(self.groups), dict(self.displays)
             if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                 self.bind(s.target.id, self.sources(s.iter), s.iter)
             self.block(s.body)
-            self.merge(before, displays, made)
-            if self.groups == before and self.displays == displays and self.made == made:
+            self.merge(before, displays)
+            if self.groups == before and self.displays == displays:
                 break
         self.block(s.orelse)
 
@@ -303,9 +302,10 @@ class Aliases:
         while grown:
             grown = False
             for c in containers - changed:
-                held, made = self.displays.get(c), self.made.get(c)
-                if held is None or held & changed or made is None or \
-                        any(self.made.get(m) is None or made & self.made[m] for m in changed):
+                display = self.displays.get(c)
+                if display is None or display[0] & changed or any(
+                        m not in self.displays or display[1] & self.displays[m][1]
+                        for m in changed):
                     changed.add(c)
                     grown = True
         return changed - {base}
