@@ -50,6 +50,9 @@ CONSTRUCTS = (
     "fft",
     # a reduction scaled by 0: a gradient that is a number 0 and a value
     "zero_scaled",
+    # a function finite at a pole of its slope (np.sqrt at 0), computed exactly there in the
+    # branch np.where does not take: NumPy warned of the slope's division, f did not
+    "pole_not_taken",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -781,6 +784,20 @@ class Generator:
                                    f"np.max({moved})", f"np.var({moved})"])
         return self.define(lines, f"{reduced} * 0.0 + {self.fit(self.pick(), ())}", ())
 
+    def s_pole(self, lines):
+        """A function finite at a pole of its slope (``np.sqrt`` at 0, ``np.hypot`` at the
+        origin, ``np.arcsin`` at 1), computed exactly at the pole in the branch ``np.where``
+        does not take: its slope there, inf, must reach no gradient and raise no warning."""
+        v = self.pick()
+        self.used.add("pole_not_taken")
+        n, z = v.name, self.fresh("z")
+        lines.append(f"{z} = np.where({n} > 0.0, {n}, 0.0)")
+        pole = self.rng.choice([f"np.sqrt({z})", f"{z} ** 0.5", f"np.cbrt({z})",
+                                f"np.power({z}, 0.25)", f"np.hypot({z}, 2.0 * {z})",
+                                f"np.arctan2({z}, {z})", f"np.arcsin(1.0 / (1.0 + {z}))",
+                                f"np.arccosh(1.0 + {z})"])
+        return self.define(lines, f"np.where({n} > 0.0, {pole}, {n})", v.shape)
+
     def s_complex(self, lines):
         """Complex arithmetic that ends in a real name (the complex one is never picked)."""
         r = self.rng
@@ -961,7 +978,7 @@ class Generator:
                   ("s_complex", 0.6), ("s_nan_branch", 0.6), ("s_user_object", 0.3),
                   ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4),
                   ("s_item_write", 0.5), ("s_fft", 0.4),
-                  ("s_zero_scaled", 0.4))
+                  ("s_zero_scaled", 0.4), ("s_pole", 0.4))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""

@@ -25,6 +25,7 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
+from mindgrad.rules.helpers import power, quotient
 from mindgrad.runtime import is_any_zero, is_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
@@ -347,9 +348,9 @@ def _(out, x):
     slope[x] = 1.0 / (1.0 + x)
 
 
-@elementwise(math.pow)
+@elementwise(math.pow, singular=True)
 def _(out, x, y):
-    slope[x] = y * math.pow(x, y - 1.0 + (y == 0))  # 0 for y = 0, also at x = 0
+    slope[x] = y * power(x, y - 1.0 + (y == 0))  # 0 for y = 0, also at x = 0; inf at 0 for y < 1
     slope[y] = out * math.log(x + (x == 0))  # 0 ** y is 0 for y > 0
 
 
@@ -363,19 +364,20 @@ def _(out, x):
     slope[x] = math.sinh(x)
 
 
-@elementwise(math.asin)
+@elementwise(math.asin, singular=True)
 def _(out, x):
-    slope[x] = 1.0 / math.sqrt(1.0 - x * x)
+    slope[x] = quotient(1.0, math.sqrt(1.0 - x * x))  # inf at 1 and -1
 
 
-@elementwise(math.acos)
+@elementwise(math.acos, singular=True)
 def _(out, x):
-    slope[x] = -1.0 / math.sqrt(1.0 - x * x)
+    slope[x] = quotient(-1.0, math.sqrt(1.0 - x * x))
 
 
 @adjoint(math.hypot)
 def _(out, *coordinates):
-    d[coordinates] = tuple(d[out] * c / out for c in coordinates)
+    # at the origin, 0 (a subgradient), as the tangent: every c is 0 there
+    d[coordinates] = tuple(d[out] * c / (out + (out == 0)) for c in coordinates)
 
 
 def hypot_tangent(ts, coordinates, out):

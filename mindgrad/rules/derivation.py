@@ -48,11 +48,11 @@ def from_slopes_body(rule, body):
     there. Expanded, it stays so where the slope may be inf or NaN: a ``singular`` rule's
     (``np.log``), or one reading a value that may be (``x * np.log(x)`` at 0, in the branch
     ``np.where`` did not take); elsewhere it is the product ``d[out] * s``
-    (``compiler.expand``). Tangents stay products: a NaN tangent is where the value is NaN
-    too, and ``np.where``'s tangent selects."""
+    (``compiler.expand``). Tangents stay products (a NaN tangent is where the value is NaN
+    too, and ``np.where``'s tangent selects), but for a slope computed at a pole of a function
+    finite there (``quotient``, ``power``: ``np.sqrt`` at 0), which is ``times_slope``."""
     out, params = rule.out, rule.params
-    if rule.kind != "tangent":
-        _bind_runtime(rule, "times_slope", times_slope)
+    _bind_runtime(rule, "times_slope", times_slope)
     broadcasts = len(params) > 1 and origin(rule.key) is not Origin.MATH
     if broadcasts:
         _bind_runtime(rule, "unbroadcast", unbroadcast)
@@ -74,7 +74,8 @@ def from_slopes_body(rule, body):
         param, factor = target.slice.id, stmt.value
         local = set(params) | {out} | set(reads)
         if rule.kind == "tangent":
-            value = _times(_d_load(param), factor, local)
+            value = _call("times_slope", _d_load(param), factor) if _at_pole(factor, rule) \
+                else _times(_d_load(param), factor, local)
             shaped = _reads(factor, reads)
             if broadcasts and out not in shaped and not set(params) - {param} <= shaped:
                 value = _call("broadcast_tangent", value, _name(out))
@@ -86,6 +87,14 @@ def from_slopes_body(rule, body):
                              if broadcasts else value)
         derived.append(stmt)
     return derived
+
+
+def _at_pole(factor, rule) -> bool:
+    """Whether a slope calls a helper that computes it at a pole of a function finite there
+    (``quotient(0.5, out)``, ``np.sqrt``'s at 0): its tangent is ``times_slope(d[x], s)``
+    too, 0 where ``d[x]`` is 0 (the branch ``np.where`` did not take), not ``0 * inf``."""
+    return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+               getattr(rule.globals.get(n.func.id), "at_pole", False) for n in gast.walk(factor))
 
 
 def _bind_runtime(rule, name, fn):

@@ -63,6 +63,56 @@ def _(out, x):
     slope[x] = 1.0 / np.where(x == 0, np.inf, x)  # log |x|'s, 0 at x = 0 (log_base's 1 there)
 
 
+def quotient(x, y):
+    """``x / y`` as NumPy divides, without its warning where ``y`` is 0: the slope of a function
+    finite at its pole (``np.sqrt``'s ``0.5 / out`` at 0, ``np.hypot``'s ``x / out`` at the
+    origin) is inf or NaN there, and ``times_slope`` holds it at 0 where no gradient flows (the
+    branch ``np.where`` did not take), where NumPy would warn of a division the user never
+    wrote. A Python number 0 divides as NumPy's 0 does (inf or NaN, not ZeroDivisionError)."""
+    if _nonzero(y):
+        return x / y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(x, y)
+
+
+def power(x, y):
+    """``x ** y``, without NumPy's warning where ``x`` is 0 and ``y`` negative: the slope
+    ``y * x ** (y - 1)`` of ``x ** 0.5`` at 0, as for ``quotient``. A Python number 0 gives
+    NumPy's inf, not ZeroDivisionError. A constant ``y >= 0`` reaches the generated code as
+    ``x ** y`` (``compiler.transform.expand``): it has no pole."""
+    if _nonzero(x):
+        return x ** y
+    if x.__class__ in (int, float, complex, bool):
+        x = np.asarray(x, dtype=np.result_type(x, 1.0))[()]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return x ** y
+
+
+def _nonzero(x) -> bool:
+    """Whether no element of ``x`` is 0 (NaN is not); an array of another library (Dask, CuPy)
+    counts as nonzero: it divides by its own rules, unasked."""
+    if x.__class__ is np.ndarray or isinstance(x, np.generic):
+        return bool(x.all())
+    if x.__class__ in (int, float, complex, bool):
+        return x != 0
+    return True
+
+
+quotient.at_pole = power.at_pole = True  # a tangent times their slope: rules.derivation
+
+
+@elementwise(quotient, singular=True)
+def _(out, x, y):
+    slope[x] = quotient(1.0, y)
+    slope[y] = -quotient(out, y)
+
+
+@elementwise(power, singular=True)
+def _(out, x, y):
+    slope[x] = y * power(x, y - 1 + (y == 0))
+    slope[y] = out * log_base(x)
+
+
 # ----- complex values and casts, shared by most topics ----------------------------------------
 
 

@@ -31,7 +31,7 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
-from mindgrad.rules.helpers import abs_slope, array_grad, astype_grad, log_base
+from mindgrad.rules.helpers import abs_slope, array_grad, astype_grad, log_base, quotient
 from mindgrad.runtime import (
     is_any_zero,
     is_zero,
@@ -102,12 +102,12 @@ def _(out, x, y):
 
 @elementwise(np.sqrt, math.sqrt, singular=True)
 def _(out, x):
-    slope[x] = 0.5 / out
+    slope[x] = quotient(0.5, out)
 
 
 @elementwise(np.cbrt, singular=True)
 def _(out, x):
-    slope[x] = 1.0 / (3.0 * out * out)
+    slope[x] = quotient(1.0, 3.0 * out * out)
 
 
 @elementwise(np.square)
@@ -122,8 +122,8 @@ def _(out, x):
 
 @elementwise(np.hypot, singular=True)
 def _(out, x, y):
-    slope[x] = x / out
-    slope[y] = y / out
+    slope[x] = quotient(x, out)
+    slope[y] = quotient(y, out)
 
 
 # ----- trigonometric and hyperbolic --------------------------------------------------------
@@ -146,12 +146,12 @@ def _(out, x):
 
 @elementwise(np.arcsin, singular=True)
 def _(out, x):
-    slope[x] = 1.0 / np.sqrt(1.0 - x * x)
+    slope[x] = quotient(1.0, np.sqrt(1.0 - x * x))
 
 
 @elementwise(np.arccos, singular=True)
 def _(out, x):
-    slope[x] = -1.0 / np.sqrt(1.0 - x * x)
+    slope[x] = quotient(-1.0, np.sqrt(1.0 - x * x))
 
 
 @elementwise(np.arctan, math.atan)
@@ -161,8 +161,8 @@ def _(out, x):
 
 @elementwise(np.arctan2, math.atan2, singular=True)
 def _(out, y, x):
-    slope[y] = x / (x * x + y * y)
-    slope[x] = -y / (x * x + y * y)
+    slope[y] = quotient(x, x * x + y * y)
+    slope[x] = quotient(-y, x * x + y * y)
 
 
 @elementwise(np.sinh)
@@ -187,7 +187,7 @@ def _(out, x):
 
 @elementwise(np.arccosh, singular=True)
 def _(out, x):
-    slope[x] = 1.0 / np.sqrt(x * x - 1.0)
+    slope[x] = quotient(1.0, np.sqrt(x * x - 1.0))
 
 
 @elementwise(np.arctanh, singular=True)

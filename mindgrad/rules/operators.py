@@ -22,7 +22,7 @@ from mindgrad.rules import (
     slope,
     tangent,
 )
-from mindgrad.rules.helpers import log_base
+from mindgrad.rules.helpers import log_base, power
 from mindgrad.runtime import is_any_zero, unbroadcast
 from mindgrad.runtime.tangents import add_tangent, zero_for
 
@@ -74,7 +74,7 @@ def _(out, x, y):
 
 @elementwise(operator.pow, np.power, singular=True)
 def _(out, x, y):
-    slope[x] = y * x ** (y - 1 + (y == 0))  # 0 for y = 0, also at x = 0 (not 0 * inf)
+    slope[x] = y * power(x, y - 1 + (y == 0))  # 0 for y = 0, also at x = 0 (not 0 * inf)
     slope[y] = out * log_base(x)
 
 

@@ -111,7 +111,10 @@ def elementwise(*fns, singular=False):
     ``times_slope(d[out], s)``, 0 wherever ``d[out]`` is 0, so that the branch ``np.where``
     did not take gives no NaN; so are its results' (``compiler.expand.unbounded_names``). A
     slope finite wherever its operands are (``np.tanh``, ``2 * x`` for ``x ** 2``) reading
-    none of those is the plain product.
+    none of those is the plain product. A function finite at a pole of its slope (``np.sqrt``
+    at 0) writes the slope with ``rules.helpers.quotient`` or ``power``
+    (``slope[x] = quotient(0.5, out)``): no NumPy warning there, where the user's function
+    gave none, and its tangent is ``times_slope`` too.
     """
     if not fns:
         raise TypeError("elementwise() needs at least one function to register a rule for")

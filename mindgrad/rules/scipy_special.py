@@ -27,6 +27,7 @@ import numpy as np
 import scipy.special as sp
 
 from mindgrad.rules import adjoint, d, elementwise, nondifferentiable, slope, tangent
+from mindgrad.rules.helpers import quotient
 from mindgrad.runtime import unbroadcast, unreduce
 
 SQRT_PI_2 = math.sqrt(math.pi) / 2.0       # erfinv' = sqrt(pi)/2 exp(erfinv(x)^2)
@@ -87,7 +88,7 @@ def _(out, x):
 
 @elementwise(sp.cbrt, singular=True)
 def _(out, x):
-    slope[x] = 1.0 / (3.0 * out * out)
+    slope[x] = quotient(1.0, 3.0 * out * out)
 
 
 @elementwise(sp.xlogy, singular=True)

@@ -142,12 +142,15 @@ def times_slope(g, slope, of=None):
     ``of``: the gradient the product ``g * slope`` derives from, at second order (the tangent
     or the gradient of ``times_slope(of, slope)`` with respect to ``of``): also 0 where ``of``
     is 0, where the first product was held at 0. The symbolic zero gives the symbolic zero
-    (a branch not taken as a whole: ``where_grad``)."""
+    (a branch not taken as a whole: ``where_grad``). A non-finite slope where a gradient
+    flows gives inf or NaN, without a warning: it is the derivative there (``np.sqrt`` at 0).
+    One finiteness test of the slope where all is finite."""
     if g.__class__ is int and g == 0:
         return 0
-    out = g * slope
-    if np.isfinite(out).all():
-        return out
+    if np.isfinite(slope).all():
+        return g * slope
+    with np.errstate(invalid="ignore"):  # 0 * inf, replaced by 0 below
+        out = g * slope
     zero = g == 0 if of is None else (g == 0) | (of == 0)
     zeroed = np.where(zero, np.zeros((), np.result_type(out)), out)
     return zeroed if out.__class__ is np.ndarray else zeroed[()]

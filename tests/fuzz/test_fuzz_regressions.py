@@ -169,8 +169,7 @@ def f(x):
     v = np.var(0.5 * x + 1.0)
     w = np.where(v > 0.0, np.sqrt(v), v)
     return np.sum(w * w)
-""", [None], ("grad", "jvp", "hvp", "value"),
-     "known: a singular slope is computed where no gradient flows, and warns (issue 20)"),
+""", [None], ("grad", "jvp", "hvp", "value", "third"), None),
 ]
 
 

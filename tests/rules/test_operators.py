@@ -79,6 +79,12 @@ helper(op_rules.matmul_grad_y, r(2), r(2, 3), r(3), only=TANGENTS)
 # products are masked, NaN below 0); checked where it is finite
 for shape in ((3,), (2, 3), ()):
     helper(rule_helpers.log_base, pos(*shape))
+# the slopes at a pole, computed without NumPy's warning there (np.sqrt's quotient(0.5, out),
+# x ** 0.5's power(x, -0.5)): elementwise rules of their own, checked where they are finite,
+# broadcast too
+for sx, sy in (((3,), (3,)), ((2, 3), (3,)), ((), (2, 3)), ((), ())):
+    helper(rule_helpers.quotient, r(*sx), pos(*sy))
+    helper(rule_helpers.power, pos(*sx), r(*sy))
 
 FLOAT32 = Cases()
 FLOAT32.add(np.add, x32(3), 1.5, label="add-float")

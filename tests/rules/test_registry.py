@@ -112,10 +112,12 @@ HAND_WRITTEN = [
      'd[out] = d[x] / (x * math.log(10.0))'),
     ((np.log1p,), 'd[x] = d[out] / (x + 1.0)',
      'd[out] = d[x] / (x + 1.0)'),
-    ((np.sqrt, math.sqrt), 'd[x] = d[out] * 0.5 / out',
-     'd[out] = d[x] * 0.5 / out'),
-    ((np.cbrt,), 'd[x] = d[out] / (3.0 * out * out)',
-     'd[out] = d[x] / (3.0 * out * out)'),
+    # a slope at a pole of a function finite there: computed without NumPy's warning, and
+    # its tangent held at 0 where the tangent is 0 (rules.helpers.quotient)
+    ((np.sqrt, math.sqrt), 'd[x] = d[out] * quotient(0.5, out)',
+     'd[out] = times_slope(d[x], quotient(0.5, out))'),
+    ((np.cbrt,), 'd[x] = d[out] * quotient(1.0, 3.0 * out * out)',
+     'd[out] = times_slope(d[x], quotient(1.0, 3.0 * out * out))'),
     ((np.square,), 'd[x] = d[out] * 2.0 * x',
      'd[out] = d[x] * 2.0 * x'),
     ((np.reciprocal,), 'd[x] = -d[out] * out * out',
@@ -126,10 +128,10 @@ HAND_WRITTEN = [
      'd[out] = -d[x] * np.sin(x)'),
     ((np.tan, math.tan), 'd[x] = d[out] * (1.0 + out * out)',
      'd[out] = d[x] * (1.0 + out * out)'),
-    ((np.arcsin,), 'd[x] = d[out] / np.sqrt(1.0 - x * x)',
-     'd[out] = d[x] / np.sqrt(1.0 - x * x)'),
-    ((np.arccos,), 'd[x] = -d[out] / np.sqrt(1.0 - x * x)',
-     'd[out] = -d[x] / np.sqrt(1.0 - x * x)'),
+    ((np.arcsin,), 'd[x] = d[out] * quotient(1.0, np.sqrt(1.0 - x * x))',
+     'd[out] = times_slope(d[x], quotient(1.0, np.sqrt(1.0 - x * x)))'),
+    ((np.arccos,), 'd[x] = d[out] * quotient(-1.0, np.sqrt(1.0 - x * x))',
+     'd[out] = times_slope(d[x], quotient(-1.0, np.sqrt(1.0 - x * x)))'),
     ((np.arctan, math.atan), 'd[x] = d[out] / (1.0 + x * x)',
      'd[out] = d[x] / (1.0 + x * x)'),
     ((np.sinh,), 'd[x] = d[out] * np.cosh(x)',
@@ -140,8 +142,8 @@ HAND_WRITTEN = [
      'd[out] = d[x] * (1.0 - out * out)'),
     ((np.arcsinh,), 'd[x] = d[out] / np.sqrt(x * x + 1.0)',
      'd[out] = d[x] / np.sqrt(x * x + 1.0)'),
-    ((np.arccosh,), 'd[x] = d[out] / np.sqrt(x * x - 1.0)',
-     'd[out] = d[x] / np.sqrt(x * x - 1.0)'),
+    ((np.arccosh,), 'd[x] = d[out] * quotient(1.0, np.sqrt(x * x - 1.0))',
+     'd[out] = times_slope(d[x], quotient(1.0, np.sqrt(x * x - 1.0)))'),
     ((np.arctanh,), 'd[x] = d[out] / (1.0 - x * x)',
      'd[out] = d[x] / (1.0 - x * x)'),
     ((math.sin,), 'd[x] = d[out] * math.cos(x)',
@@ -154,10 +156,10 @@ HAND_WRITTEN = [
      'd[out] = d[x] * math.cosh(x)'),
     ((math.cosh,), 'd[x] = d[out] * math.sinh(x)',
      'd[out] = d[x] * math.sinh(x)'),
-    ((math.asin,), 'd[x] = d[out] / math.sqrt(1.0 - x * x)',
-     'd[out] = d[x] / math.sqrt(1.0 - x * x)'),
-    ((math.acos,), 'd[x] = -d[out] / math.sqrt(1.0 - x * x)',
-     'd[out] = -d[x] / math.sqrt(1.0 - x * x)'),
+    ((math.asin,), 'd[x] = d[out] * quotient(1.0, math.sqrt(1.0 - x * x))',
+     'd[out] = times_slope(d[x], quotient(1.0, math.sqrt(1.0 - x * x)))'),
+    ((math.acos,), 'd[x] = d[out] * quotient(-1.0, math.sqrt(1.0 - x * x))',
+     'd[out] = times_slope(d[x], quotient(-1.0, math.sqrt(1.0 - x * x)))'),
     ((math.fabs,), 'd[x] = d[out] * math.copysign(1.0, x)',
      'd[out] = d[x] * math.copysign(1.0, x)'),
     ((math.erf,), 'd[x] = d[out] * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)',
@@ -327,10 +329,11 @@ def test_slopes_of_two_arguments_sum_gradients_back_and_broadcast_tangents():
 
 def test_math_functions_take_numbers_nothing_to_unbroadcast():
     assert _as_products(rules.lookup(math.pow)).strip().splitlines() == [
-        "d[x] = d[out] * y * math.pow(x, y - 1.0 + (y == 0))",
+        "d[x] = d[out] * y * power(x, y - 1.0 + (y == 0))",
         "d[y] = d[out] * out * math.log(x + (x == 0))"]
     assert unparse(rules.lookup_tangent(math.atan2).body).strip().splitlines() == [
-        "d[out] = d[y] * x / (x * x + y * y)", "d[out] = -d[x] * y / (x * x + y * y)"]
+        "d[out] = times_slope(d[y], quotient(x, x * x + y * y))",
+        "d[out] = times_slope(d[x], quotient(-y, x * x + y * y))"]
 
 
 def test_a_constant_slope_is_one_factor():

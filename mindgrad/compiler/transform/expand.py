@@ -20,6 +20,7 @@ from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.finish.optimize import Fold
 from mindgrad.rules import RuleError, scaled
+from mindgrad.rules.helpers import power
 from mindgrad.runtime.origin import origin
 from mindgrad.runtime.tangents import add_tangent, broadcast_tangent
 
@@ -83,10 +84,18 @@ class _Substitute(gast.NodeTransformer):
             # y for x * y), unless it reads a value that may be inf or NaN (unbounded_names)
             g, slope = (self.visit(arg) for arg in node.args)
             slope = Fold().visit(slope)
-            if (_finite(slope) or not self.rule.singular) and \
+            # (a tangent rule has times_slope only for a slope at a pole: rules.derivation)
+            if (_finite(slope) or not (self.rule.singular or self.rule.kind == "tangent")) and \
                     A.names_in(slope, gast.Load).isdisjoint(self.unbounded):
                 return scaled(g, slope)
             return A.call(self.visit(node.func), g, slope)
+        if callee is power and len(node.args) == 2 and not node.keywords:
+            # x ** c for a constant c >= 0, which has no pole (2 * x for x ** 2)
+            base, exponent = self.visit(node.args[0]), Fold().visit(self.visit(node.args[1]))
+            if isinstance(exponent, gast.Constant) and type(exponent.value) in (int, float) \
+                    and exponent.value >= 0:
+                return Fold().visit(gast.BinOp(left=base, op=gast.Pow(), right=exponent))
+            return A.call(self.visit(node.func), base, exponent)
         if callee in self.broadcasts and node.args:
             # broadcast_tangent(d[x], out) is d[x] when x is a number or an array of out's shape
             p = _tangent_param(node.args[0])
