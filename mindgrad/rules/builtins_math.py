@@ -38,9 +38,11 @@ def _(out, x=0.0):
     d[x] = d[out]
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def sum_grad(g, xs):
     """Gradient of ``sum(xs)``: every element of ``xs`` receives ``g``, summed to its shape."""
+    if is_any_zero(g):
+        return 0
     if isinstance(xs, np.ndarray):
         return np.broadcast_to(g, xs.shape) if np.ndim(g) == xs.ndim - 1 else unbroadcast(g, xs)
     return [unbroadcast(g, x) for x in xs]
@@ -76,12 +78,14 @@ def _is_result(v, out):
     return v is out or np.array_equal(v, out)
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def select_grad(g, out, args, default=None):
     """Gradient of ``min``/``max``: routed to the first argument equal to the result. With one
     argument, ``max(v)`` iterates over it: the gradient goes to its first item equal to the
     result, in ``v``'s own form (an array's gradient an array); to ``default`` if ``v`` is
     empty."""
+    if is_any_zero(g):
+        return (0,) * len(args)
     items = args[0] if len(args) == 1 else args
     grads = [0] * len(items)
     for i, v in enumerate(items):
@@ -93,9 +97,10 @@ def select_grad(g, out, args, default=None):
     return tuple(grads)
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def select_default_grad(g, args):
-    """Gradient of ``min``/``max``'s ``default=``: ``g`` where the iterable is empty."""
+    """Gradient of ``min``/``max``'s ``default=``: ``g`` where the iterable is empty (a zero
+    ``g`` or the 0: the zero)."""
     return g if len(args) == 1 and len(args[0]) == 0 else 0
 
 
@@ -245,10 +250,14 @@ def sorted_order(items, key=None, reverse=False):
     return sorted(range(len(items)), key=lambda i: key(items[i]), reverse=reverse)
 
 
-@linear_in("g", keeps_values=True)
+@linear_in("g", keeps_values=True, any_number=True)
 def sorted_grad(g, iterable, key=None, reverse=False):
     """Gradient of ``sorted(iterable)``: each item's gradient back where the item came from, in
     the iterable's own form (an array's gradient an array)."""
+    if is_any_zero(g):  # a number 0 may be a value: zeros in the iterable's form
+        if g is None or g.__class__ is int or isinstance(iterable, (dict, set, frozenset, str)):
+            return 0  # the 0, or items that are keys or characters: constants
+        return sequence_grad([zero_tangent_of(item) for item in iterable], iterable)
     items = list(iterable)
     order = sorted_order(items, key, reverse)
     grads = [0] * len(items)

@@ -150,12 +150,12 @@ def astype_grad(g, x):
     return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g).astype(dtype, copy=False)
 
 
-@linear_in("g")
+@linear_in("g", any_number=True)
 def array_grad(g, obj, out=None):
     """Gradient of ``np.array(obj)`` and other casts: ``g`` reshaped (``ndmin``) and cast back
     to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a
     list. An integer or boolean ``out`` is a constant: nothing flows back through that cast."""
-    if getattr(out, "dtype", np.dtype(float)).kind not in "fc":
+    if is_any_zero(g) or getattr(out, "dtype", np.dtype(float)).kind not in "fc":
         return 0
     if out is not None:
         g = real_grad(g, out)  # a cast from complex to real: a real result's gradient is real

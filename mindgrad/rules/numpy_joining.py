@@ -343,11 +343,15 @@ def index_join_layout(concatenator, items):
 nondifferentiable(index_join_layout)
 
 
+@takes_zero(keeps_values=False, any_number=True)
 def index_join_grads(g, concatenator, items):
     """Gradients of ``np.r_[items]`` (or ``np.c_``), one per item (None for a directive or a
     slice): each item's block of ``g`` along the joined axis, transposed back and reshaped
-    to the item's shape."""
+    to the item's shape (the 0 for each, for a zero ``g``)."""
     axis, layout = index_join_layout(concatenator, items)
+    if is_any_zero(g):
+        return tuple(None if part is None or isinstance(item, slice) else 0
+                     for item, part in zip(items, layout))
     grads, start = [], 0
     for item, part in zip(items, layout):
         if part is None:
@@ -375,8 +379,10 @@ def index_join_tangent(ts, concatenator, items, out):
             continue
         shape, axes = part
         t = ts[k] if isinstance(ts, (tuple, list)) else ts
-        if is_zero(t) or isinstance(items[k], slice):
+        if is_any_zero(t) or isinstance(items[k], slice):
             t = np.zeros(shape)
+        elif np.ndim(t) == 0:
+            t = np.full(shape, t)  # a number for every entry (arithmetic on the 0 gives one)
         pieces.append(np.transpose(np.reshape(t, shape), axes))
     return np.concatenate(pieces, axis=axis).astype(float_dtype(out), copy=False)
 

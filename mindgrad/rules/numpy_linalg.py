@@ -27,11 +27,12 @@ from mindgrad.rules.numpy_decompositions import (
 from mindgrad.rules.numpy_products import outer_grad_a, tensordot_grad_a, tensordot_grad_b
 from mindgrad.rules.numpy_shape import diagonal_grad, trace_grad
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
-from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
     float_dtype,
+    zero_for,
     zero_tangent_of,
 )
 
@@ -97,11 +98,14 @@ def norm_axes(x, ord=None, axis=None):
 nondifferentiable(norm_axes)
 
 
+@takes_zero(any_number=True)
 @zero_in_zero_out("g", keeps_values=True)
 def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
     """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``: vector norms (2, 1, inf, -inf,
     any p) along one axis or over the flattened array, matrix norms (fro, nuc, 2, -2, 1, -1,
     inf, -inf) over two."""
+    if is_any_zero(g):
+        return zero_for(g, x)
     x = np.asarray(x)
     axes = norm_axes(x, ord, axis)
     if not keepdims:
@@ -138,7 +142,10 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
     """Tangent of ``norm_grad(g, x, ans, ...) = g slope(x, ans)`` from ``x`` (wrt 0) or ``ans``
     (1). The slope of the 2-norm/Frobenius norm is ``x / ans``, of a p-norm
     ``sign(x) (|x| / ans)^(p-1)``; those of the 1, inf, 0 norms and of the matrix 1/inf norms
-    are piecewise constant; those of the spectral and nuclear norms come from the svd's tangent."""
+    are piecewise constant; those of the spectral and nuclear norms come from the svd's tangent;
+    0 for a zero ``g``, as ``norm_grad`` gives zeros there."""
+    if is_any_zero(g):
+        return 0
     if np.iscomplexobj(x):
         raise runtime.GradientError("forward mode over the gradient of np.linalg.norm of a "
                                     "complex array is not supported; use reverse mode twice")
@@ -286,10 +293,13 @@ def _(out, a):
 # ----- solving -----------------------------------------------------------------------------
 
 
+@takes_zero(keeps_values=False, any_number=True)
 @zero_in_zero_out("g")
 def solve_adjoint(g, a, b):
     """``solve(a^T, g)``: the gradient of ``x = solve(a, b)`` for ``b`` before it is summed to
     b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.)"""
+    if is_any_zero(g):
+        return 0
     if np.ndim(b) == 1:
         return np.linalg.solve(swap_last_axes(a), np.expand_dims(g, -1))[..., 0]
     return np.linalg.solve(swap_last_axes(a), g)
@@ -298,7 +308,9 @@ def solve_adjoint(g, a, b):
 @zero_in_zero_out("g", "t")
 def solve_adjoint_tangent(g, a, b, t):
     """Tangent of ``solve_adjoint(g, a, b) = solve(a^T, g)`` from ``a``:
-    ``-solve(a^T, t^T solve(a^T, g))``."""
+    ``-solve(a^T, t^T solve(a^T, g))``; 0 for a zero ``g``."""
+    if is_any_zero(g):
+        return 0
     r = solve_adjoint(g, a, b)
     if np.ndim(b) == 1:
         rhs = np.matmul(swap_last_axes(t), np.expand_dims(r, -1))[..., 0]
@@ -313,10 +325,12 @@ def _(out, g, a, b):
     d[out] = solve_adjoint_tangent(g, a, b, d[a])
 
 
-@linear_in("g_b", "x")
+@linear_in("g_b", "x", any_number=True)
 def solve_grad_a(g_b, a, b, x):
     """Gradient of ``x = solve(a, b)`` for ``a``, from ``g_b = solve_adjoint(...)``:
     ``-g_b x^T``."""
+    if is_any_zero(g_b):
+        return 0
     if np.ndim(b) == 1:
         return unbroadcast(-np.expand_dims(g_b, -1) * np.expand_dims(x, -2), a)
     return unbroadcast(-np.matmul(g_b, swap_last_axes(x)), a)

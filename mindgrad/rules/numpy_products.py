@@ -35,15 +35,18 @@ from mindgrad.runtime.tangents import (
     as_dtype_of,
     float_dtype,
     summable,
+    zero_for,
     zero_tangent_of,
 )
 
 # ----- dot, inner, outer, vdot -------------------------------------------------------------
 
 
-@linear_in("g", "b", keeps_values=True)
+@linear_in("g", "b", keeps_values=True, any_number=True)
 def dot_grad_a(g, a, b):
     """Gradient of ``np.dot(a, b)`` for ``a``: contract ``g`` with ``b`` over b's free axes."""
+    if is_any_zero(g):
+        return zero_for(g, a)
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * b, a)
@@ -54,9 +57,11 @@ def dot_grad_a(g, a, b):
     return astype_grad(np.tensordot(g, b, axes=(g_axes, free_b)), a)
 
 
-@linear_in("g", "a", keeps_values=True)
+@linear_in("g", "a", keeps_values=True, any_number=True)
 def dot_grad_b(g, a, b):
     """Gradient of ``np.dot(a, b)`` for ``b``: contract ``a`` with ``g`` over a's free axes."""
+    if is_any_zero(g):
+        return zero_for(g, b)
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * a, b)

@@ -213,8 +213,11 @@ if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
 # ----- repeating ---------------------------------------------------------------------------
 
 
+@takes_zero(keeps_values=False, any_number=True)
 def tile_grad(g, A, reps):
     """Gradient of ``np.tile``: the tiles of ``g`` summed onto one another."""
+    if is_any_zero(g):
+        return 0
     reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
     ndim = max(np.ndim(A), len(reps))
     shape = (1,) * (ndim - np.ndim(A)) + np.shape(A)

@@ -297,3 +297,50 @@ def test_second_order_through_helpers_given_the_zero():
         np.testing.assert_allclose(grad(nonlinear_reductions_not_taken)(x), 2.0 * x)
         mindgrad.check_grads(nonlinear_reductions_not_taken, (x,), modes=("rev", "fwd"),
                              order=2)
+
+
+def containers_and_products_on_the_branch_not_taken(x, m):
+    # the random-program tester's commonest guards (seed 778): sorted, builtin max and sum,
+    # np.r_, np.array of items, np.tile, np.dot, np.linalg.norm and solve
+    s = sorted([x[0], x[1], x[2]])
+    b = max(x[0], x[1]) + max(x) + sum([x, 2.0 * x])
+    r = np.r_[x, 2.0 * x]
+    a = np.array([np.sum(x), x[0]])
+    t = np.tile(x, 2)
+    d = np.dot(m, x)
+    n = np.linalg.norm(x) + np.linalg.norm(m, axis=0)
+    y = np.linalg.solve(m + 3.0 * np.eye(3), x)
+    if np.sum(x) > 100.0:
+        return s[0] * s[2] + np.sum(b * b) + np.sum(r * r) + np.sum(a * a) + np.sum(t * t) \
+            + np.sum(d * d) + np.sum(n * n) + np.sum(y * y)
+    return np.sum(np.sin(x)) + np.sum(m * m)
+
+
+def test_container_and_product_helpers_take_the_zero_without_a_guard():
+    rng = np.random.default_rng(7)
+    x, m = rng.standard_normal(3), rng.standard_normal((3, 3))
+    g = grad(containers_and_products_on_the_branch_not_taken, (0, 1))
+    assert "is_zero" not in g.source(x, m), g.source(x, m)
+    for y, n in ((x, m), (np.float32(0.5) * x, np.float32(2.0) * m)):
+        gx, gm = g(y, n)
+        np.testing.assert_allclose(gx, np.cos(y), rtol=1e-6)
+        np.testing.assert_allclose(gm, 2.0 * n, rtol=1e-6)
+    mindgrad.check_grads(containers_and_products_on_the_branch_not_taken, (x, m),
+                         modes=("rev", "fwd"), order=2)
+
+
+def containers_and_products_scaled_by_zero(x, m):
+    # a number 0 that is a value reaching the helpers that keep values (sorted, np.dot,
+    # np.linalg.norm): zeros of their argument's shape, never the 0
+    s = sorted([x[0], x[1], x[2]])
+    return (s[0] + np.sum(np.dot(m, x)) + np.linalg.norm(m @ x)) * 0.0 + np.sum(x)
+
+
+def test_a_number_0_through_container_and_product_helpers():
+    rng = np.random.default_rng(8)
+    x, m = rng.standard_normal(3), rng.standard_normal((3, 3))
+    gx, gm = grad(containers_and_products_scaled_by_zero, (0, 1))(x, m)
+    np.testing.assert_array_equal(gx, np.ones(3))
+    np.testing.assert_array_equal(gm, np.zeros((3, 3)))
+    mindgrad.check_grads(containers_and_products_scaled_by_zero, (x, m),
+                         modes=("rev", "fwd"), order=2)
