@@ -38,6 +38,7 @@ from mindgrad.compiler.transform.passes import (
     describe,
     no_attribute_rule,
     no_rule,
+    reads_self_in_generated_code,
     source_text,
 )
 from mindgrad.errors import NoGradientRuleError, NoTangentRuleError
@@ -210,6 +211,9 @@ class ForwardPass(FunctionPass):
             return [A.assign(t_out, self.display_tangent(op.value))]
         if isinstance(op, ops.AttrRule):
             rule = rules.lookup_tangent_attr(op.attr)
+            if rule is None and reads_self_in_generated_code(self.src, value):
+                # a constant of the object a method of the user's was called on: no tangent
+                return [A.assign(t_out, A.const(0))]
             if rule is None:  # an error in the branch taken: it may be one never taken
                 return self.fail_when_run(s, no_attribute_rule(
                     self.src, s, value, f"the attribute .{op.attr} has no tangent rule; "

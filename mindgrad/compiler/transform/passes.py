@@ -457,6 +457,16 @@ def source_text(node) -> str:
     return unparse([gast.Expr(value=node)]).strip()
 
 
+def reads_self_in_generated_code(src, read) -> bool:
+    """Whether ``read`` is ``self.attr`` in mindgrad's generated code (grad of grad): an
+    attribute of the object of a Cell or a method the user's function called, carried on the
+    tape. It holds what the first derivative read as a constant (a scale, a Parameter), so it
+    is one for a derivative with respect to the inputs too; a derivative with respect to
+    weights is refused (``no_attribute_rule``)."""
+    return src.is_mindgrad_code and isinstance(read.value, gast.Name) and \
+        read.value.id == "self"
+
+
 def no_attribute_rule(src, node, read, message) -> str:
     """``message`` for ``read`` (an attribute read in the statement ``node``) that has no
     rule, unless ``src`` is generated code (grad of grad) reading ``self.attr``: a Cell's or a
@@ -473,7 +483,7 @@ def no_attribute_rule(src, node, read, message) -> str:
         if text.startswith("# grad of:"):
             origin = f" in the gradient of `{text[len('# grad of:'):].strip()}`"
             break
-    return (f"second order (a gradient of a gradient) through a Cell or a method called inside "
-            f"the differentiated function is not supported yet: it reads self.{attr}{origin}. "
-            f"A gradient of the Cell itself can be differentiated: call mindgrad.grad(net) "
-            f"inside the function differentiated again")
+    return (f"second order (a gradient of a gradient) with respect to weights through a Cell "
+            f"or a method called inside the differentiated function is not supported yet: it "
+            f"reads self.{attr}{origin}. Second order with respect to the inputs is: leave "
+            f"out the weights of the outer gradient")

@@ -17,7 +17,12 @@ from mindgrad.compiler import naming
 from mindgrad.compiler.facts import activity
 from mindgrad.compiler.transform import operations as ops
 from mindgrad.compiler.transform.expand import instantiate
-from mindgrad.compiler.transform.passes import as_load, describe, no_attribute_rule
+from mindgrad.compiler.transform.passes import (
+    as_load,
+    describe,
+    no_attribute_rule,
+    reads_self_in_generated_code,
+)
 from mindgrad.errors import NoGradientRuleError
 from mindgrad.rules import RuleError
 
@@ -138,6 +143,8 @@ class StatementAdjoints:
                     for k, v in pairs if self.is_active(v)]
         if isinstance(op, ops.AttrRule):
             rule = rules.lookup_attr(op.attr)
+            if rule is None and not self.weights and reads_self_in_generated_code(self.src, value):
+                return []  # a constant of the object a method of the user's was called on
             if rule is None:  # an error in the branch taken: it may be one never taken
                 return self.fail_when_run(s, no_attribute_rule(
                     self.src, s, value, f"the attribute .{op.attr} of a differentiated "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gast
 
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import objects
+from mindgrad.compiler import expansions, objects
 from mindgrad.compiler.facts.analysis import Resolver, as_method, user_code
 from mindgrad.compiler.front import source
 
@@ -92,6 +92,11 @@ class Weights:
         if resolver.receiver(func) is not None:
             return False
         target = resolver(func)
+        if expansions.is_gradient_object(target):
+            # a gradient function (grad(g)): its generated code, built for the call's
+            # arguments, may read any weight; taken as reading them, it is differentiated,
+            # and second order with respect to weights refuses there, by name
+            return True
         inner = user_code(target, func) if target is not None else None
         return bool(inner and self.reached(inner[0], inner[1]))
 
