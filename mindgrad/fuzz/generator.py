@@ -788,9 +788,15 @@ class Generator:
         """A function finite at a pole of its slope (``np.sqrt`` at 0, ``np.hypot`` at the
         origin, ``np.arcsin`` at 1), computed exactly at the pole in the branch ``np.where``
         does not take: its slope there, inf, must reach no gradient and raise no warning."""
-        v = self.pick()
+        v = (self.rng.random() < 0.5 and self.pick(lambda u: u.py)) or self.pick()
         self.used.add("pole_not_taken")
         n, z = v.name, self.fresh("z")
+        if v.py:  # a Python float: math's functions, whose slopes divided by a float 0
+            lines.append(f"{z} = max({n}, 0.0)")
+            pole = self.rng.choice([f"math.sqrt({z})", f"{z} ** 0.5", f"math.pow({z}, 0.5)",
+                                    f"math.hypot({z}, 2.0 * {z})", f"math.atan2({z}, {z})",
+                                    f"math.asin(1.0 / (1.0 + {z}))"])
+            return self.define(lines, f"np.where({n} > 0.0, {pole}, {n})", ())
         lines.append(f"{z} = np.where({n} > 0.0, {n}, 0.0)")
         pole = self.rng.choice([f"np.sqrt({z})", f"{z} ** 0.5", f"np.cbrt({z})",
                                 f"np.power({z}, 0.25)", f"np.hypot({z}, 2.0 * {z})",

@@ -315,8 +315,8 @@ CONSTRUCT_TEXT = {
     "list_concat": re.compile(r"(lst\d+) = \1 \+ \["),
     "zero_scaled": re.compile(r"np\.(sum|mean|max|var)\([^\n]*\) \* 0\.0 \+ "),
     "fft": re.compile(r"np\.fft\.(fft|ifft|rfft|hfft|ihfft)\(\w+, norm="),
-    "pole_not_taken": re.compile(r"(z\d+) = np\.where\((\w+) > 0\.0, \2, 0\.0\)\n"
-                                 r"    \w+ = np\.where\(\2 > 0\.0, [^\n]*\b\1\b"),
+    "pole_not_taken": re.compile(r"(z\d+) = (np\.where\((\w+) > 0\.0, \3, 0\.0\)|max\((\w+), "
+                                 r"0\.0\))\n    \w+ = np\.where\((\3|\4) > 0\.0, [^\n]*\b\1\b"),
     "item_write": re.compile(r"(a\d+) = [^\n]*lst\d+\[-?\d\][^\n]*\n    \1(\[\d\] = | [-*+]=)"),
 }
 
