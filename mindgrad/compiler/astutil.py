@@ -97,34 +97,61 @@ def is_atom(node) -> bool:
     return isinstance(node, (gast.Name, gast.Constant))
 
 
+# The fields of each node class that may hold nodes: the walks below skip the rest (a Name's
+# id and its ctx, a Constant's kind), and names_in also skips operators, which hold no name.
+_NOT_NODES = frozenset({"ctx", "id", "attr", "kind", "type_comment"})
+_NOT_NAMES = _NOT_NODES | {"op", "ops"}
+_WALKED = {}
+_NAMED = {}
+
+
+def _fields(cls, table, skipped):
+    fields = table[cls] = tuple(f for f in cls._fields if f not in skipped)
+    return fields
+
+
 def walk(node):
-    """Every node under ``node`` (a node or a list), depth first; leaner than ``gast.walk``."""
+    """Every node under ``node`` (a node or a list), depth first, but the ``ctx`` of names,
+    attributes and subscripts (test ``.ctx`` of the node instead); leaner than ``gast.walk``."""
     stack = list(node) if isinstance(node, list) else [node]
-    AST = gast.AST
+    AST, table = gast.AST, _WALKED
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
-        n = stack.pop()
+        n = pop()
         yield n
-        for field in n._fields:
+        cls = n.__class__
+        fields = table.get(cls)
+        if fields is None:
+            fields = _fields(cls, table, _NOT_NODES)
+        for field in fields:
             value = getattr(n, field, None)
+            if value is None:
+                continue
             if value.__class__ is list:
-                stack.extend(v for v in value if isinstance(v, AST))
+                extend([v for v in value if isinstance(v, AST)])
             elif isinstance(value, AST):
-                stack.append(value)
+                push(value)
 
 
 def names_in(node, ctx=None) -> set:
     """Names used in ``node`` (a node or a list), optionally only those loaded or stored."""
-    Name, AST, found = gast.Name, gast.AST, set()
+    Name, AST, found, table = gast.Name, gast.AST, set(), _NAMED
     stack = list(node) if node.__class__ is list else [node]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
         n = pop()
-        if n.__class__ is Name:
+        cls = n.__class__
+        if cls is Name:
             if ctx is None or isinstance(n.ctx, ctx):
                 found.add(n.id)
             continue
-        for field in n._fields:
+        fields = table.get(cls)
+        if fields is None:
+            fields = _fields(cls, table, _NOT_NAMES)
+        for field in fields:
             value = getattr(n, field, None)
+            if value is None:
+                continue
             if value.__class__ is list:
                 extend([v for v in value if isinstance(v, AST)])
             elif isinstance(value, AST):
@@ -148,13 +175,22 @@ def renamed(node, renames: dict):
 
 def clone(node):
     """A deep copy of a gast tree (or list of trees), locations and marks (``marks.py``) kept;
-    much faster than ``copy.deepcopy``."""
-    if isinstance(node, list):
+    much faster than ``copy.deepcopy``. Contexts (``Load()``) are shared, not copied."""
+    cls = node.__class__
+    if cls is list:
         return [clone(n) for n in node]
     if not isinstance(node, gast.AST) or isinstance(node, gast.expr_context):
         return node
-    new = node.__class__(**{f: clone(getattr(node, f, None)) for f in node._fields})
+    old = node.__dict__
+    new = cls.__new__(cls)
+    fields = new.__dict__
     for attr in KEPT_BY_CLONE:
-        if hasattr(node, attr):
-            setattr(new, attr, getattr(node, attr))
+        if attr in old:
+            fields[attr] = old[attr]
+    for f in cls._fields:
+        value = old.get(f)
+        fields[f] = value if value is None or value.__class__ in _LEAVES else clone(value)
     return new
+
+
+_LEAVES = frozenset({str, int, float, bool, complex, bytes})  # field values kept as they are
