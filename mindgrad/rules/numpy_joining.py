@@ -108,10 +108,12 @@ def join_tangent(join, ts, xs, out, axis=0):
     return np.asarray(joined).astype(dtype, copy=False)
 
 
-def join_tangent_adjoint(g, join, xs, axis=0):
-    """Adjoint of ``join_tangent(join, ts, xs, out, axis)`` for ``ts`` (reverse over forward):
-    the join's own gradient, which takes ``g`` apart into the pieces."""
-    if is_zero(g):
+@takes_zero(keeps_values=False, any_number=True)
+def join_grad(g, join, xs, axis=0):
+    """Gradient of a joining function ``join(xs[, axis])`` (``np.concatenate``, ``np.stack``,
+    ``np.hstack``, ``np.vstack``, ``np.dstack``, ``np.column_stack``), the transpose of
+    ``join_tangent``: ``g`` taken apart into the pieces, one per array of ``xs``."""
+    if is_any_zero(g):
         return 0
     if join is np.concatenate:
         return concatenate_grad(g, xs, axis)
@@ -127,36 +129,26 @@ def join_tangent_adjoint(g, join, xs, axis=0):
 
 
 @linear(join_tangent, wrt="ts")
-@adjoint(join_tangent)
+@adjoint(join_tangent)  # linear in ts: the transpose is the joins' gradient
 def _(out, join, ts, xs, joined, axis=0):
-    d[ts] = join_tangent_adjoint(d[out], join, xs, axis)
+    d[ts] = join_grad(d[out], join, xs, axis)
 
 
-@adjoint(np.concatenate)
-def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    d[arrays] = concatenate_grad(d[ans], arrays, axis)
-
-
+# the joins: each tangent is the join of the tangents (join_tangent), and each gradient its
+# transpose, d[arrays] = join_grad(d[out], np.concatenate, arrays, axis), ...
+@transpose(np.concatenate)
 @tangent(np.concatenate)
 def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     d[ans] = join_tangent(np.concatenate, d[arrays], arrays, ans, axis)
 
 
-@adjoint(np.stack)
-def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    d[arrays] = stack_grad(d[ans], arrays, axis)
-
-
+@transpose(np.stack)
 @tangent(np.stack)
 def _(ans, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     d[ans] = join_tangent(np.stack, d[arrays], arrays, ans, axis)
 
 
-@adjoint(np.hstack)
-def _(out, tup, *, dtype=None, casting="same_kind"):
-    d[tup] = hstack_grad(d[out], tup)
-
-
+@transpose(np.hstack)
 @tangent(np.hstack)
 def _(out, tup, *, dtype=None, casting="same_kind"):
     d[out] = join_tangent(np.hstack, d[tup], tup, out)
@@ -167,31 +159,19 @@ VSTACK = (np.vstack,) + tuple(fn for fn in (getattr(np, "row_stack", None),)
                               if fn is not None and fn is not np.vstack)
 
 
-@adjoint(*VSTACK)
-def _(out, tup, *, dtype=None, casting="same_kind"):
-    d[tup] = vstack_grad(d[out], tup)
-
-
+@transpose(*VSTACK)
 @tangent(*VSTACK)
 def _(out, tup, *, dtype=None, casting="same_kind"):
     d[out] = join_tangent(np.vstack, d[tup], tup, out)
 
 
-@adjoint(np.dstack)
-def _(out, tup):
-    d[tup] = dstack_grad(d[out], tup)
-
-
+@transpose(np.dstack)
 @tangent(np.dstack)
 def _(out, tup):
     d[out] = join_tangent(np.dstack, d[tup], tup, out)
 
 
-@adjoint(np.column_stack)
-def _(out, tup):
-    d[tup] = column_stack_grad(d[out], tup)
-
-
+@transpose(np.column_stack)
 @tangent(np.column_stack)
 def _(out, tup):
     d[out] = join_tangent(np.column_stack, d[tup], tup, out)

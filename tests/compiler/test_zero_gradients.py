@@ -301,7 +301,7 @@ def test_second_order_through_helpers_given_the_zero():
 
 def containers_and_products_on_the_branch_not_taken(x, m):
     # the random-program tester's commonest guards (seed 778): sorted, builtin max and sum,
-    # np.r_, np.array of items, np.tile, np.dot, np.linalg.norm and solve
+    # np.r_, np.array of items, np.tile, np.dot, np.linalg.norm and solve; and the joins
     s = sorted([x[0], x[1], x[2]])
     b = max(x[0], x[1]) + max(x) + sum([x, 2.0 * x])
     r = np.r_[x, 2.0 * x]
@@ -310,9 +310,10 @@ def containers_and_products_on_the_branch_not_taken(x, m):
     d = np.dot(m, x)
     n = np.linalg.norm(x) + np.linalg.norm(m, axis=0)
     y = np.linalg.solve(m + 3.0 * np.eye(3), x)
+    j = np.concatenate([x, m[0]]) + np.hstack((x, x)) + np.ravel(np.vstack([x, m]))[:6]
     if np.sum(x) > 100.0:
         return s[0] * s[2] + np.sum(b * b) + np.sum(r * r) + np.sum(a * a) + np.sum(t * t) \
-            + np.sum(d * d) + np.sum(n * n) + np.sum(y * y)
+            + np.sum(d * d) + np.sum(n * n) + np.sum(y * y) + np.sum(j * j)
     return np.sum(np.sin(x)) + np.sum(m * m)
 
 

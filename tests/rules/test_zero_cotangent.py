@@ -54,6 +54,7 @@ def assert_zero_gradient(gr, arg, where):
         assert not np.any(leaf), f"{where}: {leaf!r} from a zero cotangent"
 
 
+@pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated:DeprecationWarning")
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_a_rule_run_unguarded_takes_the_symbolic_zero(case):
     args = copy.deepcopy(case.args)
