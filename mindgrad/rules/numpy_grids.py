@@ -20,7 +20,7 @@ from mindgrad.rules import (
     transpose,
 )
 from mindgrad.rules.helpers import astype_grad, normalize_axis
-from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import is_any_zero, is_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -104,7 +104,7 @@ def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_valu
 def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
     """Gradients of ``np.diff(a, n, axis, prepend, append)`` for ``(a, prepend, append)``: each
     difference ``y[i] = x[i+1] - x[i]`` sends ``g[i]`` to ``x[i+1]`` and ``-g[i]`` to ``x[i]``."""
-    if is_zero(g):
+    if is_any_zero(g):
         return 0, 0, 0
     x = np.asarray(a)
     axis = normalize_axis(axis, x.ndim)
@@ -145,14 +145,20 @@ def diff_tangent(t, which, a, n=1, axis=-1, prepend=None, append=None):
     return np.diff(zeros[0], n, axis, prepend=zeros[1], append=zeros[2])
 
 
-@adjoint(np.diff)
-def _(out, a, n=1, axis=-1, prepend=None, append=None):
-    grads = diff_grads(d[out], a, n, axis, prepend, append)
-    d[a] = grads[0]
-    d[prepend] = grads[1]
-    d[append] = grads[2]
+@linear_in("g", any_number=True)
+def diff_grad(g, which, a, n=1, axis=-1, prepend=None, append=None):
+    """Gradient of ``np.diff(a, n, axis, prepend, append)`` for its input number ``which`` (0:
+    ``a``, 1: ``prepend``, 2: ``append``): the transpose of ``diff_tangent``."""
+    return diff_grads(g, a, n, axis, prepend, append)[which]
 
 
+@linear(diff_tangent, wrt="t")
+@adjoint(diff_tangent)  # linear in t: the transpose is the gradient
+def _(out, t, which, a, n=1, axis=-1, prepend=None, append=None):
+    d[t] = diff_grad(d[out], which, a, n, axis, prepend, append)
+
+
+@transpose(np.diff)  # d[a] = diff_grad(d[out], 0, a, n, axis, prepend, append), ...
 @tangent(np.diff)
 def _(out, a, n=1, axis=-1, prepend=None, append=None):
     d[out] = diff_tangent(d[a], 0, a, n, axis, prepend, append)

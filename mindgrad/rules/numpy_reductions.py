@@ -24,6 +24,7 @@ from mindgrad.rules import (
     adjoint,
     d,
     linear,
+    linear_in,
     nondifferentiable,
     tangent,
     transpose,
@@ -644,6 +645,8 @@ def ediff1d_grads(g, ary, to_end=None, to_begin=None):
     """Gradients of ``np.ediff1d(ary, to_end, to_begin)``: ``g`` split into the leading values,
     the differences (whose gradient for ``ary`` is ``-g_i`` at i and ``g_i`` at i+1) and the
     trailing values."""
+    if is_any_zero(g):
+        return 0, 0, 0
     begin = 0 if to_begin is None else np.size(to_begin)
     count = max(np.size(ary) - 1, 0)
     g = np.ravel(g)
@@ -654,14 +657,6 @@ def ediff1d_grads(g, ary, to_end=None, to_begin=None):
     g_end = 0 if to_end is None else astype_grad(np.reshape(g[begin + count:], np.shape(to_end)),
                                                  to_end)
     return astype_grad(np.reshape(grad, np.shape(ary)), ary), g_end, g_begin
-
-
-@adjoint(np.ediff1d)
-def _(out, ary, to_end=None, to_begin=None):
-    grads = ediff1d_grads(d[out], ary, to_end, to_begin)
-    d[ary] = grads[0]
-    d[to_end] = grads[1]
-    d[to_begin] = grads[2]
 
 
 def ediff1d_tangent(t, ary, out, to_end=None, to_begin=None, wrt=0):
@@ -675,6 +670,20 @@ def ediff1d_tangent(t, ary, out, to_end=None, to_begin=None, wrt=0):
     return as_dtype_of(np.concatenate(parts), out)
 
 
+@linear_in("g", any_number=True)
+def ediff1d_grad(g, ary, to_end=None, to_begin=None, wrt=0):
+    """Gradient of ``np.ediff1d(ary, to_end, to_begin)`` for ``ary`` (``wrt`` 0), ``to_end`` (1)
+    or ``to_begin`` (2): the transpose of ``ediff1d_tangent``."""
+    return ediff1d_grads(g, ary, to_end, to_begin)[wrt]
+
+
+@linear(ediff1d_tangent, wrt="t")
+@adjoint(ediff1d_tangent)  # linear in t: the transpose is the gradient
+def _(ans, t, ary, out, to_end=None, to_begin=None, wrt=0):
+    d[t] = ediff1d_grad(d[ans], ary, to_end, to_begin, wrt)
+
+
+@transpose(np.ediff1d)  # d[ary] = ediff1d_grad(d[out], ary, to_end, to_begin, 0), ...
 @tangent(np.ediff1d)
 def _(out, ary, to_end=None, to_begin=None):
     d[out] = ediff1d_tangent(d[ary], ary, out, to_end, to_begin, 0)

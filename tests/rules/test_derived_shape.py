@@ -139,6 +139,10 @@ DERIVED = [
     ((me.item_tangent,), "d[out] = item_tangent(d[t], args)"),
     # the tangent helpers linear in the tangent whose transposes give their functions' adjoints
     ((ns.sort_tangent,), "d[ans] = sort_tangent(d[t], a, axis)"),
+    ((ngrids.diff_tangent,), "d[out] = diff_tangent(d[t], which, a, n, axis, prepend, append)"),
+    ((ngrids.diff_grad,), "d[out] = diff_grad(d[g], which, a, n, axis, prepend, append)"),
+    ((nr.ediff1d_tangent,), "d[ans] = ediff1d_tangent(d[t], ary, out, to_end, to_begin, wrt)"),
+    ((nr.ediff1d_grad,), "d[out] = ediff1d_grad(d[g], ary, to_end, to_begin, wrt)"),
     ((ns.trim_zeros_tangent,), "d[ans] = trim_zeros_tangent(d[t], filt, out, trim, axis)"),
     ((ns.atleast_tangent,), "d[ans] = atleast_tangent(d[ts], arys, out)"),
     ((ns.broadcast_arrays_tangent,), "d[ans] = broadcast_arrays_tangent(d[ts], args, out)"),

@@ -13,6 +13,7 @@ import mindgrad
 from mindgrad.rules import jvp_of, vjp_of
 from mindgrad.rules import numpy_grids as ngrids
 from mindgrad.rules import numpy_joining as njoin
+from mindgrad.rules import numpy_reductions as nr
 from mindgrad.rules import numpy_shape as ns
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
@@ -261,6 +262,21 @@ helper(ngrids.pad_grad, r(5, 6), r(3, 4), ((1, 1), (0, 2)), "reflect")
 helper(ngrids.pad_grad, r(5), r(3), 1, "edge")
 helper(ngrids.diff_grads, r(5), r(6), only=TANGENTS)
 helper(ngrids.diff_grads, r(4, 7), r(4, 5), 1, 1, r(4, 1), r(4, 2), only=TANGENTS)
+# np.diff's and np.ediff1d's gradients are the transposes of their tangents, input by input
+helper(ngrids.diff_grad, r(5), 0, r(6), only=TANGENTS)
+helper(ngrids.diff_grad, r(4, 7), 1, r(4, 5), 1, 1, r(4, 1), r(4, 2), only=TANGENTS)
+helper(ngrids.diff_grad, r(4, 7), 2, r(4, 5), 1, 1, r(4, 1), r(4, 2), only=TANGENTS)
+helper(ngrids.diff_grad, r(2, 3), 0, r(4, 3), 2, 0, only=TANGENTS)
+helper(ngrids.diff_tangent, r(6), 0, r(6))
+helper(ngrids.diff_tangent, r(4, 1), 1, r(4, 5), 1, 1, r(4, 1), r(4, 2))
+helper(ngrids.diff_tangent, r(4, 5), 0, r(4, 5), 2, 0)
+helper(nr.ediff1d_grad, r(8), r(2, 3), r(2), r(1), 0, only=TANGENTS)
+helper(nr.ediff1d_grad, r(8), r(2, 3), r(2), r(1), 1, only=TANGENTS)
+helper(nr.ediff1d_grad, r(8), r(2, 3), r(2), r(1), 2, only=TANGENTS)
+helper(nr.ediff1d_grad, r(4), r(5), only=TANGENTS)
+helper(nr.ediff1d_tangent, r(2, 3), r(2, 3), r(8), r(2), r(1), 0)
+helper(nr.ediff1d_tangent, r(2), r(2, 3), r(8), r(2), r(1), 1)
+helper(nr.ediff1d_tangent, r(1), r(2, 3), r(8), r(2), r(1), 2)
 helper(ngrids.meshgrid_grads, (r(4, 3), 0), (r(3), r(4)), only=TANGENTS)
 helper(ngrids.meshgrid_grads, (r(3, 4), r(3, 4)), (r(3), r(4)), "ij", only=TANGENTS)
 _xi = (r(3), r(4))
