@@ -470,11 +470,11 @@ def reads_self_in_generated_code(src, read) -> bool:
 def no_attribute_rule(src, node, read, message) -> str:
     """``message`` for ``read`` (an attribute read in the statement ``node``) that has no
     rule, unless ``src`` is generated code (grad of grad) reading ``self.attr``: a Cell's or a
-    method's, carried on the tape, which second order does not support yet. That message
-    names the user's line whose gradient reads it (the ``# grad of:`` comment above
-    ``node``)."""
-    if not src.is_mindgrad_code or not (isinstance(read.value, gast.Name) and
-                                        read.value.id == "self"):
+    method's, carried on the tape, which second order with respect to weights does not
+    support yet (with respect to the inputs it is a constant: ``reads_self_in_generated_code``).
+    That message names the user's line whose gradient reads it (the ``# grad of:`` comment
+    above ``node``)."""
+    if not reads_self_in_generated_code(src, read):
         return message
     attr = read.attr
     origin = ""
