@@ -88,6 +88,7 @@ class Namespace:
         """A name under which the generated code reaches ``obj``."""
         if A.is_identifier(preferred) and self.src.resolve(preferred, _MISSING) is obj and \
                 preferred not in self.local_names:
+            self._bound[id(obj)] = preferred
             return preferred
         key = id(obj)
         if key in self._bound:
@@ -96,6 +97,10 @@ class Namespace:
         self.bindings[name] = obj
         self._bound[key] = name
         return name
+
+    def bound(self, obj):
+        """The name the generated code reaches ``obj`` by, or None where it does not."""
+        return self._bound.get(id(obj))
 
     def helper(self, fn) -> gast.Name:
         """A load of the runtime helper ``fn``."""

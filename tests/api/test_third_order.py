@@ -200,3 +200,51 @@ SWEEP = {
 @pytest.mark.parametrize("name", sorted(SWEEP))
 def test_third_order_sweep_of_product_rules(name):
     check_third(SWEEP[name], X, tol=1e-5)
+
+
+# ----- sequences concatenated: the tangent of concat_tangents has one term per tangent, added
+# item by item (``+`` of two tuples concatenates them: the third order read a zero) -----------
+
+def tuple_repeating_an_item(x):
+    s = np.sin(x)
+    t = (s,) + (s, x)
+    return np.sum(np.tanh(t[1] * t[-1]))
+
+
+def list_of_three(x):
+    s = np.sin(x)
+    t = [s * 2.0] + [s, x * x]
+    return np.sum(t[0] * t[1] * t[2])
+
+
+def tuple_broadcast(x, y):
+    t = (x,) + (np.sin(y), x * y)
+    return np.sum(t[0] * t[1] * t[2])
+
+
+@pytest.mark.parametrize("f, shapes", [
+    (tuple_repeating_an_item, ((4,),)), (tuple_repeating_an_item, ((),)),
+    (tuple_repeating_an_item, ((2, 3),)), (list_of_three, ((4,),)), (list_of_three, ((),)),
+    (tuple_broadcast, ((2, 1), (3,)))], ids=lambda c: getattr(c, "__name__", str(c)))
+def test_third_order_of_sequences_concatenated(f, shapes):
+    rng = np.random.default_rng(7)
+    check_third(f, *(rng.standard_normal(s) for s in shapes), tol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_forward_over_forward_of_a_sequence_concatenated_closed_form(shape, dtype):
+    """d/dw d/dv sum(((cos(x),) + (sin(x),))[1]) = sum(-sin(x) v w), an item after the join."""
+    def f(x):
+        t = (np.cos(x),) + (np.sin(x),)
+        return np.sum(t[1])
+
+    rng = np.random.default_rng(3)
+    x, v, w = (rng.standard_normal(shape).astype(dtype) for _ in range(3))
+
+    def first(x):
+        return mg.jvp(f, (x,), (v,))[1]
+
+    _, second = mg.jvp(first, (x,), (w,))
+    want = np.sum(-np.sin(x.astype(np.float64)) * v * w)
+    np.testing.assert_allclose(second, want, rtol=1e-5 if dtype == np.float32 else 1e-12)

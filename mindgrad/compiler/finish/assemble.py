@@ -185,8 +185,10 @@ class ReverseFunctions:
 
 def optimize_tangents(code):
     """The optimize stage of forward mode: the tangent code without what is not needed."""
-    body = optimize.Optimizer(code.pure, code.impure_calls, set(), set()).run(code.statements,
-                                                                               set())
+    add = code.namespace.bound(runtime.add)  # accumulates container tangents
+    accumulators = {add} if add else set()
+    body = optimize.Optimizer(code.pure, code.impure_calls, set(), accumulators,
+                              add).run(code.statements, set())
     return dataclasses.replace(code, statements=body)
 
 

@@ -367,7 +367,7 @@ def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
             A.clone(stmt.value))
         target = stmt.targets[0]
         if isinstance(target, gast.Subscript):
-            out.append(gen.accumulate_tangent(t_out, value))
+            out.append(gen.accumulate_tangent(t_out, value, out_name, rule))
         elif isinstance(target, gast.Name):
             temps.setdefault(target.id, gen.fresh(target.id))
             out.append(A.assign(temps[target.id], value))

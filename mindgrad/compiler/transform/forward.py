@@ -56,6 +56,10 @@ class ForwardInput:
     arguments_shared: bool     # the user's code calls it: its arguments are the caller's
 
 
+# the modules of Python's operators: their tangents add as the operators do
+_OPERATORS = frozenset({"_operator", "operator"})
+
+
 @dataclasses.dataclass(kw_only=True)
 class TangentCode:
     """What the forward pass wrote for one function (see assemble.tangent_function)."""
@@ -122,8 +126,16 @@ class ForwardPass(FunctionPass):
             return A.load(self.t(self.resolve.key(node)))
         return A.const(0)
 
-    def accumulate_tangent(self, t_out, value):
-        # t_out starts at 0 on each assignment: the optimizer makes the first write a plain one
+    def accumulate_tangent(self, t_out, value, out_name=None, rule=None):
+        """``t_out = t_out + value``; through ``runtime.add`` where ``out_name`` may hold a
+        list, a tuple or a dict (``divmod``, ``np.gradient``, a sequence joined), whose ``+``
+        would join the tangents, not add them. An operator's own tangent (``x + y``: ``t_x +
+        t_y``) keeps ``+``: of two sequences, it joins their tangents as the operator joins
+        them. ``t_out`` starts at 0 on each assignment: the optimizer makes the first write a
+        plain one."""
+        if out_name is not None and out_name not in self.numeric and \
+                getattr(getattr(rule, "key", None), "__module__", None) not in _OPERATORS:
+            return A.assign(t_out, A.call(self.helper(runtime.add), A.load(t_out), value))
         return A.assign(t_out, A.binop(A.load(t_out), gast.Add(), value))
 
     # ----- blocks --------------------------------------------------------------------------
