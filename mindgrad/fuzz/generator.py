@@ -53,6 +53,10 @@ CONSTRUCTS = (
     # a function finite at a pole of its slope (np.sqrt at 0), computed exactly there in the
     # branch np.where does not take: NumPy warned of the slope's division, f did not
     "pole_not_taken",
+    # sequences joined (``a + b``, Python's ``sum(rows, ())``), items of both halves read: the
+    # tangent of a join adds one term per half, and ``+`` of two tuples joined them (the third
+    # order read a zero); ``sum`` of sequences was taken for a sum of numbers
+    "sequence_join",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -749,6 +753,25 @@ class Generator:
         self.vars.append(Var(item, s))
         return self.define(lines, f"{seq}[{r.choice([0, 1, -1])}] * {item} + {seq}[{k}]", s)
 
+    def s_sequence_join(self, lines):
+        """Two sequences, each item a function of the inputs, joined by ``+`` or by Python's
+        ``sum(..., start)``, and items of both halves read and combined."""
+        r = self.rng
+        v = self.pick()
+        self.used.add("sequence_join")
+        s, n = v.shape, v.name
+        opener, closer, one = r.choice([("[", "]", ""), ("(", ")", ",")])
+        head, tail = self.fresh("lst"), self.fresh("lst")
+        lines.append(f"{head} = {opener}np.sin({n}), {self.other_fit(s)} * 1.5{closer}")
+        lines.append(f"{tail} = {opener}np.tanh({n}) * {self.other_fit(s)}{one}{closer}")
+        joined = r.choice([f"{head} + {tail}", f"{tail} + {head}",
+                           f"sum([{head}, {tail}], {opener}{closer})",
+                           f"sum([{tail}, {head}], {opener}np.cos({n}){one}{closer})"])
+        seq = self.fresh("lst")
+        lines.append(f"{seq} = {joined}")
+        i, j = r.sample([0, 1, 2, -1], 2)
+        return self.define(lines, f"{seq}[{i}] * {seq}[{j}] + np.sin({seq}[-1])", s)
+
     def s_fft(self, lines):
         """A discrete Fourier transform along the last axis, ending in a real name: rules that
         conjugate or cut the gradient before their helper (ihfft's met the symbolic zero as a
@@ -984,7 +1007,7 @@ class Generator:
                   ("s_complex", 0.6), ("s_nan_branch", 0.6), ("s_user_object", 0.3),
                   ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4),
                   ("s_item_write", 0.5), ("s_fft", 0.4),
-                  ("s_zero_scaled", 0.4), ("s_pole", 0.4))
+                  ("s_zero_scaled", 0.4), ("s_pole", 0.4), ("s_sequence_join", 0.4))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""

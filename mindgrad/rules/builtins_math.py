@@ -38,25 +38,57 @@ def _(out, x=0.0):
     d[x] = d[out]
 
 
+def _joins(out) -> bool:
+    """Whether ``sum(iterable, start)`` gave ``out`` by joining sequences (``sum(rows, [])``),
+    not by adding numbers or arrays."""
+    return isinstance(out, (list, tuple))
+
+
 @linear_in("g", any_number=True)
-def sum_grad(g, xs):
-    """Gradient of ``sum(xs)``: every element of ``xs`` receives ``g``, summed to its shape."""
+def sum_grad(g, xs, start=0):
+    """Gradient of ``sum(xs, start)``: every element of ``xs`` receives ``g``, summed to its
+    shape; for sequences summed (``sum(rows, [])`` joins them, ``start`` first) each item its
+    own part of ``g``."""
     if is_any_zero(g):
         return 0
     if isinstance(xs, np.ndarray):
         return np.broadcast_to(g, xs.shape) if np.ndim(g) == xs.ndim - 1 else unbroadcast(g, xs)
+    if _joins(start):
+        parts, offset = [], len(start)
+        for x in xs:
+            parts.append(list(g[offset:offset + len(x)]))
+            offset += len(x)
+        return parts
     return [unbroadcast(g, x) for x in xs]
+
+
+@linear_in("g", any_number=True)
+def sum_start_grad(g, start):
+    """Gradient of ``sum(xs, start)`` for ``start``: ``g`` summed to its shape; the head of
+    ``g`` where ``start`` is a sequence the items were joined to."""
+    if is_any_zero(g):
+        return 0
+    if _joins(start):
+        return list(g[:len(start)])
+    return unbroadcast(g, start)
 
 
 @adjoint(builtins.sum)
 def _(out, iterable, start=0):
-    d[iterable] = sum_grad(d[out], iterable)
-    d[start] = unbroadcast(d[out], start)
+    d[iterable] = sum_grad(d[out], iterable, start)
+    d[start] = sum_start_grad(d[out], start)
 
 
-def sum_tangent(ts, out):
+@linear_in("ts")
+def sum_tangent(ts, out, iterable=()):
     """Tangent of ``sum(iterable)``: the items' tangents added (0 for items without one), in
-    the shape of the result."""
+    the shape of the result; for sequences summed (joined), the items' tangents joined, the
+    place of ``start`` left 0 (its own term adds it)."""
+    if _joins(out):
+        parts = []
+        for t, x in zip(ts, iterable):
+            parts.extend([0] * len(x) if is_zero(t) else t)
+        return type(out)([0] * (len(out) - len(parts)) + parts)
     total = 0
     for t in ts:
         if not is_zero(t):
@@ -66,10 +98,40 @@ def sum_tangent(ts, out):
     return broadcast_tangent(total, out)
 
 
+@linear_in("t")
+def sum_start_tangent(t, out):
+    """Tangent of ``sum(iterable, start)`` for ``start``: broadcast to the result; at the head
+    of the result where sequences were joined to ``start``."""
+    if _joins(out):
+        return type(out)(list(t) + [0] * (len(out) - len(t)))
+    return broadcast_tangent(t, out)
+
+
+@linear_in("g", any_number=True)
+def sum_tangent_grad(g, out, iterable):
+    """Adjoint of ``sum_tangent`` (reverse mode over forward mode): ``sum_grad``, the start
+    of joined sequences the head of ``out`` the items do not fill."""
+    if is_any_zero(g):
+        return 0
+    if _joins(out):
+        return sum_grad(g, iterable, out[:len(out) - sum(len(x) for x in iterable)])
+    return sum_grad(g, iterable)
+
+
+@adjoint(sum_tangent)
+def _(ans, ts, out, iterable=()):
+    d[ts] = sum_tangent_grad(d[ans], out, iterable)
+
+
+@adjoint(sum_start_tangent)
+def _(ans, t, out):
+    d[t] = sum_start_grad(d[ans], t)
+
+
 @tangent(builtins.sum)
 def _(out, iterable, start=0):
-    d[out] = sum_tangent(d[iterable], out)
-    d[out] = broadcast_tangent(d[start], out)
+    d[out] = sum_tangent(d[iterable], out, iterable)
+    d[out] = sum_start_tangent(d[start], out)
 
 
 def _is_result(v, out):

@@ -317,6 +317,8 @@ CONSTRUCT_TEXT = {
     "fft": re.compile(r"np\.fft\.(fft|ifft|rfft|hfft|ihfft)\(\w+, norm="),
     "pole_not_taken": re.compile(r"(z\d+) = (np\.where\((\w+) > 0\.0, \3, 0\.0\)|max\((\w+), "
                                  r"0\.0\))\n    \w+ = np\.where\((\3|\4) > 0\.0, [^\n]*\b\1\b"),
+    "sequence_join": re.compile(r"(lst\d+) = (\w+ \+ \w+|sum\(\[\w+, \w+\], [^\n]*)\n"
+                                r"    \w+ = \1\[-?\d\] \* \1\[-?\d\] \+ np\.sin\(\1\[-1\]\)"),
     "item_write": re.compile(r"(a\d+) = [^\n]*lst\d+\[-?\d\][^\n]*\n    \1(\[\d\] = | [-*+]=)"),
 }
 

@@ -236,6 +236,16 @@ def f(z):
     lst = (s,) + (s, z)
     return np.sum(np.tanh(lst[1] * lst[-1]))
 """, [(3,)], ("third",), None),
+    # Python's sum of sequences joins them (sum(rows, [])): its gradient gave every item all of
+    # the result's (a clear error), its tangent added the items' tuples (TypeError)
+    ("builtin_sum_joins_sequences", """
+def f(z, y):
+    a = [np.sin(z), z * 1.5]
+    b = [np.tanh(z) * y]
+    c = sum([b, a], [np.cos(y)])
+    t = sum([(np.sin(y),), (z * y, y)], ())
+    return np.sum(c[0] * c[2] + np.sin(c[-1]) * c[1] + t[0] * t[2])
+""", [(3,), (3,)], ("grad", "jvp", "hvp", "value", "third"), None),
 ]
 
 

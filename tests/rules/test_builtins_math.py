@@ -32,6 +32,10 @@ case(builtins.sum, [r(3, 1), r(4)], label="sum-broadcast")
 case(builtins.sum, r(4, 3))
 case(builtins.sum, [f(), f()], f())
 case(builtins.sum, [r(2), r(2)], r(2))
+# sequences summed are joined, start first (sum(rows, [])): each item's gradient its own part
+case(builtins.sum, [(r(2), f()), (r(3),)], (), label="sum-joins-tuples")
+case(builtins.sum, [[r(2, 1)], [f(), r()]], [r(3)], label="sum-joins-lists-after-start")
+case(builtins.sum, [(r(2),), (), (r(2), r(1))], (f(),), label="sum-joins-empty-item")
 for fn in (builtins.max, builtins.min):
     case(fn, f(), f(), f())
     case(fn, [f(), f(), f()])
@@ -81,6 +85,14 @@ case(math.modf, -2.3, label="modf-negative")
 helper = CASES.helper
 helper(bm.sum_grad, r(3), [r(3), r(3)], only=TANGENTS)
 helper(bm.sum_grad, r(3), r(4, 3), only=TANGENTS)
+# sequences summed (joined): each item its part, the head start's
+helper(bm.sum_grad, [r(2), f(), r(3)], [(r(2), f()), (r(3),)], (), only=TANGENTS)
+helper(bm.sum_grad, [f(), r(2), f()], [[r(2)], [f()]], [f()], only=TANGENTS)
+helper(bm.sum_start_grad, r(2, 3), r(3), only=TANGENTS)
+helper(bm.sum_start_grad, [r(2), f(), r(2)], (r(2),), only=TANGENTS)
+helper(bm.sum_tangent_grad, r(2, 3), r(2, 3), [r(3), r(2, 1)], only=TANGENTS)
+helper(bm.sum_tangent_grad, [f(), r(2), f()], (f(), r(2), f()), [(r(2),), (f(),)],
+       only=TANGENTS)
 helper(bm.select_grad, f(), 2.0, (1.0, 2.0, 0.5), only=TANGENTS)
 helper(bm.select_grad, f(), 2.0, ([1.0, 2.0, 0.5],), only=TANGENTS)
 helper(bm.select_default_grad, f(), ([],), only=TANGENTS)
@@ -105,6 +117,14 @@ helper(bm.select_tangent, (r(3), r(3)), largest, (r(3), largest),
        derived={1: lambda a: a[2][1]})
 helper(bm.select_default_tangent, f(), 1.5, ([],))
 helper(bm.select_default_tangent, f(), 2.0, ([1.0, 2.0],), derived={1: lambda a: max(a[2][0])})
+helper(bm.sum_tangent, [r(3), r(2, 1)], r(2, 3), [r(3), r(2, 1)],
+       derived={1: lambda a: sum(a[2])})
+helper(bm.sum_tangent, [(r(2), f()), (r(3),)], (r(2), f(), r(3)), [(r(2), f()), (r(3),)],
+       derived={1: lambda a: sum(a[2], ())})
+helper(bm.sum_tangent, [[r(2)], [f()]], [f(), r(2), f()], [[r(2)], [f()]],
+       derived={1: lambda a: sum(a[2], [a[1][0]])})
+helper(bm.sum_start_tangent, r(3), r(2, 3))
+helper(bm.sum_start_tangent, (f(),), (f(), r(2)))
 helper(bm.dict_tangent, {"a": r(2), "b": f()}, {"a": r(2), "b": f()})
 helper(bm.dict_tangent, [(0, r(2)), (0, f())], [("a", r(2)), ("b", f())])
 helper(bm.sequence_tangent, [r(2), f()], [r(2), f()])

@@ -259,8 +259,8 @@ class Optimizer:
         the copies in effect held in a map, so long straight-line code costs linear time."""
         active = {}  # a -> b
         for s in stmts:
-            assigned = A.assigned_names(s)
             compound = isinstance(s, (gast.If, gast.For, gast.While))
+            assigned = A.assigned_names(s) if compound else self.names(s)[1]
             if compound:
                 active = _without(active, assigned)
             if active:
