@@ -25,7 +25,7 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
-from mindgrad.rules.helpers import power, quotient
+from mindgrad.rules.helpers import log_base, power, quotient
 from mindgrad.runtime import is_any_zero, is_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
@@ -473,6 +473,99 @@ def _(out, x):
 @elementwise(math.erf)
 def _(out, x):
     slope[x] = 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+
+
+@elementwise(math.erfc)
+def _(out, x):
+    slope[x] = -2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+
+
+@elementwise(builtins.pow, singular=True)  # pow(base, exp): base ** exp, as operator.pow
+def _(out, base, exp, mod=None):
+    slope[base] = exp * power(base, exp - 1 + (exp == 0))  # 0 for exp = 0, also at base = 0
+    slope[exp] = out * log_base(base)
+
+
+@transpose(math.fsum)  # d[seq] = sum_tangent_grad(d[out], out, seq)
+@tangent(math.fsum)  # the sum of floats, rounded once: Python's sum's rules
+def _(out, seq):
+    d[out] = sum_tangent(d[seq], out, seq)
+
+
+def _others(xs, i, start):
+    """``start`` times every item of ``xs`` but the ``i``-th: a product's slope in that item,
+    multiplied out, so an item 0 elsewhere gives 0, never a division by it."""
+    product = start
+    for j, x in enumerate(xs):
+        if j != i:
+            product = product * x
+    return product
+
+
+def prod_items_grad(g, xs, start):
+    """Gradient of ``math.prod(xs, start=start)`` for ``xs``: each item ``g`` times the product
+    of the others (and ``start``), summed to its shape; stacked for an array ``xs``."""
+    grads = [unbroadcast(g * _others(xs, i, start), x) for i, x in enumerate(xs)]
+    return np.stack(grads) if isinstance(xs, np.ndarray) else grads
+
+
+def prod_items_tangent(ts, xs, start):
+    """Tangent of ``math.prod(xs, start=start)`` from the items' tangents ``ts``: the sum of
+    each tangent times the product of the other items (and ``start``)."""
+    total = 0.0
+    for i, t in enumerate(ts):
+        if not is_zero(t):
+            total = total + t * _others(xs, i, start)
+    return total
+
+
+# written twice: the tangent helpers move with the items too, and reverse mode over forward
+# mode differentiates their source
+@adjoint(math.prod)
+def _(out, iterable, *, start=1):
+    d[iterable] = prod_items_grad(d[out], iterable, start)
+    d[start] = unbroadcast(d[out] * math.prod(iterable), start)
+
+
+@tangent(math.prod)
+def _(out, iterable, *, start=1):
+    d[out] = prod_items_tangent(d[iterable], iterable, start)
+    d[out] = d[start] * math.prod(iterable)
+
+
+def dist_grad(g, p, q, out):
+    """Gradient of ``math.dist(p, q)`` for ``p``: ``g (p_i - q_i) / out`` per coordinate; 0 where
+    the points coincide (a subgradient, as ``math.hypot``'s at the origin)."""
+    scale = g / (out + (out == 0)) * (out != 0)
+    grads = [scale * (a - b) for a, b in zip(p, q)]
+    return np.asarray(grads) if isinstance(p, np.ndarray) else grads
+
+
+def dist_tangent(tp, p, q, out):
+    """Tangent of ``math.dist(p, q)`` from ``p``'s tangent: the sum of ``t_i (p_i - q_i) /
+    out``; 0 where the points coincide."""
+    total = 0.0
+    for t, a, b in zip(tp, p, q):
+        if not is_zero(t):
+            total = total + t * (a - b)
+    return total / (out + (out == 0)) * (out != 0)
+
+
+@adjoint(math.dist)  # written twice, as math.prod
+def _(out, p, q):
+    d[p] = dist_grad(d[out], p, q, out)
+    d[q] = dist_grad(d[out], q, p, out)
+
+
+@tangent(math.dist)
+def _(out, p, q):
+    d[out] = dist_tangent(d[p], p, q, out)
+    d[out] = dist_tangent(d[q], q, p, out)
+
+
+# booleans and integers of numbers: no gradient
+nondifferentiable(math.isclose, math.isfinite, math.isinf, math.isnan, math.isqrt, math.gcd,
+                  math.lcm, math.comb, math.perm, math.factorial)
 
 
 @elementwise(math.copysign)

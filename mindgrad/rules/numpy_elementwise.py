@@ -47,6 +47,13 @@ from mindgrad.runtime.tangents import (
     zero_tangent_of,
 )
 
+
+def _math(name):
+    """``math``'s function ``name`` where this Python has it (``math.cbrt`` and ``math.exp2``
+    came in 3.11): it shares the NumPy function's template."""
+    return (getattr(math, name),) if hasattr(math, name) else ()
+
+
 # ----- exponentials and logarithms ---------------------------------------------------------
 
 
@@ -55,7 +62,7 @@ def _(out, x):
     slope[x] = out
 
 
-@elementwise(np.exp2)
+@elementwise(np.exp2, *_math("exp2"))
 def _(out, x):
     slope[x] = out * math.log(2.0)
 
@@ -105,7 +112,7 @@ def _(out, x):
     slope[x] = quotient(0.5, out)
 
 
-@elementwise(np.cbrt, singular=True)
+@elementwise(np.cbrt, *_math("cbrt"), singular=True)
 def _(out, x):
     slope[x] = quotient(1.0, 3.0 * out * out)
 
@@ -180,17 +187,17 @@ def _(out, x):
     slope[x] = 1.0 - out * out
 
 
-@elementwise(np.arcsinh)
+@elementwise(np.arcsinh, math.asinh)
 def _(out, x):
     slope[x] = 1.0 / np.sqrt(x * x + 1.0)
 
 
-@elementwise(np.arccosh, singular=True)
+@elementwise(np.arccosh, math.acosh, singular=True)
 def _(out, x):
     slope[x] = quotient(1.0, np.sqrt(x * x - 1.0))
 
 
-@elementwise(np.arctanh, singular=True)
+@elementwise(np.arctanh, math.atanh, singular=True)
 def _(out, x):
     slope[x] = 1.0 / (1.0 - x * x)
 
@@ -225,12 +232,12 @@ def _(out, g, x):
     d[out] = sinc_grad_tangent(g, x, d[x])
 
 
-@elementwise(np.deg2rad, np.radians)
+@elementwise(np.deg2rad, np.radians, math.radians)
 def _(out, x):
     slope[x] = math.pi / 180.0
 
 
-@elementwise(np.rad2deg, np.degrees)
+@elementwise(np.rad2deg, np.degrees, math.degrees)
 def _(out, x):
     slope[x] = 180.0 / math.pi
 
@@ -776,13 +783,13 @@ def _(out, x):
                            zero_tangent_of(out[1])))
 
 
-@adjoint(np.divmod)
+@adjoint(np.divmod, builtins.divmod)  # Python's divmod floors as NumPy's does
 def _(out, x, y):
     d[x] = astype_grad(unbroadcast(d[out][1], x), x)  # only the remainder moves
     d[y] = astype_grad(unbroadcast(-d[out][1] * out[0], y), y)
 
 
-@tangent(np.divmod)
+@tangent(np.divmod, builtins.divmod)
 def _(out, x, y):
     d[out] = TangentTuple((zero_tangent_of(out[0]), broadcast_tangent(d[x], out[1])))
     d[out] = TangentTuple((zero_tangent_of(out[0]), broadcast_tangent(-d[y] * out[0], out[1])))

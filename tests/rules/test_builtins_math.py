@@ -7,10 +7,13 @@ tests/support/rule_check.py.
 
 import builtins
 import math
+import tempfile
 
 import numpy as np
+import pytest
 
 import mindgrad as mg
+from mindgrad.fuzz import generator, oracle
 from mindgrad.rules import builtins_math as bm
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
@@ -43,6 +46,11 @@ for fn in (builtins.max, builtins.min):
     case(fn, r(), r())
     case(fn, r(1), label=fn.__name__ + "-one-item")
     case(fn, r(3), default=1.0, label=fn.__name__ + "-default")
+# Python's divmod floors as NumPy's does: the remainder moves with x and with -q y
+case(builtins.divmod, 5.45, 1.3)
+case(builtins.divmod, -2.3, 0.7, label="divmod-negative")
+case(builtins.divmod, 3.0 * r(3, 4), pos(4), label="divmod-arrays")
+case(builtins.divmod, 3.0 * r(), 0.7, label="divmod-0d")
 case(builtins.list, r(3, 2))
 case(builtins.list, [r(2), f()])
 case(builtins.dict, {"a": r(2), "b": f()})
@@ -56,7 +64,10 @@ case(sorted, r(4), label="sorted-array")
 case(sorted, r(4), reverse=True, label="sorted-reverse")
 
 MATH = [(math.sin, r), (math.cos, r), (math.log, pos), (math.log1p, pos), (math.sinh, r),
-        (math.cosh, r), (math.asin, unit), (math.acos, unit), (math.fabs, r), (math.erf, r)]
+        (math.cosh, r), (math.asin, unit), (math.acos, unit), (math.fabs, r), (math.erf, r),
+        (math.erfc, r), (math.asinh, r), (math.acosh, big), (math.atanh, unit),
+        (math.degrees, r), (math.radians, r)] + \
+    [(getattr(math, name), r) for name in ("cbrt", "exp2") if hasattr(math, name)]
 for fn, gen in MATH:
     case(fn, f(gen))
     case(fn, f(gen), label=fn.__name__ + "_again")
@@ -74,6 +85,16 @@ case(math.fmod, 5.45, 1.3)
 case(math.fmod, -2.3, 0.7, label="fmod-negative")
 case(math.remainder, 5.45, 1.3)
 case(math.remainder, 2.3, -0.7, label="remainder-negative")
+case(builtins.pow, f(pos), f())
+case(builtins.pow, f(), 3.0, label="pow-integral-exponent")
+case(builtins.pow, pos(3), r(2, 1), label="pow-arrays")
+case(math.fsum, [f(), f(), f()])
+case(math.fsum, r(4), label="fsum-array")
+case(math.prod, [f(), f(), f()])
+case(math.prod, [f(), 0.0, f()], label="prod-with-a-zero")
+case(math.prod, [r(3), f()], start=f(), label="prod-arrays-start")
+case(math.dist, [f(), f(), f()], [f(), f(), f()])
+case(math.dist, (f(), f()), r(2), label="dist-tuple-array")
 case(math.frexp, 5.45)
 case(math.frexp, -0.3, label="frexp-negative")
 case(math.modf, 5.45)
@@ -154,3 +175,40 @@ def test_math_pow_of_zero_to_the_zero():
     gx, gy = mg.grad(lambda x, y: math.pow(x, y), grad_position=(0, 1))(x, y)
     np.testing.assert_allclose(gx, (math.pow(x + h, y) - math.pow(x - h, y)) / (2 * h), rtol=1e-7)
     np.testing.assert_allclose(gy, (math.pow(x, y + h) - math.pow(x, y - h)) / (2 * h), rtol=1e-7)
+
+
+# ----- math's and Python's functions together, to the third order ---------------------------
+
+_NEWER = (" + math.cbrt(x + 3.0) + math.exp2(x)" if hasattr(math, "cbrt") else "")
+_TOGETHER = {
+    "floats": ("""
+def f(x):
+    a = math.prod([x, x * x, 3.0], start=x + 1.0)
+    b = math.dist([x, 1.0, x * x], (0.5, x, 2.0))
+    c = pow(x * x + 1.0, 1.5) + pow(2.0, x)
+    e = math.fsum([x, math.sin(x), 1.0])
+    g = math.asinh(x) + math.acosh(2.0 + x * x) + math.atanh(x / 3.0) + math.erfc(x)
+    h = math.degrees(x) * math.radians(x)""" + _NEWER + """
+    return a * b + c * e + g * h
+""", [None]),
+    "arrays": ("""
+def f(x, y):
+    a = math.prod([np.sin(x), y, x * y])
+    b = pow(np.abs(x) + 1.0, y)
+    q, r = divmod(3.0 * x, 1.3)
+    return np.sum(a * b + r * r) + math.dist(x, y)
+""", [(3,), (3,)]),
+}
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp", "hvp", "value", "third"])
+@pytest.mark.parametrize("name", sorted(_TOGETHER))
+def test_math_and_builtins_in_every_mode(name, mode):
+    """math.prod, math.dist, math.fsum, pow, divmod and math's inverse hyperbolic functions in
+    one program, through the tester's oracle: central differences of the value, of the
+    gradient and of the second derivative."""
+    source, inputs = _TOGETHER[name]
+    program = generator.Program("import math\n\nimport numpy as np\n" + source, inputs, 3)
+    with tempfile.TemporaryDirectory() as directory:
+        result = oracle.check_program(program, mode, directory)
+    assert result.outcome == "ok", result.detail
