@@ -28,6 +28,7 @@ class Origin(enum.Enum):
     NUMPY = "numpy"
     MATH = "math"
     BUILTINS = "builtins"
+    OPERATOR = "operator"  # Python's operators as functions (operator.add)
     SCIPY = "scipy"
     RUNTIME = "mindgrad.runtime"  # what generated code calls
     RULES = "mindgrad.rules"  # the helpers and templates of the rules
@@ -43,6 +44,8 @@ _HOMES: dict[str, Origin] = {
     "numpy": Origin.NUMPY,
     "math": Origin.MATH,
     "builtins": Origin.BUILTINS,
+    "operator": Origin.OPERATOR,
+    "_operator": Origin.OPERATOR,
     "scipy": Origin.SCIPY,
     "mindgrad": Origin.MINDGRAD,
     "mindgrad.runtime": Origin.RUNTIME,

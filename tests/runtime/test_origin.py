@@ -3,6 +3,7 @@ from, which decides what the compiler follows, which methods the rules describe 
 helpers generated code calls."""
 
 import math
+import operator
 
 import numpy as np
 import pytest
@@ -29,6 +30,8 @@ def users_function(x):
     (math.sin, Origin.MATH),
     (len, Origin.BUILTINS),
     (list, Origin.BUILTINS),
+    (operator.add, Origin.OPERATOR),  # its __module__ is _operator
+    (operator.itemgetter, Origin.OPERATOR),
     (runtime.unbroadcast, Origin.RUNTIME),
     (helpers.swap_last_axes, Origin.RULES),
     (mindgrad.grad, Origin.MINDGRAD),

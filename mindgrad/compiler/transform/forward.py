@@ -43,6 +43,7 @@ from mindgrad.compiler.transform.passes import (
 )
 from mindgrad.errors import NoGradientRuleError, NoTangentRuleError
 from mindgrad.rules import RuleError
+from mindgrad.runtime.origin import Origin, origin
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -54,10 +55,6 @@ class ForwardInput:
     active_params: list        # the parameters given tangents
     analysis: Analysis
     arguments_shared: bool     # the user's code calls it: its arguments are the caller's
-
-
-# the modules of Python's operators: their tangents add as the operators do
-_OPERATORS = frozenset({"_operator", "operator"})
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -134,7 +131,7 @@ class ForwardPass(FunctionPass):
         them. ``t_out`` starts at 0 on each assignment: the optimizer makes the first write a
         plain one."""
         if out_name is not None and out_name not in self.numeric and \
-                getattr(getattr(rule, "key", None), "__module__", None) not in _OPERATORS:
+                origin(getattr(rule, "key", None)) is not Origin.OPERATOR:
             return A.assign(t_out, A.call(self.helper(runtime.add), A.load(t_out), value))
         return A.assign(t_out, A.binop(A.load(t_out), gast.Add(), value))
 
