@@ -25,7 +25,7 @@ from mindgrad.rules import (
     tangent,
     transpose,
 )
-from mindgrad.rules.helpers import log_base, power, quotient
+from mindgrad.rules.helpers import digamma, log_base, power, quotient
 from mindgrad.runtime import is_any_zero, is_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
@@ -473,6 +473,16 @@ def _(out, x):
 @elementwise(math.erf)
 def _(out, x):
     slope[x] = 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+
+
+@elementwise(math.gamma, singular=True)
+def _(out, x):
+    slope[x] = out * digamma(x)
+
+
+@elementwise(math.lgamma, singular=True)  # log |Gamma(x)|: digamma below 0 too
+def _(out, x):
+    slope[x] = digamma(x)
 
 
 @elementwise(math.erfc)

@@ -15,6 +15,7 @@ import pytest
 import mindgrad as mg
 from mindgrad.fuzz import generator, oracle
 from mindgrad.rules import builtins_math as bm
+from mindgrad.rules import helpers as rule_helpers
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
     TANGENTS,
@@ -85,8 +86,12 @@ case(math.fmod, 5.45, 1.3)
 case(math.fmod, -2.3, 0.7, label="fmod-negative")
 case(math.remainder, 5.45, 1.3)
 case(math.remainder, 2.3, -0.7, label="remainder-negative")
+case(math.gamma, f(pos))
+case(math.gamma, -2.3, label="gamma-negative")
+case(math.lgamma, f(big))
+case(math.lgamma, -2.3, label="lgamma-negative")
 case(builtins.pow, f(pos), f())
-case(builtins.pow, f(), 3.0, label="pow-integral-exponent")
+case(builtins.pow, -f(pos), 3, label="pow-negative-base-int-exponent")
 case(builtins.pow, pos(3), r(2, 1), label="pow-arrays")
 case(math.fsum, [f(), f(), f()])
 case(math.fsum, r(4), label="fsum-array")
@@ -104,6 +109,11 @@ case(math.modf, -2.3, label="modf-negative")
 # only, they have no adjoint rules
 
 helper = CASES.helper
+# the polygamma functions without SciPy, the slopes of math.gamma and math.lgamma
+helper(rule_helpers.digamma, pos(3))
+helper(rule_helpers.digamma, np.array([-2.3, -0.5]))
+helper(rule_helpers.polygamma, 1, pos(2, 2))
+helper(rule_helpers.polygamma, 3, f(big))
 helper(bm.sum_grad, r(3), [r(3), r(3)], only=TANGENTS)
 helper(bm.sum_grad, r(3), r(4, 3), only=TANGENTS)
 # sequences summed (joined): each item its part, the head start's
@@ -188,7 +198,8 @@ def f(x):
     c = pow(x * x + 1.0, 1.5) + pow(2.0, x)
     e = math.fsum([x, math.sin(x), 1.0])
     g = math.asinh(x) + math.acosh(2.0 + x * x) + math.atanh(x / 3.0) + math.erfc(x)
-    h = math.degrees(x) * math.radians(x)""" + _NEWER + """
+    h = math.degrees(x) * math.radians(x) + math.lgamma(x * x + 0.5) * math.gamma(
+        math.sin(x) + 2.0)""" + _NEWER + """
     return a * b + c * e + g * h
 """, [None]),
     "arrays": ("""
@@ -212,3 +223,21 @@ def test_math_and_builtins_in_every_mode(name, mode):
     with tempfile.TemporaryDirectory() as directory:
         result = oracle.check_program(program, mode, directory)
     assert result.outcome == "ok", result.detail
+
+
+def test_polygamma_without_scipy_against_scipy():
+    """The polygamma functions math.gamma's slopes use, against SciPy's where it is installed,
+    and against closed forms everywhere: psi(1) = -Euler's gamma, psi_1(1) = pi^2 / 6,
+    psi(1/2) = -gamma - 2 log 2, psi_2(1) = -2 zeta(3)."""
+    euler = 0.5772156649015329
+    np.testing.assert_allclose(rule_helpers.digamma(1.0), -euler, rtol=1e-14)
+    np.testing.assert_allclose(rule_helpers.digamma(0.5), -euler - 2 * math.log(2), rtol=1e-14)
+    np.testing.assert_allclose(rule_helpers.polygamma(1, 1.0), math.pi ** 2 / 6, rtol=1e-14)
+    np.testing.assert_allclose(rule_helpers.polygamma(2, 1.0), -2 * 1.2020569031595942,
+                               rtol=1e-14)
+    assert np.isnan(rule_helpers.digamma(-3.0)) and np.isnan(rule_helpers.polygamma(2, 0.0))
+    special = pytest.importorskip("scipy.special")
+    x = np.array([0.01, 0.3, 1.7, 9.5, 40.0, 300.0, -0.5, -2.3, -7.9])
+    for n in range(5):
+        np.testing.assert_allclose(rule_helpers.polygamma(n, x), special.polygamma(n, x),
+                                   rtol=1e-12)
