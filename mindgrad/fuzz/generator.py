@@ -114,12 +114,13 @@ UNARY = (
 PY_UNARY = ("math.sin({0})", "math.tanh({0})", "math.exp(math.tanh({0}))", "{0} * {0} + 0.5",
             "math.sqrt({0} * {0} + 1.0)", "abs({0})",
             # math's and Python's functions of floats written elsewhere: pow, divmod, fsum,
-            # prod, dist, the inverse hyperbolic functions, erfc, gamma and lgamma
+            # prod, dist, the inverse hyperbolic functions, erfc, gamma, lgamma, complex
             "pow({0} * {0} + 1.0, 1.5)", "divmod(3.0 * {0}, 1.3)[1]",
             "math.fsum([{0}, math.sin({0}), 0.5])", "math.prod([{0}, math.cos({0})], start=0.5)",
             "math.dist([{0}, 1.0], [0.5, {0} * {0} + 2.0])", "math.asinh({0})",
             "math.atanh(math.tanh({0}) * 0.5)", "math.acosh({0} * {0} + 1.5)",
-            "math.erfc({0})", "math.lgamma({0} * {0} + 0.5)", "math.gamma(math.tanh({0}) + 2.0)")
+            "math.erfc({0})", "math.lgamma({0} * {0} + 0.5)", "math.gamma(math.tanh({0}) + 2.0)",
+            "abs(complex({0}, 0.5 * {0} + 1.0) * (0.6 + 0.8j))")
 #: the last two only of two different inputs, whose entries never tie
 BINARY = ("{0} * {1}", "{0} + {1}", "{0} - {1}", "{0} / ({1} * {1} + 1.0)",
           "np.maximum({0}, {1})", "np.hypot({0}, {1})")

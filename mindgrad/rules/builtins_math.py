@@ -26,7 +26,7 @@ from mindgrad.rules import (
     transpose,
 )
 from mindgrad.rules.helpers import digamma, log_base, power, quotient
-from mindgrad.runtime import is_any_zero, is_zero, unbroadcast
+from mindgrad.runtime import is_any_zero, is_zero, real_grad, unbroadcast
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
 # ----- builtins on numbers: float, sum, min, max -------------------------------------------
@@ -42,6 +42,18 @@ def _joins(out) -> bool:
     """Whether ``sum(iterable, start)`` gave ``out`` by joining sequences (``sum(rows, [])``),
     not by adding numbers or arrays."""
     return isinstance(out, (list, tuple))
+
+
+@adjoint(builtins.complex)  # complex(real, imag) = real + 1j * imag, as the operators give it
+def _(out, real=0, imag=0):
+    d[real] = real_grad(d[out], real)
+    d[imag] = real_grad(d[out] * 1j, imag)
+
+
+@tangent(builtins.complex)
+def _(out, real=0, imag=0):
+    d[out] = d[real] + 0j
+    d[out] = 1j * d[imag]
 
 
 @linear_in("g", any_number=True)

@@ -90,6 +90,8 @@ case(math.gamma, f(pos))
 case(math.gamma, -2.3, label="gamma-negative")
 case(math.lgamma, f(big))
 case(math.lgamma, -2.3, label="lgamma-negative")
+case(builtins.complex, f(), f())
+case(builtins.complex, f(), label="complex-real-only")
 case(builtins.pow, f(pos), f())
 case(builtins.pow, -f(pos), 3, label="pow-negative-base-int-exponent")
 case(builtins.pow, pos(3), r(2, 1), label="pow-arrays")
@@ -196,7 +198,7 @@ def f(x):
     a = math.prod([x, x * x, 3.0], start=x + 1.0)
     b = math.dist([x, 1.0, x * x], (0.5, x, 2.0))
     c = pow(x * x + 1.0, 1.5) + pow(2.0, x)
-    e = math.fsum([x, math.sin(x), 1.0])
+    e = math.fsum([x, math.sin(x), 1.0]) + abs(complex(x, 2.0 * x) * (1 + 0.5j)) ** 2
     g = math.asinh(x) + math.acosh(2.0 + x * x) + math.atanh(x / 3.0) + math.erfc(x)
     h = math.degrees(x) * math.radians(x) + math.lgamma(x * x + 0.5) * math.gamma(
         math.sin(x) + 2.0)""" + _NEWER + """

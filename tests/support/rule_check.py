@@ -231,7 +231,7 @@ def tree(out):
                                                                  "list_reverseiterator",
                                                                  "reversed"):
         return [tree(o) for o in out]
-    if is_float_leaf(out) or (isinstance(out, np.ndarray) and out.dtype.kind == "c"):
+    if is_float_leaf(out) or is_complex_leaf(out):
         return out
     return None
 
