@@ -78,7 +78,15 @@ def numbers_only(g, value):
     return g if any(k in "fc" for k in kinds) else 0
 
 
-nondifferentiable(is_zero_tree, moves_refused, numbers_only)
+nondifferentiable(is_zero_tree, numbers_only)
+
+
+# moves_refused is linear in g (0 for 0, else refused): differentiated again, it refuses what
+# moves at the next order too, and the refusals of both directions transpose each other
+@linear(moves_refused, wrt="g")
+@adjoint(moves_refused)
+def _(out, what, g=1.0):
+    d[g] = moves_refused(what, d[out])
 
 
 def bincount_grad(g, x, weights):
@@ -385,15 +393,10 @@ DRAW = ("a random draw whose distribution's parameters depend on the differentia
         "(write it as loc + scale * np.random.standard_normal(size) to differentiate it)")
 
 
-@adjoint(np.random.normal, np.random.uniform, np.random.laplace, np.random.logistic,
-         np.random.lognormal, np.random.beta, np.random.gamma)
-def _(out, p, q=1.0, size=None):
-    """Refused where the parameters are differentiated (the draw moves with them); a draw of
-    constant parameters is a constant."""
-    d[p] = moves_refused(DRAW, d[out])
-    d[q] = moves_refused(DRAW, d[out])
-
-
+# refused where the parameters are differentiated (the draw moves with them); a draw of
+# constant parameters is a constant. The adjoints are the refusals transposed.
+@transpose(np.random.normal, np.random.uniform, np.random.laplace, np.random.logistic,
+           np.random.lognormal, np.random.beta, np.random.gamma)
 @tangent(np.random.normal, np.random.uniform, np.random.laplace, np.random.logistic,
          np.random.lognormal, np.random.beta, np.random.gamma)
 def _(out, p, q=1.0, size=None):
@@ -401,13 +404,8 @@ def _(out, p, q=1.0, size=None):
     d[out] = moves_refused(DRAW, d[q])
 
 
-@adjoint(np.random.exponential, np.random.standard_gamma, np.random.standard_t,
-         np.random.dirichlet)
-def _(out, p, size=None):
-    """Refused where the parameter is differentiated (the draw moves with it)."""
-    d[p] = moves_refused(DRAW, d[out])
-
-
+@transpose(np.random.exponential, np.random.standard_gamma, np.random.standard_t,
+           np.random.dirichlet)
 @tangent(np.random.exponential, np.random.standard_gamma, np.random.standard_t,
          np.random.dirichlet)
 def _(out, p, size=None):
@@ -420,13 +418,7 @@ REFUSED = [*numpy_functions("histogram2d", "histogramdd"),
                             "dirichlet", "multivariate_normal", module=np.random)]
 
 
-@adjoint(np.random.multivariate_normal)
-def _(out, mean, cov, size=None, check_valid="warn", tol=1e-8):
-    """Refused where the mean or covariance is differentiated (the draw moves with them)."""
-    d[mean] = moves_refused(DRAW, d[out])
-    d[cov] = moves_refused(DRAW, d[out])
-
-
+@transpose(np.random.multivariate_normal)  # refused where the mean or covariance moves
 @tangent(np.random.multivariate_normal)
 def _(out, mean, cov, size=None, check_valid="warn", tol=1e-8):
     d[out] = moves_refused(DRAW, d[mean])

@@ -130,6 +130,7 @@ DERIVED = [
     ((me.dict_values_grad,), "d[out] = dict_values_grad(d[g], mapping)"),
     ((nd.draw_grad,), "d[out] = draw_grad(d[g], a, drawn)"),
     ((nd.draw_tangent,), "d[out] = draw_tangent(d[t], a, drawn)"),
+    ((nd.moves_refused,), "d[out] = moves_refused(what, d[g])"),
     # derived from the gradient helpers' linear templates (arange, the joins written as
     # indexes, meshgrid, item, and the rules of bincount, unique and histogram)
     ((ngrids.arange_tangent,), "d[out] = arange_tangent(d[ts], args, ans)"),

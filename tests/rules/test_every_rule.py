@@ -42,10 +42,11 @@ from tests.support.rule_check import (
 # test_the_helpers_refuse_their_derivatives), and ranges whose bounds move (slice, np.mgrid,
 # np.ogrid: test_silent_constants.py's test_slice_rules_refuse), and values that move with no
 # rule (np.unique's, histograms', random draws': its test_values_that_move_are_refused_...,
-# zip and enumerate kept as values: its test_zip_and_enumerate_kept_as_values_are_refused)
+# zip and enumerate kept as values: its test_zip_and_enumerate_kept_as_values_are_refused;
+# the refusal itself, at second order: its test_a_draw_is_refused_at_second_order_...)
 REFUSING = {no_second_derivative, apply_along_axis_grads, apply_along_axis_tangent,
             piecewise_grads, piecewise_tangent, slice, mgrid_, ogrid_, *nondiff.REFUSED, zip,
-            enumerate}
+            enumerate, nondiff.moves_refused}
 try:  # and scipy_integrate's (test_scipy_integrate.py's test_second_derivatives_are_refused)
     from mindgrad.rules.scipy_integrate import odeint_grads, odeint_tangent
     REFUSING |= {odeint_grads, odeint_tangent}

@@ -464,3 +464,20 @@ def test_zip_and_enumerate_kept_as_values_are_refused(fn):
 @pytest.mark.parametrize("fn", [dict_of_pairs, pairs_comprehension])
 def test_zip_and_enumerate_iterated_over_differentiate(fn):
     check_both_modes(fn, RNG.standard_normal(3))
+
+
+
+def test_the_refusal_is_linear_in_what_it_is_given():
+    """moves_refused(what, g) is 0 for g = 0 and refuses otherwise, in both directions: its
+    adjoint and tangent (what the random draws' transposed rules and a second derivative
+    through a refusal run) pass a zero and refuse a value."""
+    from mindgrad.rules import jvp_of, vjp_of
+
+    out, vjp = vjp_of(nd.moves_refused, "a draw", 0)
+    assert out == 0 and vjp(0) == (0, 0)
+    with pytest.raises(NotImplementedError, match="a draw: a value that moves"):
+        vjp(1.5)
+    out, jvp = jvp_of(nd.moves_refused, "a draw", 0)
+    assert out == 0 and jvp(None, 0) == 0
+    with pytest.raises(NotImplementedError, match="a draw: a value that moves"):
+        jvp(None, np.ones(2))
