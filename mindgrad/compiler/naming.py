@@ -88,7 +88,6 @@ class Namespace:
         """A name under which the generated code reaches ``obj``."""
         if A.is_identifier(preferred) and self.src.resolve(preferred, _MISSING) is obj and \
                 preferred not in self.local_names:
-            self._bound[id(obj)] = preferred
             return preferred
         key = id(obj)
         if key in self._bound:
@@ -99,7 +98,8 @@ class Namespace:
         return name
 
     def bound(self, obj):
-        """The name the generated code reaches ``obj`` by, or None where it does not."""
+        """The name the generated code reaches ``obj`` by through a binding of its own, or
+        None (not bound, or reached by the user's own name for it)."""
         return self._bound.get(id(obj))
 
     def helper(self, fn) -> gast.Name:
