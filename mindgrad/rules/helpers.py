@@ -124,14 +124,37 @@ _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
 
 def polygamma(n, x):
     """The polygamma function of order ``n`` (an int >= 0; 0 is digamma, the derivative of
-    ``log Gamma``) at ``x``, a float or an array, without SciPy: ``x`` is moved up by the
+    ``log Gamma``) at ``x``, a float or an array, without SciPy. For ``x > 0``: moved up by the
     recurrence ``psi_n(x) = psi_n(x + 1) + (-1)^(n+1) n! / x^(n+1)`` until it is at least
-    ``10 + n``, where the asymptotic series is exact to rounding (relative error about
-    1e-15 against ``scipy.special.polygamma``); NaN at 0 and the negative integers."""
+    ``10 + n``, where the asymptotic series is exact to rounding (relative error about 1e-15
+    against ``scipy.special.polygamma``). For ``x < 0``, the reflection ``psi(x) = psi(1 - x) -
+    pi cot(pi x)`` differentiated n times, so that no ``x`` takes more than ``10 + n`` steps
+    (the recurrence alone took ``-x`` steps: hours for ``lgamma``'s slope at -1e10). Below 0 it
+    is as exact as the function is conditioned: where ``psi_n`` nearly vanishes between far
+    negative poles, the relative error grows (2.6e-5 for n = 4 at -150.5, SciPy's 5.6e-6;
+    below 1e-10 for the n <= 2 of three orders of ``math.lgamma``). NaN at 0 and the negative
+    integers."""
     n = int(n)
     x = np.asarray(x, dtype=np.result_type(x, np.float64))
     pole = (x <= 0) & (x == np.floor(x))
-    x = np.where(pole, 1.0, x)
+    negative = (x < 0) & ~pole
+    out = _polygamma_above_zero(n, np.where(pole, 1.0, np.where(negative, 1.0 - x, x)))
+    if negative.any():
+        # d^n/dx^n cot(pi x) as a polynomial in c = cot(pi x), whose derivative is -pi (1 + c^2)
+        coefficients = np.array([0.0, 1.0])
+        for _ in range(n):
+            coefficients = np.polynomial.polynomial.polymul(
+                np.polynomial.polynomial.polyder(coefficients), [-np.pi, 0.0, -np.pi])
+        # cot has period pi: the fraction of x, exact, keeps pi x from losing digits
+        cot = 1.0 / np.tan(np.pi * np.where(negative, x - np.round(x), 0.5))
+        reflected = (-1) ** n * out - np.pi * np.polynomial.polynomial.polyval(cot, coefficients)
+        out = np.where(negative, reflected, out)
+    out = np.where(pole, np.nan, out)
+    return out[()] if out.ndim == 0 else out
+
+
+def _polygamma_above_zero(n, x):
+    """``polygamma(n, x)`` for ``x > 0``: the recurrence up to ``10 + n``, then the series."""
     sign = 1.0 if n % 2 else -1.0  # (-1)^(n+1)
     factorial = math.factorial(n)
     total = np.zeros_like(x)
@@ -151,8 +174,7 @@ def polygamma(n, x):
             series = series + b * math.factorial(2 * k + n - 1) / (
                 math.factorial(2 * k) * x ** (2 * k + n))
         series = sign * series
-    out = np.where(pole, np.nan, total + series)
-    return out[()] if out.ndim == 0 else out
+    return total + series
 
 
 def digamma(x):

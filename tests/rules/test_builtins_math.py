@@ -238,6 +238,12 @@ def test_polygamma_without_scipy_against_scipy():
     np.testing.assert_allclose(rule_helpers.polygamma(2, 1.0), -2 * 1.2020569031595942,
                                rtol=1e-14)
     assert np.isnan(rule_helpers.digamma(-3.0)) and np.isnan(rule_helpers.polygamma(2, 0.0))
+    # far below 0, by the reflection: psi(-1e10 + 1/2) = psi(1e10 + 1/2) = log(1e10) to
+    # rounding, psi_1(x) + psi_1(1 - x) = pi^2 / sin^2(pi x); the recurrence alone took 1e10 steps
+    np.testing.assert_allclose(rule_helpers.digamma(-1e10 + 0.5), math.log(1e10), rtol=1e-14)
+    x = np.array([-1e12 + 0.25, -2.5, -0.3])
+    np.testing.assert_allclose(rule_helpers.polygamma(1, x) + rule_helpers.polygamma(1, 1 - x),
+                               np.pi ** 2 / np.sin(np.pi * (x - np.round(x))) ** 2, rtol=1e-12)
     special = pytest.importorskip("scipy.special")
     x = np.array([0.01, 0.3, 1.7, 9.5, 40.0, 300.0, -0.5, -2.3, -7.9])
     for n in range(5):
