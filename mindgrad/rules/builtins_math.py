@@ -557,20 +557,16 @@ def _(out, iterable, *, start=1):
 
 def dist_grad(g, p, q, out):
     """Gradient of ``math.dist(p, q)`` for ``p``: ``g (p_i - q_i) / out`` per coordinate; 0 where
-    the points coincide (a subgradient, as ``math.hypot``'s at the origin)."""
-    scale = g / (out + (out == 0)) * (out != 0)
+    the points coincide (every difference is 0 there: a subgradient, as ``math.hypot``'s)."""
+    scale = g / (out + (out == 0))
     grads = [scale * (a - b) for a, b in zip(p, q)]
     return np.asarray(grads) if isinstance(p, np.ndarray) else grads
 
 
 def dist_tangent(tp, p, q, out):
-    """Tangent of ``math.dist(p, q)`` from ``p``'s tangent: the sum of ``t_i (p_i - q_i) /
-    out``; 0 where the points coincide."""
-    total = 0.0
-    for t, a, b in zip(tp, p, q):
-        if not is_zero(t):
-            total = total + t * (a - b)
-    return total / (out + (out == 0)) * (out != 0)
+    """Tangent of ``math.dist(p, q)`` from ``p``'s tangent: ``math.hypot``'s of the differences
+    ``p_i - q_i``, whose length ``out`` is."""
+    return hypot_tangent(tp, [a - b for a, b in zip(p, q)], out)
 
 
 @adjoint(math.dist)  # written twice, as math.prod
