@@ -85,12 +85,6 @@ def sum_start_grad(g, start):
     return unbroadcast(g, start)
 
 
-@adjoint(builtins.sum)
-def _(out, iterable, start=0):
-    d[iterable] = sum_grad(d[out], iterable, start)
-    d[start] = sum_start_grad(d[out], start)
-
-
 @linear_in("ts")
 def sum_tangent(ts, out, iterable=()):
     """Tangent of ``sum(iterable)``: the items' tangents added (0 for items without one), in
@@ -140,6 +134,8 @@ def _(ans, t, out):
     d[t] = sum_start_grad(d[ans], t)
 
 
+# d[iterable] = sum_tangent_grad(d[out], out, iterable), d[start] = sum_start_grad(d[out], start)
+@transpose(builtins.sum)
 @tangent(builtins.sum)
 def _(out, iterable, start=0):
     d[out] = sum_tangent(d[iterable], out, iterable)

@@ -221,6 +221,10 @@ def linear_body(rule, params):
            if p.name in rule.linear_in):
         raise RuleError(f"the linear rule for {rule.name}: a *args or **kwargs parameter needs "
                         "a hand-written tangent")
+    for p in rule.added:
+        if p not in names or p in rule.linear_in:
+            raise RuleError(f"the linear rule for {rule.name} adds {p!r}, which is not a "
+                            "parameter of its template or is one it is linear in")
     body = []
     for wrt in rule.linear_in:
         def arg(p, wrt=wrt):
@@ -241,6 +245,8 @@ def linear_body(rule, params):
             for p in rest:
                 if _is_out_buffer(p) and not rule.of_helper:
                     by_keyword = True  # the parameters after it are passed by name
+                elif p.name in rule.added:  # left at its default: its own term adds it
+                    by_keyword = True
                 elif p.kind is kinds.VAR_POSITIONAL:
                     args.append(gast.Starred(value=arg(p), ctx=gast.Load()))
                 elif p.kind is kinds.VAR_KEYWORD:
@@ -251,6 +257,10 @@ def linear_body(rule, params):
                     args.append(arg(p))
             call = gast.Call(func=func, args=args, keywords=keywords)
         body.append(_d_assign(rule.out, call))
+    if rule.added:
+        _bind_runtime(rule, "broadcast_tangent", broadcast_tangent)
+    for p in rule.added:
+        body.append(_d_assign(rule.out, _call("broadcast_tangent", _d_load(p), _name(rule.out))))
     return body
 
 

@@ -37,8 +37,7 @@ from mindgrad.rules.numpy_elementwise import (
     imag_grad,
 )
 from mindgrad.rules.numpy_reductions import (
-    extremum_grad,
-    extremum_initial_share,
+    extremum_initial_tangent,
     extremum_tangent,
     prod_grad,
     prod_tangent,
@@ -53,23 +52,18 @@ from mindgrad.rules.numpy_statistics import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero
-from mindgrad.runtime.tangents import TangentList, broadcast_tangent
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast
+from mindgrad.runtime.tangents import TangentList
 
 # ----- reductions --------------------------------------------------------------------------
 # sum is linear jointly in the array and ``initial``: one tangent, not a term per argument
 
 
+@linear(Method("sum"), via=np.sum, added=("initial",))  # np.sum's (a number has no .sum)
 @adjoint(Method("sum"))
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, where=True):
     d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, where)
-    d[initial] = np.sum(d[ans])
-
-
-@tangent(Method("sum"))
-def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=0, where=True):
-    d[ans] = np.sum(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    d[ans] = broadcast_tangent(d[initial], ans)
+    d[initial] = unbroadcast(d[ans], initial)
 
 
 @linear(Method("mean"), via=np.mean)
@@ -90,16 +84,11 @@ def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, whe
     d[ans] = d[initial] * np.prod(a, axis, dtype, None, keepdims, 1, where)
 
 
-@adjoint(Method("max"), Method("min"))
-def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
-    d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where, initial)
-    d[initial] = np.sum(d[ans] * extremum_initial_share(a, ans, axis, keepdims, where, initial))
-
-
+@transpose(Method("max"), Method("min"))  # np.max's, transposed
 @tangent(Method("max"), Method("min"))
 def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
     d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where, initial)
-    d[ans] = d[initial] * extremum_initial_share(a, ans, axis, keepdims, where, initial)
+    d[ans] = extremum_initial_tangent(d[initial], a, ans, axis, keepdims, where, initial)
 
 
 @adjoint(Method("var"))
@@ -181,7 +170,7 @@ def _(out, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     d[out] = astype_tangent(d[a], out)
 
 
-@adjoint(Method("copy"))
+@adjoint(Method("copy"))  # written: the identity reads as such in generated code
 def _(out, a, order="C"):
     d[a] = d[out]
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, transpose
 from mindgrad.rules.helpers import array_grad, astype_grad
-from mindgrad.runtime import GradientError, is_zero, real_grad, unbroadcast
+from mindgrad.runtime import GradientError, is_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_tangent_of
 
 
@@ -31,11 +31,6 @@ nondifferentiable(*numpy_functions(
     "shape", "ndim", "size", "result_type", "broadcast_shapes", "promote_types", "can_cast",
     "min_scalar_type", "iinfo", "finfo", "dtype", "issubdtype", "isscalar", "iscomplexobj",
     "isrealobj", "iscomplex", "isreal"))
-
-
-@adjoint(np.full)
-def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
-    d[fill_value] = unbroadcast(d[out], fill_value)
 
 
 # ----- indices, searching, counting, sets --------------------------------------------------
@@ -487,14 +482,7 @@ def _(out, a, size=None, replace=True, p=None):
     d[out] = draw_tangent(d[a], a, out)
 
 
-# ----- scalar types: float casts pass the gradient, integer casts are constants ------------
-
-FLOAT_TYPES = [np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128]
-
-
-@adjoint(*FLOAT_TYPES)
-def _(out, x=0.0):
-    d[x] = astype_grad(real_grad(d[out], out), x)  # np.float64(z): the real part of z
+# ----- scalar types: integer casts are constants (float casts: numpy_elementwise) ----------
 
 
 nondifferentiable(*numpy_functions(

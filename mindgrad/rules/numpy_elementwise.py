@@ -563,6 +563,7 @@ def _(ans, t, out):
     d[t] = array_grad(d[ans], t, out)
 
 
+@transpose(np.full)  # d[fill_value] = unbroadcast(d[out], fill_value)
 @tangent(np.full)
 def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     d[out] = broadcast_tangent(d[fill_value], out)
@@ -596,6 +597,9 @@ def _(out, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, devi
     d[out] = fill_tangent(d[fill_value], out)
 
 
+# d[x] = array_grad(d[out], x, out): np.float64(z) takes the real part of z, and so does its
+# gradient
+@transpose(np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128)
 @tangent(np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128)
 def _(out, x=0.0):
     d[out] = astype_tangent(d[x], out)
@@ -795,21 +799,14 @@ def _(out, x, y):
     d[out] = TangentTuple((zero_tangent_of(out[0]), broadcast_tangent(-d[y] * out[0], out[1])))
 
 
-@adjoint(np.unwrap)
-def _(out, p, discont=None, axis=-1, *, period=6.283185307179586):
-    d[p] = astype_grad(d[out], p)  # p plus multiples of the period, piecewise constant
-
-
+# p plus multiples of the period, piecewise constant: d[p] = array_grad(d[out], p, out)
+@transpose(np.unwrap)
 @tangent(np.unwrap)
 def _(out, p, discont=None, axis=-1, *, period=6.283185307179586):
-    d[out] = broadcast_tangent(d[p], out)
+    d[out] = astype_tangent(d[p], out)
 
 
-@adjoint(np.real_if_close)
-def _(out, a, tol=100):
-    d[a] = astype_grad(d[out], a)
-
-
+@transpose(np.real_if_close)  # d[a] = array_grad(d[out], a, out)
 @tangent(np.real_if_close)
 def _(out, a, tol=100):
     d[out] = astype_tangent(d[a], out)

@@ -12,9 +12,11 @@ The gradient helpers (``reduce_sum_grad``, ``prod_grad``, ...) are differentiate
 mode over reverse-mode code (Hessian-vector products). Those linear in the gradient ``g`` get
 their tangent from ``@linear`` on a template with the helper's signature and no body; those that
 also change with a primal argument have a ``*_grad_tangent`` helper with the derivative.
-``sum``, ``mean`` and ``cumsum`` keep hand-written tangents although they are linear: their
-templates end in an ``out`` parameter that the derived call would pass on (a positional ``out``
-would receive the tangent), and ``sum``'s ``initial`` is added, not scaled.
+``sum``, ``mean`` and ``cumsum`` are linear: their adjoints are written, their tangents derived
+(``@linear``; ``sum``'s ``initial`` is added, not scaled: ``added=``). The other reductions'
+adjoints are their tangents transposed (``@transpose``): the tangent calls a helper linear in
+the tangent (``extremum_tangent``), whose own adjoint rule, written once beside it, gives the
+gradient.
 """
 
 import numpy as np
@@ -76,16 +78,13 @@ def _(out, g, a, axis=None, keepdims=False, where=True):
     ...
 
 
+# d[ans] = np.sum(d[a], axis, dtype, keepdims=keepdims, where=where), and initial, added to
+# every result: d[ans] = broadcast_tangent(d[initial], ans)
+@linear(np.sum, added=("initial",))
 @adjoint(np.sum)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
     d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, where)
-    d[initial] = np.sum(d[ans])  # initial is added to every result
-
-
-@tangent(np.sum)
-def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
-    d[ans] = np.sum(d[a], axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    d[ans] = broadcast_tangent(d[initial], ans)
+    d[initial] = unbroadcast(d[ans], initial)
 
 
 @linear(np.mean)
@@ -94,12 +93,9 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, where)
 
 
-@adjoint(np.nansum)
-def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
-    d[a] = reduce_sum_grad(d[ans], a, axis, keepdims, np.logical_and(where, ~np.isnan(a)))
-    d[initial] = np.sum(d[ans])
-
-
+# np.sum's adjoint transposes it, the NaNs masked: d[a] = reduce_sum_grad(d[ans], a, axis,
+# keepdims, np.logical_and(where, ~np.isnan(a))), d[initial] = unbroadcast(d[ans], initial)
+@transpose(np.nansum)
 @tangent(np.nansum)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
     d[ans] = np.sum(d[a], axis, dtype, None, keepdims, 0, np.logical_and(where, ~np.isnan(a)))
@@ -403,6 +399,7 @@ def _(out, g, a, ans, axis=None, keepdims=False, where=True, initial=None):
     ...
 
 
+@linear_in("t")  # the share of each element is piecewise constant
 def extremum_tangent(t, a, ans, axis=None, keepdims=False, where=True, initial=None):
     """Tangent of ``np.max``/``np.min``: the mean tangent of the elements equal to the result
     (ties share, as the gradient does, ``initial`` among them)."""
@@ -411,16 +408,38 @@ def extremum_tangent(t, a, ans, axis=None, keepdims=False, where=True, initial=N
                        ans)
 
 
-@adjoint(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
-def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    d[a] = extremum_grad(d[ans], a, ans, axis, keepdims, where, initial)
-    d[initial] = np.sum(d[ans] * extremum_initial_share(a, ans, axis, keepdims, where, initial))
+@adjoint(extremum_tangent)  # the shares' transpose: each element's share of the gradient
+def _(out, t, a, ans, axis=None, keepdims=False, where=True, initial=None):
+    d[t] = extremum_grad(d[out], a, ans, axis, keepdims, where, initial)
 
 
+@linear_in("t")
+def extremum_initial_tangent(t, a, ans, axis=None, keepdims=False, where=True, initial=None):
+    """Tangent of ``np.max``/``np.min`` for ``initial``: its tangent times its share of each
+    result (1 where it is the extremum alone, 0 where an element is)."""
+    share = extremum_initial_share(a, ans, axis, keepdims, where, initial)
+    return as_dtype_of(t * share, ans)
+
+
+@linear_in("g", any_number=True)
+def extremum_initial_grad(g, a, ans, axis=None, keepdims=False, where=True, initial=None):
+    """Gradient of ``np.max``/``np.min`` for ``initial``: ``g`` weighted by its share, summed."""
+    if is_any_zero(g):
+        return 0
+    return np.sum(g * extremum_initial_share(a, ans, axis, keepdims, where, initial))
+
+
+@adjoint(extremum_initial_tangent)
+def _(out, t, a, ans, axis=None, keepdims=False, where=True, initial=None):
+    d[t] = extremum_initial_grad(d[out], a, ans, axis, keepdims, where, initial)
+
+
+# d[a] = extremum_grad(d[ans], a, ans, ...), d[initial] = extremum_initial_grad(d[ans], a, ...)
+@transpose(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
 @tangent(np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin)
 def _(ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
     d[ans] = extremum_tangent(d[a], a, ans, axis, keepdims, where, initial)
-    d[ans] = d[initial] * extremum_initial_share(a, ans, axis, keepdims, where, initial)
+    d[ans] = extremum_initial_tangent(d[initial], a, ans, axis, keepdims, where, initial)
 
 
 
@@ -543,16 +562,29 @@ def _(ans, a, axis=None, dtype=None, out=None):
 # ----- peak to peak ------------------------------------------------------------------------
 
 
-@adjoint(np.ptp)
-def _(ans, a, axis=None, out=None, keepdims=False):
-    d[a] = extremum_grad(d[ans], a, np.max(a, axis, keepdims=keepdims), axis, keepdims)
-    d[a] = -extremum_grad(d[ans], a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
+@linear_in("t")
+def ptp_tangent(t, a, axis=None, keepdims=False):
+    """Tangent of ``np.ptp``: the maximum's tangent less the minimum's."""
+    return extremum_tangent(t, a, np.max(a, axis, keepdims=keepdims), axis, keepdims) - \
+        extremum_tangent(t, a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
 
 
+@linear_in("g")
+def ptp_grad(g, a, axis=None, keepdims=False):
+    """Gradient of ``np.ptp``: to the maximum's elements, less to the minimum's."""
+    return extremum_grad(g, a, np.max(a, axis, keepdims=keepdims), axis, keepdims) - \
+        extremum_grad(g, a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
+
+
+@adjoint(ptp_tangent)
+def _(out, t, a, axis=None, keepdims=False):
+    d[t] = ptp_grad(d[out], a, axis, keepdims)
+
+
+@transpose(np.ptp)  # d[a] = ptp_grad(d[ans], a, axis, keepdims)
 @tangent(np.ptp)
 def _(ans, a, axis=None, out=None, keepdims=False):
-    d[ans] = extremum_tangent(d[a], a, np.max(a, axis, keepdims=keepdims), axis, keepdims)
-    d[ans] = -extremum_tangent(d[a], a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
+    d[ans] = ptp_tangent(d[a], a, axis, keepdims)
 
 
 

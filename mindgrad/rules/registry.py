@@ -140,7 +140,7 @@ def _register(keys, template, kind="adjoint", **derive):
     return template
 
 
-def linear(*fns, wrt=None, via=None):
+def linear(*fns, wrt=None, via=None, added=()):
     """Derive the tangent of functions linear in some of their arguments from a template's
     signature: the function applied to the tangent. Stack it on the hand-written adjoint::
 
@@ -156,6 +156,11 @@ def linear(*fns, wrt=None, via=None):
     ``via`` is the function the tangent applies where it is not each key itself: the one that
     implements an operator or a method (``@linear(operator.matmul, np.matmul, via=np.matmul)``
     gives ``np.matmul(d[x], y)`` for both; a method's receiver is then passed first).
+    ``added`` names parameters whose value the function adds to its result, as ``np.sum``'s
+    ``initial``: affine, not linear, in them. The call applied to a tangent leaves them at
+    their defaults, and each adds its own tangent, broadcast to the result:
+    ``@linear(np.sum, added=("initial",))`` gives ``d[out] = np.sum(d[a], axis, ...)`` and
+    ``d[out] = broadcast_tangent(d[initial], out)``.
     """
     if not fns:
         raise TypeError("linear() needs at least one function to register a rule for")
@@ -165,7 +170,8 @@ def linear(*fns, wrt=None, via=None):
     def decorate(template):
         params = list(inspect.signature(template).parameters)[1:]
         names = tuple(wrt) if wrt is not None else tuple(params[:1])
-        return _register(fns, template, "tangent", linear_in=names, via=via)
+        return _register(fns, template, "tangent", linear_in=names, via=via,
+                         added=tuple(added))
 
     return decorate
 

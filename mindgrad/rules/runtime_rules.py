@@ -112,6 +112,12 @@ def add_operand_transpose(g_out, g, a):
     return broadcast_back(g_out, g)
 
 
+@linear(broadcast_tangent)
+@adjoint(broadcast_tangent)  # linear in t; out gives the shape and dtype only
+def _(ans, t, out):
+    d[t] = unbroadcast(d[ans], t)
+
+
 @adjoint(runtime.add)
 def _(out, a, b):
     d[a] = add_operand_grad(d[out], a)

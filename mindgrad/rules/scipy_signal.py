@@ -17,7 +17,7 @@ the higher orders.
 import numpy as np
 import scipy.signal as ss
 
-from mindgrad.rules import adjoint, d, tangent
+from mindgrad.rules import adjoint, d, linear
 from mindgrad.rules.helpers import astype_grad
 
 
@@ -59,6 +59,7 @@ def convolve_grad(g, other, shape1, shape2, mode="full", method="auto"):
     return ss.convolve(in_full(g, shape1, shape2, mode), reversed_all(other), "valid", method)
 
 
+@linear(ss.convolve, wrt=("in1", "in2"))  # bilinear: d[out] = ss.convolve(d[in1], in2, ...)
 @adjoint(ss.convolve)
 def _(out, in1, in2, mode="full", method="auto"):
     """Any mode and method; real or complex."""
@@ -68,7 +69,4 @@ def _(out, in1, in2, mode="full", method="auto"):
                          in2)
 
 
-@tangent(ss.convolve)
-def _(out, in1, in2, mode="full", method="auto"):
-    d[out] = ss.convolve(d[in1], in2, mode, method)
-    d[out] = ss.convolve(in1, d[in2], mode, method)
+

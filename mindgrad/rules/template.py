@@ -54,7 +54,8 @@ class Rule:
                          "differentiates", "_fdef"})
 
     def __init__(self, key, template, kind="adjoint", lazy=False, from_slopes=False,
-                 linear_in=None, via=None, diagonal=False, singular=False, transposed=False):
+                 linear_in=None, via=None, diagonal=False, singular=False, transposed=False,
+                 added=()):
         self.kind = kind
         self.key = key
         self.template = template
@@ -62,6 +63,7 @@ class Rule:
         self.singular = singular  # an @elementwise slope that may be inf or NaN (np.log)
         self.linear_in = linear_in  # a @linear tangent: d[out] = key(..., d[p], ...) per p
         self.via = via  # the function a @linear tangent applies, if not the key itself
+        self.added = tuple(added)  # a @linear tangent's parameters added to its result
         self.diagonal = diagonal  # a @diagonal tangent: the adjoint template read forwards
         # a @transpose adjoint, the tangent template transposed: the lookup of the adjoint
         # rules that transpose its linear helpers (the registry's), else False

@@ -124,6 +124,18 @@ DERIVED = [
     ((ns.reshape_grad,), "d[out] = reshape_grad(d[g], a, order)"),
     ((ns.reshape_tangent,), "d[ans] = reshape_tangent(d[t], a, out, order)"),
     ((nr.cumsum_grad,), "d[out] = cumsum_grad(d[g], a, axis)"),
+    ((np.sum,), "d[ans] = np.sum(d[a], axis, dtype, keepdims=keepdims, where=where)\n"
+                "d[ans] = broadcast_tangent(d[initial], ans)"),
+    ((method("sum"),), "d[ans] = np.sum(d[a], axis, dtype, keepdims=keepdims, where=where)\n"
+                       "d[ans] = broadcast_tangent(d[initial], ans)"),
+    ((nr.extremum_tangent,),
+     "d[out] = extremum_tangent(d[t], a, ans, axis, keepdims, where, initial)"),
+    ((nr.extremum_initial_tangent,),
+     "d[out] = extremum_initial_tangent(d[t], a, ans, axis, keepdims, where, initial)"),
+    ((nr.extremum_initial_grad,),
+     "d[out] = extremum_initial_grad(d[g], a, ans, axis, keepdims, where, initial)"),
+    ((nr.ptp_tangent,), "d[out] = ptp_tangent(d[t], a, axis, keepdims)"),
+    ((nr.ptp_grad,), "d[out] = ptp_grad(d[g], a, axis, keepdims)"),
     ((me.item_grad,), "d[out] = item_grad(d[g], a, args)"),
     ((me.tolist_grad,), "d[out] = tolist_grad(d[g], a)"),
     ((me.dict_items_grad,), "d[out] = dict_items_grad(d[g], mapping)"),

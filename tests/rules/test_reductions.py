@@ -107,6 +107,28 @@ helper(nr.prod_grad, r(2), np.array([[1.5, 0.0, 2.0, 0.0], [0.5, 1.2, -1.0, 2.0]
 _a = r(3, 4)
 helper(nr.extremum_grad, r(3), _a, np.max(_a, axis=1), 1,
        derived={2: lambda args: np.max(args[1], axis=1)}, only=TANGENTS)
+# the tangent helpers the reductions' adjoints are transposed from, both directions
+_a = r(3, 4)
+helper(nr.extremum_tangent, r(3, 4), _a, np.min(_a, axis=0), 0,
+       derived={2: lambda args: np.min(args[1], axis=0)})
+helper(nr.extremum_tangent, r(3, 4), _a, np.max(_a, axis=1, keepdims=True), 1, True,
+       derived={2: lambda args: np.max(args[1], axis=1, keepdims=True)})
+helper(nr.extremum_tangent, r(4), _a[0], np.max(_a[0]),
+       derived={2: lambda args: np.max(args[1])})
+# rows 0 and 2 below the initial 0.5, which is their maximum
+_b = np.array([[0.1, 0.2, -1.0], [1.0, 2.0, 3.0], [-0.3, 0.4, -0.9]])
+helper(nr.extremum_initial_tangent, f(), _b, np.max(_b, axis=1, initial=0.5), 1, False, True,
+       0.5, derived={2: lambda args: np.max(args[1], axis=1, initial=args[6])})
+helper(nr.extremum_initial_tangent, f(), _b, np.min(_b, 0, initial=-0.5, keepdims=True), 0, True,
+       True, -0.5,
+       derived={2: lambda args: np.min(args[1], axis=0, initial=args[6], keepdims=True)})
+helper(nr.extremum_initial_grad, r(3), _b, np.max(_b, axis=1, initial=0.5), 1, False, True,
+       0.5, derived={2: lambda args: np.max(args[1], axis=1, initial=args[6])}, only=TANGENTS)
+helper(nr.ptp_tangent, r(3, 4), _a, 1)
+helper(nr.ptp_tangent, r(3, 4), _a, 0, True)
+helper(nr.ptp_tangent, r(4), _a[1])
+helper(nr.ptp_grad, r(3), _a, 1, only=TANGENTS)
+helper(nr.ptp_grad, f(), _a, only=TANGENTS)
 helper(nstat.var_grad, r(3), r(3, 4), 1, only=TANGENTS)
 helper(nstat.var_grad, f(), r(3, 4), None, 1, only=TANGENTS)
 helper(nstat.var_grad, r(1, 4), r(3, 4), 0, 0, True, None, True, np.full((1, 4), 0.2),

@@ -8,7 +8,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.rules import runtime_rules, vjp_of
 from mindgrad.rules import runtime_rules as rr
-from mindgrad.runtime.tangents import TangentDict, TangentList, TangentTuple
+from mindgrad.runtime.tangents import TangentDict, TangentList, TangentTuple, broadcast_tangent
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
     TANGENTS,
@@ -102,6 +102,10 @@ helper(rr.added_grad, r(3, 4), r(3, 4), 1, r(4), only=TANGENTS)
 helper(rr.added_grad, r(3, 4), r(3, 4), (slice(None), [0, 2, 2]), r(3, 3), only=TANGENTS)
 helper(rr.added_grad, r(4), r(4), 2, f(), only=TANGENTS)
 helper(rr.broadcast_back, r(3), r(2, 3), only=TANGENTS)
+helper(broadcast_tangent, r(3), r(2, 3))
+helper(broadcast_tangent, f(), r(2, 3))
+helper(broadcast_tangent, r(2, 1), r(2, 3))
+helper(broadcast_tangent, r(2, 3), r(2, 3))
 helper(rr.reversed_items_grad, [(0, f()), (0, r(2)), (0, f())], [1.5, r(2), -0.5], only=TANGENTS)
 helper(rr.reversed_items_grad, [(0, r(3)), (0, r(3))], r(4, 3), 2, only=TANGENTS)
 helper(rr.gather, r(3, 4), r(3, 4), 1, only=TANGENTS)
