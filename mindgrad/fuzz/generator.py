@@ -57,6 +57,10 @@ CONSTRUCTS = (
     # tangent of a join adds one term per half, and ``+`` of two tuples joined them (the third
     # order read a zero); ``sum`` of sequences was taken for a sum of numbers
     "sequence_join",
+    # a keyword argument that moves with the input (np.var's mean=, np.pad's constant_values=,
+    # initial=, clip's bounds by name): the gradient rules of var, std and pad gave nothing for
+    # theirs, while their tangents did
+    "keyword_input",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -740,7 +744,9 @@ class Generator:
         s = v.shape
         seq = self.fresh("lst")
         opener, closer = r.choice([("[", "]"), ("(", ")")])
-        lines.append(f"{seq} = {opener}{v.name} * 1.5, np.tanh({self.other_fit(s)}){closer}")
+        # both items of v's shape exactly (another name alone may only broadcast to it)
+        lines.append(f"{seq} = {opener}{v.name} * 1.5, "
+                     f"np.tanh({self.other_fit(s)}) + {v.name} * 0.25{closer}")
         join = r.random()
         if join < 0.4:  # a new container holding the same items
             more = f"[{v.name} * 0.5]" if opener == "[" else f"({v.name} * 0.5,)"
@@ -779,6 +785,28 @@ class Generator:
         lines.append(f"{seq} = {joined}")
         i, j = r.sample([0, 1, 2, -1], 2)
         return self.define(lines, f"{seq}[{i}] * {seq}[{j}] + np.sin({seq}[-1])", s)
+
+    def s_keyword_input(self, lines):
+        """A call whose keyword argument moves with the inputs: ``np.var``/``np.std``'s
+        ``mean=`` (NumPy 2), ``np.pad``'s ``constant_values=``, a reduction's ``initial=``,
+        ``np.clip``'s bounds by name."""
+        v = self.pick(lambda v: len(v.shape) >= 1)
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("keyword_input")
+        n, s = v.name, v.shape
+        moving = f"np.mean({self.pick().name}) * 0.1"
+        options = [(f"np.pad({n}, 1, constant_values={moving})", tuple(d + 2 for d in s)),
+                   (f"np.sum({n}, axis=-1, initial={moving})", s[:-1]),
+                   (f"np.prod(np.tanh({n}), axis=-1, initial=1.0 + {moving})", s[:-1]),
+                   (f"np.max({n}, axis=-1, initial=np.mean({n}))", s[:-1]),
+                   (f"np.clip({n}, a_min=np.min({n}) * 0.5, a_max=np.max({n}) * 0.5)", s)]
+        if int(np.__version__.split(".")[0]) >= 2:  # mean= is NumPy 2's
+            mean = f"np.mean({n}, axis=-1, keepdims=True) * 0.9 + {moving}"
+            options += [(f"np.var({n}, axis=-1, mean={mean})", s[:-1]),
+                        (f"np.std({n}, axis=-1, mean={mean}) + 0.1", s[:-1])]
+        expr, shape = self.rng.choice(options)
+        return self.define(lines, expr, shape)
 
     def s_fft(self, lines):
         """A discrete Fourier transform along the last axis, ending in a real name: rules that
@@ -1015,7 +1043,8 @@ class Generator:
                   ("s_complex", 0.6), ("s_nan_branch", 0.6), ("s_user_object", 0.3),
                   ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4),
                   ("s_item_write", 0.5), ("s_fft", 0.4),
-                  ("s_zero_scaled", 0.4), ("s_pole", 0.4), ("s_sequence_join", 0.4))
+                  ("s_zero_scaled", 0.4), ("s_pole", 0.4), ("s_sequence_join", 0.4),
+                  ("s_keyword_input", 0.4))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""

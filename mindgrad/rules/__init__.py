@@ -57,11 +57,13 @@ from mindgrad.rules.registry import (
     tangent_attr,
     tangent_method,
     transpose,
+    transpose_of,
 )
 from mindgrad.rules.template import Rule
 
 # the registry's tables and internals, which the catalog and the tests read
 _RULES, _TANGENTS, _NONDIFF = _registry._RULES, _registry._TANGENTS, _registry._NONDIFF
+_TRANSPOSES = _registry._TRANSPOSES
 _DECLARED_IN, _pending = _registry._DECLARED_IN, _registry._pending
 _bump, _key, _load_deferred = _registry._bump, _registry._key, _registry._load_deferred
 
@@ -99,5 +101,6 @@ __all__ = [
     "tangent_attr",
     "tangent_method",
     "transpose",
+    "transpose_of",
     "vjp_of",
 ]

@@ -34,27 +34,55 @@ class _Recorder:
         raise RuntimeError("d[...] written for a value that is not an argument")
 
 
+def _holds_inexact(value) -> bool:
+    """Whether ``value`` holds a float or complex number (an array, a number, a container or a
+    callable object of them: what a gradient could be taken for)."""
+    import numpy as np
+
+    if isinstance(value, (list, tuple)):
+        return any(_holds_inexact(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_inexact(v) for v in value.values())
+    if isinstance(value, (bool, int, str, bytes, type(None))) or isinstance(value, type):
+        return False
+    if isinstance(value, (float, complex)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return np.dtype(dtype).kind in "fcO"
+    return True  # an object, a callable: may hold numbers (a Cell, a closure's arrays)
+
+
 def vjp_of(fn, *args, **kwargs):
     """Run ``fn`` and return ``(out, vjp)`` using only its registered rule, as a check on rules.
 
     ``vjp(g)`` returns one gradient per positional argument of the call (0 where the rule gives
-    none). The transformer inlines the same template; this evaluates it directly, and as
-    generated code does not run a template that cannot take a zero ``g``.
+    none); ``vjp.by_keyword(g)`` those of the call's keyword arguments, by name; ``_constant``
+    names keyword arguments that take none (their ``d[p] = ...`` does not run), ``_active``
+    parameters that take one whatever they hold (an int 0 standing for a gradient). The transformer
+    inlines the same template; this evaluates it directly, and as generated code does not run a
+    template that cannot take a zero ``g``.
     """
     key = kwargs.pop("_key", fn)
+    constant = set(kwargs.pop("_constant", ()))
+    active = set(kwargs.pop("_active", ()))
     rule = lookup(key)
     if rule is None:
         raise RuleError(f"no gradient rule registered for {key!r}")
     out = fn(*args, **kwargs)
     bound = rule.bind(args, kwargs)
+    # the parameters that take a gradient: those given numbers (generated code differentiates
+    # no int, str or None), but for the keyword arguments named in ``_constant``
+    present = {p for p in rule.params
+               if p in active or p not in constant and _holds_inexact(bound[p])}
 
-    def vjp(g):
+    def recorded(g):
         from mindgrad.runtime import is_zero
 
         if rule.reads_zero_unsafely and is_zero(g, out):
-            return (0,) * len(args)  # as generated code, which guards such a rule
+            return None  # as generated code, which guards such a rule
         recorder = _Recorder(out, g, bound)
-        body = rule.run_with(recorder)
+        body = rule.run_with(recorder, present)
         pos = [bound[p] for p in rule.params if p not in rule.varargs and
                rule.signature.parameters[p].kind not in (inspect.Parameter.KEYWORD_ONLY,
                                                          inspect.Parameter.VAR_KEYWORD)]
@@ -62,6 +90,14 @@ def vjp_of(fn, *args, **kwargs):
         kw = {p: bound[p] for p in rule.params
               if rule.signature.parameters[p].kind is inspect.Parameter.KEYWORD_ONLY}
         body(out, *pos, *star, **kw)
+        return recorder
+
+    def vjp(g):
+        from mindgrad.runtime import is_zero
+
+        recorder = recorded(g)
+        if recorder is None:
+            return (0,) * len(args)
         # one gradient per positional argument of the call, in call order
         flat = []
         for p in rule.params:
@@ -72,6 +108,12 @@ def vjp_of(fn, *args, **kwargs):
                 flat.append(recorder.grads.get(p, 0))
         return tuple(flat[: len(args)])
 
+    def by_keyword(g):
+        recorder = recorded(g)
+        grads = {} if recorder is None else recorder.grads
+        return {name: grads.get(name, 0) for name in kwargs}
+
+    vjp.by_keyword = by_keyword
     return out, vjp
 
 
@@ -98,9 +140,10 @@ class _TangentRecorder:
 def jvp_of(fn, *args, **kwargs):
     """Run ``fn`` and return ``(out, jvp)`` using only its registered tangent rule.
 
-    ``jvp(*tangents)`` takes one tangent per positional argument (None for none) and returns
-    the output's tangent, evaluating the template directly, as a check on tangent rules; as in
-    generated code, the statements reading an argument without tangent do not run.
+    ``jvp(*tangents, **keyword_tangents)`` takes one tangent per positional argument (None for
+    none), and those of keyword arguments by name, and returns the output's tangent, evaluating
+    the template directly, as a check on tangent rules; as in generated code, the statements
+    reading an argument without tangent do not run.
     """
     key = kwargs.pop("_key", fn)
     rule = lookup_tangent(key)
@@ -109,12 +152,15 @@ def jvp_of(fn, *args, **kwargs):
     out = fn(*args, **kwargs)
     bound = rule.bind(args, kwargs)
 
-    def jvp(*tangents):
+    def jvp(*tangents, **keyword_tangents):
         by_value = []
         flat = list(args)
         for value, t in zip(flat, tangents):
             if t is not None:
                 by_value.append((value, t))
+        for name, t in keyword_tangents.items():
+            if t is not None:
+                by_value.append((kwargs[name], t))
         for name in rule.varargs:
             known = {id(v): t for v, t in by_value}
             parts = [known.get(id(v), 0) for v in bound[name]]

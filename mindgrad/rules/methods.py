@@ -27,9 +27,6 @@ from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_elementwise import (
     astype_tangent,
     clip_bounds,
-    clip_grad_a,
-    clip_grad_lower,
-    clip_grad_upper,
     clip_tangent_a,
     clip_tangent_lower,
     clip_tangent_upper,
@@ -39,16 +36,15 @@ from mindgrad.rules.numpy_elementwise import (
 from mindgrad.rules.numpy_reductions import (
     extremum_initial_tangent,
     extremum_tangent,
-    prod_grad,
+    prod_initial_tangent,
     prod_tangent,
     reduce_mean_grad,
     reduce_sum_grad,
 )
 from mindgrad.rules.numpy_shape import reshape_tangent
 from mindgrad.rules.numpy_statistics import (
-    std_grad,
+    std_mean_tangent,
     std_tangent,
-    var_grad,
     var_mean_tangent,
     var_tangent,
 )
@@ -72,16 +68,11 @@ def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, where=True):
     d[a] = reduce_mean_grad(d[ans], a, axis, keepdims, where)
 
 
-@adjoint(Method("prod"))
-def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, where=True):
-    d[a] = prod_grad(d[ans], a, axis, keepdims, initial, where)
-    d[initial] = np.sum(d[ans] * np.prod(a, axis, dtype, None, keepdims, 1, where))
-
-
+@transpose(Method("prod"))  # np.prod's, transposed
 @tangent(Method("prod"))
 def _(ans, a, axis=None, dtype=None, out=None, *, keepdims=False, initial=1, where=True):
     d[ans] = prod_tangent(d[a], a, ans, axis, keepdims, initial, where)
-    d[ans] = d[initial] * np.prod(a, axis, dtype, None, keepdims, 1, where)
+    d[ans] = prod_initial_tangent(d[initial], a, axis, dtype, keepdims, where)
 
 
 @transpose(Method("max"), Method("min"))  # np.max's, transposed
@@ -91,12 +82,7 @@ def _(ans, a, axis=None, out=None, *, keepdims=False, initial=None, where=True):
     d[ans] = extremum_initial_tangent(d[initial], a, ans, axis, keepdims, where, initial)
 
 
-@adjoint(Method("var"))
-def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
-      mean=None, correction=None):
-    d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction, where, mean)
-
-
+@transpose(Method("var"))  # np.var's, transposed
 @tangent(Method("var"))
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
       mean=None, correction=None):
@@ -104,17 +90,12 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=
     d[ans] = var_mean_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean)
 
 
-@adjoint(Method("std"))
-def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
-      mean=None, correction=None):
-    d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction, where, mean)
-
-
+@transpose(Method("std"))  # np.std's, transposed
 @tangent(Method("std"))
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, *, keepdims=False, where=True,
       mean=None, correction=None):
     d[ans] = std_tangent(d[a], a, ans, axis, ddof, keepdims, correction, where, mean)
-    d[ans] = std_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean, "mean")
+    d[ans] = std_mean_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean)
 
 
 # ----- shape -------------------------------------------------------------------------------
@@ -148,14 +129,7 @@ def _(out, a, *axes):
 # ----- values ------------------------------------------------------------------------------
 
 
-@adjoint(Method("clip"))
-def _(ans, a, min=None, max=None, out=None):
-    bounds = clip_bounds(a, min, max, None, None)
-    d[a] = clip_grad_a(d[ans], a, bounds[0], bounds[1])
-    d[min] = clip_grad_lower(d[ans], a, min, bounds[1])
-    d[max] = clip_grad_upper(d[ans], a, bounds[0], max)
-
-
+@transpose(Method("clip"))  # np.clip's, transposed
 @tangent(Method("clip"))
 def _(ans, a, min=None, max=None, out=None):
     bounds = clip_bounds(a, min, max, None, None)

@@ -12,7 +12,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, transpose
 from mindgrad.rules.helpers import array_grad, astype_grad
-from mindgrad.runtime import GradientError, is_zero, unbroadcast
+from mindgrad.runtime import GradientError, is_any_zero, is_zero, takes_zero, unbroadcast
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_tangent_of
 
 
@@ -49,9 +49,10 @@ def is_zero_tree(g):
     """Whether ``g`` (a gradient or tangent, or a tuple or list of them) is all zero."""
     if isinstance(g, (tuple, list)):
         return all(is_zero_tree(part) for part in g)
-    return g is None or is_zero(g)
+    return g is None or is_any_zero(g)
 
 
+@takes_zero(keeps_values=False, any_number=True)
 def moves_refused(what, g=1.0):
     """0 where the gradient or tangent ``g`` is zero, else a NotImplementedError: ``what``
     moves with the differentiated input, but has no rule."""

@@ -404,31 +404,43 @@ def clip_grad_upper(g, a, lo, hi):
     return unbroadcast(np.where(np.maximum(a, lo) > hi, g, 0), hi)
 
 
-@adjoint(np.clip)
-def _(ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
-    bounds = clip_bounds(a, a_min, a_max, min, max)
-    d[a] = clip_grad_a(d[ans], a, bounds[0], bounds[1])
-    d[a_min] = clip_grad_lower(d[ans], a, a_min, bounds[1])
-    d[a_max] = clip_grad_upper(d[ans], a, bounds[0], a_max)
-    d[min] = clip_grad_lower(d[ans], a, min, bounds[1])
-    d[max] = clip_grad_upper(d[ans], a, bounds[0], max)
-
-
+# the tangents are linear in t, the masks piecewise constant: each one's transpose is the
+# gradient helper above, which selects the gradient where the mask holds
+@linear_in("t")
 def clip_tangent_a(t, a, lo, hi, ans):
     """Tangent of ``clip(a, lo, hi)`` from ``a``: passes where ``a`` is inside the bounds."""
     return broadcast_tangent(np.where((a >= lo) & (a <= hi), t, 0), ans)
 
 
+@linear_in("t")
 def clip_tangent_lower(t, a, lo, hi, ans):
     """Tangent of ``clip(a, lo, hi)`` from the lower bound: where it is the result."""
     return broadcast_tangent(np.where((a < lo) & (lo <= hi), t, 0), ans)
 
 
+@linear_in("t")
 def clip_tangent_upper(t, a, lo, hi, ans):
     """Tangent of ``clip(a, lo, hi)`` from the upper bound: where it is the result."""
     return broadcast_tangent(np.where(np.maximum(a, lo) > hi, t, 0), ans)
 
 
+@adjoint(clip_tangent_a)
+def _(out, t, a, lo, hi, ans):
+    d[t] = clip_grad_a(d[out], a, lo, hi)
+
+
+@adjoint(clip_tangent_lower)  # t is the lower bound's tangent, of lo's shape
+def _(out, t, a, lo, hi, ans):
+    d[t] = clip_grad_lower(d[out], a, lo, hi)
+
+
+@adjoint(clip_tangent_upper)
+def _(out, t, a, lo, hi, ans):
+    d[t] = clip_grad_upper(d[out], a, lo, hi)
+
+
+# d[a] = clip_grad_a(d[ans], a, bounds[0], bounds[1]), a bound's gradient where it is the result
+@transpose(np.clip)
 @tangent(np.clip)
 def _(ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     bounds = clip_bounds(a, a_min, a_max, min, max)

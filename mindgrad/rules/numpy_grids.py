@@ -18,8 +18,10 @@ from mindgrad.rules import (
     nondifferentiable,
     tangent,
     transpose,
+    transpose_of,
 )
 from mindgrad.rules.helpers import astype_grad, normalize_axis
+from mindgrad.rules.nondiff import moves_refused
 from mindgrad.runtime import is_any_zero, is_zero, unbroadcast, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
@@ -84,17 +86,58 @@ def pad_constant_tangent(t, array, pad_width, mode="constant"):
     return np.pad(zeros, pad_width, "constant", constant_values=t)
 
 
-@adjoint(np.pad)
-def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0,
-      end_values=0, reflect_type="even"):
-    d[array] = pad_grad(d[out], array, pad_width, mode, reflect_type)
+def pad_constant_grad(g, constant_values, array, pad_width, mode="constant"):
+    """Gradient of ``np.pad(..., constant_values=c)`` for ``c``: each entry of ``g`` in the
+    padding added to the entry of ``c`` NumPy wrote there (a number, or one per axis and side),
+    found by padding with the entries' numbers; 0 for the other modes, which ignore ``c``."""
+    if is_any_zero(g) or mode != "constant":
+        return 0
+    shape = np.shape(constant_values)
+    size = int(np.prod(shape))
+    codes = -2 - np.reshape(np.arange(size), shape)  # -1 is left for no padding
+    source = np.pad(np.full(np.shape(array), -1), pad_width, "constant", constant_values=codes)
+    padded = source <= -2
+    slots = -2 - source[padded]
+    parts = np.asarray(g)[padded]
+    grad = np.bincount(slots, np.real(parts), size)  # a sum per entry, differentiable again
+    if np.iscomplexobj(parts):
+        grad = grad + 1j * np.bincount(slots, np.imag(parts), size)
+    return astype_grad(np.reshape(grad, shape), constant_values)
 
 
+def pad_end_values_tangent(t, mode="constant"):
+    """Tangent of ``np.pad(..., end_values=e)`` from ``e``: refused for ``linear_ramp``, the
+    mode that reads them (0 for the others, which ignore them)."""
+    if mode != "linear_ramp":
+        return 0
+    return moves_refused("np.pad's end_values (mode='linear_ramp')", t)
+
+
+# transposes of the tangents in their tangent t (@transpose reads them)
+@transpose_of(pad_tangent)
+def _(out, t, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
+    d[t] = pad_grad(d[out], array, pad_width, mode, reflect_type)
+
+
+@transpose_of(pad_constant_tangent)
+def _(out, t, array, pad_width, mode="constant"):
+    d[t] = pad_constant_grad(d[out], t, array, pad_width, mode)
+
+
+@transpose_of(pad_end_values_tangent)  # a refusal, or 0: its own transpose
+def _(out, t, mode="constant"):
+    d[t] = pad_end_values_tangent(d[out], mode)
+
+
+# d[array] = pad_grad(d[out], array, pad_width, mode, reflect_type),
+# d[constant_values] = pad_constant_grad(d[out], constant_values, array, pad_width, mode)
+@transpose(np.pad)
 @tangent(np.pad)
 def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_values=0,
       end_values=0, reflect_type="even"):
     d[out] = pad_tangent(d[array], array, pad_width, mode, stat_length, reflect_type)
     d[out] = pad_constant_tangent(d[constant_values], array, pad_width, mode)
+    d[out] = pad_end_values_tangent(d[end_values], mode)
 
 
 

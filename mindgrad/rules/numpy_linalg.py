@@ -14,8 +14,18 @@ and NumPy functions that have rules.
 import numpy as np
 
 from mindgrad import runtime
-from mindgrad.rules import adjoint, d, linear, linear_in, nondifferentiable, tangent
+from mindgrad.rules import (
+    adjoint,
+    d,
+    linear,
+    linear_in,
+    nondifferentiable,
+    tangent,
+    transpose,
+    transpose_of,
+)
 from mindgrad.rules.helpers import abs_slope, astype_grad, conj_if_complex, swap_last_axes
+from mindgrad.rules.nondiff import moves_refused
 from mindgrad.rules.numpy_decompositions import (
     conj_transpose,
     reject_complex,
@@ -119,11 +129,6 @@ def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
     return astype_grad(np.real(g) * conj_if_complex(slope), x)  # the README's complex convention
 
 
-@adjoint(np.linalg.norm)
-def _(out, x, ord=None, axis=None, keepdims=False):
-    d[x] = norm_grad(d[out], x, out, ord, axis, keepdims)
-
-
 def norm_tangent(t, x, ans, ord=None, axis=None, keepdims=False):
     """Tangent of ``np.linalg.norm``: ``t`` weighted by the norm's gradient, summed over the
     reduced axes (the gradient of each kind of norm is ``norm_grad``'s)."""
@@ -132,9 +137,21 @@ def norm_tangent(t, x, ans, ord=None, axis=None, keepdims=False):
                               keepdims=keepdims), ans)
 
 
+# a p-norm moves with p, for which no rule gives the derivative: refused where it moves
+NORM_ORDER = "the order ord of a norm (np.linalg.norm, vector_norm, matrix_norm)"
+
+
+@transpose_of(norm_tangent)  # the tangent moves with x too: transposed in t alone
+def _(out, t, x, ans, ord=None, axis=None, keepdims=False):
+    d[t] = norm_grad(d[out], x, ans, ord, axis, keepdims)
+
+
+# d[x] = norm_grad(d[out], x, out, ord, axis, keepdims); d[ord] refused
+@transpose(np.linalg.norm)
 @tangent(np.linalg.norm)
 def _(out, x, ord=None, axis=None, keepdims=False):
     d[out] = norm_tangent(d[x], x, out, ord, axis, keepdims)
+    d[out] = moves_refused(NORM_ORDER, d[ord])
 
 
 @zero_in_zero_out("g", "t")
@@ -610,21 +627,21 @@ def vector_norm_tangent(t, x, ans, axis=None, keepdims=False, ord=2):
 
 if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2.0
 
-    @adjoint(np.linalg.vector_norm)
-    def _(out, x, *, axis=None, keepdims=False, ord=2):
-        d[x] = vector_norm_grad(d[out], x, out, axis, keepdims, ord)
+    @transpose_of(vector_norm_tangent)
+    def _(out, t, x, ans, axis=None, keepdims=False, ord=2):
+        d[t] = vector_norm_grad(d[out], x, ans, axis, keepdims, ord)
 
+    @transpose(np.linalg.vector_norm)  # d[x] = vector_norm_grad(d[out], x, out, ...)
     @tangent(np.linalg.vector_norm)
     def _(out, x, *, axis=None, keepdims=False, ord=2):
         d[out] = vector_norm_tangent(d[x], x, out, axis, keepdims, ord)
+        d[out] = moves_refused(NORM_ORDER, d[ord])
 
-    @adjoint(np.linalg.matrix_norm)
-    def _(out, x, *, keepdims=False, ord="fro"):
-        d[x] = norm_grad(d[out], x, out, ord, (-2, -1), keepdims)
-
+    @transpose(np.linalg.matrix_norm)  # d[x] = norm_grad(d[out], x, out, ord, (-2, -1), ...)
     @tangent(np.linalg.matrix_norm)
     def _(out, x, *, keepdims=False, ord="fro"):
         d[out] = norm_tangent(d[x], x, out, ord, (-2, -1), keepdims)
+        d[out] = moves_refused(NORM_ORDER, d[ord])
 
     @linear(np.linalg.outer, wrt=("x1", "x2"))
     @adjoint(np.linalg.outer)

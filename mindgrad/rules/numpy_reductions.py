@@ -30,12 +30,12 @@ from mindgrad.rules import (
     nondifferentiable,
     tangent,
     transpose,
+    transpose_of,
 )
 from mindgrad.rules.helpers import astype_grad, masked_grad, reduced_axes, reduced_count
 from mindgrad.rules.numpy_statistics import (
-    std_grad,
+    std_mean_tangent,
     std_tangent,
-    var_grad,
     var_mean_tangent,
     var_tangent,
 )
@@ -345,16 +345,29 @@ def prod_tangent(t, a, ans, axis=None, keepdims=False, initial=1, where=True):
                               keepdims=keepdims), ans)
 
 
-@adjoint(np.prod)
-def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
-    d[a] = prod_grad(d[ans], a, axis, keepdims, initial, where)
-    d[initial] = np.sum(d[ans] * np.prod(a, axis, dtype, None, keepdims, 1, where))
+def prod_initial_tangent(t, a, axis=None, dtype=None, keepdims=False, where=True):
+    """Tangent of ``np.prod`` from ``initial``: ``t`` times the product of the elements."""
+    return t * np.prod(a, axis, dtype, None, keepdims, 1, where)
 
 
+# transposes of the tangents in their tangent t (@transpose reads them): the tangents move
+# with a too, so reverse mode over tangent code differentiates them from their source
+@transpose_of(prod_tangent)
+def _(out, t, a, ans, axis=None, keepdims=False, initial=1, where=True):
+    d[t] = prod_grad(d[out], a, axis, keepdims, initial, where)
+
+
+@transpose_of(prod_initial_tangent)  # initial multiplies every result
+def _(out, t, a, axis=None, dtype=None, keepdims=False, where=True):
+    d[t] = unbroadcast(d[out] * np.prod(a, axis, dtype, None, keepdims, 1, where), t)
+
+
+# d[a] = prod_grad(d[ans], a, ...), d[initial] = unbroadcast(d[ans] * np.prod(a, ...), initial)
+@transpose(np.prod)
 @tangent(np.prod)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
     d[ans] = prod_tangent(d[a], a, ans, axis, keepdims, initial, where)
-    d[ans] = d[initial] * np.prod(a, axis, dtype, None, keepdims, 1, where)
+    d[ans] = prod_initial_tangent(d[initial], a, axis, dtype, keepdims, where)
 
 
 
@@ -548,11 +561,12 @@ def cumprod_tangent(t, a, ans, axis=None):
     return as_dtype_of(np.reshape(np.moveaxis(steps, -1, axis), np.shape(ans)), ans)
 
 
-@adjoint(np.cumprod, Method("cumprod"))
-def _(ans, a, axis=None, dtype=None, out=None):
-    d[a] = cumprod_grad(d[ans], a, ans, axis)
+@transpose_of(cumprod_tangent)
+def _(out, t, a, ans, axis=None):
+    d[t] = cumprod_grad(d[out], a, ans, axis)
 
 
+@transpose(np.cumprod, Method("cumprod"))  # d[a] = cumprod_grad(d[ans], a, ans, axis)
 @tangent(np.cumprod, Method("cumprod"))
 def _(ans, a, axis=None, dtype=None, out=None):
     d[ans] = cumprod_tangent(d[a], a, ans, axis)
@@ -604,49 +618,35 @@ def not_nan(a, where=True):
 nondifferentiable(not_nan)
 
 
-@adjoint(np.nanprod)
-def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
-    d[a] = prod_grad(d[ans], without_nan(a, 1.0), axis, keepdims, initial, not_nan(a, where))
-    d[initial] = np.sum(d[ans] * np.nanprod(a, axis, dtype, None, keepdims, 1, where))
-
-
+# np.prod's, the NaNs masked (the mask drops the tangents there too)
+@transpose(np.nanprod)
 @tangent(np.nanprod)
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
-    d[ans] = prod_tangent(without_nan(d[a]), without_nan(a, 1.0), ans, axis, keepdims, initial,
+    d[ans] = prod_tangent(d[a], without_nan(a, 1.0), ans, axis, keepdims, initial,
                           not_nan(a, where))
-    d[ans] = d[initial] * np.nanprod(a, axis, dtype, None, keepdims, 1, where)
+    d[ans] = prod_initial_tangent(d[initial], without_nan(a, 1.0), axis, dtype, keepdims,
+                                  not_nan(a, where))
 
 
-@adjoint(np.nanvar)
-def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-      mean=None, correction=None):
-    d[a] = var_grad(d[ans], without_nan(a), axis, ddof, keepdims, correction, not_nan(a, where),
-                    mean)
-
-
+# np.var's, the NaNs masked (the mask drops the tangents there too)
+@transpose(np.nanvar)
 @tangent(np.nanvar)
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
       mean=None, correction=None):
-    d[ans] = var_tangent(without_nan(d[a]), without_nan(a), ans, axis, ddof, keepdims,
-                         correction, not_nan(a, where), mean)
+    d[ans] = var_tangent(d[a], without_nan(a), ans, axis, ddof, keepdims, correction,
+                         not_nan(a, where), mean)
     d[ans] = var_mean_tangent(d[mean], without_nan(a), ans, axis, ddof, keepdims, correction,
                               not_nan(a, where), mean)
 
 
-@adjoint(np.nanstd)
-def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-      mean=None, correction=None):
-    d[a] = std_grad(d[ans], without_nan(a), ans, axis, ddof, keepdims, correction,
-                    not_nan(a, where), mean)
-
-
+@transpose(np.nanstd)  # np.std's, the NaNs masked
 @tangent(np.nanstd)
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
       mean=None, correction=None):
-    d[ans] = std_tangent(without_nan(d[a]), without_nan(a), ans, axis, ddof, keepdims,
-                         correction, not_nan(a, where), mean)
-    d[ans] = std_tangent(d[mean], without_nan(a), ans, axis, ddof, keepdims, correction,
-                         not_nan(a, where), mean, "mean")
+    d[ans] = std_tangent(d[a], without_nan(a), ans, axis, ddof, keepdims, correction,
+                         not_nan(a, where), mean)
+    d[ans] = std_mean_tangent(d[mean], without_nan(a), ans, axis, ddof, keepdims, correction,
+                              not_nan(a, where), mean)
 
 
 @adjoint(np.nancumsum)

@@ -20,6 +20,8 @@ from mindgrad.rules import (
     d,
     nondifferentiable,
     tangent,
+    transpose,
+    transpose_of,
 )
 from mindgrad.rules.helpers import (
     astype_grad,
@@ -28,7 +30,14 @@ from mindgrad.rules.helpers import (
     reduced_axes,
     reduced_count,
 )
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unreduce, zero_in_zero_out
+from mindgrad.runtime import (
+    is_any_zero,
+    is_zero,
+    takes_zero,
+    unbroadcast,
+    unreduce,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import (
     as_dtype_of,
     zero_for,
@@ -148,6 +157,17 @@ def var_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=No
     return as_dtype_of(np.sum(terms, axis=axes, keepdims=keepdims), ans)
 
 
+@takes_zero(keeps_values=False, any_number=True)
+def var_mean_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+                  mean=None):
+    """Gradient of ``np.var(a, mean=mean)`` for a given ``mean``: the deviations' gradient
+    with the opposite sign, summed to the mean's shape."""
+    if is_any_zero(g) or mean is None:
+        return 0
+    grad = var_grad(g, a, axis, ddof, keepdims, correction, where, mean)
+    return astype_grad(-unbroadcast(grad, mean), mean)
+
+
 def std_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
                 mean=None, wrt="a"):
     """Tangent of ``np.std = sqrt(var)``: the variance's over ``2 std``; 0 where the std is 0."""
@@ -160,12 +180,51 @@ def std_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, w
     return as_dtype_of(t_var * 0.5 / np.where(ans == 0, np.inf, ans), ans)
 
 
-@adjoint(np.var)
-def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-      mean=None, correction=None):
-    d[a] = var_grad(d[ans], a, axis, ddof, keepdims, correction, where, mean)
+def std_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+                     mean=None):
+    """Tangent of ``np.std(a, mean=mean)`` from a given ``mean``."""
+    return std_tangent(t, a, ans, axis, ddof, keepdims, correction, where, mean, "mean")
 
 
+@takes_zero(keeps_values=False, any_number=True)
+def std_mean_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+                  mean=None):
+    """Gradient of ``np.std(a, mean=mean)`` for a given ``mean``: the variance's for
+    ``g / (2 std)``, 0 where the std is 0."""
+    if is_any_zero(g) or mean is None:
+        return 0
+    return var_mean_grad(g * 0.5 / np.where(ans == 0, np.inf, ans), a, axis, ddof, keepdims,
+                         correction, where, mean)
+
+
+# transposes of the tangents in their tangent t (@transpose reads them): the tangents move
+# with a too, so reverse mode over tangent code differentiates them from their source
+@transpose_of(var_tangent)
+def _(out, t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+      mean=None):
+    d[t] = var_grad(d[out], a, axis, ddof, keepdims, correction, where, mean)
+
+
+@transpose_of(var_mean_tangent)
+def _(out, t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+      mean=None):
+    d[t] = var_mean_grad(d[out], a, axis, ddof, keepdims, correction, where, mean)
+
+
+@transpose_of(std_tangent)  # from a: std_tangent(t, ...) with its default wrt="a"
+def _(out, t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+      mean=None):
+    d[t] = std_grad(d[out], a, ans, axis, ddof, keepdims, correction, where, mean)
+
+
+@transpose_of(std_mean_tangent)
+def _(out, t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
+      mean=None):
+    d[t] = std_mean_grad(d[out], a, ans, axis, ddof, keepdims, correction, where, mean)
+
+
+# d[a] = var_grad(d[ans], a, ...), d[mean] = var_mean_grad(d[ans], a, ...)
+@transpose(np.var)
 @tangent(np.var)
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
       mean=None, correction=None):
@@ -173,17 +232,13 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     d[ans] = var_mean_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean)
 
 
-@adjoint(np.std)
-def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-      mean=None, correction=None):
-    d[a] = std_grad(d[ans], a, ans, axis, ddof, keepdims, correction, where, mean)
-
-
+# d[a] = std_grad(d[ans], a, ans, ...), d[mean] = std_mean_grad(d[ans], a, ans, ...)
+@transpose(np.std)
 @tangent(np.std)
 def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
       mean=None, correction=None):
     d[ans] = std_tangent(d[a], a, ans, axis, ddof, keepdims, correction, where, mean)
-    d[ans] = std_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean, "mean")
+    d[ans] = std_mean_tangent(d[mean], a, ans, axis, ddof, keepdims, correction, where, mean)
 
 
 

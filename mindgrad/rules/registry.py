@@ -19,6 +19,7 @@ from mindgrad.runtime.origin import origin
 
 _RULES: dict = {}
 _TANGENTS: dict = {}
+_TRANSPOSES: dict = {}  # a tangent helper -> its transpose in its tangent (``transpose_of``)
 _NONDIFF: set = set()
 _DECLARED_IN: dict = {}  # a constant's key -> the module that declared it (the catalog's topic)
 _version = 0
@@ -261,9 +262,42 @@ def transpose(*fns):
         raise TypeError("transpose() needs at least one function to register a rule for")
 
     def decorate(template):
-        return _register(fns, template, "adjoint", transposed=lookup)
+        return _register(fns, template, "adjoint", transposed=lookup_transpose)
 
     return decorate
+
+
+def transpose_of(*helpers):
+    """Register the transpose of tangent helpers in their tangent argument, for ``@transpose``
+    to read, where the helper is linear in that tangent but moves with its other arguments too
+    (``prod_tangent(t, a, ...)``, a product of ``t`` with slopes of ``a``)::
+
+        @transpose_of(prod_tangent)
+        def _(out, t, a, ans, axis=None, keepdims=False, initial=1, where=True):
+            d[t] = prod_grad(d[out], a, axis, keepdims, initial, where)
+
+    It is not the helper's adjoint rule: it says nothing of ``a``, so reverse mode over tangent
+    code still differentiates the helper from its source, whole. A helper constant in its other
+    arguments (a mask, a shape) registers a full adjoint rule instead (``@adjoint`` with
+    ``@linear_in``), which ``@transpose`` reads too.
+    """
+    if not helpers:
+        raise TypeError("transpose_of() needs at least one helper to register a transpose for")
+
+    def decorate(template):
+        lazy = origin(template).is_mindgrad
+        for helper in helpers:
+            _TRANSPOSES[_key(helper)] = Rule(helper, template, "adjoint", lazy=lazy)
+        _bump()
+        return template
+
+    return decorate
+
+
+def lookup_transpose(fn):
+    """The transpose of a tangent helper ``fn`` (``transpose_of``), or else its adjoint rule."""
+    found = _find(_TRANSPOSES, fn)
+    return found if found is not None else lookup(fn)
 
 
 def tangent(*fns):

@@ -173,13 +173,24 @@ class Rule:
              self.globals, made)
         return made["_"]
 
+    def writing(self, present):
+        """The statements of an adjoint rule run when the parameters ``present`` take gradients:
+        a ``d[p] = ...`` for another parameter is dropped (as the transformer drops it for an
+        argument that does not move), its temporaries kept."""
+        def target(stmt):
+            t = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
+            return t.slice.id if isinstance(t, gast.Subscript) and is_d(t.value) else None
+
+        return [stmt for stmt in self.body if target(stmt) in (None, *present)]
+
     def run_with(self, marker, present=None):
-        """The template as a function whose ``d`` is ``marker`` (``vjp_of``/``jvp_of``); for a
-        tangent rule given the parameters ``present`` that carry tangents, only the statements
-        reading those (``reading``)."""
+        """The template as a function whose ``d`` is ``marker`` (``vjp_of``/``jvp_of``); given
+        the parameters ``present`` that carry tangents (a tangent rule) or take gradients (an
+        adjoint rule), only the statements reading those (``reading``) or writing them
+        (``writing``)."""
         fn = self.runnable
         if present is not None:
-            kept = self.reading(present)
+            kept = self.reading(present) if self.kind == "tangent" else self.writing(present)
             if len(kept) < len(self.body):
                 fn = self._compiled(kept)
         env = dict(self.globals)

@@ -319,6 +319,7 @@ CONSTRUCT_TEXT = {
                                  r"0\.0\))\n    \w+ = np\.where\((\3|\4) > 0\.0, [^\n]*\b\1\b"),
     "sequence_join": re.compile(r"(lst\d+) = (\w+ \+ \w+|sum\(\[\w+, \w+\], [^\n]*)\n"
                                 r"    \w+ = \1\[-?\d\] \* \1\[-?\d\] \+ np\.sin\(\1\[-1\]\)"),
+    "keyword_input": re.compile(r"(mean|constant_values|initial|a_min)=(np\.|1\.0 \+ np\.)"),
     "item_write": re.compile(r"(a\d+) = [^\n]*lst\d+\[-?\d\][^\n]*\n    \1(\[\d\] = | [-*+]=)"),
 }
 

@@ -159,7 +159,10 @@ def test_binary_cross_entropy_with_logits(shape, dtype, reduction):
                                rtol=1e-4 if dtype == F32 else 1e-10)
     if dtype == F64:
         check(lambda v: np.sum(ops.binary_cross_entropy_with_logits(v, y, w, pos, reduction)), x)
-        check(lambda v: np.sum(ops.binary_cross_entropy(v, y, w, reduction)), p)
+        # probabilities away from 0 and 1, where log's curvature leaves central differences
+        # (eps 1e-6) too coarse for the check's tolerance
+        check(lambda v: np.sum(ops.binary_cross_entropy(v, y, w, reduction)),
+              np.clip(p, 0.05, 0.95))
 
 
 @pytest.mark.filterwarnings("ignore:divide by zero")  # log(0) in BCELoss, clipped at -100

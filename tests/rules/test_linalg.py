@@ -98,12 +98,15 @@ case(np.linalg.norm, r(3, 4), axis=0, keepdims=True)
 case(np.linalg.norm, r(2, 3, 4), axis=(0, 2))
 case(np.linalg.norm, r(2, 3, 4), None, (1, 2), True)
 case(np.linalg.norm, r(3, 4), keepdims=True)
-for order in (1, 2, np.inf, -np.inf, 3, 0.5, 0):  # by keyword: a float ord is no input
-    case(np.linalg.norm, r(5), ord=order)
-    case(np.linalg.norm, r(3, 4), ord=order, axis=-1)
-for order in ("fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf):
+# a float ord held constant: where it moves, it is refused (test_a_moving_norm_order_is_refused)
+for order in (1, 2, np.inf, -np.inf, 3, 0.5, 0):
+    case(np.linalg.norm, r(5), ord=order, constant_keywords=("ord",))
+    case(np.linalg.norm, r(3, 4), ord=order, axis=-1, constant_keywords=("ord",))
+for order in ("fro", "nuc", 2, -2, 1, -1):
     case(np.linalg.norm, r(3, 4), order)
-    case(np.linalg.norm, r(2, 3, 4), ord=order, axis=(2, 1))
+for order in (np.inf, -np.inf):
+    case(np.linalg.norm, r(3, 4), ord=order, constant_keywords=("ord",))
+    case(np.linalg.norm, r(2, 3, 4), ord=order, axis=(2, 1), constant_keywords=("ord",))
 
 case(np.linalg.inv, well_conditioned(3, 3))
 case(np.linalg.inv, well_conditioned(2, 3, 3))
@@ -171,7 +174,8 @@ for _x, _kw in [(r(5), {}), (r(3, 4), {"axis": 1}), (r(3, 4), {}),
                 (r(3, 4), {"ord": "fro"}), (r(3, 4), {"ord": 1}),
                 (r(5), {"ord": np.inf}), (r(3, 4), {"axis": 0, "keepdims": True})]:
     _ans = np.linalg.norm(_x, **_kw)
-    helper(nl.norm_grad, r(*np.shape(_ans)), _x, _ans + 0.1, **_kw, only=TANGENTS)
+    helper(nl.norm_grad, r(*np.shape(_ans)), _x, _ans + 0.1, **_kw, only=TANGENTS,
+           constant_keywords=("ord",))
 _a = well_conditioned(3, 3)
 helper(nl.det_grad, f(), _a, np.linalg.det(_a), only=TANGENTS)
 _a = well_conditioned(2, 3, 3)

@@ -109,9 +109,9 @@ if ARRAY_API:
     case(np.linalg.vector_norm, r(2, 3, 4), axis=(2, 1))
     case(np.linalg.vector_norm, r(1, 4), axis=0, keepdims=True)
     for order in (1, np.inf, -np.inf, 3, 0.5, 0):
-        case(np.linalg.vector_norm, r(3, 4), ord=order, axis=(0, 1))
+        case(np.linalg.vector_norm, r(3, 4), ord=order, axis=(0, 1), constant_keywords=("ord",))
     for order in ("fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf):
-        case(np.linalg.matrix_norm, r(3, 4), ord=order)
+        case(np.linalg.matrix_norm, r(3, 4), ord=order, constant_keywords=("ord",))
     case(np.linalg.matrix_norm, r(2, 3, 4), keepdims=True)
     case(np.linalg.matrix_norm, r(2, 3, 3), ord="nuc")
     case(np.linalg.outer, r(3), r(4))

@@ -473,7 +473,7 @@ def test_the_refusal_is_linear_in_what_it_is_given():
     through a refusal run) pass a zero and refuse a value."""
     from mindgrad.rules import jvp_of, vjp_of
 
-    out, vjp = vjp_of(nd.moves_refused, "a draw", 0)
+    out, vjp = vjp_of(nd.moves_refused, "a draw", 0, _active=("g",))  # the zero 0 as g
     assert out == 0 and vjp(0) == (0, 0)
     with pytest.raises(NotImplementedError, match="a draw: a value that moves"):
         vjp(1.5)

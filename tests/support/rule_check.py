@@ -53,8 +53,14 @@ class Case:
     """A call ``fn(*args, **kwargs)`` whose rule (``key``'s, else ``fn``'s) is checked."""
 
     def __init__(self, label, fn, *args, key=None, only=ALL_CHECKS, fix=None, zero_cotangent=(),
-                 derived=None, xfail=None, skip=None, **kwargs):
+                 derived=None, xfail=None, skip=None, constant_keywords=(), **kwargs):
         self.label, self.fn, self.args, self.kwargs = label, fn, args, kwargs
+        # the keyword arguments that hold floats move too, as inputs, but for those named
+        # constant (a tolerance, a norm's order: a function has no derivative there that a rule
+        # could give)
+        self.constant_keywords = tuple(constant_keywords)
+        self.moving_keywords = [k for k, v in kwargs.items()
+                                if k not in constant_keywords and _holds_floats(v)]
         self.key = key  # the rule's key where it is not ``fn`` (methods, wrappers)
         self.checks = frozenset((only,) if isinstance(only, str) else only)
         assert self.checks <= set(ALL_CHECKS), f"{label}: unknown checks {only!r}"
@@ -80,6 +86,14 @@ class Case:
 
     def __repr__(self):
         return self.id
+
+
+def _holds_floats(v):
+    if isinstance(v, (list, tuple)):
+        return any(_holds_floats(x) for x in v)
+    if isinstance(v, dict):
+        return any(_holds_floats(x) for x in v.values())
+    return is_float_leaf(v) or is_complex_leaf(v)
 
 
 def _describe(a):
@@ -311,30 +325,47 @@ def _same(args, i, j):
 
 def _directions(c, rng):
     """A random direction per argument (the same one for an argument passed twice, none for a
-    derived one)."""
+    derived one), then one per moving keyword argument (``c.moving_keywords``, in order: index
+    ``len(c.args) + j``)."""
     directions = []
     for i, a in enumerate(c.args):
         twin = next((j for j in range(i) if c.args[j] is a), None)
         directions.append(None if i in c.derived else
                           directions[twin] if twin is not None else random_like(a, rng))
-    return directions
+    return directions + [random_like(c.kwargs[k], rng) for k in c.moving_keywords]
+
+
+def _keyword_directions(c, directions):
+    """The moving keyword arguments' directions, by name."""
+    return dict(zip(c.moving_keywords, directions[len(c.args):]))
 
 
 def _moved(c, directions, eps, only=None):
     """``fn`` at the arguments moved by ``eps`` along their directions (``only``'s alone if
-    given), fixed by ``c.fix``, as a tree."""
+    given: an index of ``_directions``), fixed by ``c.fix``, as a tree."""
     fresh = copy.deepcopy(c.args)  # helpers such as add_at update their argument
-    args = [perturb(a, None if v is None or (only is not None and not _same(c.args, i, only))
+    n = len(c.args)
+    args = [perturb(a, None if v is None or (only is not None and (only >= n or
+                                                                   not _same(c.args, i, only)))
                     else v, eps)
             for i, (a, v) in enumerate(zip(fresh, directions))]
     for i, fn in c.derived.items():
         args[i] = fn(args)
-    out = c.fn(*args, **c.kwargs)
+    kwargs = dict(c.kwargs)
+    for j, k in enumerate(c.moving_keywords):
+        v = directions[n + j]
+        if v is not None and only in (None, n + j):
+            kwargs[k] = perturb(copy.deepcopy(kwargs[k]), v, eps)
+    out = c.fn(*args, **kwargs)
     return tree(out if c.fix is None else c.fix(out, out))
 
 
 def _key_option(c):
     return {} if c.key is None else {"_key": c.key}
+
+
+def _vjp_options(c):
+    return {**_key_option(c), "_constant": c.constant_keywords}
 
 
 # ----- the checks --------------------------------------------------------------------------
@@ -343,7 +374,7 @@ def _key_option(c):
 def check_adjoint(c):
     rng = _rng(c, ADJOINT)
     args = copy.deepcopy(c.args)
-    out, vjp = vjp_of(c.fn, *args, **c.kwargs, **_key_option(c))
+    out, vjp = vjp_of(c.fn, *args, **c.kwargs, **_vjp_options(c))
     g = random_like(tree(out), rng)
     if g is not None and not isinstance(g, (list, dict)) and np.ndim(out) == 0:
         g = complex(g) if np.iscomplexobj(g) else float(g)  # a scalar's may come as a number
@@ -352,11 +383,16 @@ def check_adjoint(c):
         g[i] = 0
     if isinstance(out, tuple) and isinstance(g, list):
         g = tuple(g)
-    grads = vjp(g if c.fix is None else c.fix(out, g))
+    fixed = g if c.fix is None else c.fix(out, g)
+    grads = vjp(fixed)
     assert len(grads) == len(args)
     directions = _directions(c, rng)
     analytic = sum(tree_vdot(gr, v, f"argument {i}")
                    for i, (gr, v) in enumerate(zip(grads, directions)))
+    if c.moving_keywords:
+        by_keyword = vjp.by_keyword(fixed)
+        analytic += sum(tree_vdot(by_keyword[k], v, f"keyword {k}")
+                        for k, v in _keyword_directions(c, directions).items())
     numeric = (tree_vdot(g, _moved(c, directions, EPS), "output") -
                tree_vdot(g, _moved(c, directions, -EPS), "output")) / (2 * EPS)
     assert abs(analytic - numeric) <= RTOL * max(abs(analytic), abs(numeric)) + ATOL, \
@@ -365,16 +401,21 @@ def check_adjoint(c):
 
 def _tangent_args(c, directions, only=None):
     """One tangent per positional argument for ``jvp``: the direction (for ``only``'s index
-    alone if given, zeros for the others), None for arguments that have none."""
+    alone if given, zeros for the others), None for arguments that have none; and the moving
+    keyword arguments' by name."""
     out = []
-    for i, v in enumerate(directions):
+    n = len(c.args)
+    for i, v in enumerate(directions[:n]):
         if v is None:
             out.append(None)
-        elif only is None or _same(c.args, i, only):
+        elif only is None or (only < n and _same(c.args, i, only)):
             out.append(filled(v))
         else:
             out.append(filled(zeros_like_tree(v)))
-    return out
+    keywords = {k: None if v is None else filled(v) if only in (None, n + j) else
+                filled(zeros_like_tree(v))
+                for j, (k, v) in enumerate(_keyword_directions(c, directions).items())}
+    return out, keywords
 
 
 def _numeric_tangent(c, directions, only=None):
@@ -388,7 +429,8 @@ def check_tangent(c):
     directions = _directions(c, rng)
     assert any(v is not None for v in directions), "a case needs an input to move"
     numeric = _numeric_tangent(c, directions)
-    got = jvp(*_tangent_args(c, directions))
+    positional, keywords = _tangent_args(c, directions)
+    got = jvp(*positional, **keywords)
     if c.fix is not None:
         got = c.fix(out, got)
     if not isinstance(got, (dict, list, tuple)) and not is_zero(got) and \
@@ -399,11 +441,11 @@ def check_tangent(c):
 
 def check_tangent_inlined(c):
     rng = _rng(c, INLINED)
-    rule = rules._TANGENTS[rules._key(c.rule_key)]
+    rule = rules.lookup_tangent(c.rule_key)  # loads the deferred topics (SciPy's) first
     out = c.fn(*copy.deepcopy(c.args), **c.kwargs)
     bound = rule.bind(c.args, c.kwargs)
     directions = _directions(c, rng)
-    for i, v in enumerate(directions):
+    for i, v in enumerate(directions[:len(c.args)]):
         if v is None or any(_same(c.args, i, j) for j in range(i)):
             continue
         t = filled(v)
@@ -420,11 +462,19 @@ def check_tangent_inlined(c):
             got = c.fix(out, got)
         numeric = _numeric_tangent(c, directions, only=i)
         assert_close(got, numeric, f"input {i}", scale_of(numeric))
+    for j, (k, v) in enumerate(_keyword_directions(c, directions).items()):
+        if v is None:
+            continue
+        got = run_inlined(rule, out, bound, {k: filled(v)})
+        if c.fix is not None and not is_zero(got):  # 0: no statement reads its tangent
+            got = c.fix(out, got)
+        numeric = _numeric_tangent(c, directions, only=len(c.args) + j)
+        assert_close(got, numeric, f"keyword {k}", scale_of(numeric))
 
 
 def check_adjoint_dtype(c):
     """float32 inputs get float32 gradients."""
-    out, vjp = vjp_of(c.fn, *c.args, **c.kwargs, **_key_option(c))
+    out, vjp = vjp_of(c.fn, *c.args, **c.kwargs, **_vjp_options(c))
     g = np.ones_like(out) if isinstance(out, np.ndarray) else np.asarray(out).dtype.type(1)
     for arg, grad in zip(c.args, vjp(g)):
         if is_zero(grad):
