@@ -24,6 +24,7 @@ from mindgrad.rules import (
     slope,
     tangent,
     transpose,
+    transpose_of,
 )
 from mindgrad.rules.helpers import digamma, log_base, power, quotient
 from mindgrad.runtime import is_any_zero, is_zero, real_grad, unbroadcast
@@ -565,12 +566,13 @@ def dist_tangent(tp, p, q, out):
     return hypot_tangent(tp, [a - b for a, b in zip(p, q)], out)
 
 
-@adjoint(math.dist)  # written twice, as math.prod
-def _(out, p, q):
-    d[p] = dist_grad(d[out], p, q, out)
-    d[q] = dist_grad(d[out], q, p, out)
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(dist_tangent)
+def _(out, tp, p, q, ans):
+    d[tp] = dist_grad(d[out], p, q, ans)
 
 
+@transpose(math.dist)
 @tangent(math.dist)
 def _(out, p, q):
     d[out] = dist_tangent(d[p], p, q, out)

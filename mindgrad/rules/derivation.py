@@ -387,7 +387,47 @@ def transposed_body(rule, body, lookup):
             value = _Substituted(rule, inner, values, local).visit(
                 copy.deepcopy(inner_stmt.value))
             derived.append(_d_assign(param, value))
-    return derived
+    return _shared_parts(derived, local)
+
+
+def _names_read(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def _shared_parts(body, local):
+    """``d[a] = h(...)[0]`` and ``d[b] = h(...)[1]`` of one call (the transposes of a helper
+    that gives every argument's gradient at once, ``lstsq_grads``): the call once, in a
+    temporary, its parts read from it, as a hand-written adjoint does."""
+    def part(stmt):
+        value = stmt.value if isinstance(stmt, gast.Assign) else None
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Call) and \
+                isinstance(value.slice, gast.Constant) and is_d(stmt.targets[0].value):
+            return gast.dump(value.value)
+        return None
+
+    counts = {}
+    for stmt in body:
+        key = part(stmt)
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
+    shared, out = {}, []
+    for stmt in body:
+        key = part(stmt)
+        if key is None or counts[key] < 2:
+            out.append(stmt)
+            continue
+        if key not in shared:
+            name = "grads"  # not the helper's own name, which the call reads
+            while name in local or name in _names_read(stmt.value.value):
+                name += "_"
+            local.add(name)
+            shared[key] = name
+            out.append(gast.Assign(targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
+                                                      type_comment=None)],
+                                   value=stmt.value.value, type_comment=None))
+        stmt.value.value = _name(shared[key])
+        out.append(stmt)
+    return out
 
 
 def _label(func) -> str:

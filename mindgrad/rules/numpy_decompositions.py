@@ -14,7 +14,7 @@ and NumPy functions that have rules.
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, nondifferentiable, tangent
+from mindgrad.rules import d, nondifferentiable, tangent, transpose, transpose_of
 from mindgrad.rules.helpers import astype_grad, conj_if_complex, swap_last_axes
 from mindgrad.runtime import is_zero, zero_in_zero_out
 from mindgrad.runtime.tangents import (
@@ -159,15 +159,6 @@ def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     return astype_grad(grad, a)
 
 
-@adjoint(np.linalg.svd)
-def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
-    """Real or complex ``a`` with distinct nonzero singular values; full_matrices of a
-    non-square matrix only with no gradient on the extra columns of U (rows of V^T). Complex
-    singular vectors: only losses that do not depend on the phase each pair ``(u_i, v_i)``
-    shares have a derivative."""
-    d[a] = svd_grad(d[out], a, out, full_matrices, compute_uv, hermitian)
-
-
 def svd_tangent(t, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     """Tangent of ``np.linalg.svd``. With ``a = U S V^T`` reduced, ``P = U^T t V`` and
     ``F_ij = 1 / (s_j^2 - s_i^2)``::
@@ -218,8 +209,19 @@ def svd_tangent(t, a, out, full_matrices=True, compute_uv=True, hermitian=False)
                          as_dtype_of(conj_transpose(dv), vt)))
 
 
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(svd_tangent)
+def _(ans, t, a, out, full_matrices=True, compute_uv=True, hermitian=False):
+    d[t] = svd_grad(d[ans], a, out, full_matrices, compute_uv, hermitian)
+
+
+@transpose(np.linalg.svd)
 @tangent(np.linalg.svd)
 def _(out, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Real or complex ``a`` with distinct nonzero singular values; full_matrices of a
+    non-square matrix only with no gradient on the extra columns of U (rows of V^T). Complex
+    singular vectors: only losses that do not depend on the phase each pair ``(u_i, v_i)``
+    shares have a derivative."""
     d[out] = svd_tangent(d[a], a, out, full_matrices, compute_uv, hermitian)
 
 
@@ -253,14 +255,6 @@ def eigh_grad(g, a, out, UPLO="L", vectors=True):
     return astype_grad(triangle_grad(conj_if_complex(v) @ core @ swap_last_axes(v), UPLO), a)
 
 
-@adjoint(np.linalg.eigh)
-def _(out, a, UPLO="L"):
-    """Real symmetric or complex Hermitian ``a`` with distinct eigenvalues; the ``UPLO``
-    triangle gets the gradient. Complex eigenvectors: only losses that do not depend on each
-    column's phase have a derivative."""
-    d[a] = eigh_grad(d[out], a, out, UPLO)
-
-
 def eigh_tangent(t, a, out, UPLO="L", vectors=True):
     """Tangent of ``np.linalg.eigh(a, UPLO)`` (``vectors``; else of ``eigvalsh``). With
     ``a = V diag(w) V^H``, ``P = V^H th V`` for the Hermitian matrix's tangent ``th`` and
@@ -280,16 +274,22 @@ def eigh_tangent(t, a, out, UPLO="L", vectors=True):
     return TangentTuple((as_dtype_of(dw, w), as_dtype_of(v @ (inverse_gaps(w) * p), v)))
 
 
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(eigh_tangent)
+def _(ans, t, a, out, UPLO="L", vectors=True):
+    d[t] = eigh_grad(d[ans], a, out, UPLO, vectors)
+
+
+@transpose(np.linalg.eigh)
 @tangent(np.linalg.eigh)
 def _(out, a, UPLO="L"):
+    """Real symmetric or complex Hermitian ``a`` with distinct eigenvalues; the ``UPLO``
+    triangle gets the gradient. Complex eigenvectors: only losses that do not depend on each
+    column's phase have a derivative."""
     d[out] = eigh_tangent(d[a], a, out, UPLO)
 
 
-@adjoint(np.linalg.eigvalsh)
-def _(out, a, UPLO="L"):
-    d[a] = eigh_grad(d[out], a, out, UPLO, False)
-
-
+@transpose(np.linalg.eigvalsh)
 @tangent(np.linalg.eigvalsh)
 def _(out, a, UPLO="L"):
     d[out] = eigh_tangent(d[a], a, out, UPLO, False)
@@ -297,10 +297,7 @@ def _(out, a, UPLO="L"):
 
 if hasattr(np.linalg, "svdvals"):  # NumPy >= 2.0
 
-    @adjoint(np.linalg.svdvals)
-    def _(out, x):
-        d[x] = svd_grad(d[out], x, out, False, False)
-
+    @transpose(np.linalg.svdvals)  # d[x] = svd_grad(d[out], x, out, False, False)
     @tangent(np.linalg.svdvals)
     def _(out, x):
         d[out] = svd_tangent(d[x], x, out, False, False)
@@ -338,13 +335,6 @@ def cholesky_grad(g, a, factor, upper=False):
                                      "U" if upper else "L"), a)
 
 
-@adjoint(np.linalg.cholesky)
-def _(out, a, *, upper=False):
-    """Real symmetric positive definite ``a``; the triangle read (lower, or upper with
-    ``upper``) gets the gradient."""
-    d[a] = cholesky_grad(d[out], a, out, upper)
-
-
 def cholesky_tangent(t, a, factor, upper=False):
     """Tangent of ``np.linalg.cholesky``: ``dL = L Phi(L^-1 dS L^-T)`` for the tangent ``dS`` of
     the symmetric matrix read from ``a``'s triangle (transposed for ``upper``)."""
@@ -356,8 +346,17 @@ def cholesky_tangent(t, a, factor, upper=False):
     return as_dtype_of(swap_last_axes(change) if upper else change, factor)
 
 
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(cholesky_tangent)
+def _(out, t, a, factor, upper=False):
+    d[t] = cholesky_grad(d[out], a, factor, upper)
+
+
+@transpose(np.linalg.cholesky)
 @tangent(np.linalg.cholesky)
 def _(out, a, *, upper=False):
+    """Real symmetric positive definite ``a``; the triangle read (lower, or upper with
+    ``upper``) gets the gradient."""
     d[out] = cholesky_tangent(d[a], a, out, upper)
 
 
@@ -443,13 +442,6 @@ def qr_grad(g, a, out, mode="reduced"):
     return astype_grad(np.concatenate([g_x, g_y], axis=-1), a)
 
 
-@adjoint(np.linalg.qr)
-def _(out, a, mode="reduced"):
-    """Real ``a`` of full rank; modes "reduced", "r", and "complete" (of a tall matrix only
-    with no gradient on Q's extra columns)."""
-    d[a] = qr_grad(d[out], a, out, mode)
-
-
 def qr_square_tangent(t, q, r):
     """Tangent of ``qr`` of a matrix with at least as many rows as columns: with ``C = Q^T t
     R^-1`` and ``W = tril(C, -1) - tril(C, -1)^T`` (``Q^T dQ``), ``dR = (C - W) R`` and
@@ -487,8 +479,17 @@ def qr_tangent(t, a, out, mode="reduced"):
     return TangentTuple((as_dtype_of(dq, q), as_dtype_of(dr, r)))
 
 
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(qr_tangent)
+def _(ans, t, a, out, mode="reduced"):
+    d[t] = qr_grad(d[ans], a, out, mode)
+
+
+@transpose(np.linalg.qr)
 @tangent(np.linalg.qr)
 def _(out, a, mode="reduced"):
+    """Real ``a`` of full rank; modes "reduced", "r", and "complete" (of a tall matrix only
+    with no gradient on Q's extra columns)."""
     d[out] = qr_tangent(d[a], a, out, mode)
 
 
@@ -571,24 +572,22 @@ def eig_tangent(t, a, out, vectors=True):
                          as_dtype_of(dv if np.iscomplexobj(v) else np.real(dv), v)))
 
 
-@adjoint(np.linalg.eig)
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(eig_tangent)
+def _(ans, t, a, out, vectors=True):
+    d[t] = eig_grad(d[ans], a, out, vectors)
+
+
+@transpose(np.linalg.eig)
+@tangent(np.linalg.eig)
 def _(out, a):
     """Distinct eigenvalues; the eigenvectors as NumPy returns them (norm 1, largest entry
     real)."""
-    d[a] = eig_grad(d[out], a, out)
-
-
-@tangent(np.linalg.eig)
-def _(out, a):
     d[out] = eig_tangent(d[a], a, out)
 
 
-@adjoint(np.linalg.eigvals)
-def _(out, a):
-    """Distinct eigenvalues."""
-    d[a] = eig_grad(d[out], a, out, False)
-
-
+@transpose(np.linalg.eigvals)
 @tangent(np.linalg.eigvals)
 def _(out, a):
+    """Distinct eigenvalues."""
     d[out] = eig_tangent(d[a], a, out, False)

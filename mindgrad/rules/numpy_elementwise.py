@@ -30,6 +30,7 @@ from mindgrad.rules import (
     slope,
     tangent,
     transpose,
+    transpose_of,
 )
 from mindgrad.rules.helpers import abs_slope, array_grad, astype_grad, log_base, quotient
 from mindgrad.runtime import (
@@ -265,11 +266,6 @@ def angle_grad(g, z, deg=False):
     return grad * (180.0 / np.pi) if deg else grad
 
 
-@adjoint(np.angle)
-def _(out, z, deg=False):
-    d[z] = angle_grad(d[out], z, deg)
-
-
 def angle_tangent(t, z, deg=False):
     """Tangent of ``np.angle(z)``: ``imag(t / z)``; zero for a real ``z``."""
     if not np.iscomplexobj(z):
@@ -278,6 +274,13 @@ def angle_tangent(t, z, deg=False):
     return t * (180.0 / np.pi) if deg else t
 
 
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(angle_tangent)
+def _(out, t, z, deg=False):
+    d[t] = angle_grad(d[out], z, deg)
+
+
+@transpose(np.angle)
 @tangent(np.angle)
 def _(out, z, deg=False):
     d[out] = angle_tangent(d[z], z, deg)
@@ -714,19 +717,13 @@ def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
             array_grad(g_fp + ends, fp), g_left, g_right)
 
 
-@adjoint(np.interp)
-def _(out, x, xp, fp, left=None, right=None, period=None):
-    """Increasing ``xp``, without ``period``; at a knot the right segment's slope."""
-    grads = interp_grads(d[out], x, xp, fp, left, right, period)
-    d[x] = grads[0]
-    d[xp] = grads[1]
-    d[fp] = grads[2]
-    d[left] = grads[3]
-    d[right] = grads[4]
+INTERP_ARGUMENTS = ("x", "xp", "fp", "left", "right")  # interp_grads' order
 
 
-def interp_tangent(t, x, xp, fp, out, left=None, right=None, period=None, wrt="x"):
-    """Tangent of ``np.interp`` from ``x``, ``xp``, ``fp``, ``left`` or ``right`` (``wrt``)."""
+def interp_tangent(t, x, xp, fp, out, left=None, right=None, period=None, wrt=0):
+    """Tangent of ``np.interp`` from ``x``, ``xp``, ``fp``, ``left`` or ``right`` (``wrt``: the
+    index of ``interp_grads``' part for it)."""
+    wrt = INTERP_ARGUMENTS[wrt]
     plan = interp_plan(x, xp, period)
     inside = plan[3]
     parts = interp_parts(x, xp, fp, plan)
@@ -750,13 +747,21 @@ def interp_tangent(t, x, xp, fp, out, left=None, right=None, period=None, wrt="x
     return np.asarray(np.broadcast_to(change, np.shape(out))).astype(float_dtype(out))
 
 
+# the tangents transposed in their tangents (@transpose reads them)
+@transpose_of(interp_tangent)
+def _(ans, t, x, xp, fp, out, left=None, right=None, period=None, wrt=0):
+    d[t] = interp_grads(d[ans], x, xp, fp, left, right, period)[wrt]
+
+
+@transpose(np.interp)
 @tangent(np.interp)
 def _(out, x, xp, fp, left=None, right=None, period=None):
-    d[out] = interp_tangent(d[x], x, xp, fp, out, left, right, period, "x")
-    d[out] = interp_tangent(d[xp], x, xp, fp, out, left, right, period, "xp")
-    d[out] = interp_tangent(d[fp], x, xp, fp, out, left, right, period, "fp")
-    d[out] = interp_tangent(d[left], x, xp, fp, out, left, right, period, "left")
-    d[out] = interp_tangent(d[right], x, xp, fp, out, left, right, period, "right")
+    """Increasing ``xp``, without ``period``; at a knot the right segment's slope."""
+    d[out] = interp_tangent(d[x], x, xp, fp, out, left, right, period, 0)
+    d[out] = interp_tangent(d[xp], x, xp, fp, out, left, right, period, 1)
+    d[out] = interp_tangent(d[fp], x, xp, fp, out, left, right, period, 2)
+    d[out] = interp_tangent(d[left], x, xp, fp, out, left, right, period, 3)
+    d[out] = interp_tangent(d[right], x, xp, fp, out, left, right, period, 4)
 
 
 # ----- ldexp, frexp, nextafter, heaviside, modf, divmod, unwrap, real_if_close, astype -----------

@@ -253,11 +253,13 @@ def meshgrid_tangent(ts, xi, out, sparse=False, indexing="xy"):
     return TangentTuple(grids)
 
 
-@adjoint(np.meshgrid)
-def _(out, *xi, copy=True, sparse=False, indexing="xy"):
-    d[xi] = meshgrid_grads(d[out], xi, indexing)
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(meshgrid_tangent)
+def _(ans, ts, xi, out, sparse=False, indexing="xy"):
+    d[ts] = meshgrid_grads(d[ans], xi, indexing)
 
 
+@transpose(np.meshgrid)
 @tangent(np.meshgrid)  # *xi: @linear takes no *args
 def _(out, *xi, copy=True, sparse=False, indexing="xy"):
     d[out] = meshgrid_tangent(d[xi], xi, out, sparse, indexing)
@@ -315,13 +317,13 @@ def linspace_tangent(t, out, num, endpoint, retstep, axis, at_stop):
     return TangentTuple((t_samples, t_step))
 
 
-@adjoint(np.linspace)
-def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
-      device=None):
-    d[start] = linspace_grad(d[out], start, num, endpoint, retstep, axis, False)
-    d[stop] = linspace_grad(d[out], stop, num, endpoint, retstep, axis, True)
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(linspace_tangent)  # t stands for the end it is the tangent of (its shape)
+def _(ans, t, out, num, endpoint, retstep, axis, at_stop):
+    d[t] = linspace_grad(d[ans], t, num, endpoint, retstep, axis, at_stop)
 
 
+@transpose(np.linspace)
 @tangent(np.linspace)
 def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
       device=None):
@@ -602,14 +604,6 @@ def gradient_coordinates_refused():
 nondifferentiable(gradient_coordinates_refused)
 
 
-@adjoint(np.gradient)
-def _(out, f, *varargs, axis=None, edge_order=1):
-    """Linear in ``f``; a scalar spacing ``h`` gets ``-sum(g * out) / h``; coordinate arrays as
-    the spacing have no gradient (an error when one is needed)."""
-    d[f] = gradient_grad_f(d[out], f, varargs, axis, edge_order)
-    d[varargs] = gradient_grad_spacing(d[out], f, varargs, out, axis, edge_order)
-
-
 def gradient_tangent_spacing(ts, f, varargs, out, axis=None, edge_order=1):
     """Tangent of ``np.gradient(f, *varargs)`` from scalar spacings: ``-out * dh / h``."""
     axes = gradient_axes(f, axis)
@@ -639,7 +633,21 @@ def gradient_tangent_f(t, f, varargs, out, axis=None, edge_order=1):
     return parts[0] if len(axes) == 1 else TangentTuple(parts)
 
 
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(gradient_tangent_f)
+def _(ans, t, f, varargs, out, axis=None, edge_order=1):
+    d[t] = gradient_grad_f(d[ans], f, varargs, axis, edge_order)
+
+
+@transpose_of(gradient_tangent_spacing)
+def _(ans, ts, f, varargs, out, axis=None, edge_order=1):
+    d[ts] = gradient_grad_spacing(d[ans], f, varargs, out, axis, edge_order)
+
+
+@transpose(np.gradient)
 @tangent(np.gradient)
 def _(out, f, *varargs, axis=None, edge_order=1):
+    """Linear in ``f``; a scalar spacing ``h`` gets ``-sum(g * out) / h``; coordinate arrays as
+    the spacing have no gradient (an error when one is needed)."""
     d[out] = gradient_tangent_f(d[f], f, varargs, out, axis, edge_order)
     d[out] = gradient_tangent_spacing(d[varargs], f, varargs, out, axis, edge_order)

@@ -23,6 +23,7 @@ from mindgrad.rules import (
     nondifferentiable,
     tangent,
     transpose,
+    transpose_of,
 )
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_shape import take_grad
@@ -489,13 +490,6 @@ def append_grads(g, arr, values, axis=None):
             astype_grad(np.reshape(pieces[1], np.shape(values)), values))
 
 
-@adjoint(np.append)
-def _(out, arr, values, axis=None):
-    grads = append_grads(d[out], arr, values, axis)
-    d[arr] = grads[0]
-    d[values] = grads[1]
-
-
 def append_tangent(t, arr, values, out, axis=None, wrt=0):
     """Tangent of ``np.append`` from ``arr`` (``wrt`` 0) or ``values`` (1): the tangent
     appended with zeros for the other."""
@@ -506,6 +500,13 @@ def append_tangent(t, arr, values, out, axis=None, wrt=0):
     return np.asarray(joined).astype(float_dtype(out), copy=False)
 
 
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(append_tangent)
+def _(ans, t, arr, values, out, axis=None, wrt=0):
+    d[t] = append_grads(d[ans], arr, values, axis)[wrt]
+
+
+@transpose(np.append)
 @tangent(np.append)
 def _(out, arr, values, axis=None):
     d[out] = append_tangent(d[arr], arr, values, out, axis, 0)
@@ -576,13 +577,6 @@ def insert_grads(g, arr, obj, values, out, axis=None):
             astype_grad(np.reshape(g_values, np.shape(values)), values))
 
 
-@adjoint(np.insert)
-def _(out, arr, obj, values, axis=None):
-    grads = insert_grads(d[out], arr, obj, values, out, axis)
-    d[arr] = grads[0]
-    d[values] = grads[1]
-
-
 def insert_tangent(t, arr, obj, values, out, axis=None, wrt=0):
     """Tangent of ``np.insert`` from ``arr`` (``wrt`` 0) or ``values`` (1): the insertion with
     zeros for the other."""
@@ -595,6 +589,13 @@ def insert_tangent(t, arr, obj, values, out, axis=None, wrt=0):
     return np.asarray(joined).astype(float_dtype(out), copy=False)
 
 
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(insert_tangent)
+def _(ans, t, arr, obj, values, out, axis=None, wrt=0):
+    d[t] = insert_grads(d[ans], arr, obj, values, out, axis)[wrt]
+
+
+@transpose(np.insert)
 @tangent(np.insert)
 def _(out, arr, obj, values, axis=None):
     d[out] = insert_tangent(d[arr], arr, obj, values, out, axis, 0)

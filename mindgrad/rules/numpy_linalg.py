@@ -269,24 +269,21 @@ def _(out, g, a):
     d[out] = slogdet_grad_tangent(g, a, d[a])
 
 
-@adjoint(np.linalg.det)
-def _(out, a):
-    d[a] = det_grad(d[out], a, out)
-
-
 def det_tangent(t, a, ans):
     """Tangent of ``det(a)``: ``det(a) trace(inv(a) t)`` (for stacks of matrices too)."""
     return ans * np.sum(swap_last_axes(np.linalg.inv(a)) * t, axis=(-2, -1))
 
 
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(det_tangent)
+def _(out, t, a, ans):
+    d[t] = det_grad(d[out], a, ans)
+
+
+@transpose(np.linalg.det)
 @tangent(np.linalg.det)
 def _(out, a):
     d[out] = det_tangent(d[a], a, out)
-
-
-@adjoint(np.linalg.slogdet)
-def _(out, a):
-    d[a] = slogdet_grad(d[out], a)
 
 
 def logdet_tangent(t, a):
@@ -301,6 +298,13 @@ def slogdet_tangent(t, a, out):
                          as_dtype_of(logdet_tangent(t, a), logdet)))
 
 
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(slogdet_tangent)
+def _(ans, t, a, out):
+    d[t] = slogdet_grad(d[ans], a)
+
+
+@transpose(np.linalg.slogdet)
 @tangent(np.linalg.slogdet)
 def _(out, a):
     d[out] = slogdet_tangent(d[a], a, out)
@@ -467,14 +471,6 @@ def lstsq_grads(g, a, b, out):
     return grad_a, grad_b
 
 
-@adjoint(np.linalg.lstsq)
-def _(out, a, b, rcond=None):
-    """Real ``a`` of full rank (else an error); the residuals at their minimum."""
-    grads = lstsq_grads(d[out], a, b, out)
-    d[a] = grads[0]
-    d[b] = grads[1]
-
-
 @zero_in_zero_out("t")
 def lstsq_tangent(t, a, b, out, wrt):
     """Tangent of ``np.linalg.lstsq(a, b)`` from ``a`` (``wrt`` 0) or ``b`` (1), of full rank:
@@ -500,8 +496,16 @@ def lstsq_tangent(t, a, b, out, wrt):
                          zero_tangent_of(out[2]), as_dtype_of(ds, out[3])))
 
 
+# the tangents transposed in their tangents (@transpose reads them)
+@transpose_of(lstsq_tangent)
+def _(ans, t, a, b, out, wrt):
+    d[t] = lstsq_grads(d[ans], a, b, out)[wrt]
+
+
+@transpose(np.linalg.lstsq)
 @tangent(np.linalg.lstsq)
 def _(out, a, b, rcond=None):
+    """Real ``a`` of full rank (else an error); the residuals at their minimum."""
     d[out] = lstsq_tangent(d[a], a, b, out, 0)
     d[out] = lstsq_tangent(d[b], a, b, out, 1)
 
@@ -549,13 +553,6 @@ def cond_grad(g, x, p=None):
     return astype_grad(grad, x)
 
 
-@adjoint(np.linalg.cond)
-def _(out, x, p=None):
-    """Invertible real ``x``; for p None, 2, -2 its largest and smallest singular values
-    distinct."""
-    d[x] = cond_grad(d[out], x, p)
-
-
 def cond_tangent(t, x, out, p=None):
     """Tangent of ``np.linalg.cond(x, p)`` (``cond_grad``)."""
     reject_complex(x, "np.linalg.cond")
@@ -575,8 +572,17 @@ def cond_tangent(t, x, out, p=None):
     return as_dtype_of(d_norm_x * norm_inverse + norm_x * d_norm_inverse, out)
 
 
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(cond_tangent)
+def _(ans, t, x, out, p=None):
+    d[t] = cond_grad(d[ans], x, p)
+
+
+@transpose(np.linalg.cond)
 @tangent(np.linalg.cond)
 def _(out, x, p=None):
+    """Invertible real ``x``; for p None, 2, -2 its largest and smallest singular values
+    distinct."""
     d[out] = cond_tangent(d[x], x, out, p)
 
 
@@ -690,12 +696,6 @@ def tensorinv_grad(g, a, out, ind=2):
     return astype_grad(np.reshape(grad, np.shape(a)), a)
 
 
-@adjoint(np.linalg.tensorinv)
-def _(out, a, ind=2):
-    """A tensor that reshapes to an invertible square matrix."""
-    d[a] = tensorinv_grad(d[out], a, out, ind)
-
-
 def tensorinv_tangent(t, a, out, ind=2):
     """Tangent of ``np.linalg.tensorinv(a, ind)``: ``-B dA B`` with the arrays as matrices."""
     inverse = np.reshape(out, (-1, int(np.prod(np.shape(a)[:ind]))))
@@ -703,8 +703,16 @@ def tensorinv_tangent(t, a, out, ind=2):
     return as_dtype_of(np.reshape(-(inverse @ t_matrix @ inverse), np.shape(out)), out)
 
 
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(tensorinv_tangent)
+def _(ans, t, a, out, ind=2):
+    d[t] = tensorinv_grad(d[ans], a, out, ind)
+
+
+@transpose(np.linalg.tensorinv)
 @tangent(np.linalg.tensorinv)
 def _(out, a, ind=2):
+    """A tensor that reshapes to an invertible square matrix."""
     d[out] = tensorinv_tangent(d[a], a, out, ind)
 
 
@@ -740,14 +748,6 @@ def tensorsolve_grads(g, a, b, out, axes=None):
     return (astype_grad(g_a, a), astype_grad(np.reshape(g_b, np.shape(b)), b))
 
 
-@adjoint(np.linalg.tensorsolve)
-def _(out, a, b, axes=None):
-    """``a`` reshapes to an invertible square matrix."""
-    grads = tensorsolve_grads(d[out], a, b, out, axes)
-    d[a] = grads[0]
-    d[b] = grads[1]
-
-
 def tensorsolve_tangent(t_a, t_b, a, b, out, axes=None):
     """Tangent of ``x = np.linalg.tensorsolve(a, b, axes)``: ``A^-1 (db - dA x)``."""
     matrix = tensorsolve_matrix(a, b, axes)
@@ -760,7 +760,16 @@ def tensorsolve_tangent(t_a, t_b, a, b, out, axes=None):
     return as_dtype_of(np.reshape(np.linalg.solve(matrix, change), np.shape(out)), out)
 
 
+# the tangents transposed in their tangents (@transpose reads them)
+@transpose_of(tensorsolve_tangent)
+def _(ans, t_a, t_b, a, b, out, axes=None):
+    d[t_a] = tensorsolve_grads(d[ans], a, b, out, axes)[0]
+    d[t_b] = tensorsolve_grads(d[ans], a, b, out, axes)[1]
+
+
+@transpose(np.linalg.tensorsolve)
 @tangent(np.linalg.tensorsolve)
 def _(out, a, b, axes=None):
+    """``a`` reshapes to an invertible square matrix."""
     d[out] = tensorsolve_tangent(d[a], 0, a, b, out, axes)
     d[out] = tensorsolve_tangent(0, d[b], a, b, out, axes)

@@ -23,7 +23,7 @@ derivative is not implemented: it raises ``NotImplementedError``.
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, nondifferentiable, tangent
+from mindgrad.rules import adjoint, d, nondifferentiable, tangent, transpose, transpose_of
 from mindgrad.rules.helpers import astype_grad, conj_if_complex
 from mindgrad.rules.numpy_decompositions import conj_transpose, triangle_grad, triangle_tangent
 from mindgrad.rules.numpy_linalg import pinv_grad, pinv_tangent
@@ -160,14 +160,16 @@ def pinv_any_rank_tangent(t, a, p, rcond=None, hermitian=False, rtol="unset"):
     return as_dtype_of(truncated_pinv_tangent(t, a, rcond, hermitian, rtol), p)
 
 
-@adjoint(np.linalg.pinv)
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(pinv_any_rank_tangent)
+def _(out, t, a, p, rcond=None, hermitian=False, rtol="unset"):
+    d[t] = pinv_any_rank_grad(d[out], a, p, rcond, hermitian, rtol)
+
+
+@transpose(np.linalg.pinv)
+@tangent(np.linalg.pinv)
 def _(out, a, rcond=None, hermitian=False, *, rtol="unset"):
     """Real or complex ``a``; where ``rcond``/``rtol`` drop singular values, the derivative
     where the rank is locally constant (along rank-keeping perturbations otherwise), to first
     order only."""
-    d[a] = pinv_any_rank_grad(d[out], a, out, rcond, hermitian, rtol)
-
-
-@tangent(np.linalg.pinv)
-def _(out, a, rcond=None, hermitian=False, *, rtol="unset"):
     d[out] = pinv_any_rank_tangent(d[a], a, out, rcond, hermitian, rtol)

@@ -26,6 +26,8 @@ from mindgrad.rules import (
     linear_in,
     nondifferentiable,
     tangent,
+    transpose,
+    transpose_of,
 )
 from mindgrad.rules.helpers import astype_grad, conj_if_complex, swap_last_axes
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
@@ -497,11 +499,6 @@ def matrix_power_grad(g, a, n):
     return astype_grad(grad, a)
 
 
-@adjoint(np.linalg.matrix_power)
-def _(out, a, n):
-    d[a] = matrix_power_grad(d[out], a, n)
-
-
 def matrix_power_tangent(t, a, n, out):
     """Tangent of ``np.linalg.matrix_power(a, n)``: ``sum_k a^k t a^(n-1-k)``, of ``inv(a)``'s
     tangent ``-inv(a) t inv(a)`` for a negative ``n``."""
@@ -515,6 +512,13 @@ def matrix_power_tangent(t, a, n, out):
     return as_dtype_of(total, out)
 
 
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(matrix_power_tangent)
+def _(ans, t, a, n, out):
+    d[t] = matrix_power_grad(d[ans], a, n)
+
+
+@transpose(np.linalg.matrix_power)
 @tangent(np.linalg.matrix_power)
 def _(out, a, n):
     d[out] = matrix_power_tangent(d[a], a, n, out)
@@ -558,11 +562,6 @@ def multi_dot_grads(g, arrays):
     return grads
 
 
-@adjoint(np.linalg.multi_dot)
-def _(ans, arrays, *, out=None):
-    d[arrays] = multi_dot_grads(d[ans], arrays)
-
-
 def multi_dot_tangent(ts, arrays, ans):
     """Tangent of ``np.linalg.multi_dot(arrays)``: one product per factor with a tangent, that
     factor replaced by its tangent (product rule), added up."""
@@ -576,6 +575,13 @@ def multi_dot_tangent(ts, arrays, ans):
     return as_dtype_of(total, ans)
 
 
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(multi_dot_tangent)
+def _(out, ts, arrays, ans):
+    d[ts] = multi_dot_grads(d[out], arrays)
+
+
+@transpose(np.linalg.multi_dot)
 @tangent(np.linalg.multi_dot)
 def _(ans, arrays, *, out=None):
     d[ans] = multi_dot_tangent(d[arrays], arrays, ans)

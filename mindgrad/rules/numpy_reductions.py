@@ -247,12 +247,18 @@ def average_tangent_weights(t, a, axis, weights, returned, keepdims, out):
     return as_dtype_of(t_avg, out)
 
 
-@adjoint(np.average)
-def _(out, a, axis=None, weights=None, returned=False, *, keepdims=False):
-    d[a] = average_grad_a(d[out], a, axis, weights, returned, keepdims)
-    d[weights] = average_grad_weights(d[out], a, axis, weights, returned, keepdims)
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(average_tangent_a)
+def _(ans, t, a, axis, weights, returned, keepdims, out):
+    d[t] = average_grad_a(d[ans], a, axis, weights, returned, keepdims)
 
 
+@transpose_of(average_tangent_weights)
+def _(ans, t, a, axis, weights, returned, keepdims, out):
+    d[t] = average_grad_weights(d[ans], a, axis, weights, returned, keepdims)
+
+
+@transpose(np.average)
 @tangent(np.average)
 def _(out, a, axis=None, weights=None, returned=False, *, keepdims=False):
     d[out] = average_tangent_a(d[a], a, axis, weights, returned, keepdims, out)

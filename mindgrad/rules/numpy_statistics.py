@@ -16,7 +16,6 @@ The gradient helpers are differentiated again by forward mode over reverse-mode 
 import numpy as np
 
 from mindgrad.rules import (
-    adjoint,
     d,
     nondifferentiable,
     tangent,
@@ -390,89 +389,61 @@ def quantile_tangent(t, tq, a, q, out, axis=None, method="linear", skip_nan=Fals
     return as_dtype_of(np.reshape(np.moveaxis(total, -1, 0), np.shape(out)), out)
 
 
-@adjoint(np.quantile)
-def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-      *, weights=None, interpolation=None):
-    """The methods linear, lower, higher, nearest and midpoint; no weights."""
-    how = quantile_method(method, weights, interpolation)
-    d[a] = quantile_grad(d[ans], a, q, axis, how)
-    d[q] = quantile_q_grad(d[ans], a, q, axis, how)
+# quantile_tangent transposed in its tangents (@transpose reads it): the entries read and their
+# weights move with a and q too, so reverse mode over tangent code reads its source
+@transpose_of(quantile_tangent)
+def _(ans, t, tq, a, q, out, axis=None, method="linear", skip_nan=False, scale=1.0):
+    d[t] = quantile_grad(d[ans], a, q, axis, method, skip_nan)
+    d[tq] = quantile_q_grad(d[ans], a, q, axis, method, skip_nan, scale)
 
 
+@transpose(np.quantile)
 @tangent(np.quantile)
 def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
       *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
     how = quantile_method(method, weights, interpolation)
     d[ans] = quantile_tangent(d[a], None, a, q, ans, axis, how)
     d[ans] = quantile_tangent(None, d[q], a, q, ans, axis, how)
 
 
-@adjoint(np.nanquantile)
-def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-      *, weights=None, interpolation=None):
-    """The methods linear, lower, higher, nearest and midpoint; no weights."""
-    how = quantile_method(method, weights, interpolation)
-    d[a] = quantile_grad(d[ans], a, q, axis, how, True)
-    d[q] = quantile_q_grad(d[ans], a, q, axis, how, True)
-
-
+@transpose(np.nanquantile)
 @tangent(np.nanquantile)
 def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
       *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
     how = quantile_method(method, weights, interpolation)
     d[ans] = quantile_tangent(d[a], None, a, q, ans, axis, how, True)
     d[ans] = quantile_tangent(None, d[q], a, q, ans, axis, how, True)
 
 
-@adjoint(np.percentile)
-def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-      *, weights=None, interpolation=None):
-    """The methods linear, lower, higher, nearest and midpoint; no weights."""
-    how = quantile_method(method, weights, interpolation)
-    d[a] = quantile_grad(d[ans], a, np.true_divide(q, 100), axis, how)
-    d[q] = quantile_q_grad(d[ans], a, np.true_divide(q, 100), axis, how, False, 0.01)
-
-
+@transpose(np.percentile)
 @tangent(np.percentile)
 def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
       *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
     how = quantile_method(method, weights, interpolation)
     d[ans] = quantile_tangent(d[a], None, a, np.true_divide(q, 100), ans, axis, how)
     d[ans] = quantile_tangent(None, d[q], a, np.true_divide(q, 100), ans, axis, how, False, 0.01)
 
 
-@adjoint(np.nanpercentile)
-def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-      *, weights=None, interpolation=None):
-    """The methods linear, lower, higher, nearest and midpoint; no weights."""
-    how = quantile_method(method, weights, interpolation)
-    d[a] = quantile_grad(d[ans], a, np.true_divide(q, 100), axis, how, True)
-    d[q] = quantile_q_grad(d[ans], a, np.true_divide(q, 100), axis, how, True, 0.01)
-
-
+@transpose(np.nanpercentile)
 @tangent(np.nanpercentile)
 def _(ans, a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
       *, weights=None, interpolation=None):
+    """The methods linear, lower, higher, nearest and midpoint; no weights."""
     how = quantile_method(method, weights, interpolation)
     d[ans] = quantile_tangent(d[a], None, a, np.true_divide(q, 100), ans, axis, how, True)
     d[ans] = quantile_tangent(None, d[q], a, np.true_divide(q, 100), ans, axis, how, True, 0.01)
 
 
-@adjoint(np.median)
-def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    d[a] = quantile_grad(d[ans], a, 0.5, axis)
-
-
+@transpose(np.median)
 @tangent(np.median)
 def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
     d[ans] = quantile_tangent(d[a], None, a, 0.5, ans, axis)
 
 
-@adjoint(np.nanmedian)
-def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    d[a] = quantile_grad(d[ans], a, 0.5, axis, "linear", True)
-
-
+@transpose(np.nanmedian)
 @tangent(np.nanmedian)
 def _(ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
     d[ans] = quantile_tangent(d[a], None, a, 0.5, ans, axis, "linear", True)
@@ -588,16 +559,6 @@ def cov_aweights_grad(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights
     return astype_grad(np.reshape(grad, np.shape(aweights)), aweights)
 
 
-@adjoint(np.cov)
-def _(out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
-      dtype=None):
-    """Real values; integer fweights (constants)."""
-    grads = cov_grads(d[out], m, y, rowvar, bias, ddof, fweights, aweights)
-    d[m] = grads[0]
-    d[y] = grads[1]
-    d[aweights] = cov_aweights_grad(d[out], m, y, rowvar, bias, ddof, fweights, aweights)
-
-
 def cov_aweights_tangent(t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None,
                          aweights=None):
     """Tangent of ``np.cov`` from ``aweights`` (``cov_aweights_grad``)."""
@@ -631,9 +592,23 @@ def cov_tangent(t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None,
     return as_dtype_of(np.reshape((half + np.transpose(half)) / weighting[1], np.shape(out)), out)
 
 
+# the tangent transposed in its tangent (@transpose reads it)
+@transpose_of(cov_tangent)
+def _(ans, t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+      wrt=0):
+    d[t] = cov_grads(d[ans], m, y, rowvar, bias, ddof, fweights, aweights)[wrt]
+
+
+@transpose_of(cov_aweights_tangent)
+def _(ans, t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    d[t] = cov_aweights_grad(d[ans], m, y, rowvar, bias, ddof, fweights, aweights)
+
+
+@transpose(np.cov)
 @tangent(np.cov)
 def _(out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
       dtype=None):
+    """Real values; integer fweights (constants)."""
     d[out] = cov_tangent(d[m], m, y, out, rowvar, bias, ddof, fweights, aweights, 0)
     d[out] = cov_tangent(d[y], m, y, out, rowvar, bias, ddof, fweights, aweights, 1)
     d[out] = cov_aweights_tangent(d[aweights], m, y, out, rowvar, bias, ddof, fweights, aweights)
@@ -652,14 +627,6 @@ def corrcoef_cov_grad(g, x, y=None, rowvar=True):
     return g_matrix / np.sqrt(np.outer(variances, variances)) - np.diag(diagonal)
 
 
-@adjoint(np.corrcoef)
-def _(out, x, y=None, rowvar=True, *, dtype=None):
-    """Real values with nonzero variances."""
-    grads = cov_grads(corrcoef_cov_grad(d[out], x, y, rowvar), x, y, rowvar)
-    d[x] = grads[0]
-    d[y] = grads[1]
-
-
 def corrcoef_tangent(t, x, y, out, rowvar=True, wrt=0):
     """Tangent of ``np.corrcoef``: ``dC / sqrt(c c^T) - R o (dc_i / c_i + dc_j / c_j) / 2``."""
     c = np.atleast_2d(np.cov(x, y, rowvar))
@@ -672,7 +639,15 @@ def corrcoef_tangent(t, x, y, out, rowvar=True, wrt=0):
     return as_dtype_of(np.reshape(change, np.shape(out)), out)
 
 
+# the tangents transposed in their tangents (@transpose reads them)
+@transpose_of(corrcoef_tangent)
+def _(ans, t, x, y, out, rowvar=True, wrt=0):
+    d[t] = cov_grads(corrcoef_cov_grad(d[ans], x, y, rowvar), x, y, rowvar)[wrt]
+
+
+@transpose(np.corrcoef)
 @tangent(np.corrcoef)
 def _(out, x, y=None, rowvar=True, *, dtype=None):
+    """Real values with nonzero variances."""
     d[out] = corrcoef_tangent(d[x], x, y, out, rowvar, 0)
     d[out] = corrcoef_tangent(d[y], x, y, out, rowvar, 1)

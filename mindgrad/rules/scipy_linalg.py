@@ -42,11 +42,10 @@ refused.
 import numpy as np
 import scipy.linalg as sl
 
-from mindgrad.rules import adjoint, d, nondifferentiable, tangent
+from mindgrad.rules import adjoint, d, nondifferentiable, tangent, transpose, transpose_of
 from mindgrad.rules.helpers import astype_grad, swap_last_axes
 from mindgrad.rules.numpy_decompositions import eigh_grad, eigh_tangent
 from mindgrad.rules.numpy_linalg import (
-    det_grad,
     det_tangent,
     solve_adjoint,
     solve_grad_a,
@@ -58,11 +57,7 @@ from mindgrad.runtime.tangents import TangentTuple, as_dtype_of
 # ----- det, inv, solve: as NumPy's ---------------------------------------------------------
 
 
-@adjoint(sl.det)
-def _(out, a, overwrite_a=False, check_finite=True):
-    d[a] = det_grad(d[out], a, out)
-
-
+@transpose(sl.det)
 @tangent(sl.det)
 def _(out, a, overwrite_a=False, check_finite=True):
     d[out] = det_tangent(d[a], a, out)
@@ -175,11 +170,13 @@ def expm_frechet_block(a, e):
     return sl.expm(np.concatenate([top, bottom], axis=-2))[..., :n, n:]
 
 
-@adjoint(sl.expm)
-def _(out, A):
-    d[A] = expm_frechet_block(swap_last_axes(A), d[out])
+# the Frechet derivative is linear in e; its transpose is the derivative at a's transpose
+@transpose_of(expm_frechet_block)
+def _(out, a, e):
+    d[e] = expm_frechet_block(swap_last_axes(a), d[out])
 
 
+@transpose(sl.expm)
 @tangent(sl.expm)
 def _(out, A):
     d[out] = expm_frechet_block(A, d[A])
@@ -272,11 +269,13 @@ def cholesky_tangent(t, factor, lower=False):
     return dl if lower else swap_last_axes(dl)
 
 
-@adjoint(sl.cholesky)
-def _(out, a, lower=False, overwrite_a=False, check_finite=True):
-    d[a] = cholesky_grad(d[out], out, lower)
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(cholesky_tangent)
+def _(out, t, factor, lower=False):
+    d[t] = cholesky_grad(d[out], factor, lower)
 
 
+@transpose(sl.cholesky)
 @tangent(sl.cholesky)
 def _(out, a, lower=False, overwrite_a=False, check_finite=True):
     d[out] = cholesky_tangent(d[a], out, lower)
@@ -317,11 +316,13 @@ def cho_factor_tangent(t, out):
     return TangentTuple((t_c, 0.0))
 
 
-@adjoint(sl.cho_factor)
-def _(out, a, lower=False, overwrite_a=False, check_finite=True):
-    d[a] = cho_factor_grad(d[out], out)
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(cho_factor_tangent)
+def _(ans, t, out):
+    d[t] = cho_factor_grad(d[ans], out)
 
 
+@transpose(sl.cho_factor)
 @tangent(sl.cho_factor)
 def _(out, a, lower=False, overwrite_a=False, check_finite=True):
     d[out] = cho_factor_tangent(d[a], out)
@@ -416,11 +417,13 @@ def lu_factor_tangent(t, out):
                          np.zeros(np.shape(piv))))
 
 
-@adjoint(sl.lu_factor)
-def _(out, a, overwrite_a=False, check_finite=True):
-    d[a] = lu_factor_grad(d[out], out)
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(lu_factor_tangent)
+def _(ans, t, out):
+    d[t] = lu_factor_grad(d[ans], out)
 
 
+@transpose(sl.lu_factor)
 @tangent(sl.lu_factor)
 def _(out, a, overwrite_a=False, check_finite=True):
     d[out] = lu_factor_tangent(d[a], out)
@@ -630,19 +633,21 @@ def scipy_eigh_tangent(t, a, out, b=None, lower=True, eigvals_only=False, type=1
     return TangentTuple((dw, as_dtype_of(whole[1] @ pick, v)))
 
 
-@adjoint(sl.eigh)
+# the tangent transposed in t (@transpose reads it): it moves with the matrix too
+@transpose_of(scipy_eigh_tangent)
+def _(ans, t, a, out, b=None, lower=True, eigvals_only=False, type=1, subset_by_index=None,
+      subset_by_value=None):
+    d[t] = scipy_eigh_grad(d[ans], a, out, b, lower, eigvals_only, type, subset_by_index,
+                           subset_by_value)
+
+
+@transpose(sl.eigh)
+@tangent(sl.eigh)
 def _(out, a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
       type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
     """Real symmetric or complex Hermitian ``a`` (the triangle ``lower`` names) with distinct
     eigenvalues, all of them or a subset (by index, or by value where none is at a bound);
     the generalized problem (``b``) is refused. Complex eigenvectors: only losses that do not
     depend on each vector's phase have a derivative."""
-    d[a] = scipy_eigh_grad(d[out], a, out, b, lower, eigvals_only, type, subset_by_index,
-                           subset_by_value)
-
-
-@tangent(sl.eigh)
-def _(out, a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
-      type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
     d[out] = scipy_eigh_tangent(d[a], a, out, b, lower, eigvals_only, type, subset_by_index,
                                 subset_by_value)

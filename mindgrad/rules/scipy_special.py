@@ -26,7 +26,16 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from mindgrad.rules import adjoint, d, elementwise, nondifferentiable, slope, tangent
+from mindgrad.rules import (
+    adjoint,
+    d,
+    elementwise,
+    nondifferentiable,
+    slope,
+    tangent,
+    transpose,
+    transpose_of,
+)
 from mindgrad.rules.helpers import quotient
 from mindgrad.runtime import unbroadcast, unreduce
 
@@ -374,12 +383,18 @@ def logsumexp_tangent_b(t, a, ans, axis=None, b=None, keepdims=False):
     return np.reshape(np.sum(e * t, axis=axis, keepdims=keepdims), np.shape(ans))
 
 
-@adjoint(sp.logsumexp)
-def _(out, a, axis=None, b=None, keepdims=False, return_sign=False):
-    d[a] = logsumexp_grad(d[out], a, out, axis, b, keepdims, return_sign)
-    d[b] = logsumexp_grad_b(d[out], a, out, axis, b, keepdims)
+# the tangents transposed in their tangents (@transpose reads them)
+@transpose_of(logsumexp_tangent)
+def _(out, t, a, ans, axis=None, b=None, keepdims=False, return_sign=False):
+    d[t] = logsumexp_grad(d[out], a, ans, axis, b, keepdims, return_sign)
 
 
+@transpose_of(logsumexp_tangent_b)
+def _(out, t, a, ans, axis=None, b=None, keepdims=False):
+    d[t] = logsumexp_grad_b(d[out], a, ans, axis, b, keepdims)
+
+
+@transpose(sp.logsumexp)
 @tangent(sp.logsumexp)
 def _(out, a, axis=None, b=None, keepdims=False, return_sign=False):
     d[out] = logsumexp_tangent(d[a], a, out, axis, b, keepdims, return_sign)

@@ -37,7 +37,16 @@ from scipy.stats import chi2 as chi2_dist
 from scipy.stats import gamma as gamma_dist
 from scipy.stats import t as student_t
 
-from mindgrad.rules import adjoint, d, elementwise, nondifferentiable, slope, tangent
+from mindgrad.rules import (
+    adjoint,
+    d,
+    elementwise,
+    nondifferentiable,
+    slope,
+    tangent,
+    transpose,
+    transpose_of,
+)
 from mindgrad.rules.helpers import swap_last_axes
 from mindgrad.rules.numpy_decompositions import triangle_grad, triangle_tangent
 from mindgrad.rules.scipy_special import no_slope
@@ -403,16 +412,22 @@ def dirichlet_tangent_alpha(t, x, alpha, out):
     return np.reshape(np.sum(slopes * t, axis=0), np.shape(out))
 
 
-@adjoint(dirichlet.logpdf)
+# the tangents transposed in their tangents (@transpose reads them)
+@transpose_of(dirichlet_tangent_x)
+def _(ans, t, x, alpha, out):
+    d[t] = dirichlet_grad_x(d[ans], x, alpha)
+
+
+@transpose_of(dirichlet_tangent_alpha)
+def _(ans, t, x, alpha, out):
+    d[t] = dirichlet_grad_alpha(d[ans], x, alpha)
+
+
+@transpose(dirichlet.logpdf)
+@tangent(dirichlet.logpdf)
 def _(out, x, alpha):
     """``x`` on the simplex, its K or K - 1 components along the first axis; the gradient in
     ``x`` is that of the formula (the function is defined on the simplex only)."""
-    d[x] = dirichlet_grad_x(d[out], x, alpha)
-    d[alpha] = dirichlet_grad_alpha(d[out], x, alpha)
-
-
-@tangent(dirichlet.logpdf)
-def _(out, x, alpha):
     d[out] = dirichlet_tangent_x(d[x], x, alpha, out)
     d[out] = dirichlet_tangent_alpha(d[alpha], x, alpha, out)
 
@@ -551,17 +566,27 @@ def mvn_tangent_cov(t, x, mean, cov, allow_singular, out):
     return np.reshape(0.5 * (quadratic - np.sum(precision * change)), np.shape(out))
 
 
-@adjoint(multivariate_normal.logpdf)
+# the tangents transposed in their tangents (@transpose reads them)
+@transpose_of(mvn_tangent_x)
+def _(ans, t, x, mean, cov, allow_singular, out):
+    d[t] = mvn_grad_x(d[ans], x, mean, cov, allow_singular)
+
+
+@transpose_of(mvn_tangent_mean)
+def _(ans, t, x, mean, cov, allow_singular, out):
+    d[t] = mvn_grad_mean(d[ans], x, mean, cov, allow_singular)
+
+
+@transpose_of(mvn_tangent_cov)
+def _(ans, t, x, mean, cov, allow_singular, out):
+    d[t] = mvn_grad_cov(d[ans], x, mean, cov, allow_singular)
+
+
+@transpose(multivariate_normal.logpdf)
+@tangent(multivariate_normal.logpdf)
 def _(out, x, mean=None, cov=1, allow_singular=False):
     """A nonsingular ``cov``; a matrix is read from its lower triangle as a symmetric one,
     which gets the gradient (as for ``np.linalg.eigh``)."""
-    d[x] = mvn_grad_x(d[out], x, mean, cov, allow_singular)
-    d[mean] = mvn_grad_mean(d[out], x, mean, cov, allow_singular)
-    d[cov] = mvn_grad_cov(d[out], x, mean, cov, allow_singular)
-
-
-@tangent(multivariate_normal.logpdf)
-def _(out, x, mean=None, cov=1, allow_singular=False):
     d[out] = mvn_tangent_x(d[x], x, mean, cov, allow_singular, out)
     d[out] = mvn_tangent_mean(d[mean], x, mean, cov, allow_singular, out)
     d[out] = mvn_tangent_cov(d[cov], x, mean, cov, allow_singular, out)
@@ -595,12 +620,14 @@ def mvn_entropy_tangent(t, mean, cov, out):
     return np.reshape(0.5 * np.sum(precision * mvn_cov_tangent(t, mean, cov)), np.shape(out))
 
 
-@adjoint(multivariate_normal.entropy)
-def _(out, mean=None, cov=1):
-    """A nonsingular ``cov``, read from its lower triangle; no gradient for ``mean``."""
-    d[cov] = mvn_entropy_grad(d[out], mean, cov)
+# the tangents transposed in their tangents (@transpose reads them)
+@transpose_of(mvn_entropy_tangent)
+def _(ans, t, mean, cov, out):
+    d[t] = mvn_entropy_grad(d[ans], mean, cov)
 
 
+@transpose(multivariate_normal.entropy)
 @tangent(multivariate_normal.entropy)
 def _(out, mean=None, cov=1):
+    """A nonsingular ``cov``, read from its lower triangle; no gradient for ``mean``."""
     d[out] = mvn_entropy_tangent(d[cov], mean, cov, out)
