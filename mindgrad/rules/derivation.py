@@ -376,6 +376,10 @@ def transposed_body(rule, body, lookup):
                     raise RuleError(f"the transposed rule for {rule.name}: the default of "
                                     f"{p} is not a literal")
                 values[p] = gast.Constant(value=v, kind=None)
+        if not any(isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Subscript)
+                   and st.targets[0].slice.id == linear_param for st in inner.body):
+            raise RuleError(f"the transposed rule for {rule.name}: the adjoint of {inner.name} "
+                            f"gives nothing for {linear_param}, which the tangent reads")
         for inner_stmt in inner.body:
             t = inner_stmt.targets[0] if isinstance(inner_stmt, gast.Assign) else None
             if not (isinstance(t, gast.Subscript) and is_d(t.value)):
@@ -394,40 +398,52 @@ def _names_read(node):
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
-def _shared_parts(body, local):
-    """``d[a] = h(...)[0]`` and ``d[b] = h(...)[1]`` of one call (the transposes of a helper
-    that gives every argument's gradient at once, ``lstsq_grads``): the call once, in a
-    temporary, its parts read from it, as a hand-written adjoint does."""
-    def part(stmt):
-        value = stmt.value if isinstance(stmt, gast.Assign) else None
-        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Call) and \
-                isinstance(value.slice, gast.Constant) and is_d(stmt.targets[0].value):
-            return gast.dump(value.value)
-        return None
+def _reads_gradient(node) -> bool:
+    return any(isinstance(n, gast.Subscript) and is_d(n.value) for n in gast.walk(node))
 
-    counts = {}
-    for stmt in body:
-        key = part(stmt)
-        if key is not None:
-            counts[key] = counts.get(key, 0) + 1
-    shared, out = {}, []
-    for stmt in body:
-        key = part(stmt)
-        if key is None or counts[key] < 2:
-            out.append(stmt)
-            continue
-        if key not in shared:
-            name = "grads"  # not the helper's own name, which the call reads
-            while name in local or name in _names_read(stmt.value.value):
-                name += "_"
-            local.add(name)
-            shared[key] = name
-            out.append(gast.Assign(targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
-                                                      type_comment=None)],
-                                   value=stmt.value.value, type_comment=None))
-        stmt.value.value = _name(shared[key])
-        out.append(stmt)
-    return out
+
+def _shared_parts(body, local):
+    """A call of the output's gradient that several derived statements make alike
+    (``lstsq_grads(d[out], a, b, out)[0]`` and ``[1]``, the transposes of a helper that gives
+    every argument's gradient at once; ``solve_adjoint(d[out], a, b)`` in ``b``'s gradient and
+    ``a``'s): made once, in a temporary before the first, as a hand-written adjoint does."""
+    while True:
+        seen = {}  # dump -> (statements reading it, the node)
+        for index, stmt in enumerate(body):
+            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript)
+                    and is_d(stmt.targets[0].value)):
+                continue
+            for node in gast.walk(stmt.value):
+                if isinstance(node, gast.Call) and _reads_gradient(node):
+                    entry = seen.setdefault(gast.dump(node), (set(), node))
+                    entry[0].add(index)
+        shared = [(len(key), key, node, sorted(where)) for key, (where, node) in seen.items()
+                  if len(where) > 1]
+        if not shared:
+            return body
+        _, key, node, where = max(shared, key=lambda item: item[0])  # the outermost
+        name = "grads"  # not a name the call reads (the helper's own)
+        while name in local or name in _names_read(node):
+            name += "_"
+        local.add(name)
+        for index in where:
+            body[index] = _Replaced(key, name).visit(body[index])
+        temp = gast.Assign(targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
+                                              type_comment=None)],
+                           value=copy.deepcopy(node), type_comment=None)
+        body = body[:where[0]] + [temp] + body[where[0]:]
+
+
+class _Replaced(gast.NodeTransformer):
+    """Every occurrence of the expression dumped as ``key`` read from the name ``name``."""
+
+    def __init__(self, key, name):
+        self.key, self.name = key, name
+
+    def visit_Call(self, node):
+        if gast.dump(node) == self.key:
+            return _name(self.name)
+        return self.generic_visit(node)
 
 
 def _label(func) -> str:

@@ -357,13 +357,6 @@ def solve_grad_a(g_b, a, b, x):
     return unbroadcast(-np.matmul(g_b, swap_last_axes(x)), a)
 
 
-@adjoint(np.linalg.solve)
-def _(out, a, b):
-    g_b = solve_adjoint(d[out], a, b)
-    d[b] = unbroadcast(g_b, b)
-    d[a] = solve_grad_a(g_b, a, b, out)
-
-
 def solve_tangent_a(t, a, b, x):
     """Tangent of ``x = solve(a, b)`` from ``a``: ``-solve(a, t x)``."""
     if np.ndim(b) == 1:
@@ -371,6 +364,19 @@ def solve_tangent_a(t, a, b, x):
     return -np.linalg.solve(a, np.matmul(t, x))
 
 
+# the tangent transposed in its tangents (@transpose reads them): solve in b, whose transpose
+# is the solve by a's transpose, and solve_tangent_a, from that same solve
+@transpose_of(np.linalg.solve)
+def _(out, a, b):
+    d[b] = unbroadcast(solve_adjoint(d[out], a, b), b)
+
+
+@transpose_of(solve_tangent_a)
+def _(out, t, a, b, x):
+    d[t] = solve_grad_a(solve_adjoint(d[out], a, b), a, b, x)
+
+
+@transpose(np.linalg.solve)
 @tangent(np.linalg.solve)
 def _(out, a, b):
     d[out] = np.linalg.solve(a, d[b])

@@ -47,11 +47,9 @@ from mindgrad.rules.helpers import astype_grad, swap_last_axes
 from mindgrad.rules.numpy_decompositions import eigh_grad, eigh_tangent
 from mindgrad.rules.numpy_linalg import (
     det_tangent,
-    solve_adjoint,
-    solve_grad_a,
     solve_tangent_a,
 )
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_zero
 from mindgrad.runtime.tangents import TangentTuple, as_dtype_of
 
 # ----- det, inv, solve: as NumPy's ---------------------------------------------------------
@@ -86,14 +84,7 @@ def _(out, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=Fals
     d[out] = -np.matmul(inv, np.matmul(d[a], inv))
 
 
-@adjoint(sl.solve)
-def _(out, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
-      assume_a=None, transposed=False):
-    g_b = solve_adjoint(d[out], general(a, assume_a, transposed), b)
-    d[b] = unbroadcast(g_b, b)
-    d[a] = solve_grad_a(g_b, a, b, out)
-
-
+@transpose(sl.solve)
 @tangent(sl.solve)
 def _(out, a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
       assume_a=None, transposed=False):
@@ -143,14 +134,21 @@ def solve_triangular_tangent_a(t, a, x, trans=0, lower=False, unit_diagonal=Fals
                                 trans, lower, unit_diagonal)
 
 
-@adjoint(sl.solve_triangular)
-def _(out, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
-      check_finite=True):
-    g_b = sl.solve_triangular(a, d[out], opposite(trans), lower, unit_diagonal)
-    d[b] = g_b
-    d[a] = solve_triangular_grad_a(g_b, a, out, trans, lower, unit_diagonal)
+# the tangent transposed in its tangents (@transpose reads them): the solve in b, whose
+# transpose is the transposed solve, and the tangent from a, from that same solve
+@transpose_of(sl.solve_triangular)
+def _(out, a, b, trans=0, lower=False, unit_diagonal=False):
+    d[b] = sl.solve_triangular(a, d[out], opposite(trans), lower, unit_diagonal)
 
 
+@transpose_of(solve_triangular_tangent_a)
+def _(out, t, a, x, trans=0, lower=False, unit_diagonal=False):
+    d[t] = solve_triangular_grad_a(sl.solve_triangular(a, d[out], opposite(trans), lower,
+                                                       unit_diagonal), a, x, trans, lower,
+                                   unit_diagonal)
+
+
+@transpose(sl.solve_triangular)
 @tangent(sl.solve_triangular)
 def _(out, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
       check_finite=True):
@@ -353,13 +351,19 @@ def cho_solve_tangent_c(t, c_and_lower, x):
     return -sl.cho_solve(c_and_lower, np.matmul(t_a, x))
 
 
-@adjoint(sl.cho_solve)
-def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
-    g_b = sl.cho_solve(c_and_lower, d[out])
-    d[b] = g_b
-    d[c_and_lower] = cho_solve_grad_c(g_b, c_and_lower, out)
+# the tangent transposed in its tangents (@transpose reads them): the solve in b is its own
+# transpose (a symmetric matrix), the tangent from the factor reads that same solve
+@transpose_of(sl.cho_solve)
+def _(out, c_and_lower, b):
+    d[b] = sl.cho_solve(c_and_lower, d[out])
 
 
+@transpose_of(cho_solve_tangent_c)
+def _(out, t, c_and_lower, x):
+    d[t] = cho_solve_grad_c(sl.cho_solve(c_and_lower, d[out]), c_and_lower, x)
+
+
+@transpose(sl.cho_solve)
 @tangent(sl.cho_solve)
 def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
     d[out] = sl.cho_solve(c_and_lower, d[b])
@@ -457,13 +461,20 @@ def lu_solve_tangent_lu(t, lu_and_piv, x, trans=0):
     return -sl.lu_solve(lu_and_piv, np.matmul(t_a, x), trans)
 
 
-@adjoint(sl.lu_solve)
-def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
-    g_b = sl.lu_solve(lu_and_piv, d[out], opposite(trans))
-    d[b] = g_b
-    d[lu_and_piv] = lu_solve_grad_lu(g_b, lu_and_piv, out, trans)
+# the tangent transposed in its tangents (@transpose reads them): the solve in b, whose
+# transpose is the transposed solve, and the tangent from the factors, from that same solve
+@transpose_of(sl.lu_solve)
+def _(out, lu_and_piv, b, trans=0):
+    d[b] = sl.lu_solve(lu_and_piv, d[out], opposite(trans))
 
 
+@transpose_of(lu_solve_tangent_lu)
+def _(out, t, lu_and_piv, x, trans=0):
+    d[t] = lu_solve_grad_lu(sl.lu_solve(lu_and_piv, d[out], opposite(trans)), lu_and_piv, x,
+                            trans)
+
+
+@transpose(sl.lu_solve)
 @tangent(sl.lu_solve)
 def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     d[out] = sl.lu_solve(lu_and_piv, d[b], trans)

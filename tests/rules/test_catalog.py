@@ -217,9 +217,11 @@ def test_each_function_says_whether_its_adjoint_and_tangent_are_written_or_deriv
         ("written", "linear")  # @linear over @adjoint
     assert (by_name["np.fmax"].adjoint_origin, by_name["np.fmax"].tangent_origin) == \
         ("written", "diagonal")  # @diagonal over @adjoint
-    solve = by_name["np.linalg.solve"]
-    assert (solve.adjoint_origin, solve.tangent_origin) == ("written", "written")
-    assert solve.written_twice and not by_name["np.tanh"].written_twice
+    solve = by_name["np.linalg.solve"]  # @transpose over @tangent
+    assert (solve.adjoint_origin, solve.tangent_origin) == ("transposed", "written")
+    inv = by_name["np.linalg.inv"]
+    assert (inv.adjoint_origin, inv.tangent_origin) == ("written", "written")
+    assert inv.written_twice and not solve.written_twice and not by_name["np.tanh"].written_twice
 
     text = catalog.render()
     rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| `")]
