@@ -213,14 +213,21 @@ def _(out, g, x, ans, ord=None, axis=None, keepdims=False):
 # ----- inverse, determinants ---------------------------------------------------------------
 
 
-@adjoint(np.linalg.inv)
-def _(out, a):
-    d[a] = -np.matmul(swap_last_axes(out), np.matmul(d[out], swap_last_axes(out)))
+def inv_tangent(t, inv):
+    """Tangent of ``inv = np.linalg.inv(a)`` from ``a``: ``-inv t inv``."""
+    return -np.matmul(inv, np.matmul(t, inv))
 
 
+# the tangent transposed in t (@transpose reads it): it moves with the inverse too
+@transpose_of(inv_tangent)
+def _(out, t, inv):
+    d[t] = -np.matmul(swap_last_axes(inv), np.matmul(d[out], swap_last_axes(inv)))
+
+
+@transpose(np.linalg.inv)  # d[a] = -out^T d[out] out^T
 @tangent(np.linalg.inv)
 def _(out, a):
-    d[out] = -np.matmul(out, np.matmul(d[a], out))
+    d[out] = inv_tangent(d[a], out)
 
 
 def inverse_transpose_tangent(a, t):

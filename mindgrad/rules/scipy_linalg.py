@@ -47,6 +47,7 @@ from mindgrad.rules.helpers import astype_grad, swap_last_axes
 from mindgrad.rules.numpy_decompositions import eigh_grad, eigh_tangent
 from mindgrad.rules.numpy_linalg import (
     det_tangent,
+    inv_tangent,
     solve_tangent_a,
 )
 from mindgrad.runtime import is_zero
@@ -72,16 +73,11 @@ def general(a, assume_a, transposed=False):
     return a
 
 
-@adjoint(sl.inv)
-def _(out, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
-    inv = general(out, assume_a)
-    d[a] = -np.matmul(swap_last_axes(inv), np.matmul(d[out], swap_last_axes(inv)))
-
-
+@transpose(sl.inv)  # np.linalg.inv's, transposed
 @tangent(sl.inv)
 def _(out, a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
     inv = general(out, assume_a)
-    d[out] = -np.matmul(inv, np.matmul(d[a], inv))
+    d[out] = inv_tangent(d[a], inv)
 
 
 @transpose(sl.solve)
@@ -207,12 +203,14 @@ def real_root(root, a):
     return root
 
 
-@adjoint(sl.sqrtm)
-def _(out, A, disp=None, blocksize=None):
-    x = swap_last_axes(real_root(out, A))
-    d[A] = sl.solve_sylvester(x, x, d[out])
+# solve_sylvester is linear in q, its transpose the equation of the transposes
+@transpose_of(sl.solve_sylvester)
+def _(out, a, b, q):
+    d[q] = sl.solve_sylvester(swap_last_axes(a), swap_last_axes(b), d[out])
 
 
+# d[A] = sl.solve_sylvester(x^T, x^T, d[out]) for x the real root
+@transpose(sl.sqrtm)
 @tangent(sl.sqrtm)
 def _(out, A, disp=None, blocksize=None):
     x = real_root(out, A)
@@ -504,18 +502,25 @@ def logm_frechet_block(a, e):
     return sl.logm(np.concatenate([top, bottom], axis=-2))[..., :n, n:]
 
 
-@adjoint(sl.logm)
+def logm_tangent(t, m, out):
+    """Tangent of ``out = logm(m)`` from ``m``, in ``out``'s dtype."""
+    return as_dtype_of(logm_frechet_block(m, t), out)
+
+
+# the Frechet derivative is linear in its direction; its transpose is the derivative at the
+# matrix's transpose, in the dtype of what t is the tangent of
+@transpose_of(logm_tangent)
+def _(ans, t, m, out):
+    d[t] = astype_grad(logm_frechet_block(swap_last_axes(m), d[ans]), t)
+
+
+@transpose(sl.logm)
+@tangent(sl.logm)
 def _(out, A, disp=True):
     """A square matrix with no eigenvalue on the branch cut (a real number <= 0). The
     derivative is a block of ``logm`` of a matrix twice the size, itself differentiable."""
     m = off_branch_cut(A)
-    d[A] = astype_grad(logm_frechet_block(swap_last_axes(m), d[out]), A)
-
-
-@tangent(sl.logm)
-def _(out, A, disp=True):
-    m = off_branch_cut(A)
-    d[out] = as_dtype_of(logm_frechet_block(m, d[A]), out)
+    d[out] = logm_tangent(d[A], m, out)
 
 
 # ----- banded solves -----------------------------------------------------------------------

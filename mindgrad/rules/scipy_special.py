@@ -27,7 +27,6 @@ import numpy as np
 import scipy.special as sp
 
 from mindgrad.rules import (
-    adjoint,
     d,
     elementwise,
     nondifferentiable,
@@ -401,21 +400,34 @@ def _(out, a, axis=None, b=None, keepdims=False, return_sign=False):
     d[out] = logsumexp_tangent_b(d[b], a, out, axis, b, keepdims)
 
 
-@adjoint(sp.softmax)
-def _(out, x, axis=None):
-    d[x] = out * (d[out] - np.sum(d[out] * out, axis=axis, keepdims=True))
+def softmax_tangent(t, out, axis=None):
+    """Tangent of ``out = softmax(x, axis)`` from ``x``: ``out (t - sum(t out))``."""
+    return out * (t - np.sum(t * out, axis=axis, keepdims=True))
 
 
+def log_softmax_tangent(t, out, axis=None):
+    """Tangent of ``out = log_softmax(x, axis)`` from ``x``: ``t - sum(exp(out) t)``."""
+    return t - np.sum(np.exp(out) * t, axis=axis, keepdims=True)
+
+
+# the tangents transposed in t (@transpose reads them): the softmax Jacobian is symmetric
+@transpose_of(softmax_tangent)
+def _(ans, t, out, axis=None):
+    d[t] = softmax_tangent(d[ans], out, axis)
+
+
+@transpose_of(log_softmax_tangent)
+def _(ans, t, out, axis=None):
+    d[t] = d[ans] - np.exp(out) * np.sum(d[ans], axis=axis, keepdims=True)
+
+
+@transpose(sp.softmax)
 @tangent(sp.softmax)
 def _(out, x, axis=None):
-    d[out] = out * (d[x] - np.sum(d[x] * out, axis=axis, keepdims=True))
+    d[out] = softmax_tangent(d[x], out, axis)
 
 
-@adjoint(sp.log_softmax)
-def _(out, x, axis=None):
-    d[x] = d[out] - np.exp(out) * np.sum(d[out], axis=axis, keepdims=True)
-
-
+@transpose(sp.log_softmax)
 @tangent(sp.log_softmax)
 def _(out, x, axis=None):
-    d[out] = d[x] - np.sum(np.exp(out) * d[x], axis=axis, keepdims=True)
+    d[out] = log_softmax_tangent(d[x], out, axis)
