@@ -454,12 +454,6 @@ def _(out, x):
     slope[x] = quotient(-1.0, math.sqrt(1.0 - x * x))
 
 
-@adjoint(math.hypot)
-def _(out, *coordinates):
-    # at the origin, 0 (a subgradient), as the tangent: every c is 0 there
-    d[coordinates] = tuple(d[out] * c / (out + (out == 0)) for c in coordinates)
-
-
 def hypot_tangent(ts, coordinates, out):
     """Tangent of ``math.hypot(*coordinates)``: sum of ``t_i c_i / out``."""
     total = 0.0
@@ -469,6 +463,13 @@ def hypot_tangent(ts, coordinates, out):
     return total
 
 
+# at the origin, 0 (a subgradient), as the tangent: every c is 0 there
+@transpose_of(hypot_tangent)
+def _(ans, ts, coordinates, out):
+    d[ts] = tuple(d[ans] * c / (out + (out == 0)) for c in coordinates)
+
+
+@transpose(math.hypot)
 @tangent(math.hypot)
 def _(out, *coordinates):
     d[out] = hypot_tangent(d[coordinates], coordinates, out)

@@ -11,7 +11,7 @@ and NumPy functions that have rules.
 
 import numpy as np
 
-from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent
+from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, transpose, transpose_of
 from mindgrad.rules.helpers import array_grad, astype_grad, swap_last_axes
 from mindgrad.rules.numpy_linalg import as_matrix, from_matrix, pinv_grad, pinv_tangent
 from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
@@ -92,16 +92,27 @@ def polyval_grad_p(g, p, x):
     return array_grad(np.ravel(g_full) @ powers, p)
 
 
-@adjoint(np.polyval)
+def polyval_tangent_x(t, p, x):
+    """Tangent of ``np.polyval(p, x)`` from ``x``: the derivative polynomial's values times it."""
+    return t * np.polyval(polynomial_derivative(p), x)
+
+
+# np.polyval is linear in p, its transpose polyval_grad_p; the tangent from x transposed in t
+@transpose_of(np.polyval)
 def _(out, p, x):
     d[p] = polyval_grad_p(d[out], p, x)
-    d[x] = astype_grad(unbroadcast(d[out] * np.polyval(polynomial_derivative(p), x), x), x)
 
 
+@transpose_of(polyval_tangent_x)
+def _(out, t, p, x):
+    d[t] = astype_grad(unbroadcast(d[out] * np.polyval(polynomial_derivative(p), x), t), t)
+
+
+@transpose(np.polyval)
 @tangent(np.polyval)
 def _(out, p, x):
     d[out] = np.polyval(d[p], x)
-    d[out] = d[x] * np.polyval(polynomial_derivative(p), x)
+    d[out] = polyval_tangent_x(d[x], p, x)
 
 
 def vander_exponents(x, N=None, increasing=False):
@@ -119,14 +130,20 @@ def vander_slopes(x, N=None, increasing=False):
     return e * np.power(np.expand_dims(x, -1), np.maximum(e - 1, 0))
 
 
-@adjoint(np.vander)
-def _(out, x, N=None, increasing=False):
-    d[x] = astype_grad(np.sum(d[out] * vander_slopes(x, N, increasing), axis=-1), x)
+def vander_tangent(t, x, N=None, increasing=False):
+    """Tangent of ``np.vander(x, N, increasing)``: each row's slopes times ``x``'s tangent."""
+    return np.expand_dims(t, -1) * vander_slopes(x, N, increasing)
 
 
+@transpose_of(vander_tangent)  # the tangent transposed in t (@transpose reads it)
+def _(out, t, x, N=None, increasing=False):
+    d[t] = astype_grad(np.sum(d[out] * vander_slopes(x, N, increasing), axis=-1), x)
+
+
+@transpose(np.vander)
 @tangent(np.vander)
 def _(out, x, N=None, increasing=False):
-    d[out] = np.expand_dims(d[x], -1) * vander_slopes(x, N, increasing)
+    d[out] = vander_tangent(d[x], x, N, increasing)
 
 
 
@@ -360,15 +377,21 @@ def roots_jacobian(p, roots):
     return -np.vander(r, np.size(p)) / np.expand_dims(slopes, -1)
 
 
-@adjoint(np.roots)
-def _(out, p):
-    """Distinct (simple) roots: a repeated root has no derivative."""
-    d[p] = astype_grad(np.reshape(d[out] @ roots_jacobian(p, out), np.shape(p)), p)
+def roots_tangent(t, p, out):
+    """Tangent of ``out = np.roots(p)``: the roots' Jacobian applied to ``p``'s tangent."""
+    return as_dtype_of(roots_jacobian(p, out) @ np.ravel(t), out)
 
 
+@transpose_of(roots_tangent)  # the tangent transposed in t (@transpose reads it)
+def _(ans, t, p, out):
+    d[t] = astype_grad(np.reshape(d[ans] @ roots_jacobian(p, out), np.shape(p)), p)
+
+
+@transpose(np.roots)
 @tangent(np.roots)
 def _(out, p):
-    d[out] = as_dtype_of(roots_jacobian(p, out) @ np.ravel(d[p]), out)
+    """Distinct (simple) roots: a repeated root has no derivative."""
+    d[out] = roots_tangent(d[p], p, out)
 
 
 # np.polydiv(u, v) = (q, r) with u = q v + r: (dq, dr) divide du - q dv by v, a map linear in

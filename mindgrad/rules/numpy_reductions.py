@@ -655,24 +655,37 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
                               not_nan(a, where), mean)
 
 
-@adjoint(np.nancumsum)
-def _(ans, a, axis=None, dtype=None, out=None):
-    d[a] = cumsum_grad(d[ans], a, axis) * not_nan(a)
+def nancumsum_tangent(t, a, axis=None, dtype=None):
+    """Tangent of ``np.nancumsum``: the cumulative sum of ``t`` where ``a`` holds a number."""
+    return np.cumsum(without_nan(t) * not_nan(a), axis, dtype)
 
 
+def nancumprod_tangent(t, a, ans, axis=None):
+    """Tangent of ``np.nancumprod``: ``cumprod``'s, the NaNs read as ones that do not move."""
+    return cumprod_tangent(without_nan(t) * not_nan(a), without_nan(a, 1.0), ans, axis)
+
+
+# the tangents transposed in t (@transpose reads them): cumsum's and cumprod's, masked
+@transpose_of(nancumsum_tangent)
+def _(out, t, a, axis=None, dtype=None):
+    d[t] = cumsum_grad(d[out], a, axis) * not_nan(a)
+
+
+@transpose_of(nancumprod_tangent)
+def _(out, t, a, ans, axis=None):
+    d[t] = cumprod_grad(d[out], without_nan(a, 1.0), ans, axis) * not_nan(a)
+
+
+@transpose(np.nancumsum)
 @tangent(np.nancumsum)
 def _(ans, a, axis=None, dtype=None, out=None):
-    d[ans] = np.cumsum(without_nan(d[a]) * not_nan(a), axis, dtype)
+    d[ans] = nancumsum_tangent(d[a], a, axis, dtype)
 
 
-@adjoint(np.nancumprod)
-def _(ans, a, axis=None, dtype=None, out=None):
-    d[a] = cumprod_grad(d[ans], without_nan(a, 1.0), ans, axis) * not_nan(a)
-
-
+@transpose(np.nancumprod)
 @tangent(np.nancumprod)
 def _(ans, a, axis=None, dtype=None, out=None):
-    d[ans] = cumprod_tangent(without_nan(d[a]) * not_nan(a), without_nan(a, 1.0), ans, axis)
+    d[ans] = nancumprod_tangent(d[a], a, ans, axis)
 
 
 

@@ -28,6 +28,7 @@ from mindgrad.rules import (
     nondifferentiable,
     tangent,
     transpose,
+    transpose_of,
 )
 from mindgrad.rules.helpers import array_grad, astype_grad, normalize_axis
 from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast
@@ -335,14 +336,21 @@ def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
     d[out] = sort_tangent(d[a], a, axis)
 
 
-@adjoint(np.sort_complex)  # sorted by real part, then imaginary part
-def _(out, a):
-    d[a] = sort_grad(d[out], a, -1)
+def sort_complex_tangent(t, a, out):
+    """Tangent of ``np.sort_complex(a)``: ``sort``'s along the last axis, in ``out``'s complex
+    dtype."""
+    return np.asarray(sort_tangent(t, a, -1), dtype=out.dtype)
 
 
+@transpose_of(sort_complex_tangent)  # the order is piecewise constant: sort's transpose
+def _(ans, t, a, out):
+    d[t] = sort_grad(d[ans], a, -1)
+
+
+@transpose(np.sort_complex)  # sorted by real part, then imaginary part
 @tangent(np.sort_complex)
 def _(out, a):
-    d[out] = np.asarray(sort_tangent(d[a], a, -1), dtype=out.dtype)
+    d[out] = sort_complex_tangent(d[a], a, out)
 
 
 def trim_zeros_region(filt, trim="fb", axis=None):
