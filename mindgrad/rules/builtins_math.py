@@ -45,16 +45,33 @@ def _joins(out) -> bool:
     return isinstance(out, (list, tuple))
 
 
-@adjoint(builtins.complex)  # complex(real, imag) = real + 1j * imag, as the operators give it
-def _(out, real=0, imag=0):
-    d[real] = real_grad(d[out], real)
-    d[imag] = real_grad(d[out] * 1j, imag)
+def complex_real_tangent(t):
+    """Tangent of ``complex(real, imag)`` from ``real``: ``t`` as a complex number."""
+    return t + 0j
 
 
+def complex_imag_tangent(t):
+    """Tangent of ``complex(real, imag)`` from ``imag``: ``1j t``."""
+    return 1j * t
+
+
+# the tangents transposed in t (@transpose reads them): the real part of the gradient, and of
+# the gradient times 1j, in the README's convention (a cotangent c of w: dL = Re(c dw))
+@transpose_of(complex_real_tangent)
+def _(out, t):
+    d[t] = real_grad(d[out], t)
+
+
+@transpose_of(complex_imag_tangent)
+def _(out, t):
+    d[t] = real_grad(d[out] * 1j, t)
+
+
+@transpose(builtins.complex)  # complex(real, imag) = real + 1j * imag, as the operators give it
 @tangent(builtins.complex)
 def _(out, real=0, imag=0):
-    d[out] = d[real] + 0j
-    d[out] = 1j * d[imag]
+    d[out] = complex_real_tangent(d[real])
+    d[out] = complex_imag_tangent(d[imag])
 
 
 @linear_in("g", any_number=True)
@@ -539,18 +556,29 @@ def prod_items_tangent(ts, xs, start):
     return total
 
 
-# written twice: the tangent helpers move with the items too, and reverse mode over forward
-# mode differentiates their source
-@adjoint(math.prod)
-def _(out, iterable, *, start=1):
-    d[iterable] = prod_items_grad(d[out], iterable, start)
-    d[start] = unbroadcast(d[out] * math.prod(iterable), start)
+def prod_start_tangent(t, xs):
+    """Tangent of ``math.prod(xs, start=start)`` from ``start``: ``t`` times the items'
+    product."""
+    return t * math.prod(xs)
 
 
+# the tangents transposed in their tangents (@transpose reads them): the tangent helpers move
+# with the items too, so reverse mode over forward mode differentiates their source
+@transpose_of(prod_items_tangent)
+def _(out, ts, xs, start):
+    d[ts] = prod_items_grad(d[out], xs, start)
+
+
+@transpose_of(prod_start_tangent)
+def _(out, t, xs):
+    d[t] = unbroadcast(d[out] * math.prod(xs), t)
+
+
+@transpose(math.prod)
 @tangent(math.prod)
 def _(out, iterable, *, start=1):
     d[out] = prod_items_tangent(d[iterable], iterable, start)
-    d[out] = d[start] * math.prod(iterable)
+    d[out] = prod_start_tangent(d[start], iterable)
 
 
 def dist_grad(g, p, q, out):

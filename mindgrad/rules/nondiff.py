@@ -97,15 +97,27 @@ def _(out, g, x, weights):
     ...
 
 
-@adjoint(np.bincount)
-def _(out, x, weights=None, minlength=0):
-    """Linear in ``weights``; the bins ``x`` are integers."""
-    d[weights] = bincount_grad(d[out], x, weights)
+def bincount_tangent(t, x, weights, minlength=0):
+    """Tangent of ``np.bincount(x, weights, minlength)`` from the weights: their tangents
+    counted into the same bins."""
+    return np.bincount(x, np.broadcast_to(t, np.shape(weights)), minlength)
 
 
+@adjoint(bincount_tangent)  # linear in t; the bins x are integers
+def _(out, t, x, weights, minlength=0):
+    d[t] = bincount_grad(d[out], x, weights)
+
+
+@linear(bincount_tangent)
+def _(out, t, x, weights, minlength=0):
+    ...
+
+
+@transpose(np.bincount)  # d[weights] = bincount_grad(d[out], x, weights)
 @tangent(np.bincount)
 def _(out, x, weights=None, minlength=0):
-    d[out] = np.bincount(x, np.broadcast_to(d[weights], np.shape(weights)), minlength)
+    """Linear in ``weights``; the bins ``x`` are integers."""
+    d[out] = bincount_tangent(d[weights], x, weights, minlength)
 
 
 UNIQUE_VALUES = "the values np.unique returns (entries of its input; for distinct entries, " \

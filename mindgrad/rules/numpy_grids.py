@@ -436,16 +436,22 @@ def geomspace_grad(g, out, x, num, endpoint, axis, at_stop):
     return astype_grad(linspace_grad(g * out, x, num, endpoint, False, axis, at_stop) / x, x)
 
 
-@adjoint(np.geomspace)
-def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    d[start] = geomspace_grad(d[out], out, start, num, endpoint, axis, False)
-    d[stop] = geomspace_grad(d[out], out, stop, num, endpoint, axis, True)
+def geomspace_tangent(t, x, out, num, endpoint, axis, at_stop):
+    """Tangent of ``out = np.geomspace`` from ``start`` or ``stop`` (``x``; ``at_stop``):
+    ``out`` times ``linspace``'s tangent of the relative change ``t / x``."""
+    return out * linspace_tangent(t / x, out, num, endpoint, False, axis, at_stop)
 
 
+@transpose_of(geomspace_tangent)  # the tangent transposed in t (@transpose reads it)
+def _(ans, t, x, out, num, endpoint, axis, at_stop):
+    d[t] = geomspace_grad(d[ans], out, x, num, endpoint, axis, at_stop)
+
+
+@transpose(np.geomspace)
 @tangent(np.geomspace)
 def _(out, start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    d[out] = out * linspace_tangent(d[start] / start, out, num, endpoint, False, axis, False)
-    d[out] = out * linspace_tangent(d[stop] / stop, out, num, endpoint, False, axis, True)
+    d[out] = geomspace_tangent(d[start], start, out, num, endpoint, axis, False)
+    d[out] = geomspace_tangent(d[stop], stop, out, num, endpoint, axis, True)
 
 
 # ----- trapezoidal rule ----------------------------------------------------------------------
@@ -509,14 +515,20 @@ def trapezoid_dx_tangent(t, y, x=None, axis=-1):
 
 
 
-@adjoint(*TRAPEZOIDS)
+# the tangents transposed in their tangents (@transpose reads them): trapezoid_of is linear in
+# y and in x, and trapezoid_grads gives all three gradients at once (dx's t stands for dx)
+@transpose_of(trapezoid_of)
 def _(out, y, x=None, dx=1.0, axis=-1):
-    grads = trapezoid_grads(d[out], y, x, dx, axis)
-    d[y] = grads[0]
-    d[x] = grads[1]
-    d[dx] = grads[2]
+    d[y] = trapezoid_grads(d[out], y, x, dx, axis)[0]
+    d[x] = trapezoid_grads(d[out], y, x, dx, axis)[1]
 
 
+@transpose_of(trapezoid_dx_tangent)
+def _(out, t, y, x=None, axis=-1):
+    d[t] = trapezoid_grads(d[out], y, x, t, axis)[2]
+
+
+@transpose(*TRAPEZOIDS)
 @tangent(*TRAPEZOIDS)
 def _(out, y, x=None, dx=1.0, axis=-1):
     d[out] = trapezoid_of(d[y], x, dx, axis)

@@ -751,26 +751,40 @@ def without_initial(g, ans, axis=None, include_initial=False):
     return np.take(g, np.arange(1, np.shape(ans)[ax]), axis=ax)
 
 
+def cumulative_sum_tangent(t, ans, axis=None, include_initial=False):
+    """Tangent of ``ans = np.cumulative_sum(x, axis, include_initial)`` from ``x``."""
+    return as_dtype_of(np.cumulative_sum(t, axis=axis, include_initial=include_initial), ans)
+
+
+def cumulative_prod_tangent(t, x, ans, axis=None, include_initial=False):
+    """Tangent of ``ans = np.cumulative_prod(x, axis, include_initial)``: ``cumprod``'s, with a
+    leading 0 for the initial value."""
+    return as_dtype_of(initial_zero(cumprod_tangent(t, x, np.cumprod(x, axis), axis), axis,
+                                    include_initial), ans)
+
+
 if hasattr(np, "cumulative_sum"):  # NumPy >= 2.1
 
-    @adjoint(np.cumulative_sum)
-    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
-        d[x] = cumsum_grad(without_initial(d[ans], ans, axis, include_initial), x, axis)
+    # the tangents transposed in t (@transpose reads them): cumsum's and cumprod's, the
+    # initial value's entry left out (it is a constant); t stands for x (its shape)
+    @transpose_of(cumulative_sum_tangent)
+    def _(out, t, ans, axis=None, include_initial=False):
+        d[t] = cumsum_grad(without_initial(d[out], ans, axis, include_initial), t, axis)
 
-    @tangent(np.cumulative_sum)
-    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
-        d[ans] = as_dtype_of(np.cumulative_sum(d[x], axis=axis, include_initial=include_initial),
-                             ans)
-
-    @adjoint(np.cumulative_prod)
-    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
-        d[x] = cumprod_grad(without_initial(d[ans], ans, axis, include_initial), x,
+    @transpose_of(cumulative_prod_tangent)
+    def _(out, t, x, ans, axis=None, include_initial=False):
+        d[t] = cumprod_grad(without_initial(d[out], ans, axis, include_initial), x,
                             np.cumprod(x, axis), axis)
 
+    @transpose(np.cumulative_sum)
+    @tangent(np.cumulative_sum)
+    def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
+        d[ans] = cumulative_sum_tangent(d[x], ans, axis, include_initial)
+
+    @transpose(np.cumulative_prod)
     @tangent(np.cumulative_prod)
     def _(ans, x, *, axis=None, dtype=None, out=None, include_initial=False):
-        d[ans] = as_dtype_of(initial_zero(cumprod_tangent(d[x], x, np.cumprod(x, axis), axis),
-                                          axis, include_initial), ans)
+        d[ans] = cumulative_prod_tangent(d[x], x, ans, axis, include_initial)
 
 
 def initial_zero(t, axis=None, include_initial=False):

@@ -613,24 +613,35 @@ def select_grads(g, condlist, choicelist):
     return [astype_grad(unbroadcast(np.where(m, g, 0), c), c) for m, c in zip(masks, choicelist)]
 
 
-@adjoint(np.select)
-def _(out, condlist, choicelist, default=0):
-    d[choicelist] = select_grads(d[out], condlist, choicelist)
-    d[default] = astype_grad(unbroadcast(np.where(select_masks(condlist, np.shape(out))[1],
-                                                  d[out], 0), default), default)
-
-
 def select_tangent(ts, condlist, choicelist, out):
     """Tangent of ``np.select`` from the choices: the same selection of their tangents."""
     filled = [np.zeros(np.shape(c)) if is_zero(t) else t for t, c in zip(ts, choicelist)]
     return np.asarray(np.select(condlist, filled, 0.0)).astype(float_dtype(out), copy=False)
 
 
+def select_default_tangent(t, condlist, out):
+    """Tangent of ``np.select`` from ``default``: where no condition holds."""
+    return np.asarray(np.where(select_masks(condlist, np.shape(out))[1], t, 0), float_dtype(out))
+
+
+# the tangents transposed in their tangents (@transpose reads them): the same selections of
+# the gradient, summed back to the shape of what each tangent is the tangent of
+@transpose_of(select_tangent)
+def _(ans, ts, condlist, choicelist, out):
+    d[ts] = select_grads(d[ans], condlist, choicelist)
+
+
+@transpose_of(select_default_tangent)
+def _(ans, t, condlist, out):
+    d[t] = astype_grad(unbroadcast(np.where(select_masks(condlist, np.shape(out))[1], d[ans], 0),
+                                   t), t)
+
+
+@transpose(np.select)
 @tangent(np.select)
 def _(out, condlist, choicelist, default=0):
     d[out] = select_tangent(d[choicelist], condlist, choicelist, out)
-    d[out] = np.asarray(np.where(select_masks(condlist, np.shape(out))[1], d[default], 0),
-                        float_dtype(out))
+    d[out] = select_default_tangent(d[default], condlist, out)
 
 
 

@@ -167,6 +167,7 @@ DERIVED = [
     ((me.dict_items_tangent,), "d[out] = dict_items_tangent(d[t], mapping)"),
     ((me.dict_values_tangent,), "d[out] = dict_values_tangent(d[t], mapping)"),
     ((nd.bincount_grad,), "d[out] = bincount_grad(d[g], x, weights)"),
+    ((nd.bincount_tangent,), "d[out] = bincount_tangent(d[t], x, weights, minlength)"),
     ((nd.unique_grad,), "d[out] = unique_grad(d[g], ar, ans, axis, sorted)"),
     ((nd.unique_tangent,), "d[out] = unique_tangent(d[t], ar, ans, axis, sorted)"),
     ((nd.bin_edges_grad,), "d[out] = bin_edges_grad(d[g], a, bins, range, ans)"),
