@@ -8,6 +8,7 @@ import inspect
 
 from mindgrad.rules.markers import RuleError
 from mindgrad.rules.registry import lookup, lookup_tangent
+from mindgrad.runtime import trees
 
 
 class _Recorder:
@@ -34,23 +35,15 @@ class _Recorder:
         raise RuntimeError("d[...] written for a value that is not an argument")
 
 
-def _holds_inexact(value) -> bool:
-    """Whether ``value`` holds a float or complex number (an array, a number, a container or a
-    callable object of them: what a gradient could be taken for)."""
+def _inexact(leaf) -> bool:
+    """Whether a leaf may take a gradient: a float or complex number or array, or an object
+    that may hold one (a Cell, a closure's arrays); not an int, a bool, a str, None or a type."""
     import numpy as np
 
-    if isinstance(value, (list, tuple)):
-        return any(_holds_inexact(v) for v in value)
-    if isinstance(value, dict):
-        return any(_holds_inexact(v) for v in value.values())
-    if isinstance(value, (bool, int, str, bytes, type(None))) or isinstance(value, type):
+    if isinstance(leaf, (bool, int, str, bytes, type(None), type)):
         return False
-    if isinstance(value, (float, complex)):
-        return True
-    dtype = getattr(value, "dtype", None)
-    if dtype is not None:
-        return np.dtype(dtype).kind in "fcO"
-    return True  # an object, a callable: may hold numbers (a Cell, a closure's arrays)
+    dtype = getattr(leaf, "dtype", None)
+    return dtype is None or np.dtype(dtype).kind in "fcO"
 
 
 def vjp_of(fn, *args, **kwargs):
@@ -74,7 +67,7 @@ def vjp_of(fn, *args, **kwargs):
     # the parameters that take a gradient: those given numbers (generated code differentiates
     # no int, str or None), but for the keyword arguments named in ``_constant``
     present = {p for p in rule.params
-               if p in active or p not in constant and _holds_inexact(bound[p])}
+               if p in active or p not in constant and trees.any_leaf(_inexact, bound[p])}
 
     def recorded(g):
         from mindgrad.runtime import is_zero

@@ -60,7 +60,9 @@ class Case:
         # could give)
         self.constant_keywords = tuple(constant_keywords)
         self.moving_keywords = [k for k, v in kwargs.items()
-                                if k not in constant_keywords and _holds_floats(v)]
+                                if k not in constant_keywords and
+                                trees.any_leaf(lambda x: is_float_leaf(x) or is_complex_leaf(x),
+                                               v)]
         self.key = key  # the rule's key where it is not ``fn`` (methods, wrappers)
         self.checks = frozenset((only,) if isinstance(only, str) else only)
         assert self.checks <= set(ALL_CHECKS), f"{label}: unknown checks {only!r}"
@@ -86,14 +88,6 @@ class Case:
 
     def __repr__(self):
         return self.id
-
-
-def _holds_floats(v):
-    if isinstance(v, (list, tuple)):
-        return any(_holds_floats(x) for x in v)
-    if isinstance(v, dict):
-        return any(_holds_floats(x) for x in v.values())
-    return is_float_leaf(v) or is_complex_leaf(v)
 
 
 def _describe(a):
