@@ -36,7 +36,7 @@ import mindgrad
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
 from mindgrad.runtime import trees
 
-MODES = ("grad", "jvp", "hvp", "value", "third")
+MODES = ("grad", "jvp", "hvp", "value", "third", "forward3")
 OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped", "known")
 STEPS = (1e-5, 1e-4)
 RTOL = 1e-4
@@ -395,8 +395,33 @@ def check_third(f, args, rng):
     return f"third order, jvp of jvp of grad: {problem}" if problem else None
 
 
+def check_forward_third(f, args, rng):
+    """jvp over jvp over jvp: forward mode three times, over the tangent code of the tangent
+    code, each order against central differences of the one below."""
+    u, v, w = directions(args, rng), directions(args, rng), directions(args, rng)
+    first = second_order(f, u)   # x -> jvp(f, x, u)[1]
+    second = second_order(first, v)
+    with watch():
+        here = second(*copy_args(args))
+    us = [rng.standard_normal(np.shape(x)) for x in leaves(plain(f, args))]
+
+    def along(fn):
+        return lambda a: vdot(same_shapes(fn(*copy_args(a)), us), us)
+
+    ad = vdot(like(here, plain(f, args)), us)
+    problem = compare(ad, central(along(first), args, v), magnitude(here, us) + abs(ad))
+    if problem:
+        return f"second order, jvp of jvp: {problem}"
+    with watch():
+        third = third_order(second, args, w)
+    ad = vdot(like(third, here), us)
+    problem = compare(ad, central(along(second), args, w), magnitude(here, us) + abs(ad))
+    problem = problem or structure(third, here, "jvp(jvp(jvp(f)))'s tangent")
+    return f"third order, jvp of jvp of jvp: {problem}" if problem else None
+
+
 CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value,
-          "third": check_third}
+          "third": check_third, "forward3": check_forward_third}
 
 
 def run(f, path, args, mode, seed=0) -> Result:

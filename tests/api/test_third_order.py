@@ -248,3 +248,32 @@ def test_forward_over_forward_of_a_sequence_concatenated_closed_form(shape, dtyp
     _, second = mg.jvp(first, (x,), (w,))
     want = np.sum(-np.sin(x.astype(np.float64)) * v * w)
     np.testing.assert_allclose(second, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def square_then_sum_and_sine(x):
+    y = x * x
+    return y * y + np.sin(y)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_forward_over_forward_over_forward_closed_form(shape, dtype):
+    """jvp of jvp of jvp: the tangent function of a tangent function calls the tangents of
+    ``add_tangent`` twice; one was given the name of a local its own code already held, and
+    the third derivative failed with UnboundLocalError. For h = x**4 + sin(x**2) along the
+    directions u, v, w: h''' u v w = (24 x - 12 x sin(x**2) - 8 x**3 cos(x**2)) u v w."""
+    rng = np.random.default_rng(11)
+    x, u, v, w = (rng.standard_normal(shape).astype(dtype) for _ in range(4))
+
+    def first(x):
+        return mg.jvp(square_then_sum_and_sine, (x,), (u,))[1]
+
+    def second(x):
+        return mg.jvp(first, (x,), (v,))[1]
+
+    _, third = mg.jvp(second, (x,), (w,))
+    x64 = x.astype(np.float64)
+    want = (24 * x64 - 12 * x64 * np.sin(x64 ** 2) - 8 * x64 ** 3 * np.cos(x64 ** 2)) * u * v * w
+    assert np.shape(third) == shape
+    np.testing.assert_allclose(third, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                               atol=1e-4 if dtype == np.float32 else 1e-10)

@@ -48,8 +48,9 @@ def test_fixed_seed_batch():
 
 
 def test_fixed_seed_batch_third_order():
-    """jvp over jvp over grad, the slowest mode, on the batch's first programs."""
-    _batch(max(COUNT // 4, 6), ("third",))
+    """jvp over jvp over grad and jvp over jvp over jvp, the slowest modes, on the batch's
+    first programs."""
+    _batch(max(COUNT // 4, 6), ("third", "forward3"))
 
 
 @pytest.mark.slow
@@ -169,10 +170,11 @@ def test_oracle_flags_a_wrong_rule(wrong_sin, mode):
     assert result.outcome == "wrong", result
 
 
-def test_oracle_flags_a_wrong_second_derivative(wrong_cos):
+@pytest.mark.parametrize("mode", ["hvp", "forward3"])
+def test_oracle_flags_a_wrong_second_derivative(wrong_cos, mode):
     with tempfile.TemporaryDirectory() as directory:
         assert oracle.check_program(_program(SIN), "grad", directory).outcome == "ok"
-        result = oracle.check_program(_program(SIN), "hvp", directory)
+        result = oracle.check_program(_program(SIN), mode, directory)
     assert result.outcome == "wrong", result
 
 

@@ -85,8 +85,12 @@ class Table:
         self.requests = {}                      # key -> Request
         self.weights_reached = weights_reached  # (fn, obj) -> [(path, weight index)]
 
-    def name_function(self, base, role=None) -> str:
+    def name_function(self, base, role=None, avoid=()) -> str:
+        """A new generated function's name, made from ``base``: one not given out before in
+        this build, and not in ``avoid`` (the names its first caller holds)."""
         name = self._function_names(base)
+        while name in avoid:
+            name = self._function_names(base)
         if role is not None:
             self.roles[name] = role
         return name
@@ -105,6 +109,10 @@ class Callees:
     def __init__(self, table: Table, caller_src, caller_names: naming.NameGen):
         self._table = table
         self._caller_names = caller_names  # the names given out are reserved there
+        # a generated function's name -> the name the caller reaches it by: its own, unless
+        # the caller already holds that name (a local of the source, when the source is
+        # generated code itself: the tangent of a tangent function)
+        self._reached_as = {}
         # a user's caller may read what the callee writes into its arguments (see aliasing.py)
         self._user_caller = not caller_src.is_mindgrad_code
         self.requested = []
@@ -121,12 +129,13 @@ class Callees:
         def make():
             names = naming.split_functions(naming.label(fn.__name__, obj))
             return Request(SPLIT, fn, obj, _positions(mask, offset),
-                           tuple(self._table.name_function(n) for n in names), key,
+                           tuple(self._table.name_function(n, avoid=self._caller_names.taken)
+                                 for n in names), key,
                            scalars=_positions(scalar, offset), shape=shape,
                            arguments_shared=self._user_caller, reals=_positions(real, offset))
 
         request = self._ask(key, make)
-        return SplitNames(*request.names, [index for _, index in reached])
+        return SplitNames(*self._reached(request), [index for _, index in reached])
 
     def tangent_name_for(self, fn, obj, mask, shape=(0, ())) -> str:
         """The tangent function of ``fn`` (bound to ``obj``) for active arguments ``mask``."""
@@ -134,21 +143,32 @@ class Callees:
 
         def make():
             label = naming.label(fn.__name__, obj)
-            name = self._table.name_function(naming.tangent_callee(label), "tangent")
+            name = self._table.name_function(naming.tangent_callee(label), "tangent",
+                                             avoid=self._caller_names.taken)
             return Request(TANGENT, fn, obj, _positions(mask, 0 if obj is None else 1), (name,),
                            key, shape=shape, arguments_shared=self._user_caller)
 
-        return self._ask(key, make).names[0]
+        return self._reached(self._ask(key, make))[0]
 
     def _ask(self, key, make) -> Request:
         request = self._table.request(key, make)
         self.requested.append(request)
-        self._caller_names.reserve(request.names)
         return request
 
+    def _reached(self, request) -> tuple:
+        """The names the caller reaches ``request``'s functions by (see ``_reached_as``)."""
+        for name in request.names:
+            if name not in self._reached_as:
+                clash = name in self._caller_names.taken
+                self._reached_as[name] = self._caller_names(name) if clash else name
+                self._caller_names.reserve([self._reached_as[name]])
+        return tuple(self._reached_as[name] for name in request.names)
+
     def placeholders(self) -> dict:
-        """The names given out, each bound to what stands for its function until compiled."""
-        return {name: Placeholder(name) for request in self.requested for name in request.names}
+        """The names the caller reaches generated functions by, each bound to what stands for
+        its function until compiled."""
+        return {self._reached_as[name]: Placeholder(name)
+                for request in self.requested for name in request.names}
 
 
 def _positions(mask, offset) -> tuple:
