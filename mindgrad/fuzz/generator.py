@@ -61,6 +61,11 @@ CONSTRUCTS = (
     # initial=, clip's bounds by name): the gradient rules of var, std and pad gave nothing for
     # theirs, while their tangents did
     "keyword_input",
+    # a helper changing its list argument in place (``xs.append(v)``, ``xs.pop()``), or a copy
+    # of it: the backward sweep added the helper's gradient of the list to the caller's, of
+    # another length (a wrong gradient or an internal error); the tangent of a list's
+    # ``.copy()`` was an array
+    "list_callee",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -786,6 +791,35 @@ class Generator:
         i, j = r.sample([0, 1, 2, -1], 2)
         return self.define(lines, f"{seq}[{i}] * {seq}[{j}] + np.sin({seq}[-1])", s)
 
+    def s_list_callee(self, lines):
+        """A helper given a list: it appends to it or pops from it, in place or on a copy
+        (``list(xs)``, ``xs.copy()``), and the caller reads the list afterwards."""
+        r = self.rng
+        v = self.pick()
+        self.used.update(("list_callee", "helper"))
+        s, n = v.shape, v.name
+        h = f"m{len(self.helpers)}"
+        kind = r.choice(["append", "pop", "copy_append", "copy_pop"])
+        copy = r.choice(["    xs = list(xs)\n", "    xs = xs.copy()\n"])
+        self.helpers.append({
+            "append": f"def {h}(xs, v):\n    xs.append(v)\n    return xs\n",
+            "copy_append": f"def {h}(xs, v):\n{copy}    xs.append(v)\n    return xs\n",
+            "pop": f"def {h}(xs):\n    return xs.pop()\n",
+            "copy_pop": f"def {h}(xs):\n{copy}    v = xs.pop()\n    return v, xs\n"}[kind])
+        lst = self.fresh("lst")
+        lines.append(f"{lst} = [np.sin({n}), {self.other_fit(s)} * 1.5 + {n}]")
+        if kind.endswith("append"):
+            grown = self.fresh("lst")
+            lines.append(f"{grown} = {h}({lst}, np.tanh({n}) * 0.5)")
+            return self.define(lines, f"{grown}[0] * {grown}[-1] + {grown}[1]", s)
+        item = self.fresh("a")
+        if kind == "pop":
+            lines.append(f"{item} = {h}({lst})")
+            return self.define(lines, f"{item} * {lst}[0] + {item}", s)
+        rest = self.fresh("lst")
+        lines.append(f"{item}, {rest} = {h}({lst})")
+        return self.define(lines, f"{item} * {rest}[0] + {lst}[1]", s)
+
     def s_keyword_input(self, lines):
         """A call whose keyword argument moves with the inputs: ``np.var``/``np.std``'s
         ``mean=`` (NumPy 2), ``np.pad``'s ``constant_values=``, a reduction's ``initial=``,
@@ -1044,7 +1078,7 @@ class Generator:
                   ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4),
                   ("s_item_write", 0.5), ("s_fft", 0.4),
                   ("s_zero_scaled", 0.4), ("s_pole", 0.4), ("s_sequence_join", 0.4),
-                  ("s_keyword_input", 0.4))
+                  ("s_keyword_input", 0.4), ("s_list_callee", 0.4))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""

@@ -149,9 +149,25 @@ def _(out, a, order="C"):
     d[a] = d[out]
 
 
-@tangent(Method("copy"))  # derived, it would read np.copy(d[a], 'C'): the layout does not matter
+@linear_in("t", keeps_values=True)
+def copy_tangent(t):
+    """Tangent of ``a.copy()``: a copy of ``a``'s tangent, of its own kind (an array's an
+    array, a list's tangents a list, a dict's a dict)."""
+    if isinstance(t, np.ndarray):
+        return np.array(t)
+    if isinstance(t, (list, dict)):
+        return type(t)(t)
+    return t
+
+
+@adjoint(copy_tangent)  # the identity
+def _(out, t):
+    d[t] = d[out]
+
+
+@tangent(Method("copy"))  # written: a list's or dict's .copy() too, not only an array's
 def _(out, a, order="C"):
-    d[out] = np.array(d[a])
+    d[out] = copy_tangent(d[a])
 
 
 @linear(Method("conj"), Method("conjugate"), via=np.conj)

@@ -162,6 +162,7 @@ DERIVED = [
     ((ns.choose_tangent,), "d[out] = choose_tangent(d[ts], a, choices, ans, mode)"),
     ((ns.partition_tangent,), "d[ans] = partition_tangent(d[t], a, kth, axis, kind)"),
     ((me.tolist_tangent,), "d[out] = tolist_tangent(d[t])"),
+    ((me.copy_tangent,), "d[out] = copy_tangent(d[t])"),
     ((me.dict_get_default_grad,), "d[out] = dict_get_default_grad(d[g], mapping, key)"),
     ((me.dict_get_tangent,), "d[out] = dict_get_tangent(d[t], mapping, key)"),
     ((me.dict_items_tangent,), "d[out] = dict_items_tangent(d[t], mapping)"),

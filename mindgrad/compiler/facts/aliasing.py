@@ -51,6 +51,9 @@ _VIEW_FUNCTIONS = (np.reshape, np.ravel, np.transpose, np.asarray, np.asanyarray
                    np.swapaxes, np.moveaxis, np.rollaxis, np.atleast_1d, np.atleast_2d,
                    np.atleast_3d, np.expand_dims, np.broadcast_to, np.diagonal, np.real, np.imag,
                    list, tuple, dict, reversed, sorted, zip, enumerate, iter)
+# the methods that change a list or dict in place
+_CONTAINER_WRITES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort",
+                               "reverse", "update", "setdefault", "popitem"})
 _CALLER = "<the caller's argument>"  # a pseudo name: memory the caller holds
 # NumPy functions whose result, used as an index, is advanced (an array or a tuple of arrays,
 # a NumPy bool): ``x[f(...)]`` is a copy
@@ -84,6 +87,12 @@ class Aliases:
         self.live_after = {}       # id(statement) -> names read after it
         self.sharing_writes = {}   # id(index assignment) -> names that may share its base
         self.argument_writes = {}  # id(index assignment) -> its base, which may be an argument
+        # id(statement) -> (its receiver, the method): a method changing a list or dict in
+        # place (xs.append(v), v = xs.pop()) on what may be an argument
+        self.argument_methods = {}
+        # containers the function made itself, on every path: a display, list(...), dict(...),
+        # a .copy(), a comprehension; a method writing into one changes no caller's container
+        self.own = set()
         _liveness(fdef.body, set(), self.live_after)
         self.mutable_params = set(mutable_params)
         self.groups = {p: frozenset((p, _CALLER)) for p in mutable_params}
@@ -105,6 +114,10 @@ class Aliases:
         An item of a list or dict (``value``) is noted apart: writing an item of the list
         rebinds a slot, but writing into the item in place changes the list's."""
         self.element_of.pop(name, None)
+        if _makes_container(value) or isinstance(value, gast.Name) and value.id in self.own:
+            self.own.add(name)
+        elif value is not None or name not in sources:
+            self.own.discard(name)
         container = value.value if isinstance(value, gast.Subscript) else value
         if isinstance(container, gast.Name) and container.id in self.containers:
             self.element_of[name] = container.id
@@ -192,6 +205,7 @@ class Aliases:
             self.stmt(s)
 
     def stmt(self, s):
+        self.method_write(s)
         if isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Name):
@@ -213,12 +227,14 @@ class Aliases:
                     # the same object, grown
                     self.displays[base] = (display[0] | _held_names(appended), display[1])
         elif isinstance(s, gast.If):
-            before, displays = dict(self.groups), dict(self.displays)
+            before, displays, own = dict(self.groups), dict(self.displays), set(self.own)
             self.block(s.body)
             after_body, self.groups = self.groups, dict(before)
             body_displays, self.displays = self.displays, displays
+            own_after_body, self.own = self.own, own
             self.block(s.orelse)
             self.merge(after_body, body_displays)
+            self.own &= own_after_body
         elif isinstance(s, (gast.For, gast.While)):
             self.loop(s)
 
@@ -243,12 +259,13 @@ class Aliases:
 
     def loop(self, s):
         while True:
-            before, displays = dict(self.groups), dict(self.displays)
+            before, displays, own = dict(self.groups), dict(self.displays), set(self.own)
             if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                 self.bind(s.target.id, self.sources(s.iter), s.iter)
             self.block(s.body)
             self.merge(before, displays)
-            if self.groups == before and self.displays == displays:
+            self.own &= own
+            if self.groups == before and self.displays == displays and self.own == own:
                 break
         self.block(s.orelse)
 
@@ -271,6 +288,19 @@ class Aliases:
                          f"a container holding it) and is read afterwards; mindgrad cannot "
                          f"follow that write: write {name} = {name} <op> ... instead, or copy "
                          f"it first ({name} = {name}.copy())")
+
+    def method_write(self, s):
+        """Note ``s`` in ``argument_methods`` where it calls a method that changes a list or
+        dict in place on what may be the caller's argument."""
+        call = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and
+                isinstance(call.func.value, gast.Name)):
+            return
+        if call.func.attr not in _CONTAINER_WRITES or self.resolve(call.func) is not None:
+            return
+        base = call.func.value.id
+        if base not in self.own and (_CALLER in self.group(base) or base in self.mutable_params):
+            self.argument_methods[id(s)] = (base, call.func.attr)
 
     def index_write(self, s, base):
         others = set(self.group(base) - {base})
@@ -309,6 +339,19 @@ class Aliases:
                     changed.add(c)
                     grown = True
         return changed - {base}
+
+
+def _makes_container(value):
+    """Whether ``value`` is a new list or dict: a display, a comprehension, ``list(...)``,
+    ``dict(...)`` or a ``.copy()``."""
+    if isinstance(value, (gast.List, gast.Dict, gast.ListComp, gast.DictComp)):
+        return True
+    if not isinstance(value, gast.Call):
+        return False
+    func = value.func
+    if isinstance(func, gast.Attribute):
+        return func.attr == "copy" and not value.args
+    return isinstance(func, gast.Name) and func.id in ("list", "dict")
 
 
 def _held_names(value):

@@ -328,6 +328,17 @@ class FunctionPass(Located):
                          f"function, the caller's array, which mindgrad cannot follow across "
                          f"the call; copy it first ({base} = {base}.copy()) and return it")
 
+    def refuse_argument_method(self, s):
+        """Refuse, in a called function, ``xs.append(v)`` (or another method changing it) on a
+        list or dict argument: the backward sweep cannot follow it across the call."""
+        base, method = self.aliases.argument_methods.get(id(s), (None, None))
+        if self.arguments_shared and base is not None:
+            kind = "dict" if method in ("update", "setdefault", "popitem") else "list"
+            self.fail(s, f"{base}.{method}() changes {base!r}, an argument of a called "
+                         f"function, in place: the caller's list or dict, whose gradient "
+                         f"mindgrad cannot follow across the call; copy it first ({base} = "
+                         f"{kind}({base})) and return it")
+
     # ----- calls of the user's code --------------------------------------------------------
 
     def bound_arguments(self, s, fn, obj, call):

@@ -50,6 +50,7 @@ class StatementAdjoints:
         return True
 
     def assign(self, s, name, value, in_loop):
+        self.refuse_argument_method(s)
         fwd, bwd = self.number_check(s), []
         push = self.needs_push(name, in_loop)
         self.shapes[name] = self.result_token(value)
@@ -241,6 +242,7 @@ class StatementAdjoints:
         call = s.value
         if not isinstance(call, gast.Call):
             return [s], []
+        self.refuse_argument_method(s)
         func = call.func
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
                 and func.value.id in self.local_names:
