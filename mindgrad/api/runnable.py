@@ -11,6 +11,7 @@ import symtable
 import textwrap
 import types
 
+from mindgrad import runtime
 from mindgrad.api.display import Code, kinds
 
 __all__ = ["AS_GRAD", "about", "module"]
@@ -108,6 +109,8 @@ def _importable(value, name, module):
         places.append((defined_in, qualname))
     if module is not None:
         places.append((module, name))
+    if value is runtime.zero:  # an instance: the symbolic zero generated code starts at
+        places.append(("mindgrad.runtime", "zero"))
     for module_name, path in places:
         if module_name == "__main__":
             continue

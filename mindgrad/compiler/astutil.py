@@ -22,6 +22,38 @@ def const(value) -> gast.Constant:
     return gast.Constant(value=value, kind=None)
 
 
+#: the ``kind`` of the constant that stands for the symbolic zero (``runtime.Zero``) while the
+#: code is built: a constant 0 to the optimize stage's static zero propagation and constant
+#: folding, written as a load of ``runtime.zero`` once the functions are assembled
+ZERO_KIND = "zero"
+
+
+def zero() -> gast.Constant:
+    """The symbolic zero gradient or tangent (``d_x = zero`` in the code compiled)."""
+    return gast.Constant(value=0, kind=ZERO_KIND)
+
+
+def is_zero_mark(node) -> bool:
+    return node.__class__ is gast.Constant and node.kind == ZERO_KIND
+
+
+def load_zeros(tree, bind):
+    """Each symbolic zero of ``tree`` (a node or a list of them) a load of the name ``bind()``
+    gives ``runtime.zero`` (called once, at the first zero)."""
+    name = None
+    for node in walk(tree) if not isinstance(tree, list) else (n for t in tree for n in walk(t)):
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if is_zero_mark(item):
+                        name = name or bind()
+                        value[i] = load(name)
+            elif is_zero_mark(value):
+                name = name or bind()
+                setattr(node, field, load(name))
+
+
 def is_identifier(text) -> bool:
     """Whether ``text`` may be written into generated code as a name."""
     return isinstance(text, str) and text.isidentifier() and not keyword.iskeyword(text)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import naming
 from mindgrad.compiler.facts import analysis
@@ -153,9 +154,15 @@ def reverse_pass(build, state):
     state.code = state.functions.code()
 
 
+def _load_zeros(defs, namespace):
+    """The symbolic zeros of ``defs`` loads of ``runtime.zero``, bound in ``namespace``."""
+    A.load_zeros(defs, lambda: namespace.bind(runtime.zero, "zero"))
+
+
 def optimize_reverse(build, state):
     state.code = state.functions.optimize(state.code)
     state.defs = state.functions.assemble(state.code)
+    _load_zeros(state.defs, state.written.namespace)
     state.bindings = {**state.written.namespace.bindings, **state.callees.placeholders()}
 
 
@@ -192,6 +199,7 @@ def optimize_forward(build, state):
     state.code = assemble.optimize_tangents(state.code)
     state.defs = [assemble.tangent_function(state.code, state.request.names[0],
                                             state.request.entry)]
+    _load_zeros(state.defs, state.code.namespace)
     state.bindings = {**state.code.namespace.bindings, **state.callees.placeholders()}
 
 

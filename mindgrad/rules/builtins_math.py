@@ -27,7 +27,7 @@ from mindgrad.rules import (
     transpose_of,
 )
 from mindgrad.rules.helpers import digamma, log_base, power, quotient
-from mindgrad.runtime import is_any_zero, is_zero, real_grad, unbroadcast
+from mindgrad.runtime import Zero, is_any_zero, is_zero, real_grad, unbroadcast, zero
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
 # ----- builtins on numbers: float, sum, min, max -------------------------------------------
@@ -80,7 +80,7 @@ def sum_grad(g, xs, start=0):
     shape; for sequences summed (``sum(rows, [])`` joins them, ``start`` first) each item its
     own part of ``g``."""
     if is_any_zero(g):
-        return 0
+        return zero
     if isinstance(xs, np.ndarray):
         return np.broadcast_to(g, xs.shape) if np.ndim(g) == xs.ndim - 1 else unbroadcast(g, xs)
     if _joins(start):
@@ -97,7 +97,7 @@ def sum_start_grad(g, start):
     """Gradient of ``sum(xs, start)`` for ``start``: ``g`` summed to its shape; the head of
     ``g`` where ``start`` is a sequence the items were joined to."""
     if is_any_zero(g):
-        return 0
+        return zero
     if _joins(start):
         return list(g[:len(start)])
     return unbroadcast(g, start)
@@ -111,8 +111,8 @@ def sum_tangent(ts, out, iterable=()):
     if _joins(out):
         parts = []
         for t, x in zip(ts, iterable):
-            parts.extend([0] * len(x) if is_zero(t) else t)
-        return type(out)([0] * (len(out) - len(parts)) + parts)
+            parts.extend([zero] * len(x) if is_zero(t) else t)
+        return type(out)([zero] * (len(out) - len(parts)) + parts)
     total = 0
     for t in ts:
         if not is_zero(t):
@@ -127,7 +127,7 @@ def sum_start_tangent(t, out):
     """Tangent of ``sum(iterable, start)`` for ``start``: broadcast to the result; at the head
     of the result where sequences were joined to ``start``."""
     if _joins(out):
-        return type(out)(list(t) + [0] * (len(out) - len(t)))
+        return type(out)(list(t) + [zero] * (len(out) - len(t)))
     return broadcast_tangent(t, out)
 
 
@@ -136,7 +136,7 @@ def sum_tangent_grad(g, out, iterable):
     """Adjoint of ``sum_tangent`` (reverse mode over forward mode): ``sum_grad``, the start
     of joined sequences the head of ``out`` the items do not fill."""
     if is_any_zero(g):
-        return 0
+        return zero
     if _joins(out):
         return sum_grad(g, iterable, out[:len(out) - sum(len(x) for x in iterable)])
     return sum_grad(g, iterable)
@@ -175,7 +175,7 @@ def select_grad(g, out, args, default=None):
     if is_any_zero(g):
         return (0,) * len(args)
     items = args[0] if len(args) == 1 else args
-    grads = [0] * len(items)
+    grads = [zero] * len(items)
     for i, v in enumerate(items):
         if _is_result(v, out):
             grads[i] = g
@@ -240,9 +240,9 @@ def sequence_grad(g, iterable):
     """Gradient of ``list(iterable)``/``tuple(iterable)``: the items' gradients given back in the
     iterable's own form (rows of an array stacked; a list for anything else)."""
     if is_any_zero(g):
-        return 0
+        return zero
     if isinstance(iterable, (dict, set, frozenset, str)):
-        return 0  # the items are keys or characters: constants
+        return zero  # the items are keys or characters: constants
     if isinstance(iterable, np.ndarray):
         return np.stack([np.zeros(iterable.shape[1:], iterable.dtype) if is_zero(gi) else
                          np.broadcast_to(gi, iterable.shape[1:]) for gi in g]) if len(g) else 0
@@ -264,7 +264,7 @@ def dict_grad(g, mapping):
 def dict_tangent(t, mapping):
     """Tangent of ``dict(mapping)``: the same tangents by key."""
     if is_zero(t):
-        return 0
+        return zero
     if isinstance(mapping, dict):
         return dict(t)
     tangents = {}
@@ -290,7 +290,7 @@ def sequence_tangent(t, out):
     """Tangent of ``list(iterable)``/``tuple(iterable)``: the items' tangents in a list (or a
     tuple), rows of an array's tangent for an array."""
     if is_zero(t) or isinstance(t, dict):
-        return 0  # the items of a dict are its keys: constants
+        return zero  # the items of a dict are its keys: constants
     items = list(t)
     return TangentTuple(items) if isinstance(out, tuple) else TangentList(items)
 
@@ -343,12 +343,13 @@ def sorted_grad(g, iterable, key=None, reverse=False):
     """Gradient of ``sorted(iterable)``: each item's gradient back where the item came from, in
     the iterable's own form (an array's gradient an array)."""
     if is_any_zero(g):  # a number 0 may be a value: zeros in the iterable's form
-        if g is None or g.__class__ is int or isinstance(iterable, (dict, set, frozenset, str)):
-            return 0  # the 0, or items that are keys or characters: constants
+        if g is None or g.__class__ in (int, Zero) or \
+                isinstance(iterable, (dict, set, frozenset, str)):
+            return zero  # the zero, or items that are keys or characters: constants
         return sequence_grad([zero_tangent_of(item) for item in iterable], iterable)
     items = list(iterable)
     order = sorted_order(items, key, reverse)
-    grads = [0] * len(items)
+    grads = [zero] * len(items)
     for position, index in enumerate(order):
         grads[index] = g[position]
     return sequence_grad(grads, iterable)
@@ -357,7 +358,7 @@ def sorted_grad(g, iterable, key=None, reverse=False):
 def sorted_tangent(t, iterable, key=None, reverse=False):
     """Tangent of ``sorted(iterable)``: the items' tangents in the sorted order."""
     if is_zero(t) or isinstance(iterable, (dict, set, frozenset, str)):
-        return 0  # the items are keys or characters: constants
+        return zero  # the items are keys or characters: constants
     order = sorted_order(list(iterable), key, reverse)
     tangents = []
     for index in order:
@@ -389,7 +390,7 @@ nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, bui
 def iterator_refused(name, g=1):
     """0 where no gradient reaches ``name(...)``'s iterator, else a NotImplementedError."""
     if g is None or is_zero(g):
-        return 0
+        return zero
     raise NotImplementedError(
         f"{name}(...) kept as a value (not iterated over by a for loop or a comprehension) "
         "has no gradient or tangent rule; build the items with a comprehension instead, e.g. "

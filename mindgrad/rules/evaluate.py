@@ -8,7 +8,7 @@ import inspect
 
 from mindgrad.rules.markers import RuleError
 from mindgrad.rules.registry import lookup, lookup_tangent
-from mindgrad.runtime import trees
+from mindgrad.runtime import trees, zero
 
 
 class _Recorder:
@@ -96,7 +96,7 @@ def vjp_of(fn, *args, **kwargs):
         for p in rule.params:
             if p in rule.varargs:
                 grads = recorder.grads.get(p, 0)
-                flat.extend([0] * len(bound[p]) if is_zero(grads) else grads)
+                flat.extend([zero] * len(bound[p]) if is_zero(grads) else grads)
             else:
                 flat.append(recorder.grads.get(p, 0))
         return tuple(flat[: len(args)])
@@ -122,7 +122,7 @@ class _TangentRecorder:
                                   len(v) == len(value) and all(a is b for a, b in zip(v, value)))
             if same:
                 return t
-        return 0
+        return zero
 
     def __setitem__(self, value, tangent):
         from mindgrad.runtime import add

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from mindgrad.rules import elementwise, linear_in, slope
-from mindgrad.runtime import is_any_zero, real_grad, takes_zero
+from mindgrad.runtime import is_any_zero, real_grad, takes_zero, zero
 
 
 @linear_in("x")
@@ -232,7 +232,7 @@ def array_grad(g, obj, out=None):
     to ``obj``; for a list or tuple of scalars or arrays, one slice of ``g`` per element, in a
     list. An integer or boolean ``out`` is a constant: nothing flows back through that cast."""
     if is_any_zero(g) or getattr(out, "dtype", np.dtype(float)).kind not in "fc":
-        return 0
+        return zero
     if out is not None:
         g = real_grad(g, out)  # a cast from complex to real: a real result's gradient is real
     if isinstance(obj, (list, tuple)):

@@ -48,7 +48,7 @@ from mindgrad.rules.numpy_statistics import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero
 from mindgrad.runtime.tangents import TangentList
 
 # ----- reductions --------------------------------------------------------------------------
@@ -190,7 +190,7 @@ def item_position(a, args):
 def item_grad(g, a, args):
     """Gradient of ``a.item(*args)``: ``g`` at the element read (the only one if no args)."""
     if is_zero(g):
-        return 0
+        return zero
     grad = np.zeros(np.size(a), dtype=np.result_type(a, 1.0))
     grad[item_position(a, args)] = g  # a plain index assignment: differentiable in turn
     return astype_grad(np.reshape(grad, np.shape(a)), a)
@@ -224,7 +224,7 @@ def tolist_grad(g, a):
     """Gradient of ``a.tolist()``: the nested list of gradients (0 for elements without one)
     as an array of ``a``'s shape and float dtype."""
     if is_zero(g):
-        return 0
+        return zero
     if np.ndim(a) == 0:
         return astype_grad(g, a)
     grid = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
@@ -285,7 +285,7 @@ def dict_items_grad(g, mapping):
     """Gradient of ``list(d.items())``: each (key, value) pair's value gradient, by key (a
     list's gradient is never a number: a number 0 is the zero)."""
     if is_any_zero(g):
-        return 0
+        return zero
     grads = {}  # a loop, not a comprehension: the function is differentiated again (grad of grad)
     for k, item in zip(mapping, g):
         if not is_zero(item) and not is_zero(item[1]):
@@ -298,7 +298,7 @@ def dict_values_grad(g, mapping):
     """Gradient of ``list(d.values())``: the values' gradients, by key (a number 0 is the
     zero, as for ``dict_items_grad``)."""
     if is_any_zero(g):
-        return 0
+        return zero
     grads = {}
     for k, gv in zip(mapping, g):
         if not is_zero(gv):
@@ -314,29 +314,29 @@ def _(out, g, mapping):
 def dict_get_grad(g, mapping, key):
     """Gradient of ``d.get(key, default)`` for ``d``: ``g`` at ``key``, when ``d`` has it."""
     if is_zero(g) or key not in mapping:
-        return 0
+        return zero
     return {key: g}
 
 
 def dict_get_default_grad(g, mapping, key):
     """Gradient of ``d.get(key, default)`` for ``default``: ``g`` when ``d`` lacks ``key``."""
-    return 0 if key in mapping else g
+    return zero if key in mapping else g
 
 
 def dict_items_tangent(t, mapping):
     """Tangent of ``d.items()``: one ``[0, tangent of the value]`` pair per key, in order."""
-    return TangentList(TangentList([0, t.get(k, 0)]) for k in mapping)
+    return TangentList(TangentList([0, t.get(k, zero)]) for k in mapping)
 
 
 def dict_values_tangent(t, mapping):
     """Tangent of ``d.values()``: the values' tangents in order (0 for keys without one)."""
-    return TangentList(t.get(k, 0) for k in mapping)
+    return TangentList(t.get(k, zero) for k in mapping)
 
 
 def dict_get_tangent(t, mapping, key):
     """Tangent of ``d.get(key, default)`` from ``d``: its tangent at ``key``, if ``d`` has it."""
     if is_zero(t) or key not in mapping or key not in t:
-        return 0
+        return zero
     return t[key]
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, transpose
 from mindgrad.rules.helpers import array_grad, astype_grad
-from mindgrad.runtime import GradientError, is_any_zero, is_zero, takes_zero, unbroadcast
+from mindgrad.runtime import GradientError, is_any_zero, is_zero, takes_zero, unbroadcast, zero
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_tangent_of
 
 
@@ -57,7 +57,7 @@ def moves_refused(what, g=1.0):
     """0 where the gradient or tangent ``g`` is zero, else a NotImplementedError: ``what``
     moves with the differentiated input, but has no rule."""
     if is_zero_tree(g):
-        return 0
+        return zero
     raise NotImplementedError(
         f"{what}: a value that moves with the differentiated input, with no gradient or "
         "tangent rule here (it is not a constant); compute it with differentiable "
@@ -68,7 +68,7 @@ def numbers_only(g, value):
     """``g``, or 0 where ``value`` holds no float (a bin count, a rule's name, None): what a
     refusal checks for an argument that may or may not be differentiable."""
     if value is None or isinstance(value, str):
-        return 0
+        return zero
     kinds = [np.asarray(v).dtype.kind for v in (value if isinstance(value, (tuple, list))
                                                  else [value])]
     return g if any(k in "fc" for k in kinds) else 0
@@ -88,7 +88,7 @@ def _(out, what, g=1.0):
 def bincount_grad(g, x, weights):
     """Gradient of ``np.bincount(x, weights)`` for its weights: the bin of each one's."""
     if is_zero(g):
-        return 0
+        return zero
     return astype_grad(unbroadcast(np.asarray(g)[np.asarray(x)], weights), weights)
 
 
@@ -141,7 +141,7 @@ def unique_grad(g, ar, out, axis=None, sorted=True):
     are constants. An entry that repeats has none (moving one copy adds a value): refused."""
     g_values = g if not isinstance(g, (tuple, list)) else g[0]
     if is_zero(g_values):
-        return 0
+        return zero
     index, _, repeats = unique_gather(ar, axis, sorted)
     if repeats:
         raise NotImplementedError(
@@ -234,12 +234,12 @@ def histogram_data_grad(g, a, bins, range, density, out):
     from ``a``'s minimum to its maximum (unless a range or edges are given), so those two
     entries get the edges' gradient; the counts are constants, a density's refused."""
     if is_zero_tree(g) or range is not None or np.ndim(bins) > 0:
-        return 0
+        return zero
     g_counts, g_edges = g
     if density:
         moves_refused("the density of a histogram of differentiated data", g_counts)
     if is_zero(g_edges):
-        return 0
+        return zero
     low, high = histogram_extremes(a, bins, range)
     share = np.linspace(0.0, 1.0, np.size(out[1]))
     # written with selections, not index writes, so that a gradient of it is one (hvp)
@@ -458,7 +458,7 @@ def drawn_indices(out, a):
 def draw_grad(g, a, out):
     """Gradient of ``out``, a random draw from ``a``: ``g`` sent back to the entries drawn."""
     if is_zero(g):
-        return 0
+        return zero
     grad = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
     np.add.at(grad, drawn_indices(out, a), g)
     return array_grad(grad, a)

@@ -23,7 +23,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
 from mindgrad.rules.helpers import astype_grad
-from mindgrad.runtime import is_zero, unbroadcast
+from mindgrad.runtime import is_zero, unbroadcast, zero
 from mindgrad.runtime.tangents import as_dtype_of
 
 _API = {}  # "vjp", "jvp": mindgrad's own, registered by mindgrad.api
@@ -139,7 +139,7 @@ def apply_along_axis_tangent(t, t_args, func1d, axis, arr, result, args=()):
     k = piece_rank(arr, result, axis)
     args = float_args(args)
     t = np.asarray(t) + np.zeros(np.shape(arr))
-    t_args = [0] * len(args) if is_zero(t_args) else list(t_args)
+    t_args = [zero] * len(args) if is_zero(t_args) else list(t_args)
     pieces = [function_jvp(func1d, s, args, v, t_args)
               for s, v in zip(along_last(arr, axis, 1), along_last(t, axis, 1))]
     return as_dtype_of(from_last(np.stack(pieces), np.shape(result), axis, k), result)
@@ -217,8 +217,8 @@ def piecewise_tangent(t, t_funcs, t_args, x, result, condlist, funclist, args=()
     conds, kept = piecewise_pieces(x, condlist, funclist)
     args = float_args(args)
     t = np.asarray(t) + np.zeros(np.shape(x))
-    t_args = [0] * len(args) if is_zero(t_args) else list(t_args)
-    t_funcs = [0] * len(funclist) if is_zero(t_funcs) else list(t_funcs)
+    t_args = [zero] * len(args) if is_zero(t_args) else list(t_args)
+    t_funcs = [zero] * len(funclist) if is_zero(t_funcs) else list(t_funcs)
     total = np.zeros(np.shape(result), dtype=np.result_type(result, t))
     for cond, keep, func, t_func in zip(conds, kept, funclist, t_funcs):
         if not callable(func):

@@ -16,7 +16,7 @@ import numpy as np
 
 from mindgrad.rules import d, nondifferentiable, tangent, transpose, transpose_of
 from mindgrad.rules.helpers import astype_grad, conj_if_complex, swap_last_axes
-from mindgrad.runtime import is_zero, zero_in_zero_out
+from mindgrad.runtime import is_zero, zero, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -124,16 +124,16 @@ def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
         u = reduced[0]
         s = reduced[1]
         vt = reduced[2]
-        g_u = 0
+        g_u = zero
         g_s = g
-        g_vt = 0
+        g_vt = zero
     if is_zero(g_u) and is_zero(g_s) and is_zero(g_vt):
-        return 0
+        return zero
     if not is_zero(g_u):
         g_u = conj_if_complex(g_u)
     if not is_zero(g_vt):
         g_vt = conj_if_complex(g_vt)
-    core = 0
+    core = zero
     if not is_zero(g_s):
         core = np.expand_dims(np.real(g_s), -2) * np.eye(k)
     if not (is_zero(g_u) and is_zero(g_vt)):
@@ -244,10 +244,10 @@ def eigh_grad(g, a, out, UPLO="L", vectors=True):
         w = both[0]
         v = both[1]
         g_w = g
-        g_v = 0
+        g_v = zero
     if is_zero(g_w) and is_zero(g_v):
-        return 0
-    core = 0
+        return zero
+    core = zero
     if not is_zero(g_w):
         core = np.expand_dims(np.real(g_w), -2) * np.eye(np.shape(a)[-1])
     if not is_zero(g_v):
@@ -386,7 +386,7 @@ def qr_square_grad(q, r, g_q, g_r):
     """Gradient of ``(Q, R) = qr(a)`` for a matrix with at least as many rows as columns (Liao et
     al. 2019, "Differentiable programming tensor networks"): with ``M = R gR^T - gQ^T Q``,
     ``ga = (gQ + Q copyltu(M)) R^-T``."""
-    m_core = 0
+    m_core = zero
     if not is_zero(g_r):
         m_core = r @ swap_last_axes(g_r)
     if not is_zero(g_q):
@@ -411,7 +411,7 @@ def qr_grad(g, a, out, mode="reduced"):
         both = np.linalg.qr(a)
         q = both[0]
         r = both[1]
-        g_q = 0
+        g_q = zero
         g_r = g
     else:
         q = out[0]
@@ -428,11 +428,11 @@ def qr_grad(g, a, out, mode="reduced"):
         if not is_zero(g_r):
             g_r = g_r[..., :k, :]
     if is_zero(g_q) and is_zero(g_r):
-        return 0
+        return zero
     if rows >= cols:
         return astype_grad(qr_square_grad(q, r, g_q, g_r), a)
     y = a[..., :, k:]
-    g_r1 = 0
+    g_r1 = zero
     g_y = np.zeros(np.shape(y), np.result_type(a, 1.0))
     if not is_zero(g_r):
         g_r1 = g_r[..., :, :k]
@@ -530,11 +530,11 @@ def eig_grad(g, a, out, vectors=True):
         w = out
         v = matched_eigenvectors(a, w)
         g_w = g
-        g_v = 0
+        g_v = zero
     if is_zero(g_w) and is_zero(g_v):
-        return 0
+        return zero
     n = np.shape(a)[-1]
-    core = 0
+    core = zero
     if not is_zero(g_w):
         core = np.expand_dims(g_w, -2) * np.eye(n)
     if not is_zero(g_v):

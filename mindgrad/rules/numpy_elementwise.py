@@ -38,6 +38,7 @@ from mindgrad.runtime import (
     is_zero,
     times_slope,
     unbroadcast,
+    zero,
     zero_in_zero_out,
 )
 from mindgrad.runtime.tangents import (
@@ -261,7 +262,7 @@ def angle_grad(g, z, deg=False):
     """Gradient of ``np.angle(z)``: ``-1j * g / z``; a real ``z`` has angle 0 or pi, a constant
     (the README's complex convention)."""
     if not np.iscomplexobj(z):
-        return 0
+        return zero
     grad = -1j * np.real(g) / np.where(z == 0, 1.0, z)
     return grad * (180.0 / np.pi) if deg else grad
 
@@ -344,9 +345,9 @@ def where_grad(g, condition, taken=True):
     its values (a NaN of ``np.log`` below 0) never meet the gradient in the adjoints of what
     computed them (``np.prod``, ``@``, ``np.linalg.norm``), which multiply by them."""
     if is_any_zero(g):
-        return 0
+        return zero
     if not np.any(condition if taken else np.logical_not(condition)):
-        return 0
+        return zero
     return np.where(condition, g, 0) if taken else np.where(condition, 0, g)
 
 
@@ -395,7 +396,7 @@ def clip_grad_a(g, a, lo, hi):
 def clip_grad_lower(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for the lower bound: where it is the result."""
     if lo is None or np.all(np.isneginf(lo)):
-        return 0
+        return zero
     return unbroadcast(np.where((a < lo) & (lo <= hi), g, 0), lo)
 
 
@@ -403,7 +404,7 @@ def clip_grad_lower(g, a, lo, hi):
 def clip_grad_upper(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for the upper bound: where it is the result."""
     if hi is None or np.all(np.isposinf(hi)):
-        return 0
+        return zero
     return unbroadcast(np.where(np.maximum(a, lo) > hi, g, 0), hi)
 
 
@@ -468,10 +469,10 @@ def imag_grad(g, val):
     """Gradient of ``imag(val)``: ``-1j * g`` for complex ``val``; a real one has no imaginary
     part to move."""
     if is_any_zero(g):
-        return 0
+        return zero
     if np.iscomplexobj(val):
         return astype_grad(-1j * np.real(g), val)
-    return 0
+    return zero
 
 
 @linear(np.imag)
@@ -588,7 +589,7 @@ def fill_grad(g, fill_value, out):
     """Gradient of ``np.full_like``'s fill value: ``g`` summed to its shape; none when ``out``
     takes an integer or boolean dtype from its template array."""
     if out.dtype.kind not in "fc":
-        return 0
+        return zero
     return unbroadcast(g, fill_value)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, linear_in, nondifferentiable
 from mindgrad.rules.helpers import astype_grad
-from mindgrad.runtime import is_any_zero
+from mindgrad.runtime import is_any_zero, zero
 
 # ----- shapes: which axes a transform works on, and how long ---------------------------------
 
@@ -115,7 +115,7 @@ def fft_grad(g, a, axes, norm=None, inverse=False):
     ``ifftn`` if ``inverse``): the same transform of ``g`` (the DFT matrix is symmetric), cut or
     padded back to ``a``'s lengths."""
     if is_any_zero(g):
-        return 0
+        return zero
     if inverse:
         grad = np.fft.ifftn(g, None, axes, norm)
     else:
@@ -130,7 +130,7 @@ def rfft_grad(g, a, lengths, axes, norm=None):
     keeping the first rows of the DFT), back to ``a``'s lengths; a real ``a`` takes the real
     part."""
     if is_any_zero(g):
-        return 0
+        return zero
     return to_input(fit_lengths(np.fft.fftn(g, lengths, axes, norm), np.shape(a), axes), a)
 
 
@@ -140,7 +140,7 @@ def irfft_grad(g, a, lengths, axes, norm=None):
     ``g``, cut to the ``n // 2 + 1`` entries the transform reads along the last axis, each
     counted as often as it is read (``halved_weights``), back to ``a``'s lengths."""
     if is_any_zero(g):
-        return 0
+        return zero
     grad = np.fft.ifftn(g, None, axes, norm)
     last = axes[-1]
     half = list(np.shape(grad))

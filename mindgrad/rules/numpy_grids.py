@@ -22,7 +22,7 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import astype_grad, normalize_axis
 from mindgrad.rules.nondiff import moves_refused
-from mindgrad.runtime import is_any_zero, is_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import is_any_zero, is_zero, unbroadcast, zero, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -79,7 +79,7 @@ def pad_tangent(t, array, pad_width, mode="constant", stat_length=None, reflect_
 def pad_constant_tangent(t, array, pad_width, mode="constant"):
     """Tangent of ``np.pad(..., constant_values=c)`` from ``c``: ``t`` in the padding."""
     if is_zero(t):
-        return 0
+        return zero
     if mode != "constant":
         return np.zeros(np.shape(np.pad(np.asarray(array), pad_width, "constant")))
     zeros = np.zeros(np.shape(array), dtype=np.result_type(t, 1.0))
@@ -91,7 +91,7 @@ def pad_constant_grad(g, constant_values, array, pad_width, mode="constant"):
     padding added to the entry of ``c`` NumPy wrote there (a number, or one per axis and side),
     found by padding with the entries' numbers; 0 for the other modes, which ignore ``c``."""
     if is_any_zero(g) or mode != "constant":
-        return 0
+        return zero
     shape = np.shape(constant_values)
     size = int(np.prod(shape))
     codes = -2 - np.reshape(np.arange(size), shape)  # -1 is left for no padding
@@ -109,7 +109,7 @@ def pad_end_values_tangent(t, mode="constant"):
     """Tangent of ``np.pad(..., end_values=e)`` from ``e``: refused for ``linear_ramp``, the
     mode that reads them (0 for the others, which ignore them)."""
     if mode != "linear_ramp":
-        return 0
+        return zero
     return moves_refused("np.pad's end_values (mode='linear_ramp')", t)
 
 
@@ -148,7 +148,7 @@ def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
     """Gradients of ``np.diff(a, n, axis, prepend, append)`` for ``(a, prepend, append)``: each
     difference ``y[i] = x[i+1] - x[i]`` sends ``g[i]`` to ``x[i+1]`` and ``-g[i]`` to ``x[i]``."""
     if is_any_zero(g):
-        return 0, 0, 0
+        return zero, zero, zero
     x = np.asarray(a)
     axis = normalize_axis(axis, x.ndim)
     grad = np.asarray(g)
@@ -160,8 +160,8 @@ def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
     lengths = [0 if p is None else (np.shape(p)[axis] if np.ndim(p) else 1)
                for p in (prepend, append)]
     cut = np.split(grad, [lengths[0], grad.shape[axis] - lengths[1]], axis=axis)
-    g_prepend = 0 if prepend is None else unbroadcast(cut[0], prepend)
-    g_append = 0 if append is None else unbroadcast(cut[2], append)
+    g_prepend = zero if prepend is None else unbroadcast(cut[0], prepend)
+    g_append = zero if append is None else unbroadcast(cut[2], append)
     return astype_grad(cut[1], a), g_prepend, g_append
 
 
@@ -174,7 +174,7 @@ def diff_tangent(t, which, a, n=1, axis=-1, prepend=None, append=None):
     """Tangent of ``np.diff(a, n, axis, prepend, append)`` from its input number ``which``
     (0: ``a``, 1: ``prepend``, 2: ``append``): the difference with the others zeroed."""
     if is_zero(t):
-        return 0
+        return zero
     parts = [a, prepend, append]
     zeros = [None if p is None else np.zeros(np.shape(p), np.result_type(t, 1.0))
              for p in parts]
@@ -284,9 +284,9 @@ def linspace_grad(g, x, num, endpoint, retstep, axis, at_stop):
     (``at_stop``, weights ``t``): the samples' gradient summed over their axis, plus the step's
     (``retstep``) divided by the number of intervals."""
     if is_zero(g):
-        return 0
+        return zero
     g_samples, g_step = g if retstep else (g, 0)
-    grad = 0
+    grad = zero
     if not is_zero(g_samples):
         ndim = np.ndim(g_samples)
         t = spacing_fractions(num, endpoint, ndim, axis)
@@ -295,7 +295,7 @@ def linspace_grad(g, x, num, endpoint, retstep, axis, at_stop):
     if not is_zero(g_step) and intervals > 0:
         grad = grad + (g_step if at_stop else -g_step) / intervals
     if is_zero(grad):
-        return 0
+        return zero
     return astype_grad(unbroadcast(grad, x), x)
 
 
@@ -339,7 +339,7 @@ def arange_grads(g, args, out):
     """Gradients of ``np.arange(*args)``, one per positional argument: ``start`` gets the sum of
     ``g``, ``step`` that of ``k g``, ``stop`` (and the one argument of ``arange(stop)``, whose
     values are 0, 1, ...) 0; all 0 for an integer result."""
-    grads = [0] * len(args)
+    grads = [zero] * len(args)
     if is_zero(g) or len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
         return tuple(grads)
     grads[0] = astype_grad(np.sum(g), args[0])
@@ -403,7 +403,7 @@ def logspace_base_grad(g, out, base, axis):
     """Gradient of ``np.logspace`` for its ``base``: ``out * y / base`` with ``y`` the exponents,
     summed over the samples' axis."""
     if is_zero(g):
-        return 0
+        return zero
     slope = out * np.log(out) / log_base(base, out, axis) / expand_base(base, out, axis)
     grad = np.sum(g * slope, axis=normalize_axis(axis, np.ndim(out)))
     return astype_grad(unbroadcast(grad, base), base)
@@ -432,7 +432,7 @@ def geomspace_grad(g, out, x, num, endpoint, axis, at_stop):
     """Gradient of ``np.geomspace`` for ``start`` or ``stop`` (``at_stop``): ``out / x``
     weighted as in ``linspace``."""
     if is_zero(g):
-        return 0
+        return zero
     return astype_grad(linspace_grad(g * out, x, num, endpoint, False, axis, at_stop) / x, x)
 
 
@@ -489,8 +489,8 @@ def trapezoid_grads(g, y, x=None, dx=1.0, axis=-1):
     moved = np.moveaxis(np.asarray(y), axis, -1)
     g_y = np.moveaxis(unbroadcast(g_last * trapezoid_weights(y, x, dx, axis), moved), -1, axis)
     heights = 0.5 * (moved[..., 1:] + moved[..., :-1])
-    g_x = 0
-    g_dx = 0
+    g_x = zero
+    g_dx = zero
     if x is None:
         g_dx = unbroadcast(g * np.sum(heights, axis=-1), dx)
     else:
@@ -509,7 +509,7 @@ def trapezoid_dx_tangent(t, y, x=None, axis=-1):
     """Tangent of ``np.trapezoid`` from ``dx``: the same rule with steps ``t``, but nothing when
     ``x`` is given (``dx`` is then not read)."""
     if x is not None:
-        return 0
+        return zero
     return trapezoid_of(y, None, t, axis)
 
 
@@ -582,7 +582,7 @@ def gradient_grad_f(g, f, varargs, axis=None, edge_order=1):
     difference matrix applied to that result's gradient (0 for the results without one)."""
     axes = gradient_axes(f, axis)
     gs = [g] if len(axes) == 1 else g
-    grad = 0
+    grad = zero
     for k in range(len(axes)):
         if not is_zero(gs[k]):
             op = gradient_operator(np.shape(f)[axes[k]], gradient_spacing(varargs, k), edge_order)

@@ -27,7 +27,7 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_shape import take_grad
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, zero
 from mindgrad.runtime.tangents import float_dtype, summable
 
 # ----- joining -----------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def stack_grad(g, arrays, axis=0):
     """Gradient of ``np.stack``: the input's slice of ``g`` along the new axis (0 for each, for
     a zero ``g``)."""
     if is_any_zero(g):
-        return [0] * len(arrays)
+        return [zero] * len(arrays)
     return [astype_grad(np.take(g, i, axis=axis), x) for i, x in enumerate(arrays)]
 
 
@@ -115,7 +115,7 @@ def join_grad(g, join, xs, axis=0):
     ``np.hstack``, ``np.vstack``, ``np.dstack``, ``np.column_stack``), the transpose of
     ``join_tangent``: ``g`` taken apart into the pieces, one per array of ``xs``."""
     if is_any_zero(g):
-        return 0
+        return zero
     if join is np.concatenate:
         return concatenate_grad(g, xs, axis)
     if join is np.stack:
@@ -241,7 +241,7 @@ def slice_refused(*bounds):
     """Raises where a range ``i:j:k`` has a float bound or step that depends on the
     differentiated input; integer bounds have no derivative (zero)."""
     if all(_integral(b) for b in bounds):
-        return 0
+        return zero
     raise NotImplementedError(
         "a range i:j:k (or slice(i, j, k)) whose bounds or step depend on the differentiated "
         "input has no gradient (in np.mgrid, np.ogrid, np.r_ its numbers would be taken as "
@@ -407,7 +407,7 @@ def split_grad(gs, pieces, ary, axis=0):
     """Gradient of ``np.split`` and friends: the pieces' gradients joined again along ``axis``,
     zeros standing in for the pieces that received none."""
     if is_zero(gs):
-        return 0
+        return zero
     dtype = np.result_type(ary, 1.0)
     parts = [np.zeros(np.shape(p), dtype=dtype) if is_zero(gp) else gp
              for gp, p in zip(gs, pieces)]
@@ -453,7 +453,7 @@ def _(out, ary, indices_or_sections):
 def unstack_grad(gs, pieces, x, axis=0):
     """Gradient of ``np.unstack``: the pieces' gradients stacked again along ``axis``."""
     if is_zero(gs):
-        return 0
+        return zero
     dtype = np.result_type(x, 1.0)
     parts = [np.zeros(np.shape(p), dtype=dtype) if is_zero(gp) else gp
              for gp, p in zip(gs, pieces)]
@@ -673,7 +673,7 @@ def block_tangents(ts, arrays):
     """The tangents of ``np.block``'s nested arrays, zeros where one has none."""
     if isinstance(arrays, list):
         if is_zero(ts):
-            ts = [0] * len(arrays)
+            ts = [zero] * len(arrays)
         return [block_tangents(t, item) for t, item in zip(ts, arrays)]
     return np.zeros(np.shape(arrays)) if is_zero(ts) else np.broadcast_to(ts, np.shape(arrays))
 

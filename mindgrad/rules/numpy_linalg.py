@@ -37,7 +37,7 @@ from mindgrad.rules.numpy_decompositions import (
 from mindgrad.rules.numpy_products import outer_grad_a, tensordot_grad_a, tensordot_grad_b
 from mindgrad.rules.numpy_shape import diagonal_grad, trace_grad
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -162,7 +162,7 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
     are piecewise constant; those of the spectral and nuclear norms come from the svd's tangent;
     0 for a zero ``g``, as ``norm_grad`` gives zeros there."""
     if is_any_zero(g):
-        return 0
+        return zero
     if np.iscomplexobj(x):
         raise runtime.GradientError("forward mode over the gradient of np.linalg.norm of a "
                                     "complex array is not supported; use reverse mode twice")
@@ -258,7 +258,7 @@ def slogdet_grad(g, a):
     ``g inv(a)^T``."""
     g_logdet = g[1]
     if is_zero(g_logdet):
-        return 0
+        return zero
     return np.expand_dims(g_logdet, (-2, -1)) * swap_last_axes(np.linalg.inv(a))
 
 
@@ -266,7 +266,7 @@ def slogdet_grad(g, a):
 def slogdet_grad_tangent(g, a, t):
     """Tangent of ``slogdet_grad(g, a) = g[1] inv(a)^T`` from ``a``."""
     if is_zero(g[1]):
-        return 0
+        return zero
     return np.expand_dims(g[1], (-2, -1)) * inverse_transpose_tangent(a, t)
 
 
@@ -327,7 +327,7 @@ def solve_adjoint(g, a, b):
     """``solve(a^T, g)``: the gradient of ``x = solve(a, b)`` for ``b`` before it is summed to
     b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.)"""
     if is_any_zero(g):
-        return 0
+        return zero
     if np.ndim(b) == 1:
         return np.linalg.solve(swap_last_axes(a), np.expand_dims(g, -1))[..., 0]
     return np.linalg.solve(swap_last_axes(a), g)
@@ -338,7 +338,7 @@ def solve_adjoint_tangent(g, a, b, t):
     """Tangent of ``solve_adjoint(g, a, b) = solve(a^T, g)`` from ``a``:
     ``-solve(a^T, t^T solve(a^T, g))``; 0 for a zero ``g``."""
     if is_any_zero(g):
-        return 0
+        return zero
     r = solve_adjoint(g, a, b)
     if np.ndim(b) == 1:
         rhs = np.matmul(swap_last_axes(t), np.expand_dims(r, -1))[..., 0]
@@ -358,7 +358,7 @@ def solve_grad_a(g_b, a, b, x):
     """Gradient of ``x = solve(a, b)`` for ``a``, from ``g_b = solve_adjoint(...)``:
     ``-g_b x^T``."""
     if is_any_zero(g_b):
-        return 0
+        return zero
     if np.ndim(b) == 1:
         return unbroadcast(-np.expand_dims(g_b, -1) * np.expand_dims(x, -2), a)
     return unbroadcast(-np.matmul(g_b, swap_last_axes(x)), a)
@@ -466,8 +466,8 @@ def lstsq_grads(g, a, b, out):
     full_rank_check(a, out[2], "np.linalg.lstsq")
     x = as_matrix(out[0])
     bm = as_matrix(b)
-    g_a = 0
-    g_b = 0
+    g_a = zero
+    g_b = zero
     if not is_zero(g[0]):
         p = np.linalg.pinv(a)
         g_x = as_matrix(g[0])
@@ -479,8 +479,8 @@ def lstsq_grads(g, a, b, out):
         g_b = g_b + scaled_residual
     if not is_zero(g[3]):
         g_a = g_a + svd_grad(g[3], a, out[3], False, False)
-    grad_a = 0 if is_zero(g_a) else astype_grad(g_a, a)
-    grad_b = 0 if is_zero(g_b) else astype_grad(from_matrix(g_b, b), b)
+    grad_a = zero if is_zero(g_a) else astype_grad(g_a, a)
+    grad_b = zero if is_zero(g_b) else astype_grad(from_matrix(g_b, b), b)
     return grad_a, grad_b
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, transpose, transpose_of
 from mindgrad.rules.helpers import array_grad, astype_grad, swap_last_axes
 from mindgrad.rules.numpy_linalg import as_matrix, from_matrix, pinv_grad, pinv_tangent
-from mindgrad.runtime import is_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import is_zero, unbroadcast, zero, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -249,7 +249,7 @@ def polyfit_grads(g, x, y, deg, w=None, full=False, cov=False):
     slopes = powers * np.power(np.expand_dims(x, -1), np.maximum(powers - 1, 0))
     weights = 1.0 if w is None else np.expand_dims(w, -1)
     g_x = np.sum(g_lhs * weights * slopes, axis=-1)
-    g_w = 0
+    g_w = zero
     if w is not None:
         g_w = np.sum(g_lhs * np.vander(x, deg + 1), axis=-1) + \
             np.sum(as_matrix(g_rhs) * as_matrix(y), axis=-1)
@@ -435,8 +435,8 @@ def polydiv_shifted(t, u, q):
 def polydiv_grads(g, u, v, out):
     """Gradients of ``(q, r) = np.polydiv(u, v)``: the transpose of ``polydiv_parts`` for the
     dividend, and that of ``polydiv_shifted`` for ``v``."""
-    g_q = 0 if is_zero(g[0]) else np.ravel(g[0])
-    g_r = 0 if is_zero(g[1]) else np.ravel(g[1])
+    g_q = zero if is_zero(g[0]) else np.ravel(g[0])
+    g_r = zero if is_zero(g[1]) else np.ravel(g[1])
     n = np.size(u)
     g_rest = np.zeros(n, np.result_type(float_dtype(out[0]), g_q, g_r))
     if not is_zero(g_r):

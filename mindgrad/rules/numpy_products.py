@@ -31,7 +31,7 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import astype_grad, conj_if_complex, swap_last_axes
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero_in_zero_out
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -321,7 +321,7 @@ def einsum_grads(g, subscripts, operands):
 def einsum_grads_tangent(g, subscripts, operands, ts):
     """Tangent of ``einsum_grads(g, subscripts, operands)`` from the operands: operand j's
     tangent enters every gradient but its own (multilinearity)."""
-    total = [0] * len(operands)
+    total = [zero] * len(operands)
     for j, t in enumerate(ts):
         if is_zero(t):
             continue
@@ -399,15 +399,15 @@ def einsum_args_grads_tangent(g, subscripts, operands, t_first, ts):
     interleaved form, ``ts`` the operands'), placed as its result is; 0 for a zero ``g``, as
     ``einsum_args_grads`` gives zeros there."""
     if is_any_zero(g):
-        return 0
+        return zero
     if isinstance(subscripts, str):
         return TangentTuple((0,) + tuple(einsum_grads_tangent(g, subscripts, operands, ts)))
     spec, positions = einsum_sublists(subscripts, operands)
     tangents = [t_first]
     for i in positions:
-        tangents.append(ts[i] if isinstance(ts, (tuple, list)) else 0)
+        tangents.append(ts[i] if isinstance(ts, (tuple, list)) else zero)
     total = einsum_grads_tangent(g, spec, einsum_arrays(subscripts, operands)[1], tangents)
-    placed = [total[0]] + [0] * len(operands)
+    placed = [total[0]] + [zero] * len(operands)
     for k, i in enumerate(positions):
         placed[i + 1] = total[k + 1]
     return TangentTuple(placed)
@@ -457,7 +457,7 @@ def einsum_args_tangent(t_first, ts, subscripts, operands, ans, optimize=False):
     spec, positions = einsum_sublists(subscripts, operands)
     tangents = [t_first]
     for i in positions:
-        tangents.append(ts[i] if isinstance(ts, (tuple, list)) else 0)
+        tangents.append(ts[i] if isinstance(ts, (tuple, list)) else zero)
     return einsum_tangent(tangents, spec, einsum_arrays(subscripts, operands)[1], ans, optimize)
 
 

@@ -39,7 +39,7 @@ from mindgrad.rules.numpy_statistics import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, unreduce
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, unreduce, zero
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -131,7 +131,7 @@ def average_grad_a(g, a, axis, weights, returned=False, keepdims=False):
     """Gradient of ``np.average(a, axis, weights)`` for ``a``: the weights over their sum."""
     g = g[0] if returned else g
     if is_zero(g):
-        return 0
+        return zero
     w = average_weights(a, axis, weights)
     total = np.sum(w, axis=reduced_axes(axis, np.ndim(a)), keepdims=True)
     return astype_grad(unreduce(g, a, axis, keepdims) * (w / total), a)
@@ -140,10 +140,10 @@ def average_grad_a(g, a, axis, weights, returned=False, keepdims=False):
 def average_grad_a_tangent(g, a, axis, weights, t, returned=False, keepdims=False):
     """Tangent of ``average_grad_a`` (``g w / sum(w)``) from ``weights``."""
     if is_zero(t):
-        return 0
+        return zero
     g = g[0] if returned else g
     if is_zero(g):
-        return 0
+        return zero
     w = average_weights(a, axis, weights)
     tw = average_weights(a, axis, t)
     axes = reduced_axes(axis, np.ndim(a))
@@ -162,7 +162,7 @@ def _(out, g, a, axis, weights, returned=False, keepdims=False):
 def average_grad_weights(g, a, axis, weights, returned=False, keepdims=False):
     """Gradient of ``np.average`` (and of the returned sum of weights) for ``weights``."""
     if weights is None:
-        return 0
+        return zero
     g_avg, g_total = (g[0], g[1]) if returned else (g, 0)
     w = average_weights(a, axis, weights)
     axes = reduced_axes(axis, np.ndim(a))
@@ -182,12 +182,12 @@ def average_grad_weights_tangent(g, a, axis, weights, t, wrt, returned=False, ke
     """Tangent of ``average_grad_weights`` from ``a`` (wrt 0) or ``weights`` (1): the part
     ``g_avg (a - mean) / total`` changes with both."""
     if is_zero(t):
-        return 0
+        return zero
     if weights is None:
-        return 0
+        return zero
     g_avg = g[0] if returned else g
     if is_zero(g_avg):
-        return 0
+        return zero
     w = average_weights(a, axis, weights)
     axes = reduced_axes(axis, np.ndim(a))
     total = np.sum(w, axis=axes, keepdims=True)
@@ -218,7 +218,7 @@ def average_tangent_a(t, a, axis, weights, returned, keepdims, out):
     """Tangent of ``np.average(a, axis, weights)`` from ``a``: the weighted average of ``t``
     (the returned sum of weights does not depend on ``a``)."""
     if is_zero(t):
-        return 0
+        return zero
     w = average_weights(a, axis, weights)
     axes = reduced_axes(axis, np.ndim(a))
     total = np.sum(w, axis=axes, keepdims=keepdims)
@@ -232,7 +232,7 @@ def average_tangent_weights(t, a, axis, weights, returned, keepdims, out):
     """Tangent of ``np.average`` (and of the returned sum of weights) from ``weights``:
     ``sum(t (a - avg)) / sum(w)`` and ``sum(t)``."""
     if is_zero(t) or weights is None:
-        return 0
+        return zero
     w = average_weights(a, axis, weights)
     tw = average_weights(a, axis, t)
     axes = reduced_axes(axis, np.ndim(a))
@@ -316,7 +316,7 @@ def prod_grad_tangent(g, a, t, axis=None, keepdims=False, initial=1, where=True)
     sum over the others of ``t`` times the products without both; 0 where ``prod_grad`` gave
     a zero (a zero ``g``)."""
     if is_zero(t) or is_any_zero(g):
-        return 0
+        return zero
     if np.size(a) == 0:
         return np.zeros(np.shape(a), np.result_type(a, 1.0))
     x = np.asarray(a)
@@ -444,7 +444,7 @@ def extremum_initial_tangent(t, a, ans, axis=None, keepdims=False, where=True, i
 def extremum_initial_grad(g, a, ans, axis=None, keepdims=False, where=True, initial=None):
     """Gradient of ``np.max``/``np.min`` for ``initial``: ``g`` weighted by its share, summed."""
     if is_any_zero(g):
-        return 0
+        return zero
     return np.sum(g * extremum_initial_share(a, ans, axis, keepdims, where, initial))
 
 
@@ -516,7 +516,7 @@ def cumprod_grad_tangent(g, a, ans, t, axis=None):
     """Tangent of ``cumprod_grad(g, a, ans)`` from ``a``, with ``ans = cumprod(a)`` moving
     along (``ans`` is read as that function of ``a``: it gets no statement of its own)."""
     if is_zero(t) or is_any_zero(g):
-        return 0
+        return zero
     x = np.asarray(a)
     t = np.broadcast_to(t, x.shape)
     ax = -1 if axis is None else axis
@@ -697,15 +697,15 @@ def ediff1d_grads(g, ary, to_end=None, to_begin=None):
     the differences (whose gradient for ``ary`` is ``-g_i`` at i and ``g_i`` at i+1) and the
     trailing values."""
     if is_any_zero(g):
-        return 0, 0, 0
+        return zero, zero, zero
     begin = 0 if to_begin is None else np.size(to_begin)
     count = max(np.size(ary) - 1, 0)
     g = np.ravel(g)
     g_diff = g[begin:begin + count]
     grad = np.pad(g_diff, (1, 0)) - np.pad(g_diff, (0, 1))
-    g_begin = 0 if to_begin is None else astype_grad(np.reshape(g[:begin], np.shape(to_begin)),
+    g_begin = zero if to_begin is None else astype_grad(np.reshape(g[:begin], np.shape(to_begin)),
                                                      to_begin)
-    g_end = 0 if to_end is None else astype_grad(np.reshape(g[begin + count:], np.shape(to_end)),
+    g_end = zero if to_end is None else astype_grad(np.reshape(g[begin + count:], np.shape(to_end)),
                                                  to_end)
     return astype_grad(np.reshape(grad, np.shape(ary)), ary), g_end, g_begin
 

@@ -31,7 +31,7 @@ from mindgrad.rules import (
     transpose_of,
 )
 from mindgrad.rules.helpers import array_grad, astype_grad, normalize_axis
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_for
 
 # ----- reshaping ---------------------------------------------------------------------------
@@ -170,7 +170,7 @@ def transpose_grad(g, axes=None):
     """Gradient of ``np.transpose(a, axes)``: the inverse permutation applied to ``g``; a zero
     number as it is (a value only for a 0-d ``a``, whose gradient it is)."""
     if is_any_zero(g):
-        return 0 if g is None else g
+        return zero if g is None else g
     if axes is None:
         return np.transpose(g)
     inverse = np.argsort([normalize_axis(a, len(axes)) for a in axes])
@@ -218,7 +218,7 @@ if hasattr(np, "matrix_transpose"):  # NumPy >= 2.0
 def tile_grad(g, A, reps):
     """Gradient of ``np.tile``: the tiles of ``g`` summed onto one another."""
     if is_any_zero(g):
-        return 0
+        return zero
     reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
     ndim = max(np.ndim(A), len(reps))
     shape = (1,) * (ndim - np.ndim(A)) + np.shape(A)

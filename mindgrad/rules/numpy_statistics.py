@@ -35,6 +35,7 @@ from mindgrad.runtime import (
     takes_zero,
     unbroadcast,
     unreduce,
+    zero,
     zero_in_zero_out,
 )
 from mindgrad.runtime.tangents import (
@@ -70,7 +71,7 @@ def var_grad_tangent(g, a, t, wrt, axis=None, ddof=0, keepdims=False, correction
     mean moves with it) or from a given ``mean`` (wrt 1); 0 for a zero ``g``, as ``var_grad``
     gives a zero there."""
     if is_zero(t) or is_any_zero(g):
-        return 0
+        return zero
     ddof = ddof if correction is None else correction
     x = np.asarray(a)
     axes = reduced_axes(axis, x.ndim)
@@ -110,7 +111,7 @@ def std_grad_tangent(g, a, ans, t, wrt, axis=None, ddof=0, keepdims=False, corre
     ``mean`` (1) or ``ans`` (2: ``-g t / (2 ans^2)`` through ``var_grad``, 0 where ans is 0);
     0 for a zero ``g``."""
     if is_zero(t) or is_any_zero(g):
-        return 0
+        return zero
     if wrt == 2:
         scale = -g * 0.5 * t / np.where(ans == 0, np.inf, ans) ** 2
         return var_grad(scale, a, axis, ddof, keepdims, correction, where, mean)
@@ -147,7 +148,7 @@ def var_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=No
                      where=True, mean=None):
     """Tangent of ``np.var(a, mean=mean)`` from a given ``mean``."""
     if is_zero(t) or mean is None:
-        return 0
+        return zero
     ddof = ddof if correction is None else correction
     x = np.asarray(a)
     axes = reduced_axes(axis, x.ndim)
@@ -162,7 +163,7 @@ def var_mean_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, wher
     """Gradient of ``np.var(a, mean=mean)`` for a given ``mean``: the deviations' gradient
     with the opposite sign, summed to the mean's shape."""
     if is_any_zero(g) or mean is None:
-        return 0
+        return zero
     grad = var_grad(g, a, axis, ddof, keepdims, correction, where, mean)
     return astype_grad(-unbroadcast(grad, mean), mean)
 
@@ -171,7 +172,7 @@ def std_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, w
                 mean=None, wrt="a"):
     """Tangent of ``np.std = sqrt(var)``: the variance's over ``2 std``; 0 where the std is 0."""
     if is_zero(t):
-        return 0
+        return zero
     if wrt == "a":
         t_var = var_tangent(t, a, ans, axis, ddof, keepdims, correction, where, mean)
     else:
@@ -191,7 +192,7 @@ def std_mean_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None,
     """Gradient of ``np.std(a, mean=mean)`` for a given ``mean``: the variance's for
     ``g / (2 std)``, 0 where the std is 0."""
     if is_any_zero(g) or mean is None:
-        return 0
+        return zero
     return var_mean_grad(g * 0.5 / np.where(ans == 0, np.inf, ans), a, axis, ddof, keepdims,
                          correction, where, mean)
 
@@ -545,7 +546,7 @@ def cov_aweights_grad(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights
     (the centring's change adds nothing: the weighted deviations sum to 0), and ``C`` scales with
     ``1 / f``."""
     if aweights is None:
-        return 0
+        return zero
     x = cov_matrix(m, y, rowvar)
     weighting = cov_weights(x, bias, ddof, fweights, aweights)
     w = weighting[0]

@@ -32,6 +32,7 @@ from mindgrad.runtime import (
     setitem_grad,
     times_slope,
     unbroadcast,
+    zero,
     zero_in_zero_out,
 )
 from mindgrad.runtime.tangents import (
@@ -95,7 +96,7 @@ def add_operand_grad(g, a):
     """Gradient of one operand ``a`` of ``add(a, b)``: ``g`` in ``a``'s shape, or nothing when
     ``a`` is the symbolic zero (a constant, whose shape says nothing)."""
     if is_zero(a):
-        return 0
+        return zero
     return unbroadcast(g, a)
 
 
@@ -108,7 +109,7 @@ def _(out, g, a):
 def add_operand_transpose(g_out, g, a):
     """Adjoint of ``add_operand_grad(g, a)`` for ``g``."""
     if is_zero(a):
-        return 0
+        return zero
     return broadcast_back(g_out, g)
 
 
@@ -143,7 +144,7 @@ def as_grad_adjoint(g_out, g, x):
     """Adjoint of ``as_grad(g, x)`` for ``g``: ``g_out`` in the structure and shape of ``g``
     (lists, tuples and dicts leaf by leaf; a dict gradient keeps only the keys ``g`` has)."""
     if is_zero(g_out) or is_zero(g):
-        return 0
+        return zero
     if isinstance(x, (list, tuple)):
         parts = []
         for go, gi, xi in zip(g_out, g, x):
@@ -172,7 +173,7 @@ def _(out, g_out, g, x):
 def as_sequence_grad(g, x):
     """Adjoint of ``as_sequence(x)``: ``g`` itself, or the gradient of ``list(x)``."""
     if is_any_zero(g):
-        return 0
+        return zero
     if isinstance(x, (list, tuple, np.ndarray, range, str)):
         return g
     return sequence_grad(g, x)
@@ -219,7 +220,7 @@ def _(out, g, x):
 def gather(g, x, idx):
     """``g[idx]``, or 0 when ``g`` is zero: the adjoint of adding into ``idx``."""
     if is_zero(g):  # called directly with the 0 (tests/test_runtime_rules.py)
-        return 0
+        return zero
     if isinstance(g, dict):  # dict gradients hold only the keys that received one
         return g.get(idx, 0)
     return g[idx] if not isinstance(g, np.ndarray) else np.asarray(g)[idx]
@@ -231,7 +232,7 @@ def added_grad(g_out, x, idx, g):
     where ``add_at`` ignored ``g`` (``g`` or ``x`` the symbolic zero). Its result is then the
     symbolic zero too, whose ``g_out`` need not have ``x``'s shape."""
     if is_zero(g) or is_zero(x):
-        return 0
+        return zero
     return add_operand_grad(gather(g_out, x, idx), g)
 
 
@@ -263,18 +264,18 @@ def setitem_grad_adjoint(g_out, dx, idx, v):
     """Adjoint of ``(gv, dx') = setitem_grad(dx, idx, v)`` for ``dx``: ``dx'`` is ``dx`` with
     ``dx[idx]`` cleared, and ``gv`` is ``dx[idx]`` summed to ``v``'s shape."""
     if is_zero(dx) or buffers.lost_zero(dx, idx):  # a constant dx
-        return 0
+        return zero
     g_v, g_rest = g_out
     if isinstance(dx, np.ndarray):
         g = np.zeros(dx.shape, np.result_type(dx.dtype, np.float32)) if is_zero(g_rest) \
             else np.array(g_rest, dtype=np.result_type(np.asarray(g_rest).dtype, np.float32))
-        g[idx] = 0 if is_zero(g_v) else broadcast_back(g_v, dx[idx])
+        g[idx] = zero if is_zero(g_v) else broadcast_back(g_v, dx[idx])
         return g
     if isinstance(dx, dict):
         g = {} if is_zero(g_rest) else dict(g_rest)
         g[idx] = g_v
         return g
-    g = [0] * len(dx) if is_zero(g_rest) else list(g_rest)
+    g = [zero] * len(dx) if is_zero(g_rest) else list(g_rest)
     g[idx] = g_v
     return g
 
@@ -303,9 +304,9 @@ def pop_grad_adjoint(g_out, dxs=()):
     """Adjoint of ``(last, rest) = pop_grad(dxs)``: the list's gradient, ``rest + [last]``, a
     zero ``rest`` as zeros for each item, so every item keeps its place."""
     if is_zero(dxs) or len(dxs) == 0:
-        return 0  # pop_grad passed a zero (or empty) gradient through unchanged
+        return zero  # pop_grad passed a zero (or empty) gradient through unchanged
     g_last, g_rest = g_out
-    rest = [0] * (len(dxs) - 1) if is_zero(g_rest) else list(g_rest)
+    rest = [zero] * (len(dxs) - 1) if is_zero(g_rest) else list(g_rest)
     return rest + [g_last]
 
 
@@ -323,7 +324,7 @@ def _(out, dxs):
 def push_grad_parts(g_out):
     """Adjoint of ``push_grad(dxs, g) = dxs + [g]``: (gradient of dxs, gradient of g)."""
     if not g_out:
-        return 0, 0
+        return zero, zero
     return list(g_out[:-1]), g_out[-1]
 
 
@@ -345,7 +346,7 @@ def push_grad_tangent(t, dxs, xs, which):
     n = len(xs) if is_zero(dxs) else len(dxs)
     if which == 0:
         return TangentList(list(t) + [0])
-    return TangentList([0] * n + [t])
+    return TangentList([zero] * n + [t])
 
 
 @tangent(runtime.push_grad)
@@ -362,11 +363,11 @@ def concat_grads_adjoint(g_out, x=(), y=()):
     # written so that reverse mode reads head and tail as lists (third order): each name is
     # a list display, repeated or joined, on every path
     if is_zero(g_head):
-        head = [0] * len(x)
+        head = [zero] * len(x)
     else:
         head = [] + list(g_head)
     if is_zero(g_tail):
-        tail = [0] * len(y)
+        tail = [zero] * len(y)
     else:
         tail = [] + list(g_tail)
     return head + tail
@@ -452,7 +453,7 @@ def _(out, x, idx):
 def saved_item_tangent(t, x, idx):
     """Tangent of ``saved_item(x, idx)``: a copy of ``t[idx]`` (0 for a key not in a dict)."""
     if isinstance(x, dict):
-        return t.get(idx, 0) if idx in x else 0
+        return t.get(idx, zero) if idx in x else zero
     value = item(t, idx)
     return value.copy() if isinstance(value, np.ndarray) else value
 
@@ -488,7 +489,7 @@ def _(out, a, b):
 def reversed_items_grad(g, seq, count=None):
     """Adjoint of ``reversed_items(seq)``: each pair's item gradient back at its index."""
     pairs = runtime.reversed_items(seq, count)
-    grad = 0
+    grad = zero
     for (index, _), g_pair in zip(pairs, g):
         g_item = runtime.item(g_pair, 1)
         if not isinstance(seq, dict) and not is_zero(g_item):
@@ -505,7 +506,7 @@ def _(out, seq, count=None):
 def reversed_items_tangent(t_seq, seq, count=None):
     """Tangent of ``reversed_items(seq)``: the items' tangents, paired with no index tangent."""
     if isinstance(seq, dict):
-        return 0
+        return zero
     return [(0, t_seq[index]) for index, _ in runtime.reversed_items(seq, count)]
 
 

@@ -50,7 +50,7 @@ from mindgrad.rules.numpy_linalg import (
     inv_tangent,
     solve_tangent_a,
 )
-from mindgrad.runtime import is_zero
+from mindgrad.runtime import is_zero, zero
 from mindgrad.runtime.tangents import TangentTuple, as_dtype_of
 
 # ----- det, inv, solve: as NumPy's ---------------------------------------------------------
@@ -243,7 +243,7 @@ def cholesky_grad(g, factor, lower=False):
     with ``L`` the lower factor and ``s = L^-T phi(L^T g_L) L^-1`` (``phi``: the lower triangle,
     its diagonal halved), ``tril(s) + tril(s^T, -1)``, transposed for an upper factor."""
     if is_zero(g):
-        return 0
+        return zero
     low = lower_factor(factor, lower)
     g_l = np.tril(g if lower else swap_last_axes(g))
     p = np.matmul(swap_last_axes(low), g_l)
@@ -295,7 +295,7 @@ def cho_factor_grad(g, out):
     c, lower = factor_of(out)
     g_c = g[0]
     if is_zero(g_c):
-        return 0
+        return zero
     grad = cholesky_grad(read_triangle(g_c, lower), c, lower)
     if CHO_FACTOR_KEEPS_A:
         grad = grad + g_c - read_triangle(g_c, lower)
@@ -399,7 +399,7 @@ def lu_factor_grad(g, out):
     lu, piv = out
     g_lu = g[0]
     if is_zero(g_lu):
-        return 0
+        return zero
     low, up = lu_factors(lu)
     m = np.tril(np.matmul(swap_last_axes(low), g_lu), -1) + np.triu(np.matmul(g_lu,
                                                                             swap_last_axes(up)))
@@ -625,11 +625,11 @@ def scipy_eigh_grad(g, a, out, b=None, lower=True, eigvals_only=False, type=1,
         return eigh_grad(g, a, out, uplo, not eigvals_only)
     w, v, pick = whole_spectrum(a, out, lower, eigvals_only, subset_by_index, subset_by_value)
     g_w = g if eigvals_only else g[0]
-    g_v = 0 if eigvals_only else g[1]
-    g_w = 0 if is_zero(g_w) else g_w @ swap_last_axes(pick)
-    g_v = 0 if is_zero(g_v) else g_v @ swap_last_axes(pick)
+    g_v = zero if eigvals_only else g[1]
+    g_w = zero if is_zero(g_w) else g_w @ swap_last_axes(pick)
+    g_v = zero if is_zero(g_v) else g_v @ swap_last_axes(pick)
     if is_zero(g_w) and is_zero(g_v):
-        return 0
+        return zero
     return eigh_grad((g_w, g_v), a, (w, v), uplo)
 
 

@@ -73,9 +73,11 @@ from mindgrad.runtime.outputs import (
     seed,
 )
 from mindgrad.runtime.trees import rebuild
+from mindgrad.runtime.zero import Zero, zero
 
 __all__ = [
     "AuxSens",
+    "Zero",
     "GradientError",
     "add",
     "add_at",
@@ -118,6 +120,7 @@ __all__ = [
     "unbroadcast",
     "unreduce",
     "user_method",
+    "zero",
     "zero_in_zero_out",
     "zero_tangent",
     "zeros_buffer",
@@ -127,5 +130,6 @@ __all__ = [
 # generated code imports them from here (``from mindgrad.runtime import seed``), whichever of
 # the modules above holds them
 for _name in __all__:
-    globals()[_name].__module__ = __name__
+    if _name != "zero":  # an instance: its class says where it comes from
+        globals()[_name].__module__ = __name__
 del _name

@@ -13,6 +13,7 @@ import numpy as np
 
 from mindgrad.runtime.core import GradientError, add, is_zero, real_grad, unbroadcast
 from mindgrad.runtime.forward import adds_elementwise
+from mindgrad.runtime.zero import Zero, zero
 
 
 def _is_advanced(idx) -> bool:
@@ -32,7 +33,9 @@ def add_at(dx, x, idx, g):
     """Gradient of ``y = x[idx]``: add ``g`` into ``dx`` at ``idx`` (``dx`` may be zero); a
     real ``x`` takes the real part of a complex ``g`` (``real_grad``)."""
     if is_zero(g) or is_zero(x):
-        return dx  # x is a symbolic zero gradient (grad of grad): it depends on nothing
+        # x is a symbolic zero gradient (grad of grad): it depends on nothing. A zero dx is
+        # given x's type: a later derivative may read its shape
+        return Zero.like(x) if is_zero(dx) else dx
     if isinstance(x, np.ndarray):
         g = real_grad(g, x)
         if is_zero(dx, x):
@@ -47,7 +50,7 @@ def add_at(dx, x, idx, g):
         dx[idx] = add(dx.get(idx, 0), g)
         return dx
     if isinstance(x, (list, tuple)):
-        dx = [0] * len(x) if is_zero(dx) else (dx if isinstance(dx, list) else list(dx))
+        dx = [zero] * len(x) if is_zero(dx) else (dx if isinstance(dx, list) else list(dx))
         if isinstance(idx, slice):
             for k, gk in zip(range(*idx.indices(len(x))), g):
                 dx[k] = add(dx[k], gk)
@@ -82,7 +85,7 @@ def lost_zero(dx, idx) -> bool:
 def setitem_grad(dx, idx, v):
     """Gradient of ``x[idx] = v``: returns (gradient of v, dx with ``dx[idx]`` cleared)."""
     if is_zero(dx) or lost_zero(dx, idx):
-        return 0, dx
+        return zero, dx
     if isinstance(dx, np.ndarray):
         gv = dx[idx]
         if _is_advanced(idx):
@@ -159,9 +162,9 @@ def repeated_grads(g, x):
     """Gradient of ``x * n`` (or ``n * x``) for a sequence ``x``: the gradients of the ``n``
     copies, summed item by item."""
     if is_zero(g):
-        return 0
+        return zero
     k = len(x)
-    grads = [0] * k
+    grads = [zero] * k
     for i, g_i in enumerate(g):
         grads[i % k] = add(grads[i % k], g_i)
     return grads
@@ -171,7 +174,7 @@ def repeated_grads(g, x):
 def concat_grads(g, x, y):
     """Gradients of ``x + y`` for sequences (concatenation): the head to x, the tail to y."""
     if is_zero(g):
-        return 0, 0
+        return zero, zero
     n = len(x)
     return list(g[:n]), list(g[n:])
 
@@ -186,7 +189,7 @@ def add_or_concat_grads(g, x, y):
             not adds_elementwise(x, y):
         return concat_grads(g, x, y)
     if is_zero(g):
-        return 0, 0
+        return zero, zero
     return unbroadcast(g, x), unbroadcast(g, y)
 
 
@@ -228,7 +231,7 @@ def snapshot(x):
 def item(g, i):
     """Gradient of element ``i`` of a container whose gradient is ``g``."""
     if is_zero(g):
-        return 0
+        return zero
     if isinstance(g, dict):  # a TangentDict too, at higher order
         return g.get(i, 0)  # a dict gradient holds only the keys that received one
     return g[i]
@@ -241,7 +244,7 @@ def push_grad(dxs, g, xs=()):
     ``xs`` is the list after the pop. A list's gradient is zero or has one entry per item, so a
     zero ``dxs`` becomes a zero per item of ``xs``: ``g`` then sits at the popped item's place,
     where ``pop_grad``, ``item`` and ``add`` look for it."""
-    dxs = [0] * len(xs) if is_zero(dxs) else list(dxs)
+    dxs = [zero] * len(xs) if is_zero(dxs) else list(dxs)
     dxs.append(g)
     return dxs
 
@@ -250,6 +253,6 @@ def push_grad(dxs, g, xs=()):
 def pop_grad(dxs):
     """Gradient of ``xs.append(v)``: (gradient of v, gradient of xs without its last entry)."""
     if is_zero(dxs) or len(dxs) == 0:
-        return 0, dxs
+        return zero, dxs
     dxs = list(dxs)
     return dxs.pop(), dxs

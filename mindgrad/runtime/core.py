@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 from mindgrad.runtime.origin import Origin, origin
+from mindgrad.runtime.zero import Zero, zero
 
 
 class GradientError(ValueError):
@@ -44,6 +45,8 @@ def is_any_zero(g) -> bool:
     if g is None:
         return True
     cls = g.__class__
+    if cls is Zero:
+        return True
     if cls is np.ndarray:
         return not g.ndim and not g
     if cls is int or cls is float or cls is complex:
@@ -99,7 +102,7 @@ def is_zero(g, like=None) -> bool:
     array: arithmetic on the symbolic zero (``0 * 1.0``, ``0 * z`` with ``z`` 0-d) gives a
     number, not an array of ``like``'s shape. The gradient of an array of one or more
     dimensions is otherwise never a number, so this zero is a constant too."""
-    if g is None or (g.__class__ is int and g == 0):
+    if g is None or g.__class__ is Zero or (g.__class__ is int and g == 0):
         return True
     if like is None or g.__class__ is np.ndarray and g.ndim:
         return False
@@ -145,14 +148,14 @@ def times_slope(g, slope, of=None):
     (a branch not taken as a whole: ``where_grad``). A non-finite slope where a gradient
     flows gives inf or NaN, without a warning: it is the derivative there (``np.sqrt`` at 0).
     One finiteness test of the slope where all is finite."""
-    if g.__class__ is int and g == 0:
-        return 0
+    if g.__class__ is Zero or g.__class__ is int and g == 0:
+        return zero
     if np.isfinite(slope).all():
         return g * slope
     with np.errstate(invalid="ignore"):  # 0 * inf, replaced by 0 below
         out = g * slope
-    zero = g == 0 if of is None else (g == 0) | (of == 0)
-    zeroed = np.where(zero, np.zeros((), np.result_type(out)), out)
+    vanishes = g == 0 if of is None else (g == 0) | (of == 0)
+    zeroed = np.where(vanishes, np.zeros((), np.result_type(out)), out)
     return zeroed if out.__class__ is np.ndarray else zeroed[()]
 
 
@@ -172,7 +175,7 @@ def unbroadcast(g, x):
                 "it was a sequence; build the list with a literal or list(...) first")
         return g  # the gradient of a container (grad of grad): nothing was broadcast
     if is_zero(g):
-        return g
+        return Zero.like(x)  # typed: a later derivative may read its shape
     g = real_grad(g, x)
     gshape = np.shape(g)
     xshape = np.shape(x)
@@ -207,7 +210,7 @@ def _axes(axis, ndim):
 def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast the gradient of a reduction over ``axis`` back to the shape of ``x``."""
     if is_zero(g):
-        return 0
+        return Zero.like(x)
     shape = np.shape(x)
     if np.ndim(g) == 0:  # a full reduction: a fresh array is cheaper than a broadcast view
         return np.full(shape, g) if shape else g
@@ -241,7 +244,7 @@ def add(a, b):
     if isinstance(a, dict):
         out = dict(a)
         for k, v in b.items():
-            out[k] = add(out.get(k, 0), v)
+            out[k] = add(out.get(k, zero), v)
         return out
     return a + b
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from mindgrad.runtime.core import add, is_zero
 from mindgrad.runtime.trees import rebuild
+from mindgrad.runtime.zero import zero
 
 
 def zero_tangent(value):
@@ -21,7 +22,7 @@ def zero_tangent(value):
         return rebuild(value, [zero_tangent(v) for v in value])
     if isinstance(value, dict):
         return {k: zero_tangent(v) for k, v in value.items()}
-    return 0
+    return zero
 
 
 
@@ -38,8 +39,8 @@ def concat_tangents(t_x, x, t_y, y):
     if adds_elementwise(x, y):
         kind = type(x) if getattr(x, "adds_elementwise", False) else type(y)
         return kind(add(t_x, t_y))
-    head = [0] * len(x) if is_zero(t_x) else list(t_x)
-    tail = [0] * len(y) if is_zero(t_y) else list(t_y)
+    head = [zero] * len(x) if is_zero(t_x) else list(t_x)
+    tail = [zero] * len(y) if is_zero(t_y) else list(t_y)
     return tuple(head + tail) if isinstance(x, tuple) else head + tail
 
 
@@ -49,13 +50,13 @@ def tangent_setitem(t_x, x, idx, t_v):
     if isinstance(x, np.ndarray):
         t = np.zeros(x.shape, np.result_type(x.dtype, np.float32)) if is_zero(t_x) else \
             np.array(t_x, dtype=np.result_type(np.asarray(t_x).dtype, np.float32))
-        t[idx] = 0 if is_zero(t_v) else t_v
+        t[idx] = zero if is_zero(t_v) else t_v
         return t
     if isinstance(x, dict):
         t = {} if is_zero(t_x) else dict(t_x)
         t[idx] = t_v
         return t
-    t = [0] * len(x) if is_zero(t_x) else list(t_x)
+    t = [zero] * len(x) if is_zero(t_x) else list(t_x)
     t[idx] = t_v
     return t
 
@@ -64,7 +65,7 @@ def tangent_setitem(t_x, x, idx, t_v):
 def tangent_append(t_xs, xs, t_v):
     """Tangent of ``xs.append(v)`` (after it ran): the tangent list, one entry longer."""
     if is_zero(t_xs):
-        t_xs = [0] * (len(xs) - 1)
+        t_xs = [zero] * (len(xs) - 1)
     t_xs.append(t_v)
     return t_xs
 
@@ -73,7 +74,7 @@ def tangent_append(t_xs, xs, t_v):
 def tangent_pop(t_xs):
     """Tangent of ``v = xs.pop()``: pops the tangent list in step; 0 if it has none."""
     if is_zero(t_xs) or not t_xs:
-        return 0
+        return zero
     return t_xs.pop()
 
 
@@ -81,5 +82,5 @@ def tangent_pop(t_xs):
 def tangent_of_item(t_seq, seq, index, item):
     """Tangent of the loop variable of ``for item in seq`` at position ``index``."""
     if is_zero(t_seq) or isinstance(seq, dict):
-        return 0
+        return zero
     return t_seq[index]

@@ -11,6 +11,7 @@ import numpy as np
 
 from mindgrad.runtime import trees
 from mindgrad.runtime.core import GradientError, is_zero, unbroadcast
+from mindgrad.runtime.zero import zero
 
 
 def bprop_grads(cell, inputs, out, dout):
@@ -125,7 +126,7 @@ def seed(out, sens=None):
             raise ValueError(
                 "has_aux=True needs the function to return a tuple (output, aux, ...) of at "
                 f"least 2 elements, but it returned {_describe_output(out)}")
-        return trees.rebuild(out, [seed(out[0], sens.sens)] + [0] * (len(out) - 1))
+        return trees.rebuild(out, [seed(out[0], sens.sens)] + [zero] * (len(out) - 1))
     if isinstance(out, (tuple, list)):
         if sens is None:
             return trees.rebuild(out, [seed(o) for o in out])
@@ -137,7 +138,7 @@ def seed(out, sens=None):
     if isinstance(out, dict):
         return {k: seed(v, None if sens is None else sens[k]) for k, v in out.items()}
     if not _is_float_like(out):
-        return 0
+        return zero
     if sens is None:
         if isinstance(out, (complex, np.complexfloating)) or \
                 isinstance(out, np.ndarray) and out.dtype.kind == "c":
@@ -178,11 +179,11 @@ def as_grad(g, x):
         return g
     if isinstance(x, (list, tuple)):
         if is_zero(g):
-            g = [0] * len(x)
+            g = [zero] * len(x)
         return trees.rebuild(x, [as_grad(gi, xi) for gi, xi in zip(g, x)])
     if isinstance(x, dict):
         g = {} if is_zero(g) else g
-        return {k: as_grad(g.get(k, 0), v) for k, v in x.items()}
+        return {k: as_grad(g.get(k, zero), v) for k, v in x.items()}
     if isinstance(x, (np.generic, float, complex)):
         if is_zero(g):
             return type(x)(0)
@@ -191,5 +192,5 @@ def as_grad(g, x):
             g = np.real(g)  # a real input takes the real part (the complex convention)
         return type(x)(g)
     if is_zero(g):
-        return 0
+        return zero
     return g

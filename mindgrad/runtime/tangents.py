@@ -9,6 +9,7 @@ input's tangent the shape of the output it contributes to.
 import numpy as np
 
 from mindgrad.runtime import add, is_zero, rebuild
+from mindgrad.runtime.zero import Zero, zero
 
 
 class TangentList(list):
@@ -98,8 +99,8 @@ def zero_for(g, x):
     """The gradient of ``x`` from a zero gradient ``g`` (``is_any_zero``) of a helper that keeps
     values (``takes_zero``): the 0 for the 0, and for a number 0, which may be a value, a value:
     zeros of ``x``'s shape and float type."""
-    if g is None or g.__class__ is int:
-        return 0
+    if g is None or g.__class__ in (int, Zero):
+        return Zero.like(x)
     return zero_tangent_of(x)
 
 
@@ -109,11 +110,11 @@ def tangent_like(t, out):
     with), with a zero of ``out``'s shape and float dtype where a part has none (never the
     symbolic zero 0), an array in an array's shape."""
     if isinstance(out, (tuple, list)):
-        t = [0] * len(out) if is_zero(t) else t
+        t = [zero] * len(out) if is_zero(t) else t
         return rebuild(out, [tangent_like(ti, oi) for ti, oi in zip(t, out)])
     if isinstance(out, dict):
         t = {} if is_zero(t) else t
-        return {k: tangent_like(t.get(k, 0), v) for k, v in out.items()}
+        return {k: tangent_like(t.get(k, zero), v) for k, v in out.items()}
     if is_zero(t):
         return zero_tangent_of(out)
     if isinstance(out, np.ndarray):
@@ -153,7 +154,7 @@ def add_tangent(t, out, head, tail):
                 "mindgrad cannot take this derivative at third order yet: the gradient code "
                 "it differentiates joins lists of gradients, one of them still the zero 0; "
                 "derivatives to second order are supported")
-        items = [0] * len(head) + [0] * len(tail)
+        items = [zero] * len(head) + [zero] * len(tail)
         items[len(head):len(head)] = list(t)
         return TangentList(items) if isinstance(out, list) else TangentTuple(items)
     return broadcast_tangent(t, out)

@@ -92,6 +92,7 @@ def test_runtime_all_lists_every_public_helper():
     public = {n for n, v in vars(runtime).items() if not n.startswith("_")
               and isinstance(v, (types.FunctionType, type))
               and getattr(v, "__module__", "") == "mindgrad.runtime"}
+    public |= {n for n, v in vars(runtime).items() if isinstance(v, runtime.Zero)}  # zero
     assert set(runtime.__all__) == public
 
 

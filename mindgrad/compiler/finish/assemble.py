@@ -74,7 +74,7 @@ class ReverseFunctions:
         buffers = {d(p): p for p in sw.buffers if p in sw.active}
         zeros_buffer = sw.namespace.helper
         inits = [A.assign(dn, A.call(zeros_buffer(runtime.zeros_buffer), A.load(buffers[dn]))
-                          if dn in buffers else A.const(0))
+                          if dn in buffers else A.zero())
                  for dn in sorted(set(d.names.values()) - {d_res}) if dn is not None]
         if sw.copies is not None:
             inits.append(A.assign(sw.copies, gast.Dict(keys=[], values=[])))
@@ -91,7 +91,7 @@ class ReverseFunctions:
         # a backward function that restores no values returns at once for a zero d_res
         guarded = self.split and d_res is not None and not _restores_values(back, sw.tape)
         return ReverseCode(fwd=sw.forward, back=back, result=sw.result, d_res=d_res,
-                           returned=[A.load(g) if g else A.const(0) for g in grads],
+                           returned=[A.load(g) if g else A.zero() for g in grads],
                            weight_grads=weight_grads,
                            live_out={g for g in grads if g} | A.names_in(weight_grads, gast.Load),
                            guarded=guarded, pure=set(sw.pure),
@@ -124,7 +124,7 @@ class ReverseFunctions:
         for index in self.weight_indices:
             keys = [k for k, i in sw.weight_keys.items() if i == index]
             terms = [A.load(sw.adjoints(k)) for k in keys]
-            expr = terms[0] if terms else A.const(0)
+            expr = terms[0] if terms else A.zero()
             for term in terms[1:]:
                 expr = A.binop(expr, gast.Add(), term)
             out.append(expr)
@@ -175,7 +175,7 @@ class ReverseFunctions:
         guard = []
         if not _restores_values(back, sw.tape):
             # a zero gradient in gives zero gradients out: the rules never see a symbolic zero
-            zeros = A.const(0) if len(returned) == 1 else A.tuple_([A.const(0)] * len(returned))
+            zeros = A.zero() if len(returned) == 1 else A.tuple_([A.zero() for _ in returned])
             guard = [A.if_(A.call(sw.namespace.helper(runtime.is_zero), A.load(d_in)),
                            [gast.Return(value=zeros)], [])]
         backward = function_def(self.names[1], arguments_of([sw.tape, d_in], []),

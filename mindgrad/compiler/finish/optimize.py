@@ -176,7 +176,7 @@ class Optimizer:
                 # zero only when both are): the result is zero
                 if isinstance(s.targets[0], gast.Name):
                     if rewrite:
-                        s.value = A.const(0)
+                        s.value = A.zero()
                         self._rewritten(s)
                         self.changes += 1
                     zero |= stores

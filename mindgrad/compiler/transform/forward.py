@@ -121,7 +121,7 @@ class ForwardPass(FunctionPass):
         """The tangent of an atom: ``t_x`` for an active name, else 0."""
         if self.is_active(node):
             return A.load(self.t(self.resolve.key(node)))
-        return A.const(0)
+        return A.zero()
 
     def accumulate_tangent(self, t_out, value, out_name=None, rule=None):
         """``t_out = t_out + value``; through ``runtime.add`` where ``out_name`` may hold a
@@ -192,7 +192,7 @@ class ForwardPass(FunctionPass):
             # tangent rules downstream get an array, not the symbolic 0
             return [s, A.assign(t_out, A.call(self.helper(runtime.zero_tangent), A.load(name)),
                                 s)]
-        out = [s, A.assign(t_out, A.const(0), s)]
+        out = [s, A.assign(t_out, A.zero(), s)]
         out.extend(A.located(st, s) for st in self.tangent(s, name, value, t_out))
         return out
 
@@ -222,7 +222,7 @@ class ForwardPass(FunctionPass):
             rule = rules.lookup_tangent_attr(op.attr)
             if rule is None and reads_self_in_generated_code(self.src, value):
                 # a constant of the object a method of the user's was called on: no tangent
-                return [A.assign(t_out, A.const(0))]
+                return [A.assign(t_out, A.zero())]
             if rule is None:  # an error in the branch taken: it may be one never taken
                 return self.fail_when_run(s, no_attribute_rule(
                     self.src, s, value, f"the attribute .{op.attr} has no tangent rule; "

@@ -77,7 +77,7 @@ class StatementAdjoints:
             if name in self.active and activity.value_is_active(value, self.active, self.resolve):
                 bwd.extend(self.adjoint_of(s, name, value))
         if name in self.active:
-            bwd.append(A.assign(self.d(name), A.const(0), s))
+            bwd.append(A.assign(self.d(name), A.zero(), s))
         receiver = self.resolve.receiver(value.func) if isinstance(value, gast.Call) else None
         if receiver is not None and value.func.attr == "pop" and not value.args:
             # undo the pop, so the statements before it see the list as it was
