@@ -27,7 +27,7 @@ from mindgrad.rules import (
     transpose_of,
 )
 from mindgrad.rules.helpers import digamma, log_base, power, quotient
-from mindgrad.runtime import Zero, is_any_zero, is_zero, real_grad, unbroadcast, zero
+from mindgrad.runtime import Zero, is_any_zero, is_zero, real_grad, unbroadcast, zero, zero_in
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
 # ----- builtins on numbers: float, sum, min, max -------------------------------------------
@@ -108,6 +108,8 @@ def sum_tangent(ts, out, iterable=()):
     """Tangent of ``sum(iterable)``: the items' tangents added (0 for items without one), in
     the shape of the result; for sequences summed (joined), the items' tangents joined, the
     place of ``start`` left 0 (its own term adds it)."""
+    if zero_in(ts):
+        return zero
     if _joins(out):
         parts = []
         for t, x in zip(ts, iterable):
@@ -126,6 +128,8 @@ def sum_tangent(ts, out, iterable=()):
 def sum_start_tangent(t, out):
     """Tangent of ``sum(iterable, start)`` for ``start``: broadcast to the result; at the head
     of the result where sequences were joined to ``start``."""
+    if zero_in(t):
+        return zero
     if _joins(out):
         return type(out)(list(t) + [zero] * (len(out) - len(t)))
     return broadcast_tangent(t, out)
@@ -253,6 +257,8 @@ def sequence_grad(g, iterable):
 def dict_grad(g, mapping):
     """Gradient of ``dict(mapping)``: the same gradients by key (for a sequence of pairs, each
     pair's value gradient; keys are constants)."""
+    if zero_in(g):
+        return zero
     if isinstance(mapping, dict):
         return dict(g)
     grads = []
@@ -310,6 +316,8 @@ def _(out, iterable=()):
 @linear_in("g")
 def reversed_grad(g, seq):
     """Gradient of ``reversed(seq)``: the items' gradients in ``seq``'s order."""
+    if zero_in(g):
+        return zero
     return sequence_grad(list(g)[::-1], seq)
 
 

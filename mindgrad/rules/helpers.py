@@ -9,12 +9,14 @@ import math
 import numpy as np
 
 from mindgrad.rules import elementwise, linear_in, slope
-from mindgrad.runtime import is_any_zero, real_grad, takes_zero, zero
+from mindgrad.runtime import is_any_zero, real_grad, takes_zero, zero, zero_in
 
 
 @linear_in("x")
 def swap_last_axes(x):
     """The transpose of (a stack of) matrices."""
+    if zero_in(x):
+        return zero
     return np.swapaxes(x, -1, -2)
 
 
@@ -214,6 +216,8 @@ def astype_grad(g, x):
     A real ``x`` gets the real part of a complex ``g``; Python numbers and integer inputs keep
     ``g`` as it is (they have no dtype to return to), and so does a zero number (which may stand
     for an array of another shape)."""
+    if zero_in(g):
+        return zero
     if is_any_zero(g):
         return g
     dtype = getattr(x, "dtype", None)

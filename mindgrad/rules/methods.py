@@ -48,7 +48,7 @@ from mindgrad.rules.numpy_statistics import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero, zero_in
 from mindgrad.runtime.tangents import TangentList
 
 # ----- reductions --------------------------------------------------------------------------
@@ -153,6 +153,8 @@ def _(out, a, order="C"):
 def copy_tangent(t):
     """Tangent of ``a.copy()``: a copy of ``a``'s tangent, of its own kind (an array's an
     array, a list's tangents a list, a dict's a dict)."""
+    if zero_in(t):
+        return zero
     if isinstance(t, np.ndarray):
         return np.array(t)
     if isinstance(t, (list, dict)):
@@ -204,6 +206,8 @@ def _(out, g, a, args):
 @linear_in("t")  # the arguments are integer positions
 def item_tangent(t, args):
     """Tangent of ``a.item(*args)``: the same element of the tangent, a Python number."""
+    if zero_in(t):
+        return zero
     if len(args) == 0:  # no *args call: reverse mode over it (grad of jvp) reads it as code
         return np.asarray(t).item()
     return np.asarray(t).item(args[0] if len(args) == 1 else args)

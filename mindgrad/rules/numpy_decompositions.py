@@ -16,7 +16,7 @@ import numpy as np
 
 from mindgrad.rules import d, nondifferentiable, tangent, transpose, transpose_of
 from mindgrad.rules.helpers import astype_grad, conj_if_complex, swap_last_axes
-from mindgrad.runtime import is_zero, zero, zero_in_zero_out
+from mindgrad.runtime import is_zero, zero, zero_in, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -97,6 +97,8 @@ def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     convention) plus ``U diag(i Im(diag(U^H conj(gU))) / s) V^H``, for the phase ``u_i`` and
     ``v_i`` share. Each pair ``(u_i, v_i)`` is defined up to a common phase: the loss must not
     depend on it."""
+    if zero_in(g):
+        return zero
     m = np.shape(a)[-2]
     n = np.shape(a)[-1]
     k = min(m, n)
@@ -234,6 +236,8 @@ def eigh_grad(g, a, out, UPLO="L", vectors=True):
     (``triangle_grad``). A complex ``V`` is defined up to the phase of each column: the loss
     must not depend on it (the imaginary part of ``diag(V^H conj(gV))``, which it would move,
     is taken as zero)."""
+    if zero_in(g):
+        return zero
     if vectors:
         w = out[0]
         v = out[1]
@@ -323,6 +327,8 @@ def cholesky_grad(g, a, factor, upper=False):
     L^-1`` (``Phi``: the lower triangle, its diagonal halved), which the triangle the
     factorization read receives (``triangle_grad``; ``upper`` reads and returns ``U = L^T``).
     Assumes a real, symmetric positive definite matrix."""
+    if zero_in(g):
+        return zero
     reject_complex(a, "np.linalg.cholesky")
     lower = factor
     g_lower = g
@@ -402,6 +408,8 @@ def qr_grad(g, a, out, mode="reduced"):
     """Gradient of ``np.linalg.qr(a, mode)`` for a real matrix of full rank. A wide matrix
     ``[X, Y]`` (fewer rows than columns) is ``Q [R1, R2]`` with ``X = Q R1`` square: ``Y``
     gets ``Q gR2`` and ``X`` the square gradient with ``gQ + Y gR2^T``."""
+    if zero_in(g):
+        return zero
     reject_complex(a, "np.linalg.qr")
     qr_mode_check(mode)
     rows = np.shape(a)[-2]

@@ -39,6 +39,7 @@ from mindgrad.runtime import (
     times_slope,
     unbroadcast,
     zero,
+    zero_in,
     zero_in_zero_out,
 )
 from mindgrad.runtime.tangents import (
@@ -261,6 +262,8 @@ def _(out, x):
 def angle_grad(g, z, deg=False):
     """Gradient of ``np.angle(z)``: ``-1j * g / z``; a real ``z`` has angle 0 or pi, a constant
     (the README's complex convention)."""
+    if zero_in(g):
+        return zero
     if not np.iscomplexobj(z):
         return zero
     grad = -1j * np.real(g) / np.where(z == 0, 1.0, z)
@@ -306,6 +309,8 @@ def maximum_grad(g, x, y):
 @linear_in("g", keeps_values=True)
 def fmax_grad(g, x, y):
     """As ``maximum_grad``, but ``fmax`` ignores NaNs: x takes everything where only y is NaN."""
+    if zero_in(g):
+        return zero
     return np.where(np.isnan(y) & ~np.isnan(x), g, maximum_grad(g, x, y))
 
 
@@ -389,12 +394,16 @@ def _(out, a, a_min, a_max, lower, upper):
 @linear_in("g", keeps_values=True)
 def clip_grad_a(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for ``a``: passes where ``a`` is inside the bounds."""
+    if zero_in(g):
+        return zero
     return unbroadcast(np.where((a >= lo) & (a <= hi), g, 0), a)
 
 
 @linear_in("g")
 def clip_grad_lower(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for the lower bound: where it is the result."""
+    if zero_in(g):
+        return zero
     if lo is None or np.all(np.isneginf(lo)):
         return zero
     return unbroadcast(np.where((a < lo) & (lo <= hi), g, 0), lo)
@@ -403,6 +412,8 @@ def clip_grad_lower(g, a, lo, hi):
 @linear_in("g")
 def clip_grad_upper(g, a, lo, hi):
     """Gradient of ``clip(a, lo, hi)`` for the upper bound: where it is the result."""
+    if zero_in(g):
+        return zero
     if hi is None or np.all(np.isposinf(hi)):
         return zero
     return unbroadcast(np.where(np.maximum(a, lo) > hi, g, 0), hi)
@@ -413,18 +424,24 @@ def clip_grad_upper(g, a, lo, hi):
 @linear_in("t")
 def clip_tangent_a(t, a, lo, hi, ans):
     """Tangent of ``clip(a, lo, hi)`` from ``a``: passes where ``a`` is inside the bounds."""
+    if zero_in(t):
+        return zero
     return broadcast_tangent(np.where((a >= lo) & (a <= hi), t, 0), ans)
 
 
 @linear_in("t")
 def clip_tangent_lower(t, a, lo, hi, ans):
     """Tangent of ``clip(a, lo, hi)`` from the lower bound: where it is the result."""
+    if zero_in(t):
+        return zero
     return broadcast_tangent(np.where((a < lo) & (lo <= hi), t, 0), ans)
 
 
 @linear_in("t")
 def clip_tangent_upper(t, a, lo, hi, ans):
     """Tangent of ``clip(a, lo, hi)`` from the upper bound: where it is the result."""
+    if zero_in(t):
+        return zero
     return broadcast_tangent(np.where(np.maximum(a, lo) > hi, t, 0), ans)
 
 
@@ -507,6 +524,8 @@ def array_tangent(t, obj, out):
     """Tangent of ``np.array(obj)`` (and ``asarray``, ``copy``, ...): a fresh array of the
     output's shape and float dtype; the tangent of a list holds 0 for items without one. An
     integer or boolean result is a constant."""
+    if zero_in(t):
+        return zero
     out_dtype = getattr(out, "dtype", None)
     if out_dtype is not None and out_dtype.kind not in "fc":
         return np.zeros(np.shape(out))

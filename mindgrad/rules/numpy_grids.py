@@ -22,7 +22,7 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import astype_grad, normalize_axis
 from mindgrad.rules.nondiff import moves_refused
-from mindgrad.runtime import is_any_zero, is_zero, unbroadcast, zero, zero_in_zero_out
+from mindgrad.runtime import is_any_zero, is_zero, unbroadcast, zero, zero_in, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -237,6 +237,8 @@ def meshgrid_tangent(ts, xi, out, sparse=False, indexing="xy"):
     """Tangent of ``np.meshgrid(*xi)``: grid k is ``t_k`` laid along the grid's axis k (the
     first two swapped for ``indexing="xy"``), spread over the grid unless ``sparse`` (0 without
     a tangent). Written without ``*xi``, so that it differentiates again."""
+    if zero_in(ts):
+        return zero
     n = len(xi)
     grids = []
     for k in range(n):
@@ -580,6 +582,8 @@ def gradient_operator(n, h, edge_order=1):
 def gradient_grad_f(g, f, varargs, axis=None, edge_order=1):
     """Gradient of ``np.gradient(f, *varargs)`` for ``f``: along each axis the transpose of its
     difference matrix applied to that result's gradient (0 for the results without one)."""
+    if zero_in(g):
+        return zero
     axes = gradient_axes(f, axis)
     gs = [g] if len(axes) == 1 else g
     grad = zero

@@ -37,7 +37,15 @@ from mindgrad.rules.numpy_decompositions import (
 from mindgrad.rules.numpy_products import outer_grad_a, tensordot_grad_a, tensordot_grad_b
 from mindgrad.rules.numpy_shape import diagonal_grad, trace_grad
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero, zero_in_zero_out
+from mindgrad.runtime import (
+    is_any_zero,
+    is_zero,
+    takes_zero,
+    unbroadcast,
+    zero,
+    zero_in,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -114,6 +122,8 @@ def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
     """Gradient of ``np.linalg.norm(x, ord, axis, keepdims)``: vector norms (2, 1, inf, -inf,
     any p) along one axis or over the flattened array, matrix norms (fro, nuc, 2, -2, 1, -1,
     inf, -inf) over two."""
+    if zero_in(g):
+        return zero
     if is_any_zero(g):
         return zero_for(g, x)
     x = np.asarray(x)
@@ -161,6 +171,8 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
     ``sign(x) (|x| / ans)^(p-1)``; those of the 1, inf, 0 norms and of the matrix 1/inf norms
     are piecewise constant; those of the spectral and nuclear norms come from the svd's tangent;
     0 for a zero ``g``, as ``norm_grad`` gives zeros there."""
+    if zero_in(g, t):
+        return zero
     if is_any_zero(g):
         return zero
     if np.iscomplexobj(x):
@@ -265,6 +277,8 @@ def slogdet_grad(g, a):
 @zero_in_zero_out("g", "t")
 def slogdet_grad_tangent(g, a, t):
     """Tangent of ``slogdet_grad(g, a) = g[1] inv(a)^T`` from ``a``."""
+    if zero_in(g, t):
+        return zero
     if is_zero(g[1]):
         return zero
     return np.expand_dims(g[1], (-2, -1)) * inverse_transpose_tangent(a, t)
@@ -326,6 +340,8 @@ def _(out, a):
 def solve_adjoint(g, a, b):
     """``solve(a^T, g)``: the gradient of ``x = solve(a, b)`` for ``b`` before it is summed to
     b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.)"""
+    if zero_in(g):
+        return zero
     if is_any_zero(g):
         return zero
     if np.ndim(b) == 1:
@@ -337,6 +353,8 @@ def solve_adjoint(g, a, b):
 def solve_adjoint_tangent(g, a, b, t):
     """Tangent of ``solve_adjoint(g, a, b) = solve(a^T, g)`` from ``a``:
     ``-solve(a^T, t^T solve(a^T, g))``; 0 for a zero ``g``."""
+    if zero_in(g, t):
+        return zero
     if is_any_zero(g):
         return zero
     r = solve_adjoint(g, a, b)
@@ -462,6 +480,8 @@ def lstsq_grads(g, a, b, out):
     than columns) is at its minimum in ``x``, so it moves with ``a`` and ``b`` alone:
     ``2 r`` for ``b``, ``-2 r x^T`` for ``a``; ``s`` are ``a``'s singular values
     (``svd_grad``)."""
+    if zero_in(g):
+        return zero
     reject_complex(a, "np.linalg.lstsq")
     full_rank_check(a, out[2], "np.linalg.lstsq")
     x = as_matrix(out[0])
@@ -489,6 +509,8 @@ def lstsq_tangent(t, a, b, out, wrt):
     """Tangent of ``np.linalg.lstsq(a, b)`` from ``a`` (``wrt`` 0) or ``b`` (1), of full rank:
     ``dx = dP b + P db``; a residual moves by ``2 r . (db - da x)``; ``s`` by ``svd_tangent``;
     the rank not at all."""
+    if zero_in(t):
+        return zero
     reject_complex(a, "np.linalg.lstsq")
     full_rank_check(a, out[2], "np.linalg.lstsq")
     x = as_matrix(out[0])
@@ -544,6 +566,8 @@ def cond_grad(g, x, p=None):
     distinct largest and smallest singular values where ``p`` is None, 2 or -2: those make it
     ``s_max / s_min`` (``s_min / s_max``), whose gradient goes through ``svd_grad``; the other
     ``p`` make it ``norm(x, p) norm(inv(x), p)`` (``norm_grad``, and the inverse's gradient)."""
+    if zero_in(g):
+        return zero
     reject_complex(x, "np.linalg.cond")
     if cond_by_singular_values(p):
         s = np.linalg.svd(x, compute_uv=False)
@@ -629,6 +653,8 @@ nondifferentiable(vector_norm_axes, vector_norm_layout)
 def vector_norm_grad(g, x, ans, axis=None, keepdims=False, ord=2):
     """Gradient of ``np.linalg.vector_norm(x, axis, keepdims, ord)``, a vector norm over any
     number of axes at once: ``norm_grad`` along one axis holding their elements."""
+    if zero_in(g):
+        return zero
     layout = vector_norm_layout(x, axis)
     order = layout[0]
     kept = layout[1]

@@ -14,7 +14,7 @@ import numpy as np
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, transpose, transpose_of
 from mindgrad.rules.helpers import array_grad, astype_grad, swap_last_axes
 from mindgrad.rules.numpy_linalg import as_matrix, from_matrix, pinv_grad, pinv_tangent
-from mindgrad.runtime import is_zero, unbroadcast, zero, zero_in_zero_out
+from mindgrad.runtime import is_zero, unbroadcast, zero, zero_in, zero_in_zero_out
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -46,6 +46,8 @@ def convolve_grads(g, a, v, mode="full", correlation=False):
     """Gradients of ``np.convolve(a, v, mode)`` (``correlation``: of ``np.correlate(a, v,
     mode)``, the convolution with ``w = conj(v[::-1])``): ``g`` put back in place in the full
     convolution, correlated with the other factor (the transpose of a convolution)."""
+    if zero_in(g):
+        return zero
     n = np.size(a)
     m = np.size(v)
     w = np.conj(np.asarray(v)[::-1]) if correlation else np.asarray(v)
@@ -87,6 +89,8 @@ def polynomial_derivative(p):
 def polyval_grad_p(g, p, x):
     """Gradient of ``np.polyval(p, x)`` for the coefficients: ``sum g x^(n-1-i)`` for each
     ``p_i`` (a list of coefficients gets a list)."""
+    if zero_in(g):
+        return zero
     g_full = np.broadcast_to(g, np.shape(np.polyval(np.ones(np.size(p)), x)))
     powers = np.vander(np.ravel(np.broadcast_to(x, np.shape(g_full))), np.size(p))
     return array_grad(np.ravel(g_full) @ powers, p)
@@ -237,6 +241,8 @@ def polyfit_grads(g, x, y, deg, w=None, full=False, cov=False):
     """Gradients of ``p = np.polyfit(x, y, deg, w=w)`` for ``x``, ``y`` and ``w``, where the fit is
     of full rank: ``p = pinv(V) r`` for the weighted Vandermonde matrix ``V`` and values ``r``,
     so ``r`` gets ``pinv(V)^T g`` and ``V`` the pseudo-inverse's gradient for ``g r^T``."""
+    if zero_in(g):
+        return zero
     polyfit_check(full, cov)
     system = polyfit_system(x, y, deg, w)
     lhs = system[0]

@@ -31,7 +31,15 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import astype_grad, conj_if_complex, swap_last_axes
 from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero, zero_in_zero_out
+from mindgrad.runtime import (
+    is_any_zero,
+    is_zero,
+    takes_zero,
+    unbroadcast,
+    zero,
+    zero_in,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -84,6 +92,8 @@ def _(ans, a, b, out=None):
 @linear_in("g", "b")
 def inner_grad_a(g, a, b):
     """Gradient of ``np.inner(a, b)`` (a sum over the last axes) for ``a``."""
+    if zero_in(g, b):
+        return zero
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * b, a)
@@ -94,6 +104,8 @@ def inner_grad_a(g, a, b):
 @linear_in("g", "a")
 def inner_grad_b(g, a, b):
     """Gradient of ``np.inner(a, b)`` for ``b``."""
+    if zero_in(g, a):
+        return zero
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:
         return unbroadcast(g * a, b)
@@ -111,6 +123,8 @@ def _(out, a, b):
 @linear_in("g", "b")
 def outer_grad_a(g, a, b):
     """Gradient of ``np.outer(a, b)`` (inputs flattened) for ``a``."""
+    if zero_in(g, b):
+        return zero
     return astype_grad(np.reshape(np.dot(g, np.ravel(b)), np.shape(a)), a)
 
 
@@ -131,6 +145,8 @@ def _(out, a, b):
 @linear_in("g", "other")
 def vecdot_grad(g, x, other, axis=-1):
     """Gradient of ``np.vecdot(x1, x2, axis)`` for ``x`` (real inputs): ``g * other``."""
+    if zero_in(g, other):
+        return zero
     return unbroadcast(np.expand_dims(g, axis) * other, x)
 
 
@@ -180,6 +196,8 @@ def tensordot_axes(axes, na, nb):
 def tensordot_grad_a(g, a, b, axes=2):
     """Gradient of ``np.tensordot(a, b, axes)`` for ``a``: contract ``g`` with ``b`` over b's
     free axes, then put the axes that were summed back in ``a``'s order."""
+    if zero_in(g, b):
+        return zero
     na, nb = np.ndim(a), np.ndim(b)
     axes_a, axes_b = tensordot_axes(axes, na, nb)
     free_a = [i for i in range(na) if i not in axes_a]
@@ -198,6 +216,8 @@ def tensordot_grad_a(g, a, b, axes=2):
 @linear_in("g", "a")
 def tensordot_grad_b(g, a, b, axes=2):
     """Gradient of ``np.tensordot(a, b, axes)`` for ``b``."""
+    if zero_in(g, a):
+        return zero
     na, nb = np.ndim(a), np.ndim(b)
     axes_a, axes_b = tensordot_axes(axes, na, nb)
     n_free_a = na - len(axes_a)
@@ -489,6 +509,8 @@ def matrix_powers(a, n):
 def matrix_power_grad(g, a, n):
     """Gradient of ``np.linalg.matrix_power(a, n)``: ``sum_k (a^T)^k g (a^T)^(n-1-k)``; a
     negative ``n`` is the power of ``inv(a)``, whose gradient ``-inv(a)^T g inv(a)^T`` follows."""
+    if zero_in(g):
+        return zero
     base = a if n >= 0 else np.linalg.inv(a)
     powers = matrix_powers(base, abs(n))
     grad = np.zeros(np.shape(a), np.result_type(a, g, 1.0))
@@ -605,6 +627,8 @@ def cross_grads(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     and 2-vectors read as 3-vectors in the plane, ``g . (da x b) = da . (b x g)`` and
     ``g . (a x db) = db . (g x a)``; 2-vectors keep their two entries, and each gradient is
     summed back to its argument's shape. Two 2-vectors give ``g`` as the third entry."""
+    if zero_in(g):
+        return zero
     if axis is not None:
         axisa = axis
         axisb = axis
@@ -659,6 +683,8 @@ nondifferentiable(kron_layout)
 def kron_grads(g, a, b):
     """Gradients of ``np.kron(a, b)``: ``g`` split into ``a``'s and ``b``'s axes, times the
     other factor, summed over the other factor's axes."""
+    if zero_in(g):
+        return zero
     layout = kron_layout(a, b)
     split = np.reshape(g, layout[0])
     count = len(layout[0])

@@ -39,7 +39,7 @@ from mindgrad.rules.numpy_statistics import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, unreduce, zero
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, unreduce, zero, zero_in
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -422,6 +422,8 @@ def _(out, g, a, ans, axis=None, keepdims=False, where=True, initial=None):
 def extremum_tangent(t, a, ans, axis=None, keepdims=False, where=True, initial=None):
     """Tangent of ``np.max``/``np.min``: the mean tangent of the elements equal to the result
     (ties share, as the gradient does, ``initial`` among them)."""
+    if zero_in(t):
+        return zero
     share = extremum_grad(np.ones(np.shape(ans)), a, ans, axis, keepdims, where, initial)
     return as_dtype_of(np.sum(t * share, axis=reduced_axes(axis, np.ndim(a)), keepdims=keepdims),
                        ans)
@@ -436,6 +438,8 @@ def _(out, t, a, ans, axis=None, keepdims=False, where=True, initial=None):
 def extremum_initial_tangent(t, a, ans, axis=None, keepdims=False, where=True, initial=None):
     """Tangent of ``np.max``/``np.min`` for ``initial``: its tangent times its share of each
     result (1 where it is the extremum alone, 0 where an element is)."""
+    if zero_in(t):
+        return zero
     share = extremum_initial_share(a, ans, axis, keepdims, where, initial)
     return as_dtype_of(t * share, ans)
 
@@ -585,6 +589,8 @@ def _(ans, a, axis=None, dtype=None, out=None):
 @linear_in("t")
 def ptp_tangent(t, a, axis=None, keepdims=False):
     """Tangent of ``np.ptp``: the maximum's tangent less the minimum's."""
+    if zero_in(t):
+        return zero
     return extremum_tangent(t, a, np.max(a, axis, keepdims=keepdims), axis, keepdims) - \
         extremum_tangent(t, a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
 
@@ -592,6 +598,8 @@ def ptp_tangent(t, a, axis=None, keepdims=False):
 @linear_in("g")
 def ptp_grad(g, a, axis=None, keepdims=False):
     """Gradient of ``np.ptp``: to the maximum's elements, less to the minimum's."""
+    if zero_in(g):
+        return zero
     return extremum_grad(g, a, np.max(a, axis, keepdims=keepdims), axis, keepdims) - \
         extremum_grad(g, a, np.min(a, axis, keepdims=keepdims), axis, keepdims)
 

@@ -31,7 +31,7 @@ from mindgrad.rules import (
     transpose_of,
 )
 from mindgrad.rules.helpers import array_grad, astype_grad, normalize_axis
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero
+from mindgrad.runtime import Zero, is_any_zero, is_zero, takes_zero, unbroadcast, zero, zero_in
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_for
 
 # ----- reshaping ---------------------------------------------------------------------------
@@ -79,6 +79,8 @@ def reshape_grad(g, a, order="C"):
 def reshape_tangent(t, a, out, order="C"):
     """Tangent of ``out = np.reshape(a, ..., order)`` (or ``np.ravel``): ``t`` read in the
     order NumPy read ``a``."""
+    if zero_in(t):
+        return zero
     how = read_order(a, order)
     if how is not None:
         return np.reshape(t, np.shape(out), order=how)
@@ -169,8 +171,10 @@ def _(out, array, shape, subok=False):
 def transpose_grad(g, axes=None):
     """Gradient of ``np.transpose(a, axes)``: the inverse permutation applied to ``g``; a zero
     number as it is (a value only for a 0-d ``a``, whose gradient it is)."""
-    if is_any_zero(g):
-        return zero if g is None else g
+    if g is None:
+        return zero
+    if is_any_zero(g) and g.__class__ is not Zero:  # a typed zero is transposed below
+        return g
     if axes is None:
         return np.transpose(g)
     inverse = np.argsort([normalize_axis(a, len(axes)) for a in axes])

@@ -36,6 +36,7 @@ from mindgrad.runtime import (
     unbroadcast,
     unreduce,
     zero,
+    zero_in,
     zero_in_zero_out,
 )
 from mindgrad.runtime.tangents import (
@@ -327,6 +328,8 @@ def quantile_grad(g, a, q, axis=None, method="linear", skip_nan=False):
     """Gradient of ``np.quantile(a, q, axis, method=method)`` (``skip_nan``: ``nanquantile``)
     for ``a``: each result's gradient to the sorted entries it read, by their weights, sent back
     through the sort and the moved axes."""
+    if zero_in(g):
+        return zero
     plan = quantile_plan(a, q, axis, method, skip_nan)
     return from_sorted(spread_to_sorted(quantiles_last(g, plan, q), plan), a, plan)
 
@@ -336,6 +339,8 @@ def quantile_grad_q_tangent(g, a, q, t, axis=None, method="linear", skip_nan=Fal
     """Tangent of ``quantile_grad`` from ``q``: linear interpolation moves weight from the lower
     entry read to the higher one at ``count - 1`` per unit of ``q``; the other methods' weights
     are piecewise constant."""
+    if zero_in(g, t):
+        return zero
     plan = quantile_plan(a, q, axis, method, skip_nan)
     if method != "linear":
         return np.zeros(np.shape(a), np.result_type(a, 1.0))
@@ -514,6 +519,8 @@ def cov_parts(g_x, m, y=None, rowvar=True):
 def cov_grads(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
     """Gradients of ``np.cov`` for ``m`` and ``y``: ``Xc`` gets ``(G + G^T) Xc W / f``, and the
     centring (a projection) takes away each row's weighted mean of that."""
+    if zero_in(g):
+        return zero
     x = cov_matrix(m, y, rowvar)
     weighting = cov_weights(x, bias, ddof, fweights, aweights)
     w = weighting[0]

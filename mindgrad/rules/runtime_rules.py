@@ -33,6 +33,7 @@ from mindgrad.runtime import (
     times_slope,
     unbroadcast,
     zero,
+    zero_in,
     zero_in_zero_out,
 )
 from mindgrad.runtime.tangents import (
@@ -60,6 +61,8 @@ def broadcast_back(g, like, x=None):
     """Adjoint of ``unbroadcast(like, x)``: ``g`` broadcast back to the shape of ``like``.
     Given ``x``: the real part of ``g`` where ``x`` is real (unbroadcast took the real part of
     ``like``; the transpose of the real part is the real part)."""
+    if zero_in(g):
+        return zero
     if isinstance(like, (list, tuple, dict)):
         return g  # a container's gradient: unbroadcast passed it through
     shape = np.shape(like)
@@ -95,6 +98,8 @@ def _(out, g, slope, of=None):
 def add_operand_grad(g, a):
     """Gradient of one operand ``a`` of ``add(a, b)``: ``g`` in ``a``'s shape, or nothing when
     ``a`` is the symbolic zero (a constant, whose shape says nothing)."""
+    if zero_in(g):
+        return zero
     if is_zero(a):
         return zero
     return unbroadcast(g, a)
@@ -108,6 +113,8 @@ def _(out, g, a):
 @linear_in("g_out")
 def add_operand_transpose(g_out, g, a):
     """Adjoint of ``add_operand_grad(g, a)`` for ``g``."""
+    if zero_in(g_out):
+        return zero
     if is_zero(a):
         return zero
     return broadcast_back(g_out, g)
@@ -143,6 +150,8 @@ def _(out, a, b):
 def as_grad_adjoint(g_out, g, x):
     """Adjoint of ``as_grad(g, x)`` for ``g``: ``g_out`` in the structure and shape of ``g``
     (lists, tuples and dicts leaf by leaf; a dict gradient keeps only the keys ``g`` has)."""
+    if zero_in(g_out):
+        return zero
     if is_zero(g_out) or is_zero(g):
         return zero
     if isinstance(x, (list, tuple)):
@@ -219,6 +228,8 @@ def _(out, g, x):
 @linear_in("g")
 def gather(g, x, idx):
     """``g[idx]``, or 0 when ``g`` is zero: the adjoint of adding into ``idx``."""
+    if zero_in(g):
+        return zero
     if is_zero(g):  # called directly with the 0 (tests/test_runtime_rules.py)
         return zero
     if isinstance(g, dict):  # dict gradients hold only the keys that received one
@@ -231,6 +242,8 @@ def added_grad(g_out, x, idx, g):
     """Adjoint of ``add_at(dx, x, idx, g)`` for ``g``: ``g_out[idx]`` in ``g``'s shape, or 0
     where ``add_at`` ignored ``g`` (``g`` or ``x`` the symbolic zero). Its result is then the
     symbolic zero too, whose ``g_out`` need not have ``x``'s shape."""
+    if zero_in(g_out):
+        return zero
     if is_zero(g) or is_zero(x):
         return zero
     return add_operand_grad(gather(g_out, x, idx), g)
@@ -263,6 +276,8 @@ def _(out, g, i):
 def setitem_grad_adjoint(g_out, dx, idx, v):
     """Adjoint of ``(gv, dx') = setitem_grad(dx, idx, v)`` for ``dx``: ``dx'`` is ``dx`` with
     ``dx[idx]`` cleared, and ``gv`` is ``dx[idx]`` summed to ``v``'s shape."""
+    if zero_in(g_out):
+        return zero
     if is_zero(dx) or buffers.lost_zero(dx, idx):  # a constant dx
         return zero
     g_v, g_rest = g_out
@@ -303,6 +318,8 @@ def _(out, dx, idx, v):
 def pop_grad_adjoint(g_out, dxs=()):
     """Adjoint of ``(last, rest) = pop_grad(dxs)``: the list's gradient, ``rest + [last]``, a
     zero ``rest`` as zeros for each item, so every item keeps its place."""
+    if zero_in(g_out):
+        return zero
     if is_zero(dxs) or len(dxs) == 0:
         return zero  # pop_grad passed a zero (or empty) gradient through unchanged
     g_last, g_rest = g_out
@@ -323,6 +340,8 @@ def _(out, dxs):
 @zero_in_zero_out("g_out")
 def push_grad_parts(g_out):
     """Adjoint of ``push_grad(dxs, g) = dxs + [g]``: (gradient of dxs, gradient of g)."""
+    if zero_in(g_out):
+        return zero
     if not g_out:
         return zero, zero
     return list(g_out[:-1]), g_out[-1]
@@ -343,6 +362,8 @@ def _(out, dxs, g, xs=()):
 def push_grad_tangent(t, dxs, xs, which):
     """Tangent of ``push_grad(dxs, g, xs) = dxs + [g]`` from ``dxs`` (which 0) or ``g`` (1); a
     zero ``dxs`` stands for a zero per item of ``xs``."""
+    if zero_in(t):
+        return zero
     n = len(xs) if is_zero(dxs) else len(dxs)
     if which == 0:
         return TangentList(list(t) + [0])
@@ -359,6 +380,8 @@ def _(out, dxs, g, xs=()):
 def concat_grads_adjoint(g_out, x=(), y=()):
     """Adjoint of ``(head, tail) = concat_grads(g, x, y)``: ``head + tail``, a zero part as
     zeros for each item of ``x`` (``y``), so every item keeps its place."""
+    if zero_in(g_out):
+        return zero
     g_head, g_tail = g_out
     # written so that reverse mode reads head and tail as lists (third order): each name is
     # a list display, repeated or joined, on every path
@@ -387,6 +410,8 @@ def _(out, g, x, y):
 def repeated_grads_adjoint(g_out, g, x):
     """Adjoint of ``repeated_grads(g, x)`` for ``g``: each copy's item gets its item's
     gradient (``g_out`` repeated to the length of ``g``)."""
+    if zero_in(g_out):
+        return zero
     return [g_out[i % len(x)] for i in range(len(g))]
 
 
@@ -411,6 +436,8 @@ def _(out, g, x, axis=None, keepdims=False):
 @linear_in("g_out")
 def unreduce_adjoint(g_out, g, x, axis, keepdims):
     """Adjoint of ``unreduce(g, x, axis, keepdims)`` for ``g``: the reduction it undid."""
+    if zero_in(g_out):
+        return zero
     g_out = np.asarray(g_out)
     ndim = np.ndim(x)
     axes = tuple(range(ndim)) if axis is None else tuple(
@@ -469,12 +496,16 @@ def _(out, x, idx):
 @linear_in("g", "b")
 def outer_grad_a(g, a, b):
     """Gradient of ``np.multiply.outer(a, b)`` for ``a``: ``g`` contracted with ``b``."""
+    if zero_in(g, b):
+        return zero
     return np.tensordot(g, b, axes=np.ndim(b)) if np.ndim(b) else g * b
 
 
 @linear_in("g", "a")
 def outer_grad_b(g, a, b):
     """Gradient of ``np.multiply.outer(a, b)`` for ``b``."""
+    if zero_in(g, a):
+        return zero
     return np.tensordot(a, g, axes=np.ndim(a)) if np.ndim(a) else a * g
 
 
@@ -488,6 +519,8 @@ def _(out, a, b):
 @linear_in("g")
 def reversed_items_grad(g, seq, count=None):
     """Adjoint of ``reversed_items(seq)``: each pair's item gradient back at its index."""
+    if zero_in(g):
+        return zero
     pairs = runtime.reversed_items(seq, count)
     grad = zero
     for (index, _), g_pair in zip(pairs, g):
@@ -505,6 +538,8 @@ def _(out, seq, count=None):
 @zero_in_zero_out("t_seq")
 def reversed_items_tangent(t_seq, seq, count=None):
     """Tangent of ``reversed_items(seq)``: the items' tangents, paired with no index tangent."""
+    if zero_in(t_seq):
+        return zero
     if isinstance(seq, dict):
         return zero
     return [(0, t_seq[index]) for index, _ in runtime.reversed_items(seq, count)]
@@ -567,6 +602,8 @@ def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
 def concat_tangents_adjoint(g, x, y, part):
     """Adjoint of ``concat_tangents(t_x, x, t_y, y)`` for ``t_x`` (part 0) or ``t_y`` (1):
     the head or the tail of ``g``; all of ``g`` where ``x + y`` adds element by element."""
+    if zero_in(g):
+        return zero
     if runtime.adds_elementwise(x, y):
         return g
     return runtime.concat_grads(g, x, y)[part]

@@ -283,8 +283,13 @@ class Rule:
         return False
 
     def _is_d_out(self, node) -> bool:
-        return isinstance(node, gast.Subscript) and is_d(node.value) and \
-            isinstance(node.slice, gast.Name) and node.slice.id == self.out
+        """``d[out]`` in an adjoint rule; in a tangent rule, the tangent of an input
+        (``d[x]``), which the symbolic zero may be as well."""
+        if not (isinstance(node, gast.Subscript) and is_d(node.value) and
+                isinstance(node.slice, gast.Name)):
+            return False
+        return node.slice.id != self.out if self.kind == "tangent" else \
+            node.slice.id == self.out
 
     def _carries_zero(self, node, carriers) -> bool:
         """Whether ``node`` is ``d[out]``, a temporary made of it, or elementwise arithmetic on

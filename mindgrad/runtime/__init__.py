@@ -50,6 +50,7 @@ from mindgrad.runtime.core import (
     unbroadcast,
     unreduce,
     user_method,
+    zero_in,
     zero_in_zero_out,
 )
 from mindgrad.runtime.forward import (
@@ -121,6 +122,7 @@ __all__ = [
     "unreduce",
     "user_method",
     "zero",
+    "zero_in",
     "zero_in_zero_out",
     "zero_tangent",
     "zeros_buffer",

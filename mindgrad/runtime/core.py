@@ -54,6 +54,17 @@ def is_any_zero(g) -> bool:
     return isinstance(g, np.number) and g == 0
 
 
+def zero_in(*values) -> bool:
+    """Whether any of ``values`` is the symbolic zero (a ``Zero``, or the int 0 a user's
+    ``bprop`` may return; not None, which optional arguments default to): a helper linear in
+    them gives the zero, its first test."""
+    for v in values:
+        cls = v.__class__
+        if cls is Zero or cls is int and v == 0:
+            return True
+    return False
+
+
 def zero_in_zero_out(*params, keeps_values=False):
     """Declare that a gradient helper outside this module gives the symbolic zero when any of
     ``params`` (the gradient, a factor it is linear in) is the symbolic zero, and leave that
@@ -166,6 +177,10 @@ def unbroadcast(g, x):
         if g.dtype.kind == "c" and x.dtype.kind != "c":
             return np.real(g)
         return g  # the common case, without np.shape's overhead
+    if x.__class__ is Zero:
+        # x is a symbolic zero gradient (grad of grad): no input reaches it, so nothing flows
+        # back to it (summing g to its shape, which it may not know, would be a guess)
+        return x
     if isinstance(g, (list, tuple, dict)) or isinstance(x, (list, tuple, dict)):
         if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)) and len(g) != len(x):
             # x * n repeated a sequence the compiler did not know for one: refuse, never guess

@@ -37,7 +37,7 @@ _LINEAR_FIRST = frozenset({np.sum, np.mean, np.cumsum, np.trace, np.diff, np.tri
 # NumPy functions linear in each of their array arguments (bilinear products): a zero factor
 # gives a zero product
 _PRODUCTS = frozenset({np.dot, np.vdot, np.inner, np.outer, np.tensordot, np.kron, np.matmul,
-                       np.cross, np.einsum, np.multiply})
+                       np.cross, np.einsum, np.multiply, np.convolve, np.correlate})
 
 
 class Zero:
@@ -231,6 +231,13 @@ class Zero:
                         self.dtype)
         except (IndexError, TypeError, ValueError):
             return zero
+
+    def __iter__(self):
+        # not the legacy protocol of __getitem__, which an untyped zero never ends
+        if not self._shape:
+            raise TypeError("the symbolic zero of a number is not iterable")
+        item = Zero(self._shape[1:], self._dtype)
+        return iter([item] * self._shape[0])
 
     def __len__(self):
         if self._shape:

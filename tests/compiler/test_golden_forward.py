@@ -110,19 +110,19 @@ GOLDEN = {
         # ---- forward: straight_line ----
         # tangent of: z = x * y
         z = x * y
-        t_z = 0
+        t_z = zero
         t_z = t_z + t_x * y
         # tangent of: w = np.sin(z) + x
         sin = np.sin(z)
-        t_sin = 0
+        t_sin = zero
         t_sin = t_sin + t_z * np.cos(z)
         w = sin + x
-        t_w = 0
+        t_w = zero
         t_w = t_w + add_tangent(t_sin, w, (), x)
         t_w = t_w + add_tangent(t_x, w, sin, ())
         # tangent of: return np.sum(w)
         sum_ = np.sum(w)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_w)
         return (sum_, t_sum_)
     """,
@@ -130,22 +130,22 @@ GOLDEN = {
         # ---- forward: branch ----
         # tangent of: if np.sum(x) > 0.0:
         sum_ = np.sum(x)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_x)
         cond = sum_ > 0.0
         if cond:
             # tangent of: y = x * 2.0
             y = x * 2.0
-            t_y = 0
+            t_y = zero
             t_y = t_y + t_x * 2.0
         else:
             # tangent of: y = np.exp(x)
             y = np.exp(x)
-            t_y = 0
+            t_y = zero
             t_y = t_y + t_x * y
         # tangent of: return np.sum(y)
         sum_2 = np.sum(y)
-        t_sum_2 = 0
+        t_sum_2 = zero
         t_sum_2 = t_sum_2 + np.sum(t_y)
         return (sum_2, t_sum_2)
     """,
@@ -153,20 +153,20 @@ GOLDEN = {
         # ---- forward: for_range ----
         # tangent of: h = x
         h = x
-        t_h = 0
+        t_h = zero
         t_h = t_x
         for i in range(3):
             # tangent of: h = np.sin(h) * x
             sin = np.sin(h)
-            t_sin = 0
+            t_sin = zero
             t_sin = t_sin + t_h * np.cos(h)
             h = sin * x
-            t_h = 0
+            t_h = zero
             t_h = t_h + t_sin * x
             t_h = t_h + t_x * sin
         # tangent of: return np.sum(h)
         sum_ = np.sum(h)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_h)
         return (sum_, t_sum_)
     """,
@@ -179,15 +179,15 @@ GOLDEN = {
             t_v = tangent_of_item(t_xs, xs, k, v)
             # tangent of: s = s + v * v
             mul = v * v
-            t_mul = 0
+            t_mul = zero
             t_mul = t_mul + t_v * v
             t_mul = t_mul + t_v * v
             add = s + mul
-            t_add = 0
+            t_add = zero
             t_add = t_add + add_tangent(t_s, add, (), mul)
             t_add = t_add + add_tangent(t_mul, add, s, ())
             s = add
-            t_s = 0
+            t_s = zero
             t_s = t_add
         return (s, t_s)
     """,
@@ -198,18 +198,18 @@ GOLDEN = {
         while cond:
             # tangent of: x = x * x
             mul = x * x
-            t_mul = 0
+            t_mul = zero
             t_mul = t_mul + t_x * x
             t_mul = t_mul + t_x * x
             x = mul
-            t_x = 0
+            t_x = zero
             t_x = t_mul
             add = k + 1
             k = add
             cond = k < 3
         # tangent of: return np.sum(x)
         sum_ = np.sum(x)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_x)
         return (sum_, t_sum_)
     """,
@@ -221,28 +221,28 @@ GOLDEN = {
         for i in range(3):
             # tangent of: xs.append(x * i)
             mul = x * i
-            t_mul = 0
+            t_mul = zero
             t_mul = t_mul + t_x * i
             xs.append(mul)
             t_xs = tangent_append(t_xs, xs, t_mul)
         # tangent of: v = xs.pop()
         v = xs.pop()
-        t_v = 0
+        t_v = zero
         t_v = tangent_pop(t_xs)
         # tangent of: xs.pop()
         popped = xs.pop()
-        t_popped = 0
+        t_popped = zero
         t_popped = tangent_pop(t_xs)
         # tangent of: return np.sum(v * xs[0])
         xs_i = xs[0]
-        t_xs_i = 0
+        t_xs_i = zero
         t_xs_i = item(t_xs, 0)
         mul2 = v * xs_i
-        t_mul2 = 0
+        t_mul2 = zero
         t_mul2 = t_mul2 + t_v * xs_i
         t_mul2 = t_mul2 + t_xs_i * v
         sum_ = np.sum(mul2)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_mul2)
         return (sum_, t_sum_)
     """,
@@ -251,18 +251,18 @@ GOLDEN = {
         (square2, t_square2) = square_jvp(x, t_x)
         # tangent of: z = square(x) * y
         z = square2 * y
-        t_z = 0
+        t_z = zero
         t_z = t_z + t_square2 * y
         # tangent of: return np.sum(z)
         sum_ = np.sum(z)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_z)
         return (sum_, t_sum_)
 
         # ---- forward: square ----
         # tangent of: return a * a
         mul = a * a
-        t_mul = 0
+        t_mul = zero
         t_mul = t_mul + t_a * a
         t_mul = t_mul + t_a * a
         return (mul, t_mul)
@@ -273,18 +273,18 @@ GOLDEN = {
             (square2, t_square2) = square_jvp(x, t_x)
             # tangent of: x = square(x)
             x = square2
-            t_x = 0
+            t_x = zero
             t_x = t_square2
         # tangent of: return np.sum(x)
         sum_ = np.sum(x)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_x)
         return (sum_, t_sum_)
 
         # ---- forward: square ----
         # tangent of: return a * a
         mul = a * a
-        t_mul = 0
+        t_mul = zero
         t_mul = t_mul + t_a * a
         t_mul = t_mul + t_a * a
         return (mul, t_mul)
@@ -305,15 +305,15 @@ GOLDEN = {
             if go:
                 # tangent of: s = s + v * v
                 mul = v * v
-                t_mul = 0
+                t_mul = zero
                 t_mul = t_mul + t_v * v
                 t_mul = t_mul + t_v * v
                 add = s + mul
-                t_add = 0
+                t_add = zero
                 t_add = t_add + add_tangent(t_s, add, (), mul)
                 t_add = t_add + add_tangent(t_mul, add, s, ())
                 s = add
-                t_s = 0
+                t_s = zero
                 t_s = t_add
             if stop:
                 break
@@ -323,24 +323,24 @@ GOLDEN = {
         # ---- forward: in_place ----
         # tangent of: y = x.copy()
         y = x.copy()
-        t_y = 0
+        t_y = zero
         t_y = add(t_y, copy_tangent(t_x))
         # tangent of: y[0] = y[1] * 2.0
         y_i = y[1]
-        t_y_i = 0
+        t_y_i = zero
         t_y_i = item(t_y, 1)
         mul = y_i * 2.0
-        t_mul = 0
+        t_mul = zero
         t_mul = t_mul + t_y_i * 2.0
         y[0] = mul
         t_y = tangent_setitem(t_y, y, 0, t_mul)
         # tangent of: return np.sum(y * y)
         mul2 = y * y
-        t_mul2 = 0
+        t_mul2 = zero
         t_mul2 = t_mul2 + t_y * y
         t_mul2 = t_mul2 + t_y * y
         sum_ = np.sum(mul2)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_mul2)
         return (sum_, t_sum_)
     """,
@@ -348,14 +348,14 @@ GOLDEN = {
         # ---- forward: tuple_return ----
         # tangent of: a = x * y
         a = x * y
-        t_a = 0
+        t_a = zero
         t_a = t_a + t_x * y
         # tangent of: return a, np.sum(a)
         sum_ = np.sum(a)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_a)
         result = (a, sum_)
-        t_result = 0
+        t_result = zero
         t_result = (t_a, t_sum_)
         return (result, t_result)
     """,
@@ -363,34 +363,34 @@ GOLDEN = {
         # ---- forward: containers ----
         # tangent of: pair = (x, x * 2.0)
         mul = x * 2.0
-        t_mul = 0
+        t_mul = zero
         t_mul = t_mul + t_x * 2.0
         pair = (x, mul)
-        t_pair = 0
+        t_pair = zero
         t_pair = (t_x, t_mul)
         # tangent of: d = {"a": pair[0], "b": pair[1]}
         pair_i = pair[0]
-        t_pair_i = 0
+        t_pair_i = zero
         t_pair_i = item(t_pair, 0)
         pair_i2 = pair[1]
-        t_pair_i2 = 0
+        t_pair_i2 = zero
         t_pair_i2 = item(t_pair, 1)
         d = {'a': pair_i, 'b': pair_i2}
-        t_d = 0
+        t_d = zero
         t_d = {'a': t_pair_i, 'b': t_pair_i2}
         # tangent of: return np.sum(d["a"] * d["b"])
         d_i = d['a']
-        t_d_i = 0
+        t_d_i = zero
         t_d_i = item(t_d, 'a')
         d_i2 = d['b']
-        t_d_i2 = 0
+        t_d_i2 = zero
         t_d_i2 = item(t_d, 'b')
         mul2 = d_i * d_i2
-        t_mul2 = 0
+        t_mul2 = zero
         t_mul2 = t_mul2 + t_d_i * d_i2
         t_mul2 = t_mul2 + t_d_i2 * d_i
         sum_ = np.sum(mul2)
-        t_sum_ = 0
+        t_sum_ = zero
         t_sum_ = t_sum_ + np.sum(t_mul2)
         return (sum_, t_sum_)
     """,
@@ -398,26 +398,26 @@ GOLDEN = {
         # ---- forward: concatenated ----
         # tangent of: xs = [x] + [x * 2.0]
         add = [x]
-        t_add = 0
+        t_add = zero
         t_add = [t_x]
         mul = x * 2.0
-        t_mul = 0
+        t_mul = zero
         t_mul = t_mul + t_x * 2.0
         add2 = [mul]
-        t_add2 = 0
+        t_add2 = zero
         t_add2 = [t_mul]
         xs = add + add2
-        t_xs = 0
+        t_xs = zero
         t_xs = concat_tangents(t_add, add, t_add2, add2)
         # tangent of: return xs[0] + xs[1]
         xs_i = xs[0]
-        t_xs_i = 0
+        t_xs_i = zero
         t_xs_i = item(t_xs, 0)
         xs_i2 = xs[1]
-        t_xs_i2 = 0
+        t_xs_i2 = zero
         t_xs_i2 = item(t_xs, 1)
         add3 = xs_i + xs_i2
-        t_add3 = 0
+        t_add3 = zero
         t_add3 = t_add3 + add_tangent(t_xs_i, add3, (), xs_i2)
         t_add3 = t_add3 + add_tangent(t_xs_i2, add3, xs_i, ())
         return (add3, t_add3)
@@ -427,21 +427,21 @@ GOLDEN = {
         t_y = zero_tangent(y)
         # tangent of: x, y = y, x + y
         y_old = y
-        t_y_old = 0
+        t_y_old = zero
         t_y_old = t_y
         add = x + y
-        t_add = 0
+        t_add = zero
         t_add = t_add + add_tangent(t_x, add, (), y)
         t_add = t_add + add_tangent(t_y, add, x, ())
         x = y_old
-        t_x = 0
+        t_x = zero
         t_x = t_y_old
         y = add
-        t_y = 0
+        t_y = zero
         t_y = t_add
         # tangent of: return x * y
         mul = x * y
-        t_mul = 0
+        t_mul = zero
         t_mul = t_mul + t_x * y
         t_mul = t_mul + t_y * x
         return (mul, t_mul)
@@ -453,21 +453,21 @@ NET = """
     (h, t_h) = Dense_jvp(self.dense, x, t_x)
     # tangent of: return np.sum(h * h)
     mul = h * h
-    t_mul = 0
+    t_mul = zero
     t_mul = t_mul + t_h * h
     t_mul = t_mul + t_h * h
     sum_ = np.sum(mul)
-    t_sum_ = 0
+    t_sum_ = zero
     t_sum_ = t_sum_ + np.sum(t_mul)
     return (sum_, t_sum_)
 
     # ---- forward: construct ----
     # tangent of: return np.tanh(x @ self.w)
     matmul = x @ self.w
-    t_matmul = 0
+    t_matmul = zero
     t_matmul = t_matmul + np.matmul(t_x, self.w)
     tanh = np.tanh(matmul)
-    t_tanh = 0
+    t_tanh = zero
     t_tanh = t_tanh + t_matmul * (1.0 - tanh * tanh)
     return (tanh, t_tanh)
 """

@@ -124,22 +124,22 @@ GOLDEN = {
             sum_ = np.sum(w)
             # backward sweep
             d_sum_ = seed(sum_, sens)
-            d_sin = 0
-            d_w = 0
-            d_x = 0
-            d_z = 0
+            d_sin = zero
+            d_w = zero
+            d_x = zero
+            d_z = zero
             # grad of: return np.sum(w)
             d_w = d_w + reduce_sum_grad(d_sum_, w)
-            d_sum_ = 0
+            d_sum_ = zero
             # grad of: w = np.sin(z) + x
             d_sin = d_sin + unbroadcast(d_w, sin)
             d_x = add(d_x, unbroadcast(d_w, x))
-            d_w = 0
+            d_w = zero
             d_z = add(d_z, d_sin * np.cos(z))
-            d_sin = 0
+            d_sin = zero
             # grad of: z = x * y
             d_x = add(d_x, unbroadcast(d_z * y, x))
-            d_z = 0
+            d_z = zero
             return (sum_, (d_x,), ())
     """,
     branch: """
@@ -154,23 +154,23 @@ GOLDEN = {
             sum_2 = np.sum(y)
             # backward sweep
             d_sum_2 = seed(sum_2, sens)
-            d_sum_ = 0
-            d_x = 0
-            d_y = 0
+            d_sum_ = zero
+            d_x = zero
+            d_y = zero
             # grad of: return np.sum(y)
             d_y = d_y + reduce_sum_grad(d_sum_2, y)
-            d_sum_2 = 0
+            d_sum_2 = zero
             # grad of: if np.sum(x) > 0.0:
             if cond:
                 # grad of: y = x * 2.0
                 d_x = add(d_x, d_y * 2.0)
-                d_y = 0
+                d_y = zero
             else:
                 # grad of: y = np.exp(x)
                 d_x = add(d_x, d_y * y)
-                d_y = 0
+                d_y = zero
             d_x = add(d_x, reduce_sum_grad(d_sum_, x))
-            d_sum_ = 0
+            d_sum_ = zero
             return (sum_2, (d_x,), ())
     """,
     for_range: """
@@ -187,25 +187,25 @@ GOLDEN = {
             sum_ = np.sum(h)
             # backward sweep
             d_sum_ = seed(sum_, sens)
-            d_h = 0
-            d_sin = 0
-            d_x = 0
+            d_h = zero
+            d_sin = zero
+            d_x = zero
             # grad of: return np.sum(h)
             d_h = add(d_h, reduce_sum_grad(d_sum_, h))
-            d_sum_ = 0
+            d_sum_ = zero
             # grad of: for i in range(3):
             for i in reversed(range(3)):
                 # grad of: h = np.sin(h) * x
                 d_sin = d_sin + unbroadcast(d_h * x, sin)
                 d_x = add(d_x, unbroadcast(d_h * sin, x))
-                d_h = 0
+                d_h = zero
                 h = tape.pop()
                 d_h = add(d_h, d_sin * np.cos(h))
-                d_sin = 0
+                d_sin = zero
                 sin = tape.pop()
             # grad of: h = x
             d_x = add(d_x, d_h)
-            d_h = 0
+            d_h = zero
             return (sum_, (d_x,), ())
     """,
     for_over_items: """
@@ -223,27 +223,27 @@ GOLDEN = {
             s_out = s
             # backward sweep
             d_s = seed(s, sens)
-            d_add = 0
-            d_mul = 0
-            d_v = 0
-            d_xs = 0
+            d_add = zero
+            d_mul = zero
+            d_v = zero
+            d_xs = zero
             # grad of: for v in xs:
             for (k, v) in reversed_items(xs):
                 # grad of: s = s + v * v
                 d_add = d_add + d_s
-                d_s = 0
+                d_s = zero
                 s = tape.pop()
                 d_s = d_s + unbroadcast(d_add, s)
                 d_mul = add2(d_mul, unbroadcast(d_add, mul))
-                d_add = 0
+                d_add = zero
                 d_v = add2(d_v, d_mul * v)
                 d_v = add2(d_v, d_mul * v)
-                d_mul = 0
+                d_mul = zero
                 mul = tape.pop()
                 d_xs = add_at(d_xs, xs, k, d_v)
-                d_v = 0
+                d_v = zero
             # grad of: s = 0.0
-            d_s = 0
+            d_s = zero
             return (s_out, (d_xs,), ())
     """,
     loop_with_break: """
@@ -277,24 +277,24 @@ GOLDEN = {
             s_out = s
             # backward sweep
             d_s = seed(s, sens)
-            d_add = 0
-            d_mul = 0
-            d_v = 0
-            d_xs = 0
+            d_add = zero
+            d_mul = zero
+            d_v = zero
+            d_xs = zero
             # grad of: for v in xs:
             for (k, v) in reversed_items(xs, n_iter):
                 # grad of: s = s + v * v
                 if go:
                     # grad of: s = s + v * v
                     d_add = d_add + d_s
-                    d_s = 0
+                    d_s = zero
                     s = tape.pop()
                     d_s = d_s + unbroadcast(d_add, s)
                     d_mul = add2(d_mul, unbroadcast(d_add, mul))
-                    d_add = 0
+                    d_add = zero
                     d_v = add2(d_v, d_mul * v)
                     d_v = add2(d_v, d_mul * v)
-                    d_mul = 0
+                    d_mul = zero
                     mul = tape.pop()
                 # grad of: if s > 2.0:
                 if cond:
@@ -304,9 +304,9 @@ GOLDEN = {
                 # grad of: for v in xs:
                 go = tape.pop()
                 d_xs = add_at(d_xs, xs, k, d_v)
-                d_v = 0
+                d_v = zero
             # grad of: s = 0.0
-            d_s = 0
+            d_s = zero
             return (s_out, (d_xs,), ())
     """,
     while_loop: """
@@ -327,20 +327,20 @@ GOLDEN = {
             sum_ = np.sum(x)
             # backward sweep
             d_sum_ = seed(sum_, sens)
-            d_mul = 0
-            d_x = 0
+            d_mul = zero
+            d_x = zero
             # grad of: return np.sum(x)
             d_x = add2(d_x, reduce_sum_grad(d_sum_, x))
-            d_sum_ = 0
+            d_sum_ = zero
             # grad of: while k < 3:
             for _ in range(n_iter):
                 # grad of: x = x * x
                 d_mul = add2(d_mul, d_x)
-                d_x = 0
+                d_x = zero
                 x = tape.pop()
                 d_x = add2(d_x, d_mul * x)
                 d_x = add2(d_x, d_mul * x)
-                d_mul = 0
+                d_mul = zero
             return (sum_, (d_x,), ())
     """,
     append_pop: """
@@ -358,31 +358,31 @@ GOLDEN = {
             sum_ = np.sum(add)
             # backward sweep
             d_sum_ = seed(sum_, sens)
-            d_add = 0
-            d_mul = 0
-            d_mul2 = 0
-            d_v = 0
-            d_x = 0
-            d_xs = 0
-            d_xs_i = 0
-            d_xs_i2 = 0
+            d_add = zero
+            d_mul = zero
+            d_mul2 = zero
+            d_v = zero
+            d_x = zero
+            d_xs = zero
+            d_xs_i = zero
+            d_xs_i2 = zero
             copies = {}
             # grad of: return np.sum(v * xs[0] + xs[1])
             d_add = add2(d_add, reduce_sum_grad(d_sum_, add))
-            d_sum_ = 0
+            d_sum_ = zero
             d_mul2 = add2(d_mul2, unbroadcast(d_add, mul2))
             d_xs_i2 = add2(d_xs_i2, unbroadcast(d_add, xs_i2))
-            d_add = 0
+            d_add = zero
             d_xs = add_at(d_xs, xs, 1, d_xs_i2)
-            d_xs_i2 = 0
+            d_xs_i2 = zero
             d_v = add2(d_v, unbroadcast(d_mul2 * xs_i, v))
             d_xs_i = add2(d_xs_i, unbroadcast(d_mul2 * v, xs_i))
-            d_mul2 = 0
+            d_mul2 = zero
             d_xs = add_at(d_xs, xs, 0, d_xs_i)
-            d_xs_i = 0
+            d_xs_i = zero
             # grad of: v = xs.pop()
             d_xs = push_grad(d_xs, d_v, xs)
-            d_v = 0
+            d_v = zero
             xs = private_copy(xs, copies)
             xs.append(v)
             # grad of: for i in range(3):
@@ -393,9 +393,9 @@ GOLDEN = {
                 xs = private_copy(xs, copies)
                 xs.pop()
                 d_x = add2(d_x, unbroadcast(d_mul * i, x))
-                d_mul = 0
+                d_mul = zero
             # grad of: xs = []
-            d_xs = 0
+            d_xs = zero
             return (sum_, (d_x,), ())
     """,
     with_callee: """
@@ -406,18 +406,18 @@ GOLDEN = {
             sum_ = np.sum(z)
             # backward sweep
             d_sum_ = seed(sum_, sens)
-            d_square2 = 0
-            d_x = 0
-            d_z = 0
+            d_square2 = zero
+            d_x = zero
+            d_z = zero
             # grad of: return np.sum(z)
             d_z = add(d_z, reduce_sum_grad(d_sum_, z))
-            d_sum_ = 0
+            d_sum_ = zero
             # grad of: z = square(x) * y
             d_square2 = add(d_square2, unbroadcast(d_z * y, square2))
-            d_z = 0
+            d_z = zero
             d_x_square = square_backward(square2_tape, d_square2)
             d_x = add(d_x, d_x_square)
-            d_square2 = 0
+            d_square2 = zero
             return (sum_, (d_x,), ())
 
         # ---- reverse: square ----
@@ -428,14 +428,12 @@ GOLDEN = {
             return (mul, tape)
 
         def square_backward(tape, d_mul):
-            if is_zero(d_mul):
-                return 0
             a = tape.pop()
-            d_a = 0
+            d_a = zero
             # grad of: return a * a
             d_a = add(d_a, d_mul * a)
             d_a = add(d_a, d_mul * a)
-            d_mul = 0
+            d_mul = zero
             return d_a
     """,
     callee_in_loop: """
@@ -451,21 +449,21 @@ GOLDEN = {
             sum_ = np.sum(x)
             # backward sweep
             d_sum_ = seed(sum_, sens)
-            d_square2 = 0
-            d_x = 0
+            d_square2 = zero
+            d_x = zero
             # grad of: return np.sum(x)
             d_x = add(d_x, reduce_sum_grad(d_sum_, x))
-            d_sum_ = 0
+            d_sum_ = zero
             # grad of: for i in range(2):
             for i in reversed(range(2)):
                 # grad of: x = square(x)
                 d_square2 = add(d_square2, d_x)
-                d_x = 0
+                d_x = zero
                 x = tape.pop()
                 d_x_square = square_backward(square2_tape, d_square2)
                 d_x = add(d_x, d_x_square)
                 square2_tape = tape.pop()
-                d_square2 = 0
+                d_square2 = zero
             return (sum_, (d_x,), ())
 
         # ---- reverse: square ----
@@ -476,14 +474,12 @@ GOLDEN = {
             return (mul, tape)
 
         def square_backward(tape, d_mul):
-            if is_zero(d_mul):
-                return 0
             a = tape.pop()
-            d_a = 0
+            d_a = zero
             # grad of: return a * a
             d_a = add(d_a, d_mul * a)
             d_a = add(d_a, d_mul * a)
-            d_mul = 0
+            d_mul = zero
             return d_a
     """,
     in_place: """
@@ -504,21 +500,21 @@ GOLDEN = {
             sum_ = np.sum(mul2)
             # backward sweep
             d_sum_ = seed(sum_, sens)
-            d_add = 0
-            d_mul = 0
-            d_mul2 = 0
-            d_x = 0
-            d_x_i = 0
-            d_y = 0
-            d_y_i = 0
-            d_y_i2 = 0
+            d_add = zero
+            d_mul = zero
+            d_mul2 = zero
+            d_x = zero
+            d_x_i = zero
+            d_y = zero
+            d_y_i = zero
+            d_y_i2 = zero
             copies = {}
             # grad of: return np.sum(y * y)
             d_mul2 = add2(d_mul2, reduce_sum_grad(d_sum_, mul2))
-            d_sum_ = 0
+            d_sum_ = zero
             d_y = add2(d_y, d_mul2 * y)
             d_y = add2(d_y, d_mul2 * y)
-            d_mul2 = 0
+            d_mul2 = zero
             # grad of: y[2] += x[0]
             (d_y_new2, d_y) = setitem_grad(d_y, 2, add)
             d_add = add2(d_add, d_y_new2)
@@ -526,23 +522,23 @@ GOLDEN = {
             restore_item(y, 2, tape.pop())
             d_y_i2 = add2(d_y_i2, unbroadcast(d_add, y_i2))
             d_x_i = add2(d_x_i, unbroadcast(d_add, x_i))
-            d_add = 0
+            d_add = zero
             d_x = add_at(d_x, x, 0, d_x_i)
-            d_x_i = 0
+            d_x_i = zero
             d_y = add_at(d_y, y, 2, d_y_i2)
-            d_y_i2 = 0
+            d_y_i2 = zero
             # grad of: y[0] = y[1] * 2.0
             (d_y_new, d_y) = setitem_grad(d_y, 0, mul)
             d_mul = d_mul + d_y_new
             y = private_copy(y, copies)
             restore_item(y, 0, tape.pop())
             d_y_i = add2(d_y_i, d_mul * 2.0)
-            d_mul = 0
+            d_mul = zero
             d_y = add_at(d_y, y, 1, d_y_i)
-            d_y_i = 0
+            d_y_i = zero
             # grad of: y = x.copy()
             d_x = add2(d_x, d_y)
-            d_y = 0
+            d_y = zero
             return (sum_, (d_x,), ())
     """,
     tuple_return: """
@@ -553,18 +549,18 @@ GOLDEN = {
             result = (a, sum_)
             # backward sweep
             d_result = seed(result, sens)
-            d_a = 0
-            d_sum_ = 0
-            d_x = 0
+            d_a = zero
+            d_sum_ = zero
+            d_x = zero
             # grad of: return a, np.sum(a)
             d_a = add(d_a, item(d_result, 0))
             d_sum_ = d_sum_ + item(d_result, 1)
-            d_result = 0
+            d_result = zero
             d_a = add(d_a, reduce_sum_grad(d_sum_, a))
-            d_sum_ = 0
+            d_sum_ = zero
             # grad of: a = x * y
             d_x = add(d_x, unbroadcast(d_a * y, x))
-            d_a = 0
+            d_a = zero
             return (result, (d_x,), ())
     """,
     containers: """
@@ -581,39 +577,39 @@ GOLDEN = {
             sum_ = np.sum(mul2)
             # backward sweep
             d_sum_ = seed(sum_, sens)
-            d_d = 0
-            d_d_i = 0
-            d_d_i2 = 0
-            d_mul = 0
-            d_mul2 = 0
-            d_pair = 0
-            d_pair_i = 0
-            d_pair_i2 = 0
-            d_x = 0
+            d_d = zero
+            d_d_i = zero
+            d_d_i2 = zero
+            d_mul = zero
+            d_mul2 = zero
+            d_pair = zero
+            d_pair_i = zero
+            d_pair_i2 = zero
+            d_x = zero
             # grad of: return np.sum(d["a"] * d["b"])
             d_mul2 = add(d_mul2, reduce_sum_grad(d_sum_, mul2))
-            d_sum_ = 0
+            d_sum_ = zero
             d_d_i = add(d_d_i, unbroadcast(d_mul2 * d_i2, d_i))
             d_d_i2 = add(d_d_i2, unbroadcast(d_mul2 * d_i, d_i2))
-            d_mul2 = 0
+            d_mul2 = zero
             d_d = add_at(d_d, d, 'b', d_d_i2)
-            d_d_i2 = 0
+            d_d_i2 = zero
             d_d = add_at(d_d, d, 'a', d_d_i)
-            d_d_i = 0
+            d_d_i = zero
             # grad of: d = {"a": pair[0], "b": pair[1]}
             d_pair_i = add(d_pair_i, item(d_d, 'a'))
             d_pair_i2 = add(d_pair_i2, item(d_d, 'b'))
-            d_d = 0
+            d_d = zero
             d_pair = add_at(d_pair, pair, 1, d_pair_i2)
-            d_pair_i2 = 0
+            d_pair_i2 = zero
             d_pair = add_at(d_pair, pair, 0, d_pair_i)
-            d_pair_i = 0
+            d_pair_i = zero
             # grad of: pair = (x, x * 2.0)
             d_x = add(d_x, item(d_pair, 0))
             d_mul = d_mul + item(d_pair, 1)
-            d_pair = 0
+            d_pair = zero
             d_x = add(d_x, d_mul * 2.0)
-            d_mul = 0
+            d_mul = zero
             return (sum_, (d_x,), ())
     """,
     with_bprop: """
@@ -624,18 +620,18 @@ GOLDEN = {
             sum_ = np.sum(mul)
             # backward sweep
             d_sum_ = seed(sum_, sens)
-            d_TRIPLED2 = 0
-            d_mul = 0
-            d_x = 0
+            d_TRIPLED2 = zero
+            d_mul = zero
+            d_x = zero
             # grad of: return np.sum(TRIPLED(x) * x)
             d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
-            d_sum_ = 0
+            d_sum_ = zero
             d_TRIPLED2 = add(d_TRIPLED2, unbroadcast(d_mul * x, TRIPLED2))
             d_x = add(d_x, unbroadcast(d_mul * TRIPLED2, x))
-            d_mul = 0
+            d_mul = zero
             d_Tripled_bprop = bprop_grads(TRIPLED, (x,), TRIPLED2, d_TRIPLED2)
             d_x = add(d_x, d_Tripled_bprop[0])
-            d_TRIPLED2 = 0
+            d_TRIPLED2 = zero
             return (sum_, (d_x,), ())
     """,
 }
@@ -648,19 +644,19 @@ NET = """
         sum_ = np.sum(mul)
         # backward sweep
         d_sum_ = seed(sum_, sens)
-        d_h = 0
-        d_mul = 0
-        d_x = 0
+        d_h = zero
+        d_mul = zero
+        d_x = zero
         # grad of: return np.sum(h * h)
         d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
-        d_sum_ = 0
+        d_sum_ = zero
         d_h = add(d_h, d_mul * h)
         d_h = add(d_h, d_mul * h)
-        d_mul = 0
+        d_mul = zero
         # grad of: h = self.dense(x)
         d_x_Dense = Dense_backward(h_tape, d_h)
         d_x = add(d_x, d_x_Dense)
-        d_h = 0
+        d_h = zero
         return (sum_, (d_x,), ())
 
     # ---- reverse: construct ----
@@ -673,19 +669,17 @@ NET = """
         return (tanh, tape)
 
     def Dense_backward(tape, d_tanh):
-        if is_zero(d_tanh):
-            return 0
         (matmul, self, tanh, x) = tape.pop()
-        d_add = 0
-        d_matmul = 0
-        d_x = 0
+        d_add = zero
+        d_matmul = zero
+        d_x = zero
         # grad of: return np.tanh(x @ self.w + self.b)
         d_add = add2(d_add, d_tanh * (1.0 - tanh * tanh))
-        d_tanh = 0
+        d_tanh = zero
         d_matmul = add2(d_matmul, unbroadcast(d_add, matmul))
-        d_add = 0
+        d_add = zero
         d_x = add2(d_x, matmul_grad_x(d_matmul, x, self.w))
-        d_matmul = 0
+        d_matmul = zero
         return d_x
 """
 
@@ -697,21 +691,21 @@ NET_WEIGHTS = """
         sum_ = np.sum(mul)
         # backward sweep
         d_sum_ = seed(sum_, sens)
-        d_dense_b = 0
-        d_dense_w = 0
-        d_h = 0
-        d_mul = 0
+        d_dense_b = zero
+        d_dense_w = zero
+        d_h = zero
+        d_mul = zero
         # grad of: return np.sum(h * h)
         d_mul = add(d_mul, reduce_sum_grad(d_sum_, mul))
-        d_sum_ = 0
+        d_sum_ = zero
         d_h = add(d_h, d_mul * h)
         d_h = add(d_h, d_mul * h)
-        d_mul = 0
+        d_mul = zero
         # grad of: h = self.dense(x)
         (d_dense_b_Dense, d_dense_w_Dense) = Dense_backward(h_tape, d_h)
         d_dense_b = add(d_dense_b, d_dense_b_Dense)
         d_dense_w = add(d_dense_w, d_dense_w_Dense)
-        d_h = 0
+        d_h = zero
         return (sum_, (), (d_dense_w, d_dense_b))
 
     # ---- reverse: construct ----
@@ -724,21 +718,19 @@ NET_WEIGHTS = """
         return (tanh, tape)
 
     def Dense_backward(tape, d_tanh):
-        if is_zero(d_tanh):
-            return (0, 0)
         (matmul, self, tanh, x) = tape.pop()
-        d_add = 0
-        d_matmul = 0
-        d_self_b = 0
-        d_self_w = 0
+        d_add = zero
+        d_matmul = zero
+        d_self_b = zero
+        d_self_w = zero
         # grad of: return np.tanh(x @ self.w + self.b)
         d_add = add2(d_add, d_tanh * (1.0 - tanh * tanh))
-        d_tanh = 0
+        d_tanh = zero
         d_matmul = add2(d_matmul, unbroadcast(d_add, matmul))
         d_self_b = add2(d_self_b, unbroadcast(d_add, self.b))
-        d_add = 0
+        d_add = zero
         d_self_w = add2(d_self_w, matmul_grad_y(d_matmul, x, self.w))
-        d_matmul = 0
+        d_matmul = zero
         return (d_self_b, d_self_w)
 """
 
@@ -754,25 +746,23 @@ SPLIT = """
         return (sum_, tape)
 
     def straight_line_backward(tape, d_sum_):
-        if is_zero(d_sum_):
-            return 0
         (sin, w, x, y, z) = tape.pop()
-        d_sin = 0
-        d_w = 0
-        d_x = 0
-        d_z = 0
+        d_sin = zero
+        d_w = zero
+        d_x = zero
+        d_z = zero
         # grad of: return np.sum(w)
         d_w = d_w + reduce_sum_grad(d_sum_, w)
-        d_sum_ = 0
+        d_sum_ = zero
         # grad of: w = np.sin(z) + x
         d_sin = d_sin + unbroadcast(d_w, sin)
         d_x = add(d_x, unbroadcast(d_w, x))
-        d_w = 0
+        d_w = zero
         d_z = add(d_z, d_sin * np.cos(z))
-        d_sin = 0
+        d_sin = zero
         # grad of: z = x * y
         d_x = add(d_x, unbroadcast(d_z * y, x))
-        d_z = 0
+        d_z = zero
         return d_x
 """
 

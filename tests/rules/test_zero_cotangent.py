@@ -1,12 +1,13 @@
 """Every adjoint rule the transformer runs unguarded takes the symbolic zero.
 
-The gradient of a value unused on the path taken is the symbolic zero at run time: the int 0,
-or the number arithmetic on it gives (``0 * 1.0``), standing for an array of any shape. A rule
-whose template the analysis finds safe (``Rule.reads_zero_unsafely`` false) runs on it without
-the ``if not is_zero(d_v, v):`` guard in generated code; this checks that claim on every case
-of every table of tests/rules/ (``test_every_rule.all_cases``): given such a zero as its output's
-gradient, the rule gives each argument a zero gradient (the symbolic zero, a number 0, or an
-array of zeros of the argument's shape and a float type), never an error or another shape.
+The gradient of a value unused on the path taken is the symbolic zero at run time
+(``runtime.Zero``: the untyped ``zero`` generated code starts at, or a zero of the output's
+shape and dtype). A rule whose template the analysis finds safe (``Rule.reads_zero_unsafely``
+false) runs on it without the ``if not is_zero(d_v, v):`` guard in generated code, in the
+user's code and in mindgrad's own (grad of grad); this checks that claim on every case of every
+table of tests/rules/ (``test_every_rule.all_cases``): given such a zero as its output's
+gradient, the rule gives each argument a zero gradient (a zero, or an array of zeros of the
+argument's shape and a float type), never an error or another shape.
 Oracle: the gradient of a zero cotangent is zero, as the rule is linear in it.
 """
 
@@ -17,7 +18,7 @@ import pytest
 
 from mindgrad import rules
 from mindgrad.rules import vjp_of
-from mindgrad.runtime import is_zero, trees
+from mindgrad.runtime import Zero, is_zero, trees, zero
 from tests.rules.test_every_rule import all_cases
 from tests.support.rule_check import ADJOINT
 
@@ -32,21 +33,26 @@ CASES = [c for c in all_cases() if ADJOINT in c.checks and c.skip is None and un
 
 
 def zeros_standing_for(out):
-    """The forms the symbolic zero takes as ``out``'s gradient: the int 0 and, for an array of
-    one or more axes, a number 0 of its type (what ``0 * 1.0`` gives)."""
-    forms = [0]
-    if isinstance(out, np.ndarray) and out.ndim and out.dtype.kind in "fc":
-        forms.append(out.dtype.type(0))
-        forms.append(0.0)
+    """The forms the symbolic zero takes as ``out``'s gradient: the untyped zero, and the zero
+    of ``out``'s type (of each leaf's, for a tuple or list of arrays)."""
+    forms = [zero]
+    if isinstance(out, (np.ndarray, np.generic)):
+        forms.append(Zero.like(out))
+    elif isinstance(out, (tuple, list)) and all(isinstance(o, np.ndarray) for o in out):
+        forms.append(type(out)(Zero.like(o) for o in out) if isinstance(out, tuple)
+                     else [Zero.like(o) for o in out])
     return forms
 
 
 def assert_zero_gradient(gr, arg, where):
-    if is_zero(gr, arg):
+    if gr.__class__ is Zero or gr is None:
+        if gr is not None and gr.typed and isinstance(arg, np.ndarray):
+            assert gr.shape == arg.shape, \
+                f"{where}: a zero of shape {gr.shape} for an argument of shape {arg.shape}"
         return
     for leaf, like in zip(trees.leaves(gr), trees.leaves(arg)) if \
             isinstance(gr, (list, tuple, dict)) else [(gr, arg)]:
-        if is_zero(leaf, like):
+        if leaf.__class__ is Zero or is_zero(leaf):
             continue
         assert np.shape(leaf) == np.shape(like), \
             f"{where}: a gradient of shape {np.shape(leaf)} for an argument of shape " \

@@ -5,11 +5,13 @@ Reverse mode, from ``reverse.Sweeps``: the gradient entry ``grad`` calls, or the
 caller (or ``vjp``) calls::
 
     def grad_f(x, *, sens):           def f_forward(x):             def f_backward(tape, d_y):
-        <forward sweep>                   tape = []                     if is_zero(d_y):
-        # backward sweep                  <forward sweep>                   return 0
-        d_y = seed(y, sens)               tape.append(<saved>)          <saved> = tape.pop()
-        <backward sweep>                  return (y, tape)              <backward sweep>
-        return (y, (d_x,), (<weights>))                                 return d_x
+        <forward sweep>                   tape = []                     <saved> = tape.pop()
+        # backward sweep                  <forward sweep>               <backward sweep>
+        d_y = seed(y, sens)               tape.append(<saved>)          return d_x
+        <backward sweep>                  return (y, tape)
+        return (y, (d_x,), (<weights>))
+
+A gradient is the symbolic zero (``runtime.zero``) until one flows into it.
 
 Forward mode, from ``forward.TangentCode``: ``def jvp_f(x, *, t_x): ...; return (y, t_y)``.
 The backward sweep is optimized before the locals a split backward function reads are known.
@@ -41,7 +43,6 @@ class ReverseCode:
     returned: list             # one expression per differentiated parameter
     weight_grads: list         # one expression per weight returned
     live_out: set              # the gradients the functions return
-    guarded: bool              # the backward function returns at once for a zero d_res
     pure: set
     owned: set
 
@@ -88,19 +89,17 @@ class ReverseFunctions:
                 seed = [A.assign(d_res, A.call(seed_fn, A.clone(sw.result), A.load(sens)),
                                  sw.fdef.body[-1] if len(returns) == 1 else None)]
         back = seed + inits + sw.backward
-        # a backward function that restores no values returns at once for a zero d_res
-        guarded = self.split and d_res is not None and not _restores_values(back, sw.tape)
         return ReverseCode(fwd=sw.forward, back=back, result=sw.result, d_res=d_res,
                            returned=[A.load(g) if g else A.zero() for g in grads],
                            weight_grads=weight_grads,
                            live_out={g for g in grads if g} | A.names_in(weight_grads, gast.Load),
-                           guarded=guarded, pure=set(sw.pure),
+                           pure=set(sw.pure),
                            owned={d(n) for n in sw.indexed if n in sw.active})
 
     def optimize(self, code: ReverseCode) -> ReverseCode:
         """The optimize stage: the backward sweep without what is not needed."""
         back = self._optimizer(code.pure, code.owned).run(
-            code.back, code.live_out, zero=(), arrays={code.d_res} if code.guarded else ())
+            code.back, code.live_out, zero=(), arrays=())
         return dataclasses.replace(code, back=back)
 
     def assemble(self, code: ReverseCode, copy=False) -> list:
@@ -172,14 +171,8 @@ class ReverseFunctions:
                                fwd + save + [gast.Return(value=returned_pair)])
         d_in = d_res or self._fresh(naming.RESULT_ADJOINT)
         ret = returned[0] if len(returned) == 1 else A.tuple_(returned)
-        guard = []
-        if not _restores_values(back, sw.tape):
-            # a zero gradient in gives zero gradients out: the rules never see a symbolic zero
-            zeros = A.zero() if len(returned) == 1 else A.tuple_([A.zero() for _ in returned])
-            guard = [A.if_(A.call(sw.namespace.helper(runtime.is_zero), A.load(d_in)),
-                           [gast.Return(value=zeros)], [])]
         backward = function_def(self.names[1], arguments_of([sw.tape, d_in], []),
-                                guard + load + back + [gast.Return(value=ret)])
+                                load + back + [gast.Return(value=ret)])
         return [forward, backward]
 
 
@@ -201,22 +194,6 @@ def tangent_function(code, name, entry):
     arguments = arguments_of(params, kwonly + code.tangent_params) if entry else \
         arguments_of(params + kwonly + code.tangent_params, [])
     return function_def(name, arguments, body)
-
-
-def _restores_values(stmts, tape) -> bool:
-    """Whether a backward sweep writes back values the forward sweep overwrote (index
-    assignments, list appends and pops other than the tape's): it must run even when its
-    gradient is zero, or the caller would read overwritten values."""
-    for node in (n for s in stmts for n in A.walk(s)):
-        if isinstance(node, gast.Assign) and any(isinstance(t, gast.Subscript)
-                                                 for t in node.targets):
-            return True
-        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
-            func = node.value.func
-            if not (isinstance(func, gast.Attribute) and func.attr == "pop" and
-                    isinstance(func.value, gast.Name) and func.value.id == tape):
-                return True
-    return False
 
 
 def _zero_test(sweeps):

@@ -117,6 +117,9 @@ class Unparser(astunparse.Unparser):
         super()._Expr(tree)
 
     def _Constant(self, t):
+        if t.kind == A.ZERO_KIND:  # the symbolic zero, before it is bound (a stage's dump)
+            self.write("zero")
+            return
         if not _printable(t.value):
             raise TypeError(f"mindgrad cannot write a {type(t.value).__name__} into generated "
                             "code as text; such values are bound by name")

@@ -33,6 +33,7 @@ from mindgrad.runtime import (
     bprop_grads,
     reversed_items,
     tangent_of_item,
+    zero,
     zero_tangent,
 )
 from mindgrad.runtime.origin import Origin, origin
@@ -124,6 +125,8 @@ class _Fill:
                 return names[0] if len(names) == 1 else A.tuple_(names, node.ctx)
             return A.clone(value)
         helper = self.globals.get(node.id)
+        if helper is zero:  # the symbolic zero: a constant 0 to the optimize stage
+            return A.zero()
         if callable(helper) and origin(helper) is Origin.RUNTIME:
             return self.namespace.helper(helper)
         return gast.Name(id=node.id, ctx=node.ctx, annotation=None, type_comment=None)
@@ -202,7 +205,7 @@ def for_adjoint_over_items(index, target, items, counted, body, d_items, d_targe
     for index, target in reversed_items(items, *counted):
         run(body)
         d_items = add_at(d_items, items, index, d_target)
-        d_target = 0
+        d_target = zero
 
 
 @template

@@ -252,8 +252,10 @@ class ForwardPass(FunctionPass):
             stmts = instantiate_tangent(rule, args, keywords, name, t_out, self)
         except RuleError as exc:
             self.fail(s, str(exc), NoTangentRuleError)
-        if stmts and self.src.is_mindgrad_code:
-            # over mindgrad's own code, tangents are often the symbolic 0 at run time
+        if stmts and self.src.is_mindgrad_code and rule.reads_zero_unsafely:
+            # over mindgrad's own code a tangent is often the symbolic zero at run time: a
+            # rule linear in it takes it (runtime.Zero is linear); one that passes it where a
+            # value is needed (Rule.reads_zero_unsafely) runs only on a value
             return self.zero_guarded(stmts)
         return stmts
 

@@ -182,12 +182,13 @@ class StatementAdjoints:
         except RuleError as exc:
             self.fail(s, str(exc), NoGradientRuleError)
         stmts = [A.located(st, s) for st in stmts]
-        if stmts and (rule.reads_zero_unsafely or self.src.is_mindgrad_code):
-            # the gradient may be the symbolic 0 at run time (a value unused on the path
-            # taken; in mindgrad's own code, grad of grad, often), which shape rules
-            # (np.reshape(d_out, ...)) cannot take. The optimize stage drops the guard where
-            # the gradient is known to be an array.
-            # is_zero(d_v, v): v tells a number 0 standing for an array (0 * 1.0) from a value
+        if stmts and rule.reads_zero_unsafely:
+            # the gradient may be the symbolic zero at run time (a value unused on the path
+            # taken; in mindgrad's own code, grad of grad, often). A rule linear in it takes
+            # it (runtime.Zero is linear); one that passes it where a value is needed (the
+            # analysis of Rule.reads_zero_unsafely) runs only on a value. The optimize stage
+            # drops the guard where the gradient is known to be a value. is_zero(d_v, v): v
+            # tells a number 0 standing for an array (a user's bprop returning 0) from a value
             test = gast.UnaryOp(op=gast.Not(), operand=A.call(self.helper(runtime.is_zero),
                                                               A.load(self.d(name)), A.load(name)))
             return [A.if_(test, stmts, [], s)]
