@@ -310,18 +310,20 @@ class Rule:
 
     def _in_runtime(self, func) -> bool:
         """Whether ``func`` names a function of mindgrad.runtime: all of them take the
-        symbolic 0, and a number 0 standing for an array (``0 * 1.0``) as any number. A helper
-        marked ``runtime.takes_zero`` takes the 0 but may need the array's shape, so a rule
-        passing it ``d[out]`` is guarded by ``is_zero(d_v, v)``, which tells that number; so is
-        one declared ``runtime.zero_in_zero_out`` (``linear_in``), which relies on that guard
-        instead of testing for 0."""
+        symbolic zero, and a number 0 standing for an array (``0 * 1.0``) as any number; so do
+        the helpers declared ``runtime.zero_in_zero_out`` (``linear_in``), whose first test is
+        ``zero_in``: arithmetic on a ``Zero`` keeps it a ``Zero``, and a user's ``bprop``
+        returning 0 gives one (``bprop_grads``). A helper marked ``runtime.takes_zero`` takes
+        the zero but may need the array's shape, so a rule passing it ``d[out]`` is guarded by
+        ``is_zero(d_v, v)``, which tells a number 0 standing for an array."""
         if not isinstance(func, gast.Name):
             return False
         value = self.globals.get(func.id)
         if getattr(value, "takes_any_zero", False):  # takes_zero(any_number=True)
             return True
-        return id(value) in _RUNTIME_HELPERS and \
-            not hasattr(value, "zero_in_zero_out")
+        if hasattr(value, "zero_in_zero_out"):  # its first test is zero_in(...)
+            return True
+        return id(value) in _RUNTIME_HELPERS
 
     def bind(self, args, kwargs):
         """Map parameter names to the call's arguments; missing ones get the defaults."""

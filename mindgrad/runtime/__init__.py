@@ -2,19 +2,20 @@
 
 Conventions shared by every helper here and by the generated code:
 
-* The zero gradient is the Python int ``0``: it costs nothing to create, adds to anything,
-  and ``is_zero`` recognises it. Gradients are materialised as arrays only where a value flows.
-  The functions here take it; a helper of the rules either takes it too (``takes_zero``) or
-  declares that a zero in gives a zero out and leaves the test to the code calling it, which
-  tests once per call, where the value may be zero at run time (``zero_in_zero_out``).
+* The zero gradient is ``zero``, a ``Zero`` (module ``zero``): it costs nothing to create,
+  adding it is the identity, linear operations on it give it back, and ``Zero.like(x)`` knows
+  the shape and dtype of ``x``. Gradients are materialised as arrays only where a value flows;
+  ``is_zero`` recognises it (and the int 0 or None a user's ``bprop`` may return). The
+  functions here take it, and so do the rules' helpers: their first test is ``is_zero``,
+  ``is_any_zero`` (``takes_zero``) or ``zero_in`` (``zero_in_zero_out``).
 * Helpers never mutate their arguments, except ``add_at`` and ``setitem_grad``, which update
   a gradient buffer that the generated code owns (it was created by ``add_at`` itself or by an
   ``a + b`` expression, never aliased).
 
-The helpers live in four modules and are all read from this package: ``core`` (the zero and
-the arithmetic of gradients), ``buffers`` (index writes, the tape's saved items, sequences),
-``forward`` (tangents of values that are not arrays; ``tangents`` holds the tangent types) and
-``outputs`` (the output checked and the backward sweep seeded).
+The helpers live in five modules and are all read from this package: ``zero`` (the zero),
+``core`` (its tests and the arithmetic of gradients), ``buffers`` (index writes, the tape's
+saved items, sequences), ``forward`` (tangents of values that are not arrays; ``tangents``
+holds the tangent types) and ``outputs`` (the output checked and the backward sweep seeded).
 """
 
 from __future__ import annotations

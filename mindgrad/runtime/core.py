@@ -1,7 +1,7 @@
-"""The symbolic zero and the arithmetic of gradients: ``is_zero``, ``add``, ``unbroadcast``,
-``unreduce``, ``times_slope``, ``real_grad``, and the marks of the rules' helpers that take the
-zero (``takes_zero``, ``zero_in_zero_out``). The conventions are the package's
-(``mindgrad.runtime``).
+"""The tests of the symbolic zero (``zero.py``) and the arithmetic of gradients:
+``is_zero``, ``zero_in``, ``add``, ``unbroadcast``, ``unreduce``, ``times_slope``,
+``real_grad``, and the marks of the rules' helpers that take the zero (``takes_zero``,
+``zero_in_zero_out``). The conventions are the package's (``mindgrad.runtime``).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ class GradientError(ValueError):
 
 
 def takes_zero(fn=None, *, keeps_values=True, any_number=False):
-    """Mark a gradient helper outside this module as accepting the symbolic zero (the int 0)
-    for its gradient, as every function here does. A rule passing ``d[out]`` to it is still
-    guarded by ``is_zero(d_v, v)``, for a number 0 standing for an array (see ``is_zero``),
-    unless ``any_number``: the helper's first test is ``is_any_zero(g)``, which takes that
-    number too, so the rule needs no guard (``tests/rules/test_zero_cotangent.py`` runs every
-    such rule at the zero). ``keeps_values``: given a gradient that holds a value, it returns
-    one (never the 0): with ``any_number``, ``zero_for(g, x)`` for a number 0."""
+    """Mark a gradient helper outside this module as testing for the symbolic zero (``Zero``)
+    itself, as every function here does. A rule passing ``d[out]`` to it is still guarded by
+    ``is_zero(d_v, v)``, for a number 0 standing for an array (see ``is_zero``), unless
+    ``any_number``: the helper's first test is ``is_any_zero(g)``, which takes that number too,
+    so the rule needs no guard (``tests/rules/test_zero_cotangent.py`` runs every such rule at
+    the zero). ``keeps_values``: given a gradient that holds a value, it returns one (never the
+    zero): with ``any_number``, ``zero_for(g, x)`` for a number 0."""
     if fn is None:
         return functools.partial(takes_zero, keeps_values=keeps_values, any_number=any_number)
     fn.keeps_values = keeps_values
@@ -67,15 +67,12 @@ def zero_in(*values) -> bool:
 
 def zero_in_zero_out(*params, keeps_values=False):
     """Declare that a gradient helper outside this module gives the symbolic zero when any of
-    ``params`` (the gradient, a factor it is linear in) is the symbolic zero, and leave that
-    test to its callers: the helper holds no ``if is_zero(g): return 0`` of its own.
-
-    Generated code never passes it such a zero. A rule template passing ``d[out]`` to the
-    helper is guarded by ``if not is_zero(d_v, v):``, which the optimizer drops where ``d_v``
-    surely holds a value (``Rule.reads_zero_unsafely``); a tangent statement is dropped where
-    its input carries no tangent, and guarded by ``is_zero(t)`` over mindgrad's own code, where
-    a tangent may be 0 at run time; ``rules.vjp_of``/``jvp_of`` do the same. Python code
-    calling the helper passes values. ``keeps_values``: as for ``takes_zero``."""
+    ``params`` (the gradient, a factor it is linear in) is the symbolic zero: its first test is
+    ``if zero_in(*params): return zero``. A rule template passing ``d[out]`` to it is still
+    guarded by ``if not is_zero(d_v, v):`` (``Rule.reads_zero_unsafely``: a number 0 standing
+    for an array is not a zero to ``zero_in``), which the optimizer drops where ``d_v`` surely
+    holds a value; ``rules.vjp_of``/``jvp_of`` do the same. ``keeps_values``: as for
+    ``takes_zero``."""
     def mark(fn):
         fn.zero_in_zero_out = params
         if keeps_values:
@@ -107,12 +104,13 @@ def user_method(receiver, name) -> bool:
 
 
 def is_zero(g, like=None) -> bool:
-    """True for the symbolic zero gradient (the int 0) and None.
+    """True for the symbolic zero gradient (a ``Zero``), and the int 0 and None a user's
+    ``bprop`` may return for it.
 
     Given ``like``, the value ``g`` is the gradient of, also for a number 0 standing for an
-    array: arithmetic on the symbolic zero (``0 * 1.0``, ``0 * z`` with ``z`` 0-d) gives a
-    number, not an array of ``like``'s shape. The gradient of an array of one or more
-    dimensions is otherwise never a number, so this zero is a constant too."""
+    array: arithmetic on the int 0 (``0 * 1.0``, ``0 * z`` with ``z`` 0-d) gives a number, not
+    an array of ``like``'s shape (on a ``Zero`` it gives a ``Zero``). The gradient of an array
+    of one or more dimensions is otherwise never a number, so this zero is a constant too."""
     if g is None or g.__class__ is Zero or (g.__class__ is int and g == 0):
         return True
     if like is None or g.__class__ is np.ndarray and g.ndim:

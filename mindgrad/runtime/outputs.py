@@ -11,7 +11,7 @@ import numpy as np
 
 from mindgrad.runtime import trees
 from mindgrad.runtime.core import GradientError, is_zero, unbroadcast
-from mindgrad.runtime.zero import zero
+from mindgrad.runtime.zero import Zero, zero
 
 
 def bprop_grads(cell, inputs, out, dout):
@@ -22,7 +22,9 @@ def bprop_grads(cell, inputs, out, dout):
     if len(grads) != len(inputs):
         raise ValueError(f"{type(cell).__name__}.bprop returned {len(grads)} gradient(s) for "
                          f"{len(inputs)} input(s); it must return exactly one per input")
-    return tuple(grads)
+    # None or the int 0 for an input: the zero of its type, which arithmetic keeps a zero
+    return tuple(Zero.like(x) if g is None or g.__class__ is int and g == 0 else g
+                 for g, x in zip(grads, inputs))
 
 
 

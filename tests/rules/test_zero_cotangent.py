@@ -39,8 +39,7 @@ def zeros_standing_for(out):
     if isinstance(out, (np.ndarray, np.generic)):
         forms.append(Zero.like(out))
     elif isinstance(out, (tuple, list)) and all(isinstance(o, np.ndarray) for o in out):
-        forms.append(type(out)(Zero.like(o) for o in out) if isinstance(out, tuple)
-                     else [Zero.like(o) for o in out])
+        forms.append(trees.rebuild(out, [Zero.like(o) for o in out]))
     return forms
 
 

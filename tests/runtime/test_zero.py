@@ -143,3 +143,35 @@ def test_helpers_return_a_typed_zero_for_the_zero():
     assert isinstance(runtime.times_slope(zero, np.array([np.inf])), Zero)
     np.testing.assert_array_equal(runtime.as_grad(zero, x), np.zeros((4, 1), np.float32))
     np.testing.assert_array_equal(runtime.as_grad(Zero((4, 1)), x), np.zeros((4, 1)))
+
+
+def test_a_bprop_returning_0_or_none_gives_the_zero_of_the_input():
+    class Cell:
+        def bprop(self, x, y, out, dout):
+            return 0, None
+
+    x, y = np.ones((2, 3), np.float32), np.ones(3)
+    gx, gy = runtime.bprop_grads(Cell(), (x, y), None, None)
+    assert isinstance(gx, Zero) and gx.shape == (2, 3) and gx.dtype == np.float32
+    assert isinstance(gy, Zero) and gy.shape == (3,)
+    assert isinstance(gx * 2.0, Zero)  # arithmetic keeps it a zero, never a number 0
+
+
+def test_a_cell_whose_bprop_returns_0_differentiates_to_zeros_and_through_its_peers():
+    import mindgrad
+    from mindgrad import nn
+
+    class Blocked(nn.Cell):
+        def construct(self, x):
+            return x * 3.0
+
+        def bprop(self, x, out, dout):
+            return (0,)
+
+    blocked = Blocked()
+
+    def f(x):
+        return np.sum(blocked(x) @ np.ones((3, 2))) + np.sum(np.sin(x))
+
+    x = np.array([[0.5, -1.0, 2.0], [0.1, 0.2, -0.3]])
+    np.testing.assert_allclose(mindgrad.grad(f)(x), np.cos(x))  # the bprop's 0, then cos
