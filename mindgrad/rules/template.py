@@ -23,6 +23,7 @@ from mindgrad.rules.derivation import (
     transposed_body,
 )
 from mindgrad.rules.markers import RuleError, d, is_d, slope
+from mindgrad.runtime import symbolic_zero as zero_protocol
 
 # the functions mindgrad.runtime exports (from its modules core, buffers, forward, outputs)
 _RUNTIME_HELPERS = frozenset(id(getattr(runtime, name)) for name in runtime.__all__)
@@ -39,6 +40,15 @@ def _takes_a_number(call) -> bool:
             func.value.id == "np"):
         return False
     return getattr(np, func.attr, None) in (np.sum, np.real, np.imag, np.transpose)
+
+
+# what runtime.Zero takes as a zero and gives a zero for: NumPy functions linear in their first
+# argument, products linear in each, and the array methods and attributes it has
+_ZERO_FIRST = zero_protocol.VIEWS | zero_protocol.LINEAR_FIRST
+_ZERO_PRODUCTS = zero_protocol.PRODUCTS
+_ZERO_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "conj", "conjugate", "copy", "astype",
+                              "reshape", "transpose", "swapaxes", "ravel", "flatten", "squeeze",
+                              "sum", "mean", "cumsum"})
 
 
 class Rule:
@@ -267,16 +277,15 @@ class Rule:
                     operands = list(sub.args) + [k.value for k in sub.keywords]
                     if any(self._carries_zero(a, carriers) for a in operands) and \
                             not self._in_runtime(sub.func) and not is_elementwise_call(sub.func) \
-                            and not _takes_a_number(sub):
+                            and not _takes_a_number(sub) and not self._zero_linear(sub, carriers):
                         return True
-                elif isinstance(sub, (gast.Subscript, gast.Attribute)) and \
+                elif isinstance(sub, gast.Attribute) and sub.attr not in _ZERO_ATTRIBUTES and \
                         self._carries_zero(sub.value, carriers):
                     return True
-                elif isinstance(sub, gast.BinOp) and isinstance(sub.op, gast.MatMult) and \
-                        (self._carries_zero(sub.left, carriers) or
-                         self._carries_zero(sub.right, carriers)):
-                    return True  # 0 @ y fails: matmul takes no 0-d operand
             if isinstance(node, gast.Assign) and self._carries_zero(node.value, carriers):
+                if any(isinstance(t, (gast.Tuple, gast.List)) for t in node.targets):
+                    return True  # unpacked: the untyped zero has no items
+
                 carriers |= {n.id for target in node.targets
                              for n in (target.elts if isinstance(target, gast.Tuple) else
                                        [target]) if isinstance(n, gast.Name)}
@@ -298,7 +307,7 @@ class Rule:
             return True
         if isinstance(node, gast.Name):
             return node.id in carriers
-        if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
+        if isinstance(node, gast.BinOp):  # zero @ y is a zero too
             return self._carries_zero(node.left, carriers) or \
                 self._carries_zero(node.right, carriers)
         if isinstance(node, gast.UnaryOp):
@@ -306,7 +315,46 @@ class Rule:
         if isinstance(node, gast.Call) and (is_elementwise_call(node.func) or
                                             _takes_a_number(node)):
             return any(self._carries_zero(a, carriers) for a in node.args)
+        if isinstance(node, gast.Call) and self._zero_linear(node, carriers):
+            return True
+        if isinstance(node, (gast.Subscript, gast.Attribute)):  # zero[i], zero.T: a zero
+            return (not isinstance(node, gast.Attribute) or node.attr in _ZERO_ATTRIBUTES) and \
+                self._carries_zero(node.value, carriers)
         return False
+
+    def _zero_linear(self, call, carriers) -> bool:
+        """Whether ``call`` gives the zero for the zero it is passed: a NumPy function
+        ``runtime.Zero`` takes as linear in its first argument given the zero there (and no
+        other), a product given it in any factor, or an array method of a zero."""
+        func = call.func
+        args = list(call.args) + [k.value for k in call.keywords]
+        zeros = [self._carries_zero(a, carriers) for a in args]
+        if isinstance(func, gast.Attribute) and func.attr in _ZERO_ATTRIBUTES and \
+                self._carries_zero(func.value, carriers):
+            return not any(zeros)  # a method of the zero: zero.reshape(shape)
+        target = self._numpy_function(func)
+        if target is None:
+            return False
+        if target in _ZERO_PRODUCTS:
+            return any(zeros)
+        return target in _ZERO_FIRST and bool(zeros) and zeros[0] and not any(zeros[1:]) \
+            and bool(call.args)
+
+    def _numpy_function(self, func):
+        """The NumPy function ``func`` names (``np.reshape``, ``np.fft.fft``), or None."""
+        import numpy as np
+
+        parts = []
+        while isinstance(func, gast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name):
+            return None
+        value = self.globals.get(func.id)
+        for part in reversed(parts):
+            value = getattr(value, part, None)
+        return value if getattr(value, "__module__", "") and isinstance(value, np.ufunc) is False \
+            and value in _ZERO_FIRST | _ZERO_PRODUCTS else None
 
     def _in_runtime(self, func) -> bool:
         """Whether ``func`` names a function of mindgrad.runtime: all of them take the

@@ -2,20 +2,21 @@
 
 Conventions shared by every helper here and by the generated code:
 
-* The zero gradient is ``zero``, a ``Zero`` (module ``zero``): it costs nothing to create,
-  adding it is the identity, linear operations on it give it back, and ``Zero.like(x)`` knows
-  the shape and dtype of ``x``. Gradients are materialised as arrays only where a value flows;
-  ``is_zero`` recognises it (and the int 0 or None a user's ``bprop`` may return). The
-  functions here take it, and so do the rules' helpers: their first test is ``is_zero``,
-  ``is_any_zero`` (``takes_zero``) or ``zero_in`` (``zero_in_zero_out``).
+* The zero gradient is ``zero``, a ``Zero`` (module ``symbolic_zero``): it costs nothing to
+  create, adding it is the identity, linear operations on it give it back, and
+  ``Zero.like(x)`` knows the shape and dtype of ``x``. Gradients are materialised as arrays
+  only where a value flows; ``is_zero`` recognises it (and the int 0 or None a user's
+  ``bprop`` may return). The functions here take it, and so do the rules' helpers: their first
+  test is ``is_zero``, ``is_any_zero`` (``takes_zero``) or ``zero_in`` (``zero_in_zero_out``).
 * Helpers never mutate their arguments, except ``add_at`` and ``setitem_grad``, which update
   a gradient buffer that the generated code owns (it was created by ``add_at`` itself or by an
   ``a + b`` expression, never aliased).
 
-The helpers live in five modules and are all read from this package: ``zero`` (the zero),
-``core`` (its tests and the arithmetic of gradients), ``buffers`` (index writes, the tape's
-saved items, sequences), ``forward`` (tangents of values that are not arrays; ``tangents``
-holds the tangent types) and ``outputs`` (the output checked and the backward sweep seeded).
+The helpers live in five modules and are all read from this package: ``symbolic_zero`` (the
+zero), ``core`` (its tests and the arithmetic of gradients), ``buffers`` (index writes, the
+tape's saved items, sequences), ``forward`` (tangents of values that are not arrays;
+``tangents`` holds the tangent types) and ``outputs`` (the output checked and the backward sweep
+seeded).
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ from mindgrad.runtime.outputs import (
     output_is_differentiable,
     seed,
 )
+from mindgrad.runtime.symbolic_zero import Zero, zero
 from mindgrad.runtime.trees import rebuild
-from mindgrad.runtime.zero import Zero, zero
 
 __all__ = [
     "AuxSens",

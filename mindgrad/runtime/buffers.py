@@ -13,7 +13,7 @@ import numpy as np
 
 from mindgrad.runtime.core import GradientError, add, is_zero, real_grad, unbroadcast
 from mindgrad.runtime.forward import adds_elementwise
-from mindgrad.runtime.zero import Zero, zero
+from mindgrad.runtime.symbolic_zero import Zero, zero
 
 
 def _is_advanced(idx) -> bool:

@@ -1,4 +1,4 @@
-"""The tests of the symbolic zero (``zero.py``) and the arithmetic of gradients:
+"""The tests of the symbolic zero (``symbolic_zero.py``) and the arithmetic of gradients:
 ``is_zero``, ``zero_in``, ``add``, ``unbroadcast``, ``unreduce``, ``times_slope``,
 ``real_grad``, and the marks of the rules' helpers that take the zero (``takes_zero``,
 ``zero_in_zero_out``). The conventions are the package's (``mindgrad.runtime``).
@@ -13,7 +13,7 @@ import types
 import numpy as np
 
 from mindgrad.runtime.origin import Origin, origin
-from mindgrad.runtime.zero import Zero, zero
+from mindgrad.runtime.symbolic_zero import Zero, zero
 
 
 class GradientError(ValueError):

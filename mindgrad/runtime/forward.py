@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from mindgrad.runtime.core import add, is_zero
+from mindgrad.runtime.symbolic_zero import zero
 from mindgrad.runtime.trees import rebuild
-from mindgrad.runtime.zero import zero
 
 
 def zero_tangent(value):

@@ -11,7 +11,7 @@ import numpy as np
 
 from mindgrad.runtime import trees
 from mindgrad.runtime.core import GradientError, is_zero, unbroadcast
-from mindgrad.runtime.zero import Zero, zero
+from mindgrad.runtime.symbolic_zero import Zero, zero
 
 
 def bprop_grads(cell, inputs, out, dout):

@@ -9,7 +9,7 @@ input's tangent the shape of the output it contributes to.
 import numpy as np
 
 from mindgrad.runtime import add, is_zero, rebuild
-from mindgrad.runtime.zero import Zero, zero
+from mindgrad.runtime.symbolic_zero import Zero, zero
 
 
 class TangentList(list):

@@ -22,13 +22,13 @@ import numpy as np
 _UNARY_LINEAR = frozenset({np.negative, np.positive, np.conjugate})
 # NumPy functions linear in their first argument that give a view-like result: a typed zero
 # keeps its type through them (the result's shape is found on a broadcast zero, no copy)
-_VIEWS = frozenset({np.reshape, np.transpose, np.swapaxes, np.moveaxis, np.expand_dims,
+VIEWS = frozenset({np.reshape, np.transpose, np.swapaxes, np.moveaxis, np.expand_dims,
                     np.squeeze, np.broadcast_to, np.ravel, np.flip, np.real, np.imag,
                     np.conj, np.conjugate, np.diagonal, np.atleast_1d, np.atleast_2d,
                     np.negative, np.rot90, np.fliplr, np.flipud} |
                    ({np.matrix_transpose} if hasattr(np, "matrix_transpose") else set()))
 # NumPy functions linear in their first argument with a computed result: an untyped zero
-_LINEAR_FIRST = frozenset({np.sum, np.mean, np.cumsum, np.trace, np.diff, np.tril, np.triu,
+LINEAR_FIRST = frozenset({np.sum, np.mean, np.cumsum, np.trace, np.diff, np.tril, np.triu,
                            np.roll, np.repeat, np.tile, np.take, np.nansum, np.fft.fft,
                            np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.fft2, np.fft.ifft2,
                            np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn,
@@ -36,7 +36,7 @@ _LINEAR_FIRST = frozenset({np.sum, np.mean, np.cumsum, np.trace, np.diff, np.tri
                            np.copy, np.ascontiguousarray, np.diag})
 # NumPy functions linear in each of their array arguments (bilinear products): a zero factor
 # gives a zero product
-_PRODUCTS = frozenset({np.dot, np.vdot, np.inner, np.outer, np.tensordot, np.kron, np.matmul,
+PRODUCTS = frozenset({np.dot, np.vdot, np.inner, np.outer, np.tensordot, np.kron, np.matmul,
                        np.cross, np.einsum, np.multiply, np.convolve, np.correlate})
 
 
@@ -339,16 +339,16 @@ class Zero:
     def __array_function__(self, func, types, args, kwargs):
         if args and isinstance(args[0], Zero):
             first = args[0]
-            if func in _VIEWS:
+            if func in VIEWS:
                 if first._shape is None:
                     return zero
                 try:
                     return first._view(func, *args[1:], **kwargs)
                 except Exception:  # noqa: BLE001 - NumPy's own error, on the value
                     return func(first.__array__(), *args[1:], **kwargs)
-            if func in _LINEAR_FIRST:
+            if func in LINEAR_FIRST:
                 return zero
-        if func in _PRODUCTS and any(isinstance(a, Zero) for a in args):
+        if func in PRODUCTS and any(isinstance(a, Zero) for a in args):
             return zero
         if func is np.shape:
             return args[0].shape
