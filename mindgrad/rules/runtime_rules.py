@@ -30,6 +30,7 @@ from mindgrad.runtime import (
     pop_grad,
     real_grad,
     setitem_grad,
+    takes_zero,
     times_slope,
     unbroadcast,
     zero,
@@ -132,6 +133,7 @@ def _(out, a, b):
     d[b] = add_operand_grad(d[out], b)
 
 
+@takes_zero(any_number=True)  # summable and broadcast_tangent take it
 def runtime_add_tangent(t, out):
     """Tangent of one operand of ``add(a, b)``: in the result's shape (arrays), or adding element
     by element (lists, tuples, dicts)."""

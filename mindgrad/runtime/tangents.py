@@ -8,7 +8,7 @@ input's tangent the shape of the output it contributes to.
 
 import numpy as np
 
-from mindgrad.runtime import add, is_zero, rebuild
+from mindgrad.runtime import add, is_zero, rebuild, takes_zero
 from mindgrad.runtime.symbolic_zero import Zero, zero
 
 
@@ -125,8 +125,12 @@ def tangent_like(t, out):
     return t
 
 
+@takes_zero(any_number=True)
 def broadcast_tangent(t, out):
-    """The tangent ``t`` of an input broadcast to the shape (and float dtype) of ``out``."""
+    """The tangent ``t`` of an input broadcast to the shape (and float dtype) of ``out``; the
+    zero of ``out``'s type for the symbolic zero (a number 0 broadcasts to zeros)."""
+    if t.__class__ is Zero:
+        return Zero.like(out)
     shape = np.shape(out)
     if np.shape(t) == shape:
         if isinstance(out, np.ndarray) and isinstance(t, np.ndarray) and \
@@ -138,12 +142,15 @@ def broadcast_tangent(t, out):
     return np.broadcast_to(np.asarray(t), shape).astype(dtype)
 
 
+@takes_zero(any_number=True)
 def add_tangent(t, out, head, tail):
     """Tangent of one operand of ``x + y``: broadcast to ``out`` for numbers and arrays; for a
     concatenation of sequences, the operand's tangents with zeros for the ``head`` before and
     the ``tail`` after it. Tangents that add element by element (``TangentList``,
     ``TangentTuple``, ``TangentDict``: tangent code differentiated again, at third order) give
     a sum of the same kind, whose tangent is the sum of the operands' tangents."""
+    if t.__class__ is Zero:
+        return Zero.like(out)
     if isinstance(out, (TangentList, TangentTuple, TangentDict)):
         return summable(t)
     if isinstance(out, (list, tuple)):

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from mindgrad import rules
-from mindgrad.rules import vjp_of
+from mindgrad.rules import jvp_of, vjp_of
 from mindgrad.runtime import Zero, is_zero, trees, zero
 from tests.rules.test_every_rule import all_cases
-from tests.support.rule_check import ADJOINT
+from tests.support.rule_check import ADJOINT, TANGENT
 
 
 def unguarded(case):
@@ -114,3 +114,37 @@ def test_a_helper_keeping_values_gives_zeros_for_a_number_0(helper, args, like):
             f"{helper.__name__}({g!r}, ...) gives {grad!r}"
     out = helper(0, *args)  # the symbolic 0 gives the symbolic 0, or zeros
     assert is_zero(out) or np.shape(out) == like.shape and not np.any(out)
+
+
+# ----- tangent rules: the zero tangent in, the zero tangent out --------------------------------
+# Over mindgrad's own code (forward mode over gradient code) a tangent is often the symbolic
+# zero at run time; a tangent rule the analysis finds safe runs on it unguarded there.
+
+
+def _inexact(a):
+    return isinstance(a, (float, complex, np.floating, np.complexfloating)) or \
+        isinstance(a, np.ndarray) and a.dtype.kind in "fc"
+
+
+def tangent_unguarded(case):
+    rule = rules.lookup_tangent(case.rule_key)
+    return rule is not None and not rule.reads_zero_unsafely
+
+
+TANGENT_CASES = [c for c in all_cases() if TANGENT in c.checks and c.skip is None and
+                 tangent_unguarded(c) and any(_inexact(a) for a in c.args)]
+
+
+@pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("case", TANGENT_CASES, ids=lambda c: c.id)
+def test_a_tangent_rule_run_unguarded_takes_the_symbolic_zero(case):
+    key = {} if case.key is None else {"_key": case.key}
+    with np.errstate(all="ignore"):
+        args = copy.deepcopy(case.args)
+        out, jvp = jvp_of(case.fn, *args, **case.kwargs, **key)
+        for typed in (False, True):
+            tangents = [(Zero.like(a) if typed else zero) if _inexact(a) else None
+                        for a in args]
+            got = jvp(*tangents)
+            assert_zero_gradient(got, out, f"output tangent, {'typed' if typed else 'untyped'}"
+                                 " zeros in")
