@@ -175,7 +175,7 @@ class Zero:
             return other.copy()  # a gradient of its own: add_at may update it in place
         if isinstance(other, (list, tuple, dict)) or getattr(other, "adds_elementwise", False):
             return other
-        return other + 0 if isinstance(other, np.generic | int | float | complex) else other
+        return other  # a number is immutable (other + 0 would promote float32 on NumPy 1)
 
     __radd__ = __add__
 
