@@ -340,8 +340,6 @@ def _(out, a):
 def solve_adjoint(g, a, b):
     """``solve(a^T, g)``: the gradient of ``x = solve(a, b)`` for ``b`` before it is summed to
     b's shape. (``b`` is a vector only when it is 1-d, as in NumPy 2.)"""
-    if zero_in(g):
-        return zero
     if is_any_zero(g):
         return zero
     if np.ndim(b) == 1:

@@ -11,6 +11,7 @@ import textwrap
 import types
 
 import gast
+import numpy as np
 
 from mindgrad import runtime
 from mindgrad.rules.derivation import (
@@ -32,8 +33,6 @@ def _takes_a_number(call) -> bool:
     """Whether ``call`` is ``np.sum(v)``, ``np.real(v)``, ``np.imag(v)`` or ``np.transpose(v)``
     of one argument alone: these take a number (the symbolic zero, or a number 0 standing for
     an array) and give a number (a 0-d array: ``runtime.is_any_zero`` takes it)."""
-    import numpy as np
-
     func = call.func
     if call.keywords or len(call.args) != 1 or not (
             isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and
@@ -46,6 +45,8 @@ def _takes_a_number(call) -> bool:
 # argument, products linear in each, and the array methods and attributes it has
 _ZERO_FIRST = zero_protocol.VIEWS | zero_protocol.LINEAR_FIRST
 _ZERO_PRODUCTS = zero_protocol.PRODUCTS
+# by id (a value a template names may not hash); the ufuncs among them are elementwise calls
+_ZERO_FUNCTIONS = {id(f): f for f in _ZERO_FIRST | _ZERO_PRODUCTS if not isinstance(f, np.ufunc)}
 _ZERO_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "conj", "conjugate", "copy", "astype",
                               "reshape", "transpose", "swapaxes", "ravel", "flatten", "squeeze",
                               "sum", "mean", "cumsum"})
@@ -341,9 +342,8 @@ class Rule:
             and bool(call.args)
 
     def _numpy_function(self, func):
-        """The NumPy function ``func`` names (``np.reshape``, ``np.fft.fft``), or None."""
-        import numpy as np
-
+        """The NumPy function ``func`` names (``np.reshape``, ``np.fft.fft``) if ``Zero`` takes
+        it (``_ZERO_FUNCTIONS``), else None."""
         parts = []
         while isinstance(func, gast.Attribute):
             parts.append(func.attr)
@@ -353,8 +353,8 @@ class Rule:
         value = self.globals.get(func.id)
         for part in reversed(parts):
             value = getattr(value, part, None)
-        return value if getattr(value, "__module__", "") and isinstance(value, np.ufunc) is False \
-            and value in _ZERO_FIRST | _ZERO_PRODUCTS else None
+        found = _ZERO_FUNCTIONS.get(id(value))
+        return found if found is value else None
 
     def _in_runtime(self, func) -> bool:
         """Whether ``func`` names a function of mindgrad.runtime: all of them take the

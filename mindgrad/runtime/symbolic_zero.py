@@ -23,21 +23,21 @@ _UNARY_LINEAR = frozenset({np.negative, np.positive, np.conjugate})
 # NumPy functions linear in their first argument that give a view-like result: a typed zero
 # keeps its type through them (the result's shape is found on a broadcast zero, no copy)
 VIEWS = frozenset({np.reshape, np.transpose, np.swapaxes, np.moveaxis, np.expand_dims,
-                    np.squeeze, np.broadcast_to, np.ravel, np.flip, np.real, np.imag,
-                    np.conj, np.conjugate, np.diagonal, np.atleast_1d, np.atleast_2d,
-                    np.negative, np.rot90, np.fliplr, np.flipud} |
-                   ({np.matrix_transpose} if hasattr(np, "matrix_transpose") else set()))
+                   np.squeeze, np.broadcast_to, np.ravel, np.flip, np.real, np.imag,
+                   np.conj, np.conjugate, np.diagonal, np.atleast_1d, np.atleast_2d,
+                   np.negative, np.rot90, np.fliplr, np.flipud} |
+                  ({np.matrix_transpose} if hasattr(np, "matrix_transpose") else set()))
 # NumPy functions linear in their first argument with a computed result: an untyped zero
 LINEAR_FIRST = frozenset({np.sum, np.mean, np.cumsum, np.trace, np.diff, np.tril, np.triu,
-                           np.roll, np.repeat, np.tile, np.take, np.nansum, np.fft.fft,
-                           np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.fft2, np.fft.ifft2,
-                           np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn,
-                           np.fft.hfft, np.fft.ihfft, np.fft.fftshift, np.fft.ifftshift,
-                           np.copy, np.ascontiguousarray, np.diag})
+                          np.roll, np.repeat, np.tile, np.take, np.nansum, np.fft.fft,
+                          np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.fft2, np.fft.ifft2,
+                          np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn,
+                          np.fft.hfft, np.fft.ihfft, np.fft.fftshift, np.fft.ifftshift,
+                          np.copy, np.ascontiguousarray, np.diag})
 # NumPy functions linear in each of their array arguments (bilinear products): a zero factor
 # gives a zero product
 PRODUCTS = frozenset({np.dot, np.vdot, np.inner, np.outer, np.tensordot, np.kron, np.matmul,
-                       np.cross, np.einsum, np.multiply, np.convolve, np.correlate})
+                      np.cross, np.einsum, np.multiply, np.convolve, np.correlate})
 
 
 class Zero:
@@ -99,8 +99,7 @@ class Zero:
         return np.zeros(self._shape, self.dtype)
 
     def __array__(self, dtype=None, copy=None):
-        out = np.zeros(self.shape, self.dtype if dtype is None else dtype)
-        return out
+        return np.zeros(self.shape, self.dtype if dtype is None else dtype)
 
     def __repr__(self):
         if self._shape is None:
@@ -173,17 +172,18 @@ class Zero:
                 return other + np.zeros(self._shape, other.dtype if other.dtype.kind in "fc"
                                         else self.dtype)
             return other.copy()  # a gradient of its own: add_at may update it in place
-        if isinstance(other, (list, tuple, dict)) or getattr(other, "adds_elementwise", False):
-            return other
-        return other  # a number is immutable (other + 0 would promote float32 on NumPy 1)
+        # a container of gradients, or a number: immutable (other + 0 would promote a float32
+        # number on NumPy 1)
+        return other
 
     __radd__ = __add__
 
     def __sub__(self, other):
         if isinstance(other, Zero):
             return self if self._shape is not None else other
-        return self.__add__(np.negative(other) if isinstance(other, np.ndarray | np.generic)
-                            else -other)
+        if isinstance(other, np.ndarray) and (self._shape is None or other.shape == self._shape):
+            return np.negative(other)  # fresh already: no copy of the copy
+        return self.__add__(np.negative(other) if isinstance(other, np.generic) else -other)
 
     def __rsub__(self, other):
         return self.__add__(other)
@@ -322,7 +322,7 @@ class Zero:
             if ufunc is np.subtract:
                 if zeros[1]:
                     return inputs[1].__add__(inputs[0])
-                return inputs[0].__add__(inputs[1] if zeros[1] else np.negative(inputs[1]))
+                return inputs[0].__sub__(inputs[1])
             if ufunc is np.multiply:
                 return inputs[0]._with(inputs[1]) if zeros[0] else inputs[1]._with(inputs[0])
             if ufunc is np.matmul:
