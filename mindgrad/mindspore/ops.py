@@ -26,7 +26,15 @@ from mindgrad.mindspore.grad_operation import GradOperation
 from mindgrad.mindspore.nn_functional import *  # noqa: F403  (activations and losses)
 from mindgrad.mindspore.primitives import *  # noqa: F403  (MindSpore's primitive classes)
 from mindgrad.rules import adjoint, d, tangent
-from mindgrad.runtime import is_zero, unbroadcast, unreduce, zero_tangent
+from mindgrad.runtime import (
+    is_zero,
+    unbroadcast,
+    unreduce,
+    zero,
+    zero_in,
+    zero_in_zero_out,
+    zero_tangent,
+)
 from mindgrad.runtime.tangents import TangentTuple, broadcast_tangent, summable
 
 __all__ = [
@@ -88,8 +96,11 @@ class MatMul:
         return np.matmul(x.T if self.transpose_a else x, y.T if self.transpose_b else y)
 
 
+@zero_in_zero_out("g")
 def matmul_op_grads(g, op, x, y):
     """Gradients of ``MatMul(transpose_a, transpose_b)(x, y)`` for x and y."""
+    if zero_in(g):
+        return zero
     if is_zero(g):
         return 0, 0
     a = x.T if op.transpose_a else x
@@ -177,8 +188,11 @@ class ReduceSum:
         return np.sum(x, axis=_axis(axis), keepdims=self.keep_dims)
 
 
+@zero_in_zero_out("g")
 def reduce_op_grad(g, op, x, axis, mean=False):
     """Gradient of ``ReduceSum``/``ReduceMean`` for x."""
+    if zero_in(g):
+        return zero
     grad = unreduce(g, x, _axis(axis), op.keep_dims)
     if mean:  # each output averaged size(x) / size(out) inputs
         grad = grad / (np.size(x) / np.size(g))
@@ -213,9 +227,12 @@ for _primitive in (MatMul, Mul, Add, Sub, ReduceSum):  # ReduceMean is a ReduceS
 # ----- tangents of the gradient helpers above (forward over reverse) -----------------------
 
 
+@zero_in_zero_out("g", "t")
 def matmul_op_grads_tangent(g, op, x, y, t, wrt):
     """Tangent of ``matmul_op_grads(g, op, x, y)`` from ``x`` (wrt 0) or ``y`` (1): only the
     other factor's gradient depends on it."""
+    if zero_in(g, t):
+        return zero
     if wrt == 0:
         grads = matmul_op_grads(g, op, t, y)
         return TangentTuple((zero_tangent(grads[0]), grads[1]))

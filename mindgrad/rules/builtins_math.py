@@ -27,7 +27,16 @@ from mindgrad.rules import (
     transpose_of,
 )
 from mindgrad.rules.helpers import digamma, log_base, power, quotient
-from mindgrad.runtime import Zero, is_any_zero, is_zero, real_grad, unbroadcast, zero, zero_in
+from mindgrad.runtime import (
+    Zero,
+    is_any_zero,
+    is_zero,
+    real_grad,
+    unbroadcast,
+    zero,
+    zero_in,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
 # ----- builtins on numbers: float, sum, min, max -------------------------------------------
@@ -45,13 +54,19 @@ def _joins(out) -> bool:
     return isinstance(out, (list, tuple))
 
 
+@zero_in_zero_out("t")
 def complex_real_tangent(t):
     """Tangent of ``complex(real, imag)`` from ``real``: ``t`` as a complex number."""
+    if zero_in(t):
+        return zero
     return t + 0j
 
 
+@zero_in_zero_out("t")
 def complex_imag_tangent(t):
     """Tangent of ``complex(real, imag)`` from ``imag``: ``1j t``."""
+    if zero_in(t):
+        return zero
     return 1j * t
 
 
@@ -196,21 +211,27 @@ def select_default_grad(g, args):
     return g if len(args) == 1 and len(args[0]) == 0 else 0
 
 
+@zero_in_zero_out("ts")
 def select_tangent(ts, out, args):
     """Tangent of ``min``/``max``: the tangent of the first argument equal to the result (of
     the first item equal to it, for the one-argument form)."""
+    if zero_in(ts):
+        return zero
     items = args[0] if len(args) == 1 else args
-    ts = ts[0] if len(args) == 1 else ts
-    if is_zero(ts):
+    item_ts = ts[0] if len(args) == 1 else ts
+    if is_zero(item_ts):
         return zero_tangent_of(out)
-    for v, t in zip(items, ts):
+    for v, t in zip(items, item_ts):
         if _is_result(v, out):
             return zero_tangent_of(out) if is_zero(t) else t
     return zero_tangent_of(out)
 
 
+@zero_in_zero_out("t")
 def select_default_tangent(t, out, args):
     """Tangent of ``min``/``max`` from ``default=``: its tangent where the iterable is empty."""
+    if zero_in(t):
+        return zero
     if len(args) == 1 and len(args[0]) == 0:
         return t
     return zero_tangent_of(out)
@@ -267,9 +288,10 @@ def dict_grad(g, mapping):
     return grads
 
 
+@zero_in_zero_out("t")
 def dict_tangent(t, mapping):
     """Tangent of ``dict(mapping)``: the same tangents by key."""
-    if is_zero(t):
+    if zero_in(t):
         return zero
     if isinstance(mapping, dict):
         return dict(t)
@@ -292,10 +314,13 @@ def _(out, mapping=()):
     d[out] = dict_tangent(d[mapping], mapping)
 
 
+@zero_in_zero_out("t")
 def sequence_tangent(t, out):
     """Tangent of ``list(iterable)``/``tuple(iterable)``: the items' tangents in a list (or a
     tuple), rows of an array's tangent for an array."""
-    if is_zero(t) or isinstance(t, dict):
+    if zero_in(t):
+        return zero
+    if t is None or isinstance(t, dict):
         return zero  # the items of a dict are its keys: constants
     items = list(t)
     return TangentTuple(items) if isinstance(out, tuple) else TangentList(items)
@@ -321,8 +346,11 @@ def reversed_grad(g, seq):
     return sequence_grad(list(g)[::-1], seq)
 
 
+@zero_in_zero_out("t")
 def reversed_tangent(t):
     """Tangent of ``reversed(seq)``: the items' tangents, last first, in a list."""
+    if zero_in(t):
+        return zero
     return TangentList(list(t)[::-1])
 
 
@@ -363,9 +391,12 @@ def sorted_grad(g, iterable, key=None, reverse=False):
     return sequence_grad(grads, iterable)
 
 
+@zero_in_zero_out("t")
 def sorted_tangent(t, iterable, key=None, reverse=False):
     """Tangent of ``sorted(iterable)``: the items' tangents in the sorted order."""
-    if is_zero(t) or isinstance(iterable, (dict, set, frozenset, str)):
+    if zero_in(t):
+        return zero
+    if t is None or isinstance(iterable, (dict, set, frozenset, str)):
         return zero  # the items are keys or characters: constants
     order = sorted_order(list(iterable), key, reverse)
     tangents = []
@@ -395,9 +426,12 @@ nondifferentiable(builtins.len, builtins.range, builtins.int, builtins.bool, bui
 # as indexing (compiler/front/normalize.py); the iterator itself, kept as a value, has no rule
 
 
+@zero_in_zero_out("g")
 def iterator_refused(name, g=1):
     """0 where no gradient reaches ``name(...)``'s iterator, else a NotImplementedError."""
-    if g is None or is_zero(g):
+    if zero_in(g):
+        return zero
+    if g is None:
         return zero
     raise NotImplementedError(
         f"{name}(...) kept as a value (not iterated over by a for loop or a comprehension) "
@@ -480,8 +514,11 @@ def _(out, x):
     slope[x] = quotient(-1.0, math.sqrt(1.0 - x * x))
 
 
+@zero_in_zero_out("ts")
 def hypot_tangent(ts, coordinates, out):
     """Tangent of ``math.hypot(*coordinates)``: sum of ``t_i c_i / out``."""
+    if zero_in(ts):
+        return zero
     total = 0.0
     for t, c in zip(ts, coordinates):
         if not is_zero(t) and out != 0:  # at the origin: 0, a subgradient
@@ -548,16 +585,22 @@ def _others(xs, i, start):
     return product
 
 
+@zero_in_zero_out("g")
 def prod_items_grad(g, xs, start):
     """Gradient of ``math.prod(xs, start=start)`` for ``xs``: each item ``g`` times the product
     of the others (and ``start``), summed to its shape; stacked for an array ``xs``."""
+    if zero_in(g):
+        return zero
     grads = [unbroadcast(g * _others(xs, i, start), x) for i, x in enumerate(xs)]
     return np.stack(grads) if isinstance(xs, np.ndarray) else grads
 
 
+@zero_in_zero_out("ts")
 def prod_items_tangent(ts, xs, start):
     """Tangent of ``math.prod(xs, start=start)`` from the items' tangents ``ts``: the sum of
     each tangent times the product of the other items (and ``start``)."""
+    if zero_in(ts):
+        return zero
     total = 0.0
     for i, t in enumerate(ts):
         if not is_zero(t):
@@ -565,9 +608,12 @@ def prod_items_tangent(ts, xs, start):
     return total
 
 
+@zero_in_zero_out("t")
 def prod_start_tangent(t, xs):
     """Tangent of ``math.prod(xs, start=start)`` from ``start``: ``t`` times the items'
     product."""
+    if zero_in(t):
+        return zero
     return t * math.prod(xs)
 
 
@@ -590,17 +636,23 @@ def _(out, iterable, *, start=1):
     d[out] = prod_start_tangent(d[start], iterable)
 
 
+@zero_in_zero_out("g")
 def dist_grad(g, p, q, out):
     """Gradient of ``math.dist(p, q)`` for ``p``: ``g (p_i - q_i) / out`` per coordinate; 0 where
     the points coincide (every difference is 0 there: a subgradient, as ``math.hypot``'s)."""
+    if zero_in(g):
+        return zero
     scale = g / (out + (out == 0))
     grads = [scale * (a - b) for a, b in zip(p, q)]
     return np.asarray(grads) if isinstance(p, np.ndarray) else grads
 
 
+@zero_in_zero_out("tp")
 def dist_tangent(tp, p, q, out):
     """Tangent of ``math.dist(p, q)`` from ``p``'s tangent: ``math.hypot``'s of the differences
     ``p_i - q_i``, whose length ``out`` is."""
+    if zero_in(tp):
+        return zero
     return hypot_tangent(tp, [a - b for a, b in zip(p, q)], out)
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from mindgrad.rules import elementwise, linear_in, slope
-from mindgrad.runtime import is_any_zero, real_grad, takes_zero, zero, zero_in
+from mindgrad.runtime import is_any_zero, real_grad, takes_zero, zero, zero_in, zero_in_zero_out
 
 
 @linear_in("x")
@@ -203,8 +203,11 @@ def abs_slope(x):
     return np.sign(x)
 
 
+@zero_in_zero_out("v")
 def conj_if_complex(v):
     """``conj(v)``, without the copy ``np.conj`` makes of a real ``v``."""
+    if zero_in(v):
+        return zero
     return np.conj(v) if np.iscomplexobj(v) else v
 
 

@@ -48,7 +48,15 @@ from mindgrad.rules.numpy_statistics import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, zero, zero_in
+from mindgrad.runtime import (
+    is_any_zero,
+    is_zero,
+    takes_zero,
+    unbroadcast,
+    zero,
+    zero_in,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import TangentList
 
 # ----- reductions --------------------------------------------------------------------------
@@ -189,8 +197,11 @@ def item_position(a, args):
     return int(np.ravel_multi_index(tuple(index), shape, mode="wrap"))  # wrap: negative ones
 
 
+@zero_in_zero_out("g")
 def item_grad(g, a, args):
     """Gradient of ``a.item(*args)``: ``g`` at the element read (the only one if no args)."""
+    if zero_in(g):
+        return zero
     if is_zero(g):
         return zero
     grad = np.zeros(np.size(a), dtype=np.result_type(a, 1.0))
@@ -224,9 +235,12 @@ def _(out, a, *args):
     d[out] = item_tangent(d[a], args)
 
 
+@zero_in_zero_out("g")
 def tolist_grad(g, a):
     """Gradient of ``a.tolist()``: the nested list of gradients (0 for elements without one)
     as an array of ``a``'s shape and float dtype."""
+    if zero_in(g):
+        return zero
     if is_zero(g):
         return zero
     if np.ndim(a) == 0:
@@ -241,8 +255,11 @@ def _(out, g, a):
     ...
 
 
+@zero_in_zero_out("t")
 def tolist_tangent(t):
     """Tangent of ``a.tolist()``: ``t`` as nested lists that add element by element."""
+    if zero_in(t):
+        return zero
     if np.ndim(t) == 0:
         return np.asarray(t).item()
     return TangentList(tolist_tangent(ti) for ti in t)
@@ -315,30 +332,45 @@ def _(out, g, mapping):
     ...
 
 
+@zero_in_zero_out("g")
 def dict_get_grad(g, mapping, key):
     """Gradient of ``d.get(key, default)`` for ``d``: ``g`` at ``key``, when ``d`` has it."""
+    if zero_in(g):
+        return zero
     if is_zero(g) or key not in mapping:
         return zero
     return {key: g}
 
 
+@zero_in_zero_out("g")
 def dict_get_default_grad(g, mapping, key):
     """Gradient of ``d.get(key, default)`` for ``default``: ``g`` when ``d`` lacks ``key``."""
+    if zero_in(g):
+        return zero
     return zero if key in mapping else g
 
 
+@zero_in_zero_out("t")
 def dict_items_tangent(t, mapping):
     """Tangent of ``d.items()``: one ``[0, tangent of the value]`` pair per key, in order."""
+    if zero_in(t):
+        return zero
     return TangentList(TangentList([0, t.get(k, zero)]) for k in mapping)
 
 
+@zero_in_zero_out("t")
 def dict_values_tangent(t, mapping):
     """Tangent of ``d.values()``: the values' tangents in order (0 for keys without one)."""
+    if zero_in(t):
+        return zero
     return TangentList(t.get(k, zero) for k in mapping)
 
 
+@zero_in_zero_out("t")
 def dict_get_tangent(t, mapping, key):
     """Tangent of ``d.get(key, default)`` from ``d``: its tangent at ``key``, if ``d`` has it."""
+    if zero_in(t):
+        return zero
     if is_zero(t) or key not in mapping or key not in t:
         return zero
     return t[key]

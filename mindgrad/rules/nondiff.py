@@ -12,7 +12,16 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, transpose
 from mindgrad.rules.helpers import array_grad, astype_grad
-from mindgrad.runtime import GradientError, is_any_zero, is_zero, takes_zero, unbroadcast, zero
+from mindgrad.runtime import (
+    GradientError,
+    is_any_zero,
+    is_zero,
+    takes_zero,
+    unbroadcast,
+    zero,
+    zero_in,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_tangent_of
 
 
@@ -64,9 +73,12 @@ def moves_refused(what, g=1.0):
         "operations, or outside the differentiated function")
 
 
+@zero_in_zero_out("g")
 def numbers_only(g, value):
     """``g``, or 0 where ``value`` holds no float (a bin count, a rule's name, None): what a
     refusal checks for an argument that may or may not be differentiable."""
+    if zero_in(g):
+        return zero
     if value is None or isinstance(value, str):
         return zero
     kinds = [np.asarray(v).dtype.kind for v in (value if isinstance(value, (tuple, list))
@@ -85,8 +97,11 @@ def _(out, what, g=1.0):
     d[g] = moves_refused(what, d[out])
 
 
+@zero_in_zero_out("g")
 def bincount_grad(g, x, weights):
     """Gradient of ``np.bincount(x, weights)`` for its weights: the bin of each one's."""
+    if zero_in(g):
+        return zero
     if is_zero(g):
         return zero
     return astype_grad(unbroadcast(np.asarray(g)[np.asarray(x)], weights), weights)
@@ -97,9 +112,12 @@ def _(out, g, x, weights):
     ...
 
 
+@zero_in_zero_out("t")
 def bincount_tangent(t, x, weights, minlength=0):
     """Tangent of ``np.bincount(x, weights, minlength)`` from the weights: their tangents
     counted into the same bins."""
+    if zero_in(t):
+        return zero
     return np.bincount(x, np.broadcast_to(t, np.shape(weights)), minlength)
 
 
@@ -135,10 +153,13 @@ def unique_gather(ar, axis=None, sorted=True):
     return index, np.ravel(inverse), bool(np.any(counts > 1))
 
 
+@zero_in_zero_out("g")
 def unique_grad(g, ar, out, axis=None, sorted=True):
     """Gradient of ``np.unique(ar)`` (and of ``unique_values``, ``unique_all``, ...) for ``ar``:
     the values' gradient sent back to the entries they were taken from; the indices and counts
     are constants. An entry that repeats has none (moving one copy adds a value): refused."""
+    if zero_in(g):
+        return zero
     g_values = g if not isinstance(g, (tuple, list)) else g[0]
     if is_zero(g_values):
         return zero
@@ -152,9 +173,12 @@ def unique_grad(g, ar, out, axis=None, sorted=True):
     return astype_grad(grad.reshape(np.shape(ar)), ar)
 
 
+@zero_in_zero_out("t")
 def unique_tangent(t, ar, out, axis=None, sorted=True):
     """Tangent of ``np.unique(ar)`` (see ``unique_grad``): the tangents of the entries the
     values were taken from; entries that repeat must move together, else refused."""
+    if zero_in(t):
+        return zero
     index, inverse, repeats = unique_gather(ar, axis, sorted)
     flat = np.ravel(np.broadcast_to(t, np.shape(ar)))
     values = out if isinstance(out, np.ndarray) else out[0]
@@ -201,9 +225,12 @@ if UNIQUE_SPLIT:  # NumPy >= 2.0
         d[out] = unique_tangent(d[x], x, out)
 
 
+@zero_in_zero_out("g")
 def histogram_refused(g, density):
     """A histogram's gradient for its data: refused where it reaches the bin edges (the last
     results), or the counts of a density (divided by the bins' widths)."""
+    if zero_in(g):
+        return zero
     edges = g[1:] if isinstance(g, (tuple, list)) else g  # histogram_bin_edges: the edges
     moving = [edges, g[0]] if density and isinstance(g, (tuple, list)) else [edges]
     return moves_refused("a histogram's bin edges (and a density's counts)", moving)
@@ -229,10 +256,13 @@ def histogram_extremes(a, bins, range):
     return low, high
 
 
+@zero_in_zero_out("g")
 def histogram_data_grad(g, a, bins, range, density, out):
     """Gradient of ``np.histogram(a, bins, range, density)`` for ``a``: its edges run evenly
     from ``a``'s minimum to its maximum (unless a range or edges are given), so those two
     entries get the edges' gradient; the counts are constants, a density's refused."""
+    if zero_in(g):
+        return zero
     if is_zero_tree(g) or range is not None or np.ndim(bins) > 0:
         return zero
     g_counts, g_edges = g
@@ -249,8 +279,11 @@ def histogram_data_grad(g, a, bins, range, density, out):
     return astype_grad(np.reshape(grad, np.shape(a)), a)
 
 
+@zero_in_zero_out("t")
 def histogram_data_tangent(t, a, bins, range, density, out):
     """Tangent of ``np.histogram(a, ...)`` from ``a`` (see ``histogram_data_grad``)."""
+    if zero_in(t):
+        return zero
     counts, edges = out
     extremes = histogram_extremes(a, bins, range)
     t_edges = np.zeros(np.shape(edges), float_dtype(edges))
@@ -334,13 +367,19 @@ def _(out, x, y, bins=10, range=None, density=None, weights=None):
     d[out] = moves_refused(HISTOGRAM, d[weights])
 
 
+@zero_in_zero_out("g")
 def bin_edges_grad(g, a, bins, range, out):
     """Gradient of ``np.histogram_bin_edges(a, ...)`` for ``a``: as ``np.histogram``'s edges."""
+    if zero_in(g):
+        return zero
     return histogram_data_grad((0, g), a, bins, range, False, (None, out))
 
 
+@zero_in_zero_out("t")
 def bin_edges_tangent(t, a, bins, range, out):
     """Tangent of ``np.histogram_bin_edges(a, ...)`` from ``a``: as ``np.histogram``'s edges."""
+    if zero_in(t):
+        return zero
     return histogram_data_tangent(t, a, bins, range, False, (np.zeros(0), out))[1]
 
 
@@ -455,8 +494,11 @@ def drawn_indices(out, a):
     return indices.reshape(np.shape(out)[:np.ndim(out) - (a.ndim - 1)])
 
 
+@zero_in_zero_out("g")
 def draw_grad(g, a, out):
     """Gradient of ``out``, a random draw from ``a``: ``g`` sent back to the entries drawn."""
+    if zero_in(g):
+        return zero
     if is_zero(g):
         return zero
     grad = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))
@@ -464,8 +506,11 @@ def draw_grad(g, a, out):
     return array_grad(grad, a)
 
 
+@zero_in_zero_out("t")
 def draw_tangent(t, a, out):
     """Tangent of ``out``, a random draw from ``a``: the drawn entries of ``t``."""
+    if zero_in(t):
+        return zero
     return np.asarray(t)[drawn_indices(out, a)]
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
 from mindgrad.rules.helpers import astype_grad
-from mindgrad.runtime import is_zero, unbroadcast, zero
+from mindgrad.runtime import is_zero, unbroadcast, zero, zero_in, zero_in_zero_out
 from mindgrad.runtime.tangents import as_dtype_of
 
 _API = {}  # "vjp", "jvp": mindgrad's own, registered by mindgrad.api
@@ -116,9 +116,12 @@ def normal_axis(arr, axis):
 nondifferentiable(normal_axis)
 
 
+@zero_in_zero_out("g")
 def apply_along_axis_grads(g, func1d, axis, arr, result, args=()):
     """Gradients of ``result = np.apply_along_axis(func1d, axis, arr, *args)`` for ``arr`` and
     each of ``args``: ``func1d``'s, slice by slice (summed over the slices for ``args``)."""
+    if zero_in(g):
+        return zero
     axis = normal_axis(arr, axis)
     k = piece_rank(arr, result, axis)
     args = float_args(args)
@@ -185,11 +188,14 @@ def piecewise_pieces(x, condlist, funclist):
 nondifferentiable(piecewise_pieces)
 
 
+@zero_in_zero_out("g")
 def piecewise_grads(g, x, condlist, funclist, args=()):
     """Gradients of ``np.piecewise(x, condlist, funclist, *args)`` for ``x``, ``funclist``
     (its constants: the sum of the cotangent where their value is kept; its functions: none)
     and each of ``args``: each function's on the entries it is called on, from the cotangent
     where its value is kept."""
+    if zero_in(g):
+        return zero
     conds, kept = piecewise_pieces(x, condlist, funclist)
     args = float_args(args)
     g = np.asarray(g) + np.zeros(np.shape(x))

@@ -161,6 +161,7 @@ def svd_grad(g, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     return astype_grad(grad, a)
 
 
+@zero_in_zero_out("t")
 def svd_tangent(t, a, out, full_matrices=True, compute_uv=True, hermitian=False):
     """Tangent of ``np.linalg.svd``. With ``a = U S V^T`` reduced, ``P = U^T t V`` and
     ``F_ij = 1 / (s_j^2 - s_i^2)``::
@@ -174,6 +175,8 @@ def svd_tangent(t, a, out, full_matrices=True, compute_uv=True, hermitian=False)
     ``a = U S V^H`` takes the same formulas with conjugate transposes, ``ds = real(diag(P))``,
     and ``dU`` gains ``U diag(i Im(diag(P)) / s)``: the phase ``u_i`` and ``v_i`` share
     (``diag(V^H dV)`` is zero in this gauge)."""
+    if zero_in(t):
+        return zero
     if hermitian:
         t = triangle_tangent(t, "L")
     m = np.shape(a)[-2]
@@ -259,11 +262,14 @@ def eigh_grad(g, a, out, UPLO="L", vectors=True):
     return astype_grad(triangle_grad(conj_if_complex(v) @ core @ swap_last_axes(v), UPLO), a)
 
 
+@zero_in_zero_out("t")
 def eigh_tangent(t, a, out, UPLO="L", vectors=True):
     """Tangent of ``np.linalg.eigh(a, UPLO)`` (``vectors``; else of ``eigvalsh``). With
     ``a = V diag(w) V^H``, ``P = V^H th V`` for the Hermitian matrix's tangent ``th`` and
     ``F_ij = 1 / (w_j - w_i)``: ``dw = real(diag(P))``, ``dV = V (F o P)`` (in the gauge where
     ``diag(V^H dV)`` is zero)."""
+    if zero_in(t):
+        return zero
     if vectors:
         w = out[0]
         v = out[1]
@@ -341,9 +347,12 @@ def cholesky_grad(g, a, factor, upper=False):
                                      "U" if upper else "L"), a)
 
 
+@zero_in_zero_out("t")
 def cholesky_tangent(t, a, factor, upper=False):
     """Tangent of ``np.linalg.cholesky``: ``dL = L Phi(L^-1 dS L^-T)`` for the tangent ``dS`` of
     the symmetric matrix read from ``a``'s triangle (transposed for ``upper``)."""
+    if zero_in(t):
+        return zero
     reject_complex(a, "np.linalg.cholesky")
     lower = swap_last_axes(factor) if upper else factor
     inverse = np.linalg.inv(lower)
@@ -460,9 +469,12 @@ def qr_square_tangent(t, q, r):
     return t_r_inverse - q @ (c - w), (c - w) @ r
 
 
+@zero_in_zero_out("t")
 def qr_tangent(t, a, out, mode="reduced"):
     """Tangent of ``np.linalg.qr(a, mode)`` for a real matrix of full rank; a wide one's
     ``R2 = Q^T Y`` moves with ``Q`` and ``Y``."""
+    if zero_in(t):
+        return zero
     reject_complex(a, "np.linalg.qr")
     qr_mode_check(mode)
     rows = np.shape(a)[-2]
@@ -523,12 +535,15 @@ def largest_entries(v):
 nondifferentiable(matched_eigenvectors, largest_entries)
 
 
+@zero_in_zero_out("g")
 def eig_grad(g, a, out, vectors=True):
     """Gradient of ``np.linalg.eig(a)`` (``vectors``; else of ``eigvals``), the transpose of
     ``eig_tangent``: the eigenvectors' cotangent ``gV`` first takes back the fixing of each
     vector's phase (its largest entry real) and of its norm, then with ``P = V^-1 da V``,
     ``dw = diag(P)`` and ``dV = V (F o P)``: ``ga = V^-T (diag(gw) + F o (V^T gV)) V^T``. A real
     ``a`` takes the real part."""
+    if zero_in(g):
+        return zero
     if vectors:
         w = out[0]
         v = out[1]
@@ -556,11 +571,14 @@ def eig_grad(g, a, out, vectors=True):
     return astype_grad(grad, a)
 
 
+@zero_in_zero_out("t")
 def eig_tangent(t, a, out, vectors=True):
     """Tangent of ``np.linalg.eig(a)`` (``vectors``; else of ``eigvals``): with
     ``P = V^-1 t V`` and ``F_ij = 1 / (w_j - w_i)``, ``dw = diag(P)`` and ``dV = V (F o P)``,
     less ``V Re(diag(V^H dV))`` (the norm stays 1) and ``i V Im(dV_jk / V_jk)`` for each
     column's largest entry ``j`` (it stays real)."""
+    if zero_in(t):
+        return zero
     if vectors:
         w = out[0]
         v = out[1]

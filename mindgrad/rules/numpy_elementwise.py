@@ -205,8 +205,11 @@ def _(out, x):
     slope[x] = 1.0 / (1.0 - x * x)
 
 
+@zero_in_zero_out("g")
 def sinc_grad(g, x):
     """Gradient of ``sinc(x) = sin(pi x) / (pi x)``: (cos(pi x) - sinc(x)) / x, 0 at x = 0."""
+    if zero_in(g):
+        return zero
     x_safe = np.where(x == 0, 1.0, x)
     slope = (np.cos(np.pi * x_safe) - np.sinc(x_safe)) / x_safe
     return g * np.where(x == 0, 0.0, slope).astype(np.result_type(x, 1.0), copy=False)
@@ -218,9 +221,12 @@ def _(out, x):
     d[x] = sinc_grad(d[out], x)
 
 
+@zero_in_zero_out("g", "t")
 def sinc_grad_tangent(g, x, t):
     """Tangent of ``sinc_grad(g, x) = g sinc'(x)`` from ``x``: ``g sinc''(x) t``, with
     ``sinc''(x) = (-pi sin(pi x) - 2 sinc'(x)) / x`` and ``sinc''(0) = -pi^2 / 3``."""
+    if zero_in(g, t):
+        return zero
     x_safe = np.where(x == 0, 1.0, x)
     first = (np.cos(np.pi * x_safe) - np.sinc(x_safe)) / x_safe
     second = (-np.pi * np.sin(np.pi * x_safe) - 2.0 * first) / x_safe
@@ -270,8 +276,11 @@ def angle_grad(g, z, deg=False):
     return grad * (180.0 / np.pi) if deg else grad
 
 
+@zero_in_zero_out("t")
 def angle_tangent(t, z, deg=False):
     """Tangent of ``np.angle(z)``: ``imag(t / z)``; zero for a real ``z``."""
+    if zero_in(t):
+        return zero
     if not np.iscomplexobj(z):
         return np.zeros(np.shape(z))
     t = np.imag(t / np.where(z == 0, 1.0, z))
@@ -374,9 +383,12 @@ def clip_bounds(a, a_min, a_max, lower, upper):
     return (-np.inf if lo is None else lo), (np.inf if hi is None else hi)
 
 
+@zero_in_zero_out("t")
 def clip_bounds_tangent(t, position, chosen, out):
     """Tangent of ``clip_bounds(...) = (lo, hi)`` from one bound: ``t`` at its ``position`` if
     that bound was the one ``chosen``."""
+    if zero_in(t):
+        return zero
     parts = [zero_tangent_of(out[0]), zero_tangent_of(out[1])]
     if chosen:
         parts[position] = t
@@ -579,9 +591,12 @@ def _(out, a, order="K", subok=False):
 # (their adjoints are with the constant constructors and integer casts, in nondiff.py)
 
 
+@zero_in_zero_out("t")
 def astype_tangent(t, out):
     """Tangent of a cast: ``t`` in the output's dtype (real part for a real one); zero for an
     integer or boolean result."""
+    if zero_in(t):
+        return zero
     dtype = getattr(out, "dtype", None)
     if dtype is None:
         return t
@@ -604,17 +619,23 @@ def _(out, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     d[out] = broadcast_tangent(d[fill_value], out)
 
 
+@zero_in_zero_out("g")
 def fill_grad(g, fill_value, out):
     """Gradient of ``np.full_like``'s fill value: ``g`` summed to its shape; none when ``out``
     takes an integer or boolean dtype from its template array."""
+    if zero_in(g):
+        return zero
     if out.dtype.kind not in "fc":
         return zero
     return unbroadcast(g, fill_value)
 
 
+@zero_in_zero_out("t")
 def fill_tangent(t, out):
     """Tangent of ``np.full_like``: the fill value's tangent broadcast to ``out``; zero when
     ``out`` takes an integer or boolean dtype from its template array."""
+    if zero_in(t):
+        return zero
     if out.dtype.kind not in "fc":
         return np.zeros(out.shape)
     return broadcast_tangent(t, out)
@@ -711,10 +732,13 @@ def onto(values, index, n):
                            0), axis=tuple(range(np.ndim(values))))
 
 
+@zero_in_zero_out("g")
 def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
     """Gradients of ``np.interp(x, xp, fp, left, right)`` for ``x`` (the segment's slope), ``xp``
     (``-slope (1 - t)`` and ``-slope t`` at its ends), ``fp`` (``1 - t`` and ``t``; the end values
     where ``x`` is outside and ``left``/``right`` are None), ``left`` and ``right``."""
+    if zero_in(g):
+        return zero
     plan = interp_plan(x, xp, period)
     inside = plan[3]
     parts = interp_parts(x, xp, fp, plan)
@@ -740,9 +764,12 @@ def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
 INTERP_ARGUMENTS = ("x", "xp", "fp", "left", "right")  # interp_grads' order
 
 
+@zero_in_zero_out("t")
 def interp_tangent(t, x, xp, fp, out, left=None, right=None, period=None, wrt=0):
     """Tangent of ``np.interp`` from ``x``, ``xp``, ``fp``, ``left`` or ``right`` (``wrt``: the
     index of ``interp_grads``' part for it)."""
+    if zero_in(t):
+        return zero
     wrt = INTERP_ARGUMENTS[wrt]
     plan = interp_plan(x, xp, period)
     inside = plan[3]

@@ -27,7 +27,7 @@ import numpy as np
 
 from mindgrad.rules import adjoint, d, linear, linear_in, nondifferentiable
 from mindgrad.rules.helpers import astype_grad
-from mindgrad.runtime import is_any_zero, zero
+from mindgrad.runtime import is_any_zero, zero, zero_in, zero_in_zero_out
 
 # ----- shapes: which axes a transform works on, and how long ---------------------------------
 
@@ -81,9 +81,12 @@ nondifferentiable(fft_axes, fft_lengths, one_length, swapped_norm, halved_weight
 # ----- cutting and padding along axes --------------------------------------------------------
 
 
+@zero_in_zero_out("x")
 def fit_lengths(x, shape, axes):
     """``x`` cut, or padded with zeros at the end, to ``shape``'s lengths along ``axes``: what a
     transform does to its input given ``n`` or ``s``, and to a gradient on its way back."""
+    if zero_in(x):
+        return zero
     x = np.asarray(x)
     index = [slice(None)] * x.ndim
     widths = [(0, 0)] * x.ndim

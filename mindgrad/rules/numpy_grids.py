@@ -35,9 +35,12 @@ from mindgrad.runtime.tangents import (
 PAD_MODES_BY_INDEX = ("constant", "edge", "reflect", "symmetric", "wrap")
 
 
+@zero_in_zero_out("g")
 def pad_grad(g, array, pad_width, mode="constant", reflect_type="even"):
     """Gradient of ``np.pad`` for the modes that copy elements: pad an array of element numbers
     the same way, then add each element of ``g`` back to the element it was copied from."""
+    if zero_in(g):
+        return zero
     if mode not in PAD_MODES_BY_INDEX or reflect_type != "even":
         raise NotImplementedError(
             f"np.pad(mode={mode!r}, reflect_type={reflect_type!r}) has no gradient rule; the "
@@ -59,9 +62,12 @@ def _(out, g, array, pad_width, mode="constant", reflect_type="even"):
     ...
 
 
+@zero_in_zero_out("t")
 def pad_tangent(t, array, pad_width, mode="constant", stat_length=None, reflect_type="even"):
     """Tangent of ``np.pad`` from ``array``: the same padding of ``t`` for the modes that are
     linear in the array (constant values and end values have tangent 0 here)."""
+    if zero_in(t):
+        return zero
     if callable(mode) or mode in ("maximum", "minimum", "median"):
         raise NotImplementedError(f"np.pad(mode={mode!r}) has no tangent rule; the modes "
                                   "constant, edge, reflect, symmetric, wrap, linear_ramp, mean "
@@ -76,8 +82,11 @@ def pad_tangent(t, array, pad_width, mode="constant", stat_length=None, reflect_
     return np.pad(t, pad_width, mode)  # constant / linear_ramp: values and end values 0
 
 
+@zero_in_zero_out("t")
 def pad_constant_tangent(t, array, pad_width, mode="constant"):
     """Tangent of ``np.pad(..., constant_values=c)`` from ``c``: ``t`` in the padding."""
+    if zero_in(t):
+        return zero
     if is_zero(t):
         return zero
     if mode != "constant":
@@ -86,10 +95,13 @@ def pad_constant_tangent(t, array, pad_width, mode="constant"):
     return np.pad(zeros, pad_width, "constant", constant_values=t)
 
 
+@zero_in_zero_out("g")
 def pad_constant_grad(g, constant_values, array, pad_width, mode="constant"):
     """Gradient of ``np.pad(..., constant_values=c)`` for ``c``: each entry of ``g`` in the
     padding added to the entry of ``c`` NumPy wrote there (a number, or one per axis and side),
     found by padding with the entries' numbers; 0 for the other modes, which ignore ``c``."""
+    if zero_in(g):
+        return zero
     if is_any_zero(g) or mode != "constant":
         return zero
     shape = np.shape(constant_values)
@@ -105,9 +117,12 @@ def pad_constant_grad(g, constant_values, array, pad_width, mode="constant"):
     return astype_grad(np.reshape(grad, shape), constant_values)
 
 
+@zero_in_zero_out("t")
 def pad_end_values_tangent(t, mode="constant"):
     """Tangent of ``np.pad(..., end_values=e)`` from ``e``: refused for ``linear_ramp``, the
     mode that reads them (0 for the others, which ignore them)."""
+    if zero_in(t):
+        return zero
     if mode != "linear_ramp":
         return zero
     return moves_refused("np.pad's end_values (mode='linear_ramp')", t)
@@ -144,9 +159,12 @@ def _(out, array, pad_width, mode="constant", *, stat_length=None, constant_valu
 # ----- differences -------------------------------------------------------------------------
 
 
+@zero_in_zero_out("g")
 def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
     """Gradients of ``np.diff(a, n, axis, prepend, append)`` for ``(a, prepend, append)``: each
     difference ``y[i] = x[i+1] - x[i]`` sends ``g[i]`` to ``x[i+1]`` and ``-g[i]`` to ``x[i]``."""
+    if zero_in(g):
+        return zero
     if is_any_zero(g):
         return zero, zero, zero
     x = np.asarray(a)
@@ -170,9 +188,12 @@ def _(out, g, a, n=1, axis=-1, prepend=None, append=None):
     d[out] = summable(diff_grads(d[g], a, n, axis, prepend, append))
 
 
+@zero_in_zero_out("t")
 def diff_tangent(t, which, a, n=1, axis=-1, prepend=None, append=None):
     """Tangent of ``np.diff(a, n, axis, prepend, append)`` from its input number ``which``
     (0: ``a``, 1: ``prepend``, 2: ``append``): the difference with the others zeroed."""
+    if zero_in(t):
+        return zero
     if is_zero(t):
         return zero
     parts = [a, prepend, append]
@@ -213,9 +234,12 @@ def _(out, a, n=1, axis=-1, prepend=None, append=None):
 # ----- grids -------------------------------------------------------------------------------
 
 
+@zero_in_zero_out("gs")
 def meshgrid_grads(gs, xi, indexing="xy"):
     """Gradients of ``np.meshgrid(*xi)``: each grid summed over every axis but its own (with
     ``indexing='xy'`` the first two inputs vary along axes 1 and 0)."""
+    if zero_in(gs):
+        return zero
     grads = []
     for k, (gk, x) in enumerate(zip(gs, xi)):
         if is_zero(gk):
@@ -281,10 +305,13 @@ def spacing_fractions(num, endpoint, ndim, axis):
     return t.reshape(shape)
 
 
+@zero_in_zero_out("g")
 def linspace_grad(g, x, num, endpoint, retstep, axis, at_stop):
     """Gradient of ``np.linspace`` for ``x``, its ``start`` (weights ``1 - t``) or its ``stop``
     (``at_stop``, weights ``t``): the samples' gradient summed over their axis, plus the step's
     (``retstep``) divided by the number of intervals."""
+    if zero_in(g):
+        return zero
     if is_zero(g):
         return zero
     g_samples, g_step = g if retstep else (g, 0)
@@ -301,9 +328,12 @@ def linspace_grad(g, x, num, endpoint, retstep, axis, at_stop):
     return astype_grad(unbroadcast(grad, x), x)
 
 
+@zero_in_zero_out("t")
 def linspace_tangent(t, out, num, endpoint, retstep, axis, at_stop):
     """Tangent of ``np.linspace`` from ``start`` or ``stop`` (``at_stop``): ``t`` spread over
     the samples with weights ``1 - t`` or ``t`` (and the step's, with ``retstep``)."""
+    if zero_in(t):
+        return zero
     samples = out[0] if retstep else out
     ndim = np.ndim(samples)
     ax = normalize_axis(axis, ndim)
@@ -337,10 +367,13 @@ def _(out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0
 # them but at the points where it jumps: linear in start and step, constant in stop
 
 
+@zero_in_zero_out("g")
 def arange_grads(g, args, out):
     """Gradients of ``np.arange(*args)``, one per positional argument: ``start`` gets the sum of
     ``g``, ``step`` that of ``k g``, ``stop`` (and the one argument of ``arange(stop)``, whose
     values are 0, 1, ...) 0; all 0 for an integer result."""
+    if zero_in(g):
+        return zero
     grads = [zero] * len(args)
     if is_zero(g) or len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
         return tuple(grads)
@@ -350,8 +383,11 @@ def arange_grads(g, args, out):
     return tuple(grads)
 
 
+@zero_in_zero_out("ts")
 def arange_tangent(ts, args, out):
     """Tangent of ``np.arange(*args)``: ``t_start + k t_step`` (see ``arange_grads``)."""
+    if zero_in(ts):
+        return zero
     dtype = float_dtype(out)
     t = np.zeros(np.shape(out), dtype)
     if len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
@@ -387,8 +423,11 @@ def _(out, *args, dtype=None, device=None, like=None):
     d[out] = arange_tangent(d[args], args, out)
 
 
+@zero_in_zero_out("base")
 def expand_base(base, out, axis):
     """``base`` (or its tangent) shaped as ``np.logspace`` broadcasts it against its samples."""
+    if zero_in(base):
+        return zero
     if np.ndim(base) == 0:
         return base
     base = np.asarray(base)
@@ -401,9 +440,12 @@ def log_base(base, out, axis):
     return np.log(expand_base(base, out, axis))
 
 
+@zero_in_zero_out("g")
 def logspace_base_grad(g, out, base, axis):
     """Gradient of ``np.logspace`` for its ``base``: ``out * y / base`` with ``y`` the exponents,
     summed over the samples' axis."""
+    if zero_in(g):
+        return zero
     if is_zero(g):
         return zero
     slope = out * np.log(out) / log_base(base, out, axis) / expand_base(base, out, axis)
@@ -430,17 +472,23 @@ def _(out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
         expand_base(d[base], out, axis)
 
 
+@zero_in_zero_out("g")
 def geomspace_grad(g, out, x, num, endpoint, axis, at_stop):
     """Gradient of ``np.geomspace`` for ``start`` or ``stop`` (``at_stop``): ``out / x``
     weighted as in ``linspace``."""
+    if zero_in(g):
+        return zero
     if is_zero(g):
         return zero
     return astype_grad(linspace_grad(g * out, x, num, endpoint, False, axis, at_stop) / x, x)
 
 
+@zero_in_zero_out("t")
 def geomspace_tangent(t, x, out, num, endpoint, axis, at_stop):
     """Tangent of ``out = np.geomspace`` from ``start`` or ``stop`` (``x``; ``at_stop``):
     ``out`` times ``linspace``'s tangent of the relative change ``t / x``."""
+    if zero_in(t):
+        return zero
     return out * linspace_tangent(t / x, out, num, endpoint, False, axis, at_stop)
 
 
@@ -483,10 +531,13 @@ def trapezoid_weights(y, x=None, dx=1.0, axis=-1):
     return 0.5 * (np.pad(steps, pad_before) + np.pad(steps, pad_after))
 
 
+@zero_in_zero_out("g")
 def trapezoid_grads(g, y, x=None, dx=1.0, axis=-1):
     """Gradients of ``np.trapezoid(y, x, dx, axis) = sum_i (x_i+1 - x_i) (y_i + y_i+1) / 2``
     for ``y`` (``trapezoid_weights``), ``x`` (``m_j-1 - m_j`` for the mean heights ``m``) and
     ``dx`` (the sum of ``m``)."""
+    if zero_in(g):
+        return zero
     g_last = np.expand_dims(g, -1)
     moved = np.moveaxis(np.asarray(y), axis, -1)
     g_y = np.moveaxis(unbroadcast(g_last * trapezoid_weights(y, x, dx, axis), moved), -1, axis)
@@ -507,9 +558,12 @@ def trapezoid_grads(g, y, x=None, dx=1.0, axis=-1):
     return astype_grad(g_y, y), g_x, g_dx
 
 
+@zero_in_zero_out("t")
 def trapezoid_dx_tangent(t, y, x=None, axis=-1):
     """Tangent of ``np.trapezoid`` from ``dx``: the same rule with steps ``t``, but nothing when
     ``x`` is given (``dx`` is then not read)."""
+    if zero_in(t):
+        return zero
     if x is not None:
         return zero
     return trapezoid_of(y, None, t, axis)
@@ -594,9 +648,12 @@ def gradient_grad_f(g, f, varargs, axis=None, edge_order=1):
     return astype_grad(grad, f)
 
 
+@zero_in_zero_out("g")
 def gradient_grad_spacing(g, f, varargs, out, axis=None, edge_order=1):
     """Gradients of ``np.gradient(f, *varargs)`` for scalar spacings ``h``: each result is
     ``f``'s unit-spacing differences over ``h``, so ``h`` gets ``-sum(g * result) / h``."""
+    if zero_in(g):
+        return zero
     axes = gradient_axes(f, axis)
     gs = [g] if len(axes) == 1 else g
     outs = [out] if len(axes) == 1 else out
@@ -620,8 +677,11 @@ def gradient_coordinates_refused():
 nondifferentiable(gradient_coordinates_refused)
 
 
+@zero_in_zero_out("ts")
 def gradient_tangent_spacing(ts, f, varargs, out, axis=None, edge_order=1):
     """Tangent of ``np.gradient(f, *varargs)`` from scalar spacings: ``-out * dh / h``."""
+    if zero_in(ts):
+        return zero
     axes = gradient_axes(f, axis)
     outs = [out] if len(axes) == 1 else out
     parts = []
@@ -636,8 +696,11 @@ def gradient_tangent_spacing(ts, f, varargs, out, axis=None, edge_order=1):
     return parts[0] if len(axes) == 1 else TangentTuple(parts)
 
 
+@zero_in_zero_out("t")
 def gradient_tangent_f(t, f, varargs, out, axis=None, edge_order=1):
     """Tangent of ``np.gradient(f, *varargs)`` from ``f``: the same differences of ``t``."""
+    if zero_in(t):
+        return zero
     full = np.broadcast_to(t, np.shape(f))
     axes = gradient_axes(f, axis)
     outs = [out] if len(axes) == 1 else out

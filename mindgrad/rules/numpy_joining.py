@@ -27,7 +27,7 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_shape import take_grad
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, zero
+from mindgrad.runtime import is_any_zero, is_zero, takes_zero, zero, zero_in, zero_in_zero_out
 from mindgrad.runtime.tangents import float_dtype, summable
 
 # ----- joining -----------------------------------------------------------------------------
@@ -41,8 +41,11 @@ def split_along(g, arrays, axis):
     return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
 
 
+@zero_in_zero_out("g")
 def concatenate_grad(g, arrays, axis=0):
     """Gradient of ``np.concatenate``: one slice of ``g`` per input (axis None: flattened)."""
+    if zero_in(g):
+        return zero
     if axis is None:
         pieces = split_along(np.ravel(g), [np.ravel(x) for x in arrays], 0)
     else:
@@ -64,27 +67,39 @@ def _(out, g, arrays, axis=0):
     ...
 
 
+@zero_in_zero_out("g")
 def hstack_grad(g, tup):
     """Gradient of ``np.hstack``: concatenation of the 1-d views along axis 1 (0 for vectors)."""
+    if zero_in(g):
+        return zero
     views = [np.atleast_1d(x) for x in tup]
     pieces = split_along(g, views, 0 if views[0].ndim == 1 else 1)
     return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, tup)]
 
 
+@zero_in_zero_out("g")
 def vstack_grad(g, tup):
     """Gradient of ``np.vstack``: concatenation of the 2-d views along axis 0."""
+    if zero_in(g):
+        return zero
     pieces = split_along(g, [np.atleast_2d(x) for x in tup], 0)
     return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, tup)]
 
 
+@zero_in_zero_out("g")
 def dstack_grad(g, tup):
     """Gradient of ``np.dstack``: concatenation of the 3-d views along axis 2."""
+    if zero_in(g):
+        return zero
     pieces = split_along(g, [np.atleast_3d(x) for x in tup], 2)
     return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, tup)]
 
 
+@zero_in_zero_out("g")
 def column_stack_grad(g, tup):
     """Gradient of ``np.column_stack``: vectors became columns, matrices joined along axis 1."""
+    if zero_in(g):
+        return zero
     views = [np.reshape(x, (-1, 1)) if np.ndim(x) < 2 else x for x in tup]
     pieces = split_along(g, views, 1)
     return [astype_grad(np.reshape(p, np.shape(x)), x) for p, x in zip(pieces, tup)]
@@ -100,9 +115,12 @@ def filled_tangents(ts, xs, dtype):
     return [np.zeros(np.shape(x), dtype) if is_zero(t) else t for t, x in zip(ts, xs)]
 
 
+@zero_in_zero_out("ts")
 def join_tangent(join, ts, xs, out, axis=0):
     """Tangent of a joining function ``join(xs[, axis])``: the same join of the tangents, in
     the output's dtype (``axis`` is given to ``np.concatenate`` and ``np.stack`` only)."""
+    if zero_in(ts):
+        return zero
     dtype = float_dtype(out)
     filled = filled_tangents(ts, xs, dtype)
     joined = join(filled, axis) if join in (np.concatenate, np.stack) else join(filled)
@@ -350,9 +368,12 @@ def index_join_grads(g, concatenator, items):
     return tuple(grads)
 
 
+@zero_in_zero_out("ts")
 def index_join_tangent(ts, concatenator, items, out):
     """Tangent of ``np.r_[items]`` (or ``np.c_``): the items' tangents laid out as the items
     are (zeros for items without one), joined."""
+    if zero_in(ts):
+        return zero
     axis, layout = index_join_layout(concatenator, items)
     pieces = []
     for k, part in enumerate(layout):
@@ -403,9 +424,12 @@ def _(out, *items):
 # ----- splitting ---------------------------------------------------------------------------
 
 
+@zero_in_zero_out("gs")
 def split_grad(gs, pieces, ary, axis=0):
     """Gradient of ``np.split`` and friends: the pieces' gradients joined again along ``axis``,
     zeros standing in for the pieces that received none."""
+    if zero_in(gs):
+        return zero
     if is_zero(gs):
         return zero
     dtype = np.result_type(ary, 1.0)
@@ -450,8 +474,11 @@ def _(out, ary, indices_or_sections):
     d[ary] = split_grad(d[out], out, ary, 2)
 
 
+@zero_in_zero_out("gs")
 def unstack_grad(gs, pieces, x, axis=0):
     """Gradient of ``np.unstack``: the pieces' gradients stacked again along ``axis``."""
+    if zero_in(gs):
+        return zero
     if is_zero(gs):
         return zero
     dtype = np.result_type(x, 1.0)
@@ -477,9 +504,12 @@ if hasattr(np, "unstack"):  # NumPy >= 2.1
 # ----- append, insert, delete, compress ------------------------------------------------------
 
 
+@zero_in_zero_out("g")
 def append_grads(g, arr, values, axis=None):
     """Gradients of ``np.append(arr, values, axis)``: ``g`` cut where ``values`` begin (both
     flattened when ``axis`` is None)."""
+    if zero_in(g):
+        return zero
     if axis is None:
         flat = np.ravel(g)
         size = np.size(arr)
@@ -490,9 +520,12 @@ def append_grads(g, arr, values, axis=None):
             astype_grad(np.reshape(pieces[1], np.shape(values)), values))
 
 
+@zero_in_zero_out("t")
 def append_tangent(t, arr, values, out, axis=None, wrt=0):
     """Tangent of ``np.append`` from ``arr`` (``wrt`` 0) or ``values`` (1): the tangent
     appended with zeros for the other."""
+    if zero_in(t):
+        return zero
     if wrt == 0:
         joined = np.append(np.broadcast_to(t, np.shape(arr)), np.zeros(np.shape(values)), axis)
     else:
@@ -563,9 +596,12 @@ def sum_to_shape(g, shape):
     return np.sum(g, axis=axes, keepdims=True) if axes else g
 
 
+@zero_in_zero_out("g")
 def insert_grads(g, arr, obj, values, out, axis=None):
     """Gradients of ``np.insert(arr, obj, values, axis)``: ``arr`` gets the entries of ``g`` it
     was copied to; ``values`` those it was broadcast to, summed back to its shape."""
+    if zero_in(g):
+        return zero
     sources = insert_sources(arr, obj, out, axis)
     flat_axis = 0 if axis is None else axis
     g_arr = np.take(g, sources[0], axis=flat_axis)
@@ -577,9 +613,12 @@ def insert_grads(g, arr, obj, values, out, axis=None):
             astype_grad(np.reshape(g_values, np.shape(values)), values))
 
 
+@zero_in_zero_out("t")
 def insert_tangent(t, arr, obj, values, out, axis=None, wrt=0):
     """Tangent of ``np.insert`` from ``arr`` (``wrt`` 0) or ``values`` (1): the insertion with
     zeros for the other."""
+    if zero_in(t):
+        return zero
     if wrt == 0:
         joined = np.insert(np.broadcast_to(t, np.shape(arr)), obj, np.zeros(np.shape(values)),
                            axis)
@@ -643,9 +682,12 @@ def block_zeros(arrays):
 nondifferentiable(block_depth, block_ndim, block_extents, block_zeros)
 
 
+@zero_in_zero_out("g")
 def block_grads(g, arrays):
     """Gradients of ``np.block(arrays)``, nested as ``arrays``: a list at depth ``k`` from the
     innermost joins its items along axis ``-k``, so ``g`` is split there (``block_grads_at``)."""
+    if zero_in(g):
+        return zero
     if not isinstance(arrays, list):
         return astype_grad(np.reshape(g, np.shape(arrays)), arrays)
     return block_grads_at(g, arrays, -block_depth(arrays))
@@ -669,8 +711,11 @@ def _(out, arrays):
     d[arrays] = block_grads(d[out], arrays)
 
 
+@zero_in_zero_out("ts")
 def block_tangents(ts, arrays):
     """The tangents of ``np.block``'s nested arrays, zeros where one has none."""
+    if zero_in(ts):
+        return zero
     if isinstance(arrays, list):
         if is_zero(ts):
             ts = [zero] * len(arrays)

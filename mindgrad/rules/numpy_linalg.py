@@ -139,9 +139,12 @@ def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
     return astype_grad(np.real(g) * conj_if_complex(slope), x)  # the README's complex convention
 
 
+@zero_in_zero_out("t")
 def norm_tangent(t, x, ans, ord=None, axis=None, keepdims=False):
     """Tangent of ``np.linalg.norm``: ``t`` weighted by the norm's gradient, summed over the
     reduced axes (the gradient of each kind of norm is ``norm_grad``'s)."""
+    if zero_in(t):
+        return zero
     slope = norm_grad(np.ones(np.shape(ans)), x, ans, ord, axis, keepdims)
     return as_dtype_of(np.sum(np.real(slope * t), axis=norm_axes(x, ord, axis),
                               keepdims=keepdims), ans)
@@ -225,8 +228,11 @@ def _(out, g, x, ans, ord=None, axis=None, keepdims=False):
 # ----- inverse, determinants ---------------------------------------------------------------
 
 
+@zero_in_zero_out("t")
 def inv_tangent(t, inv):
     """Tangent of ``inv = np.linalg.inv(a)`` from ``a``: ``-inv t inv``."""
+    if zero_in(t):
+        return zero
     return -np.matmul(inv, np.matmul(t, inv))
 
 
@@ -248,13 +254,19 @@ def inverse_transpose_tangent(a, t):
     return -swap_last_axes(np.matmul(inv, np.matmul(t, inv)))
 
 
+@zero_in_zero_out("g", "ans")
 def det_grad(g, a, ans):
     """Gradient of ``det(a)``: ``g det(a) inv(a)^T`` (for stacks of matrices too)."""
+    if zero_in(g, ans):
+        return zero
     return np.expand_dims(g * ans, (-2, -1)) * swap_last_axes(np.linalg.inv(a))
 
 
+@zero_in_zero_out("g", "t")
 def det_grad_tangent(g, a, ans, t):
     """Tangent of ``det_grad(g, a, ans) = g ans inv(a)^T`` from ``a`` (``ans`` held)."""
+    if zero_in(g, t):
+        return zero
     return np.expand_dims(g * ans, (-2, -1)) * inverse_transpose_tangent(a, t)
 
 
@@ -265,9 +277,12 @@ def _(out, g, a, ans):
     d[out] = det_grad_tangent(g, a, ans, d[a])
 
 
+@zero_in_zero_out("g")
 def slogdet_grad(g, a):
     """Gradient of ``slogdet(a) = (sign, log|det|)``: the sign has none; ``log|det|`` gives
     ``g inv(a)^T``."""
+    if zero_in(g):
+        return zero
     g_logdet = g[1]
     if is_zero(g_logdet):
         return zero
@@ -290,8 +305,11 @@ def _(out, g, a):
     d[out] = slogdet_grad_tangent(g, a, d[a])
 
 
+@zero_in_zero_out("t")
 def det_tangent(t, a, ans):
     """Tangent of ``det(a)``: ``det(a) trace(inv(a) t)`` (for stacks of matrices too)."""
+    if zero_in(t):
+        return zero
     return ans * np.sum(swap_last_axes(np.linalg.inv(a)) * t, axis=(-2, -1))
 
 
@@ -312,8 +330,11 @@ def logdet_tangent(t, a):
     return np.sum(swap_last_axes(np.linalg.inv(a)) * t, axis=(-2, -1))
 
 
+@zero_in_zero_out("t")
 def slogdet_tangent(t, a, out):
     """Tangent of ``slogdet(a) = (sign, log|det|)``: the sign is piecewise constant (zeros)."""
+    if zero_in(t):
+        return zero
     sign, logdet = out
     return TangentTuple((np.zeros(np.shape(sign), float_dtype(sign)),
                          as_dtype_of(logdet_tangent(t, a), logdet)))
@@ -380,8 +401,11 @@ def solve_grad_a(g_b, a, b, x):
     return unbroadcast(-np.matmul(g_b, swap_last_axes(x)), a)
 
 
+@zero_in_zero_out("t")
 def solve_tangent_a(t, a, b, x):
     """Tangent of ``x = solve(a, b)`` from ``a``: ``-solve(a, t x)``."""
+    if zero_in(t):
+        return zero
     if np.ndim(b) == 1:
         return -np.linalg.solve(a, np.matmul(t, np.expand_dims(x, -1)))[..., 0]
     return -np.linalg.solve(a, np.matmul(t, x))
@@ -588,8 +612,11 @@ def cond_grad(g, x, p=None):
     return astype_grad(grad, x)
 
 
+@zero_in_zero_out("t")
 def cond_tangent(t, x, out, p=None):
     """Tangent of ``np.linalg.cond(x, p)`` (``cond_grad``)."""
+    if zero_in(t):
+        return zero
     reject_complex(x, "np.linalg.cond")
     if cond_by_singular_values(p):
         s = np.linalg.svd(x, compute_uv=False)
@@ -661,8 +688,11 @@ def vector_norm_grad(g, x, ans, axis=None, keepdims=False, ord=2):
     return np.transpose(np.reshape(grad, kept + layout[2]), np.argsort(order))
 
 
+@zero_in_zero_out("t")
 def vector_norm_tangent(t, x, ans, axis=None, keepdims=False, ord=2):
     """Tangent of ``np.linalg.vector_norm``: ``t`` weighted by the gradient's slope, summed."""
+    if zero_in(t):
+        return zero
     slope = vector_norm_grad(np.ones(np.shape(ans)), x, ans, axis, keepdims, ord)
     return as_dtype_of(np.sum(np.real(slope * t), axis=vector_norm_axes(x, axis),
                               keepdims=keepdims), ans)
@@ -724,17 +754,23 @@ if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2.0
 # ----- tensorinv, tensorsolve: inv and solve of the arrays seen as matrices --------------------
 
 
+@zero_in_zero_out("g")
 def tensorinv_grad(g, a, out, ind=2):
     """Gradient of ``np.linalg.tensorinv(a, ind)``: that of ``inv`` for ``a`` seen as a matrix of
     ``prod(a.shape[:ind])`` rows, ``-B^T G B^T`` for its inverse ``B``."""
+    if zero_in(g):
+        return zero
     inverse = np.reshape(out, (-1, int(np.prod(np.shape(a)[:ind]))))
     g_matrix = np.reshape(g, np.shape(inverse))
     grad = -(swap_last_axes(inverse) @ g_matrix @ swap_last_axes(inverse))
     return astype_grad(np.reshape(grad, np.shape(a)), a)
 
 
+@zero_in_zero_out("t")
 def tensorinv_tangent(t, a, out, ind=2):
     """Tangent of ``np.linalg.tensorinv(a, ind)``: ``-B dA B`` with the arrays as matrices."""
+    if zero_in(t):
+        return zero
     inverse = np.reshape(out, (-1, int(np.prod(np.shape(a)[:ind]))))
     t_matrix = np.reshape(np.broadcast_to(t, np.shape(a)), (np.shape(inverse)[1], -1))
     return as_dtype_of(np.reshape(-(inverse @ t_matrix @ inverse), np.shape(out)), out)
@@ -772,10 +808,13 @@ def tensorsolve_matrix(a, b, axes=None):
     return np.reshape(moved, (int(np.prod(np.shape(b))), -1))
 
 
+@zero_in_zero_out("g")
 def tensorsolve_grads(g, a, b, out, axes=None):
     """Gradients of ``x = np.linalg.tensorsolve(a, b, axes)``: those of ``solve`` for the
     matrix ``A`` and the vectors: ``b`` gets ``A^-T g``, ``A`` gets ``-(A^-T g) x^T``, put back
     in ``a``'s axis order."""
+    if zero_in(g):
+        return zero
     matrix = tensorsolve_matrix(a, b, axes)
     g_b = np.linalg.solve(swap_last_axes(matrix), np.ravel(g))
     g_matrix = -np.multiply.outer(g_b, np.ravel(out))

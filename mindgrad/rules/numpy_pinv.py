@@ -27,6 +27,7 @@ from mindgrad.rules import adjoint, d, nondifferentiable, tangent, transpose, tr
 from mindgrad.rules.helpers import astype_grad, conj_if_complex
 from mindgrad.rules.numpy_decompositions import conj_transpose, triangle_grad, triangle_tangent
 from mindgrad.rules.numpy_linalg import pinv_grad, pinv_tangent
+from mindgrad.runtime import zero, zero_in, zero_in_zero_out
 from mindgrad.runtime.tangents import as_dtype_of
 
 
@@ -140,9 +141,12 @@ def truncated_pinv_tangent(t, a, rcond=None, hermitian=False, rtol="unset"):
     return conj_transpose(vh) @ x[..., :n, :m] @ conj_transpose(u)
 
 
+@zero_in_zero_out("g")
 def pinv_any_rank_grad(g, a, p, rcond=None, hermitian=False, rtol="unset"):
     """Gradient of ``p = np.linalg.pinv(a, rcond, hermitian, rtol=rtol)``; with ``hermitian``
     the lower triangle, read as a Hermitian matrix, gets it."""
+    if zero_in(g):
+        return zero
     if not drops_any(a, rcond, hermitian, rtol):
         return pinv_grad(g, a, p, hermitian)
     grad = truncated_pinv_grad(g, a, rcond, hermitian, rtol)
@@ -151,8 +155,11 @@ def pinv_any_rank_grad(g, a, p, rcond=None, hermitian=False, rtol="unset"):
     return astype_grad(grad, a)
 
 
+@zero_in_zero_out("t")
 def pinv_any_rank_tangent(t, a, p, rcond=None, hermitian=False, rtol="unset"):
     """Tangent of ``p = np.linalg.pinv(a, rcond, hermitian, rtol=rtol)``."""
+    if zero_in(t):
+        return zero
     if not drops_any(a, rcond, hermitian, rtol):
         return pinv_tangent(t, a, p, hermitian)
     if hermitian:

@@ -96,8 +96,11 @@ def polyval_grad_p(g, p, x):
     return array_grad(np.ravel(g_full) @ powers, p)
 
 
+@zero_in_zero_out("t")
 def polyval_tangent_x(t, p, x):
     """Tangent of ``np.polyval(p, x)`` from ``x``: the derivative polynomial's values times it."""
+    if zero_in(t):
+        return zero
     return t * np.polyval(polynomial_derivative(p), x)
 
 
@@ -134,8 +137,11 @@ def vander_slopes(x, N=None, increasing=False):
     return e * np.power(np.expand_dims(x, -1), np.maximum(e - 1, 0))
 
 
+@zero_in_zero_out("t")
 def vander_tangent(t, x, N=None, increasing=False):
     """Tangent of ``np.vander(x, N, increasing)``: each row's slopes times ``x``'s tangent."""
+    if zero_in(t):
+        return zero
     return np.expand_dims(t, -1) * vander_slopes(x, N, increasing)
 
 
@@ -154,10 +160,13 @@ def _(out, x, N=None, increasing=False):
 # ----- polynomial arithmetic ----------------------------------------------------------------------
 
 
+@zero_in_zero_out("g")
 def polyadd_grads(g, a1, a2, sign=1.0):
     """Gradients of ``np.polyadd(a1, a2)`` (``np.polysub`` with ``sign`` -1): the shorter is
     padded at the front, so each gets the last entries of ``g``; a result that lost leading zeros
     is padded back."""
+    if zero_in(g):
+        return zero
     longest = max(np.size(a1), np.size(a2))
     g = np.pad(np.ravel(g), (longest - np.size(g), 0))
     g1 = g[longest - np.size(a1):]
@@ -200,9 +209,12 @@ def _(out, a1, a2):
     d[a2] = grads[1]
 
 
+@zero_in_zero_out("g")
 def polyder_grad(g, p, m=1):
     """Gradient of ``np.polyder(p, m)``: ``m`` times, each coefficient's gradient times the
     power it drops from (``polynomial_derivative``'s transpose), zero for the last ``m``."""
+    if zero_in(g):
+        return zero
     grad = np.ravel(g)
     for _ in range(m):
         grad = np.pad(grad * np.arange(np.size(grad), 0, -1), (0, 1))
@@ -273,9 +285,12 @@ def _(out, x, y, deg, rcond=None, full=False, w=None, cov=False):
     d[w] = grads[2]
 
 
+@zero_in_zero_out("t")
 def polyfit_tangent(t, x, y, deg, out, w=None, full=False, cov=False, wrt="y"):
     """Tangent of ``np.polyfit`` from ``x``, ``y`` or ``w``: ``dp = dP r + P dr`` with the
     pseudo-inverse's tangent ``dP`` for the change of ``V``."""
+    if zero_in(t):
+        return zero
     polyfit_check(full, cov)
     system = polyfit_system(x, y, deg, w)
     lhs = system[0]
@@ -303,11 +318,14 @@ def _(out, x, y, deg, rcond=None, full=False, w=None, cov=False):
     d[out] = polyfit_tangent(d[w], x, y, deg, out, w, full, cov, "w")
 
 
+@zero_in_zero_out("g")
 def polyint_grads(g, p, m=1, k=None):
     """Gradients of ``np.polyint(p, m, k)``: each integration divides the coefficients by their
     new powers and appends its constant, so going back the last entry is that constant's
     gradient and the rest are divided by the same powers. A single ``k`` for several
     integrations gets the sum of theirs."""
+    if zero_in(g):
+        return zero
     grad = np.ravel(g)
     g_k = []
     for _ in range(int(m)):
@@ -383,8 +401,11 @@ def roots_jacobian(p, roots):
     return -np.vander(r, np.size(p)) / np.expand_dims(slopes, -1)
 
 
+@zero_in_zero_out("t")
 def roots_tangent(t, p, out):
     """Tangent of ``out = np.roots(p)``: the roots' Jacobian applied to ``p``'s tangent."""
+    if zero_in(t):
+        return zero
     return as_dtype_of(roots_jacobian(p, out) @ np.ravel(t), out)
 
 
@@ -420,9 +441,12 @@ def tail_offset(full, n):
 nondifferentiable(tail_offset)
 
 
+@zero_in_zero_out("e")
 def polydiv_parts(e, v, out):
     """``e`` divided by ``v`` as ``np.polydiv`` would give it, the remainder kept to the length
     of ``out``'s (a tangent of ``(q, r)``)."""
+    if zero_in(e):
+        return zero
     e = np.ravel(e)
     q = quotient_matrix(np.size(e), v) @ e
     product = np.convolve(q, v)
@@ -431,16 +455,22 @@ def polydiv_parts(e, v, out):
     return TangentTuple([as_dtype_of(q, out[0]), as_dtype_of(r, out[1])])
 
 
+@zero_in_zero_out("t")
 def polydiv_shifted(t, u, q):
     """``-q dv`` as a dividend of ``u``'s length (its last entries): the change a divisor's
     tangent ``t`` asks of the dividend."""
+    if zero_in(t):
+        return zero
     product = np.convolve(q, np.ravel(t))
     return -product[tail_offset(np.size(product), np.size(u)):]
 
 
+@zero_in_zero_out("g")
 def polydiv_grads(g, u, v, out):
     """Gradients of ``(q, r) = np.polydiv(u, v)``: the transpose of ``polydiv_parts`` for the
     dividend, and that of ``polydiv_shifted`` for ``v``."""
+    if zero_in(g):
+        return zero
     g_q = zero if is_zero(g[0]) else np.ravel(g[0])
     g_r = zero if is_zero(g[1]) else np.ravel(g[1])
     n = np.size(u)

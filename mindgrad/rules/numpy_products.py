@@ -319,10 +319,13 @@ def einsum_grad_specs(subscripts, operands):
 nondifferentiable(einsum_parse, einsum_grad_specs)
 
 
+@zero_in_zero_out("g")
 def einsum_grads(g, subscripts, operands):
     """Gradients of ``np.einsum(subscripts, *operands)``, one per operand: for operand k, the
     einsum of ``g`` with the other operands onto k's labels (``einsum_grad_specs``). A ``g``
     of another shape (a scalar for an array) is broadcast to the result's."""
+    if zero_in(g):
+        return zero
     out_shape, specs = einsum_grad_specs(subscripts, operands)
     if np.shape(g) != out_shape:
         g = np.broadcast_to(g, out_shape)
@@ -338,9 +341,12 @@ def einsum_grads(g, subscripts, operands):
     return tuple(grads)
 
 
+@zero_in_zero_out("g", "ts")
 def einsum_grads_tangent(g, subscripts, operands, ts):
     """Tangent of ``einsum_grads(g, subscripts, operands)`` from the operands: operand j's
     tangent enters every gradient but its own (multilinearity)."""
+    if zero_in(g, ts):
+        return zero
     total = [zero] * len(operands)
     for j, t in enumerate(ts):
         if is_zero(t):
@@ -454,9 +460,12 @@ def _(out, subscripts, operands, optimize=False):
     d[operands] = einsum_grads(d[out], subscripts, operands)
 
 
+@zero_in_zero_out("ts")
 def einsum_tangent(ts, subscripts, operands, ans, optimize=False):
     """Tangent of ``np.einsum(subscripts, *operands)``: one einsum per operand with a tangent,
     that operand replaced by its tangent (product rule), added up."""
+    if zero_in(ts):
+        return zero
     total = 0
     for k in range(len(ts)):
         if is_zero(ts[k]):
@@ -521,9 +530,12 @@ def matrix_power_grad(g, a, n):
     return astype_grad(grad, a)
 
 
+@zero_in_zero_out("t")
 def matrix_power_tangent(t, a, n, out):
     """Tangent of ``np.linalg.matrix_power(a, n)``: ``sum_k a^k t a^(n-1-k)``, of ``inv(a)``'s
     tangent ``-inv(a) t inv(a)`` for a negative ``n``."""
+    if zero_in(t):
+        return zero
     base = a if n >= 0 else np.linalg.inv(a)
     if n < 0:
         t = -base @ t @ base
@@ -568,9 +580,12 @@ def chain_product(matrices, size):
     return product
 
 
+@zero_in_zero_out("g")
 def multi_dot_grads(g, arrays):
     """Gradients of ``np.linalg.multi_dot(arrays)``, one per factor: ``L^T g R^T`` for the
     products ``L`` and ``R`` of the factors before and after it."""
+    if zero_in(g):
+        return zero
     matrices = multi_dot_matrices(arrays)
     rows = np.shape(matrices[0])[0]
     cols = np.shape(matrices[-1])[-1]
@@ -584,9 +599,12 @@ def multi_dot_grads(g, arrays):
     return grads
 
 
+@zero_in_zero_out("ts")
 def multi_dot_tangent(ts, arrays, ans):
     """Tangent of ``np.linalg.multi_dot(arrays)``: one product per factor with a tangent, that
     factor replaced by its tangent (product rule), added up."""
+    if zero_in(ts):
+        return zero
     total = np.zeros(np.shape(ans), float_dtype(ans))
     for k in range(len(arrays)):
         if is_zero(ts[k]):

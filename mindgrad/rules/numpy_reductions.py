@@ -39,7 +39,16 @@ from mindgrad.rules.numpy_statistics import (
     var_mean_tangent,
     var_tangent,
 )
-from mindgrad.runtime import is_any_zero, is_zero, takes_zero, unbroadcast, unreduce, zero, zero_in
+from mindgrad.runtime import (
+    is_any_zero,
+    is_zero,
+    takes_zero,
+    unbroadcast,
+    unreduce,
+    zero,
+    zero_in,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -127,8 +136,11 @@ def average_weights(a, axis, weights):
     return np.broadcast_to(weights, np.shape(a))
 
 
+@zero_in_zero_out("g")
 def average_grad_a(g, a, axis, weights, returned=False, keepdims=False):
     """Gradient of ``np.average(a, axis, weights)`` for ``a``: the weights over their sum."""
+    if zero_in(g):
+        return zero
     g = g[0] if returned else g
     if is_zero(g):
         return zero
@@ -137,8 +149,11 @@ def average_grad_a(g, a, axis, weights, returned=False, keepdims=False):
     return astype_grad(unreduce(g, a, axis, keepdims) * (w / total), a)
 
 
+@zero_in_zero_out("g", "t")
 def average_grad_a_tangent(g, a, axis, weights, t, returned=False, keepdims=False):
     """Tangent of ``average_grad_a`` (``g w / sum(w)``) from ``weights``."""
+    if zero_in(g, t):
+        return zero
     if is_zero(t):
         return zero
     g = g[0] if returned else g
@@ -159,8 +174,11 @@ def _(out, g, a, axis, weights, returned=False, keepdims=False):
     d[out] = average_grad_a_tangent(g, a, axis, weights, d[weights], returned, keepdims)
 
 
+@zero_in_zero_out("g")
 def average_grad_weights(g, a, axis, weights, returned=False, keepdims=False):
     """Gradient of ``np.average`` (and of the returned sum of weights) for ``weights``."""
+    if zero_in(g):
+        return zero
     if weights is None:
         return zero
     g_avg, g_total = (g[0], g[1]) if returned else (g, 0)
@@ -178,9 +196,12 @@ def average_grad_weights(g, a, axis, weights, returned=False, keepdims=False):
     return astype_grad(unbroadcast(grad, weights), weights)
 
 
+@zero_in_zero_out("g", "t")
 def average_grad_weights_tangent(g, a, axis, weights, t, wrt, returned=False, keepdims=False):
     """Tangent of ``average_grad_weights`` from ``a`` (wrt 0) or ``weights`` (1): the part
     ``g_avg (a - mean) / total`` changes with both."""
+    if zero_in(g, t):
+        return zero
     if is_zero(t):
         return zero
     if weights is None:
@@ -214,9 +235,12 @@ def _(out, g, a, axis, weights, returned=False, keepdims=False):
                                           keepdims)
 
 
+@zero_in_zero_out("t")
 def average_tangent_a(t, a, axis, weights, returned, keepdims, out):
     """Tangent of ``np.average(a, axis, weights)`` from ``a``: the weighted average of ``t``
     (the returned sum of weights does not depend on ``a``)."""
+    if zero_in(t):
+        return zero
     if is_zero(t):
         return zero
     w = average_weights(a, axis, weights)
@@ -228,9 +252,12 @@ def average_tangent_a(t, a, axis, weights, returned, keepdims, out):
     return as_dtype_of(t_avg, out)
 
 
+@zero_in_zero_out("t")
 def average_tangent_weights(t, a, axis, weights, returned, keepdims, out):
     """Tangent of ``np.average`` (and of the returned sum of weights) from ``weights``:
     ``sum(t (a - avg)) / sum(w)`` and ``sum(t)``."""
+    if zero_in(t):
+        return zero
     if is_zero(t) or weights is None:
         return zero
     w = average_weights(a, axis, weights)
@@ -311,10 +338,13 @@ def prod_grad(g, a, axis=None, keepdims=False, initial=1, where=True):
     return astype_grad(grad, a)
 
 
+@zero_in_zero_out("g", "t")
 def prod_grad_tangent(g, a, t, axis=None, keepdims=False, initial=1, where=True):
     """Tangent of ``prod_grad`` from ``a``: the products of the other elements change by the
     sum over the others of ``t`` times the products without both; 0 where ``prod_grad`` gave
     a zero (a zero ``g``)."""
+    if zero_in(g, t):
+        return zero
     if is_zero(t) or is_any_zero(g):
         return zero
     if np.size(a) == 0:
@@ -342,8 +372,11 @@ def _(out, g, a, axis=None, keepdims=False, initial=1, where=True):
     d[out] = prod_grad(g, a, axis, keepdims, d[initial], where)
 
 
+@zero_in_zero_out("t")
 def prod_tangent(t, a, ans, axis=None, keepdims=False, initial=1, where=True):
     """Tangent of ``np.prod``: ``t`` weighted by the product of the other elements, summed."""
+    if zero_in(t):
+        return zero
     if np.size(a) == 0:
         return as_dtype_of(np.zeros(np.shape(ans)), ans)
     slopes = prod_grad(np.ones(np.shape(ans)), a, axis, keepdims, initial, where)
@@ -351,8 +384,11 @@ def prod_tangent(t, a, ans, axis=None, keepdims=False, initial=1, where=True):
                               keepdims=keepdims), ans)
 
 
+@zero_in_zero_out("t")
 def prod_initial_tangent(t, a, axis=None, dtype=None, keepdims=False, where=True):
     """Tangent of ``np.prod`` from ``initial``: ``t`` times the product of the elements."""
+    if zero_in(t):
+        return zero
     return t * np.prod(a, axis, dtype, None, keepdims, 1, where)
 
 
@@ -516,9 +552,12 @@ def cumprod_grad(g, a, ans, axis=None):
     return astype_grad(np.reshape(np.moveaxis(grad, -1, ax), np.shape(a)), a)
 
 
+@zero_in_zero_out("g", "t")
 def cumprod_grad_tangent(g, a, ans, t, axis=None):
     """Tangent of ``cumprod_grad(g, a, ans)`` from ``a``, with ``ans = cumprod(a)`` moving
     along (``ans`` is read as that function of ``a``: it gets no statement of its own)."""
+    if zero_in(g, t):
+        return zero
     if is_zero(t) or is_any_zero(g):
         return zero
     x = np.asarray(a)
@@ -551,9 +590,12 @@ def _(out, g, a, ans, axis=None):
     d[out] = cumprod_grad_tangent(g, a, ans, d[a], axis)
 
 
+@zero_in_zero_out("t")
 def cumprod_tangent(t, a, ans, axis=None):
     """Tangent of ``np.cumprod``: ``out_j sum_{i<=j} t_i / a_i`` without zeros; with zeros, the
     recurrence ``dout_j = dout_{j-1} a_j + out_{j-1} t_j`` (exact)."""
+    if zero_in(t):
+        return zero
     x = np.asarray(a)
     t = np.broadcast_to(t, x.shape)
     if axis is None:
@@ -663,13 +705,19 @@ def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
                               not_nan(a, where), mean)
 
 
+@zero_in_zero_out("t")
 def nancumsum_tangent(t, a, axis=None, dtype=None):
     """Tangent of ``np.nancumsum``: the cumulative sum of ``t`` where ``a`` holds a number."""
+    if zero_in(t):
+        return zero
     return np.cumsum(without_nan(t) * not_nan(a), axis, dtype)
 
 
+@zero_in_zero_out("t")
 def nancumprod_tangent(t, a, ans, axis=None):
     """Tangent of ``np.nancumprod``: ``cumprod``'s, the NaNs read as ones that do not move."""
+    if zero_in(t):
+        return zero
     return cumprod_tangent(without_nan(t) * not_nan(a), without_nan(a, 1.0), ans, axis)
 
 
@@ -718,9 +766,12 @@ def ediff1d_grads(g, ary, to_end=None, to_begin=None):
     return astype_grad(np.reshape(grad, np.shape(ary)), ary), g_end, g_begin
 
 
+@zero_in_zero_out("t")
 def ediff1d_tangent(t, ary, out, to_end=None, to_begin=None, wrt=0):
     """Tangent of ``np.ediff1d`` from ``ary`` (``wrt`` 0), ``to_end`` (1) or ``to_begin`` (2):
     the same layout with zeros for the others."""
+    if zero_in(t):
+        return zero
     parts = [np.zeros(0) if to_begin is None else np.zeros(np.size(to_begin)),
              np.zeros(max(np.size(ary) - 1, 0)),
              np.zeros(0) if to_end is None else np.zeros(np.size(to_end))]
@@ -750,23 +801,32 @@ def _(out, ary, to_end=None, to_begin=None):
     d[out] = ediff1d_tangent(d[to_begin], ary, out, to_end, to_begin, 2)
 
 
+@zero_in_zero_out("g")
 def without_initial(g, ans, axis=None, include_initial=False):
     """A gradient of ``np.cumulative_sum``/``cumulative_prod`` without the leading initial
     value's entry (it is a constant)."""
+    if zero_in(g):
+        return zero
     if not include_initial:
         return g
     ax = 0 if axis is None else axis
     return np.take(g, np.arange(1, np.shape(ans)[ax]), axis=ax)
 
 
+@zero_in_zero_out("t")
 def cumulative_sum_tangent(t, ans, axis=None, include_initial=False):
     """Tangent of ``ans = np.cumulative_sum(x, axis, include_initial)`` from ``x``."""
+    if zero_in(t):
+        return zero
     return as_dtype_of(np.cumulative_sum(t, axis=axis, include_initial=include_initial), ans)
 
 
+@zero_in_zero_out("t")
 def cumulative_prod_tangent(t, x, ans, axis=None, include_initial=False):
     """Tangent of ``ans = np.cumulative_prod(x, axis, include_initial)``: ``cumprod``'s, with a
     leading 0 for the initial value."""
+    if zero_in(t):
+        return zero
     return as_dtype_of(initial_zero(cumprod_tangent(t, x, np.cumprod(x, axis), axis), axis,
                                     include_initial), ans)
 

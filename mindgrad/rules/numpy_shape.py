@@ -31,7 +31,16 @@ from mindgrad.rules import (
     transpose_of,
 )
 from mindgrad.rules.helpers import array_grad, astype_grad, normalize_axis
-from mindgrad.runtime import Zero, is_any_zero, is_zero, takes_zero, unbroadcast, zero, zero_in
+from mindgrad.runtime import (
+    Zero,
+    is_any_zero,
+    is_zero,
+    takes_zero,
+    unbroadcast,
+    zero,
+    zero_in,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_for
 
 # ----- reshaping ---------------------------------------------------------------------------
@@ -126,8 +135,11 @@ def _(out, *arys):
     d[arys] = atleast_grads(d[out], arys)
 
 
+@zero_in_zero_out("g")
 def atleast_grads(g, arys):
     """Gradients of ``np.atleast_Nd(*arys)``: one array back for one input, else a tuple."""
+    if zero_in(g):
+        return zero
     gs = (g,) if len(arys) == 1 else g
     return tuple(0 if is_zero(gi) else np.reshape(gi, np.shape(x)) for gi, x in zip(gs, arys))
 
@@ -137,9 +149,12 @@ def _(out, g, arys):
     ...
 
 
+@zero_in_zero_out("ts")
 def atleast_tangent(ts, arys, out):
     """Tangent of ``np.atleast_Nd(*arys)``: each tangent reshaped like its result (one array for
     one input, else a tuple with 0 for inputs without tangent)."""
+    if zero_in(ts):
+        return zero
     if len(arys) == 1:
         return np.reshape(ts[0], np.shape(out))
     return TangentTuple(0 if is_zero(t) else np.reshape(t, np.shape(o)) for t, o in zip(ts, out))
@@ -243,8 +258,11 @@ def _(out, A, reps):
     d[A] = tile_grad(d[out], A, reps)
 
 
+@zero_in_zero_out("g")
 def repeat_grad(g, a, repeats, axis=None):
     """Gradient of ``np.repeat``: the copies of each element summed back onto it."""
+    if zero_in(g):
+        return zero
     x = np.asarray(a)
     if axis is None:
         x, g, axis = x.ravel(), np.ravel(g), 0
@@ -302,8 +320,11 @@ def _(out, m, k=1, axes=(0, 1)):
     d[m] = np.rot90(d[out], -k, axes)
 
 
+@zero_in_zero_out("g")
 def sort_grad(g, a, axis=-1, kind=None):
     """Gradient of ``np.sort``: ``g`` sent back through the sorting permutation."""
+    if zero_in(g):
+        return zero
     x = np.asarray(a)
     if axis is None:
         x, axis = x.ravel(), -1
@@ -318,8 +339,11 @@ def _(out, g, a, axis=-1, kind=None):
     ...
 
 
+@zero_in_zero_out("t")
 def sort_tangent(t, a, axis=-1):
     """Tangent of ``np.sort``: ``t`` gathered through the sorting permutation."""
+    if zero_in(t):
+        return zero
     x = np.asarray(a)
     t = np.broadcast_to(t, x.shape)
     if axis is None:
@@ -340,9 +364,12 @@ def _(out, a, axis=-1, kind=None, order=None, *, stable=None):
     d[out] = sort_tangent(d[a], a, axis)
 
 
+@zero_in_zero_out("t")
 def sort_complex_tangent(t, a, out):
     """Tangent of ``np.sort_complex(a)``: ``sort``'s along the last axis, in ``out``'s complex
     dtype."""
+    if zero_in(t):
+        return zero
     return np.asarray(sort_tangent(t, a, -1), dtype=out.dtype)
 
 
@@ -381,8 +408,11 @@ def trim_zeros_region(filt, trim="fb", axis=None):
 nondifferentiable(trim_zeros_region)
 
 
+@zero_in_zero_out("g")
 def trim_zeros_grad(g, filt, trim="fb", axis=None):
     """Gradient of ``np.trim_zeros``: ``g`` put back in the kept range, 0 for what was trimmed."""
+    if zero_in(g):
+        return zero
     grad = np.zeros(np.shape(filt), np.result_type(np.asarray(filt), 1.0))
     grad[trim_zeros_region(filt, trim, axis)] = np.asarray(g)
     return array_grad(grad, filt) if isinstance(filt, (list, tuple)) else astype_grad(grad, filt)
@@ -393,8 +423,11 @@ def _(out, g, filt, trim="fb", axis=None):
     ...
 
 
+@zero_in_zero_out("t")
 def trim_zeros_tangent(t, filt, out, trim="fb", axis=None):
     """Tangent of ``np.trim_zeros``: ``t`` in the kept range (a list for a list)."""
+    if zero_in(t):
+        return zero
     kept = np.broadcast_to(t, np.shape(filt))[trim_zeros_region(filt, trim, axis)]
     return list(kept) if isinstance(out, list) else kept
 
@@ -563,9 +596,12 @@ def _(out, arr, indices, axis=-1):
 # ----- choose, select --------------------------------------------------------------------------
 
 
+@zero_in_zero_out("g")
 def choose_grads(g, a, choices, mode="raise"):
     """Gradients of ``np.choose(a, choices, mode=mode)``, one per choice: ``g`` where ``a``
     (after ``mode``) picks it, summed back to its shape (an array of choices gets an array)."""
+    if zero_in(g):
+        return zero
     index = take_indices(a, len(choices), mode)
     grads = [astype_grad(unbroadcast(np.where(index == k, g, 0), choices[k]), choices[k])
              for k in range(len(choices))]
@@ -574,9 +610,12 @@ def choose_grads(g, a, choices, mode="raise"):
     return grads
 
 
+@zero_in_zero_out("ts")
 def choose_tangent(ts, a, choices, ans, mode="raise"):
     """Tangent of ``np.choose``: the same choice among the tangents (zeros for choices without
     one)."""
+    if zero_in(ts):
+        return zero
     if isinstance(choices, np.ndarray):
         filled = np.broadcast_to(ts, np.shape(choices))
     else:
@@ -610,21 +649,30 @@ def select_masks(condlist, shape):
 nondifferentiable(select_masks)
 
 
+@zero_in_zero_out("g")
 def select_grads(g, condlist, choicelist):
     """Gradients of ``np.select(condlist, choicelist, default)`` for the choices: ``g`` where
     each is taken, summed back to its shape."""
+    if zero_in(g):
+        return zero
     masks = select_masks(condlist, np.shape(g))[0]
     return [astype_grad(unbroadcast(np.where(m, g, 0), c), c) for m, c in zip(masks, choicelist)]
 
 
+@zero_in_zero_out("ts")
 def select_tangent(ts, condlist, choicelist, out):
     """Tangent of ``np.select`` from the choices: the same selection of their tangents."""
+    if zero_in(ts):
+        return zero
     filled = [np.zeros(np.shape(c)) if is_zero(t) else t for t, c in zip(ts, choicelist)]
     return np.asarray(np.select(condlist, filled, 0.0)).astype(float_dtype(out), copy=False)
 
 
+@zero_in_zero_out("t")
 def select_default_tangent(t, condlist, out):
     """Tangent of ``np.select`` from ``default``: where no condition holds."""
+    if zero_in(t):
+        return zero
     return np.asarray(np.where(select_masks(condlist, np.shape(out))[1], t, 0), float_dtype(out))
 
 
@@ -652,8 +700,11 @@ def _(out, condlist, choicelist, default=0):
 # ----- partition, rollaxis, resize, extract, diagflat, broadcast_arrays -----------------------
 
 
+@zero_in_zero_out("t")
 def partition_tangent(t, a, kth, axis=-1, kind="introselect"):
     """Tangent of ``np.partition``: a gather whose places are piecewise constant in ``a``."""
+    if zero_in(t):
+        return zero
     places = np.argpartition(a, kth, axis, kind)
     if axis is None:
         return np.take_along_axis(np.ravel(np.broadcast_to(t, np.shape(a))), places, -1)
@@ -719,14 +770,20 @@ def _(out, v, k=0):
     d[v] = astype_grad(np.reshape(np.diagonal(d[out], k), np.shape(v)), v)
 
 
+@zero_in_zero_out("g")
 def broadcast_arrays_grads(g, args):
     """Gradients of ``np.broadcast_arrays(*args)``: each piece summed back to its argument's
     shape (0 for a piece without one)."""
+    if zero_in(g):
+        return zero
     return [0 if is_zero(gi) else astype_grad(unbroadcast(gi, x), x) for gi, x in zip(g, args)]
 
 
+@zero_in_zero_out("ts")
 def broadcast_arrays_tangent(ts, args, out):
     """Tangent of ``np.broadcast_arrays``: each tangent broadcast to its piece's shape."""
+    if zero_in(ts):
+        return zero
     return TangentTuple(np.broadcast_to(np.zeros(np.shape(o), float_dtype(o)) if is_zero(t)
                                         else t, np.shape(o)).astype(float_dtype(o))
                         for t, o in zip(ts, out))

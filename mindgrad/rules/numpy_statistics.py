@@ -66,11 +66,14 @@ def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=Tru
     return astype_grad(masked_grad(grad, where), a)
 
 
+@zero_in_zero_out("g", "t")
 def var_grad_tangent(g, a, t, wrt, axis=None, ddof=0, keepdims=False, correction=None,
                      where=True, mean=None):
     """Tangent of ``var_grad`` (``g 2 (a - mean) / (N - ddof)``) from ``a`` (wrt 0; the computed
     mean moves with it) or from a given ``mean`` (wrt 1); 0 for a zero ``g``, as ``var_grad``
     gives a zero there."""
+    if zero_in(g, t):
+        return zero
     if is_zero(t) or is_any_zero(g):
         return zero
     ddof = ddof if correction is None else correction
@@ -106,11 +109,14 @@ def std_grad(g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, wher
                     correction, where, mean)
 
 
+@zero_in_zero_out("g", "t")
 def std_grad_tangent(g, a, ans, t, wrt, axis=None, ddof=0, keepdims=False, correction=None,
                      where=True, mean=None):
     """Tangent of ``std_grad`` (``var_grad(g / (2 ans), ...)``) from ``a`` (wrt 0), a given
     ``mean`` (1) or ``ans`` (2: ``-g t / (2 ans^2)`` through ``var_grad``, 0 where ans is 0);
     0 for a zero ``g``."""
+    if zero_in(g, t):
+        return zero
     if is_zero(t) or is_any_zero(g):
         return zero
     if wrt == 2:
@@ -131,10 +137,13 @@ def _(out, g, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=
                               mean)
 
 
+@zero_in_zero_out("t")
 def var_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
                 mean=None):
     """Tangent of ``np.var`` from ``a``: ``sum(2 (a - mean) t) / (N - ddof)`` (the mean's own
     change contributes nothing: the deviations sum to zero; a given ``mean`` is a constant)."""
+    if zero_in(t):
+        return zero
     ddof = ddof if correction is None else correction
     x = np.asarray(a)
     axes = reduced_axes(axis, x.ndim)
@@ -145,9 +154,12 @@ def var_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, w
     return as_dtype_of(np.sum(terms, axis=axes, keepdims=keepdims), ans)
 
 
+@zero_in_zero_out("t")
 def var_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None,
                      where=True, mean=None):
     """Tangent of ``np.var(a, mean=mean)`` from a given ``mean``."""
+    if zero_in(t):
+        return zero
     if is_zero(t) or mean is None:
         return zero
     ddof = ddof if correction is None else correction
@@ -169,9 +181,12 @@ def var_mean_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, wher
     return astype_grad(-unbroadcast(grad, mean), mean)
 
 
+@zero_in_zero_out("t")
 def std_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
                 mean=None, wrt="a"):
     """Tangent of ``np.std = sqrt(var)``: the variance's over ``2 std``; 0 where the std is 0."""
+    if zero_in(t):
+        return zero
     if is_zero(t):
         return zero
     if wrt == "a":
@@ -181,9 +196,12 @@ def std_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, w
     return as_dtype_of(t_var * 0.5 / np.where(ans == 0, np.inf, ans), ans)
 
 
+@zero_in_zero_out("t")
 def std_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
                      mean=None):
     """Tangent of ``np.std(a, mean=mean)`` from a given ``mean``."""
+    if zero_in(t):
+        return zero
     return std_tangent(t, a, ans, axis, ddof, keepdims, correction, where, mean, "mean")
 
 
@@ -368,8 +386,11 @@ def quantile_q_slope(a, q, axis=None, method="linear", skip_nan=False):
     return gap * (plan["count"] - 1)
 
 
+@zero_in_zero_out("g")
 def quantile_q_grad(g, a, q, axis=None, method="linear", skip_nan=False, scale=1.0):
     """Gradient of a quantile for ``q`` (``scale``: 0.01 for a percentile)."""
+    if zero_in(g):
+        return zero
     plan = quantile_plan(a, q, axis, method, skip_nan)
     slope = quantile_q_slope(a, q, axis, method, skip_nan)
     per_q = np.sum(quantiles_last(g, plan, q) * slope,
@@ -547,11 +568,14 @@ def cov_divisor_slope(x, bias=False, ddof=None, fweights=None, aweights=None):
 nondifferentiable(cov_divisor_slope)
 
 
+@zero_in_zero_out("g")
 def cov_aweights_grad(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None,
                       aweights=None):
     """Gradient of ``np.cov`` for ``aweights``: observation ``k`` adds ``fw_k xc_k xc_k^T / f``
     (the centring's change adds nothing: the weighted deviations sum to 0), and ``C`` scales with
     ``1 / f``."""
+    if zero_in(g):
+        return zero
     if aweights is None:
         return zero
     x = cov_matrix(m, y, rowvar)
@@ -567,9 +591,12 @@ def cov_aweights_grad(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights
     return astype_grad(np.reshape(grad, np.shape(aweights)), aweights)
 
 
+@zero_in_zero_out("t")
 def cov_aweights_tangent(t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None,
                          aweights=None):
     """Tangent of ``np.cov`` from ``aweights`` (``cov_aweights_grad``)."""
+    if zero_in(t):
+        return zero
     x = cov_matrix(m, y, rowvar)
     weighting = cov_weights(x, bias, ddof, fweights, aweights)
     w = weighting[0]
@@ -582,10 +609,13 @@ def cov_aweights_tangent(t, m, y, out, rowvar=True, bias=False, ddof=None, fweig
     return as_dtype_of(np.reshape(change, np.shape(out)), out)
 
 
+@zero_in_zero_out("t")
 def cov_tangent(t, m, y, out, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
                 wrt=0):
     """Tangent of ``np.cov`` from ``m`` (``wrt`` 0) or ``y`` (1): ``(dXc W Xc^T + Xc W dXc^T) /
     f`` for the moved rows (zeros for the other's)."""
+    if zero_in(t):
+        return zero
     x = cov_matrix(m, y, rowvar)
     weighting = cov_weights(x, bias, ddof, fweights, aweights)
     w = weighting[0]
@@ -622,10 +652,13 @@ def _(out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweight
     d[out] = cov_aweights_tangent(d[aweights], m, y, out, rowvar, bias, ddof, fweights, aweights)
 
 
+@zero_in_zero_out("g")
 def corrcoef_cov_grad(g, x, y=None, rowvar=True):
     """The gradient of ``R = C / sqrt(c c^T)`` (``c`` the variances) for the covariance ``C``:
     ``G / sqrt(c c^T)``, less on the diagonal ``sum_j (G o R)_kj / c_k`` (both factors of
     ``c_k``)."""
+    if zero_in(g):
+        return zero
     c = np.cov(x, y, rowvar)
     variances = np.diagonal(np.atleast_2d(c))
     r = np.atleast_2d(c) / np.sqrt(np.outer(variances, variances))
@@ -635,8 +668,11 @@ def corrcoef_cov_grad(g, x, y=None, rowvar=True):
     return g_matrix / np.sqrt(np.outer(variances, variances)) - np.diag(diagonal)
 
 
+@zero_in_zero_out("t")
 def corrcoef_tangent(t, x, y, out, rowvar=True, wrt=0):
     """Tangent of ``np.corrcoef``: ``dC / sqrt(c c^T) - R o (dc_i / c_i + dc_j / c_j) / 2``."""
+    if zero_in(t):
+        return zero
     c = np.atleast_2d(np.cov(x, y, rowvar))
     dc = np.atleast_2d(cov_tangent(t, x, y, np.cov(x, y, rowvar), rowvar, wrt=wrt))
     variances = np.diagonal(c)

@@ -205,9 +205,12 @@ def _(out, x):
     d[x] = as_sequence_grad(d[out], x)
 
 
+@zero_in_zero_out("t")
 def as_sequence_tangent(t, x, out):
     """Tangent of ``as_sequence(x)``: ``t`` itself, or the tangent of ``list(x)``."""
-    if is_zero(t) or out is x:
+    if zero_in(t):
+        return zero
+    if t is None or out is x:
         return t
     return sequence_tangent(t, out)
 
@@ -253,8 +256,11 @@ def _(out, dx, x, idx, g):
     d[g] = added_grad(d[out], x, idx, g)
 
 
+@zero_in_zero_out("t")
 def add_at_tangent(t, x, idx):
     """Tangent of ``add_at(dx, x, idx, g)`` from ``g``: ``t`` added into a zero buffer."""
+    if zero_in(t):
+        return zero
     return summable(add_at(0, x, idx, t))
 
 
@@ -298,8 +304,11 @@ def _(out, dx, idx, v):
     d[dx] = setitem_grad_adjoint(d[out], dx, idx, v)
 
 
+@zero_in_zero_out("t")
 def setitem_grad_tangent(t, idx, v):
     """Tangent of ``setitem_grad(dx, idx, v)``: the same split of a copy of ``t``."""
+    if zero_in(t):
+        return zero
     if isinstance(t, np.ndarray):
         t = np.array(t)
     elif isinstance(t, (list, tuple)):
@@ -475,8 +484,11 @@ def _(out, x, idx):
     d[x] = runtime.add_at(0, x, idx, d[out])
 
 
+@zero_in_zero_out("t")
 def saved_item_tangent(t, x, idx):
     """Tangent of ``saved_item(x, idx)``: a copy of ``t[idx]`` (0 for a key not in a dict)."""
+    if zero_in(t):
+        return zero
     if isinstance(x, dict):
         return t.get(idx, zero) if idx in x else zero
     value = item(t, idx)
@@ -559,8 +571,11 @@ def _(out, g, a, repeats, axis=None):
     d[g] = np.repeat(d[out], repeats, axis)
 
 
+@zero_in_zero_out("g")
 def sort_grad_transpose(g, a, axis=-1):
     """``g`` permuted as ``np.sort(a, axis)`` permutes ``a``: the adjoint of ``sort_grad``."""
+    if zero_in(g):
+        return zero
     x = np.asarray(a)
     if axis is None:
         x, g, axis = np.ravel(x), np.ravel(g), -1

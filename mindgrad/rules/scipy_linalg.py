@@ -50,7 +50,7 @@ from mindgrad.rules.numpy_linalg import (
     inv_tangent,
     solve_tangent_a,
 )
-from mindgrad.runtime import is_zero, zero
+from mindgrad.runtime import is_zero, zero, zero_in, zero_in_zero_out
 from mindgrad.runtime.tangents import TangentTuple, as_dtype_of
 
 # ----- det, inv, solve: as NumPy's ---------------------------------------------------------
@@ -122,9 +122,12 @@ def solve_triangular_grad_a(g_b, a, x, trans=0, lower=False, unit_diagonal=False
     return -triangle(outer, lower, unit_diagonal)
 
 
+@zero_in_zero_out("t")
 def solve_triangular_tangent_a(t, a, x, trans=0, lower=False, unit_diagonal=False):
     """Tangent of ``x = solve_triangular(a, b, ...)`` from ``a``: ``-op(a)^-1 op(t) x``, with
     ``t`` on the triangle read."""
+    if zero_in(t):
+        return zero
     t = triangle(t, lower, unit_diagonal)
     return -sl.solve_triangular(a, np.matmul(swap_last_axes(t) if op_transpose(trans) else t, x),
                                 trans, lower, unit_diagonal)
@@ -155,9 +158,12 @@ def _(out, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
 # ----- the matrix exponential --------------------------------------------------------------
 
 
+@zero_in_zero_out("e")
 def expm_frechet_block(a, e):
     """The derivative of ``expm`` at ``a`` in the direction ``e``: the upper right block of
     ``expm([[a, e], [0, a]])`` (for stacks of matrices too)."""
+    if zero_in(e):
+        return zero
     n = np.shape(a)[-1]
     top = np.concatenate([a, e], axis=-1)
     bottom = np.concatenate([np.zeros_like(a), a], axis=-1)
@@ -238,10 +244,13 @@ def lower_factor(factor, lower=False):
     return read_triangle(factor, lower) if lower else swap_last_axes(np.triu(factor))
 
 
+@zero_in_zero_out("g")
 def cholesky_grad(g, factor, lower=False):
     """Gradient of ``factor = cholesky(a, lower)`` for ``a`` from ``g``, on the triangle read:
     with ``L`` the lower factor and ``s = L^-T phi(L^T g_L) L^-1`` (``phi``: the lower triangle,
     its diagonal halved), ``tril(s) + tril(s^T, -1)``, transposed for an upper factor."""
+    if zero_in(g):
+        return zero
     if is_zero(g):
         return zero
     low = lower_factor(factor, lower)
@@ -254,9 +263,12 @@ def cholesky_grad(g, factor, lower=False):
     return grad if lower else swap_last_axes(grad)
 
 
+@zero_in_zero_out("t")
 def cholesky_tangent(t, factor, lower=False):
     """Tangent of ``cholesky(a, lower)`` from ``a``: ``L phi(L^-1 t_sym L^-T)`` for the lower
     factor ``L``, ``t_sym`` the symmetric matrix of the triangle of ``t`` read."""
+    if zero_in(t):
+        return zero
     low = lower_factor(factor, lower)
     w = sl.solve_triangular(low, symmetric_from(t, lower), lower=True)
     m = swap_last_axes(sl.solve_triangular(low, swap_last_axes(w), lower=True))
@@ -289,9 +301,12 @@ def factor_of(c_and_lower):
 CHO_FACTOR_KEEPS_A = bool(sl.cho_factor(np.array([[4.0, 1.0], [1.0, 3.0]]))[0][1, 0] != 0)
 
 
+@zero_in_zero_out("g")
 def cho_factor_grad(g, out):
     """Gradient of ``(c, lower) = cho_factor(a, lower)`` for ``a``: the factor's on the triangle
     read, ``g_c`` itself on the other where ``c`` holds ``a``'s entries there."""
+    if zero_in(g):
+        return zero
     c, lower = factor_of(out)
     g_c = g[0]
     if is_zero(g_c):
@@ -302,9 +317,12 @@ def cho_factor_grad(g, out):
     return grad
 
 
+@zero_in_zero_out("t")
 def cho_factor_tangent(t, out):
     """Tangent of ``cho_factor(a, lower)``: the factor's on its triangle, ``t``'s own entries on
     the other where ``c`` holds ``a``'s entries there; the flag ``lower`` has none."""
+    if zero_in(t):
+        return zero
     c, lower = factor_of(out)
     t_c = cholesky_tangent(t, c, lower)
     if CHO_FACTOR_KEEPS_A:
@@ -336,9 +354,12 @@ def cho_solve_grad_c(g_b, c_and_lower, x):
     return [g_l if lower else swap_last_axes(g_l), 0]
 
 
+@zero_in_zero_out("t")
 def cho_solve_tangent_c(t, c_and_lower, x):
     """Tangent of ``x = cho_solve((c, lower), b)`` from ``(c, lower)``: ``-a^-1 t_a x`` with
     ``t_a = t_L L^T + L t_L^T`` for ``t_L`` the tangent on the factor's triangle."""
+    if zero_in(t):
+        return zero
     c, lower = factor_of(c_and_lower)
     low = lower_factor(c, lower)
     t_l = lower_factor(t[0], lower)
@@ -392,10 +413,13 @@ def lu_factors(lu):
     return np.tril(lu, -1) + np.eye(np.shape(lu)[-1]), np.triu(lu)
 
 
+@zero_in_zero_out("g")
 def lu_factor_grad(g, out):
     """Gradient of ``(lu, piv) = lu_factor(a)`` for ``a``: with ``m = tril(l^T g, -1) +
     triu(g u^T)`` (``g`` read as the gradients of both factors), ``l^-T m u^-T`` with its rows
     put back in ``a``'s order."""
+    if zero_in(g):
+        return zero
     lu, piv = out
     g_lu = g[0]
     if is_zero(g_lu):
@@ -408,9 +432,12 @@ def lu_factor_grad(g, out):
     return grad_rows[np.argsort(row_order(piv))]
 
 
+@zero_in_zero_out("t")
 def lu_factor_tangent(t, out):
     """Tangent of ``lu_factor(a)``: with ``f = l^-1 t[rows] u^-1``, ``l tril(f, -1) + triu(f)
     u`` packed as ``lu``; the pivots have none."""
+    if zero_in(t):
+        return zero
     lu, piv = out
     low, up = lu_factors(lu)
     y = sl.solve_triangular(low, t[row_order(piv)], lower=True, unit_diagonal=True)
@@ -446,10 +473,13 @@ def lu_solve_grad_lu(g_b, lu_and_piv, x, trans=0):
             np.triu(np.matmul(swap_last_axes(low), g_rows)), 0]
 
 
+@zero_in_zero_out("t")
 def lu_solve_tangent_lu(t, lu_and_piv, x, trans=0):
     """Tangent of ``x = lu_solve((lu, piv), b, trans)`` from ``(lu, piv)``: ``-a^-1 t_a x``
     (``-a^-T t_a^T x``), ``t_a = p^T (t_l u + l t_u)`` for the factors' tangents ``t[0]``
     packs."""
+    if zero_in(t):
+        return zero
     lu, piv = lu_and_piv
     low, up = lu_factors(lu)
     t_rows = np.matmul(np.tril(t[0], -1), up) + np.matmul(low, np.triu(t[0]))
@@ -493,17 +523,23 @@ def off_branch_cut(a):
     return a
 
 
+@zero_in_zero_out("e")
 def logm_frechet_block(a, e):
     """The derivative of ``logm`` at ``a`` in the direction ``e``: the upper right block of
     ``logm([[a, e], [0, a]])``."""
+    if zero_in(e):
+        return zero
     n = np.shape(a)[-1]
     top = np.concatenate([a, e], axis=-1)
     bottom = np.concatenate([np.zeros_like(a), a], axis=-1)
     return sl.logm(np.concatenate([top, bottom], axis=-2))[..., :n, n:]
 
 
+@zero_in_zero_out("t")
 def logm_tangent(t, m, out):
     """Tangent of ``out = logm(m)`` from ``m``, in ``out``'s dtype."""
+    if zero_in(t):
+        return zero
     return as_dtype_of(logm_frechet_block(m, t), out)
 
 
@@ -539,9 +575,12 @@ def band_row(row, x):
     return np.reshape(row, np.shape(row) + (1,) * (np.ndim(x) - 1))
 
 
+@zero_in_zero_out("ab")
 def banded_matmul(l_and_u, ab, x):
     """``a @ x`` for the matrix ``a`` that ``ab`` holds in the band storage of
     ``solve_banded`` (``ab[u + i - j, j] = a[i, j]``)."""
+    if zero_in(ab):
+        return zero
     lower, upper = l_and_u
     return sum(shifted(band_row(ab[r], x) * x, upper - r) for r in range(lower + upper + 1))
 
@@ -615,10 +654,13 @@ def whole_spectrum(a, out, lower=True, eigvals_only=False, subset_by_index=None,
     return w, v, pick
 
 
+@zero_in_zero_out("g")
 def scipy_eigh_grad(g, a, out, b=None, lower=True, eigvals_only=False, type=1,
                     subset_by_index=None, subset_by_value=None):
     """Gradient of ``scipy.linalg.eigh`` (``np.linalg.eigh``'s, ``eigh_grad``), a subset's
     through the whole spectrum with zero gradients for the values and vectors not returned."""
+    if zero_in(g):
+        return zero
     standard_problem(b, type)
     uplo = "L" if lower else "U"
     if subset_by_index is None and subset_by_value is None:
@@ -633,10 +675,13 @@ def scipy_eigh_grad(g, a, out, b=None, lower=True, eigvals_only=False, type=1,
     return eigh_grad((g_w, g_v), a, (w, v), uplo)
 
 
+@zero_in_zero_out("t")
 def scipy_eigh_tangent(t, a, out, b=None, lower=True, eigvals_only=False, type=1,
                        subset_by_index=None, subset_by_value=None):
     """Tangent of ``scipy.linalg.eigh`` (``eigh_tangent``), a subset's that of the whole
     spectrum's values and vectors returned."""
+    if zero_in(t):
+        return zero
     standard_problem(b, type)
     uplo = "L" if lower else "U"
     if subset_by_index is None and subset_by_value is None:

@@ -19,6 +19,7 @@ import scipy.signal as ss
 
 from mindgrad.rules import adjoint, d, linear
 from mindgrad.rules.helpers import astype_grad
+from mindgrad.runtime import zero, zero_in, zero_in_zero_out
 
 
 def full_window(shape1, shape2, mode):
@@ -52,10 +53,13 @@ def reversed_all(x):
     return np.flip(x, tuple(range(np.ndim(x))))
 
 
+@zero_in_zero_out("g")
 def convolve_grad(g, other, shape1, shape2, mode="full", method="auto"):
     """Gradient of ``convolve(in1, in2, mode)`` for the input paired with ``other`` (pass
     ``in2`` for ``in1``'s, ``in1`` for ``in2``'s): the full cotangent correlated with
     ``other``."""
+    if zero_in(g):
+        return zero
     return ss.convolve(in_full(g, shape1, shape2, mode), reversed_all(other), "valid", method)
 
 

@@ -36,7 +36,7 @@ from mindgrad.rules import (
     transpose_of,
 )
 from mindgrad.rules.helpers import quotient
-from mindgrad.runtime import unbroadcast, unreduce
+from mindgrad.runtime import unbroadcast, unreduce, zero, zero_in, zero_in_zero_out
 
 SQRT_PI_2 = math.sqrt(math.pi) / 2.0       # erfinv' = sqrt(pi)/2 exp(erfinv(x)^2)
 TWO_SQRT_PI = 2.0 / math.sqrt(math.pi)     # erf' = 2/sqrt(pi) exp(-x^2)
@@ -354,30 +354,42 @@ def spread(v, full, axis, keepdims):
     return unreduce(v, full, axis, keepdims)
 
 
+@zero_in_zero_out("g")
 def logsumexp_grad(g, a, ans, axis=None, b=None, keepdims=False, return_sign=False):
     """Gradient of ``logsumexp(a, axis, b, keepdims)`` for ``a``: ``g b exp(a - ans)``, the
     softmax of ``a`` weighted by ``b``, times the gradient spread over the reduced axes."""
+    if zero_in(g):
+        return zero
     e = logsumexp_slope(a, ans, axis, b, keepdims, return_sign)
     grad = spread(g, e, axis, keepdims) * e
     return unbroadcast(grad if b is None else grad * b, a)
 
 
+@zero_in_zero_out("g")
 def logsumexp_grad_b(g, a, ans, axis=None, b=None, keepdims=False):
     """Gradient of ``logsumexp(a, axis, b, keepdims)`` for ``b``: ``g exp(a - ans)``."""
+    if zero_in(g):
+        return zero
     e = logsumexp_slope(a, ans, axis, b, keepdims)
     return unbroadcast(spread(g, e, axis, keepdims) * e, b)
 
 
+@zero_in_zero_out("t")
 def logsumexp_tangent(t, a, ans, axis=None, b=None, keepdims=False, return_sign=False):
     """Tangent of ``logsumexp(a, axis, b, keepdims)`` from ``a``: ``sum(b exp(a - ans) t)``
     over the reduced axes."""
+    if zero_in(t):
+        return zero
     e = logsumexp_slope(a, ans, axis, b, keepdims, return_sign)
     return np.reshape(np.sum(e * t if b is None else e * b * t, axis=axis, keepdims=keepdims),
                       np.shape(ans))
 
 
+@zero_in_zero_out("t")
 def logsumexp_tangent_b(t, a, ans, axis=None, b=None, keepdims=False):
     """Tangent of ``logsumexp(a, axis, b, keepdims)`` from ``b``: ``sum(exp(a - ans) t)``."""
+    if zero_in(t):
+        return zero
     e = logsumexp_slope(a, ans, axis, b, keepdims)
     return np.reshape(np.sum(e * t, axis=axis, keepdims=keepdims), np.shape(ans))
 
@@ -400,13 +412,19 @@ def _(out, a, axis=None, b=None, keepdims=False, return_sign=False):
     d[out] = logsumexp_tangent_b(d[b], a, out, axis, b, keepdims)
 
 
+@zero_in_zero_out("t")
 def softmax_tangent(t, out, axis=None):
     """Tangent of ``out = softmax(x, axis)`` from ``x``: ``out (t - sum(t out))``."""
+    if zero_in(t):
+        return zero
     return out * (t - np.sum(t * out, axis=axis, keepdims=True))
 
 
+@zero_in_zero_out("t")
 def log_softmax_tangent(t, out, axis=None):
     """Tangent of ``out = log_softmax(x, axis)`` from ``x``: ``t - sum(exp(out) t)``."""
+    if zero_in(t):
+        return zero
     return t - np.sum(np.exp(out) * t, axis=axis, keepdims=True)
 
 

@@ -50,6 +50,7 @@ from mindgrad.rules import (
 from mindgrad.rules.helpers import swap_last_axes
 from mindgrad.rules.numpy_decompositions import triangle_grad, triangle_tangent
 from mindgrad.rules.scipy_special import no_slope
+from mindgrad.runtime import zero, zero_in, zero_in_zero_out
 
 SQRT_2PI = math.sqrt(2.0 * math.pi)
 
@@ -373,9 +374,12 @@ def dirichlet_points(x, alpha):
     return x, np.reshape(alpha, np.shape(alpha) + (1,) * (np.ndim(x) - 1))
 
 
+@zero_in_zero_out("g")
 def dirichlet_grad_x(g, x, alpha):
     """Gradient for ``x`` of ``sum(g * logpdf(x, alpha))``: ``g (alpha_i - 1) / x_i``, the
     last component's taken off the others' where ``x`` has K - 1."""
+    if zero_in(g):
+        return zero
     full, a = dirichlet_points(x, alpha)
     grad = g * (a - 1.0) / full
     if np.shape(x)[0] < np.shape(full)[0]:
@@ -390,23 +394,32 @@ def dirichlet_alpha_slope(x, alpha):
     return np.log(full) - sp.digamma(a) + sp.digamma(np.sum(alpha))
 
 
+@zero_in_zero_out("g")
 def dirichlet_grad_alpha(g, x, alpha):
     """Gradient for ``alpha`` of ``sum(g * logpdf(x, alpha))``."""
+    if zero_in(g):
+        return zero
     slopes = dirichlet_alpha_slope(x, alpha)
     return np.reshape(np.sum(np.reshape(g * slopes, (np.shape(slopes)[0], -1)), axis=1),
                       np.shape(alpha))
 
 
+@zero_in_zero_out("t")
 def dirichlet_tangent_x(t, x, alpha, out):
     """Tangent of ``logpdf(x, alpha)`` from ``x``'s tangent ``t``."""
+    if zero_in(t):
+        return zero
     full, a = dirichlet_points(x, alpha)
     if np.shape(x)[0] < np.shape(full)[0]:
         t = np.concatenate([t, -np.sum(t, axis=0, keepdims=True)])
     return np.reshape(np.sum((a - 1.0) / full * t, axis=0), np.shape(out))
 
 
+@zero_in_zero_out("t")
 def dirichlet_tangent_alpha(t, x, alpha, out):
     """Tangent of ``logpdf(x, alpha)`` from ``alpha``'s tangent ``t``."""
+    if zero_in(t):
+        return zero
     slopes = dirichlet_alpha_slope(x, alpha)
     t = np.reshape(t, np.shape(t) + (1,) * (np.ndim(slopes) - 1))
     return np.reshape(np.sum(slopes * t, axis=0), np.shape(out))
@@ -522,21 +535,30 @@ def mvn_whitened(x, mean, cov, allow_singular):
     return mvn_points(x, mean, cov) @ precision
 
 
+@zero_in_zero_out("g")
 def mvn_grad_x(g, x, mean, cov, allow_singular):
     """Gradient for ``x`` of ``sum(g * logpdf(x, mean, cov))``: ``-g S^-1 (x - mean)``."""
+    if zero_in(g):
+        return zero
     w = mvn_whitened(x, mean, cov, allow_singular)
     return np.reshape(-np.reshape(g, (-1, 1)) * w, np.shape(x))
 
 
+@zero_in_zero_out("g")
 def mvn_grad_mean(g, x, mean, cov, allow_singular):
     """Gradient for ``mean``: ``sum_n g_n S^-1 (x_n - mean)``."""
+    if zero_in(g):
+        return zero
     w = mvn_whitened(x, mean, cov, allow_singular)
     return np.reshape(np.sum(np.reshape(g, (-1, 1)) * w, axis=0), np.shape(mean))
 
 
+@zero_in_zero_out("g")
 def mvn_grad_cov(g, x, mean, cov, allow_singular):
     """Gradient for ``cov``: ``(S^-1 R S^-1 - (sum g) S^-1) / 2``, ``R = sum_n g_n r_n r_n^T``,
     taken to the entries of ``cov`` SciPy reads."""
+    if zero_in(g):
+        return zero
     precision = np.linalg.inv(mvn_cov(mean, cov, allow_singular))
     w = mvn_points(x, mean, cov) @ precision
     weights = np.reshape(g, (-1, 1))
@@ -544,21 +566,30 @@ def mvn_grad_cov(g, x, mean, cov, allow_singular):
     return mvn_cov_part(g_sym, cov)
 
 
+@zero_in_zero_out("t")
 def mvn_tangent_x(t, x, mean, cov, allow_singular, out):
     """Tangent of ``logpdf`` from ``x``'s tangent: ``-(S^-1 r) . t`` per point."""
+    if zero_in(t):
+        return zero
     w = mvn_whitened(x, mean, cov, allow_singular)
     return np.reshape(-np.sum(w * np.reshape(t, np.shape(w)), axis=-1), np.shape(out))
 
 
+@zero_in_zero_out("t")
 def mvn_tangent_mean(t, x, mean, cov, allow_singular, out):
     """Tangent of ``logpdf`` from ``mean``'s tangent: ``(S^-1 r) . t`` per point."""
+    if zero_in(t):
+        return zero
     w = mvn_whitened(x, mean, cov, allow_singular)
     return np.reshape(w @ np.ravel(t), np.shape(out))
 
 
+@zero_in_zero_out("t")
 def mvn_tangent_cov(t, x, mean, cov, allow_singular, out):
     """Tangent of ``logpdf`` from ``cov``'s tangent: ``(r^T S^-1 T S^-1 r - tr(S^-1 T)) / 2``
     for the tangent ``T`` of the symmetric matrix read from ``cov``."""
+    if zero_in(t):
+        return zero
     precision = np.linalg.inv(mvn_cov(mean, cov, allow_singular))
     w = mvn_points(x, mean, cov) @ precision
     change = mvn_cov_tangent(t, mean, cov)
@@ -608,14 +639,20 @@ def _(out, x, mean=None, cov=1, allow_singular=False):
     d[out] = out * mvn_tangent_cov(d[cov], x, mean, cov, allow_singular, out)
 
 
+@zero_in_zero_out("g")
 def mvn_entropy_grad(g, mean, cov):
     """Gradient for ``cov`` of ``g * entropy(mean, cov)``, ``entropy = log det(2 pi e S) / 2``:
     ``g S^-1 / 2``, taken to the entries of ``cov`` SciPy reads."""
+    if zero_in(g):
+        return zero
     return mvn_cov_part(0.5 * g * np.linalg.inv(mvn_cov(mean, cov, False)), cov)
 
 
+@zero_in_zero_out("t")
 def mvn_entropy_tangent(t, mean, cov, out):
     """Tangent of ``entropy(mean, cov)``: ``tr(S^-1 T) / 2``."""
+    if zero_in(t):
+        return zero
     precision = np.linalg.inv(mvn_cov(mean, cov, False))
     return np.reshape(0.5 * np.sum(precision * mvn_cov_tangent(t, mean, cov)), np.shape(out))
 

@@ -44,9 +44,12 @@ def _takes_a_number(call) -> bool:
 # what runtime.Zero takes as a zero and gives a zero for: NumPy functions linear in their first
 # argument, products linear in each, and the array methods and attributes it has
 _ZERO_FIRST = zero_protocol.VIEWS | zero_protocol.LINEAR_FIRST
-_ZERO_PRODUCTS = zero_protocol.PRODUCTS
-# by id (a value a template names may not hash); the ufuncs among them are elementwise calls
-_ZERO_FUNCTIONS = {id(f): f for f in _ZERO_FIRST | _ZERO_PRODUCTS if not isinstance(f, np.ufunc)}
+_MULTIPLY_OUTER = np.multiply.outer
+_ZERO_PRODUCTS = zero_protocol.PRODUCTS | zero_protocol.PRODUCT_UFUNCS | {_MULTIPLY_OUTER}
+_ZERO_SECOND = zero_protocol.LINEAR_SECOND
+# by id (a value a template names may not hash); the elementwise ufuncs are elementwise calls
+_ZERO_FUNCTIONS = {id(f): f for f in _ZERO_FIRST | _ZERO_PRODUCTS | _ZERO_SECOND | {np.pad}
+                   if not isinstance(f, np.ufunc) or f in _ZERO_PRODUCTS}
 _ZERO_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "conj", "conjugate", "copy", "astype",
                               "reshape", "transpose", "swapaxes", "ravel", "flatten", "squeeze",
                               "sum", "mean", "cumsum"})
@@ -277,8 +280,9 @@ class Rule:
                 if isinstance(sub, gast.Call):
                     operands = list(sub.args) + [k.value for k in sub.keywords]
                     if any(self._carries_zero(a, carriers) for a in operands) and \
-                            not self._in_runtime(sub.func) and not is_elementwise_call(sub.func) \
-                            and not _takes_a_number(sub) and not self._zero_linear(sub, carriers):
+                            not self._helper_takes(sub, carriers) and \
+                            not is_elementwise_call(sub.func) and not _takes_a_number(sub) and \
+                            not self._zero_linear(sub, carriers):
                         return True
                 elif isinstance(sub, gast.Attribute) and sub.attr not in _ZERO_ATTRIBUTES and \
                         self._carries_zero(sub.value, carriers):
@@ -318,6 +322,10 @@ class Rule:
             return any(self._carries_zero(a, carriers) for a in node.args)
         if isinstance(node, gast.Call) and self._zero_linear(node, carriers):
             return True
+        if isinstance(node, gast.Call) and any(
+                self._carries_zero(a, carriers) for a in
+                list(node.args) + [k.value for k in node.keywords]):
+            return self._helper_takes(node, carriers)  # the zero, for the zero
         if isinstance(node, (gast.Subscript, gast.Attribute)):  # zero[i], zero.T: a zero
             return (not isinstance(node, gast.Attribute) or node.attr in _ZERO_ATTRIBUTES) and \
                 self._carries_zero(node.value, carriers)
@@ -338,40 +346,69 @@ class Rule:
             return False
         if target in _ZERO_PRODUCTS:
             return any(zeros)
-        return target in _ZERO_FIRST and bool(zeros) and zeros[0] and not any(zeros[1:]) \
-            and bool(call.args)
+        if target in _ZERO_SECOND:
+            return len(call.args) > 1 and zeros[1] and not zeros[0] and not any(zeros[2:])
+        if target is np.pad and any(k.arg in zero_protocol.PAD_VALUES for k in call.keywords):
+            return False  # padded with a value: affine
+        return (target in _ZERO_FIRST or target is np.pad) and bool(zeros) and zeros[0] and \
+            not any(zeros[1:]) and bool(call.args)
 
     def _numpy_function(self, func):
         """The NumPy function ``func`` names (``np.reshape``, ``np.fft.fft``) if ``Zero`` takes
         it (``_ZERO_FUNCTIONS``), else None."""
+        value = self._resolve(func)
+        if value == _MULTIPLY_OUTER:  # a bound method: a new object each time it is read
+            return _MULTIPLY_OUTER
+        found = _ZERO_FUNCTIONS.get(id(value))
+        return found if found is value else None
+
+    def _helper_takes(self, call, carriers) -> bool:
+        """Whether ``call`` passes the zero (``d[out]``, or a value made of it) only to
+        parameters of a helper that take it and give the zero for it: every function of
+        mindgrad.runtime; a helper marked ``runtime.takes_zero(any_number=True)``; one declared
+        ``runtime.zero_in_zero_out(*params)`` (``linear_in``), whose first test is
+        ``zero_in(*params)``, given the zero in those parameters alone. A helper marked
+        ``runtime.takes_zero`` without ``any_number`` may need the array's shape: a rule passing
+        it ``d[out]`` is guarded by ``is_zero(d_v, v)``."""
+        value = self._resolve(call.func)
+        if value is None:
+            return False
+        if getattr(value, "takes_any_zero", False):  # takes_zero(any_number=True)
+            return True
+        params = getattr(value, "zero_in_zero_out", None)
+        if params is not None:  # its first test is zero_in(*params)
+            return self._zero_only_in(call, value, params, carriers)
+        return id(value) in _RUNTIME_HELPERS
+
+    def _resolve(self, func):
+        """The object a call's function names: ``name`` or ``module.name`` of the template's
+        globals; None for another expression."""
         parts = []
         while isinstance(func, gast.Attribute):
             parts.append(func.attr)
             func = func.value
-        if not isinstance(func, gast.Name):
+        if not isinstance(func, gast.Name) or func.id not in self.globals:
             return None
-        value = self.globals.get(func.id)
+        value = self.globals[func.id]
         for part in reversed(parts):
             value = getattr(value, part, None)
-        found = _ZERO_FUNCTIONS.get(id(value))
-        return found if found is value else None
+        return value
 
-    def _in_runtime(self, func) -> bool:
-        """Whether ``func`` names a function of mindgrad.runtime: all of them take the
-        symbolic zero, and a number 0 standing for an array (``0 * 1.0``) as any number; so do
-        the helpers declared ``runtime.zero_in_zero_out`` (``linear_in``), whose first test is
-        ``zero_in``: arithmetic on a ``Zero`` keeps it a ``Zero``, and a user's ``bprop``
-        returning 0 gives one (``bprop_grads``). A helper marked ``runtime.takes_zero`` takes
-        the zero but may need the array's shape, so a rule passing it ``d[out]`` is guarded by
-        ``is_zero(d_v, v)``, which tells a number 0 standing for an array."""
-        if not isinstance(func, gast.Name):
+    def _zero_only_in(self, call, helper, params, carriers) -> bool:
+        """Whether each argument of ``call`` that may be the zero binds to one of ``params``
+        of ``helper``."""
+        try:
+            names = list(inspect.signature(helper).parameters)
+        except (TypeError, ValueError):
             return False
-        value = self.globals.get(func.id)
-        if getattr(value, "takes_any_zero", False):  # takes_zero(any_number=True)
-            return True
-        if hasattr(value, "zero_in_zero_out"):  # its first test is zero_in(...)
-            return True
-        return id(value) in _RUNTIME_HELPERS
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, gast.Starred) or i >= len(names):
+                if self._carries_zero(arg, carriers):
+                    return False
+            elif self._carries_zero(arg, carriers) and names[i] not in params:
+                return False
+        return all(k.arg in params for k in call.keywords
+                   if self._carries_zero(k.value, carriers))
 
     def bind(self, args, kwargs):
         """Map parameter names to the call's arguments; missing ones get the defaults."""

@@ -17,6 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+
+def _present(module, *names):
+    """The functions of ``module`` among ``names`` that this NumPy has."""
+    return {getattr(module, n) for n in names if hasattr(module, n)}
+
+
 # ufuncs f with f(0) = 0, linear: the zero in gives the zero out (as do multiply, matmul and
 # divide with a zero numerator, below)
 _UNARY_LINEAR = frozenset({np.negative, np.positive, np.conjugate})
@@ -26,18 +32,31 @@ VIEWS = frozenset({np.reshape, np.transpose, np.swapaxes, np.moveaxis, np.expand
                    np.squeeze, np.broadcast_to, np.ravel, np.flip, np.real, np.imag,
                    np.conj, np.conjugate, np.diagonal, np.atleast_1d, np.atleast_2d,
                    np.negative, np.rot90, np.fliplr, np.flipud} |
-                  ({np.matrix_transpose} if hasattr(np, "matrix_transpose") else set()))
+                  {np.rollaxis} | _present(np, "matrix_transpose") |
+                  _present(np.linalg, "matrix_transpose", "diagonal"))
 # NumPy functions linear in their first argument with a computed result: an untyped zero
 LINEAR_FIRST = frozenset({np.sum, np.mean, np.cumsum, np.trace, np.diff, np.tril, np.triu,
                           np.roll, np.repeat, np.tile, np.take, np.nansum, np.fft.fft,
                           np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.fft2, np.fft.ifft2,
                           np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn,
                           np.fft.hfft, np.fft.ihfft, np.fft.fftshift, np.fft.ifftshift,
-                          np.copy, np.ascontiguousarray, np.diag})
+                          np.copy, np.ascontiguousarray, np.diag, np.diagflat, np.delete,
+                          np.resize, np.take_along_axis, np.polyder, np.polyval,
+                          np.fft.rfft2, np.fft.irfft2, np.split, np.array_split, np.hsplit,
+                          np.vsplit, np.dsplit} | _present(np, "unstack") |
+                         _present(np.linalg, "trace"))
+# NumPy functions linear in their second argument (a condition or a matrix first)
+LINEAR_SECOND = frozenset({np.compress, np.extract, np.linalg.solve})
+# np.pad is linear in the array where what it pads with is 0 (its default)
+PAD_VALUES = ("constant_values", "end_values")
 # NumPy functions linear in each of their array arguments (bilinear products): a zero factor
 # gives a zero product
 PRODUCTS = frozenset({np.dot, np.vdot, np.inner, np.outer, np.tensordot, np.kron, np.matmul,
-                      np.cross, np.einsum, np.multiply, np.convolve, np.correlate})
+                      np.cross, np.einsum, np.multiply, np.convolve, np.correlate, np.polymul} |
+                     _present(np.linalg, "cross", "matmul", "outer", "tensordot"))
+# ufuncs bilinear in their two arguments: a zero factor gives a zero product
+PRODUCT_UFUNCS = frozenset({np.matmul, np.multiply} |
+                            _present(np, "vecdot", "matvec", "vecmat"))
 
 
 class Zero:
@@ -330,6 +349,10 @@ class Zero:
                     inputs[1].__rmatmul__(inputs[0])
             if ufunc in (np.divide, np.true_divide) and zeros[0]:
                 return inputs[0]._with(inputs[1])
+            if ufunc in PRODUCT_UFUNCS:  # vecdot, matvec, vecmat
+                return zero
+        if method == "outer" and ufunc is np.multiply and not kwargs:
+            return zero
         values = [x.value() if isinstance(x, Zero) else x for x in inputs]
         if "out" in kwargs:
             kwargs["out"] = tuple(x.value() if isinstance(x, Zero) else x
@@ -346,8 +369,12 @@ class Zero:
                     return first._view(func, *args[1:], **kwargs)
                 except Exception:  # noqa: BLE001 - NumPy's own error, on the value
                     return func(first.__array__(), *args[1:], **kwargs)
-            if func in LINEAR_FIRST:
+            if func in LINEAR_FIRST or func is np.pad and not any(
+                    np.any(kwargs.get(k, 0)) for k in PAD_VALUES):
                 return zero
+        if func in LINEAR_SECOND and len(args) > 1 and isinstance(args[1], Zero) and \
+                not isinstance(args[0], Zero):
+            return zero
         if func in PRODUCTS and any(isinstance(a, Zero) for a in args):
             return zero
         if func is np.shape:

@@ -8,7 +8,7 @@ input's tangent the shape of the output it contributes to.
 
 import numpy as np
 
-from mindgrad.runtime import add, is_zero, rebuild, takes_zero
+from mindgrad.runtime import add, is_zero, rebuild, takes_zero, zero_in_zero_out
 from mindgrad.runtime.symbolic_zero import Zero, zero
 
 
@@ -51,8 +51,12 @@ class TangentDict(dict):
     __radd__ = __add__
 
 
+@zero_in_zero_out("t")
 def summable(t):
-    """``t`` with lists, tuples and dicts made to add element by element under ``+``."""
+    """``t`` with lists, tuples and dicts made to add element by element under ``+``; the zero
+    for the zero."""
+    if t.__class__ is Zero:
+        return t
     if isinstance(t, dict) and not isinstance(t, TangentDict):
         return TangentDict(t)
     if isinstance(t, tuple) and not isinstance(t, TangentTuple):
@@ -72,8 +76,12 @@ def float_dtype(value):
     return np.dtype(np.float64)
 
 
+@zero_in_zero_out("t")
 def as_dtype_of(t, out):
-    """``t`` in the float dtype of ``out`` (a NumPy scalar for a 0-d result)."""
+    """``t`` in the float dtype of ``out`` (a NumPy scalar for a 0-d result); the zero for
+    the zero."""
+    if t.__class__ is Zero:
+        return t
     dtype = float_dtype(out)
     if isinstance(out, np.ndarray):
         return np.asarray(t).astype(dtype, copy=False)

@@ -349,3 +349,52 @@ def test_a_number_0_through_container_and_product_helpers():
     np.testing.assert_array_equal(gm, np.zeros((3, 3)))
     mindgrad.check_grads(containers_and_products_scaled_by_zero, (x, m),
                          modes=("rev", "fwd"), order=2)
+
+
+# ----- rules whose helpers need a value: they take the zero themselves -------------------------
+# Each of these passed the gradient to a helper that needs the array (a sort permutation, a
+# solve, a split), so generated code ran it under `if not is_zero(d_v, v):`. The helper now
+# tests for the zero itself (runtime.zero_in_zero_out), so the code reads without a guard, and
+# on the path where v's gradient is the zero the gradient is that of the branch taken.
+HELPER_RULES = {
+    "sort": ("np.sort(x, axis=-1)", np.arange(6.0).reshape(2, 3) * 0.7 + 0.1),
+    "det": ("np.linalg.det(x)", np.array([[2.0, 0.3], [0.1, 1.5]])),
+    "inv": ("np.linalg.inv(x)", np.array([[2.0, 0.3], [0.1, 1.5]])),
+    "pinv": ("np.linalg.pinv(x)", np.array([[2.0, 0.3, 0.2], [0.1, 1.5, 0.4]])),
+    "quantile": ("np.quantile(x, 0.3)", np.array([0.4, 1.3, -0.2, 2.1])),
+    "split": ("np.split(x, 2)[1]", np.array([0.4, 1.3, -0.2, 2.1])),
+    "repeat": ("np.repeat(x, 2, axis=0)", np.arange(6.0).reshape(3, 2) * 0.3),
+    "cumulative_sum": ("np.cumsum(x) * x", np.array([0.4, 1.3, -0.2, 2.1])),
+    "pad": ("np.pad(x, 1)", np.array([0.4, 1.3, -0.2])),
+    "trapezoid": ("np.trapezoid(x * x)" if hasattr(np, "trapezoid") else "np.trapz(x * x)",
+                  np.array([0.4, 1.3, -0.2])),
+    "average": ("np.average(x, weights=x * x + 1.0)", np.array([0.4, 1.3, -0.2])),
+}
+
+
+def _helper_rule_function(expr, taken, directory):
+    """``f(x)``: ``v = expr``, then a branch that returns ``sum(x)`` or ``sum(sin(v))``."""
+    name = f"helper_rule_{abs(hash((expr, taken)))}"
+    path = directory / f"{name}.py"
+    path.write_text(f"import numpy as np\n\n\n"
+                    f"def f(x):\n"
+                    f"    v = {expr}\n"
+                    f"    if np.sum(x * x) {'>' if taken else '<'} 0.0:\n"
+                    f"        return np.sum(x)\n"
+                    f"    return np.sum(np.sin(v))\n")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.f
+
+
+@pytest.mark.parametrize("name", sorted(HELPER_RULES))
+def test_a_rule_whose_helper_needs_a_value_runs_unguarded(name, tmp_path):
+    expr, x = HELPER_RULES[name]
+    f = _helper_rule_function(expr, True, tmp_path)  # v's gradient: the zero at run time
+    source = grad(f).source(x)
+    assert "is_zero" not in source, source
+    np.testing.assert_allclose(grad(f)(x), np.ones_like(x))
+    g = _helper_rule_function(expr, False, tmp_path)  # v's gradient: a value
+    assert "is_zero" not in grad(g).source(x)
+    mindgrad.check_grads(g, (x,), modes=("rev", "fwd"), order=2)
