@@ -92,6 +92,7 @@ class MatMul:
         self.transpose_a = transpose_a
         self.transpose_b = transpose_b
 
+    @zero_in_zero_out("x", "y")  # np.matmul of a symbolic zero is the zero: the tangent rule
     def __call__(self, x, y):
         return np.matmul(x.T if self.transpose_a else x, y.T if self.transpose_b else y)
 
@@ -124,6 +125,7 @@ def _(out, op, x, y):
 class Mul:
     """``Mul()(x, y)``: an elementwise product."""
 
+    @zero_in_zero_out("x", "y")  # np.multiply of a symbolic zero is the zero
     def __call__(self, x, y):
         return np.multiply(x, y)
 
@@ -184,6 +186,7 @@ class ReduceSum:
     def __init__(self, keep_dims=False):
         self.keep_dims = keep_dims
 
+    @zero_in_zero_out("x")  # np.sum of a symbolic zero is the zero
     def __call__(self, x, axis=()):
         return np.sum(x, axis=_axis(axis), keepdims=self.keep_dims)
 
@@ -207,6 +210,7 @@ def _(out, op, x, axis=()):
 class ReduceMean(ReduceSum):
     """``ReduceMean(keep_dims=False)(x, axis=())``: a mean over ``axis``."""
 
+    @zero_in_zero_out("x")  # np.mean of a symbolic zero is the zero
     def __call__(self, x, axis=()):
         return np.mean(x, axis=_axis(axis), keepdims=self.keep_dims)
 

@@ -134,10 +134,13 @@ def apply_along_axis_grads(g, func1d, axis, arr, result, args=()):
     return astype_grad(from_last(g_arr, np.shape(arr), axis, 1), arr), g_args
 
 
+@zero_in_zero_out("t", "t_args")
 def apply_along_axis_tangent(t, t_args, func1d, axis, arr, result, args=()):
     """Tangent of ``np.apply_along_axis(func1d, axis, arr, *args)`` from ``arr``'s tangent
     ``t`` and ``args``' ``t_args`` (zeros where they have none): ``func1d``'s, slice by
     slice."""
+    if zero_in(t) and zero_in(t_args):
+        return zero
     axis = normal_axis(arr, axis)
     k = piece_rank(arr, result, axis)
     args = float_args(args)
@@ -216,10 +219,13 @@ def piecewise_grads(g, x, condlist, funclist, args=()):
     return astype_grad(g_x, x), type(funclist)(g_funcs), g_args
 
 
+@zero_in_zero_out("t", "t_funcs", "t_args")
 def piecewise_tangent(t, t_funcs, t_args, x, result, condlist, funclist, args=()):
     """Tangent of ``np.piecewise(x, condlist, funclist, *args)`` from the tangents of ``x``,
     of ``funclist``'s constants and of ``args`` (each 0 where it has none): each piece's where
     its value is kept."""
+    if zero_in(t) and zero_in(t_funcs) and zero_in(t_args):
+        return zero
     conds, kept = piecewise_pieces(x, condlist, funclist)
     args = float_args(args)
     t = np.asarray(t) + np.zeros(np.shape(x))

@@ -836,8 +836,9 @@ def _(out, x):
 
 @tangent(np.frexp)
 def _(out, x):
-    d[out] = TangentTuple((np.asarray(broadcast_tangent(d[x], out[0]) * np.ldexp(1.0, -out[1]),
-                                      float_dtype(out[0])), zero_tangent_of(out[1])))
+    d[out] = TangentTuple((as_dtype_of(broadcast_tangent(d[x], out[0]) *
+                                       np.ldexp(1.0, -out[1]), out[0]),
+                           zero_tangent_of(out[1])))
 
 
 @adjoint(np.modf)
@@ -847,7 +848,7 @@ def _(out, x):
 
 @tangent(np.modf)
 def _(out, x):
-    d[out] = TangentTuple((np.asarray(broadcast_tangent(d[x], out[0]), float_dtype(out[0])),
+    d[out] = TangentTuple((as_dtype_of(broadcast_tangent(d[x], out[0]), out[0]),
                            zero_tangent_of(out[1])))
 
 

@@ -511,8 +511,12 @@ TRAPEZOIDS = tuple(fn for fn in (getattr(np, "trapezoid", None), getattr(np, "tr
                    if fn is not None)
 
 
+@zero_in_zero_out("y", "x")
 def trapezoid_of(y, x=None, dx=1.0, axis=-1):
-    """``np.trapezoid`` (``np.trapz`` before NumPy 2.0)."""
+    """``np.trapezoid`` (``np.trapz`` before NumPy 2.0); bilinear in ``y`` and ``x``: the zero
+    for the zero in either (a tangent)."""
+    if zero_in(y, x):
+        return zero
     return TRAPEZOID(y, x, dx, axis)
 
 

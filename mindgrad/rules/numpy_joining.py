@@ -28,7 +28,7 @@ from mindgrad.rules import (
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_shape import take_grad
 from mindgrad.runtime import is_any_zero, is_zero, takes_zero, zero, zero_in, zero_in_zero_out
-from mindgrad.runtime.tangents import float_dtype, summable
+from mindgrad.runtime.tangents import as_dtype_of, float_dtype, summable
 
 # ----- joining -----------------------------------------------------------------------------
 # A join's tangent is the same join of its arrays' tangents, zeros standing in for the arrays
@@ -725,4 +725,4 @@ def block_tangents(ts, arrays):
 
 @tangent(np.block)
 def _(out, arrays):
-    d[out] = np.asarray(np.block(block_tangents(d[arrays], arrays)), float_dtype(out))
+    d[out] = as_dtype_of(np.block(block_tangents(d[arrays], arrays)), out)

@@ -824,8 +824,11 @@ def tensorsolve_grads(g, a, b, out, axes=None):
     return (astype_grad(g_a, a), astype_grad(np.reshape(g_b, np.shape(b)), b))
 
 
+@zero_in_zero_out("t_a", "t_b")
 def tensorsolve_tangent(t_a, t_b, a, b, out, axes=None):
     """Tangent of ``x = np.linalg.tensorsolve(a, b, axes)``: ``A^-1 (db - dA x)``."""
+    if zero_in(t_a) and zero_in(t_b):
+        return zero
     matrix = tensorsolve_matrix(a, b, axes)
     change = 0
     if not is_zero(t_b):

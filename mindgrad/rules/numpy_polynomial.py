@@ -182,10 +182,19 @@ def _(out, a1, a2):
     d[a2] = grads[1]
 
 
+@zero_in_zero_out("t")
+def poly_padded(t, other, out):
+    """A tangent of one term of ``np.polyadd`` (``np.polysub``): ``t`` padded at the front to
+    the length of the result ``out``, as the sum pads the shorter of the two (``other``)."""
+    if zero_in(t):
+        return zero
+    return np.polyadd(t, np.zeros(np.shape(other), float_dtype(out)))
+
+
 @tangent(np.polyadd)  # linear in both together: each tangent added to zeros for the other
 def _(out, a1, a2):
-    d[out] = np.polyadd(d[a1], np.zeros(np.shape(a2), float_dtype(out)))
-    d[out] = np.polyadd(np.zeros(np.shape(a1), float_dtype(out)), d[a2])
+    d[out] = poly_padded(d[a1], a2, out)
+    d[out] = poly_padded(d[a2], a1, out)
 
 
 @adjoint(np.polysub)
@@ -197,8 +206,8 @@ def _(out, a1, a2):
 
 @tangent(np.polysub)
 def _(out, a1, a2):
-    d[out] = np.polysub(d[a1], np.zeros(np.shape(a2), float_dtype(out)))
-    d[out] = np.polysub(np.zeros(np.shape(a1), float_dtype(out)), d[a2])
+    d[out] = poly_padded(d[a1], a2, out)
+    d[out] = -poly_padded(d[a2], a1, out)
 
 
 @linear(np.polymul, wrt=("a1", "a2"))
@@ -347,10 +356,19 @@ def _(out, p, m=1, k=None):
     d[k] = grads[1]
 
 
+@zero_in_zero_out("t")
+def polyint_constants_tangent(t, p, m, out):
+    """Tangent of ``np.polyint(p, m, k)`` from the integration constants ``k``: ``t`` where they
+    enter the result (the polynomial of zeros integrated with constants ``t``)."""
+    if zero_in(t):
+        return zero
+    return as_dtype_of(np.polyint(np.zeros(np.shape(p), float_dtype(out)), m, t), out)
+
+
 @tangent(np.polyint)  # linear in p and k together: each tangent with zeros for the other
 def _(out, p, m=1, k=None):
     d[out] = as_dtype_of(np.polyint(d[p], m), out)
-    d[out] = as_dtype_of(np.polyint(np.zeros(np.shape(p), float_dtype(out)), m, d[k]), out)
+    d[out] = polyint_constants_tangent(d[k], p, m, out)
 
 
 def poly_check(seq_of_zeros):

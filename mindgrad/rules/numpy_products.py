@@ -420,11 +420,12 @@ def einsum_args_grads(g, subscripts, operands):
     return tuple(placed)
 
 
+@zero_in_zero_out("g", "t_first", "ts")
 def einsum_args_grads_tangent(g, subscripts, operands, t_first, ts):
     """Tangent of ``einsum_args_grads`` from the arrays (``t_first`` the first one's in the
     interleaved form, ``ts`` the operands'), placed as its result is; 0 for a zero ``g``, as
     ``einsum_args_grads`` gives zeros there."""
-    if is_any_zero(g):
+    if is_any_zero(g) or zero_in(t_first) and zero_in(ts):
         return zero
     if isinstance(subscripts, str):
         return TangentTuple((0,) + tuple(einsum_grads_tangent(g, subscripts, operands, ts)))
@@ -478,9 +479,12 @@ def einsum_tangent(ts, subscripts, operands, ans, optimize=False):
     return as_dtype_of(total, ans)
 
 
+@zero_in_zero_out("t_first", "ts")
 def einsum_args_tangent(t_first, ts, subscripts, operands, ans, optimize=False):
     """Tangent of ``np.einsum(subscripts, *operands)`` in either form: ``t_first`` is the first
     array's in the interleaved form, ``ts`` the operands' (0 for those without one)."""
+    if zero_in(t_first) and zero_in(ts):
+        return zero
     if isinstance(subscripts, str):
         return einsum_tangent(ts, subscripts, operands, ans, optimize)
     spec, positions = einsum_sublists(subscripts, operands)

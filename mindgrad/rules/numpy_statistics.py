@@ -398,10 +398,15 @@ def quantile_q_grad(g, a, q, axis=None, method="linear", skip_nan=False, scale=1
     return astype_grad(np.reshape(per_q * scale, np.shape(q)), q)
 
 
+@zero_in_zero_out("t", "tq")
 def quantile_tangent(t, tq, a, q, out, axis=None, method="linear", skip_nan=False, scale=1.0):
     """Tangent of ``np.quantile(a, q, ...)`` from ``a`` (``t``) and ``q`` (``tq``, each None if
     it has none): the weighted tangents of the entries read, plus ``d quantile / d q`` times
     ``q``'s tangent; ``q``'s axes first, then the kept ones (1s where ``keepdims``)."""
+    t = None if zero_in(t) else t
+    tq = None if zero_in(tq) else tq
+    if t is None and tq is None:
+        return zero
     plan = quantile_plan(a, q, axis, method, skip_nan)
     total = 0
     if t is not None:

@@ -471,7 +471,7 @@ def _(out, t, a, drawn):
 
 @adjoint(me.tolist_grad)
 def _(out, g, a):
-    d[g] = np.asarray(d[out]).tolist()
+    d[g] = me.tolist_tangent(d[out])
 
 
 @adjoint(astype_grad)

@@ -26,7 +26,7 @@ import scipy.integrate as si
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_callables import refuse_second_order, user_jvp, user_vjp
-from mindgrad.runtime import is_zero
+from mindgrad.runtime import is_zero, zero, zero_in, zero_in_zero_out
 from mindgrad.runtime.tangents import as_dtype_of
 
 
@@ -65,10 +65,13 @@ def ordered(func, tfirst=False):
     return call
 
 
+@zero_in_zero_out("g")
 def odeint_grads(g, func, y0, t, ys, args=(), tfirst=False, options=None):
     """Gradients of ``ys = odeint(func, y0, t, args)`` for ``y0``, ``t`` and each of ``args``
     from the cotangent ``g`` of ``ys``: the adjoint ODE, backwards from each time point to the
     one before."""
+    if zero_in(g):
+        return zero
     args = as_args(args)
     f = ordered(func, tfirst)
     t = np.asarray(t, dtype=float)
@@ -104,9 +107,12 @@ def odeint_grads(g, func, y0, t, ys, args=(), tfirst=False, options=None):
     return astype_grad(np.reshape(a, np.shape(y0)), y0), astype_grad(g_t, t), g_args
 
 
+@zero_in_zero_out("t_y0", "t_t", "t_args")
 def odeint_tangent(t_y0, t_t, t_args, func, y0, t, ys, args=(), tfirst=False, options=None):
     """Tangent of ``ys = odeint(func, y0, t, args)`` from those of ``y0``, ``t`` and ``args``
     (each 0 where it has none): the sensitivity equations, solved alongside ``y``."""
+    if zero_in(t_y0) and zero_in(t_t) and zero_in(t_args):
+        return zero
     args = as_args(args)
     f = ordered(func, tfirst)
     t = np.asarray(t, dtype=float)

@@ -53,6 +53,51 @@ from mindgrad.rules.numpy_linalg import (
 from mindgrad.runtime import is_zero, zero, zero_in, zero_in_zero_out
 from mindgrad.runtime.tangents import TangentTuple, as_dtype_of
 
+# ----- the solvers as linear maps of their right-hand side ----------------------------------
+# The rules call these on a gradient or a tangent, not SciPy's functions, which would take the
+# symbolic zero for the number 0: the zero for the zero. Each has its SciPy function's rules.
+
+
+@zero_in_zero_out("b")
+def linear_solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
+    """``scipy.linalg.solve_triangular(a, b, trans, lower, unit_diagonal)``."""
+    if zero_in(b):
+        return zero
+    return sl.solve_triangular(a, b, trans, lower, unit_diagonal)
+
+
+@zero_in_zero_out("q")
+def linear_solve_sylvester(a, b, q):
+    """``scipy.linalg.solve_sylvester(a, b, q)``."""
+    if zero_in(q):
+        return zero
+    return sl.solve_sylvester(a, b, q)
+
+
+@zero_in_zero_out("b")
+def linear_cho_solve(c_and_lower, b):
+    """``scipy.linalg.cho_solve(c_and_lower, b)``."""
+    if zero_in(b):
+        return zero
+    return sl.cho_solve(c_and_lower, b)
+
+
+@zero_in_zero_out("b")
+def linear_lu_solve(lu_and_piv, b, trans=0):
+    """``scipy.linalg.lu_solve(lu_and_piv, b, trans)``."""
+    if zero_in(b):
+        return zero
+    return sl.lu_solve(lu_and_piv, b, trans)
+
+
+@zero_in_zero_out("b")
+def linear_solve_banded(l_and_u, ab, b):
+    """``scipy.linalg.solve_banded(l_and_u, ab, b)``."""
+    if zero_in(b):
+        return zero
+    return sl.solve_banded(l_and_u, ab, b)
+
+
 # ----- det, inv, solve: as NumPy's ---------------------------------------------------------
 
 
@@ -111,10 +156,13 @@ def opposite(trans):
     return 0 if op_transpose(trans) else 1
 
 
+@zero_in_zero_out("g_b")
 def solve_triangular_grad_a(g_b, a, x, trans=0, lower=False, unit_diagonal=False):
     """Gradient of ``x = solve_triangular(a, b, trans, lower, unit_diagonal)`` for ``a`` from
     ``g_b``, its gradient for ``b``: ``-g_b x^T`` (``-x g_b^T`` for the transposed solve)
     on the triangle it reads."""
+    if zero_in(g_b):
+        return zero
     if np.ndim(x) == 1:
         g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
     outer = np.matmul(x, swap_last_axes(g_b)) if op_transpose(trans) else \
@@ -135,23 +183,23 @@ def solve_triangular_tangent_a(t, a, x, trans=0, lower=False, unit_diagonal=Fals
 
 # the tangent transposed in its tangents (@transpose reads them): the solve in b, whose
 # transpose is the transposed solve, and the tangent from a, from that same solve
-@transpose_of(sl.solve_triangular)
+@transpose_of(sl.solve_triangular, linear_solve_triangular)
 def _(out, a, b, trans=0, lower=False, unit_diagonal=False):
-    d[b] = sl.solve_triangular(a, d[out], opposite(trans), lower, unit_diagonal)
+    d[b] = linear_solve_triangular(a, d[out], opposite(trans), lower, unit_diagonal)
 
 
 @transpose_of(solve_triangular_tangent_a)
 def _(out, t, a, x, trans=0, lower=False, unit_diagonal=False):
-    d[t] = solve_triangular_grad_a(sl.solve_triangular(a, d[out], opposite(trans), lower,
+    d[t] = solve_triangular_grad_a(linear_solve_triangular(a, d[out], opposite(trans), lower,
                                                        unit_diagonal), a, x, trans, lower,
                                    unit_diagonal)
 
 
-@transpose(sl.solve_triangular)
-@tangent(sl.solve_triangular)
+@transpose(sl.solve_triangular, linear_solve_triangular)
+@tangent(sl.solve_triangular, linear_solve_triangular)
 def _(out, a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
       check_finite=True):
-    d[out] = sl.solve_triangular(a, d[b], trans, lower, unit_diagonal)
+    d[out] = linear_solve_triangular(a, d[b], trans, lower, unit_diagonal)
     d[out] = solve_triangular_tangent_a(d[a], a, out, trans, lower, unit_diagonal)
 
 
@@ -185,19 +233,19 @@ def _(out, A):
 # ----- Sylvester equations and the matrix square root --------------------------------------
 
 
-@adjoint(sl.solve_sylvester)
+@adjoint(sl.solve_sylvester, linear_solve_sylvester)
 def _(out, a, b, q):
-    g_q = sl.solve_sylvester(swap_last_axes(a), swap_last_axes(b), d[out])
+    g_q = linear_solve_sylvester(swap_last_axes(a), swap_last_axes(b), d[out])
     d[q] = g_q
     d[a] = -np.matmul(g_q, swap_last_axes(out))
     d[b] = -np.matmul(swap_last_axes(out), g_q)
 
 
-@tangent(sl.solve_sylvester)
+@tangent(sl.solve_sylvester, linear_solve_sylvester)
 def _(out, a, b, q):
-    d[out] = sl.solve_sylvester(a, b, d[q])
-    d[out] = sl.solve_sylvester(a, b, -np.matmul(d[a], out))
-    d[out] = sl.solve_sylvester(a, b, -np.matmul(out, d[b]))
+    d[out] = linear_solve_sylvester(a, b, d[q])
+    d[out] = linear_solve_sylvester(a, b, -np.matmul(d[a], out))
+    d[out] = linear_solve_sylvester(a, b, -np.matmul(out, d[b]))
 
 
 def real_root(root, a):
@@ -210,9 +258,9 @@ def real_root(root, a):
 
 
 # solve_sylvester is linear in q, its transpose the equation of the transposes
-@transpose_of(sl.solve_sylvester)
+@transpose_of(sl.solve_sylvester, linear_solve_sylvester)
 def _(out, a, b, q):
-    d[q] = sl.solve_sylvester(swap_last_axes(a), swap_last_axes(b), d[out])
+    d[q] = linear_solve_sylvester(swap_last_axes(a), swap_last_axes(b), d[out])
 
 
 # d[A] = sl.solve_sylvester(x^T, x^T, d[out]) for x the real root
@@ -220,7 +268,7 @@ def _(out, a, b, q):
 @tangent(sl.sqrtm)
 def _(out, A, disp=None, blocksize=None):
     x = real_root(out, A)
-    d[out] = sl.solve_sylvester(x, x, d[A])
+    d[out] = linear_solve_sylvester(x, x, d[A])
 
 
 # ----- Cholesky: cholesky, cho_factor, cho_solve -------------------------------------------
@@ -342,10 +390,13 @@ def _(out, a, lower=False, overwrite_a=False, check_finite=True):
     d[out] = cho_factor_tangent(d[a], out)
 
 
+@zero_in_zero_out("g_b")
 def cho_solve_grad_c(g_b, c_and_lower, x):
     """Gradient of ``x = cho_solve((c, lower), b)`` for ``(c, lower)`` from ``g_b``, the
     gradient for ``b``: with ``a = L L^T``, ``g_a = -g_b x^T``, so ``g_L = -(g_b x^T + x g_b^T)
     L`` on the factor's triangle of ``c`` (transposed for an upper factor)."""
+    if zero_in(g_b):
+        return zero
     c, lower = factor_of(c_and_lower)
     if np.ndim(x) == np.ndim(c) - 1:
         g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
@@ -372,20 +423,20 @@ def cho_solve_tangent_c(t, c_and_lower, x):
 
 # the tangent transposed in its tangents (@transpose reads them): the solve in b is its own
 # transpose (a symmetric matrix), the tangent from the factor reads that same solve
-@transpose_of(sl.cho_solve)
+@transpose_of(sl.cho_solve, linear_cho_solve)
 def _(out, c_and_lower, b):
-    d[b] = sl.cho_solve(c_and_lower, d[out])
+    d[b] = linear_cho_solve(c_and_lower, d[out])
 
 
 @transpose_of(cho_solve_tangent_c)
 def _(out, t, c_and_lower, x):
-    d[t] = cho_solve_grad_c(sl.cho_solve(c_and_lower, d[out]), c_and_lower, x)
+    d[t] = cho_solve_grad_c(linear_cho_solve(c_and_lower, d[out]), c_and_lower, x)
 
 
-@transpose(sl.cho_solve)
-@tangent(sl.cho_solve)
+@transpose(sl.cho_solve, linear_cho_solve)
+@tangent(sl.cho_solve, linear_cho_solve)
 def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
-    d[out] = sl.cho_solve(c_and_lower, d[b])
+    d[out] = linear_cho_solve(c_and_lower, d[b])
     d[out] = cho_solve_tangent_c(d[c_and_lower], c_and_lower, out)
 
 
@@ -458,10 +509,13 @@ def _(out, a, overwrite_a=False, check_finite=True):
     d[out] = lu_factor_tangent(d[a], out)
 
 
+@zero_in_zero_out("g_b")
 def lu_solve_grad_lu(g_b, lu_and_piv, x, trans=0):
     """Gradient of ``x = lu_solve((lu, piv), b, trans)`` for ``(lu, piv)`` from ``g_b``, the
     gradient for ``b``: ``g_a = -g_b x^T`` (``-x g_b^T`` for the transposed solve) for
     ``a = p^T l u``, taken to the factors ``lu`` packs."""
+    if zero_in(g_b):
+        return zero
     lu, piv = lu_and_piv
     if np.ndim(x) == 1:
         g_b, x = np.expand_dims(g_b, -1), np.expand_dims(x, -1)
@@ -491,21 +545,21 @@ def lu_solve_tangent_lu(t, lu_and_piv, x, trans=0):
 
 # the tangent transposed in its tangents (@transpose reads them): the solve in b, whose
 # transpose is the transposed solve, and the tangent from the factors, from that same solve
-@transpose_of(sl.lu_solve)
+@transpose_of(sl.lu_solve, linear_lu_solve)
 def _(out, lu_and_piv, b, trans=0):
-    d[b] = sl.lu_solve(lu_and_piv, d[out], opposite(trans))
+    d[b] = linear_lu_solve(lu_and_piv, d[out], opposite(trans))
 
 
 @transpose_of(lu_solve_tangent_lu)
 def _(out, t, lu_and_piv, x, trans=0):
-    d[t] = lu_solve_grad_lu(sl.lu_solve(lu_and_piv, d[out], opposite(trans)), lu_and_piv, x,
+    d[t] = lu_solve_grad_lu(linear_lu_solve(lu_and_piv, d[out], opposite(trans)), lu_and_piv, x,
                             trans)
 
 
-@transpose(sl.lu_solve)
-@tangent(sl.lu_solve)
+@transpose(sl.lu_solve, linear_lu_solve)
+@tangent(sl.lu_solve, linear_lu_solve)
 def _(out, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
-    d[out] = sl.lu_solve(lu_and_piv, d[b], trans)
+    d[out] = linear_lu_solve(lu_and_piv, d[b], trans)
     d[out] = lu_solve_tangent_lu(d[lu_and_piv], lu_and_piv, out, trans)
 
 
@@ -591,9 +645,12 @@ def banded_transpose(l_and_u, ab):
     return np.stack([shifted(ab[upper + lower - k], k - lower) for k in range(lower + upper + 1)])
 
 
+@zero_in_zero_out("g")
 def banded_outer(l_and_u, g, x):
     """The band of ``g x^T`` (summed over the columns of matrices) in band storage: the
     gradient of ``a @ x`` for ``ab`` from ``g``."""
+    if zero_in(g):
+        return zero
     lower, upper = l_and_u
     if np.ndim(x) == 1:
         return np.stack([shifted(g, r - upper) * x for r in range(lower + upper + 1)])
@@ -604,19 +661,19 @@ def banded_outer(l_and_u, g, x):
 nondifferentiable(band_row)
 
 
-@adjoint(sl.solve_banded)
+@adjoint(sl.solve_banded, linear_solve_banded)
 def _(out, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
     """The entries of ``ab`` outside the band's matrix (its unused corners) get no gradient;
     the bandwidths ``l_and_u`` are integers."""
-    g_b = sl.solve_banded(l_and_u[::-1], banded_transpose(l_and_u, ab), d[out])
+    g_b = linear_solve_banded(l_and_u[::-1], banded_transpose(l_and_u, ab), d[out])
     d[b] = g_b
     d[ab] = -banded_outer(l_and_u, g_b, out)
 
 
-@tangent(sl.solve_banded)
+@tangent(sl.solve_banded, linear_solve_banded)
 def _(out, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
-    d[out] = sl.solve_banded(l_and_u, ab, d[b])
-    d[out] = -sl.solve_banded(l_and_u, ab, banded_matmul(l_and_u, d[ab], out))
+    d[out] = linear_solve_banded(l_and_u, ab, d[b])
+    d[out] = -linear_solve_banded(l_and_u, ab, banded_matmul(l_and_u, d[ab], out))
 
 
 # ----- Hermitian eigenproblems ---------------------------------------------------------------

@@ -63,8 +63,18 @@ def convolve_grad(g, other, shape1, shape2, mode="full", method="auto"):
     return ss.convolve(in_full(g, shape1, shape2, mode), reversed_all(other), "valid", method)
 
 
-@linear(ss.convolve, wrt=("in1", "in2"))  # bilinear: d[out] = ss.convolve(d[in1], in2, ...)
-@adjoint(ss.convolve)
+@zero_in_zero_out("in1", "in2")
+def linear_convolve(in1, in2, mode="full", method="auto"):
+    """``scipy.signal.convolve(in1, in2, mode, method)`` on a tangent, which SciPy would take
+    for the number 0 where it is the symbolic zero: the zero for the zero (bilinear)."""
+    if zero_in(in1, in2):
+        return zero
+    return ss.convolve(in1, in2, mode, method)
+
+
+# bilinear: d[out] = linear_convolve(d[in1], in2, ...) and linear_convolve(in1, d[in2], ...)
+@linear(ss.convolve, linear_convolve, wrt=("in1", "in2"), via=linear_convolve)
+@adjoint(ss.convolve, linear_convolve)
 def _(out, in1, in2, mode="full", method="auto"):
     """Any mode and method; real or complex."""
     d[in1] = astype_grad(convolve_grad(d[out], in2, np.shape(in1), np.shape(in2), mode, method),

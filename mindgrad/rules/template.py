@@ -5,6 +5,7 @@ the names it reads, and what it asks of the symbolic zero. ``Rule`` parses on fi
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import textwrap
@@ -48,11 +49,12 @@ _MULTIPLY_OUTER = np.multiply.outer
 _ZERO_PRODUCTS = zero_protocol.PRODUCTS | zero_protocol.PRODUCT_UFUNCS | {_MULTIPLY_OUTER}
 _ZERO_SECOND = zero_protocol.LINEAR_SECOND
 # by id (a value a template names may not hash); the elementwise ufuncs are elementwise calls
-_ZERO_FUNCTIONS = {id(f): f for f in _ZERO_FIRST | _ZERO_PRODUCTS | _ZERO_SECOND | {np.pad}
+_ZERO_FUNCTIONS = {id(f): f for f in _ZERO_FIRST | _ZERO_PRODUCTS | _ZERO_SECOND |
+                   {np.pad, np.polyint}
                    if not isinstance(f, np.ufunc) or f in _ZERO_PRODUCTS}
 _ZERO_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "conj", "conjugate", "copy", "astype",
                               "reshape", "transpose", "swapaxes", "ravel", "flatten", "squeeze",
-                              "sum", "mean", "cumsum"})
+                              "sum", "mean", "cumsum", "diagonal"})
 
 
 class Rule:
@@ -350,8 +352,10 @@ class Rule:
             return len(call.args) > 1 and zeros[1] and not zeros[0] and not any(zeros[2:])
         if target is np.pad and any(k.arg in zero_protocol.PAD_VALUES for k in call.keywords):
             return False  # padded with a value: affine
-        return (target in _ZERO_FIRST or target is np.pad) and bool(zeros) and zeros[0] and \
-            not any(zeros[1:]) and bool(call.args)
+        if target is np.polyint and (len(call.args) > 2 or call.keywords):
+            return False  # integration constants given: affine
+        return (target in _ZERO_FIRST or target in (np.pad, np.polyint)) and bool(call.args) \
+            and zeros[0] and not any(zeros[1:])
 
     def _numpy_function(self, func):
         """The NumPy function ``func`` names (``np.reshape``, ``np.fft.fft``) if ``Zero`` takes
@@ -370,14 +374,19 @@ class Rule:
         ``zero_in(*params)``, given the zero in those parameters alone. A helper marked
         ``runtime.takes_zero`` without ``any_number`` may need the array's shape: a rule passing
         it ``d[out]`` is guarded by ``is_zero(d_v, v)``."""
-        value = self._resolve(call.func)
+        value, bound = self._resolve(call.func), False
+        if value is None and isinstance(call.func, gast.Name) and self.params and \
+                call.func.id == self.params[0] and isinstance(self.key, type):
+            value, bound = self.key.__call__, True  # op(d[x], y): the primitive the rule is for
         if value is None:
             return False
         if getattr(value, "takes_any_zero", False):  # takes_zero(any_number=True)
             return True
+        if value is float or value is complex:  # of a zero: the number 0
+            return True
         params = getattr(value, "zero_in_zero_out", None)
         if params is not None:  # its first test is zero_in(*params)
-            return self._zero_only_in(call, value, params, carriers)
+            return self._zero_only_in(call, value, params, carriers, bound)
         return id(value) in _RUNTIME_HELPERS
 
     def _resolve(self, func):
@@ -387,18 +396,19 @@ class Rule:
         while isinstance(func, gast.Attribute):
             parts.append(func.attr)
             func = func.value
-        if not isinstance(func, gast.Name) or func.id not in self.globals:
+        if not isinstance(func, gast.Name):
             return None
-        value = self.globals[func.id]
+        value = self.globals[func.id] if func.id in self.globals else \
+            getattr(builtins, func.id, None)
         for part in reversed(parts):
             value = getattr(value, part, None)
         return value
 
-    def _zero_only_in(self, call, helper, params, carriers) -> bool:
+    def _zero_only_in(self, call, helper, params, carriers, bound=False) -> bool:
         """Whether each argument of ``call`` that may be the zero binds to one of ``params``
-        of ``helper``."""
+        of ``helper`` (a method called on its instance where ``bound``)."""
         try:
-            names = list(inspect.signature(helper).parameters)
+            names = list(inspect.signature(helper).parameters)[1 if bound else 0:]
         except (TypeError, ValueError):
             return False
         for i, arg in enumerate(call.args):

@@ -43,7 +43,7 @@ LINEAR_FIRST = frozenset({np.sum, np.mean, np.cumsum, np.trace, np.diff, np.tril
                           np.copy, np.ascontiguousarray, np.diag, np.diagflat, np.delete,
                           np.resize, np.take_along_axis, np.polyder, np.polyval,
                           np.fft.rfft2, np.fft.irfft2, np.split, np.array_split, np.hsplit,
-                          np.vsplit, np.dsplit} | _present(np, "unstack") |
+                          np.vsplit, np.dsplit, np.block} | _present(np, "unstack") |
                          _present(np.linalg, "trace"))
 # NumPy functions linear in their second argument (a condition or a matrix first)
 LINEAR_SECOND = frozenset({np.compress, np.extract, np.linalg.solve})
@@ -323,6 +323,9 @@ class Zero:
     def squeeze(self, *args, **kwargs):
         return self._view(np.squeeze, *args, **kwargs)
 
+    def diagonal(self, *args, **kwargs):
+        return self._view(np.diagonal, *args, **kwargs)
+
     def sum(self, *args, **kwargs):
         return zero
 
@@ -370,7 +373,8 @@ class Zero:
                 except Exception:  # noqa: BLE001 - NumPy's own error, on the value
                     return func(first.__array__(), *args[1:], **kwargs)
             if func in LINEAR_FIRST or func is np.pad and not any(
-                    np.any(kwargs.get(k, 0)) for k in PAD_VALUES):
+                    np.any(kwargs.get(k, 0)) for k in PAD_VALUES) or \
+                    func is np.polyint and len(args) < 3 and "k" not in kwargs:
                 return zero
         if func in LINEAR_SECOND and len(args) > 1 and isinstance(args[1], Zero) and \
                 not isinstance(args[0], Zero):

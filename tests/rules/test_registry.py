@@ -16,7 +16,7 @@ import mindgrad
 from mindgrad import rules
 from mindgrad.compiler.finish.emit import unparse
 from mindgrad.rules import Rule, RuleError, d, slope
-from mindgrad.runtime import unbroadcast
+from mindgrad.runtime import unbroadcast, zero, zero_in, zero_in_zero_out
 
 
 @contextlib.contextmanager
@@ -635,3 +635,73 @@ def test_a_transposed_rule_refuses_a_helpers_global_named_as_its_own_parameter()
 
         with pytest.raises(RuleError, match="reads UNIT, a name of the tangent template"):
             transpose(target)(tangent(target)(template))
+
+
+# ----- the symbolic zero: mindgrad's rules take it, a user's rule may be guarded ---------------
+
+
+def _every_table_rule():
+    import importlib
+
+    for name in ("scipy_special", "scipy_stats", "scipy_linalg", "scipy_signal",
+                 "scipy_integrate"):
+        with contextlib.suppress(ImportError):  # SciPy is optional
+            importlib.import_module(f"mindgrad.rules.{name}")
+    for table in (rules._RULES, rules._TANGENTS, rules._TRANSPOSES):
+        yield from table.values()
+
+
+def test_no_rule_of_mindgrad_runs_under_a_zero_guard():
+    # every helper a template passes the gradient (or tangent) to takes the symbolic zero:
+    # mindgrad.runtime, NumPy's linear functions (runtime.Zero's protocol) or a helper declared
+    # runtime.zero_in_zero_out; so generated code has no `if not is_zero(d_v, v):` of its rules,
+    # and tests/rules/test_zero_cotangent.py runs every one of them at the zero
+    guarded = sorted({f"{rule.kind} rule for {rule.name}" for rule in _every_table_rule()
+                      if rule.reads_zero_unsafely})
+    assert not guarded, guarded
+
+
+def user_cube(x):
+    return x ** 3
+
+
+def _cube_slope_times(g, x):
+    """A helper of the user's that needs an array: the symbolic zero's shape is unknown."""
+    return np.reshape(np.asarray(g) * 3.0 * x * x, np.shape(x))
+
+
+@zero_in_zero_out("g")
+def _cube_slope_times_declared(g, x):
+    if zero_in(g):
+        return zero
+    return np.reshape(np.asarray(g) * 3.0 * x * x, np.shape(x))
+
+
+def _cube_rule(out, x):
+    d[x] = _cube_slope_times(d[out], x)
+
+
+def _cube_rule_declared(out, x):
+    d[x] = _cube_slope_times_declared(d[out], x)
+
+
+def _unused_on_the_branch_taken(x):
+    c = user_cube(x)
+    if np.sum(x) > 0.0:
+        return np.sum(np.sin(x))
+    return np.sum(c)
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_a_user_rule_passing_the_gradient_to_its_own_helper(declared):
+    # a helper the analysis does not know runs only on a value (the guard); one declared as
+    # mindgrad's own are (runtime.zero_in_zero_out, a first test) runs unguarded
+    x = np.array([0.4, 1.3, -0.2])
+    with _removed_after(user_cube):
+        rules.adjoint(user_cube)(_cube_rule_declared if declared else _cube_rule)
+        assert rules.lookup(user_cube).reads_zero_unsafely is not declared
+        gradient = mindgrad.grad(_unused_on_the_branch_taken)
+        assert ("is_zero(" in gradient.source(x)) is not declared
+        np.testing.assert_allclose(gradient(x), np.cos(x), rtol=1e-12)
+        np.testing.assert_allclose(mindgrad.grad(_unused_on_the_branch_taken)(-x),
+                                   3.0 * x * x, rtol=1e-12)

@@ -72,6 +72,17 @@ for lower in (False, True):
                         factored[0] + 0.5 * np.tril(r(3, 3), -1), lower), r(3, 1),
          label="cho_solve-other-triangle-ignored")
 
+# the solvers as the rules call them on a gradient or tangent (the zero for the zero): the
+# same rules as SciPy's functions, so the same numbers
+from mindgrad.rules import scipy_linalg as sl_rules  # noqa: E402  (SciPy imported above)
+
+case(sl_rules.linear_solve_triangular, well_conditioned(3, 3), r(3, 2), "T", True)
+case(sl_rules.linear_solve_triangular, well_conditioned(3, 3), r(3), 0, False, True)
+case(sl_rules.linear_solve_sylvester, well_conditioned(3, 3), well_conditioned(2, 2), r(3, 2))
+case(sl_rules.linear_cho_solve, sl.cho_factor(positive_definite(3, 3), lower=True), r(3, 2))
+case(sl_rules.linear_lu_solve, pivoted, r(4), 1)
+case(sl_rules.linear_lu_solve, pivoted, r(4, 2))
+
 FLOAT32 = Cases()
 FLOAT32.add(sl.expm, x32(3, 3))
 FLOAT32.add(sl.inv, well_conditioned(3, 3).astype(np.float32))
@@ -215,6 +226,7 @@ for lower, upper in [(1, 1), (0, 2), (2, 0), (1, 2), (0, 0)]:
     LATER.add(sl.solve_banded, (lower, upper), band(lower, upper, 5), r(5))
     LATER.add(sl.solve_banded, (lower, upper), band(lower, upper, 5), r(5, 2))
 LATER.add(sl.solve_banded, (1, 1), band(1, 1, 1), r(1))
+LATER.add(sl_rules.linear_solve_banded, (1, 2), band(1, 2, 5), r(5, 2))
 CASES.extend(LATER)
 LATER_F32 = Cases()
 LATER_F32.add(sl.solve_banded, (1, 1), band(1, 1, 4).astype(np.float32), x32(4))

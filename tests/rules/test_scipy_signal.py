@@ -30,6 +30,11 @@ for mode in ("full", "same", "valid"):
     case(ss.convolve, r(4) + 1j * r(4), r(2), mode, "direct")
     case(ss.convolve, r(4) + 1j * r(4), r(3) - 0.5j * r(3), mode)
 case(ss.convolve, r(6), r(6), "same")
+# the convolution the rules call on a tangent: the same rules
+from mindgrad.rules.scipy_signal import linear_convolve  # noqa: E402  (SciPy imported above)
+
+case(linear_convolve, r(5), r(3), "same")
+case(linear_convolve, r(4, 3), r(2, 2), "valid", "direct")
 case(ss.convolve, np.float64(1.3), np.float64(-0.4), label="convolve-0d")
 
 FLOAT32 = Cases()
