@@ -1,7 +1,7 @@
 """``python3 -m mindgrad.fuzz --count N --seed S --modes grad,jvp,hvp,value,third --out DIR``
 
-``--jobs J`` runs J processes; ``--modes`` defaults to all five (``third`` is jvp over jvp over
-grad, the slowest).
+``--jobs J`` runs J processes; ``--modes`` defaults to all seven (``third`` is jvp over jvp over
+grad, ``forward3`` jvp three times, ``rfr`` grad over jvp over grad: the slowest).
 
 ``--scipy`` lets the programs call SciPy's functions too (SciPy must be installed).
 """

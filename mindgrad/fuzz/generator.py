@@ -38,6 +38,9 @@ CONSTRUCTS = (
     # have array methods' names and read private attributes, a lambda spanning lines, NumPy
     # functions that make new arrays from values (np.unique, np.histogram, np.arange)
     "user_object", "multiline_lambda", "made_arrays", "list_concat",
+    # a slice of a list replaced (``xs[0:2] = [a, b]``): its gradient met the number 0 written
+    # into a list's slice
+    "list_slice",
     # a power by a loop index (``x ** i``, ``x`` maybe negative) in a helper: at second order
     # the index read back from the helper's tape reached the exponent's slope, log(x), which
     # warned
@@ -484,6 +487,9 @@ class Generator:
             self.used.add("list_concat")
             lines += [f"for i in range({self.rng.choice([1, 2])}):",
                       f"    {lst} = {lst} + [{v.name} * (i + 0.5)]"]
+        elif grow < 0.7:  # a slice of it replaced
+            self.used.add("list_slice")
+            lines.append(f"{lst}[0:2] = [np.sin({v.name}), {v.name} * 1.5]")
         if self.rng.random() < 0.4:  # the accumulator has the items' shape
             acc = self.define(lines, f"{v.name} * 0.5", v.shape, stem="s")
             self.used.add("for_iter")

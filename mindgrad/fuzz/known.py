@@ -21,7 +21,7 @@ class KnownIssue:
     source: str = ""
     detail: str = ""
     outcomes: tuple = ("crash",)
-    modes: tuple = ("grad", "jvp", "hvp", "value", "third", "forward3")
+    modes: tuple = ("grad", "jvp", "hvp", "value", "third", "forward3", "rfr")
 
     def __post_init__(self):
         if "wrong" in self.outcomes:
@@ -41,13 +41,13 @@ _SECOND_STEP = "Architecture, second step"
 KNOWN_ISSUES = (
     KnownIssue("third order through the containers of tangents", _SECOND_STEP,
                detail=r"^NoTangentRuleError: mindgrad\.runtime\.tangents\.Tangent(Dict|List|Tuple)"
-                      r" has no tangent", modes=("third", "forward3")),
+                      r" has no tangent", modes=("third", "forward3", "rfr")),
     KnownIssue("third order through the zero tangent of a container", _SECOND_STEP,
                detail=r"^UnsupportedSyntaxError: .*\(tangents\.py, line \d+\)",
-               modes=("third", "forward3")),
+               modes=("third", "forward3", "rfr")),
     KnownIssue("third order through the int 0 standing for a zero tangent", _SECOND_STEP,
                detail=r"^TypeError: second_\d+ returned .*, which holds no float",
-               modes=("third", "forward3")),
+               modes=("third", "forward3", "rfr")),
 )
 
 

@@ -3,15 +3,17 @@
 Modes: ``grad`` (reverse mode against central differences of the summed output), ``jvp``
 (forward mode against central differences of ``vdot(u, f)``), ``hvp`` (grad of grad against
 central differences of the summed gradient), ``value`` (``value_and_grad``'s value and its
-effect on the caller's arrays against plain ``f``'s) and ``third`` (``jvp`` over ``jvp`` over
+effect on the caller's arrays against plain ``f``'s), ``third`` (``jvp`` over ``jvp`` over
 ``grad``: first the second derivative ``jvp(grad(f))`` along ``v`` against central differences
 of the gradient, then the third derivative along ``v`` and ``w`` against central differences of
-that second derivative). Each difference is taken at two step sizes: a number counts as wrong
-only when both disagree with mindgrad and agree with each other; when they disagree with each
-other the function is not smooth there, and when one is not finite (a step that leaves the
-domain, a NaN in a branch not taken that a step brings in) the differences say nothing: the
-program is skipped. A NaN or inf from mindgrad where both differences are finite and agree is
-wrong.
+that second derivative), ``forward3`` (``jvp`` three times) and ``rfr`` (``grad`` over ``jvp``
+over ``grad``: the third derivative by reverse mode over the tangent code of the gradient
+code, against central differences of the second derivative). Each difference is taken at two
+step sizes: a number counts as wrong only when both disagree with mindgrad and agree with each
+other; when they disagree with each other the function is not smooth there, and when one is
+not finite (a step that leaves the domain, a NaN in a branch not taken that a step brings in)
+the differences say nothing: the program is skipped. A NaN or inf from mindgrad where both
+differences are finite and agree is wrong.
 
 Outcomes: ``ok``, ``wrong``, ``crash`` (an exception that is not a clear error),
 ``clear-error`` (see ``is_clear_error``), ``skipped`` (``f`` raises or is not finite) and
@@ -36,7 +38,7 @@ import mindgrad
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
 from mindgrad.runtime import trees
 
-MODES = ("grad", "jvp", "hvp", "value", "third", "forward3")
+MODES = ("grad", "jvp", "hvp", "value", "third", "forward3", "rfr")
 OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped", "known")
 STEPS = (1e-5, 1e-4)
 RTOL = 1e-4
@@ -395,6 +397,50 @@ def check_third(f, args, rng):
     return f"third order, jvp of jvp of grad: {problem}" if problem else None
 
 
+def weighted_sum(fn, weights, bare):
+    """``x -> sum_i np.sum(fn(x)[i] * weights[i])`` for ``fn`` giving one array or float per
+    argument (``bare``: the one itself, for one argument), as a Python function with source,
+    so that mindgrad can differentiate it (it reads ``fn`` and ``weights`` as globals)."""
+    params = [f"x{i}" for i in range(len(weights))]
+    name = f"weighted_{next(_module_ids)}"
+    terms = "np.sum(out * u0)" if bare else \
+        " + ".join(f"np.sum(out[{i}] * u{i})" for i in range(len(weights)))
+    text = (f"def {name}({', '.join(params)}):\n"
+            f"    out = fn({', '.join(params)})\n"
+            f"    return {terms}\n")
+    namespace = {"np": np, "fn": fn, **{f"u{i}": u for i, u in enumerate(weights)}}
+    filename = f"<mindgrad fuzz {name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the text is ours)
+    return namespace[name]
+
+
+def check_reverse_third(f, args, rng):
+    """grad over jvp over grad: reverse mode over the tangent code of the gradient code, the
+    third derivative along ``v`` and ``w``, against central differences of the second
+    derivative ``vdot(jvp(grad(f))(x, v), u)`` along ``w``."""
+    positions = tuple(range(len(args)))
+    g = mindgrad.grad(f, positions)
+    with watch():
+        grads = g(*copy_args(args))
+    finite_grads(grads)
+    bare = not isinstance(grads, tuple)
+    if len(leaves(grads)) != len(args) or bare and len(args) != 1:
+        raise Skip("a gradient that is not one array or float per argument")
+    v, w = directions(args, rng), directions(args, rng)
+    us = [rng.standard_normal(np.shape(x)) for x in leaves(grads)]
+    second = second_order(g, v)
+    weighted = weighted_sum(second, us, bare)
+    with watch():
+        here = second(*copy_args(args))
+        third = mindgrad.grad(weighted, positions)(*copy_args(args))
+    ad = vdot(third, w)
+    fds = central(lambda a: vdot(like(second(*copy_args(a)), grads), us), args, w)
+    problem = compare(ad, fds, magnitude(like(here, grads), us) + abs(ad))
+    problem = problem or structure(third, grads, "grad(jvp(grad(f)))")
+    return f"third order, grad of jvp of grad: {problem}" if problem else None
+
+
 def check_forward_third(f, args, rng):
     """jvp over jvp over jvp: forward mode three times, over the tangent code of the tangent
     code, each order against central differences of the one below."""
@@ -421,7 +467,7 @@ def check_forward_third(f, args, rng):
 
 
 CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value,
-          "third": check_third, "forward3": check_forward_third}
+          "third": check_third, "forward3": check_forward_third, "rfr": check_reverse_third}
 
 
 def run(f, path, args, mode, seed=0) -> Result:

@@ -61,7 +61,9 @@ from mindgrad.runtime.forward import (
     tangent_append,
     tangent_of_item,
     tangent_pop,
+    tangent_push_grad,
     tangent_setitem,
+    tangent_unpop,
     zero_tangent,
 )
 from mindgrad.runtime.outputs import (
@@ -118,7 +120,9 @@ __all__ = [
     "tangent_append",
     "tangent_of_item",
     "tangent_pop",
+    "tangent_push_grad",
     "tangent_setitem",
+    "tangent_unpop",
     "times_slope",
     "unbroadcast",
     "unreduce",

@@ -98,11 +98,30 @@ def setitem_grad(dx, idx, v):
     if isinstance(dx, dict):  # a dict gradient holds only the keys that received one
         dx = dict(dx)
         return dx.pop(idx, 0), dx
+    if isinstance(idx, slice):
+        return _slice_grad(dx, idx, v)
     gv = dx[idx]
     if isinstance(dx, tuple):
         dx = list(dx)
     dx[idx] = 0
     return gv, dx
+
+
+def _slice_grad(dx, idx, v):
+    """``setitem_grad`` of ``xs[i:j] = v`` for a list ``xs``: the items' gradients go to ``v``'s
+    (a list, tuple or array of as many) and leave zeros in their place."""
+    gv = list(dx[idx])
+    if len(gv) != len(v):
+        raise NotImplementedError(
+            "mindgrad has no gradient for an assignment to a slice of a list that changes its "
+            f"length ({len(v)} items for {len(gv)}); build the list by concatenation instead "
+            "(xs = xs[:i] + new + xs[j:])")
+    dx = list(dx)
+    dx[idx] = [zero] * len(gv)
+    if isinstance(v, np.ndarray):
+        return np.array([np.zeros(np.shape(row)) if is_zero(g) else g
+                         for g, row in zip(gv, v)]), dx
+    return (tuple(gv) if isinstance(v, tuple) else gv), dx
 
 
 

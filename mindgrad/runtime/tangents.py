@@ -169,7 +169,6 @@ def add_tangent(t, out, head, tail):
                 "mindgrad cannot take this derivative at third order yet: the gradient code "
                 "it differentiates joins lists of gradients, one of them still the zero 0; "
                 "derivatives to second order are supported")
-        items = [zero] * len(head) + [zero] * len(tail)
-        items[len(head):len(head)] = list(t)
+        items = [zero] * len(head) + list(t) + [zero] * len(tail)
         return TangentList(items) if isinstance(out, list) else TangentTuple(items)
     return broadcast_tangent(t, out)

@@ -696,3 +696,32 @@ def test_a_tangent_that_does_not_broadcast_names_its_position():
     with pytest.raises(ValueError, match=r"v\[0\] has shape \(2,\) but inputs\[0\] has shape "
                                          r"\(3,\)"):
         jvp(np.sum, (np.ones(3),), (np.ones(2),))
+
+
+# ----- reverse over forward over reverse: a list the gradient code pops -------------------------
+
+
+def running_products(x):
+    acc = []
+    s = 0.0
+    for i in range(3):
+        s = s + np.sin(x[i]) * x[(i + 1) % 3]
+        acc.append(s)
+    return acc[-1] * acc[0]
+
+
+def test_grad_of_jvp_of_grad_of_a_loop_that_builds_a_list():
+    # the gradient pops its tape, a list; the tangent code pops the tangent list in step
+    # (runtime.tangent_pop), which the reverse pass over it reads as a pop: the list's
+    # gradient grows back one entry per pop (it was added whole, 1 entry to 2, and refused)
+    x, v = np.array([0.3, -1.2, 2.4]), np.array([1.0, 0.5, -0.3])
+    gradient = grad(running_products)
+
+    def hvp_sum(a):
+        return np.sum(jvp(gradient, (a,), (v,))[1])
+
+    h = 1e-4
+    numeric = np.array([(hvp_sum(x + h * e) - hvp_sum(x - h * e)) / (2 * h)
+                        for e in np.eye(3)])
+    np.testing.assert_allclose(grad(hvp_sum)(x), numeric, rtol=1e-6, atol=1e-7)
+    mg.check_grads(running_products, (x,), modes=("rev", "fwd"), order=3)

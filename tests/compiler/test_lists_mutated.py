@@ -257,3 +257,43 @@ def test_a_callee_changing_its_list_argument_in_forward_mode(fn, dtype):
 def test_callees_changing_copies_of_their_list_arguments():
     mg.check_grads(changes_copies_in_callees, (np.array([0.7, -1.3, 2.2]),), order=2,
                    modes=("rev", "fwd"))
+
+
+# ----- a slice of a list assigned -----------------------------------------------------------------
+
+
+def slice_replaced(x):
+    items = [x, x * 2.0, x * 3.0]
+    items[0:2] = [np.sin(x), x * x]
+    return np.sum(items[0] * items[1] + items[2])
+
+
+def slice_replaced_by_a_tuple_and_an_array(x):
+    items = [x, x * 2.0, x * 3.0, np.cos(x)]
+    items[1:3] = (np.tanh(x), x * x)
+    items[::2] = np.stack([x * x, np.sin(x)])
+    return np.sum(items[0] * items[1] + items[2] * items[3])
+
+
+def slice_inserted(x):
+    items = [x, x * 2.0]
+    items[1:1] = [np.sin(x)]
+    return np.sum(items[0] * items[1] + items[2])
+
+
+@pytest.mark.parametrize("fn", [slice_replaced, slice_replaced_by_a_tuple_and_an_array])
+@pytest.mark.parametrize("x", [np.array([0.3, -1.2, 2.4]), np.array(0.7)],
+                         ids=["vector", "0-d"])
+def test_a_slice_of_a_list_assigned(fn, x):
+    # the items' gradients go to the values assigned (a TypeError before: a list's gradient
+    # cannot take the number 0 into a slice)
+    mg.check_grads(fn, (x,), modes=("rev", "fwd"), order=2)
+
+
+def test_a_slice_assignment_that_changes_a_list_length_is_refused_in_reverse_mode():
+    x = np.array([0.3, -1.2, 2.4])
+    with pytest.raises(NotImplementedError, match="changes its length"):
+        mg.grad(slice_inserted)(x)
+    # forward mode follows the items as they move
+    _, t = mg.jvp(slice_inserted, (x,), (np.ones(3),))
+    np.testing.assert_allclose(t, np.sum(np.sin(x) + x * np.cos(x) + 2.0), rtol=1e-12)

@@ -1,4 +1,4 @@
-"""The random-program tester: a fixed-seed batch in five modes, and tests of the tester.
+"""The random-program tester: a fixed-seed batch in every mode, and tests of the tester.
 
 ``MINDGRAD_FUZZ_COUNT=2000 pytest tests/fuzz/test_fuzz.py -k batch`` runs a larger batch; so does
 ``pytest -m slow``.
@@ -48,9 +48,9 @@ def test_fixed_seed_batch():
 
 
 def test_fixed_seed_batch_third_order():
-    """jvp over jvp over grad and jvp over jvp over jvp, the slowest modes, on the batch's
-    first programs."""
-    _batch(max(COUNT // 4, 6), ("third", "forward3"))
+    """jvp over jvp over grad, jvp over jvp over jvp and grad over jvp over grad, the slowest
+    modes, on the batch's first programs."""
+    _batch(max(COUNT // 4, 6), ("third", "forward3", "rfr"))
 
 
 @pytest.mark.slow
@@ -315,6 +315,7 @@ CONSTRUCT_TEXT = {
     "multiline_lambda": re.compile(r"= lambda t: \([^\n]*\n\s+\+ t \* t\)"),
     "made_arrays": re.compile(r"np\.(unique|histogram|arange)\(\w+"),
     "list_concat": re.compile(r"(lst\d+) = \1 \+ \["),
+    "list_slice": re.compile(r"lst\d+\[0:2\] = \[np\.sin\("),
     "zero_scaled": re.compile(r"np\.(sum|mean|max|var)\([^\n]*\) \* 0\.0 \+ "),
     "fft": re.compile(r"np\.fft\.(fft|ifft|rfft|hfft|ihfft)\(\w+, norm="),
     "pole_not_taken": re.compile(r"(z\d+) = (np\.where\((\w+) > 0\.0, \3, 0\.0\)|max\((\w+), "

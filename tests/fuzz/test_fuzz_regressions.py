@@ -246,6 +246,19 @@ def f(z, y):
     t = sum([(np.sin(y),), (z * y, y)], ())
     return np.sum(c[0] * c[2] + np.sin(c[-1]) * c[1] + t[0] * t[2])
 """, [(3,), (3,)], ("grad", "jvp", "hvp", "value", "third"), None),
+    # grad over jvp over grad: the gradient code pops its tape, the tangent code pops the
+    # tangent of the tape in step (runtime.tangent_pop), and the reverse pass over that read
+    # the pop as a call: each pop's gradient of the whole list added to the list's, one entry
+    # short ("adding gradients of sequences of 1 and 2 items")
+    ("loop_whose_tangent_tape_pops", """
+def f(x):
+    acc = []
+    s = 0.0
+    for i in range(2):
+        s = s + np.sin(x[i]) * x[i + 1]
+        acc.append(s)
+    return acc[-1] * acc[0]
+""", [(3,)], ("rfr", "third", "hvp"), None),
 ]
 
 

@@ -278,6 +278,9 @@ class ForwardPass(FunctionPass):
 
     def tangent_call(self, s, name, op, t_out):
         """The tangent statements of a call, classified as ``op`` (operations.py)."""
+        if isinstance(op, ops.TangentPop):  # a pop of a tangent list: its tangent pops too
+            return [A.assign(t_out, A.call(self.helper(runtime.tangent_pop),
+                                           self.tangent_of(op.receiver)))]
         if isinstance(op, (ops.ConstantMethod, ops.ListPop, ops.MethodCall)):
             # a receiver of a kind not known yet is checked where it runs
             checked = self.check_receiver(s, op.func, NoTangentRuleError)

@@ -15,6 +15,7 @@ theirs.
     AttrRule      x.T, z.real: the rule of the attribute
     ConstantMethod   x.argmax(), ...: a method whose result is a constant
     ListPop       xs.pop()
+    TangentPop    tangent_pop(t_xs): a tangent list popped in step, in forward-mode code
     MethodCall    x.sum(), ...: the rule of the method
     UnknownFunction  a call of a function the code does not show (a local variable)
     ConstantCall  a call of a function without derivative (np.argmax, ...)
@@ -32,7 +33,7 @@ import dataclasses
 
 import gast
 
-from mindgrad import rules
+from mindgrad import rules, runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.facts import activity
 from mindgrad.compiler.transform.passes import BINOPS, UNARYOPS
@@ -96,6 +97,12 @@ class ConstantMethod(Operation):
 class ListPop(Operation):
     func: gast.Attribute
     receiver: gast.expr
+
+
+@dataclasses.dataclass
+class TangentPop(Operation):
+    func: gast.expr
+    receiver: gast.Name
 
 
 @dataclasses.dataclass
@@ -187,6 +194,14 @@ def _classify_call(call, resolve) -> Operation:
     target = resolve(func)
     if target is None:
         return UnknownFunction(func)
+    if is_tangent_pop(call, target):
+        return TangentPop(func, call.args[0])
     if rules.is_nondifferentiable(target):
         return ConstantCall(target)
     return FunctionCall(func, target, list(call.args), keywords)
+
+
+def is_tangent_pop(call, target) -> bool:
+    """Whether ``call`` is ``tangent_pop(t_xs)`` of a name, which pops ``t_xs`` in place."""
+    return target is runtime.tangent_pop and len(call.args) == 1 and not call.keywords and \
+        isinstance(call.args[0], gast.Name)

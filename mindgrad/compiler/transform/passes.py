@@ -95,12 +95,12 @@ class FunctionPass(Located):
     def callee_of(self, call):
         """``(function, bound self or None, self expression)`` when ``call`` runs the user's own
         code (a function, a method, a Cell, a callable object) that has no rule in this
-        transformation; otherwise None."""
+        transformation; otherwise None (tangent_pop pops in place: operations.TangentPop)."""
         func = call.func
         if self.resolve.receiver(func) is not None:
             return None
         target = self.resolve(func)
-        if target is None or self.rule_of(target) is not None or \
+        if target is None or target is runtime.tangent_pop or self.rule_of(target) is not None or \
                 rules.is_nondifferentiable(target) or (
                     not isinstance(target, type) and self.rule_of(type(target)) is not None):
             return None

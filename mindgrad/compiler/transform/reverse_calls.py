@@ -26,6 +26,13 @@ class CallAdjoints:
 
     def adjoint_call(self, s, name, op):
         """The adjoint statements of a call, classified as ``op`` (operations.py)."""
+        if isinstance(op, ops.TangentPop):
+            # v = tangent_pop(t_xs), in forward-mode code: as v = t_xs.pop(), where it popped
+            key = self.key(op.receiver)
+            self.indexed.add(key)
+            return [A.assign(self.d(key), A.call(
+                self.helper(runtime.tangent_push_grad), A.load(self.d(key)),
+                A.load(self.d(name)), A.clone(op.receiver)), s)]
         if isinstance(op, (ops.ConstantMethod, ops.ListPop, ops.MethodCall)):
             # a receiver of a kind not known yet is checked where it runs
             checked = self.check_receiver(s, op.func, NoGradientRuleError)

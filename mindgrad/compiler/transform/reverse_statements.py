@@ -84,6 +84,12 @@ class StatementAdjoints:
             undo = A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s)
             bwd.extend((self.private(receiver.id, s) if isinstance(receiver, gast.Name)
                         else []) + [undo])
+        elif isinstance(value, gast.Call) and \
+                ops.is_tangent_pop(value, self.resolve(value.func)):
+            tangents = value.args[0].id  # forward-mode code: the tangent list popped in step
+            undo = A.expr_stmt(A.call(self.helper(runtime.tangent_unpop), A.load(tangents),
+                                      A.load(name)), s)
+            bwd.extend(self.private(tangents, s) + [undo])
         if push:
             bwd.append(self.pop(name, s))
         return fwd, bwd
