@@ -89,10 +89,25 @@ def _(out, g, slope, of=None):
     d[out] = times_slope(g, d[slope], of)
 
 
+@zero_in_zero_out("g", "g_out")
+def slope_grad(g, g_out, of=None):
+    """Gradient of ``times_slope(g, slope, of)`` for ``slope``: ``g_out g``, held at 0 where
+    ``g`` or ``of`` is 0 (where the product was held) and where ``g_out`` is 0 (no gradient
+    flows there: ``g`` may be the NaN tangent of a branch ``np.where`` did not take)."""
+    if zero_in(g, g_out):
+        return zero
+    product = times_slope(g, g_out, of)
+    if np.isfinite(product).all():
+        return product
+    held = np.where(np.broadcast_to(g_out == 0, np.shape(product)),
+                    np.zeros((), np.result_type(product)), product)
+    return held if product.__class__ is np.ndarray else held[()]
+
+
 @adjoint(runtime.times_slope)
 def _(out, g, slope, of=None):
     d[g] = unbroadcast(times_slope(d[out], slope, g), g)
-    d[slope] = unbroadcast(times_slope(g, d[out], of), slope)
+    d[slope] = unbroadcast(slope_grad(g, d[out], of), slope)
 
 
 @linear_in("g")

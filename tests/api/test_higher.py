@@ -725,3 +725,24 @@ def test_grad_of_jvp_of_grad_of_a_loop_that_builds_a_list():
                         for e in np.eye(3)])
     np.testing.assert_allclose(grad(hvp_sum)(x), numeric, rtol=1e-6, atol=1e-7)
     mg.check_grads(running_products, (x,), modes=("rev", "fwd"), order=3)
+
+
+def sqrt_where_positive(y):
+    v = np.where(y > 0.0, np.sqrt(y), y)  # NaN in the branch not taken, below 0
+    return np.sum(np.sin(v) * v)
+
+
+def test_grad_of_jvp_of_grad_through_a_branch_np_where_did_not_take():
+    # the tangent of sqrt below 0 is NaN, held at 0 where the gradient is 0 (times_slope); its
+    # gradient for the slope, d_out * t, must be held where d_out is 0 too (it gave NaN)
+    y, v = np.array([0.3, -1.2, 2.4, -0.5]), np.array([1.0, 0.5, -0.3, 0.2])
+    gradient = grad(sqrt_where_positive)
+
+    def hvp_sum(a):
+        return np.sum(jvp(gradient, (a,), (v,))[1])
+
+    h = 1e-5
+    with np.errstate(invalid="ignore"):  # the program's own sqrt of the negative entries
+        numeric = np.array([(hvp_sum(y + h * e) - hvp_sum(y - h * e)) / (2 * h)
+                            for e in np.eye(4)])
+        np.testing.assert_allclose(grad(hvp_sum)(y), numeric, rtol=1e-6, atol=1e-7)

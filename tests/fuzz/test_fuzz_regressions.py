@@ -259,6 +259,15 @@ def f(x):
         acc.append(s)
     return acc[-1] * acc[0]
 """, [(3,)], ("rfr", "third", "hvp"), None),
+    # grad over jvp over grad: the gradient of times_slope for its slope, g_out * t, was held
+    # at 0 only where t is 0; t, the tangent of sqrt in the branch np.where did not take, is
+    # NaN there and g_out 0: NaN where the differences are finite
+    ("slope_gradient_in_a_branch_not_taken", """
+def f(x, y):
+    v1 = np.where(y > 0.0, np.sqrt(y), y)
+    v5 = np.sqrt(v1 * v1 + 0.5)
+    return np.sum(v1 * v1 * x) + np.sum(np.tanh(v5))
+""", [(3,), (3,)], ("rfr", "third", "hvp"), None),
 ]
 
 
