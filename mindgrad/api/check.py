@@ -9,7 +9,7 @@ import linecache
 import numpy as np
 
 from mindgrad.api.tracebacks import user_frames
-from mindgrad.runtime import trees
+from mindgrad.runtime import is_zero, trees
 
 __all__ = ["check_grads"]
 
@@ -27,36 +27,81 @@ def _leaf_to_float64(value):
     return value
 
 
-def _random_like(value, rng):
-    """Random float64 values in ``value``'s structure at its arrays and floats; None at its
-    other leaves."""
-    def draw(v):
-        if isinstance(v, np.ndarray):
-            return rng.standard_normal(v.shape)
-        if isinstance(v, (float, np.floating)):
-            return float(rng.standard_normal())
+# ----- the numerical core: directions, moved inputs, products --------------------------------
+# check_grads and the rule tables' checker (tests/support/rule_check.py) share these: random
+# directions in a value's structure, the value moved along one, and the real product of a
+# derivative with a direction under the README's complex convention.
+
+
+def is_float_leaf(v) -> bool:
+    """A float number or array (not a bool)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (float, np.floating)):
+        return True
+    return isinstance(v, np.ndarray) and v.dtype.kind == "f"
+
+
+def is_complex_leaf(v) -> bool:
+    return isinstance(v, (complex, np.complexfloating)) or \
+        isinstance(v, np.ndarray) and v.dtype.kind == "c"
+
+
+def random_like(v, rng, complex_values=True):
+    """Random float64 values shaped as ``v``'s float entries, complex128 ones for its complex
+    entries (real ones without ``complex_values``), as lists and dicts of them; None where
+    ``v`` has neither (an int, a string, a container of those)."""
+    if isinstance(v, (list, tuple)):
+        parts = [random_like(x, rng, complex_values) for x in v]
+        return None if all(p is None for p in parts) else type(v)(parts) \
+            if isinstance(v, tuple) else parts
+    if isinstance(v, dict):
+        parts = {k: random_like(x, rng, complex_values) for k, x in v.items()}
+        return None if all(p is None for p in parts.values()) else parts
+    if is_complex_leaf(v):
+        real = rng.standard_normal(np.shape(v))
+        return real + 1j * rng.standard_normal(np.shape(v)) if complex_values else real
+    if not is_float_leaf(v):
         return None
-
-    return trees.map_leaves(draw, value)
-
-
-def _axpy(alpha, v, x):
-    """x + alpha * v, leaf by leaf (None leaves of v leave x unchanged)."""
-    return trees.map_leaves(lambda xi, vi: xi if vi is None else xi + alpha * vi, x, v)
+    if isinstance(v, float):
+        return float(rng.standard_normal())
+    return rng.standard_normal(np.shape(v))
 
 
-def _vdot(a, b):
-    """Sum of elementwise products over matching structures (None or non-float leaves: 0)."""
-    products = trees.leaves(trees.map_leaves(_leaf_vdot, a, b))
-    return float(sum(products))
+def perturb(v, dv, eps):
+    """``v`` moved by ``eps`` along the direction ``dv`` (entries without one stay), in ``v``'s
+    dtype."""
+    if dv is None:
+        return v
+
+    def moved(x, dx):
+        if dx is None:
+            return x
+        if isinstance(x, float):
+            return x + eps * dx
+        return (x + eps * dx).astype(np.result_type(x), copy=False)
+
+    return trees.map_leaves(moved, v, dv)
 
 
-def _leaf_vdot(a, b):
-    if a is None or b is None:
+def tree_vdot(grad, v, where="gradient"):
+    """``vdot(grad, v)`` over matching structures (0 where ``v`` is None or ``grad`` the
+    symbolic zero), checking that they match; for complex values the README's convention: a
+    cotangent ``c`` of ``w`` means ``dL = Re(c dw)``, no conjugate."""
+    if v is None or is_zero(grad):
         return 0.0
-    if isinstance(a, (bool, int, str)) and not isinstance(a, float):
-        return 0.0
-    return float(np.vdot(np.asarray(a, dtype=float), np.asarray(b, dtype=float)).real)
+    if isinstance(v, dict):
+        assert isinstance(grad, dict), f"{where}: expected a dict, got {type(grad)}"
+        return sum(tree_vdot(grad.get(k, 0), x, f"{where}[{k!r}]") for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        assert isinstance(grad, (list, tuple)), f"{where}: expected a list, got {type(grad)}"
+        assert len(grad) == len(v), f"{where}: {len(grad)} entries for {len(v)}"
+        return sum(tree_vdot(gi, vi, f"{where}[{i}]") for i, (gi, vi) in enumerate(zip(grad, v)))
+    assert np.shape(grad) == np.shape(v), f"{where}: shape {np.shape(grad)} for {np.shape(v)}"
+    if not np.iscomplexobj(v):
+        assert not np.iscomplexobj(grad), f"{where}: a complex gradient for a real value"
+        return float(np.vdot(np.asarray(grad, dtype=float), np.asarray(v, dtype=float)))
+    return float(np.real(np.sum(np.asarray(grad) * np.asarray(v))))
 
 
 def _float_positions(args):
@@ -123,7 +168,7 @@ def _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions,
     from mindgrad.api.gradients import grad
 
     out = fn(*args, **kwargs)
-    u = _random_like(out, rng)
+    u = random_like(out, rng)
     if u is None:
         raise ValueError(f"check_grads needs a float output, got {type(out).__name__}")
     grads = None
@@ -133,17 +178,19 @@ def _check_first_order(fn, args, positions, kwargs, eps, rtol, atol, directions,
     elif kwargs:
         raise ValueError("forward mode in check_grads takes no keyword arguments")
     for direction in range(directions):
-        v = {p: _random_like(args[p], rng) for p in positions}
+        v = {p: random_like(args[p], rng) for p in positions}
         plus, minus = list(args), list(args)
         for p in positions:
-            plus[p] = _axpy(eps, v[p], args[p])
-            minus[p] = _axpy(-eps, v[p], args[p])
-        numeric = (_vdot(u, fn(*plus, **kwargs)) - _vdot(u, fn(*minus, **kwargs))) / (2 * eps)
+            plus[p] = perturb(args[p], v[p], eps)
+            minus[p] = perturb(args[p], v[p], -eps)
+        numeric = (tree_vdot(fn(*plus, **kwargs), u, "the output") -
+                   tree_vdot(fn(*minus, **kwargs), u, "the output")) / (2 * eps)
         if mode == "rev":
-            analytic = sum(_vdot(g, v[p]) for g, p in zip(grads, positions))
+            analytic = sum(tree_vdot(g, v[p], f"the gradient of argument {p}")
+                           for g, p in zip(grads, positions))
         else:
             tangents = tuple(v.get(i) for i in range(len(args)))
-            analytic = _vdot(u, jvp(fn, args, tangents)[1])
+            analytic = tree_vdot(jvp(fn, args, tangents)[1], u, "the tangent")
         if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
             raise AssertionError(
                 f"{label} {mode}-mode check failed for {getattr(fn, '__name__', fn)} at "
@@ -223,11 +270,11 @@ def _nested(fn, args, position, kwargs, inner, rng):
         out = fn(*args, **kwargs)
         if not isinstance(out, (float, np.floating, np.ndarray)):
             raise ValueError("order > 1 needs fn to return one float or array")
-        namespace = {"np": np, "fn": fn, "u": _random_like(out, rng)}
+        namespace = {"np": np, "fn": fn, "u": random_like(out, rng, complex_values=False)}
         body = f"np.sum(u * fn({params}{_keywords(kwargs, namespace)}))"
     else:
         gradient = grad(inner, position)
-        w = _random_like(args[position], rng)
+        w = random_like(args[position], rng, complex_values=False)
         namespace = {"np": np, "gradient": gradient, "u": w}
         body = _dot_text("u", f"gradient({params})", w, namespace)
     name = f"nested_{next(_made)}"

@@ -20,6 +20,10 @@ or the rule says it cannot) by those named:
 
 Tables of float32 inputs are checked for dtypes instead (``check_*_dtype``): central
 differences in float32 are too coarse to check values.
+
+The numerical core (random directions in a value's structure, the inputs moved along them, the
+product of a derivative with a direction) is ``mindgrad.api.check``'s, which
+``mindgrad.check_grads`` runs on too: one checker, with the case tables around it here.
 """
 
 import ast
@@ -32,6 +36,13 @@ import numpy as np
 import pytest
 
 from mindgrad import rules
+from mindgrad.api.check import (
+    is_complex_leaf,
+    is_float_leaf,
+    perturb,
+    random_like,
+    tree_vdot,
+)
 from mindgrad.rules import builtin, jvp_of, vjp_of
 from mindgrad.runtime import is_zero, trees
 from tests.support.versions import Missing
@@ -171,38 +182,6 @@ def defined_in_rules(name):
 # ----- trees of values: arrays, floats, lists, tuples and dicts of them ----------------------
 
 
-def is_float_leaf(v):
-    if isinstance(v, bool):
-        return False
-    if isinstance(v, (float, np.floating)):
-        return True
-    return isinstance(v, np.ndarray) and v.dtype.kind == "f"
-
-
-def is_complex_leaf(v):
-    if isinstance(v, (complex, np.complexfloating)):
-        return True
-    return isinstance(v, np.ndarray) and v.dtype.kind == "c"
-
-
-def random_like(v, rng):
-    """Random float64 values shaped as ``v``'s float entries, complex128 ones for its complex
-    entries; None where ``v`` has neither."""
-    if isinstance(v, (list, tuple)):
-        parts = [random_like(x, rng) for x in v]
-        return None if all(p is None for p in parts) else parts
-    if isinstance(v, dict):
-        parts = {k: random_like(x, rng) for k, x in v.items()}
-        return None if all(p is None for p in parts.values()) else parts
-    if is_complex_leaf(v):
-        return rng.standard_normal(np.shape(v)) + 1j * rng.standard_normal(np.shape(v))
-    if not is_float_leaf(v):
-        return None
-    if isinstance(v, float):
-        return float(rng.standard_normal())
-    return rng.standard_normal(np.shape(v))
-
-
 def zeros_like_tree(v):
     """Zeros in the structure of the direction ``v`` (0.0 for a float, None for None)."""
     return trees.map_leaves(lambda x: None if x is None else 0.0 if isinstance(x, float)
@@ -210,25 +189,13 @@ def zeros_like_tree(v):
 
 
 def filled(dv):
-    """Random values as a gradient or tangent: entries of lists without one are 0, of dicts
-    left out."""
-    if isinstance(dv, list):
+    """Random values as a gradient or tangent: entries of lists (and tuples, as lists) without
+    one are 0, of dicts left out."""
+    if isinstance(dv, (list, tuple)):
         return [0 if x is None else filled(x) for x in dv]
     if isinstance(dv, dict):
         return {k: filled(x) for k, x in dv.items() if x is not None}
     return dv
-
-
-def perturb(v, dv, eps):
-    """``v`` moved by ``eps`` along the direction ``dv`` (entries without one stay)."""
-    def moved(x, dx):
-        if dx is None:
-            return x
-        if isinstance(x, float):
-            return x + eps * dx
-        return (x + eps * dx).astype(np.result_type(x), copy=False)
-
-    return trees.map_leaves(moved, v, dv)
 
 
 def tree(out):
@@ -242,25 +209,6 @@ def tree(out):
     if is_float_leaf(out) or is_complex_leaf(out):
         return out
     return None
-
-
-def tree_vdot(grad, v, where="gradient"):
-    """``vdot(grad, v)`` over matching structures; checks that shapes agree."""
-    if v is None or is_zero(grad):
-        return 0.0
-    if isinstance(v, dict):
-        assert isinstance(grad, dict), f"{where}: expected a dict, got {type(grad)}"
-        return sum(tree_vdot(grad.get(k, 0), x, f"{where}[{k!r}]") for k, x in v.items())
-    if isinstance(v, (list, tuple)):
-        assert isinstance(grad, (list, tuple)), f"{where}: expected a list, got {type(grad)}"
-        assert len(grad) == len(v), f"{where}: {len(grad)} entries for {len(v)}"
-        return sum(tree_vdot(gi, vi, f"{where}[{i}]") for i, (gi, vi) in enumerate(zip(grad, v)))
-    assert np.shape(grad) == np.shape(v), f"{where}: shape {np.shape(grad)} for {np.shape(v)}"
-    if not np.iscomplexobj(v):
-        assert not np.iscomplexobj(grad), f"{where}: a complex gradient for a real value"
-        return float(np.vdot(np.asarray(grad, dtype=float), np.asarray(v, dtype=float)))
-    # the README's complex convention: a cotangent c of w means dL = Re(c dw), no conjugate
-    return float(np.real(np.sum(np.asarray(grad) * np.asarray(v))))
 
 
 def difference(plus, minus):
