@@ -53,7 +53,7 @@ def random_like(v, rng, complex_values=True):
     ``v`` has neither (an int, a string, a container of those)."""
     if isinstance(v, (list, tuple)):
         parts = [random_like(x, rng, complex_values) for x in v]
-        return None if all(p is None for p in parts) else type(v)(parts) \
+        return None if all(p is None for p in parts) else trees.rebuild(v, parts) \
             if isinstance(v, tuple) else parts
     if isinstance(v, dict):
         parts = {k: random_like(x, rng, complex_values) for k, x in v.items()}
