@@ -352,6 +352,12 @@ def second_order(g, dirs):
             f" ({tangents}))\n"
             f"    return slope\n")
     namespace = {"mindgrad": mindgrad, "g": g, **{f"t{i}": t for i, t in enumerate(dirs)}}
+    return with_source(name, text, namespace)
+
+
+def with_source(name, text, namespace):
+    """The function ``name`` that ``text`` defines, compiled in ``namespace`` with its source
+    registered, so that mindgrad can read it."""
     filename = f"<mindgrad fuzz {name}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the text is ours)
@@ -409,10 +415,7 @@ def weighted_sum(fn, weights, bare):
             f"    out = fn({', '.join(params)})\n"
             f"    return {terms}\n")
     namespace = {"np": np, "fn": fn, **{f"u{i}": u for i, u in enumerate(weights)}}
-    filename = f"<mindgrad fuzz {name}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the text is ours)
-    return namespace[name]
+    return with_source(name, text, namespace)
 
 
 def check_reverse_third(f, args, rng):

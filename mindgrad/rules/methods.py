@@ -200,8 +200,6 @@ def item_position(a, args):
 @zero_in_zero_out("g")
 def item_grad(g, a, args):
     """Gradient of ``a.item(*args)``: ``g`` at the element read (the only one if no args)."""
-    if zero_in(g):
-        return zero
     if is_zero(g):
         return zero
     grad = np.zeros(np.size(a), dtype=np.result_type(a, 1.0))
@@ -239,8 +237,6 @@ def _(out, a, *args):
 def tolist_grad(g, a):
     """Gradient of ``a.tolist()``: the nested list of gradients (0 for elements without one)
     as an array of ``a``'s shape and float dtype."""
-    if zero_in(g):
-        return zero
     if is_zero(g):
         return zero
     if np.ndim(a) == 0:
@@ -335,8 +331,6 @@ def _(out, g, mapping):
 @zero_in_zero_out("g")
 def dict_get_grad(g, mapping, key):
     """Gradient of ``d.get(key, default)`` for ``d``: ``g`` at ``key``, when ``d`` has it."""
-    if zero_in(g):
-        return zero
     if is_zero(g) or key not in mapping:
         return zero
     return {key: g}
@@ -369,8 +363,6 @@ def dict_values_tangent(t, mapping):
 @zero_in_zero_out("t")
 def dict_get_tangent(t, mapping, key):
     """Tangent of ``d.get(key, default)`` from ``d``: its tangent at ``key``, if ``d`` has it."""
-    if zero_in(t):
-        return zero
     if is_zero(t) or key not in mapping or key not in t:
         return zero
     return t[key]

@@ -100,8 +100,6 @@ def _(out, what, g=1.0):
 @zero_in_zero_out("g")
 def bincount_grad(g, x, weights):
     """Gradient of ``np.bincount(x, weights)`` for its weights: the bin of each one's."""
-    if zero_in(g):
-        return zero
     if is_zero(g):
         return zero
     return astype_grad(unbroadcast(np.asarray(g)[np.asarray(x)], weights), weights)
@@ -497,8 +495,6 @@ def drawn_indices(out, a):
 @zero_in_zero_out("g")
 def draw_grad(g, a, out):
     """Gradient of ``out``, a random draw from ``a``: ``g`` sent back to the entries drawn."""
-    if zero_in(g):
-        return zero
     if is_zero(g):
         return zero
     grad = np.zeros(np.shape(a), dtype=np.result_type(a, 1.0))

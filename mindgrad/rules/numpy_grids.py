@@ -85,8 +85,6 @@ def pad_tangent(t, array, pad_width, mode="constant", stat_length=None, reflect_
 @zero_in_zero_out("t")
 def pad_constant_tangent(t, array, pad_width, mode="constant"):
     """Tangent of ``np.pad(..., constant_values=c)`` from ``c``: ``t`` in the padding."""
-    if zero_in(t):
-        return zero
     if is_zero(t):
         return zero
     if mode != "constant":
@@ -192,8 +190,6 @@ def _(out, g, a, n=1, axis=-1, prepend=None, append=None):
 def diff_tangent(t, which, a, n=1, axis=-1, prepend=None, append=None):
     """Tangent of ``np.diff(a, n, axis, prepend, append)`` from its input number ``which``
     (0: ``a``, 1: ``prepend``, 2: ``append``): the difference with the others zeroed."""
-    if zero_in(t):
-        return zero
     if is_zero(t):
         return zero
     parts = [a, prepend, append]
@@ -310,8 +306,6 @@ def linspace_grad(g, x, num, endpoint, retstep, axis, at_stop):
     """Gradient of ``np.linspace`` for ``x``, its ``start`` (weights ``1 - t``) or its ``stop``
     (``at_stop``, weights ``t``): the samples' gradient summed over their axis, plus the step's
     (``retstep``) divided by the number of intervals."""
-    if zero_in(g):
-        return zero
     if is_zero(g):
         return zero
     g_samples, g_step = g if retstep else (g, 0)
@@ -444,8 +438,6 @@ def log_base(base, out, axis):
 def logspace_base_grad(g, out, base, axis):
     """Gradient of ``np.logspace`` for its ``base``: ``out * y / base`` with ``y`` the exponents,
     summed over the samples' axis."""
-    if zero_in(g):
-        return zero
     if is_zero(g):
         return zero
     slope = out * np.log(out) / log_base(base, out, axis) / expand_base(base, out, axis)
@@ -476,8 +468,6 @@ def _(out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 def geomspace_grad(g, out, x, num, endpoint, axis, at_stop):
     """Gradient of ``np.geomspace`` for ``start`` or ``stop`` (``at_stop``): ``out / x``
     weighted as in ``linspace``."""
-    if zero_in(g):
-        return zero
     if is_zero(g):
         return zero
     return astype_grad(linspace_grad(g * out, x, num, endpoint, False, axis, at_stop) / x, x)

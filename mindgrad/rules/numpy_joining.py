@@ -428,8 +428,6 @@ def _(out, *items):
 def split_grad(gs, pieces, ary, axis=0):
     """Gradient of ``np.split`` and friends: the pieces' gradients joined again along ``axis``,
     zeros standing in for the pieces that received none."""
-    if zero_in(gs):
-        return zero
     if is_zero(gs):
         return zero
     dtype = np.result_type(ary, 1.0)
@@ -477,8 +475,6 @@ def _(out, ary, indices_or_sections):
 @zero_in_zero_out("gs")
 def unstack_grad(gs, pieces, x, axis=0):
     """Gradient of ``np.unstack``: the pieces' gradients stacked again along ``axis``."""
-    if zero_in(gs):
-        return zero
     if is_zero(gs):
         return zero
     dtype = np.result_type(x, 1.0)
@@ -713,9 +709,8 @@ def _(out, arrays):
 
 @zero_in_zero_out("ts")
 def block_tangents(ts, arrays):
-    """The tangents of ``np.block``'s nested arrays, zeros where one has none."""
-    if zero_in(ts):
-        return zero
+    """The tangents of ``np.block``'s nested arrays, zeros where one has none (arrays, not the
+    symbolic zero: ``np.block`` reads each one's shape)."""
     if isinstance(arrays, list):
         if is_zero(ts):
             ts = [zero] * len(arrays)

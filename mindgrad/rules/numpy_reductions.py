@@ -239,8 +239,6 @@ def _(out, g, a, axis, weights, returned=False, keepdims=False):
 def average_tangent_a(t, a, axis, weights, returned, keepdims, out):
     """Tangent of ``np.average(a, axis, weights)`` from ``a``: the weighted average of ``t``
     (the returned sum of weights does not depend on ``a``)."""
-    if zero_in(t):
-        return zero
     if is_zero(t):
         return zero
     w = average_weights(a, axis, weights)
@@ -256,8 +254,6 @@ def average_tangent_a(t, a, axis, weights, returned, keepdims, out):
 def average_tangent_weights(t, a, axis, weights, returned, keepdims, out):
     """Tangent of ``np.average`` (and of the returned sum of weights) from ``weights``:
     ``sum(t (a - avg)) / sum(w)`` and ``sum(t)``."""
-    if zero_in(t):
-        return zero
     if is_zero(t) or weights is None:
         return zero
     w = average_weights(a, axis, weights)

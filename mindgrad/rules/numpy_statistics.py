@@ -158,8 +158,6 @@ def var_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, w
 def var_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None,
                      where=True, mean=None):
     """Tangent of ``np.var(a, mean=mean)`` from a given ``mean``."""
-    if zero_in(t):
-        return zero
     if is_zero(t) or mean is None:
         return zero
     ddof = ddof if correction is None else correction
@@ -185,8 +183,6 @@ def var_mean_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, wher
 def std_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, where=True,
                 mean=None, wrt="a"):
     """Tangent of ``np.std = sqrt(var)``: the variance's over ``2 std``; 0 where the std is 0."""
-    if zero_in(t):
-        return zero
     if is_zero(t):
         return zero
     if wrt == "a":

@@ -297,8 +297,6 @@ def cholesky_grad(g, factor, lower=False):
     """Gradient of ``factor = cholesky(a, lower)`` for ``a`` from ``g``, on the triangle read:
     with ``L`` the lower factor and ``s = L^-T phi(L^T g_L) L^-1`` (``phi``: the lower triangle,
     its diagonal halved), ``tril(s) + tril(s^T, -1)``, transposed for an upper factor."""
-    if zero_in(g):
-        return zero
     if is_zero(g):
         return zero
     low = lower_factor(factor, lower)

@@ -38,6 +38,7 @@ from mindgrad.runtime.buffers import (
     saved_item,
     setitem_grad,
     snapshot,
+    tangent_push_grad,
     zeros_buffer,
 )
 from mindgrad.runtime.core import (
@@ -61,7 +62,6 @@ from mindgrad.runtime.forward import (
     tangent_append,
     tangent_of_item,
     tangent_pop,
-    tangent_push_grad,
     tangent_setitem,
     tangent_unpop,
     zero_tangent,

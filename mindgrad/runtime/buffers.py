@@ -269,6 +269,14 @@ def push_grad(dxs, g, xs=()):
 
 
 
+def tangent_push_grad(d_t_xs, g, t_xs):
+    """Gradient of ``v = tangent_pop(t_xs)`` for ``t_xs`` (the list after the call): ``g`` back
+    on the end of its gradient (``push_grad``) where a list popped, else unchanged."""
+    if is_zero(t_xs):
+        return d_t_xs
+    return push_grad(d_t_xs, g, t_xs)
+
+
 def pop_grad(dxs):
     """Gradient of ``xs.append(v)``: (gradient of v, gradient of xs without its last entry)."""
     if is_zero(dxs) or len(dxs) == 0:

@@ -76,20 +76,10 @@ def tangent_pop(t_xs):
 
     Once a list, the tangent list holds one entry per item of ``xs`` (``tangent_append``), so
     it pops exactly when ``xs`` does. Reverse mode reads the call as a pop of ``t_xs``
-    (``tangent_push_grad``, ``tangent_unpop``)."""
+    (``buffers.tangent_push_grad``, ``tangent_unpop``)."""
     if is_zero(t_xs) or not t_xs:
         return zero
     return t_xs.pop()
-
-
-def tangent_push_grad(d_t_xs, g, t_xs):
-    """Gradient of ``v = tangent_pop(t_xs)`` for ``t_xs`` (the list after the call): ``g`` back
-    on the end of its gradient (``push_grad``) where a list popped, else unchanged."""
-    if is_zero(t_xs):
-        return d_t_xs
-    d_t_xs = [zero] * len(t_xs) if is_zero(d_t_xs) else list(d_t_xs)
-    d_t_xs.append(g)
-    return d_t_xs
 
 
 def tangent_unpop(t_xs, v):

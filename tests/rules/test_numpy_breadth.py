@@ -533,3 +533,16 @@ def tensor_systems(a, b):
 def test_tensorinv_and_tensorsolve_to_second_order():
     mindgrad.check_grads(tensor_systems, (0.3 * r(2, 2, 4), r(2, 2)), order=2,
                          modes=("rev", "fwd"), directions=1)
+
+
+def _block_with_a_constant(x, y):
+    return np.block([[x * x, y], [np.sin(x), 2.0 * y]])
+
+
+def test_block_tangent_with_a_constant_piece():
+    # a piece without a tangent gets zeros of its shape: np.block reads each piece's shape
+    # (the symbolic zero in its place made a tangent of the wrong length)
+    x, y = np.array([0.3, -1.2]), np.array([1.5, 0.4, -0.7])
+    mindgrad.check_grads(_block_with_a_constant, (x, y), grad_position=0, modes=("rev", "fwd"),
+                         order=2)
+    mindgrad.check_grads(lambda a: np.block([a, y]), (x,), modes=("fwd",))
