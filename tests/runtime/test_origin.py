@@ -93,7 +93,7 @@ def test_register_home_declares_a_module_and_what_it_holds():
 
 
 def test_a_users_numpy_named_library_is_not_shown_as_numpy():
-    from mindgrad.compiler.transform.passes import describe
+    from mindgrad.compiler.transform.messages import describe
 
     def kernel(x):
         return x

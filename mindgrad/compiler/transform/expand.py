@@ -45,15 +45,15 @@ class _Substitute(gast.NodeTransformer):
         self.rule, self.params, self.out_name = rule, params, out_name
         self.d_reads = d_reads if isinstance(d_reads, dict) else {rule.out: A.load(d_reads)}
         self.temps, self.bind = temps, gen.bind
-        self.unbounded = getattr(gen, "unbounded", set())
+        self.unbounded = gen.unbounded
         self.same_shape = gen.same_shape
         # reverse mode: the results known real (unbroadcast also takes a real operand's part)
-        self.reals = getattr(gen, "reals", None)
-        self.is_real = getattr(gen, "is_real", None)
+        self.reals = gen.reals
+        self.is_real = gen.is_real
         self.comprehension_names = set()
         self.unbroadcast = runtime.unbroadcast
         self.broadcasts = (broadcast_tangent, add_tangent)
-        numeric = getattr(gen, "numeric", set()) | getattr(gen, "scalars", set())
+        numeric = gen.numeric | gen.scalars
         self.is_numeric = lambda node: isinstance(node, gast.Constant) and isinstance(
             node.value, (int, float, complex)) or isinstance(node, gast.Name) and \
             node.id in numeric
@@ -287,8 +287,9 @@ def _without_defaults(node, callee):
 def instantiate(rule, args, keywords, out_name, d_out, gen):
     """The adjoint statements of ``out_name = f(*args, **keywords)`` from ``rule``.
 
-    ``gen`` is the reverse stage: it supplies ``is_active``, ``accumulate``, ``fresh`` and
-    ``bind``. ``args`` and ``keywords`` are atoms of the normalized call.
+    ``gen`` is reverse mode's ``ReverseContext`` (reverse_context.py): its ``is_active``,
+    ``accumulate``, ``fresh``, ``bind`` and facts. ``args`` and ``keywords`` are atoms of the
+    normalized call.
     """
     bound = _bound(rule, args, keywords, gen)
     if bound is None:
@@ -319,7 +320,7 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
                 A.clone(stmt.value))
             if param in rule.varargs or isinstance(grads_for, list):
                 parts = gen.fresh("grads_" + _short(rule.name))
-                gen.adjoint_names.add(parts)  # gradients: 0 where the one they come from is
+                gen.pure.add(parts)  # gradients: 0 where the one they come from is
                 out.append(A.assign(parts, value))
                 for index, atom in grads_for:
                     out.append(gen.accumulate(atom, A.subscript(A.load(parts), A.const(index))))
@@ -329,20 +330,20 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
             temps.setdefault(target.id, gen.fresh(target.id))
             value = _Substitute(rule, params, out_name, d_out, temps, gen).visit(
                 A.clone(stmt.value))
-            if rule.singular or not A.names_in(value, gast.Load).isdisjoint(
-                    getattr(gen, "unbounded", ())):
+            if rule.singular or not A.names_in(value, gast.Load).isdisjoint(gen.unbounded):
                 gen.unbounded.add(temps[target.id])  # a temporary of a slope: as unbounded
             out.append(A.assign(temps[target.id], value))
         else:
             raise RuleError(f"the rule for {rule.name} assigns to {type(target).__name__}")
-    gen.adjoint_names.update(temps.values())
+    gen.pure.update(temps.values())
     return _unless_integer_at_run_time(out, bound, gen)
 
 
 def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
     """The tangent statements of ``out_name = f(*args, **keywords)`` from a tangent ``rule``:
     each ``d[out] = expr`` reading ``d[p]`` becomes an accumulation into ``t_out``, dropped when
-    the argument bound to ``p`` carries no tangent. ``gen`` is the forward stage."""
+    the argument bound to ``p`` carries no tangent. ``gen`` is forward mode's ``ForwardContext``
+    (forward_context.py)."""
     bound = _bound(rule, args, keywords, gen)
     if bound is None:
         return []
@@ -374,7 +375,7 @@ def instantiate_tangent(rule, args, keywords, out_name, t_out, gen):
         else:
             raise RuleError(f"the tangent rule for {rule.name} assigns to "
                             f"{type(target).__name__}")
-    gen.adjoint_names.update(temps.values())
+    gen.pure.update(temps.values())
     return _unless_integer_at_run_time(out, bound, gen)
 
 

@@ -3,7 +3,9 @@ transformations: reverse mode writes an adjoint for each kind of operation, forw
 tangent, and a new transformation (batching, Taylor series) writes its own without touching
 theirs.
 
-``classify(value, resolve, containers, tracked)`` gives one record:
+``classify(value, resolve, containers, tracked)`` gives one record, and a transformation's
+``OperationWriter`` writes its code for it: ``writer.write(op, ...)`` calls the writer's
+method of that kind (``read``, ``concat``, ... below), and a writer lacking one cannot be made.
 
     Read          name = x, or an attribute the transformation tracks as a value (a weight)
     Concat        x + y of sequences the code shows
@@ -29,18 +31,33 @@ transformation's table of rules.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
+import operator
 
 import gast
 
 from mindgrad import rules, runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.facts import activity
-from mindgrad.compiler.transform.passes import BINOPS, UNARYOPS
+
+BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+          gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
+          gast.Mod: operator.mod, gast.FloorDiv: operator.floordiv,
+          gast.BitAnd: operator.and_, gast.BitOr: operator.or_, gast.BitXor: operator.xor,
+          gast.LShift: operator.lshift, gast.RShift: operator.rshift}
+UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: operator.invert}
 
 
 class Operation:
-    """A classified value; each kind is a dataclass below."""
+    """A classified value; each kind is a dataclass below, written by the writer's method
+    named ``kind``."""
+
+    kind = None
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls.kind = "".join("_" + c.lower() if c.isupper() else c for c in cls.__name__)[1:]
 
 
 @dataclasses.dataclass
@@ -205,3 +222,65 @@ def is_tangent_pop(call, target) -> bool:
     """Whether ``call`` is ``tangent_pop(t_xs)`` of a name, which pops ``t_xs`` in place."""
     return target is runtime.tangent_pop and len(call.args) == 1 and not call.keywords and \
         isinstance(call.args[0], gast.Name)
+
+
+KINDS = tuple(cls.kind for cls in Operation.__subclasses__())
+
+
+class OperationWriter(abc.ABC):
+    """What a transformation writes for each kind of operation: one method per record of
+    ``classify``, each taking the record and the transformation's own arguments (reverse
+    mode: the statement and the assigned name). ``write`` dispatches; a subclass lacking a
+    method is abstract, so a new kind of record cannot be left unwritten by a transformation.
+    """
+
+    def write(self, op: Operation, *args):
+        return getattr(self, op.kind)(op, *args)
+
+    @abc.abstractmethod
+    def read(self, op: Read, *args): ...
+
+    @abc.abstractmethod
+    def concat(self, op: Concat, *args): ...
+
+    @abc.abstractmethod
+    def repeat(self, op: Repeat, *args): ...
+
+    @abc.abstractmethod
+    def operator(self, op: Operator, *args): ...
+
+    @abc.abstractmethod
+    def constant(self, op: Constant, *args): ...
+
+    @abc.abstractmethod
+    def index_read(self, op: IndexRead, *args): ...
+
+    @abc.abstractmethod
+    def display(self, op: Display, *args): ...
+
+    @abc.abstractmethod
+    def attr_rule(self, op: AttrRule, *args): ...
+
+    @abc.abstractmethod
+    def constant_method(self, op: ConstantMethod, *args): ...
+
+    @abc.abstractmethod
+    def list_pop(self, op: ListPop, *args): ...
+
+    @abc.abstractmethod
+    def tangent_pop(self, op: TangentPop, *args): ...
+
+    @abc.abstractmethod
+    def method_call(self, op: MethodCall, *args): ...
+
+    @abc.abstractmethod
+    def unknown_function(self, op: UnknownFunction, *args): ...
+
+    @abc.abstractmethod
+    def constant_call(self, op: ConstantCall, *args): ...
+
+    @abc.abstractmethod
+    def function_call(self, op: FunctionCall, *args): ...
+
+    @abc.abstractmethod
+    def unsupported(self, op: Unsupported, *args): ...

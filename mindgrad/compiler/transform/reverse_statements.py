@@ -1,70 +1,59 @@
 """Part of stage 5, reverse: the adjoints of single statements (see reverse.py).
 
-``y = <op>`` adds to the adjoints of the operation's active operands from ``d_y``, by the rule
-of the operation (filled from its template, see expand.py), then clears ``d_y``; an assignment
-that overwrites a value the backward sweep reads saves it on the tape first. ``x[i] = v``,
-``xs.append(v)`` and ``xs.pop()`` change a value in place: their adjoints restore it (in a copy
-the backward sweep owns) and split the gradient of the whole into its parts.
+``y = <op>`` adds to the adjoints of the operation's active operands from ``d_y`` (the
+operation's adjoint: reverse_operations.py), then clears ``d_y``; an assignment that overwrites
+a value the backward sweep reads saves it on the tape first. ``x[i] = v``, ``xs.append(v)`` and
+``xs.pop()`` change a value in place: their adjoints restore it (in a copy the backward sweep
+owns) and split the gradient of the whole into its parts. A call of the user's own code (a
+function, a method, a Cell, a callable object) runs its forward function in the forward sweep
+and its backward function in the backward sweep; the pass asks ``callees.Callees`` for their
+names, the driver builds them. A Cell with its own ``bprop`` runs as written and its ``bprop``
+backwards.
 """
 
 from __future__ import annotations
 
 import gast
 
-from mindgrad import rules, runtime
+from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import naming
+from mindgrad.compiler import naming, objects
 from mindgrad.compiler.facts import activity
+from mindgrad.compiler.facts.analysis import call_shape, without_receiver
+from mindgrad.compiler.transform import control_flow as cf
 from mindgrad.compiler.transform import operations as ops
-from mindgrad.compiler.transform.expand import instantiate
-from mindgrad.compiler.transform.passes import (
-    as_load,
-    describe,
-    no_attribute_rule,
-    reads_self_in_generated_code,
-)
+from mindgrad.compiler.transform.messages import source_text
+from mindgrad.compiler.transform.reverse_context import ReverseContext
+from mindgrad.compiler.transform.reverse_operations import AdjointWriter
 from mindgrad.errors import NoGradientRuleError
-from mindgrad.rules import RuleError
 
 
 class StatementAdjoints:
-    """The part of ``ReversePass`` that writes the adjoints of assignments and expression
-    statements."""
+    """The forward and backward sweeps' statements for one assignment or expression statement,
+    written in the context ``cx``: ``assign``, ``setitem`` and ``expr`` each return
+    ``(forward statements, backward statements)``."""
 
-    def reads_a_view_kept(self, name, value) -> bool:
-        """Whether ``name = x[idx]`` must copy: the backward sweep reads ``name``, which may be
-        a view of an array index-assigned later (the backward restores only private copies)."""
-        return isinstance(value, gast.Subscript) and name in self.view_reads and \
-            self.needed is not None and name in self.needed
-
-    def basic_index(self, index) -> bool:
-        """An index of ints, scalars and slices: ``d_x[idx] += g`` adds each element once."""
-        parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        for part in parts:
-            if isinstance(part, gast.Slice):
-                if not all(p is None or self.is_scalar(p) or isinstance(p, gast.Constant)
-                           for p in (part.lower, part.upper, part.step)):
-                    return False
-            elif not (self.is_scalar(part) or isinstance(part, gast.Constant)):
-                return False
-        return True
+    def __init__(self, cx: ReverseContext):
+        self.cx = cx
+        self.operations = AdjointWriter(cx)
 
     def assign(self, s, name, value, in_loop):
-        self.refuse_argument_method(s)
-        fwd, bwd = self.number_check(s), []
-        push = self.needs_push(name, in_loop)
-        self.shapes[name] = self.result_token(value)
+        cx = self.cx
+        cx.refuse_argument_method(s)
+        fwd, bwd = cx.number_check(s), []
+        push = cx.needs_push(name, in_loop)
+        cx.shapes[name] = cx.result_token(value)
         if push:
-            fwd.append(self.push(A.load(name), s))
-        if isinstance(value, gast.Call) and (self.weights or self.is_active_call(value)):
+            fwd.append(cx.push(A.load(name), s))
+        if isinstance(value, gast.Call) and (cx.weights or cx.is_active_call(value)):
             refused = self.check_callee(s, value)
             if refused:  # raised where the call runs: no gradient goes through it
                 return fwd + refused + [s], []
-        if self.reads_a_view_kept(name, value):
-            s = A.assign(name, A.call(self.helper(runtime.saved_item), A.clone(value.value),
-                                      self.index_value(value.slice)), s)
-        if isinstance(value, gast.Call) and self.is_active_call(value):
-            callee = self.callee_of(value)
+        if cx.reads_a_view_kept(name, value):
+            s = A.assign(name, A.call(cx.helper(runtime.saved_item), A.clone(value.value),
+                                      cx.index_value(value.slice)), s)
+        if isinstance(value, gast.Call) and cx.is_active_call(value):
+            callee = cx.callee_of(value)
             if callee is not None:
                 f, b = self.call_user(s, name, value, callee, in_loop)
                 fwd.extend(f)
@@ -74,201 +63,180 @@ class StatementAdjoints:
                 bwd.extend(self.adjoint_of(s, name, value))
         else:
             fwd.append(s)
-            if name in self.active and activity.value_is_active(value, self.active, self.resolve):
+            if name in cx.active and activity.value_is_active(value, cx.active, cx.resolve):
                 bwd.extend(self.adjoint_of(s, name, value))
-        if name in self.active:
-            bwd.append(A.assign(self.d(name), A.zero(), s))
-        receiver = self.resolve.receiver(value.func) if isinstance(value, gast.Call) else None
+        if name in cx.active:
+            bwd.append(A.assign(cx.d(name), A.zero(), s))
+        receiver = cx.resolve.receiver(value.func) if isinstance(value, gast.Call) else None
         if receiver is not None and value.func.attr == "pop" and not value.args:
             # undo the pop, so the statements before it see the list as it was
             undo = A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s)
-            bwd.extend((self.private(receiver.id, s) if isinstance(receiver, gast.Name)
+            bwd.extend((cx.private(receiver.id, s) if isinstance(receiver, gast.Name)
                         else []) + [undo])
         elif isinstance(value, gast.Call) and \
-                ops.is_tangent_pop(value, self.resolve(value.func)):
+                ops.is_tangent_pop(value, cx.resolve(value.func)):
             tangents = value.args[0].id  # forward-mode code: the tangent list popped in step
-            undo = A.expr_stmt(A.call(self.helper(runtime.tangent_unpop), A.load(tangents),
+            undo = A.expr_stmt(A.call(cx.helper(runtime.tangent_unpop), A.load(tangents),
                                       A.load(name)), s)
-            bwd.extend(self.private(tangents, s) + [undo])
+            bwd.extend(cx.private(tangents, s) + [undo])
         if push:
-            bwd.append(self.pop(name, s))
+            bwd.append(cx.pop(name, s))
         return fwd, bwd
-
-    def split_of_sum(self, value):
-        """The helper splitting the gradient of ``x + y`` between its operands, where the code
-        shows sequences (``concat_grads``: x + y concatenates, x gets the head) or, in
-        generated code (grad of grad), whose lists come from the tape, where it does not show
-        what they hold (``add_or_concat_grads``: the values decide). None for a sum the rule
-        of ``+`` differentiates. (In the user's code an x + y of two lists the code does not
-        show is refused when it runs, by unbroadcast, saying to build the list with a
-        literal.)"""
-        if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)):
-            return None
-        if self.key(value.left) in self.containers or self.key(value.right) in self.containers:
-            return runtime.concat_grads
-        if self.src.is_mindgrad_code and self._may_join_sequences(value) and \
-                (self.is_active(value.left) or self.is_active(value.right)):
-            return runtime.add_or_concat_grads
-        return None
 
     def adjoint_of(self, s, name, value):
         """Adjoint statements of ``name = value``, reading ``d_name``."""
-        d_out = self.d(name)
-        op = ops.classify(value, self.resolve, self.containers, self.weight_keys)
-        if isinstance(op, ops.Read):
-            return [self.accumulate(value, A.load(d_out), s)] if self.is_active(value) else []
-        split = self.split_of_sum(value)
-        if split is not None:
-            # x + y as two parts of d_out: the head and the tail of a concatenation, or each
-            # operand's share of a sum (runtime.add_or_concat_grads decides when it runs)
-            parts = [self.fresh(part) for part in naming.concatenation_parts(name)]
-            self.adjoint_names.update(parts)
-            stmts = [A.assign(A.tuple_([A.store(p) for p in parts], gast.Store()),
-                              A.call(self.helper(split), A.load(d_out), A.clone(value.left),
-                                     A.clone(value.right)), s)]
-            for part, operand in zip(parts, (value.left, value.right)):
-                if self.is_active(operand):
-                    stmts.append(self.accumulate(operand, A.load(part), s))
-            return stmts
-        if isinstance(op, ops.Repeat):
-            # sequences: x * n repeats, so x gets the sum of its copies' gradients
-            if not self.is_active(op.sequence):
-                return []
-            return [self.accumulate(op.sequence, A.call(self.helper(runtime.repeated_grads),
-                                                        A.load(d_out), A.clone(op.sequence)), s)]
-        if isinstance(op, ops.Constant):
-            return self.merge_check(s, name) if isinstance(op.op, gast.BitOr) else []
-        if isinstance(op, ops.Operator):
-            return self.apply_rule(s, rules.lookup(op.fn), op.fn, op.args, {}, name)
-        if isinstance(op, ops.IndexRead):
-            return self.index_read_adjoint(s, op.base, op.index, d_out)
-        if isinstance(op, ops.Display):
-            item = self.helper(runtime.item)
-            pairs = zip(op.value.keys, op.value.values) if isinstance(op.value, gast.Dict) \
-                else ((A.const(i), e) for i, e in enumerate(op.value.elts))
-            return [self.accumulate(v, A.call(A.clone(item), A.load(d_out), A.clone(k)), s)
-                    for k, v in pairs if self.is_active(v)]
-        if isinstance(op, ops.AttrRule):
-            rule = rules.lookup_attr(op.attr)
-            if rule is None and not self.weights and reads_self_in_generated_code(self.src, value):
-                return []  # a constant of the object a method of the user's was called on
-            if rule is None:  # an error in the branch taken: it may be one never taken
-                return self.fail_when_run(s, no_attribute_rule(
-                    self.src, s, value, f"the attribute .{op.attr} of a differentiated "
-                    f"value has no gradient rule; register one with @mindgrad.adjoint_attr"
-                    f"({op.attr!r})"), NoGradientRuleError, f"no_rule_for_{op.attr}")
-            return self.apply_rule(s, rule, op.attr, [op.owner], {}, name)
-        if isinstance(op, ops.Unsupported):
-            self.fail(s, f"mindgrad has no adjoint for a {type(value).__name__} expression",
-                      NoGradientRuleError)
-        return self.adjoint_call(s, name, op)
-
-    def index_read_adjoint(self, s, base, index, d_out):
-        """``v = x[i]``: ``d_v`` added into ``d_x`` at ``i`` (in place in a buffer the
-        gradient owns, for a basic index)."""
-        if not self.is_active(base):
-            return []
-        key = self.key(base)
-        if key in self.buffers and self.basic_index(index):
-            target = A.subscript(A.load(self.d(key)), as_load(A.clone(index)), gast.Store())
-            return [A.located(gast.AugAssign(target=target, op=gast.Add(), value=A.load(d_out)),
-                              s)]
-        self.indexed.add(key)
-        call = A.call(self.helper(runtime.add_at), A.load(self.d(key)), A.clone(base),
-                      self.index_value(index), A.load(d_out))
-        return [A.assign(self.d(key), call, s)]
-
-    def apply_rule(self, s, rule, fn, args, keywords, name):
-        if rule is None:
-            label = describe(fn)
-            self.fail(s, f"{label} has no gradient rule; register one with "
-                         f"@mindgrad.adjoint({label})", NoGradientRuleError)
-        try:
-            stmts = instantiate(rule, args, keywords, name, self.d(name), self)
-        except RuleError as exc:
-            self.fail(s, str(exc), NoGradientRuleError)
-        stmts = [A.located(st, s) for st in stmts]
-        if stmts and rule.reads_zero_unsafely:
-            # the gradient may be the symbolic zero at run time (a value unused on the path
-            # taken; in mindgrad's own code, grad of grad, often). A rule linear in it takes
-            # it (runtime.Zero is linear); one that passes it where a value is needed (the
-            # analysis of Rule.reads_zero_unsafely) runs only on a value. The optimize stage
-            # drops the guard where the gradient is known to be a value. is_zero(d_v, v): v
-            # tells a number 0 standing for an array (a user's bprop returning 0) from a value
-            test = gast.UnaryOp(op=gast.Not(), operand=A.call(self.helper(runtime.is_zero),
-                                                              A.load(self.d(name)), A.load(name)))
-            return [A.if_(test, stmts, [], s)]
-        return stmts
+        cx = self.cx
+        op = ops.classify(value, cx.resolve, cx.containers, cx.weight_keys)
+        return self.operations.write(op, s, name, value)
 
     def setitem(self, s, target, in_loop):
         """``x[idx] = v``: the old value is saved; its gradient is cleared in the backward."""
+        cx = self.cx
         base = target.value.id
-        self.refuse_argument_write(s)
-        read_back = self.aliases.sharing_writes.get(id(s), set()) & (self.needed or set())
-        for other in sorted(read_back - self.view_reads) if self.aliases.checked else ():
-            self.fail(s, f"index assignment into {base!r} changes {other!r}, which may share its "
-                         f"memory (another name for the same array, or a view) and which the "
-                         f"gradient reads; make a copy ({other} = {other}.copy())")
-        index = self.index_value(target.slice)
+        cx.refuse_argument_write(s)
+        read_back = cx.aliases.sharing_writes.get(id(s), set()) & (cx.needed or set())
+        for other in sorted(read_back - cx.view_reads) if cx.aliases.checked else ():
+            cx.fail(s, f"index assignment into {base!r} changes {other!r}, which may share its "
+                       f"memory (another name for the same array, or a view) and which the "
+                       f"gradient reads; make a copy ({other} = {other}.copy())")
+        index = cx.index_value(target.slice)
         fwd, bwd = [], []
-        needed = self.needed is not None and base in self.needed
+        needed = cx.needed is not None and base in cx.needed
         if needed:
-            saved = A.call(self.helper(runtime.saved_item), A.load(base), A.clone(index))
-            fwd.append(self.push(saved, s))
+            saved = A.call(cx.helper(runtime.saved_item), A.load(base), A.clone(index))
+            fwd.append(cx.push(saved, s))
         fwd.append(s)
-        if base in self.active:
+        if base in cx.active:
             v = s.value
-            part = self.fresh(naming.assigned_item(base))
-            self.adjoint_names.add(part)
-            grad = A.call(self.helper(runtime.setitem_grad), A.load(self.d(base)),
+            part = cx.fresh(naming.assigned_item(base))
+            cx.pure.add(part)
+            grad = A.call(cx.helper(runtime.setitem_grad), A.load(cx.d(base)),
                           A.clone(index), A.clone(v))
-            bwd.append(A.assign(A.tuple_([A.store(part), A.store(self.d(base))], gast.Store()),
+            bwd.append(A.assign(A.tuple_([A.store(part), A.store(cx.d(base))], gast.Store()),
                                 grad, s))
-            if self.is_active(v):
-                bwd.append(self.accumulate(v.id, A.load(part), s))
+            if cx.is_active(v):
+                bwd.append(cx.accumulate(v.id, A.load(part), s))
         if needed:
-            restore = A.call(self.helper(runtime.restore_item), A.load(base), A.clone(index),
-                             self.popped())
-            bwd.extend(self.private(base, s) + [A.expr_stmt(restore, s)])
+            restore = A.call(cx.helper(runtime.restore_item), A.load(base), A.clone(index),
+                             cx.popped())
+            bwd.extend(cx.private(base, s) + [A.expr_stmt(restore, s)])
         return fwd, bwd
 
-    def private(self, name, like):
-        """``[name = private_copy(name, copies)]``: before the backward sweep writes into the
-        array, list or dict ``name``, a copy it owns (it never writes into one the caller can
-        see); ``copies`` is the backward sweep's ``{id: copy}``. Generated code differentiated
-        again restores in place: its arrays and lists are its own, and what it shares with
-        its caller, the caller's backward sweep expects restored."""
-        if not self.aliases.checked:
-            return []
-        if self.copies is None:
-            self.copies = self.fresh(naming.COPIES)
-        return [A.assign(name, A.call(self.helper(runtime.private_copy), A.load(name),
-                                      A.load(self.copies)), like)]
-
     def expr(self, s, in_loop):
+        cx = self.cx
         call = s.value
         if not isinstance(call, gast.Call):
             return [s], []
-        self.refuse_argument_method(s)
+        cx.refuse_argument_method(s)
         func = call.func
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                and func.value.id in self.local_names:
+                and func.value.id in cx.local_names:
             base = func.value.id
-            if func.attr == "append" and (base in self.active or (
-                    self.needed is not None and base in self.needed)):
+            if func.attr == "append" and (base in cx.active or (
+                    cx.needed is not None and base in cx.needed)):
                 bwd = []
-                if base in self.active:
-                    part = self.fresh(naming.appended_item(base))
-                    self.adjoint_names.add(part)
-                    bwd.append(A.assign(A.tuple_([A.store(part), A.store(self.d(base))],
+                if base in cx.active:
+                    part = cx.fresh(naming.appended_item(base))
+                    cx.pure.add(part)
+                    bwd.append(A.assign(A.tuple_([A.store(part), A.store(cx.d(base))],
                                                  gast.Store()),
-                                        A.call(self.helper(runtime.pop_grad),
-                                               A.load(self.d(base))), s))
-                    if call.args and self.is_active(call.args[0]):
-                        bwd.append(self.accumulate(call.args[0].id, A.load(part), s))
-                if self.needed is not None and base in self.needed:
-                    bwd.extend(self.private(base, s) +
+                                        A.call(cx.helper(runtime.pop_grad),
+                                               A.load(cx.d(base))), s))
+                    if call.args and cx.is_active(call.args[0]):
+                        bwd.append(cx.accumulate(call.args[0].id, A.load(part), s))
+                if cx.needed is not None and base in cx.needed:
+                    bwd.extend(cx.private(base, s) +
                                [A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
                 return [s], bwd
-        self.refuse_lost_write(s, call)
+        cx.refuse_lost_write(s, call)
         return [s], []
+
+    # ----- calls of the user's code --------------------------------------------------------
+
+    def check_callee(self, s, call):
+        """A call through a local variable holding a function or Cell cannot be followed:
+        the statements refusing it where it runs, before it (a branch the arguments never
+        take may hold it: ``if callable(c): c(x)``), rather than take its result as a
+        constant; else none."""
+        cx = self.cx
+        func = call.func
+        if cx.resolve.receiver(func) is not None and cx.weights and \
+                not cx.is_active_call(call):
+            # a method of a Cell held in a local may read the weights asked for
+            return cx.check_receiver(s, func, NoGradientRuleError)
+        if cx.resolve.receiver(func) is not None or cx.resolve(func) is not None:
+            return []
+        root = func
+        while isinstance(root, (gast.Attribute, gast.Subscript)):
+            root = root.value
+        if isinstance(root, gast.Name) and root.id in cx.local_names:
+            return cx.fail_when_run(
+                s, f"cannot tell which function {source_text(func)} is: it is a local "
+                   "variable set while the function runs. Call the Cell or function through "
+                   "its attribute (self.block(x)) or a global name, or loop over a list of "
+                   "Cells stored on the Cell (for layer in self.layers)", NameError,
+                "unknown_function")
+        return []
+
+    def call_user(self, s, name, call, callee, in_loop=False):
+        """``name = f(...)`` for the user's own code: its forward now, its backward later.
+
+        ``name, name_tape = f_forward(...)``; later ``f_backward(name_tape, d_name)``.
+        """
+        cx = self.cx
+        fn, obj, self_expr = callee
+        call = without_receiver(call, self_expr)
+        if obj is not None and hasattr(type(obj), "bprop") and objects.is_module(obj):
+            return self.call_bprop(s, name, call, obj)
+        args = cx.bound_arguments(s, fn, obj, call)
+        mask = tuple(cx.is_active(a) for a in args)
+        scalar = tuple(cx.is_scalar(a) for a in args)
+        if name not in cx.active:
+            return [s], []  # nothing to differentiate: the call as written
+        real = tuple(cx.is_real(a) for a in args)
+        names = cx.callees.names_for(fn, obj, mask, scalar, call_shape(fn, obj, call), real)
+        head = [A.clone(self_expr)] if obj is not None else []
+        ctx = cx.fresh(naming.callee_tape(name))
+        cx.local_names.add(ctx)
+        forward = cf.call_forward.fill(cx.namespace, s, result=name, result_tape=ctx,
+                                       forward=names.forward, args=head + args)
+        restore = []
+        if in_loop or cx.defs.get(name, 0) > 1:  # each run of the call keeps its own tape
+            forward.insert(0, cx.push(A.load(ctx), s))
+            restore = [cx.pop(ctx, s)]
+        label = naming.label(fn.__name__, obj)
+        active_args = [a for a, m in zip(args, mask) if m]
+        parts = [cx.fresh(naming.callee_part(cx.key(a), label)) for a in active_args]
+        weight_parts = [cx.fresh(naming.callee_part(naming.object_label(cx.weights[i]), label))
+                        for i in names.weights]
+        everything = parts + weight_parts
+        cx.pure.update(everything)
+        bwd = cf.call_backward.fill(cx.namespace, s, grads=everything,
+                                    backward=names.backward, result_tape=ctx,
+                                    d_result=cx.d(name))
+        cx.impure_calls.add(names.backward)
+        for part, arg in zip(parts, active_args):
+            bwd.append(cx.accumulate(arg, A.load(part), s))
+        for part, index in zip(weight_parts, names.weights):
+            bwd.append(cx.accumulate(cx.weight_accumulator(index), A.load(part), s))
+        return forward, bwd + restore
+
+    def call_bprop(self, s, name, call, cell):
+        """A Cell with its own ``bprop``: run it as written, and call ``bprop`` backwards."""
+        cx = self.cx
+        args = list(call.args)
+        if call.keywords:
+            cx.fail(s, "a Cell with a custom bprop must be called with positional arguments",
+                    TypeError)
+        forward = A.assign(name, call, s)
+        if name not in cx.active:
+            return [forward], []
+        parts = cx.fresh(naming.bprop_part(cell))
+        cx.pure.add(parts)
+        bwd = cf.call_bprop.fill(cx.namespace, s, grads=parts, cell=call.func, args=args,
+                                 result=name, d_result=cx.d(name))
+        cx.impure_calls.add(parts)
+        for i, arg in enumerate(args):
+            if cx.is_active(arg):
+                bwd.append(cx.accumulate(arg, A.subscript(A.load(parts), A.const(i)), s))
+        return [forward], bwd

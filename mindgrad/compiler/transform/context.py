@@ -1,9 +1,12 @@
-"""What the reverse and forward passes share: ``FunctionPass``, the base of both.
+"""The context a transformation writes one function in: ``FunctionContext``.
 
-A pass transforms one normalized function for one set of active inputs. Both need the function
-and its locals, the names its code reaches objects by (``naming.Namespace``), what its names and
-callees refer to (``analysis.Resolver``), which names hold arrays of one shape (shape tokens),
-the aliasing checks on in-place writes, and the arguments a call of the user's code passes.
+Every writer (reverse mode's adjoints, forward mode's tangents, and any new one) needs the
+function and its locals, the names its code reaches objects by (``naming.Namespace``), what its
+names and callees refer to (``analysis.Resolver``), the facts of the analysis (which names are
+active, numbers, sequences, real), which names hold arrays of one shape (shape tokens), the
+aliasing checks on in-place writes, and the arguments a call of the user's code passes. A
+transformation extends it with its own state (``reverse_context.ReverseContext``,
+``forward.ForwardContext``); every attribute is set in ``__init__``.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from __future__ import annotations
 import copy
 import inspect
 import linecache
-import operator
 
 import gast
 
@@ -27,46 +29,48 @@ from mindgrad.compiler.facts.analysis import (
     user_code,
 )
 from mindgrad.compiler.finish import emit
-from mindgrad.compiler.finish.emit import unparse
-from mindgrad.compiler.front.source import foreign_library
 from mindgrad.compiler.marks import comment
 from mindgrad.compiler.transform.expand import literal
 from mindgrad.errors import Located, UnsupportedSyntaxError, located
-from mindgrad.runtime.origin import Origin, home_of
-
-BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
-          gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
-          gast.Mod: operator.mod, gast.FloorDiv: operator.floordiv,
-          gast.BitAnd: operator.and_, gast.BitOr: operator.or_, gast.BitXor: operator.xor,
-          gast.LShift: operator.lshift, gast.RShift: operator.rshift}
-UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: operator.invert}
 
 
-class FunctionPass(Located):
-    """One normalized function (``fdef``, a copy the pass may change) of ``src``, transformed
-    for ``active_params``. ``names`` makes its fresh names; ``callees`` gives the names of the
-    functions its calls of the user's code reach (see callees.py).
+class FunctionContext(Located):
+    """One normalized function (``fdef``, a copy the writers may change) of ``src``,
+    transformed for ``active_params`` with the facts ``analysis`` found. ``names`` makes its
+    fresh names; ``callees`` gives the names of the functions its calls of the user's code
+    reach (see callees.py); ``rule_of`` is the table of rules the transformation applies
+    (``rules.lookup`` for adjoints, ``rules.lookup_tangent`` for tangents): a call of a
+    function without such a rule, whose source mindgrad can read, is transformed as a callee
+    (``callee_of``). ``reals``: the names known real, where the transformation tells real
+    from complex results (None: it does not). ``mutable``: array arguments the aliasing
+    checks guard besides the parameters that are not numbers."""
 
-    A transformation names the rules it applies in ``rule_of`` (``rules.lookup`` for adjoints,
-    ``rules.lookup_tangent`` for tangents): a call of a function without such a rule, whose
-    source mindgrad can read, is transformed as a callee (``callee_of``)."""
-
-    rule_of = None  # fn -> its rule in this transformation's table, or None
-
-    def __init__(self, src, fdef, active_params, names, callees, arguments_shared,
-                 reads_weights=None):
+    def __init__(self, src, fdef, active_params, names, callees, analysis, *, rule_of,
+                 arguments_shared, reads_weights=None, reals=None, mutable=()):
         self.src = src
         self.fdef = A.clone(fdef)
         self.params = [a.id for a in self.fdef.args.args]
         self.active_params = list(active_params)
         self.fresh = names
         self.callees = callees
+        self.rule_of = rule_of
         self.arguments_shared = arguments_shared  # the user's code calls it: see aliasing.py
         self.local_names = set(self.params) | {a.id for a in self.fdef.args.kwonlyargs} | \
             A.assigned_names(self.fdef.body)
         self.namespace = naming.Namespace(src, self.local_names, names)
         self.resolve = Resolver(src, self.local_names, reads_weights)
+        self.resolve.values = analysis.values
+        self.active = set(analysis.active)
+        self.scalars = set(analysis.scalars)
+        self.containers = set(analysis.containers)
+        self.numeric = set(analysis.numeric)  # arrays or numbers at every assignment: no lists
+        self.reals = reals
         self.shapes = {}
+        self.pure = set()          # names the optimizer may treat as pure: adjoints, tangents
+        self.impure_calls = set()  # calls the optimizer must keep
+        self.unbounded = set()     # values that may be inf or NaN (see expand.unbounded_names)
+        self.number_checks = {}    # see check_aliasing
+        self.aliases = self.check_aliasing((set(self.params) - self.scalars) | set(mutable))
 
     # ----- names ---------------------------------------------------------------------------
 
@@ -196,7 +200,7 @@ class FunctionPass(Located):
         """Whether ``node`` is known to hold a real value (``activity.real_names``)."""
         if isinstance(node, gast.Constant):
             return not isinstance(node.value, complex)
-        return isinstance(node, gast.Name) and node.id in getattr(self, "reals", ())
+        return isinstance(node, gast.Name) and node.id in (self.reals or ())
 
     def token(self, node):
         if self.is_scalar(node):
@@ -212,7 +216,7 @@ class FunctionPass(Located):
         operands = None
         if isinstance(value, gast.Name):
             return self.token(value)
-        if isinstance(value, gast.BinOp) and self._may_join_sequences(value):
+        if isinstance(value, gast.BinOp) and self.may_join_sequences(value):
             return object()  # [a, b] * 2 and xs + xs are longer than their operands
         if isinstance(value, gast.BinOp) and not isinstance(value.op, gast.MatMult):
             operands = [value.left, value.right]
@@ -238,11 +242,11 @@ class FunctionPass(Located):
                 return tokens.pop()
         return object()
 
-    def _may_join_sequences(self, value) -> bool:
+    def may_join_sequences(self, value) -> bool:
         """Whether ``x * n`` or ``x + y`` may repeat or concatenate lists or tuples: an operand
         not known to be a number or an array, times what may be an int (a float cannot repeat
         a list), or plus another such operand."""
-        numeric = getattr(self, "numeric", set()) | self.scalars
+        numeric = self.numeric | self.scalars
 
         def unknown(node):
             return isinstance(node, gast.Name) and node.id not in numeric
@@ -276,7 +280,6 @@ class FunctionPass(Located):
         rebound."""
         # id(statement) -> (the name, which must not hold an array; the live name it would
         # change, None for the caller's array)
-        self.number_checks = {}
         checked = not self.src.is_mindgrad_code
         aliases = aliasing.Aliases(self.fdef, self.scalars, self.containers, self.resolve,
                                    self.fail if checked else None, mutable_params,
@@ -389,112 +392,3 @@ class _Failure:
 class _Line:
     def __init__(self, lineno):
         self.lineno = lineno
-
-
-def describe(fn) -> str:
-    """How an error message names the function ``fn`` (``np.sin``, ``operator.add``,
-    ``np.add.reduce``, ``scipy.special.expit``): as the code registering a rule for it would."""
-    import sys
-
-    import numpy as np
-
-    if isinstance(fn, str):
-        return fn
-    owner = getattr(fn, "__self__", None)
-    if isinstance(owner, np.ufunc):  # a method of a ufunc: a rule is keyed by np.add.reduce
-        return f"{describe(owner)}.{fn.__name__}"
-    if isinstance(fn, np.ufunc):  # ufuncs have no __module__: find the module exporting them
-        for prefix, module in (("np", np), ("scipy.special", sys.modules.get("scipy.special"))):
-            if module is not None and getattr(module, fn.__name__, None) is fn:
-                return f"{prefix}.{fn.__name__}"
-    module = getattr(fn, "__module__", None) or ""
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-    while "." in module and module.rsplit(".", 1)[1].startswith("_") and \
-            getattr(sys.modules.get(module.rsplit(".", 1)[0]), name, None) is fn:
-        module = module.rsplit(".", 1)[0]  # where users import it: scipy.integrate.trapezoid
-    if home_of(module) is Origin.NUMPY:
-        module = "np" + module[5:]
-        if module.startswith(("np._core", "np.core")):
-            module = "np"
-    if module in ("builtins", "_operator"):
-        return ("operator." if module == "_operator" else "") + name
-    if module in ("", None):
-        return name
-    return f"{module}.{name}"
-
-
-def no_rule(fn, direction="gradient") -> str:
-    """Why a call of ``fn`` cannot be differentiated in ``direction`` ("gradient" or "tangent")
-    and the rule that would do it: ``fn`` is another library's code (``foreign_library``: not
-    followed into), or has no Python source."""
-    label = describe(fn)
-    library = foreign_library(fn)
-    if library is not None:
-        code = fn.__code__
-        why = (f"it is code of another library, {library} ({code.co_filename}:"
-               f"{code.co_firstlineno}), which mindgrad does not follow into")
-    else:
-        why = "it has no Python source to differentiate"
-    out, params = _template_parameters(fn)
-    first = params.split(",")[0].split("=")[0].lstrip("*") or "x"
-    if direction == "tangent":
-        return (f"{label} has no tangent (forward-mode) rule, and {why}; register one with\n"
-                f"    @mindgrad.rules.tangent({label})\n    def _({out}, {params}):\n"
-                f"        d[{out}] = ...  # the tangent of {out} from d[{first}]")
-    return (f"{label} has no gradient rule, and {why}; register one with\n"
-            f"    @mindgrad.adjoint({label})\n    def _({out}, {params}):\n"
-            f"        d[{first}] = ...  # the gradient of {first} from d[{out}]")
-
-
-def _template_parameters(fn):
-    """The parameters of a rule template for ``fn``: its output's name and ``fn``'s own
-    parameters, defaults included (a ufunc's inputs only)."""
-    import numpy as np
-
-    if isinstance(fn, np.ufunc):
-        return "out", "x" if fn.nin == 1 else ", ".join(f"x{i + 1}" for i in range(fn.nin))
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return "out", "x"
-    params = [p.replace(annotation=p.empty) for p in sig.parameters.values() if p.name != "self"]
-    out = next(n for n in ("out", "ans", "result") if n not in {p.name for p in params})
-    text = str(sig.replace(parameters=params, return_annotation=sig.empty))[1:-1]
-    return out, text or "x"
-
-
-def source_text(node) -> str:
-    """An expression as the user would write it, for error messages."""
-    return unparse([gast.Expr(value=node)]).strip()
-
-
-def reads_self_in_generated_code(src, read) -> bool:
-    """Whether ``read`` is ``self.attr`` in mindgrad's generated code (grad of grad): an
-    attribute of the object of a Cell or a method the user's function called, carried on the
-    tape. It holds what the first derivative read as a constant (a scale, a Parameter), so it
-    is one for a derivative with respect to the inputs too; a derivative with respect to
-    weights is refused (``no_attribute_rule``)."""
-    return src.is_mindgrad_code and isinstance(read.value, gast.Name) and \
-        read.value.id == "self"
-
-
-def no_attribute_rule(src, node, read, message) -> str:
-    """``message`` for ``read`` (an attribute read in the statement ``node``) that has no
-    rule, unless ``src`` is generated code (grad of grad) reading ``self.attr``: a Cell's or a
-    method's, carried on the tape, which second order with respect to weights does not
-    support yet (with respect to the inputs it is a constant: ``reads_self_in_generated_code``).
-    That message names the user's line whose gradient reads it (the ``# grad of:`` comment
-    above ``node``)."""
-    if not reads_self_in_generated_code(src, read):
-        return message
-    attr = read.attr
-    origin = ""
-    for lineno in range(src.line_of(node), src.first_line - 1, -1):
-        text = src.text_of(lineno).strip()
-        if text.startswith("# grad of:"):
-            origin = f" in the gradient of `{text[len('# grad of:'):].strip()}`"
-            break
-    return (f"second order (a gradient of a gradient) with respect to weights through a Cell "
-            f"or a method called inside the differentiated function is not supported yet: it "
-            f"reads self.{attr}{origin}. Second order with respect to the inputs is: leave "
-            f"out the weights of the outer gradient")
