@@ -69,6 +69,14 @@ CONSTRUCTS = (
     # another length (a wrong gradient or an internal error); the tangent of a list's
     # ``.copy()`` was an array
     "list_callee",
+    # a dict built by a call of dict with keywords or pairs (``dict(u=x, w=y)``,
+    # ``dict([("u", x)], w=y)``): the call did not fit the rule of ``dict(mapping)``
+    "dict_call",
+    # a callee reached the ways code written elsewhere reaches it: ``functools.partial(h,
+    # q=c)(x)`` called in place, ``getattr(obj, "name")``, a star-call of a slice of the
+    # function's own ``*args`` (``h(*ps[1:])``): each was refused as a call through an
+    # expression or an unpacking of what is not a display
+    "call_forms",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -501,7 +509,16 @@ class Generator:
         v = self.pick()
         self.used.add("dict")
         dct = self.fresh("dct")
-        lines.append(f"{dct} = {{'u': {v.name}, 'w': np.sin({self.other_fit(v.shape)})}}")
+        other = f"np.sin({self.other_fit(v.shape)})"
+        form = self.rng.random()
+        if form < 0.25:
+            self.used.add("dict_call")
+            lines.append(f"{dct} = dict(u={v.name}, w={other})")
+        elif form < 0.5:
+            self.used.add("dict_call")
+            lines.append(f"{dct} = dict([('u', {v.name})], w={other})")
+        else:
+            lines.append(f"{dct} = {{'u': {v.name}, 'w': {other}}}")
         if self.rng.random() < 0.5:
             lines.append(f"{dct}['p'] = {dct}['u'] * 2.0")
         if self.rng.random() < 0.4:  # the accumulator has the values' shape
@@ -530,6 +547,17 @@ class Generator:
         self.helpers.append(f"def {h}(p, q=0.5):\n{body}\n")
         q = self.other_fit(v.shape)
         call = self.rng.choice([f"{h}({v.name}, {q})", f"{h}({v.name}, q={q})", f"{h}({v.name})"])
+        form = self.rng.random()
+        if form < 0.12:
+            self.used.add("call_forms")
+            call = f"functools.partial({h}, q={q})({v.name})"
+        elif form < 0.24:
+            self.used.add("call_forms")
+            self.helpers.append(f"def {h}_star(*ps):\n    return {h}(*ps[1:])\n")
+            call = f"{h}_star(0.0, {v.name}, {q})"
+        elif form < 0.3:
+            self.used.add("call_forms")
+            call = f"getattr(np, 'tanh')({h}({v.name}))"
         return self.define(lines, call, v.shape)
 
     def s_recursion(self, lines):
@@ -1113,7 +1141,8 @@ class Generator:
         lines.append(f"return {self.result()}")
         body = "\n".join("    " + ln for ln in lines)
         helpers = "\n\n".join(self.helpers)
-        head = "import math\n" + ("import operator\n" * ("operator." in body))
+        head = "import functools\n" * ("functools." in body) + "import math\n" + \
+            ("import operator\n" * ("operator." in body))
         head += "\nimport numpy as np\n"
         head += (SCIPY_IMPORTS if "scipy" in self.libraries else "") + "\n\n"
         signature = f"def f({', '.join(names)}):\n{body}\n"

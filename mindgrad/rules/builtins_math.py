@@ -311,6 +311,9 @@ def _(ans, t, mapping):
 @transpose(builtins.dict)  # d[mapping] = dict_grad(d[out], mapping)
 @tangent(builtins.dict)
 def _(out, mapping=()):
+    """Of a dict or of pairs; ``dict(a=x, b=y)``, ``dict([("a", x)], b=y)`` and ``dict(**kw)``
+    are read as the dict display they build. A mapping held in a variable together with
+    keywords (``dict(m, b=y)``) is refused."""
     d[out] = dict_tangent(d[mapping], mapping)
 
 

@@ -4,10 +4,13 @@ A call's arguments become atoms, with ``*t`` and ``**d`` spelled out where they 
 the function's own ``*args``/``**kw``. Some calls are rewritten: a call of a local function or
 lambda is inlined (see inline.py); ``mindgrad.jvp(f, (x,), (v,))`` becomes a call of ``f``'s
 tangent code, and ``grad(g)(x)`` a call of ``grad(g)`` built now, so that both are
-differentiated in turn; generated code's ``restore_item(x, i, old)`` reads as ``x[i] = old``.
+differentiated in turn; generated code's ``restore_item(x, i, old)`` reads as ``x[i] = old``;
+``dict(a=x, b=y)`` (keywords, pairs displayed) is the dict display it builds.
 """
 
 from __future__ import annotations
+
+import functools
 
 import gast
 
@@ -21,6 +24,9 @@ class Calls:
     """The part of ``Normalizer`` that normalizes calls."""
 
     def expr_Call(self, node, out, hint):
+        plain = self._written_plainly(node)
+        if plain is not None:
+            return self.op(plain, out, hint)
         func = node.func
         if isinstance(func, gast.Name) and func.id in self.local_functions:
             return self.inline(self.local_functions[func.id], node, out)
@@ -33,6 +39,9 @@ class Calls:
         tangent_call = self._jvp_call(node, out)
         if tangent_call is not None:
             return tangent_call
+        display = self._dict_display(node)
+        if display is not None:
+            return self.expr_Dict(display, out, hint)
         if isinstance(func, gast.Name) or self._is_module_attr(func):
             callee = func
             name = func.id if isinstance(func, gast.Name) else func.attr
@@ -56,9 +65,44 @@ class Calls:
             keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, out, kw.arg)))
         return gast.Call(func=callee, args=args, keywords=keywords)
 
+    def _written_plainly(self, node):
+        """The call ``node`` as the plain expression it stands for, or None: ``getattr(obj,
+        "name")`` is ``obj.name``, and ``functools.partial(f, a, k=v)(b)`` called in place is
+        ``f(a, b, k=v)`` (keywords of the call replace the partial's)."""
+        func = node.func
+        if isinstance(func, gast.Call) and len(func.args) >= 1 and \
+                not any(isinstance(a, gast.Starred) for a in func.args) and \
+                all(k.arg is not None for k in func.keywords + node.keywords) and \
+                self._static(func.func) is functools.partial:
+            given = {k.arg for k in node.keywords}
+            keywords = [k for k in func.keywords if k.arg not in given] + list(node.keywords)
+            return gast.copy_location(gast.Call(func=func.args[0],
+                                                args=func.args[1:] + list(node.args),
+                                                keywords=keywords), node)
+        if isinstance(func, gast.Call):
+            plain = self._written_plainly(func)
+            if plain is not None:  # getattr(obj, "method")(x)
+                return gast.copy_location(gast.Call(func=plain, args=node.args,
+                                                    keywords=node.keywords), node)
+        if len(node.args) == 2 and not node.keywords and \
+                isinstance(node.args[1], gast.Constant) and \
+                isinstance(node.args[1].value, str) and node.args[1].value.isidentifier() and \
+                not isinstance(node.args[0], gast.Starred) and self._static(func) is getattr:
+            return gast.copy_location(gast.Attribute(value=node.args[0],
+                                                     attr=node.args[1].value,
+                                                     ctx=gast.Load()), node)
+        return None
+
+    def _static(self, func):
+        """What the name or attribute chain ``func`` denotes before the function runs."""
+        if not isinstance(func, (gast.Name, gast.Attribute)):
+            return source.MISSING
+        return source.static_value(self.src, func, self.locals)
+
     def _unpacked_args(self, node):
         """The call's positional arguments with ``*t`` spelled out: ``t`` a tuple or list
-        display, or the function's own ``*args`` (see ``specialise.specialise``)."""
+        display, or the function's own ``*args`` (see ``specialise.specialise``), whole or a
+        slice of it by constants (``*args[1:]``)."""
         args = []
         for arg in node.args:
             if not isinstance(arg, gast.Starred):
@@ -68,9 +112,12 @@ class Calls:
             elif isinstance(arg.value, gast.Name) and \
                     isinstance(self.src.packed.get(arg.value.id), list):
                 args.extend(A.load(p) for p in self.src.packed[arg.value.id])
+            elif _packed_slice(arg.value, self.src.packed) is not None:
+                args.extend(A.load(p) for p in _packed_slice(arg.value, self.src.packed))
             else:
                 self.fail(arg, "*-unpacking is supported for a tuple display (*(a, b)) or the "
-                               "function's own unchanged *args; pass the items one by one")
+                               "function's own unchanged *args, whole or sliced by constants "
+                               "(*args[1:]); pass the items one by one")
         return args
 
     def _unpacked_keywords(self, node):
@@ -92,6 +139,37 @@ class Calls:
                 self.fail(node, "**-unpacking is supported for a dict display with string keys "
                                 "or the function's own unchanged **kw; pass keywords by name")
         return keywords
+
+    def _dict_display(self, node):
+        """``dict(a=x, b=y)``, ``dict([("a", x)], b=y)``, ``dict(**kw)`` as the dict display
+        they build (``{"a": x, "b": y}``), whose gradient and tangent go key by key; None for
+        another call, or ``dict(mapping)`` (the rule of ``dict``)."""
+        func = node.func
+        if not isinstance(func, (gast.Name, gast.Attribute)) or \
+                source.static_value(self.src, func, self.locals) is not dict:
+            return None
+        if len(node.args) > 1 or any(isinstance(a, gast.Starred) for a in node.args):
+            return None  # an error of Python's when it runs
+        keywords = self._unpacked_keywords(node)
+        keys, values = [], []
+        if node.args:
+            first = node.args[0]
+            pairs = _pairs_of(first)
+            if pairs is None and not keywords:
+                return None
+            if pairs is None:
+                self.fail(node, "dict(mapping, key=value) of a mapping held in a variable is "
+                                "not supported; build the dict as a display ({'a': m['a'], "
+                                "'b': x}) or with keywords only (dict(a=m['a'], b=x))")
+            for key, value in pairs:
+                keys.append(key)
+                values.append(value)
+        elif not keywords:
+            return None
+        for kw in keywords:
+            keys.append(A.const(kw.arg))
+            values.append(kw.value)
+        return gast.copy_location(gast.Dict(keys=keys, values=values), node)
 
     def _jvp_call(self, node, out):
         """``mindgrad.jvp(f, (x, y), (vx, vy))`` as a call of ``f``'s tangent code, written as
@@ -171,6 +249,49 @@ class Calls:
         name = self.fresh(f"{label}_{getattr(args[0], '__name__', type(args[0]).__name__)}")
         self.src.constants[name] = maker(*args, **kwargs)
         return A.load(name)
+
+
+def _packed_slice(node, packed):
+    """The parameters of ``args[lo:hi:step]``, a slice by int constants of the function's own
+    ``*args`` (``packed``, see ``specialise.specialise``) or of such a slice; None for another
+    expression."""
+    if not (isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice)):
+        return None
+    if isinstance(node.value, gast.Name) and isinstance(packed.get(node.value.id), list):
+        params = packed[node.value.id]
+    else:
+        params = _packed_slice(node.value, packed)  # args[::2][:2]
+        if params is None:
+            return None
+    bounds = []
+    for part in (node.slice.lower, node.slice.upper, node.slice.step):
+        if isinstance(part, gast.UnaryOp) and isinstance(part.op, gast.USub) and \
+                isinstance(part.operand, gast.Constant) and type(part.operand.value) is int:
+            value = -part.operand.value  # args[:-1]
+        else:
+            value = _constant_value(part) if part is not None else None
+        if value is source.MISSING or not (value is None or type(value) is int):
+            return None
+        bounds.append(value)
+    if bounds[2] == 0:
+        return None  # Python's error when it runs
+    return params[slice(*bounds)]
+
+
+def _pairs_of(node):
+    """The ``(key, value)`` nodes of a dict display without ``**``, or of a list or tuple
+    display of two-item tuple or list displays; else None."""
+    if isinstance(node, gast.Dict):
+        return None if any(k is None for k in node.keys) else list(zip(node.keys, node.values))
+    if not isinstance(node, (gast.List, gast.Tuple)):
+        return None
+    pairs = []
+    for item in node.elts:
+        if not isinstance(item, (gast.Tuple, gast.List)) or len(item.elts) != 2 or \
+                any(isinstance(e, gast.Starred) for e in item.elts):
+            return None
+        pairs.append((item.elts[0], item.elts[1]))
+    return pairs
 
 
 def _constant_value(node):
