@@ -37,11 +37,13 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
     """A Python function with source computing what ``grad_fn(*args)`` returns, for arguments
     of the kinds of ``args`` (any kinds, for ``nargs`` arguments, when ``args`` is None): it
     calls the generated gradient code, so the transformations can differentiate it again.
-    With ``sens_param``, the output sensitivity is its last parameter, as for ``grad_fn``."""
-    if grad_fn.has_aux or grad_fn.weights or grad_fn.return_ids or grad_fn.with_value:
+    With ``sens_param``, the output sensitivity is its last parameter, as for ``grad_fn``
+    (``nargs`` does not count it); a ``value_and_grad`` function returns ``(value,
+    gradients)``."""
+    if grad_fn.has_aux or grad_fn.weights or grad_fn.return_ids:
         raise NotImplementedError("a gradient function differentiated again supports "
-                                  "grad(fn, grad_position, sens_param) without has_aux, "
-                                  "weights, return_ids or value_and_grad")
+                                  "grad and value_and_grad (fn, grad_position, sens_param) "
+                                  "without has_aux, weights or return_ids")
     made = grad_fn.__dict__.setdefault("_as_python", {})
     if args is None:  # called from code being transformed: no argument kinds to specialise on
         kinds = ("any", nargs)
@@ -62,6 +64,8 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
         result = grads[0]
     else:
         result = "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
+    if grad_fn.with_value:
+        result = f"(out, {result})"
     sens = "sens" if grad_fn.sens_param else "None"
     name = f"{entry.__name__}_value"
     text = (f"def {name}({', '.join(params + (['sens'] if grad_fn.sens_param else []))}):\n"
@@ -327,5 +331,24 @@ def _build_split(fn, inputs, weights):
 
 
 # what grad(...), jacrev(...) and jvp(...) become inside code that is differentiated again
-GradFunction.__mindgrad_python__ = as_python
+def _gradient_python(grad_fn, args, nargs=None, keywords=()):
+    """``as_python`` for a call of ``grad_fn`` in code being transformed: ``nargs`` counts
+    its positional arguments, the sensitivity among them unless passed as ``sens=``."""
+    if args is None and grad_fn.sens_param and "sens" not in keywords:
+        nargs -= 1
+    return as_python(grad_fn, args, nargs)
+
+
+GradFunction.__mindgrad_python__ = _gradient_python
 expansions.register_jvp(jvp, tangent_as_python)
+
+
+def _pullback_gradient(fn, n):
+    """What ``vjp(fn, x1, ..., xn)``'s pullback computes, as a gradient function taking
+    ``(x1, ..., xn, v)``: for ``vjp`` inside a differentiated function."""
+    made = GradFunction(fn, tuple(range(n)), None, False, False, True, False)
+    made.tuple_result = True  # a tuple over the inputs, as the pullback gives
+    return made
+
+
+expansions.register_vjp(vjp, _pullback_gradient)

@@ -71,6 +71,21 @@ class GradFunction:
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = ("value_and_grad_" if with_value else "grad_") + \
             getattr(fn, "__name__", type(fn).__name__)
+        if sens_param:  # called with the output sensitivity last: a grad of it binds that too
+            signature = _signature(fn)
+            params = list(signature.parameters.values()) if signature is not None else None
+            if params is not None and all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                          for p in params):
+                name = "sens"
+                while name in {p.name for p in params}:
+                    name += "_"
+                # after parameters with defaults it needs one too: None, which fn's gradient
+                # code refuses with its own message when the call leaves it out
+                default = None if any(p.default is not p.empty for p in params) else \
+                    inspect.Parameter.empty
+                self.__signature__ = signature.replace(parameters=params + [
+                    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                      default=default)])
 
     def _generated(self, args, kwargs=None):
         positions = self.positions

@@ -218,7 +218,7 @@ def unit_vectors(x):
 nondifferentiable(unit_vectors)  # constants: they depend on x's shape only
 
 
-def _jacobian_python(jac, args, nargs):
+def _jacobian_python(jac, args, nargs, keywords=()):
     return jacobian_as_python(jac, len(args) if args is not None else nargs)
 
 

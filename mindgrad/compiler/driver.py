@@ -228,7 +228,10 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     reals = tuple(i + offset for i, k in enumerate(kinds) if is_real_kind(k))
     if split:
         label = naming.label(function.__name__, obj)
-        names = tuple(build.callees.name_function(n) for n in naming.split_functions(label))
+        # the forward function is what vjp calls: it takes the defaults of fn's parameters
+        forward, backward = naming.split_functions(label)
+        names = (build.callees.name_function(forward, "entry"),
+                 build.callees.name_function(backward))
         mode = SPLIT
     else:
         label = naming.label(build.parse(function, obj, shape)[0].name, obj)

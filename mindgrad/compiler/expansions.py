@@ -16,20 +16,33 @@ this module and never imports the API.
 from __future__ import annotations
 
 _JVP: dict = {}       # id(jvp) -> (jvp, tangent_as_python(fn, positions, nargs))
+_VJP: dict = {}       # id(vjp) -> (vjp, pullback_gradient(fn, n))
 _MAKERS: list = []    # grad, value_and_grad
 
 
-def python_of(obj, args=None, nargs=None):
+def python_of(obj, args=None, nargs=None, keywords=()):
     """``obj`` as a Python function with source (``args``: the call's arguments, or None with
-    their count ``nargs`` when they are not known yet), or None when ``obj`` is not a
-    gradient object."""
+    the count ``nargs`` of its positional arguments and the names ``keywords`` of the others
+    when they are not known yet), or None when ``obj`` is not a gradient object."""
     method = getattr(type(obj), "__mindgrad_python__", None)
-    return None if method is None else method(obj, args, nargs)
+    return None if method is None else method(obj, args, nargs, tuple(keywords))
 
 
 def is_gradient_object(obj) -> bool:
     """Whether ``obj`` is a gradient object (``python_of`` gives it as Python)."""
     return getattr(type(obj), "__mindgrad_python__", None) is not None
+
+
+def register_vjp(vjp, pullback_gradient):
+    _VJP[id(vjp)] = (vjp, pullback_gradient)
+
+
+def vjp_expander(fn):
+    """When ``fn`` is mindgrad's ``vjp``, ``pullback_gradient(f, n)``: the gradient function
+    (``sens_param``, a tuple over ``n`` inputs) whose call ``(x1, ..., xn, v)`` is what the
+    pullback of ``vjp(f, x1, ..., xn)`` gives for ``v``; else None."""
+    entry = _VJP.get(id(fn))
+    return entry[1] if entry is not None and entry[0] is fn else None
 
 
 def register_jvp(jvp, tangent_as_python):

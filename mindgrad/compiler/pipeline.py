@@ -222,6 +222,19 @@ def emit_units(build, state):
     state.text = "\n\n".join(texts)
 
 
+def _entry_defaults(fn, src):
+    """The defaults of the generated entry ``fn``: those of the user's positional parameters,
+    and where ``fn`` takes the keyword-only ones by position after them (the forward function
+    ``vjp`` calls), theirs after those, when each has one."""
+    defaults = src.defaults
+    code = src.fn.__code__
+    kwonly = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    given = src.fn.__kwdefaults__ or {}
+    if kwonly and not fn.__code__.co_kwonlyargcount and all(k in given for k in kwonly):
+        defaults = (defaults or ()) + tuple(given[k] for k in kwonly)
+    return defaults
+
+
 def compile_units(build, state):
     for unit, printed in zip(build.units, state.printed):
         src, defs = unit.src, unit.functions
@@ -233,7 +246,7 @@ def compile_units(build, state):
         for d in defs:
             fn = functions[d.name]
             role = build.callees.roles.get(d.name)
-            fn.__defaults__ = src.defaults if role == "entry" else None
+            fn.__defaults__ = _entry_defaults(fn, src) if role == "entry" else None
             if role in ("entry", "tangent"):
                 fn.__kwdefaults__ = dict(src.fn.__kwdefaults__ or {})
         state.made.update(functions)

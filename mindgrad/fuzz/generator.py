@@ -77,6 +77,10 @@ CONSTRUCTS = (
     # function's own ``*args`` (``h(*ps[1:])``): each was refused as a call through an
     # expression or an unpacking of what is not a display
     "call_forms",
+    # mindgrad's own gradient functions called inside: value_and_grad's (value, gradient), a
+    # grad with sens_param=True given a sensitivity that moves with the input (its derivative
+    # along the sensitivity was taken as 0)
+    "gradient_inside",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -558,6 +562,19 @@ class Generator:
         elif form < 0.3:
             self.used.add("call_forms")
             call = f"getattr(np, 'tanh')({h}({v.name}))"
+        elif form < 0.36:
+            self.used.add("gradient_inside")
+            self.helpers.append(f"{h}_vg = mindgrad.value_and_grad(lambda t: np.sum({h}(t)))\n")
+            call = f"{h}_vg({v.name})[1] * 0.5 + {h}_vg({v.name})[0]"
+        elif form < 0.42:
+            self.used.add("gradient_inside")
+            self.helpers.append(f"{h}_gs = mindgrad.grad(lambda t: {h}(t), sens_param=True)\n")
+            call = f"{h}_gs({v.name}, np.cos({v.name}))"
+        elif form < 0.48:
+            self.used.add("gradient_inside")
+            out, back = self.fresh("out"), self.fresh("back")
+            lines.append(f"{out}, {back} = mindgrad.vjp({h}, {v.name})")
+            call = f"{back}(np.cos({v.name}))[0] + {out}"
         return self.define(lines, call, v.shape)
 
     def s_recursion(self, lines):
@@ -1143,6 +1160,8 @@ class Generator:
         helpers = "\n\n".join(self.helpers)
         head = "import functools\n" * ("functools." in body) + "import math\n" + \
             ("import operator\n" * ("operator." in body))
+        if "mindgrad." in helpers + body:
+            head += "\nimport mindgrad\n"
         head += "\nimport numpy as np\n"
         head += (SCIPY_IMPORTS if "scipy" in self.libraries else "") + "\n\n"
         signature = f"def f({', '.join(names)}):\n{body}\n"

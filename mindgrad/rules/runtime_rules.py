@@ -48,10 +48,34 @@ from mindgrad.runtime.tangents import (
     zero_tangent_of,
 )
 
-# the output sensitivity (ones), gradient buffers, zero and dtype tests are constants; helpers
+# gradient buffers, zero and dtype tests are constants; helpers
 # read dtypes and shapes through getattr/hasattr
-nondifferentiable(runtime.seed, runtime.zeros_buffer, runtime.is_zero, runtime.is_any_zero,
+nondifferentiable(runtime.zeros_buffer, runtime.is_zero, runtime.is_any_zero,
                   runtime.inexact, getattr, hasattr, callable, id)
+
+
+# the output sensitivity passes ``sens`` through (a gradient function with sens_param=True,
+# differentiated again with respect to its sensitivity); ``out`` gives only its form, and
+# activity follows ``sens`` alone (activity.value_is_active)
+@adjoint(runtime.seed)
+def _(ans, out, sens=None):
+    d[sens] = runtime.seed_passed(d[ans], out, sens)
+
+
+@tangent(runtime.seed)
+def _(ans, out, sens=None):
+    d[ans] = runtime.seed_passed(d[sens], out, sens, False)
+
+
+# linear in g: passed the other way, it is its own transpose
+@adjoint(runtime.seed_passed)
+def _(ans, g, out, sens, to_sens=True):
+    d[g] = runtime.seed_passed(d[ans], out, sens, not to_sens)
+
+
+@tangent(runtime.seed_passed)
+def _(ans, g, out, sens, to_sens=True):
+    d[ans] = runtime.seed_passed(d[g], out, sens, to_sens)
 
 
 # ----- broadcasting, accumulation, casts, copies -------------------------------------------

@@ -76,6 +76,7 @@ from mindgrad.runtime.outputs import (
     holds_float,
     output_is_differentiable,
     seed,
+    seed_passed,
 )
 from mindgrad.runtime.symbolic_zero import Zero, zero
 from mindgrad.runtime.trees import rebuild
@@ -114,6 +115,7 @@ __all__ = [
     "reversed_items",
     "saved_item",
     "seed",
+    "seed_passed",
     "setitem_grad",
     "snapshot",
     "takes_zero",

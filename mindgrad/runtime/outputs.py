@@ -10,7 +10,13 @@ import numbers
 import numpy as np
 
 from mindgrad.runtime import trees
-from mindgrad.runtime.core import GradientError, is_zero, unbroadcast
+from mindgrad.runtime.core import (
+    GradientError,
+    is_zero,
+    unbroadcast,
+    zero_in,
+    zero_in_zero_out,
+)
 from mindgrad.runtime.symbolic_zero import Zero, zero
 
 
@@ -153,6 +159,34 @@ def seed(out, sens=None):
         return np.array(sens, dtype=out.dtype)  # a copy: gradient buffers may be updated in place
     return sens
 
+
+
+@zero_in_zero_out("g")
+def seed_passed(g, out, sens, to_sens=True):
+    """The derivative of ``seed(out, sens)`` along ``sens``, which it passes through (cast to
+    ``out``'s dtype, in ``out``'s structure; ``out`` gives only that form): a tangent ``g`` of
+    ``sens`` in ``out``'s form, or (``to_sens``) a gradient ``g`` of the result in ``sens``'s.
+    An output that is not a float takes no sensitivity: 0."""
+    if sens is None or zero_in(g):
+        return zero
+    if isinstance(sens, AuxSens):
+        raise NotImplementedError(
+            "a derivative with respect to the sensitivity of a has_aux gradient function is "
+            "not supported; differentiate with respect to its inputs")
+    if isinstance(out, (tuple, list)):
+        parts = [seed_passed(_part(g, i), o, s, to_sens)
+                 for i, (o, s) in enumerate(zip(out, sens))]
+        return trees.rebuild(sens if to_sens else out, parts)
+    if isinstance(out, dict):
+        return {k: seed_passed(_part(g, k), v, sens[k], to_sens) for k, v in out.items()}
+    if not _is_float_like(out):
+        return zero
+    like = sens if to_sens else out
+    return np.array(g, dtype=like.dtype) if isinstance(like, np.ndarray) else g
+
+
+def _part(g, key):
+    return zero if isinstance(g, Zero) else g[key]
 
 
 def _describe(v):

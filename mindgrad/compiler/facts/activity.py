@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gast
 
-from mindgrad import rules
+from mindgrad import rules, runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.runtime.origin import Origin, origin, within
 
@@ -62,6 +62,9 @@ def value_is_active(value, active, resolve) -> bool:
             target = resolve(func)
             if target is not None and rules.is_nondifferentiable(target):
                 return False
+            if target is runtime.seed:  # seed(out, sens): out gives only the form of sens
+                operands = list(value.args[1:]) + [k.value for k in value.keywords
+                                                   if k.arg == "sens"]
             if resolve.reads_weights(func):
                 return True
         return any(value_is_active(o, active, resolve) for o in operands)

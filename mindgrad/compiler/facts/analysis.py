@@ -203,13 +203,13 @@ def call_shape(fn, obj, call):
                              [k.arg for k in call.keywords])
 
 
-def user_code(target, func_node, allow_helpers=False, nargs=None):
+def user_code(target, func_node, allow_helpers=False, nargs=None, keywords=()):
     """``(function, bound self, self expression)`` if calling ``target`` runs user code (or,
     with ``allow_helpers``, a mindgrad helper with Python source, as generated code calls).
     A gradient function (what ``grad`` returns) runs its generated code, as Python."""
     import types
 
-    python = expansions.python_of(target, None, nargs)  # grad(f), jacrev(f): their code
+    python = expansions.python_of(target, None, nargs, keywords)  # grad(f), jacrev(f)
     if python is not None:
         return python, None, None
 

@@ -45,6 +45,7 @@ class Normalizer(Expressions, Calls, LocalFunctions, Located):
         self.names = names
         self.local_functions = {}
         self.built_gradients = {}  # g = grad_op(net), assigned once: g -> the built constant
+        self.pullbacks = {}  # out, back = vjp(f, x): back -> (grad of f with sens, inputs)
         self.locals = set()
         self.assignments = {}  # name -> how many statements bind it
         self.inlining = []
@@ -167,6 +168,9 @@ class Normalizer(Expressions, Calls, LocalFunctions, Located):
                 self.assignments.get(target.id) == 1:
             # g = make(2.0) or g = inner: calls of g are calls of that def
             self.local_functions[target.id] = self.function_value(value, out)
+            return
+        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(value, gast.Call) and \
+                self._vjp_call(s, target, value, out):
             return
         if isinstance(target, gast.Name) and isinstance(value, gast.Call) and \
                 self.assignments.get(target.id) == 1:

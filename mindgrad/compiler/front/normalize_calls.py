@@ -36,6 +36,8 @@ class Calls:
                 return self.inline(fdef, node, out)
         if isinstance(func, gast.Name) and func.id in self.built_gradients:
             func = A.load(self.built_gradients[func.id])
+        if isinstance(func, gast.Name) and func.id in self.pullbacks:
+            return self.op(self._pullback_call(node), out, hint)
         tangent_call = self._jvp_call(node, out)
         if tangent_call is not None:
             return tangent_call
@@ -171,6 +173,56 @@ class Calls:
             values.append(kw.value)
         return gast.copy_location(gast.Dict(keys=keys, values=values), node)
 
+    def _vjp_call(self, s, target, call, out) -> bool:
+        """``out, back = mindgrad.vjp(f, x, y)``: ``out = f(x, y)`` now, and each ``back(v)``
+        later a call of ``grad(f, (0, 1), sens_param=True)(x, y, v)``, built now, so that both
+        are differentiated in turn (with respect to ``v`` too). False where ``call`` is not
+        mindgrad's ``vjp``."""
+        pullback_gradient = expansions.vjp_expander(self._static(call.func))
+        if pullback_gradient is None:
+            return False
+        if call.keywords or len(call.args) < 2 or \
+                any(isinstance(a, gast.Starred) for a in call.args) or len(target.elts) != 2 \
+                or not all(isinstance(e, gast.Name) for e in target.elts):
+            self.fail(s, "mindgrad.vjp inside a differentiated function is supported as "
+                         "`out, back = mindgrad.vjp(f, x, ...)` (no weights or has_aux), then "
+                         "back(v) called")
+        fn = self._static(call.args[0])
+        if fn is source.MISSING or not callable(fn):
+            self.fail(s, "mindgrad.vjp inside a differentiated function needs a function "
+                         "known before the function runs (a module-level function, a method "
+                         "of self, a gradient function), not a local value")
+        back = target.elts[1].id
+        inputs = [self.atom(a, out, "primal") for a in call.args[1:]]
+        changed = [a.id for a in inputs if isinstance(a, gast.Name) and
+                   (self.assignments.get(a.id, 0) > 1 or _written_into(self.src.tree, a.id))]
+        if self.assignments.get(back) != 1 or _read_as_value(self.src.tree, back) or changed:
+            what = f"{changed[0]!r} changes after the call" if changed else \
+                f"{back!r} is assigned again or used other than called"
+            self.fail(s, f"mindgrad.vjp inside a differentiated function: {what}; call back(v) "
+                         "on inputs that keep their values, or use mindgrad.grad with "
+                         "sens_param=True")
+        name = self.fresh(f"vjp_{getattr(fn, '__name__', 'fn')}")
+        self.src.constants[name] = pullback_gradient(fn, len(inputs))
+        self.src.static_arguments.append(call.args[0])
+        self.pullbacks[back] = (name, inputs)
+        self.assign_to(target.elts[0], gast.Call(func=call.args[0], args=list(inputs),
+                                                 keywords=[]), out, s)
+        return True
+
+    def _pullback_call(self, node):
+        """``back(v)`` of ``out, back = vjp(f, x)``: the call of the gradient built for it,
+        ``vjp_f(x, v)``; ``back(v1, v2)`` passes ``(v1, v2)``."""
+        name, inputs = self.pullbacks[node.func.id]
+        if node.keywords or not node.args or any(isinstance(a, gast.Starred)
+                                                 for a in node.args):
+            self.fail(node, "the pullback of mindgrad.vjp takes the output's cotangent: "
+                            "back(v), or one per output, back(v1, v2)")
+        v = node.args[0] if len(node.args) == 1 else gast.Tuple(elts=list(node.args),
+                                                                  ctx=gast.Load())
+        return gast.copy_location(gast.Call(func=A.load(name), args=[A.clone(i) for i in inputs]
+                                            + [v], keywords=[]), node)
+
     def _jvp_call(self, node, out):
         """``mindgrad.jvp(f, (x, y), (vx, vy))`` as a call of ``f``'s tangent code, written as
         Python now, so that it is differentiated in turn (reverse over forward)."""
@@ -249,6 +301,26 @@ class Calls:
         name = self.fresh(f"{label}_{getattr(args[0], '__name__', type(args[0]).__name__)}")
         self.src.constants[name] = maker(*args, **kwargs)
         return A.load(name)
+
+
+def _written_into(tree, name) -> bool:
+    """Whether ``tree`` assigns into ``name``'s items (``name[i] = v``, ``name[i] += v``)."""
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+            base = node.value
+            while isinstance(base, gast.Subscript):
+                base = base.value
+            if isinstance(base, gast.Name) and base.id == name:
+                return True
+    return False
+
+
+def _read_as_value(tree, name) -> bool:
+    """Whether ``tree`` reads ``name`` other than as the function of a call."""
+    called = {id(node.func) for node in gast.walk(tree) if isinstance(node, gast.Call)}
+    return any(isinstance(node, gast.Name) and node.id == name and
+               isinstance(node.ctx, gast.Load) and id(node) not in called
+               for node in gast.walk(tree))
 
 
 def _packed_slice(node, packed):

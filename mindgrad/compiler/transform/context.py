@@ -109,8 +109,9 @@ class FunctionContext(Located):
                     not isinstance(target, type) and self.rule_of(type(target)) is not None):
             return None
         # generated code (grad of grad) calls mindgrad's helpers: differentiated from source
-        return as_method(self.src, call, user_code(target, func, allow_helpers=True,
-                                                   nargs=len(call.args)))
+        return as_method(self.src, call, user_code(
+            target, func, allow_helpers=True, nargs=len(call.args),
+            keywords=[k.arg for k in call.keywords]))
 
     def index_value(self, index):
         """A subscript's index as an expression that can be passed to a function."""
