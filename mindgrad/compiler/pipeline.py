@@ -229,10 +229,12 @@ def _entry_defaults(fn, src):
     defaults = src.defaults
     code = src.fn.__code__
     kwonly = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    if not kwonly or fn.__code__.co_kwonlyargcount:
+        return defaults
     given = src.fn.__kwdefaults__ or {}
-    if kwonly and not fn.__code__.co_kwonlyargcount and all(k in given for k in kwonly):
-        defaults = (defaults or ()) + tuple(given[k] for k in kwonly)
-    return defaults
+    if not all(k in given for k in kwonly):
+        return None  # the positional defaults would fall on the keyword-only parameters
+    return (defaults or ()) + tuple(given[k] for k in kwonly)
 
 
 def compile_units(build, state):

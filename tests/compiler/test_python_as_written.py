@@ -246,3 +246,14 @@ def test_each_form_at_second_order(fn):
                                 vjp_of_two_inputs_and_outputs_inside])
 def test_forms_at_third_order(fn):
     mindgrad.check_grads(fn, (_x((3,)),), modes=("rev", "fwd"), order=3)
+
+
+def _keyword_without_a_default(p, q=0.5, *, r):
+    return np.sin(p) * q * r
+
+
+def test_vjp_of_a_keyword_only_parameter_without_a_default_is_not_filled_in():
+    """vjp passes inputs by position: h(p, q=0.5, *, r) cannot get r, and the default of q
+    must not fall on r (h_forward(p, q, r) with defaults (0.5,) would read r = 0.5)."""
+    with pytest.raises(TypeError, match="missing"):
+        mindgrad.vjp(_keyword_without_a_default, _x((3,)), 2.0)
