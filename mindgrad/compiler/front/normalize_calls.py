@@ -1,11 +1,17 @@
 """Part of stage 3, normalize: calls (see normalize.py).
 
 A call's arguments become atoms, with ``*t`` and ``**d`` spelled out where they are displays or
-the function's own ``*args``/``**kw``. Some calls are rewritten: a call of a local function or
-lambda is inlined (see inline.py); ``mindgrad.jvp(f, (x,), (v,))`` becomes a call of ``f``'s
-tangent code, and ``grad(g)(x)`` a call of ``grad(g)`` built now, so that both are
-differentiated in turn; generated code's ``restore_item(x, i, old)`` reads as ``x[i] = old``;
-``dict(a=x, b=y)`` (keywords, pairs displayed) is the dict display it builds.
+the function's own ``*args``/``**kw`` (whole, or sliced by constants: ``*args[1:]``). Some calls
+are rewritten into what they mean:
+
+* a call of a local function or lambda is inlined (see inline.py);
+* ``mindgrad.jvp(f, (x,), (v,))`` becomes a call of ``f``'s tangent code, ``grad(g)(x)`` a
+  call of ``grad(g)`` built now, and ``out, back = mindgrad.vjp(f, x)`` then ``back(v)``
+  ``f(x)`` and a call of a ``sens_param`` gradient of ``f`` built now, so that all are
+  differentiated in turn;
+* ``dict(a=x, b=y)`` (keywords, pairs displayed) is the dict display it builds,
+  ``functools.partial(f, a)(b)`` the call ``f(a, b)``, ``getattr(obj, "name")`` ``obj.name``;
+* generated code's ``restore_item(x, i, old)`` reads as ``x[i] = old``.
 """
 
 from __future__ import annotations
