@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from mindgrad.runtime import trees
+from mindgrad.runtime.buffers import item
 from mindgrad.runtime.core import (
     GradientError,
     is_zero,
@@ -174,19 +175,15 @@ def seed_passed(g, out, sens, to_sens=True):
             "a derivative with respect to the sensitivity of a has_aux gradient function is "
             "not supported; differentiate with respect to its inputs")
     if isinstance(out, (tuple, list)):
-        parts = [seed_passed(_part(g, i), o, s, to_sens)
+        parts = [seed_passed(item(g, i), o, s, to_sens)
                  for i, (o, s) in enumerate(zip(out, sens))]
         return trees.rebuild(sens if to_sens else out, parts)
     if isinstance(out, dict):
-        return {k: seed_passed(_part(g, k), v, sens[k], to_sens) for k, v in out.items()}
+        return {k: seed_passed(item(g, k), v, sens[k], to_sens) for k, v in out.items()}
     if not _is_float_like(out):
         return zero
     like = sens if to_sens else out
     return np.array(g, dtype=like.dtype) if isinstance(like, np.ndarray) else g
-
-
-def _part(g, key):
-    return zero if isinstance(g, Zero) else g[key]
 
 
 def _describe(v):

@@ -152,9 +152,7 @@ class Calls:
         """``dict(a=x, b=y)``, ``dict([("a", x)], b=y)``, ``dict(**kw)`` as the dict display
         they build (``{"a": x, "b": y}``), whose gradient and tangent go key by key; None for
         another call, or ``dict(mapping)`` (the rule of ``dict``)."""
-        func = node.func
-        if not isinstance(func, (gast.Name, gast.Attribute)) or \
-                source.static_value(self.src, func, self.locals) is not dict:
+        if self._static(node.func) is not dict:
             return None
         if len(node.args) > 1 or any(isinstance(a, gast.Starred) for a in node.args):
             return None  # an error of Python's when it runs
@@ -232,10 +230,7 @@ class Calls:
     def _jvp_call(self, node, out):
         """``mindgrad.jvp(f, (x, y), (vx, vy))`` as a call of ``f``'s tangent code, written as
         Python now, so that it is differentiated in turn (reverse over forward)."""
-        if not isinstance(node.func, (gast.Name, gast.Attribute)):
-            return None
-        as_python = expansions.jvp_expander(source.static_value(self.src, node.func,
-                                                                self.locals))
+        as_python = expansions.jvp_expander(self._static(node.func))
         if as_python is None:
             return None
         for kw in node.keywords:

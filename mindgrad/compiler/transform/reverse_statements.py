@@ -1,14 +1,15 @@
 """Part of stage 5, reverse: the adjoints of single statements (see reverse.py).
 
-``y = <op>`` adds to the adjoints of the operation's active operands from ``d_y`` (the
-operation's adjoint: reverse_operations.py), then clears ``d_y``; an assignment that overwrites
-a value the backward sweep reads saves it on the tape first. ``x[i] = v``, ``xs.append(v)`` and
-``xs.pop()`` change a value in place: their adjoints restore it (in a copy the backward sweep
-owns) and split the gradient of the whole into its parts. A call of the user's own code (a
-function, a method, a Cell, a callable object) runs its forward function in the forward sweep
-and its backward function in the backward sweep; the pass asks ``callees.Callees`` for their
-names, the driver builds them. A Cell with its own ``bprop`` runs as written and its ``bprop``
-backwards.
+``y = <op>``, classified once (operations.py), adds to the adjoints of the operation's active
+operands from ``d_y`` (the operation's adjoint: reverse_operations.py), then clears ``d_y``; an
+assignment that overwrites a value the backward sweep reads saves it on the tape first.
+``x[i] = v``, ``xs.append(v)`` and ``xs.pop()`` change a value in place: their adjoints restore
+it (in a copy the backward sweep owns) and split the gradient of the whole into its parts.
+
+A call of the user's own code (a function, a method, a Cell, a callable object) runs its
+forward function in the forward sweep and its backward function in the backward sweep; the
+pass asks ``callees.Callees`` for their names, the driver builds them. A Cell with its own
+``bprop`` runs as written and its ``bprop`` backwards.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class StatementAdjoints:
         if cx.reads_a_view_kept(name, value):
             s = A.assign(name, A.call(cx.helper(runtime.saved_item), A.clone(value.value),
                                       cx.index_value(value.slice)), s)
+        op = ops.classify(value, cx.resolve, cx.containers, cx.weight_keys)
         if isinstance(value, gast.Call) and cx.is_active_call(value):
             callee = cx.callee_of(value)
             if callee is not None:
@@ -60,34 +62,27 @@ class StatementAdjoints:
                 bwd.extend(b)
             else:
                 fwd.append(s)
-                bwd.extend(self.adjoint_of(s, name, value))
+                bwd.extend(self.operations.write(op, s, name, value))
         else:
             fwd.append(s)
             if name in cx.active and activity.value_is_active(value, cx.active, cx.resolve):
-                bwd.extend(self.adjoint_of(s, name, value))
+                bwd.extend(self.operations.write(op, s, name, value))
         if name in cx.active:
             bwd.append(A.assign(cx.d(name), A.zero(), s))
-        receiver = cx.resolve.receiver(value.func) if isinstance(value, gast.Call) else None
-        if receiver is not None and value.func.attr == "pop" and not value.args:
+        if isinstance(op, ops.ListPop):
             # undo the pop, so the statements before it see the list as it was
+            receiver = op.receiver
             undo = A.expr_stmt(A.call(A.attr(A.clone(receiver), "append"), A.load(name)), s)
             bwd.extend((cx.private(receiver.id, s) if isinstance(receiver, gast.Name)
                         else []) + [undo])
-        elif isinstance(value, gast.Call) and \
-                ops.is_tangent_pop(value, cx.resolve(value.func)):
-            tangents = value.args[0].id  # forward-mode code: the tangent list popped in step
+        elif isinstance(op, ops.TangentPop):
+            tangents = op.receiver.id  # forward-mode code: the tangent list popped in step
             undo = A.expr_stmt(A.call(cx.helper(runtime.tangent_unpop), A.load(tangents),
                                       A.load(name)), s)
             bwd.extend(cx.private(tangents, s) + [undo])
         if push:
             bwd.append(cx.pop(name, s))
         return fwd, bwd
-
-    def adjoint_of(self, s, name, value):
-        """Adjoint statements of ``name = value``, reading ``d_name``."""
-        cx = self.cx
-        op = ops.classify(value, cx.resolve, cx.containers, cx.weight_keys)
-        return self.operations.write(op, s, name, value)
 
     def setitem(self, s, target, in_loop):
         """``x[idx] = v``: the old value is saved; its gradient is cleared in the backward."""
