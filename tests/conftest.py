@@ -51,6 +51,7 @@ LARGE = {
     "tests/rules/test_scipy_special.py::test_axis_functions_to_second_order",
     "tests/rules/test_derived_elementwise_linalg.py::test_container_helper_tangents_at_second_order",
     "tests/compiler/test_python_as_written.py::test_forms_at_third_order",
+    "tests/compiler/test_dynamic_calls.py::test_forms_at_third_order",
 }
 
 

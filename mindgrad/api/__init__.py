@@ -4,6 +4,7 @@
 registers into it how calls of ``grad``/``jvp`` inside differentiated code expand; errors
 leaving it point at the user's lines (``tracebacks``)."""
 
+from mindgrad.api import dynamic  # noqa: F401 (registers the run-time dispatcher)
 from mindgrad.api.check import check_grads
 from mindgrad.api.debug import debug
 from mindgrad.api.functional import jvp, vjp

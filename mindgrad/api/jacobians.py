@@ -27,7 +27,7 @@ from mindgrad.api.functional import (
 )
 from mindgrad.api.gradients import GradFunction, grad
 from mindgrad.api.tracebacks import user_frames
-from mindgrad.compiler import cache
+from mindgrad.compiler import cache, expansions
 from mindgrad.rules import nondifferentiable
 
 __all__ = ["Jacobian", "hessian", "jacfwd", "jacrev"]
@@ -270,3 +270,4 @@ def hessian(fn: Callable, grad_position: Any = 0):
 
 
 Jacobian.__mindgrad_python__ = _jacobian_python
+expansions.register_gradient_maker(jacfwd, jacrev, hessian)

@@ -18,6 +18,7 @@ from __future__ import annotations
 _JVP: dict = {}       # id(jvp) -> (jvp, tangent_as_python(fn, positions, nargs))
 _VJP: dict = {}       # id(vjp) -> (vjp, pullback_gradient(fn, n))
 _MAKERS: list = []    # grad, value_and_grad
+_DYNAMIC: list = []   # [call_split, call_tangent, tangent_names] (mindgrad.api.dynamic)
 
 
 def python_of(obj, args=None, nargs=None, keywords=()):
@@ -64,3 +65,28 @@ def register_gradient_maker(*makers):
 def is_gradient_maker(fn) -> bool:
     return any(fn is maker or isinstance(maker, type) and isinstance(fn, maker)
                for maker in _MAKERS)
+
+
+def register_dynamic(call_split, call_tangent, tangent_names, call_split_starred,
+                     call_tangent_starred):
+    _DYNAMIC[:] = [call_split, call_tangent, tangent_names, call_split_starred,
+                   call_tangent_starred]
+
+
+def dynamic_split(starred=False):
+    """``call_split(fn, positions, *args, **kw)``: a callee's generated ``(forward,
+    backward)`` for a call of a function the code reaches only when it runs;
+    ``call_split_starred(fn, stars, positions, *args, **kw)`` where it spreads the sequences
+    at ``stars``."""
+    return _DYNAMIC[3 if starred else 0]
+
+
+def dynamic_tangent(starred=False):
+    """``call_tangent(fn, positions, *args, **kw)`` (``call_tangent_starred(fn, stars,
+    ...)``): its tangent function, which takes the tangents by the keywords
+    ``dynamic_tangent_names(positions, nargs, keywords)``."""
+    return _DYNAMIC[4 if starred else 1]
+
+
+def dynamic_tangent_names(positions, nargs, keywords):
+    return _DYNAMIC[2](positions, nargs, keywords)

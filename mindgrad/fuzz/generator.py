@@ -81,6 +81,16 @@ CONSTRUCTS = (
     # grad with sens_param=True given a sensitivity that moves with the input (its derivative
     # along the sensitivity was taken as 0)
     "gradient_inside",
+    # a function reached only when the code runs: an item of a list or dict of functions, a
+    # parameter (``apply(h, x)``, ``apply(lambda t: ..., x)``), a default (``act=h``): each was
+    # refused as a call through an expression or of a local variable
+    "callable_value",
+    # a star-call of a sequence built while the code runs (``h(*[t * 1.0 for t in (x, y)])``,
+    # ``ps = list(ps); ps[0] = ...; h(*ps)``): refused as an unpacking of what is not a display
+    "star_runtime",
+    # grad of a lambda reading the function's own variables, value_and_grad of a lambda, in
+    # place: refused as calls through an expression
+    "gradient_of_closure",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -575,6 +585,34 @@ class Generator:
             out, back = self.fresh("out"), self.fresh("back")
             lines.append(f"{out}, {back} = mindgrad.vjp({h}, {v.name})")
             call = f"{back}(np.cos({v.name}))[0] + {out}"
+        elif form < 0.55:
+            self.used.add("callable_value")
+            self.helpers.append(f"{h}_fns = [{h}, np.tanh]\n{h}_table = {{'h': {h}}}\n")
+            call = self.rng.choice([f"{h}_fns[0]({v.name}, {q})", f"{h}_table['h']({v.name})",
+                                    f"{h}_fns[1]({v.name}) * 0.5"])
+        elif form < 0.62:
+            self.used.add("callable_value")
+            self.helpers.append(f"def {h}_apply(fn, t):\n    return fn(t) * 0.5 + t\n")
+            call = self.rng.choice([f"{h}_apply({h}, {v.name})",
+                                    f"{h}_apply(lambda t: {h}(t, 0.25), {v.name})",
+                                    f"{h}_apply(np.sin, {v.name})"])
+        elif form < 0.66:
+            self.used.add("callable_value")
+            self.helpers.append(f"def {h}_dflt(t, act={h}):\n    return act(t) * 2.0\n")
+            call = f"{h}_dflt({v.name})"
+        elif form < 0.78:
+            self.used.add("star_runtime")
+            if self.rng.random() < 0.5:
+                call = f"{h}(*[t * 1.0 for t in ({v.name}, {q})])"
+            else:
+                self.helpers.append(f"def {h}_list(*ps):\n    ps = list(ps)\n"
+                                    f"    ps[0] = np.sin(ps[0])\n    return {h}(*ps)\n")
+                call = f"{h}_list({v.name}, {q})"
+        elif form < 0.9:
+            self.used.add("gradient_of_closure")
+            call = self.rng.choice([
+                f"mindgrad.grad(lambda t: np.sum({h}(t) * {v.name}))({v.name})",
+                f"mindgrad.value_and_grad(lambda t: np.sum({h}(t)))({v.name})[1] * 0.5"])
         return self.define(lines, call, v.shape)
 
     def s_recursion(self, lines):

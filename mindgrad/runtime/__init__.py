@@ -22,9 +22,11 @@ seeded).
 from __future__ import annotations
 
 from mindgrad.runtime.buffers import (
+    Closure,
     add_at,
     add_or_concat_grads,
     as_sequence,
+    call_starred,
     concat_grads,
     item,
     pop_grad,
@@ -83,6 +85,7 @@ from mindgrad.runtime.trees import rebuild
 
 __all__ = [
     "AuxSens",
+    "Closure",
     "Zero",
     "GradientError",
     "add",
@@ -91,6 +94,7 @@ __all__ = [
     "as_grad",
     "as_sequence",
     "bprop_grads",
+    "call_starred",
     "check_output_differentiable",
     "complex_output_error",
     "concat_grads",

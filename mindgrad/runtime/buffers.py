@@ -9,6 +9,8 @@ backward sweep; ``push_grad``/``pop_grad`` carry the gradients of a list built i
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from mindgrad.runtime.core import GradientError, add, is_zero, real_grad, unbroadcast
@@ -283,3 +285,28 @@ def pop_grad(dxs):
         return zero, dxs
     dxs = list(dxs)
     return dxs.pop(), dxs
+
+
+def call_starred(fn, stars, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with the arguments at the indices ``stars`` spread, as
+    ``f(a, *seq)`` spreads ``seq``: the call ``call_starred(f, (1,), a, seq)`` a function's
+    normalized code makes where ``seq`` is a sequence built while it runs. Its derivative is
+    the run-time dispatcher's (``mindgrad.api.dynamic``)."""
+    spread = []
+    for i, arg in enumerate(args):
+        if i in stars:
+            spread.extend(arg)
+        else:
+            spread.append(arg)
+    return fn(*spread, **kwargs)
+
+
+class Closure(functools.partial):
+    """A lambda or local def of a differentiated function used as a value: the function it
+    was compiled into (see ``compiler/front/lift.py``), holding the values of the enclosing
+    function's variables it reads. A ``functools.partial``: the run-time dispatcher opens it."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"<function {self.func.__name__}, closing over {len(self.args)} value(s)>"

@@ -325,11 +325,6 @@ def e_scaled(x, k=1.0):
     return x * k
 
 
-def e_varargs(x):
-    pair = (x, 2.0)
-    return e_scaled(*pair)  # @varargs
-
-
 def e_kwargs(x, options):
     return e_scaled(x, **options)  # @kwargs
 
@@ -357,7 +352,7 @@ def e_class(x):
 SYNTAX = [
     (e_try, "try"), (e_with, "with"), (e_yield, "yield"), (e_global, "global"),
     (e_nonlocal, "nonlocal"), (e_del, "del"), (e_walrus, "walrus"), (e_attribute, "attribute"),
-    (e_varargs, "varargs"), (e_kwargs, "kwargs"), (e_import, "import"),
+    (e_kwargs, "kwargs"), (e_import, "import"),
     (e_loop_else, "loop_else"), (e_class, "class"),
 ]
 
@@ -454,8 +449,8 @@ def test_a_call_reading_its_argument_for_its_effect_is_differentiated():
 def test_unsupported_syntax_message_says_what():
     with pytest.raises(mindgrad.UnsupportedSyntaxError, match="try"):
         grad(e_try)(X())
-    with pytest.raises(mindgrad.UnsupportedSyntaxError, match=r"\*-unpacking"):
-        grad(e_varargs)(X())
+    with pytest.raises(mindgrad.UnsupportedSyntaxError, match=r"\*\*-unpacking"):
+        grad(e_kwargs)(X(), {"k": 2.0})
     with pytest.raises(mindgrad.UnsupportedSyntaxError, match=":="):
         grad(e_walrus)(X())
 

@@ -110,13 +110,14 @@ def test_partial_keyword_of_the_call_wins():
                        2 * 2.0 * x + np.cos(x + 0.25))
 
 
-def test_star_call_of_a_slice_by_a_variable_is_refused_clearly():
-    def f(x, *args):
-        k = 1
-        return three(*args[k:])
+def _star_of_a_slice_by_a_variable(x, *args):
+    k = 1
+    return three(*args[k:]) * np.sum(x)
 
-    with pytest.raises(UnsupportedSyntaxError, match=r"sliced by constants"):
-        mindgrad.grad(f)(_x((3,)), _x((3,)), _x((3,)), _x((3,)), _x((3,)))
+
+def test_star_call_of_a_slice_by_a_variable_is_spread_when_it_runs():
+    args = tuple(_x((3,), seed) for seed in range(5))
+    mindgrad.check_grads(_star_of_a_slice_by_a_variable, args, modes=("rev", "fwd"), order=2)
 
 
 VALUE_AND_GRAD = mindgrad.value_and_grad(lambda t: np.sum(np.sin(t) * t))

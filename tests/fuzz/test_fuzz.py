@@ -327,8 +327,12 @@ CONSTRUCT_TEXT = {
     "dict_call": re.compile(r"dct\d+ = dict\((u=|\[\('u', )"),
     "call_forms": re.compile(r"functools\.partial\(h\d+, q=|return h\d+\(\*ps\[1:\]\)|"
                              r"getattr\(np, 'tanh'\)\("),
-    "gradient_inside": re.compile(r"mindgrad\.(value_and_grad\(lambda t|grad\(lambda t: h\d+\(t\), "
-                                  r"sens_param=True|vjp\(h\d+, )"),
+    "gradient_inside": re.compile(r"_vg = mindgrad\.value_and_grad\(lambda t|mindgrad\.grad\("
+                                  r"lambda t: h\d+\(t\), sens_param=True|mindgrad\.vjp\(h\d+, "),
+    "callable_value": re.compile(r"h\d+_(fns\[[01]\]\(|table\['h'\]\(|apply\(|dflt\()"),
+    "star_runtime": re.compile(r"h\d+\(\*\[t \* 1\.0 for t in |ps = list\(ps\)"),
+    "gradient_of_closure": re.compile(r"mindgrad\.(grad\(lambda t: np\.sum\(h\d+\(t\) \* |"
+                                      r"value_and_grad\(lambda t: np\.sum\(h\d+\(t\)\)\)\()"),
 }
 
 

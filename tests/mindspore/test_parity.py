@@ -28,10 +28,6 @@ DIFFERENCES = {
         "mindgrad differentiates NumPy arrays and Python floats (its NumPy-level API); "
         "MindSpore differentiates Tensors only and gives ()"),
     **dict.fromkeys(
-        [("hyper_map_in_grad", m) for m in parity_programs.MODES],
-        "HyperMap calls the function it is given, which mindgrad cannot follow when "
-        "differentiating: a clear NameError (HyperMap outside gradients works)"),
-    **dict.fromkeys(
         [(name, m) for name in ("jet_taylor", "derivative_taylor") for m in parity_programs.MODES],
         "Taylor mode is not in mindgrad yet: ops.jet and ops.derivative raise "
         "NotImplementedError"),

@@ -310,7 +310,10 @@ class Aliases:
             others &= self.containers
             if base in self.displays:
                 others = self.holding(base, others)
-        if _CALLER in others or base in self.mutable_params or others & self.mutable_params:
+        # a container made here (a display, list(...), a .copy()) is no caller's: a write into
+        # it (args = list(args); args[0] = v) changes no argument
+        if base not in self.own and (_CALLER in others or base in self.mutable_params or
+                                     others & self.mutable_params):
             self.argument_writes[id(s)] = base
         others.discard(_CALLER)
         live = sorted(others & self.live_after.get(id(s), set()))

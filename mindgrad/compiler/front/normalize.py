@@ -28,6 +28,7 @@ from mindgrad.compiler import marks
 from mindgrad.compiler.front import source
 from mindgrad.compiler.front.inline import LocalFunctions, assignment_counts
 from mindgrad.compiler.front.jumps import eliminate_jumps
+from mindgrad.compiler.front.lift import Lifting
 from mindgrad.compiler.front.normalize_calls import Calls
 from mindgrad.compiler.front.normalize_expressions import OP_NAMES, Expressions, op_hint
 from mindgrad.compiler.naming import NameGen
@@ -36,7 +37,7 @@ from mindgrad.errors import Located
 _SEQUENCE_HELPERS = ("enumerate", "zip")
 
 
-class Normalizer(Expressions, Calls, LocalFunctions, Located):
+class Normalizer(Expressions, Calls, LocalFunctions, Lifting, Located):
     """Normalizes one function: its statements here, expressions in normalize_expressions.py,
     calls in normalize_calls.py, local functions and lambdas in inline.py, jumps in jumps.py."""
 

@@ -40,6 +40,9 @@ class Calls:
             fdef = self.function_value(func, out)
             if fdef is not None:
                 return self.inline(fdef, node, out)
+        lifted = self._gradient_of_local(node)
+        if lifted is not None:
+            return self.op(lifted, out, hint)
         if isinstance(func, gast.Name) and func.id in self.built_gradients:
             func = A.load(self.built_gradients[func.id])
         if isinstance(func, gast.Name) and func.id in self.pullbacks:
@@ -59,11 +62,13 @@ class Calls:
             name = func.attr
         else:
             built = self._built_callee(func)
-            if built is None:
-                self.fail(node, "calls through an expression are not supported; call a "
-                                "function by its name")
+            if built is None:  # a function known when the code runs: called through a name
+                built = self.atom(func, out, "fn")
             callee, name = built, built.id
-        args = [self.atom(a, out, name) for a in self._unpacked_args(node)]
+        unpacked = self._unpacked_args(node)
+        stars = tuple(i for i, a in enumerate(unpacked) if isinstance(a, gast.Starred))
+        args = [self.atom(a.value if isinstance(a, gast.Starred) else a, out, name)
+                for a in unpacked]
         keywords = []
         for kw in self._unpacked_keywords(node):
             if kw.arg == "out" and not (isinstance(kw.value, gast.Constant)
@@ -71,6 +76,14 @@ class Calls:
                 self.fail(node, "out= writes into an existing array, which mindgrad cannot "
                                 "differentiate; assign the result instead (y = np.f(...))")
             keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, out, kw.arg)))
+        if stars:  # f(a, *seq): call_starred(f, (1,), a, seq), see runtime.call_starred
+            helper = self.fresh("call_starred")
+            self.src.constants[helper] = runtime.call_starred
+            if not isinstance(callee, gast.Name):
+                callee = self.atom(callee, out, name)
+            stars_node = A.tuple_(map(A.const, stars))
+            return gast.Call(func=A.load(helper), args=[callee, stars_node] + args,
+                             keywords=keywords)
         return gast.Call(func=callee, args=args, keywords=keywords)
 
     def _written_plainly(self, node):
@@ -122,10 +135,8 @@ class Calls:
                 args.extend(A.load(p) for p in self.src.packed[arg.value.id])
             elif _packed_slice(arg.value, self.src.packed) is not None:
                 args.extend(A.load(p) for p in _packed_slice(arg.value, self.src.packed))
-            else:
-                self.fail(arg, "*-unpacking is supported for a tuple display (*(a, b)) or the "
-                               "function's own unchanged *args, whole or sliced by constants "
-                               "(*args[1:]); pass the items one by one")
+            else:  # a sequence built while the code runs: spread where the call runs
+                args.append(arg)
         return args
 
     def _unpacked_keywords(self, node):
@@ -271,6 +282,55 @@ class Calls:
             return None
         target = A.subscript(A.load(call.args[0].id), call.args[1], gast.Store())
         return A.assign(target, call.args[2], s)
+
+    def _gradient_of_local(self, node):
+        """``grad(inner, ...)(args)`` with ``inner`` a lambda or local def (reading the
+        enclosing function's variables ``v``): ``grad(inner_, shifted)(v, args)`` of the
+        function it is lifted into (lift.py), built now; None for another call."""
+        func = node.func
+        if not (isinstance(func, gast.Call) and func.args and
+                expansions.is_gradient_maker(self._static(func.func)) and
+                not any(isinstance(a, gast.Starred) for a in func.args)):
+            return None
+        target = func.args[0]
+        if isinstance(target, gast.Lambda):
+            from mindgrad.compiler.front.inline import _lambda_def
+
+            fdef = _lambda_def(self.fresh("lambda_"), target, target)
+        elif isinstance(target, gast.Name) and target.id in self.local_functions:
+            fdef = self.local_functions[target.id]
+        else:
+            return None
+        fn, free = self.lifted(fdef, node)
+        options = list(func.args[1:])
+        keywords = list(func.keywords)
+        position = next((k for k in keywords if k.arg == "grad_position"), None)
+        given = options[0] if options else (position.value if position else A.const(0))
+        value = _constant_value(given)
+        if free and not (type(value) is int or isinstance(value, tuple) and
+                         all(type(v) is int for v in value)):
+            self.fail(node, "grad of a local function reading the enclosing function's "
+                            "variables takes grad_position as int constants")
+        if free:
+            shifted = A.const(value + len(free)) if type(value) is int else \
+                A.tuple_([A.const(v + len(free)) for v in value])
+            if options:
+                options[0] = shifted
+            elif position is not None:
+                position.value = shifted
+            else:
+                options = [shifted]
+        values = [_constant_value(o) for o in options]
+        kwargs = {k.arg: _constant_value(k.value) for k in keywords}
+        if source.MISSING in values or source.MISSING in kwargs.values() or None in kwargs:
+            self.fail(node, "a gradient of a local function takes constant "
+                            "options (grad_position, has_aux, ...)")
+        maker = self._static(func.func)
+        built = self.fresh(f"{getattr(maker, '__name__', 'grad')}_{fdef.name}")
+        self.src.constants[built] = maker(fn, *values, **kwargs)
+        return gast.copy_location(gast.Call(func=A.load(built), args=[A.load(v) for v in free] +
+                                            list(node.args), keywords=list(node.keywords)),
+                                  node)
 
     def _built_callee(self, func):
         """``grad(g, (0, 1))`` called in place: built now, from arguments known before the run,

@@ -51,9 +51,8 @@ class Expressions:
         return method(node, out, hint)
 
     def expr_Name(self, node, out, hint):
-        if node.id in self.local_functions:
-            self.fail(node, f"the local function {node.id!r} may only be called, not passed "
-                            "around as a value")
+        if node.id in self.local_functions:  # a local def as a value: a function (lift.py)
+            return self.function_as_value(self.local_functions[node.id], node)
         return A.load(node.id)
 
     def expr_Constant(self, node, out, hint):
@@ -192,8 +191,8 @@ class Expressions:
 
     expr_GeneratorExp = expr_ListComp
 
-    def expr_Lambda(self, node, out, hint):
-        self.fail(node, "a lambda may be assigned to a name and called, not used as a value")
+    def expr_Lambda(self, node, out, hint):  # a lambda as a value: a function (lift.py)
+        return self.function_as_value(_lambda_value(self.fresh("lambda_"), node), node)
 
 
 def op_hint(value, fallback):
@@ -211,3 +210,9 @@ def op_hint(value, fallback):
     if isinstance(value, gast.Compare):
         return "cond"
     return fallback
+
+
+def _lambda_value(name, lam):
+    from mindgrad.compiler.front.inline import _lambda_def
+
+    return _lambda_def(name, lam, lam)

@@ -23,7 +23,7 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import naming, objects
+from mindgrad.compiler import expansions, naming, objects
 from mindgrad.compiler.facts import activity
 from mindgrad.compiler.facts.analysis import call_shape, without_receiver
 from mindgrad.compiler.transform import control_flow as cf
@@ -110,10 +110,16 @@ class ForwardPass:
         if name not in cx.active:
             return [s]
         t_out = cx.t(name)
+        if isinstance(value, gast.Call) and ops.starred_call(value, cx.resolve):
+            return self.call_dynamic(s, name, value)
         if isinstance(value, gast.Call):
             callee = cx.callee_of(value)
             if callee is not None and cx.is_active_call(value):
                 return self.call_user(s, name, value, callee)
+            if callee is None and cx.is_active_call(value) and isinstance(
+                    ops.classify(value, cx.resolve, cx.containers, cx.active),
+                    ops.UnknownFunction):
+                return self.call_dynamic(s, name, value)
         if not activity.value_is_active(value, cx.active, cx.resolve):
             # a value without tangent given to a name with one: a zero of its shape, so the
             # tangent rules downstream get an array, not the symbolic 0
@@ -139,6 +145,36 @@ class ForwardPass:
         tangents = [cx.tangent_of(a) for a, m in zip(args, mask) if m]
         return cf.tangent_call.fill(cx.namespace, s, result=name, t_result=cx.t(name),
                                     tangent_fn=name_fn, args=head + args, tangents=tangents)
+
+    def call_dynamic(self, s, name, call):
+        """``name = f(...)`` for a function ``f`` the code reaches only when it runs: the
+        run-time dispatcher gives its tangent function for the kinds of the arguments
+        (``expansions.dynamic_tangent``), which takes the tangents by keyword."""
+        cx = self.cx
+        func, stars, call = ops.dynamic_parts(call, cx.resolve)
+        active = [(i, a) for i, a in enumerate(call.args) if cx.is_active(a)]
+        active += [(k.arg, k.value) for k in call.keywords if cx.is_active(k.value)]
+        if not active:
+            return [s, A.assign(cx.t(name), A.call(cx.helper(runtime.zero_tangent),
+                                                   A.load(name)), s)]
+        label = func.id if isinstance(func, gast.Name) else "fn"
+        tangent_fn = cx.fresh(f"{label}_tangent")
+        positions = tuple(p for p, _ in active)
+        keywords = [gast.keyword(arg=k.arg, value=A.clone(k.value)) for k in call.keywords]
+        made = A.call(cx.helper(expansions.dynamic_tangent(bool(stars))), A.clone(func),
+                      *([A.tuple_([A.const(i) for i in stars])] if stars else []),
+                      A.tuple_([A.const(p) for p in positions]),
+                      *[A.clone(a) for a in call.args])
+        made.keywords = keywords
+        names = expansions.dynamic_tangent_names(positions, len(call.args),
+                                                 tuple(k.arg for k in call.keywords))
+        # the generated tangent function takes every argument by position, then the tangents
+        run = A.call(A.load(tangent_fn), *[A.clone(a) for a in call.args],
+                     *[A.clone(k.value) for k in keywords])
+        run.keywords = [gast.keyword(arg=n, value=cx.tangent_of(a))
+                        for n, (_, a) in zip(names, active)]
+        return [A.assign(tangent_fn, made, s),
+                A.assign(A.tuple_([A.store(name), A.store(cx.t(name))], gast.Store()), run, s)]
 
     def setitem(self, s, target):
         """``x[idx] = v``: the tangent array gets ``t_v`` at ``idx`` (a copy: tangents may be

@@ -15,6 +15,7 @@ from mindgrad.compiler import astutil as A
 from mindgrad.compiler.transform import operations as ops
 from mindgrad.compiler.transform.forward_context import ForwardContext
 from mindgrad.compiler.transform.messages import (
+    closure_given_away,
     no_attribute_rule,
     no_rule,
     reads_self_in_generated_code,
@@ -122,6 +123,8 @@ class TangentWriter(ops.OperationWriter):
         return []
 
     def function_call(self, op, s, name, value):
+        if op.target is runtime.Closure:
+            self.cx.fail(s, closure_given_away(value), NoTangentRuleError)
         rule, fn, args = op.rule(rules.lookup_tangent)
         if rule is None:
             self.cx.fail(s, no_rule(op.target, "tangent"), NoTangentRuleError)

@@ -118,3 +118,13 @@ def no_attribute_rule(src, node, read, message) -> str:
             f"or a method called inside the differentiated function is not supported yet: it "
             f"reads self.{attr}{origin}. Second order with respect to the inputs is: leave "
             f"out the weights of the outer gradient")
+
+
+def closure_given_away(call) -> str:
+    """The error for ``Closure(lambda_, x, ...)`` (a lambda or local def reading ``x``) whose
+    values move with the input, used as a value (compiler/front/lift.py)."""
+    names = ", ".join(source_text(a) for a in call.args[1:])
+    return (f"a lambda or local function reading {names}, which the derivative follows, is "
+            "used here as a value (passed on or stored): mindgrad follows such a function "
+            "where this function calls it or gives it to grad/jvp/vjp, not through another "
+            f"object. Pass {names} to it as arguments instead")

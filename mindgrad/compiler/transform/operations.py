@@ -218,6 +218,23 @@ def _classify_call(call, resolve) -> Operation:
     return FunctionCall(func, target, list(call.args), keywords)
 
 
+def starred_call(call, resolve) -> bool:
+    """Whether ``call`` is ``call_starred(f, stars, ...)``: ``f(a, *seq)`` with ``seq`` a
+    sequence built while the code runs (normalize_calls.py)."""
+    return resolve(call.func) is runtime.call_starred
+
+
+def dynamic_parts(call, resolve):
+    """``(function, stars, call)`` of a call the run-time dispatcher differentiates:
+    ``call_starred(f, stars, *args)`` opened into ``f``, ``stars`` and the call ``f(*args)``
+    (the sequences at ``stars`` written whole); another call as it is, with no stars."""
+    if not starred_call(call, resolve):
+        return call.func, (), call
+    stars = tuple(e.value for e in call.args[1].elts)
+    return call.args[0], stars, gast.Call(func=call.args[0], args=list(call.args[2:]),
+                                          keywords=list(call.keywords))
+
+
 def is_tangent_pop(call, target) -> bool:
     """Whether ``call`` is ``tangent_pop(t_xs)`` of a name, which pops ``t_xs`` in place."""
     return target is runtime.tangent_pop and len(call.args) == 1 and not call.keywords and \

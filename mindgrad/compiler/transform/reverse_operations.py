@@ -16,6 +16,7 @@ from mindgrad.compiler import naming
 from mindgrad.compiler.transform import operations as ops
 from mindgrad.compiler.transform.context import as_load
 from mindgrad.compiler.transform.messages import (
+    closure_given_away,
     no_attribute_rule,
     no_rule,
     reads_self_in_generated_code,
@@ -163,6 +164,8 @@ class AdjointWriter(ops.OperationWriter):
         return []
 
     def function_call(self, op, s, name, value):
+        if op.target is runtime.Closure:
+            self.cx.fail(s, closure_given_away(value), NoGradientRuleError)
         rule, fn, args = op.rule(rules.lookup)
         if rule is None:
             self.cx.fail(s, no_rule(op.target), NoGradientRuleError)

@@ -18,12 +18,13 @@ import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
-from mindgrad.compiler import naming, objects
+from mindgrad.compiler import expansions, naming, objects
 from mindgrad.compiler.facts import activity
 from mindgrad.compiler.facts.analysis import call_shape, without_receiver
 from mindgrad.compiler.transform import control_flow as cf
 from mindgrad.compiler.transform import operations as ops
 from mindgrad.compiler.transform.messages import source_text
+from mindgrad.compiler.transform.operations import dynamic_parts, starred_call
 from mindgrad.compiler.transform.reverse_context import ReverseContext
 from mindgrad.compiler.transform.reverse_operations import AdjointWriter
 from mindgrad.errors import NoGradientRuleError
@@ -55,9 +56,17 @@ class StatementAdjoints:
                                       cx.index_value(value.slice)), s)
         op = ops.classify(value, cx.resolve, cx.containers, cx.weight_keys)
         if isinstance(value, gast.Call) and cx.is_active_call(value):
-            callee = cx.callee_of(value)
-            if callee is not None:
+            callee = None if starred_call(value, cx.resolve) else cx.callee_of(value)
+            if starred_call(value, cx.resolve):
+                f, b = self.call_dynamic(s, name, value, in_loop)
+                fwd.extend(f)
+                bwd.extend(b)
+            elif callee is not None:
                 f, b = self.call_user(s, name, value, callee, in_loop)
+                fwd.extend(f)
+                bwd.extend(b)
+            elif isinstance(op, ops.UnknownFunction):
+                f, b = self.call_dynamic(s, name, value, in_loop)
                 fwd.extend(f)
                 bwd.extend(b)
             else:
@@ -164,14 +173,61 @@ class StatementAdjoints:
         root = func
         while isinstance(root, (gast.Attribute, gast.Subscript)):
             root = root.value
-        if isinstance(root, gast.Name) and root.id in cx.local_names:
+        if isinstance(root, gast.Name) and root.id in cx.local_names and cx.weights:
             return cx.fail_when_run(
                 s, f"cannot tell which function {source_text(func)} is: it is a local "
                    "variable set while the function runs. Call the Cell or function through "
                    "its attribute (self.block(x)) or a global name, or loop over a list of "
-                   "Cells stored on the Cell (for layer in self.layers)", NameError,
-                "unknown_function")
+                   "Cells stored on the Cell (for layer in self.layers): the weights it reads "
+                   "are differentiated", NameError, "unknown_function")
         return []
+
+    def call_dynamic(self, s, name, call, in_loop=False):
+        """``name = f(...)`` for a function ``f`` the code reaches only when it runs (a
+        parameter, an item of a container): the run-time dispatcher gives its generated code
+        for the kinds of the arguments (``expansions.dynamic_split``).
+
+        ``(f_forward, f_backward) = call_split(f, positions, ...)`` and ``name, name_tape =
+        f_forward(...)`` now; later ``f_backward(name_tape, d_name)``."""
+        cx = self.cx
+        if name not in cx.active:
+            return [s], []
+        func, stars, call = dynamic_parts(call, cx.resolve)
+        active = [(i, a) for i, a in enumerate(call.args) if cx.is_active(a)]
+        active += [(k.arg, k.value) for k in call.keywords if cx.is_active(k.value)]
+        if not active:
+            return [s], []
+        label = func.id if isinstance(func, gast.Name) else "fn"
+        forward_fn = cx.fresh(f"{label}_forward")
+        backward_fn = cx.fresh(f"{label}_backward")
+        ctx = cx.fresh(naming.callee_tape(name))
+        cx.local_names.update((forward_fn, backward_fn, ctx))
+        positions = A.tuple_([A.const(p) for p, _ in active])
+        args = [A.clone(a) for a in call.args]
+        keywords = [gast.keyword(arg=k.arg, value=A.clone(k.value)) for k in call.keywords]
+        split = A.call(cx.helper(expansions.dynamic_split(bool(stars))), A.clone(func),
+                       *([A.tuple_([A.const(i) for i in stars])] if stars else []), positions,
+                       *args)
+        split.keywords = keywords
+        # the generated forward function takes every argument by position
+        run = A.call(A.load(forward_fn), *[A.clone(a) for a in args],
+                     *[A.clone(k.value) for k in keywords])
+        forward = [A.assign(A.tuple_([A.store(forward_fn), A.store(backward_fn)], gast.Store()),
+                            split, s),
+                   A.assign(A.tuple_([A.store(name), A.store(ctx)], gast.Store()), run, s)]
+        restore = []
+        if in_loop or cx.defs.get(name, 0) > 1:  # each run of the call keeps its own tape
+            forward[:0] = [cx.push(A.load(ctx), s), cx.push(A.load(backward_fn), s)]
+            restore = [cx.pop(backward_fn, s), cx.pop(ctx, s)]
+        parts = [cx.fresh(naming.callee_part(cx.key(a), label)) for _, a in active]
+        cx.pure.update(parts)
+        target = A.store(parts[0]) if len(parts) == 1 else \
+            A.tuple_([A.store(p) for p in parts], gast.Store())
+        bwd = [A.assign(target, A.call(A.load(backward_fn), A.load(ctx), A.load(cx.d(name))), s)]
+        cx.impure_calls.add(backward_fn)
+        for part, (_, arg) in zip(parts, active):
+            bwd.append(cx.accumulate(arg, A.load(part), s))
+        return forward, bwd + restore
 
     def call_user(self, s, name, call, callee, in_loop=False):
         """``name = f(...)`` for the user's own code: its forward now, its backward later.
