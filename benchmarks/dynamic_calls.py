@@ -13,7 +13,10 @@ calls. Columns:
   the first is given the new closure's cells);
 * autograd: ``autograd.grad`` of the dynamic form, and autograd/dynamic;
 * first static, first dynamic: the first call of a fresh gradient (read source, transform,
-  compile, run), each on functions never built before, and first dynamic / first static.
+  compile, run), each on functions never built before, and first dynamic / first static;
+  callee: the first call of a gradient of the helper alone, and first dynamic / (first static
+  + callee), which is at most 1 where the dispatcher's first call costs no more than the
+  static path's plus the callee's build.
 """
 
 from __future__ import annotations
@@ -135,8 +138,12 @@ def measure(m, name, shape):
             return mindgrad.grad(getattr(load(np), f"{name}_{kind}"))
         return make
 
+    def fresh_callee():
+        module = load(np)
+        return mindgrad.grad(lambda t: module.xp.sum(getattr(module, f"helper_{name}")(t)))
+
     return (name, fwd, t_static, t_dynamic, t_fresh, peer, first_call(fresh("static"), x),
-            first_call(fresh("dynamic"), x))
+            first_call(fresh("dynamic"), x), first_call(fresh_callee, x))
 
 
 def main():
@@ -144,13 +151,14 @@ def main():
     rows = [measure(m, name, shape) for name, shape in SIZES.items()]
     print(f"{'workload':9} {'fwd':>9} {'static':>9} {'dynamic':>9} {'dyn-static':>10} "
           f"{'dyn/stat':>8} {'fresh':>9} {'autograd':>9} {'ag/dyn':>6} {'first st':>9} "
-          f"{'first dyn':>9} {'ratio':>6}")
-    for name, fwd, ts, td, tf, peer, fs, fd in rows:
+          f"{'first dyn':>9} {'ratio':>6} {'callee':>8} {'dyn/(st+callee)':>15}")
+    for name, fwd, ts, td, tf, peer, fs, fd, fc in rows:
         peer_s = f"{peer * 1e6:8.1f}u" if peer else f"{'-':>9}"
         ratio = f"{peer / td:6.2f}" if peer else f"{'-':>6}"
         print(f"{name:9} {fwd * 1e6:8.1f}u {ts * 1e6:8.1f}u {td * 1e6:8.1f}u "
               f"{(td - ts) * 1e6:9.1f}u {td / ts:8.2f} {tf * 1e6:8.1f}u {peer_s} {ratio} "
-              f"{fs * 1e3:8.1f}m {fd * 1e3:8.1f}m {fd / fs:6.2f}")
+              f"{fs * 1e3:8.1f}m {fd * 1e3:8.1f}m {fd / fs:6.2f} {fc * 1e3:7.1f}m "
+              f"{fd / (fs + fc):15.2f}")
     print("times are medians; u = microseconds, m = milliseconds")
 
 

@@ -30,7 +30,9 @@ with the same key, given its own closure cells.
 from __future__ import annotations
 
 import functools
+import itertools
 import keyword as _keyword
+import sys
 import types
 import weakref
 
@@ -43,10 +45,12 @@ from mindgrad.compiler.finish import emit
 __all__ = ["call_split", "call_split_starred", "call_tangent", "call_tangent_starred", "stats"]
 
 _stats = {"trampolines": 0, "rebound": 0}
+_counter = itertools.count(1)
 _trampolines: dict = {}        # callee key -> {call shape: trampoline}, oldest first
 _KEPT = 512                    # callee keys kept: the trampolines hold their callees
 _rebound = weakref.WeakKeyDictionary()  # a function sharing a key -> {id(entry): functions}
 _by_function = weakref.WeakKeyDictionary()  # a plain function -> {argument count: trampoline}
+_built_from: dict = {}         # generated file -> the code the dispatcher built for its calls
 _VALUE_TYPES = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, list, tuple,
                 dict, type(None))
 
@@ -127,9 +131,11 @@ def _trampoline(fn, nargs, keywords, npre=0, prekw=(), spread=()):
     passed = ps + items + [f"{k}=k_{k}" for k in keywords] + [f"{k}=p_{k}" for k in prekw]
     text = (f"def call_{name}({', '.join(params)}):\n"
             f"    return {name}({', '.join(passed)})\n")
-    from mindgrad.api.functional import compiled_function
-
-    found = made[shape] = compiled_function(text, f"call_{name}", {name: fn})
+    filename = f"<mindgrad call_{name} #{next(_counter)}>"
+    namespace = {name: fn}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
+    found = made[shape] = namespace[f"call_{name}"]
+    emit.keep_lines(filename, text, [found.__code__])
     found.__mindgrad_callee__ = fn
     _stats["trampolines"] += 1
     return found
@@ -249,6 +255,12 @@ def call_split_starred(fn, stars, positions, *args, **kw):
 
 
 def _split(fn, positions, args, kw, stars):
+    result, generated = _split_code(fn, positions, args, kw, stars)
+    _note(sys._getframe(2).f_code.co_filename, generated)  # shown with its caller's source
+    return result
+
+
+def _split_code(fn, positions, args, kw, stars):
     if fn.__class__ is types.FunctionType and not kw and not stars:
         # the common call, a plain function with positional arguments: its trampoline by the
         # function itself, with no key to compute (a few microseconds a call, cache included)
@@ -264,15 +276,52 @@ def _split(fn, positions, args, kw, stars):
         generated = cache.lookup(trampoline, ("split", positions), args,
                                  lambda: _build_split(trampoline, positions, args))
         if fn is trampoline.__mindgrad_callee__:
-            return generated.function, generated.backward
+            return (generated.function, generated.backward), generated
         return _served(fn, trampoline, ("split", positions),
-                       (generated.function, generated.backward))
+                       (generated.function, generated.backward)), generated
     fn, trampoline, values, indices, bound = _prepared(fn, positions, args, kw, stars)
     generated = cache.lookup(trampoline, ("split", indices), values,
                              lambda: _build_split(trampoline, indices, values))
     forward, backward = _served(fn, trampoline, ("split", indices),
                                 (generated.function, generated.backward))
-    return (functools.partial(forward, **bound) if bound else forward), backward
+    return ((functools.partial(forward, **bound) if bound else forward), backward), generated
+
+
+def _note(caller, generated):
+    """Remember that generated code in the file ``caller`` calls ``generated`` (what the
+    dispatcher gave), so that ``mindgrad.source`` shows it with the caller's code."""
+    made = _built_from.get(caller)
+    if made is not None and id(generated) in made:
+        return
+    if not emit.is_generated(caller):
+        return
+    if made is None:
+        made = _built_from[caller] = {}
+        while len(_built_from) > _KEPT:
+            del _built_from[next(iter(_built_from))]
+    for key in [k for k, ref in made.items() if ref() is None]:
+        del made[key]
+    made[id(generated)] = weakref.ref(generated)
+
+
+def built_from(files):
+    """The text of the code the dispatcher built, when it ran, for calls in the generated
+    ``files`` (and for calls in that code, and so on), as ``mindgrad.source`` shows it."""
+    parts, seen, todo = [], set(), list(files)
+    while todo:
+        filename = todo.pop(0)
+        for ref in list(_built_from.get(filename, {}).values()):
+            generated = ref()
+            if generated is None or id(generated) in seen:
+                continue
+            seen.add(id(generated))
+            parts.append(generated.text)
+            todo.extend(generated.files)
+    if not parts:
+        return ""
+    return ("\n\n# ---- built when the code ran, by call_split/call_tangent, for the kinds of "
+            "the arguments the callee got ----\n\n" + "\n\n".join(p.rstrip() for p in parts)
+            + "\n")
 
 
 def _build_split(trampoline, indices, values):
@@ -295,6 +344,7 @@ def _tangent(fn, positions, args, kw, stars):
     fn, trampoline, values, indices, bound = _prepared(fn, positions, args, kw, stars)
     generated = cache.lookup(trampoline, ("tangent", indices), values,
                              lambda: driver.run_forward(trampoline, indices, nargs=len(values)))
+    _note(sys._getframe(2).f_code.co_filename, generated)
     if list(generated.tangent_names) != tangent_names(positions, len(args), tuple(kw)):
         raise RuntimeError(f"the tangent function of {trampoline.__name__} takes "
                            f"{generated.tangent_names}")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mindgrad import runtime
-from mindgrad.api import display, runnable
+from mindgrad.api import display, dynamic, runnable
 from mindgrad.api.arguments import (
     REGISTERED,
     array_type_in,
@@ -264,8 +264,8 @@ class GradFunction:
         top (a value it reads that cannot be imported raises a ValueError naming it)."""
         args, _ = self._split_sens(as_plain(args))
         generated = self._generated(args, kwargs)
-        if not standalone:
-            return display.Code(generated.text)
+        if not standalone:  # with the code built for its calls through the dispatcher
+            return display.Code(generated.text + dynamic.built_from(generated.files))
         entry = generated.function
         signature, epilogue, needs = display.signature(entry), "", {}
         if self.has_aux:  # only the first output is differentiated: sens is an AuxSens

@@ -309,3 +309,22 @@ def test_a_local_function_as_a_value_calling_another_is_refused_clearly():
 
     with pytest.raises(UnsupportedSyntaxError, match="calls the local function 'a'"):
         mindgrad.grad(f)(_x((3,)))
+
+
+# ----- what the user reads ---------------------------------------------------------------------
+
+
+def _shown(x, act=scaled):
+    return np.sum(act(x) * x)
+
+
+def test_source_shows_the_dispatch_and_the_callee_built_when_it_ran():
+    x = _x((3,))
+    g = mindgrad.grad(_shown)
+    text = str(mindgrad.source(g, x))
+    assert "(act_forward, act_backward) = call_split(act, (0,), x)" in text
+    assert "d_x_act = act_backward(act2_tape, d_act2)" in text
+    assert "def call_scaled_forward" not in text  # not built yet: the code has not run
+    g(x)
+    text = str(mindgrad.source(g, x))
+    assert "built when the code ran" in text and "def call_scaled_forward(x0)" in text
