@@ -151,7 +151,7 @@ def jacfwd_in_place(x):
 
 
 def jacrev_in_place(x):
-    return np.sum(mindgrad.jacrev(sine)(x) * 1.5)
+    return np.sum(mindgrad.jacrev(sine)(x) ** 2 * 1.5)
 
 
 def hessian_of_a_lambda(x):
@@ -192,10 +192,26 @@ def test_forms_at_third_order(fn):
     mindgrad.check_grads(fn, (_x((3,)),), modes=("rev", "fwd"), order=3)
 
 
+# a Jacobian's Python, differentiated three times in reverse mode, meets an internal error
+# (adding the gradients of lists of 6 and 3 items): the same with a Jacobian held in a global,
+# before the dispatcher; forward mode over it is right
+JACOBIAN_THIRD = pytest.mark.xfail(raises=ValueError, strict=True,
+                                   reason="third order of a Jacobian in reverse mode: an "
+                                          "internal error, not a number")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("fn", FORMS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [pytest.param(f, marks=JACOBIAN_THIRD)
+                                if f in (jacfwd_in_place, jacrev_in_place) else f
+                                for f in FORMS], ids=lambda f: f.__name__)
 def test_every_form_at_third_order_in_both_modes(fn):
     mindgrad.check_grads(fn, (_x((3,)),), modes=("rev", "fwd"), order=3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fn", [jacfwd_in_place, jacrev_in_place], ids=lambda f: f.__name__)
+def test_jacobians_at_third_order_forward_over_reverse(fn):
+    mindgrad.check_grads(fn, (_x((3,)),), modes=("fwd",), order=3)
 
 
 def test_the_closure_is_followed():
