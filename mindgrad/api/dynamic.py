@@ -266,10 +266,9 @@ def _split_code(fn, positions, args, kw, stars):
         # function itself, with no key to compute (a few microseconds a call, cache included)
         by_count = _by_function.get(fn)
         trampoline = None if by_count is None else by_count.get(len(args))
-        if trampoline is not None and fn.__closure__ and \
-                fn is not trampoline.__mindgrad_callee__ and \
+        if trampoline is not None and fn is not trampoline.__mindgrad_callee__ and \
                 _callee_key(fn) != _callee_key(trampoline.__mindgrad_callee__):
-            trampoline = None  # a closure cell now holds another function: another key
+            trampoline = None  # a cell or default of fn's now holds another object
         if trampoline is None:
             trampoline = _trampoline(fn, len(args), ())
             _by_function.setdefault(fn, {})[len(args)] = trampoline

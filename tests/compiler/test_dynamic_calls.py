@@ -248,6 +248,21 @@ def test_a_function_made_afresh_at_each_call_reuses_what_was_built():
     assert dynamic.stats()["rebound"] == rebound + 3
 
 
+def _made_of(fn):
+    return lambda t: fn(t) * 2.0
+
+
+def test_closures_of_one_code_holding_other_functions_are_told_apart():
+    """A closure cell holding a function is read when the code is built: closures of one code
+    holding np.sin and np.cos get code of their own, never each other's."""
+    grad_apply = mindgrad.grad(lambda fn, t: np.sum(apply(fn, t)), 1)
+    x = _x((3,))
+    for _ in range(2):
+        np.testing.assert_allclose(grad_apply(_made_of(np.sin), x), 2.0 * np.cos(x))
+        np.testing.assert_allclose(grad_apply(_made_of(np.cos), x), -2.0 * np.sin(x))
+        np.testing.assert_allclose(grad_apply(_made_of(np.exp), x), 2.0 * np.exp(x))
+
+
 def test_a_lambda_written_in_the_function_is_built_once():
     x = _x((3,))
     g = mindgrad.grad(a_lambda_given_on)
