@@ -30,29 +30,26 @@ with the same key, given its own closure cells.
 from __future__ import annotations
 
 import functools
-import itertools
 import keyword as _keyword
 import sys
 import types
 import weakref
 
-import numpy as np
-
 from mindgrad import rules
 from mindgrad.compiler import cache, driver, expansions
 from mindgrad.compiler.finish import emit
+from mindgrad.compiler.front import source
 
 __all__ = ["call_split", "call_split_starred", "call_tangent", "call_tangent_starred", "stats"]
 
 _stats = {"trampolines": 0, "rebound": 0}
-_counter = itertools.count(1)
 _trampolines: dict = {}        # callee key -> {call shape: trampoline}, oldest first
 _KEPT = 512                    # callee keys kept: the trampolines hold their callees
 _rebound = weakref.WeakKeyDictionary()  # a function sharing a key -> {id(entry): functions}
 _by_function = weakref.WeakKeyDictionary()  # a plain function -> {argument count: trampoline}
 _built_from: dict = {}         # generated file -> the code the dispatcher built for its calls
-_VALUE_TYPES = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, list, tuple,
-                dict, type(None))
+# the values generated code reads when it runs (source.static_value resolves no other kind)
+_VALUE_TYPES = source._DYNAMIC + (type(None),)
 
 
 def stats():
@@ -131,11 +128,7 @@ def _trampoline(fn, nargs, keywords, npre=0, prekw=(), spread=()):
     passed = ps + items + [f"{k}=k_{k}" for k in keywords] + [f"{k}=p_{k}" for k in prekw]
     text = (f"def call_{name}({', '.join(params)}):\n"
             f"    return {name}({', '.join(passed)})\n")
-    filename = f"<mindgrad call_{name} #{next(_counter)}>"
-    namespace = {name: fn}
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
-    found = made[shape] = namespace[f"call_{name}"]
-    emit.keep_lines(filename, text, [found.__code__])
+    found = made[shape] = emit.compiled_function(text, f"call_{name}", {name: fn})
     found.__mindgrad_callee__ = fn
     _stats["trampolines"] += 1
     return found
@@ -145,18 +138,13 @@ def _rebind(generated_functions, stand_in, fn):
     """The generated functions, given ``fn``'s closure cells where they hold ``stand_in``'s:
     the code built for ``stand_in`` serving ``fn``, which shares its key (``_callee_key``).
     Generated functions calling each other through cells are copied together."""
-    if fn is stand_in or not fn.__closure__:
-        return generated_functions
     cells = dict(zip(map(id, stand_in.__closure__), fn.__closure__))
-    copies = {}
+    copies = {}  # id of a generated function -> its copy (the originals live meanwhile)
 
     def copy(g):
         if id(g) in copies:
-            return copies[id(g)][0]
+            return copies[id(g)]
         new_cells = []
-        placeholder = types.FunctionType(g.__code__, g.__globals__, g.__name__, g.__defaults__,
-                                         g.__closure__)
-        copies[id(g)] = (placeholder, g)
         pending = []
         for cell in g.__closure__ or ():
             if id(cell) in cells:
@@ -178,7 +166,7 @@ def _rebind(generated_functions, stand_in, fn):
                                   tuple(new_cells))
         made.__kwdefaults__ = g.__kwdefaults__
         made.__qualname__ = g.__qualname__
-        copies[id(g)] = (made, g)
+        copies[id(g)] = made  # before the functions it calls: they may call it back
         for fresh, inner in pending:
             fresh.cell_contents = copy(inner)
         return made
@@ -187,13 +175,9 @@ def _rebind(generated_functions, stand_in, fn):
     return tuple(copy(g) for g in generated_functions)
 
 
-def _stand_in(trampoline):
-    return trampoline.__mindgrad_callee__
-
-
 def _served(fn, trampoline, entry_key, functions):
     """``functions`` (generated for the trampoline's stand-in) as they serve ``fn``."""
-    stand_in = _stand_in(trampoline)
+    stand_in = trampoline.__mindgrad_callee__
     if fn is stand_in or type(fn) is not types.FunctionType or not fn.__closure__:
         return functions
     per_fn = _rebound.get(fn)
@@ -274,8 +258,6 @@ def _split_code(fn, positions, args, kw, stars):
             _by_function.setdefault(fn, {})[len(args)] = trampoline
         generated = cache.lookup(trampoline, ("split", positions), args,
                                  lambda: _build_split(trampoline, positions, args))
-        if fn is trampoline.__mindgrad_callee__:
-            return (generated.function, generated.backward), generated
         return _served(fn, trampoline, ("split", positions),
                        (generated.function, generated.backward)), generated
     fn, trampoline, values, indices, bound = _prepared(fn, positions, args, kw, stars)
@@ -329,8 +311,9 @@ def _build_split(trampoline, indices, values):
 
 def call_tangent(fn, positions, *args, **kw):
     """The tangent function of the call ``fn(*args, **kw)`` for tangents at ``positions``:
-    it takes the call's arguments, then the tangents by the keywords ``tangent_names(...)``,
-    and returns ``(out, tangent of out)``."""
+    it takes the call's arguments by position (its keywords' values after the others), then
+    the tangents by the keywords ``expansions.dynamic_tangent_names(positions)``, and returns
+    ``(out, tangent of out)``."""
     return _tangent(fn, positions, args, kw, ())
 
 
@@ -342,21 +325,22 @@ def call_tangent_starred(fn, stars, positions, *args, **kw):
 def _tangent(fn, positions, args, kw, stars):
     fn, trampoline, values, indices, bound = _prepared(fn, positions, args, kw, stars)
     generated = cache.lookup(trampoline, ("tangent", indices), values,
-                             lambda: driver.run_forward(trampoline, indices, nargs=len(values)))
+                             lambda: _build_tangent(trampoline, positions, indices, len(values)))
     _note(sys._getframe(2).f_code.co_filename, generated)
-    if list(generated.tangent_names) != tangent_names(positions, len(args), tuple(kw)):
-        raise RuntimeError(f"the tangent function of {trampoline.__name__} takes "
-                           f"{generated.tangent_names}")
     (function,) = _served(fn, trampoline, ("tangent", indices), (generated.function,))
     return functools.partial(function, **bound) if bound else function
 
 
-def tangent_names(positions, nargs, keywords):
-    """The keywords the tangent function of ``call_tangent`` takes its tangents by (it takes
-    the call's arguments by position, its keywords' values after the others)."""
-    return [f"t_x{p}" if p.__class__ is int else f"t_k_{p}" for p in positions]
+def _build_tangent(trampoline, positions, indices, nargs):
+    generated = driver.run_forward(trampoline, indices, nargs=nargs)
+    expected = expansions.dynamic_tangent_names(positions)
+    if list(generated.tangent_names) != expected:  # the trampoline's parameters name them
+        raise RuntimeError(f"the tangent function of {trampoline.__name__} takes "
+                           f"{generated.tangent_names}, not {expected}")
+    return generated
 
 
-expansions.register_dynamic(call_split, call_tangent, tangent_names, call_split_starred,
-                            call_tangent_starred)
+expansions.register_dynamic(call_split=call_split, call_tangent=call_tangent,
+                            call_split_starred=call_split_starred,
+                            call_tangent_starred=call_tangent_starred)
 rules.nondifferentiable(call_split, call_tangent, call_split_starred, call_tangent_starred)

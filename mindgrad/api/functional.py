@@ -9,7 +9,6 @@ Hessian.
 
 from __future__ import annotations
 
-import itertools
 import types
 from collections.abc import Callable
 from typing import Any
@@ -22,12 +21,10 @@ from mindgrad.api import gradients as api
 from mindgrad.api.gradients import GradFunction
 from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, expansions
-from mindgrad.compiler.finish import emit
+from mindgrad.compiler.finish.emit import compiled_function
 from mindgrad.runtime.tangents import tangent_like
 
 __all__ = ["jvp", "vjp"]
-
-_counter = itertools.count(1)
 
 
 # ----- gradient functions as Python, so they can be transformed again ------------------------
@@ -78,14 +75,6 @@ def as_python(grad_fn: GradFunction, args, nargs=None):
     made[kinds] = (generated, compiled_function(text, name, {entry.__name__: called,
                                                       "as_grad": runtime.as_grad}))
     return made[kinds][1]
-
-
-def compiled_function(text, name, namespace):
-    """The function ``name`` defined by ``text``, with its source registered for reading."""
-    filename = f"<mindgrad {name} #{next(_counter)}>"
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
-    emit.keep_lines(filename, text, [namespace[name].__code__])
-    return namespace[name]
 
 
 def tangent_as_python(fn, positions, nargs):

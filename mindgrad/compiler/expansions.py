@@ -18,7 +18,7 @@ from __future__ import annotations
 _JVP: dict = {}       # id(jvp) -> (jvp, tangent_as_python(fn, positions, nargs))
 _VJP: dict = {}       # id(vjp) -> (vjp, pullback_gradient(fn, n))
 _MAKERS: list = []    # grad, value_and_grad
-_DYNAMIC: list = []   # [call_split, call_tangent, tangent_names] (mindgrad.api.dynamic)
+_DYNAMIC: dict = {}   # call_split, call_tangent and their _starred forms (mindgrad.api.dynamic)
 
 
 def python_of(obj, args=None, nargs=None, keywords=()):
@@ -67,10 +67,8 @@ def is_gradient_maker(fn) -> bool:
                for maker in _MAKERS)
 
 
-def register_dynamic(call_split, call_tangent, tangent_names, call_split_starred,
-                     call_tangent_starred):
-    _DYNAMIC[:] = [call_split, call_tangent, tangent_names, call_split_starred,
-                   call_tangent_starred]
+def register_dynamic(**functions):
+    _DYNAMIC.update(functions)
 
 
 def dynamic_split(starred=False):
@@ -78,15 +76,18 @@ def dynamic_split(starred=False):
     backward)`` for a call of a function the code reaches only when it runs;
     ``call_split_starred(fn, stars, positions, *args, **kw)`` where it spreads the sequences
     at ``stars``."""
-    return _DYNAMIC[3 if starred else 0]
+    return _DYNAMIC["call_split_starred" if starred else "call_split"]
 
 
 def dynamic_tangent(starred=False):
     """``call_tangent(fn, positions, *args, **kw)`` (``call_tangent_starred(fn, stars,
     ...)``): its tangent function, which takes the tangents by the keywords
-    ``dynamic_tangent_names(positions, nargs, keywords)``."""
-    return _DYNAMIC[4 if starred else 1]
+    ``dynamic_tangent_names(positions)``."""
+    return _DYNAMIC["call_tangent_starred" if starred else "call_tangent"]
 
 
-def dynamic_tangent_names(positions, nargs, keywords):
-    return _DYNAMIC[2](positions, nargs, keywords)
+def dynamic_tangent_names(positions):
+    """The keywords ``call_tangent``'s function takes the tangents at ``positions`` by: its
+    dispatcher's trampoline names a positional parameter ``x<i>``, a keyword's ``k_<name>``,
+    and the tangent code names a parameter's tangent ``t_<parameter>``."""
+    return [f"t_x{p}" if p.__class__ is int else f"t_k_{p}" for p in positions]

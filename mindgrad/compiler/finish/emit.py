@@ -308,6 +308,15 @@ def compile_functions(text: str, names, bindings: dict, globals_: dict, closure:
 _TYPE_PARAMS = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
 
 
+def compiled_function(text: str, name: str, namespace: dict):
+    """The function ``name`` defined by ``text`` (mindgrad's own), run in ``namespace``, with
+    its source registered for reading (``keep_lines``)."""
+    filename = f"<mindgrad {name} #{next(_counter)}>"
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 (the code is ours)
+    keep_lines(filename, text, [namespace[name].__code__])
+    return namespace[name]
+
+
 def keep_lines(filename: str, text: str, codes, origins=None):
     """Register ``text`` in ``linecache`` under ``filename`` while any of ``codes`` (the code
     objects compiled from it) lives: tracebacks and ``inspect.getsource`` read it there.

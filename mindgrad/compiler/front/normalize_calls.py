@@ -40,7 +40,7 @@ class Calls:
             fdef = self.function_value(func, out)
             if fdef is not None:
                 return self.inline(fdef, node, out)
-        lifted = self._gradient_of_local(node)
+        lifted = self._gradient_of_local(node, out)
         if lifted is not None:
             return self.op(lifted, out, hint)
         if isinstance(func, gast.Name) and func.id in self.built_gradients:
@@ -77,7 +77,7 @@ class Calls:
                                 "differentiate; assign the result instead (y = np.f(...))")
             keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, out, kw.arg)))
         if stars:  # f(a, *seq): call_starred(f, (1,), a, seq), see runtime.call_starred
-            helper = self.fresh("call_starred")
+            helper = self.fresh(f"{name}_spread")  # names the result too: fn3_spread
             self.src.constants[helper] = runtime.call_starred
             if not isinstance(callee, gast.Name):
                 callee = self.atom(callee, out, name)
@@ -283,7 +283,7 @@ class Calls:
         target = A.subscript(A.load(call.args[0].id), call.args[1], gast.Store())
         return A.assign(target, call.args[2], s)
 
-    def _gradient_of_local(self, node):
+    def _gradient_of_local(self, node, out):
         """``grad(inner, ...)(args)`` with ``inner`` a lambda or local def (reading the
         enclosing function's variables ``v``): ``grad(inner_, shifted)(v, args)`` of the
         function it is lifted into (lift.py), built now; None for another call."""
@@ -293,14 +293,10 @@ class Calls:
                 not any(isinstance(a, gast.Starred) for a in func.args)):
             return None
         target = func.args[0]
-        if isinstance(target, gast.Lambda):
-            from mindgrad.compiler.front.inline import _lambda_def
-
-            fdef = _lambda_def(self.fresh("lambda_"), target, target)
-        elif isinstance(target, gast.Name) and target.id in self.local_functions:
-            fdef = self.local_functions[target.id]
-        else:
+        if not (isinstance(target, gast.Lambda) or
+                isinstance(target, gast.Name) and target.id in self.local_functions):
             return None
+        fdef = self.function_value(target, out)
         fn, free = self.lifted(fdef, node)
         options = list(func.args[1:])
         keywords = list(func.keywords)

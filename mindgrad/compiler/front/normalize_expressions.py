@@ -192,7 +192,7 @@ class Expressions:
     expr_GeneratorExp = expr_ListComp
 
     def expr_Lambda(self, node, out, hint):  # a lambda as a value: a function (lift.py)
-        return self.function_as_value(_lambda_value(self.fresh("lambda_"), node), node)
+        return self.function_as_value(self.function_value(node, out), node)
 
 
 def op_hint(value, fallback):
@@ -211,8 +211,3 @@ def op_hint(value, fallback):
         return "cond"
     return fallback
 
-
-def _lambda_value(name, lam):
-    from mindgrad.compiler.front.inline import _lambda_def
-
-    return _lambda_def(name, lam, lam)

@@ -30,6 +30,7 @@ from mindgrad.compiler.facts.analysis import (
 )
 from mindgrad.compiler.finish import emit
 from mindgrad.compiler.marks import comment
+from mindgrad.compiler.transform import operations
 from mindgrad.compiler.transform.expand import literal
 from mindgrad.errors import Located, UnsupportedSyntaxError, located
 
@@ -112,6 +113,27 @@ class FunctionContext(Located):
         return as_method(self.src, call, user_code(
             target, func, allow_helpers=True, nargs=len(call.args),
             keywords=[k.arg for k in call.keywords]))
+
+    def dispatched(self, call, dispatcher):
+        """A call the run-time dispatcher differentiates (``operations.dynamic_parts``):
+        ``(active, label, made, passed)``: its active arguments as ``(position, node)`` (an
+        index, or a keyword's name), a label for the names of its functions, the dispatcher's
+        call ``dispatcher(f, [stars,] positions, *args, **kw)`` (``dispatcher(starred)`` is
+        ``expansions.dynamic_split`` or ``dynamic_tangent``) and the arguments the function it
+        gives takes, every one by position; only the first two where no argument is active."""
+        func, stars, call = operations.dynamic_parts(call, self.resolve)
+        active = [(i, a) for i, a in enumerate(call.args) if self.is_active(a)]
+        active += [(k.arg, k.value) for k in call.keywords if self.is_active(k.value)]
+        label = func.id if isinstance(func, gast.Name) else "fn"
+        if not active:
+            return active, label, None, None
+        made = A.call(self.helper(dispatcher(bool(stars))), A.clone(func),
+                      *([A.tuple_([A.const(i) for i in stars])] if stars else []),
+                      A.tuple_([A.const(p) for p, _ in active]),
+                      *[A.clone(a) for a in call.args])
+        made.keywords = [gast.keyword(arg=k.arg, value=A.clone(k.value)) for k in call.keywords]
+        passed = [A.clone(a) for a in call.args] + [A.clone(k.value) for k in call.keywords]
+        return active, label, made, passed
 
     def index_value(self, index):
         """A subscript's index as an expression that can be passed to a function."""

@@ -151,26 +151,14 @@ class ForwardPass:
         run-time dispatcher gives its tangent function for the kinds of the arguments
         (``expansions.dynamic_tangent``), which takes the tangents by keyword."""
         cx = self.cx
-        func, stars, call = ops.dynamic_parts(call, cx.resolve)
-        active = [(i, a) for i, a in enumerate(call.args) if cx.is_active(a)]
-        active += [(k.arg, k.value) for k in call.keywords if cx.is_active(k.value)]
+        active, label, made, passed = cx.dispatched(call, expansions.dynamic_tangent)
         if not active:
             return [s, A.assign(cx.t(name), A.call(cx.helper(runtime.zero_tangent),
                                                    A.load(name)), s)]
-        label = func.id if isinstance(func, gast.Name) else "fn"
         tangent_fn = cx.fresh(f"{label}_tangent")
-        positions = tuple(p for p, _ in active)
-        keywords = [gast.keyword(arg=k.arg, value=A.clone(k.value)) for k in call.keywords]
-        made = A.call(cx.helper(expansions.dynamic_tangent(bool(stars))), A.clone(func),
-                      *([A.tuple_([A.const(i) for i in stars])] if stars else []),
-                      A.tuple_([A.const(p) for p in positions]),
-                      *[A.clone(a) for a in call.args])
-        made.keywords = keywords
-        names = expansions.dynamic_tangent_names(positions, len(call.args),
-                                                 tuple(k.arg for k in call.keywords))
+        names = expansions.dynamic_tangent_names(tuple(p for p, _ in active))
         # the generated tangent function takes every argument by position, then the tangents
-        run = A.call(A.load(tangent_fn), *[A.clone(a) for a in call.args],
-                     *[A.clone(k.value) for k in keywords])
+        run = A.call(A.load(tangent_fn), *passed)
         run.keywords = [gast.keyword(arg=n, value=cx.tangent_of(a))
                         for n, (_, a) in zip(names, active)]
         return [A.assign(tangent_fn, made, s),

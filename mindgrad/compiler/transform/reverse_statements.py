@@ -24,7 +24,7 @@ from mindgrad.compiler.facts.analysis import call_shape, without_receiver
 from mindgrad.compiler.transform import control_flow as cf
 from mindgrad.compiler.transform import operations as ops
 from mindgrad.compiler.transform.messages import source_text
-from mindgrad.compiler.transform.operations import dynamic_parts, starred_call
+from mindgrad.compiler.transform.operations import starred_call
 from mindgrad.compiler.transform.reverse_context import ReverseContext
 from mindgrad.compiler.transform.reverse_operations import AdjointWriter
 from mindgrad.errors import NoGradientRuleError
@@ -192,26 +192,14 @@ class StatementAdjoints:
         cx = self.cx
         if name not in cx.active:
             return [s], []
-        func, stars, call = dynamic_parts(call, cx.resolve)
-        active = [(i, a) for i, a in enumerate(call.args) if cx.is_active(a)]
-        active += [(k.arg, k.value) for k in call.keywords if cx.is_active(k.value)]
+        active, label, split, passed = cx.dispatched(call, expansions.dynamic_split)
         if not active:
             return [s], []
-        label = func.id if isinstance(func, gast.Name) else "fn"
         forward_fn = cx.fresh(f"{label}_forward")
         backward_fn = cx.fresh(f"{label}_backward")
         ctx = cx.fresh(naming.callee_tape(name))
         cx.local_names.update((forward_fn, backward_fn, ctx))
-        positions = A.tuple_([A.const(p) for p, _ in active])
-        args = [A.clone(a) for a in call.args]
-        keywords = [gast.keyword(arg=k.arg, value=A.clone(k.value)) for k in call.keywords]
-        split = A.call(cx.helper(expansions.dynamic_split(bool(stars))), A.clone(func),
-                       *([A.tuple_([A.const(i) for i in stars])] if stars else []), positions,
-                       *args)
-        split.keywords = keywords
-        # the generated forward function takes every argument by position
-        run = A.call(A.load(forward_fn), *[A.clone(a) for a in args],
-                     *[A.clone(k.value) for k in keywords])
+        run = A.call(A.load(forward_fn), *passed)
         forward = [A.assign(A.tuple_([A.store(forward_fn), A.store(backward_fn)], gast.Store()),
                             split, s),
                    A.assign(A.tuple_([A.store(name), A.store(ctx)], gast.Store()), run, s)]
