@@ -91,6 +91,9 @@ CONSTRUCTS = (
     # grad of a lambda reading the function's own variables, value_and_grad of a lambda, in
     # place: refused as calls through an expression
     "gradient_of_closure",
+    # jacrev or jacfwd of a helper, in place: the list of the Jacobian's rows is read by two
+    # backward sweeps at third order in reverse mode (an internal error once)
+    "jacobian_inside",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -608,11 +611,17 @@ class Generator:
                 self.helpers.append(f"def {h}_list(*ps):\n    ps = list(ps)\n"
                                     f"    ps[0] = np.sin(ps[0])\n    return {h}(*ps)\n")
                 call = f"{h}_list({v.name}, {q})"
-        elif form < 0.9:
+        elif form < 0.85:
             self.used.add("gradient_of_closure")
             call = self.rng.choice([
                 f"mindgrad.grad(lambda t: np.sum({h}(t) * {v.name}))({v.name})",
                 f"mindgrad.value_and_grad(lambda t: np.sum({h}(t)))({v.name})[1] * 0.5"])
+        elif form < 0.92:
+            # the Jacobian's rows summed over the output's axes: the input's shape again
+            self.used.add("jacobian_inside")
+            axes = tuple(range(len(v.shape)))
+            jac = self.rng.choice(["jacrev", "jacfwd"])
+            call = f"np.sum(mindgrad.{jac}({h})({v.name}), axis={axes})"
         return self.define(lines, call, v.shape)
 
     def s_recursion(self, lines):

@@ -136,8 +136,11 @@ class StatementAdjoints:
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
                 and func.value.id in cx.local_names:
             base = func.value.id
-            if func.attr == "append" and (base in cx.active or (
-                    cx.needed is not None and base in cx.needed)):
+            # the list may be the caller's (taken from a tape at a higher order): another
+            # function's backward sweep sees it, so the append is undone as a pop would be
+            restore = id(s) in cx.aliases.argument_methods or (
+                cx.needed is not None and base in cx.needed)
+            if func.attr == "append" and (base in cx.active or restore):
                 bwd = []
                 if base in cx.active:
                     part = cx.fresh(naming.appended_item(base))
@@ -148,7 +151,7 @@ class StatementAdjoints:
                                                A.load(cx.d(base))), s))
                     if call.args and cx.is_active(call.args[0]):
                         bwd.append(cx.accumulate(call.args[0].id, A.load(part), s))
-                if cx.needed is not None and base in cx.needed:
+                if restore:
                     bwd.extend(cx.private(base, s) +
                                [A.expr_stmt(A.call(A.attr(A.load(base), "pop")), s)])
                 return [s], bwd
