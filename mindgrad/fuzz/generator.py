@@ -88,8 +88,8 @@ CONSTRUCTS = (
     # a star-call of a sequence built while the code runs (``h(*[t * 1.0 for t in (x, y)])``,
     # ``ps = list(ps); ps[0] = ...; h(*ps)``): refused as an unpacking of what is not a display
     "star_runtime",
-    # grad of a lambda reading the function's own variables, value_and_grad of a lambda, in
-    # place: refused as calls through an expression
+    # grad or jvp of a lambda reading the function's own variables, value_and_grad of a
+    # lambda, in place: refused as calls through an expression
     "gradient_of_closure",
     # jacrev or jacfwd of a helper, in place: the list of the Jacobian's rows is read by two
     # backward sweeps at third order in reverse mode (an internal error once)
@@ -615,7 +615,9 @@ class Generator:
             self.used.add("gradient_of_closure")
             call = self.rng.choice([
                 f"mindgrad.grad(lambda t: np.sum({h}(t) * {v.name}))({v.name})",
-                f"mindgrad.value_and_grad(lambda t: np.sum({h}(t)))({v.name})[1] * 0.5"])
+                f"mindgrad.value_and_grad(lambda t: np.sum({h}(t)))({v.name})[1] * 0.5",
+                f"mindgrad.jvp(lambda t: {h}(t) * {v.name}, ({v.name},), "
+                f"(np.cos({v.name}),))[1]"])
         elif form < 0.92:
             # the Jacobian's rows summed over the output's axes: the input's shape again
             self.used.add("jacobian_inside")

@@ -158,12 +158,26 @@ def hessian_of_a_lambda(x):
     return np.sum(mindgrad.hessian(lambda t: np.sum(np.sin(t) * t))(x))
 
 
+def jvp_of_a_parameter(x, fn=scaled):
+    """jvp of a function reached when the code runs: once refused ("must be known before the
+    run")."""
+    y, t = mindgrad.jvp(fn, (x,), (np.cos(x),))
+    return np.sum(y * t)
+
+
+def jvp_of_a_closure(x):
+    k = np.sin(x)
+    y, t = mindgrad.jvp(lambda u, w: np.sin(u * k) * w, (x, x * 2.0), (x, None))
+    return np.sum(y + t * t)
+
+
 FORMS = [from_a_dict, from_a_list_by_index, from_a_list_in_a_loop, keyword_through_a_list,
          with_a_numpy_default,
          with_a_default_of_its_own, given_to_a_function, a_lambda_given_on, partials_held,
          star_of_a_list_built, star_of_a_comprehension, star_of_args_changed,
          wrapper_of_some_arguments, grad_of_a_closure, grad_of_a_local_def,
-         value_and_grad_of_a_lambda, jacfwd_in_place, jacrev_in_place, hessian_of_a_lambda]
+         value_and_grad_of_a_lambda, jacfwd_in_place, jacrev_in_place, hessian_of_a_lambda,
+         jvp_of_a_parameter, jvp_of_a_closure]
 # the Jacobians of vectors: a 0-d input is one of a vector's shapes too
 VECTOR_ONLY = {jacfwd_in_place, jacrev_in_place, hessian_of_a_lambda}
 

@@ -332,6 +332,7 @@ CONSTRUCT_TEXT = {
     "callable_value": re.compile(r"h\d+_(fns\[[01]\]\(|table\['h'\]\(|apply\(|dflt\()"),
     "star_runtime": re.compile(r"h\d+\(\*\[t \* 1\.0 for t in |ps = list\(ps\)"),
     "gradient_of_closure": re.compile(r"mindgrad\.(grad\(lambda t: np\.sum\(h\d+\(t\) \* |"
+                                      r"jvp\(lambda t: h\d+\(t\) \* |"
                                       r"value_and_grad\(lambda t: np\.sum\(h\d+\(t\)\)\)\()"),
     "jacobian_inside": re.compile(r"np\.sum\(mindgrad\.jac(rev|fwd)\(h\d+\)\(\w+\), axis="),
 }

@@ -252,10 +252,6 @@ class Calls:
         if len(node.args) != 3 or any(isinstance(a, gast.Starred) for a in node.args):
             self.fail(node, "mindgrad.jvp inside a differentiated function takes (fn, inputs, "
                             "v), with the inputs and tangents written as tuples")
-        fn = source.static_value(self.src, node.args[0], self.locals)
-        if fn is source.MISSING or not callable(fn):
-            self.fail(node, "the function given to mindgrad.jvp must be known before the run "
-                            "(a module-level function or a closure variable)")
         inputs, tangents = ([*a.elts] if isinstance(a, gast.Tuple) else [a]
                             for a in node.args[1:])
         if len(inputs) != len(tangents):
@@ -263,12 +259,35 @@ class Calls:
                             "tangent(s)")
         positions = tuple(i for i, t in enumerate(tangents)
                           if not (isinstance(t, gast.Constant) and t.value is None))
-        self.src.static_arguments.append(node.args[0])
+        fn = source.static_value(self.src, node.args[0], self.locals)
+        free = []
+        if fn is source.MISSING or not callable(fn):
+            # a lambda or local def (reading the enclosing function's variables or not), or a
+            # function reached when the code runs (called through a lambda of as many
+            # parameters): lifted into a function taking its free variables first
+            fn, free = self.lifted(self._jvp_target(node.args[0], len(inputs), out), node)
+            positions = tuple(p + len(free) for p in positions)
+        else:
+            self.src.static_arguments.append(node.args[0])
         name = self.fresh(f"jvp_{getattr(fn, '__name__', 'fn')}")
-        self.src.constants[name] = as_python(fn, positions, len(inputs))
-        args = [self.atom(a, out, "x") for a in inputs] + \
-            [self.atom(tangents[p], out, "v") for p in positions]
+        self.src.constants[name] = as_python(fn, positions, len(free) + len(inputs))
+        args = [A.load(v) for v in free] + [self.atom(a, out, "x") for a in inputs] + \
+            [self.atom(tangents[p - len(free)], out, "v") for p in positions]
         return gast.Call(func=A.load(name), args=args, keywords=[])
+
+    def _jvp_target(self, target, count, out):
+        """The local def ``jvp``'s function denotes: a lambda, a local def, or, for a
+        function known only when the code runs, ``lambda x0, ..: target(x0, ..)``."""
+        fdef = self.function_value(target, out)
+        if fdef is not None:
+            return fdef
+        params = [f"x{i}" for i in range(count)]
+        call = gast.Call(func=A.clone(target), args=[A.load(p) for p in params], keywords=[])
+        lam = gast.Lambda(args=gast.arguments(
+            args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
+                  for p in params], posonlyargs=[], vararg=None, kwonlyargs=[],
+            kw_defaults=[], kwarg=None, defaults=[]), body=call)
+        return self.function_value(gast.copy_location(lam, target), out)
 
     def _restore_item(self, s):
         """``restore_item(x, idx, old)`` (in generated code) as the index assignment
