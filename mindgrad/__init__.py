@@ -24,6 +24,7 @@ from mindgrad.api import (
     value_and_grad,
     vjp,
 )
+from mindgrad.api.mapping import vmap
 from mindgrad.compiler.cache import clear as clear_cache
 from mindgrad.compiler.cache import stats as cache_stats
 from mindgrad.errors import (
@@ -99,7 +100,6 @@ for _name in ("dtype", "initializer"):
 # mindgrad.common (with dtype, tensor, parameter, initializer, api) and mindgrad.context
 from mindgrad import common, context, nn, ops  # noqa: E402
 from mindgrad.mindspore.facade import unsupported as _unsupported  # noqa: E402
-from mindgrad.mindspore.ops import vmap  # noqa: E402  (a clear error: mindgrad has no vmap)
 
 
 def __getattr__(name):

@@ -17,6 +17,7 @@ import numpy as np
 from mindgrad.api.functional import jvp, vjp
 from mindgrad.api.gradients import get_grad, grad, stop_gradient, value_and_grad
 from mindgrad.api.jacobians import jacfwd, jacrev
+from mindgrad.api.mapping import vmap
 from mindgrad.compiler import objects
 from mindgrad.mindspore import creation, functional, nn_functional, primitives
 from mindgrad.mindspore.composite import HyperMap, Map, MultitypeFuncGraph
@@ -75,14 +76,6 @@ def derivative(fn, primals, order):
     raise NotImplementedError(
         "ops.derivative (Taylor-mode higher derivatives) is not in mindgrad yet; for the "
         "order-n derivative along one direction, nest jvp n times (jvp of jvp)")
-
-
-def vmap(fn, in_axes=0, out_axes=0, chunk_size=0):
-    """MindSpore's ``vmap``: not in mindgrad (its generated code runs at NumPy speed on whole
-    arrays; write the function for the batch, or loop over it)."""
-    raise NotImplementedError(
-        "vmap is not supported by mindgrad: write the function on the batched arrays (NumPy "
-        "broadcasts), or loop over the batch and stack the results")
 
 
 class MatMul:

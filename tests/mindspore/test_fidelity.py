@@ -289,8 +289,6 @@ def test_a_missing_mindspore_name_says_so():
         ops.no_such_name  # noqa: B018
     with pytest.raises(NotImplementedError, match="Taylor"):
         ops.functional.jet(np.sin, np.ones(2), np.ones((1, 2)))
-    with pytest.raises(NotImplementedError, match="vmap"):
-        ms.vmap(np.sin)
 
 
 _LAYER_SCALE = [0.0]

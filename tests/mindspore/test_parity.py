@@ -31,9 +31,6 @@ DIFFERENCES = {
         [(name, m) for name in ("jet_taylor", "derivative_taylor") for m in parity_programs.MODES],
         "Taylor mode is not in mindgrad yet: ops.jet and ops.derivative raise "
         "NotImplementedError"),
-    **dict.fromkeys(
-        [("vmap_call", m) for m in parity_programs.MODES],
-        "mindgrad has no vmap: it raises NotImplementedError"),
 }
 
 
