@@ -83,6 +83,10 @@ class _Entry:
         generated.dependencies = ()
 
     def _dependency(self, where, root, path, obj):
+        if isinstance(obj, types.MethodType):
+            # an attribute access gives a new bound method each time (Zero.like, a
+            # classmethod): the function it binds is what stays the same
+            path, obj = tuple(path) + ("__func__",), obj.__func__
         name = None
         if where == "global":
             name, path = path[0], path[1:]

@@ -71,6 +71,39 @@ def test_same_shape_different_values_does_not_build():
     assert c.delta() == (0, 1)
 
 
+class _Scaler:
+    factor = 3.0
+
+    @classmethod
+    def scale(cls, t):
+        return t * cls.factor
+
+
+def _through_a_classmethod(x):
+    return np.sum(_Scaler.scale(x) * x)
+
+
+def _slope_of_square(x):
+    return mindgrad.jvp(_square, (x,), (np.ones_like(x),))[1]
+
+
+def test_code_calling_a_classmethod_is_built_once():
+    """``_Scaler.scale`` gives a new bound method at each access: the cache once compared it
+    by identity and built the gradient again at every call (so did jvp of a function calling
+    jvp, whose tangent code calls ``Zero.like``)."""
+    x = np.array([1.0, -2.0])
+    c = Counter()
+    for _ in range(3):
+        np.testing.assert_allclose(grad(_through_a_classmethod)(x), 6.0 * x)
+        np.testing.assert_allclose(mindgrad.jvp(_slope_of_square, (x,), (x,))[1], 2.0 * x)
+    builds, hits = c.delta()
+    assert hits >= 4 and builds <= 3, (builds, hits)
+    c.delta()
+    grad(_through_a_classmethod)(x)
+    mindgrad.jvp(_slope_of_square, (x,), (x,))
+    assert c.delta()[0] == 0
+
+
 def test_python_float_values_do_not_build():
     g = grad(_square)
     c = Counter()
