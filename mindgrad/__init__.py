@@ -25,6 +25,7 @@ from mindgrad.api import (
     vjp,
 )
 from mindgrad.api.mapping import vmap
+from mindgrad.api.taylor import derivative, jet
 from mindgrad.compiler.cache import clear as clear_cache
 from mindgrad.compiler.cache import stats as cache_stats
 from mindgrad.errors import (
@@ -196,4 +197,6 @@ __all__ = [
     "value_and_grad",
     "vjp",
     "vmap",
+    "jet",
+    "derivative",
 ]

@@ -1,7 +1,8 @@
 """``python3 -m mindgrad.fuzz --count N --seed S --modes grad,jvp,hvp,value,third --out DIR``
 
-``--jobs J`` runs J processes; ``--modes`` defaults to all seven (``third`` is jvp over jvp over
-grad, ``forward3`` jvp three times, ``rfr`` grad over jvp over grad: the slowest).
+``--jobs J`` runs J processes; ``--modes`` defaults to all eight (``third`` is jvp over jvp over
+grad, ``forward3`` jvp three times, ``rfr`` grad over jvp over grad: the slowest; ``vmap`` maps
+the function over three examples and differentiates through the map).
 
 ``--scipy`` lets the programs call SciPy's functions too (SciPy must be installed).
 """

@@ -38,7 +38,7 @@ import mindgrad
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
 from mindgrad.runtime import trees
 
-MODES = ("grad", "jvp", "hvp", "value", "third", "forward3", "rfr")
+MODES = ("grad", "jvp", "hvp", "value", "third", "forward3", "rfr", "vmap")
 OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped", "known")
 STEPS = (1e-5, 1e-4)
 RTOL = 1e-4
@@ -469,8 +469,47 @@ def check_forward_third(f, args, rng):
     return f"third order, jvp of jvp of jvp: {problem}" if problem else None
 
 
+def mapped_sum(mapped, weights, count):
+    """``(x0, ..) -> np.sum(mapped(x0, ..) * weights)`` as a Python function with source."""
+    params = ", ".join(f"x{i}" for i in range(count))
+    name = f"mapped_{next(_module_ids)}"
+    text = (f"def {name}({params}):\n"
+            f"    return np.sum(mapped({params}) * u)\n")
+    return with_source(name, text, {"np": np, "mapped": mapped, "u": weights})
+
+
+def check_vmap(f, args, rng):
+    """``vmap(f)`` over a batch of three examples (the sample point and two points near it):
+    each slice of its result against ``f`` of that example; then, for one array result, the
+    gradient of a weighted sum of the mapped function (``grad`` through ``vmap``) against
+    central differences."""
+    batch = [args] + [shifted(args, directions(args, rng), 0.05) for _ in range(2)]
+    outs = [plain(f, b) for b in batch]
+    stacked = [np.stack([np.asarray(b[i], dtype=np.float64) for b in batch])
+               for i in range(len(args))]
+    with watch():
+        mapped = mindgrad.vmap(f)(*copy_args(stacked))
+    for k, out in enumerate(outs):
+        got = [np.take(leaf, k, axis=0) for leaf in leaves(mapped)]
+        if len(got) != len(leaves(out)) or not all(
+                np.allclose(g, e, rtol=1e-12, atol=0, equal_nan=True)
+                for g, e in zip(got, leaves(out))):
+            return f"vmap's example {k} gives {got!r}, f gives {leaves(out)!r}"
+    if not isinstance(outs[0], (np.ndarray, float)):
+        return None
+    loss = mapped_sum(mindgrad.vmap(f), rng.standard_normal(np.shape(mapped)), len(stacked))
+    positions = tuple(range(len(stacked)))
+    with watch():
+        grads = mindgrad.grad(loss, positions)(*copy_args(stacked))
+    dirs = directions(stacked, rng)
+    fds = central(lambda a: loss(*a), stacked, dirs)
+    ad = vdot(grads, dirs)
+    return compare(ad, fds, abs(loss(*stacked)) + abs(ad))
+
+
 CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value,
-          "third": check_third, "forward3": check_forward_third, "rfr": check_reverse_third}
+          "third": check_third, "forward3": check_forward_third, "rfr": check_reverse_third,
+          "vmap": check_vmap}
 
 
 def run(f, path, args, mode, seed=0) -> Result:

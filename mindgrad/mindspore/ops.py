@@ -18,6 +18,7 @@ from mindgrad.api.functional import jvp, vjp
 from mindgrad.api.gradients import get_grad, grad, stop_gradient, value_and_grad
 from mindgrad.api.jacobians import jacfwd, jacrev
 from mindgrad.api.mapping import vmap
+from mindgrad.api.taylor import derivative, jet
 from mindgrad.compiler import objects
 from mindgrad.mindspore import creation, functional, nn_functional, primitives
 from mindgrad.mindspore.composite import HyperMap, Map, MultitypeFuncGraph
@@ -62,20 +63,6 @@ __all__ = [
     "vjp",
 ]
 __all__ += functional.__all__ + nn_functional.__all__ + creation.__all__ + primitives.__all__
-
-
-def jet(fn, primals, series):
-    """MindSpore's ``ops.jet`` (Taylor-mode derivatives): not in mindgrad yet."""
-    raise NotImplementedError(
-        "ops.jet (Taylor-mode higher derivatives) is not in mindgrad yet; for derivatives of "
-        "order n along one direction, nest jvp n times (jvp of jvp) or use hessian/jacfwd")
-
-
-def derivative(fn, primals, order):
-    """MindSpore's ``ops.derivative`` (Taylor-mode derivatives): not in mindgrad yet."""
-    raise NotImplementedError(
-        "ops.derivative (Taylor-mode higher derivatives) is not in mindgrad yet; for the "
-        "order-n derivative along one direction, nest jvp n times (jvp of jvp)")
 
 
 class MatMul:

@@ -163,7 +163,7 @@ def wrong_cos(monkeypatch):
     rules._bump()
 
 
-@pytest.mark.parametrize("mode", ["grad", "jvp"])
+@pytest.mark.parametrize("mode", ["grad", "jvp", "vmap"])
 def test_oracle_flags_a_wrong_rule(wrong_sin, mode):
     with tempfile.TemporaryDirectory() as directory:
         result = oracle.check_program(_program(SIN), mode, directory)

@@ -287,8 +287,6 @@ def test_a_missing_mindspore_name_says_so():
         ops.Conv3DTranspose  # noqa: B018
     with pytest.raises(AttributeError, match="none either"):
         ops.no_such_name  # noqa: B018
-    with pytest.raises(NotImplementedError, match="Taylor"):
-        ops.functional.jet(np.sin, np.ones(2), np.ones((1, 2)))
 
 
 _LAYER_SCALE = [0.0]

@@ -27,10 +27,6 @@ DIFFERENCES = {
         [("numpy_inputs_only", m) for m in parity_programs.MODES],
         "mindgrad differentiates NumPy arrays and Python floats (its NumPy-level API); "
         "MindSpore differentiates Tensors only and gives ()"),
-    **dict.fromkeys(
-        [(name, m) for name in ("jet_taylor", "derivative_taylor") for m in parity_programs.MODES],
-        "Taylor mode is not in mindgrad yet: ops.jet and ops.derivative raise "
-        "NotImplementedError"),
 }
 
 
