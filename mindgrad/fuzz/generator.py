@@ -70,7 +70,8 @@ CONSTRUCTS = (
     # ``.copy()`` was an array
     "list_callee",
     # a dict built by a call of dict with keywords or pairs (``dict(u=x, w=y)``,
-    # ``dict([("u", x)], w=y)``): the call did not fit the rule of ``dict(mapping)``
+    # ``dict([("u", x)], w=y)``, ``dict(**kw)`` in a helper): the call did not fit the rule of
+    # ``dict(mapping)``
     "dict_call",
     # a callee reached the ways code written elsewhere reaches it: ``functools.partial(h,
     # q=c)(x)`` called in place, ``getattr(obj, "name")``, a star-call of a slice of the
@@ -534,6 +535,11 @@ class Generator:
         elif form < 0.5:
             self.used.add("dict_call")
             lines.append(f"{dct} = dict([('u', {v.name})], w={other})")
+        elif form < 0.62:
+            self.used.add("dict_call")
+            if "def keywords_dict(**kw):" not in "".join(self.helpers):
+                self.helpers.append("def keywords_dict(**kw):\n    return dict(**kw)\n")
+            lines.append(f"{dct} = keywords_dict(u={v.name}, w={other})")
         else:
             lines.append(f"{dct} = {{'u': {v.name}, 'w': {other}}}")
         if self.rng.random() < 0.5:

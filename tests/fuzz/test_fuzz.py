@@ -324,7 +324,7 @@ CONSTRUCT_TEXT = {
                                 r"    \w+ = \1\[-?\d\] \* \1\[-?\d\] \+ np\.sin\(\1\[-1\]\)"),
     "keyword_input": re.compile(r"(mean|constant_values|initial|a_min)=(np\.|1\.0 \+ np\.)"),
     "item_write": re.compile(r"(a\d+) = [^\n]*lst\d+\[-?\d\][^\n]*\n    \1(\[\d\] = | [-*+]=)"),
-    "dict_call": re.compile(r"dct\d+ = dict\((u=|\[\('u', )"),
+    "dict_call": re.compile(r"dct\d+ = (dict\((u=|\[\('u', )|keywords_dict\(u=)"),
     "call_forms": re.compile(r"functools\.partial\(h\d+, q=|return h\d+\(\*ps\[1:\]\)|"
                              r"getattr\(np, 'tanh'\)\("),
     "gradient_inside": re.compile(r"_vg = mindgrad\.value_and_grad\(lambda t|mindgrad\.grad\("
