@@ -21,8 +21,8 @@ def _sin_times_exp(x):
     return np.sin(x) * np.exp(x)
 
 
-@pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("order", [1, 2, 3])
+@pytest.mark.parametrize("order, shape", [(o, s) for o in (1, 2) for s in SHAPES] +
+                         [(3, (3,))])  # the third order's code takes a second to build
 def test_derivative_along_ones_is_leibniz(order, shape):
     """d^n (sin x e^x) = sum_k C(n, k) sin(x + k pi / 2) e^x along the direction of ones."""
     x = _x(shape)
