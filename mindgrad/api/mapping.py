@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from mindgrad.compiler.finish.emit import compiled_function
+from mindgrad.runtime import trees
 
 __all__ = ["vmap", "Mapped"]
 
@@ -52,13 +53,13 @@ class Mapped:
         self.__name__ = "vmap_" + "".join(c if c.isalnum() else "_" for c in label)
 
     def __call__(self, *args):
-        axes = _per_argument(self.in_axes, len(args))
-        batched = [_batched_leaves(a, ax, f"argument {i}") for i, (a, ax) in
-                   enumerate(zip(args, axes))]
-        size = _batch_size([leaf for leaves in batched for leaf in leaves])
-        results = [self.fn(*[_example(a, ax, i) for a, ax in zip(args, axes)])
+        axes = [_spelled_out(a, x, f"argument {i}", "in_axes")
+                for i, (a, x) in enumerate(zip(args, _per_argument(self.in_axes, len(args))))]
+        size = _batch_size(args, axes)
+        results = [self.fn(*[trees.map_leaves(_slice(i), a, ax) for a, ax in zip(args, axes)])
                    for i in range(size)]
-        return _stacked(results, self.out_axes, "the result")
+        return _stacked(results, _spelled_out(results[0], self.out_axes, "the result",
+                                              "out_axes"))
 
     def __repr__(self):
         return (f"vmap({getattr(self.fn, '__name__', self.fn)!r}, in_axes={self.in_axes!r}, "
@@ -71,12 +72,8 @@ class Mapped:
 def _check_axes_spec(spec, what):
     if spec is None or (isinstance(spec, int) and not isinstance(spec, bool)):
         return
-    if isinstance(spec, (tuple, list)):
-        for s in spec:
-            _check_axes_spec(s, what)
-        return
-    if isinstance(spec, dict):
-        for s in spec.values():
+    if trees.is_container(spec):
+        for s in trees.children(spec):
             _check_axes_spec(s, what)
         return
     raise TypeError(f"vmap: {what} holds {spec!r}; each axis is an int or None, in a tuple, "
@@ -92,108 +89,95 @@ def _per_argument(in_axes, count):
     return [in_axes] * count
 
 
-def _batched_leaves(value, axis, where):
-    """``[(where, size)]`` of the batched arrays in ``value`` under ``axis`` (a prefix of its
-    structure), checking each axis against its array."""
-    if axis is None:
-        return []
-    if isinstance(axis, int):
-        if isinstance(value, (tuple, list)):
-            return [leaf for i, v in enumerate(value)
-                    for leaf in _batched_leaves(v, axis, f"{where}[{i}]")]
-        if isinstance(value, dict):
-            return [leaf for k, v in value.items()
-                    for leaf in _batched_leaves(v, axis, f"{where}[{k!r}]")]
-        ndim = np.ndim(value)
-        if not -ndim <= axis < ndim:
-            raise ValueError(f"vmap: {where} has {ndim} dimension(s), so it has no batch axis "
-                             f"{axis}; give its axis in in_axes, or None for an argument not "
-                             f"batched")
-        return [(where, np.shape(value)[axis])]
-    if isinstance(axis, (tuple, list)):
-        if not isinstance(value, (tuple, list)) or len(value) != len(axis):
-            raise ValueError(f"vmap: in_axes gives {where} the structure {axis!r}, but it is "
-                             f"{type(value).__name__}"
-                             + (f" of {len(value)} items" if isinstance(value, (tuple, list))
-                                else ""))
-        return [leaf for i, (v, a) in enumerate(zip(value, axis))
-                for leaf in _batched_leaves(v, a, f"{where}[{i}]")]
-    if not isinstance(value, dict) or set(value) != set(axis):
-        raise ValueError(f"vmap: in_axes gives {where} a dict of keys {sorted(axis)!r}, which "
-                         f"it does not have")
-    return [leaf for k in axis for leaf in _batched_leaves(value[k], axis[k], f"{where}[{k!r}]")]
+def _spelled_out(value, axis, where, what):
+    """``axis``, a prefix of ``value``'s structure (an int or None covers all it holds), as a
+    tree of ``value``'s structure with an axis or None at each leaf."""
+    if axis is None or isinstance(axis, int):
+        return trees.map_leaves(lambda _: axis, value)
+    if isinstance(axis, dict) != isinstance(value, dict) or not trees.is_container(value) \
+            or len(axis) != len(value) or (isinstance(axis, dict) and set(axis) != set(value)):
+        raise ValueError(f"vmap: {what} gives {where} the structure {axis!r}, but it is "
+                         f"{_described(value)}")
+    keys = list(value) if isinstance(value, dict) else range(len(value))
+    return trees.rebuild(value, [_spelled_out(value[k], axis[k], f"{where}[{k!r}]", what)
+                                 for k in keys])
 
 
-def _batch_size(leaves):
-    if not leaves:
+def _described(value):
+    if isinstance(value, dict):
+        return f"a dict of keys {sorted(value)!r}"
+    if trees.is_container(value):
+        return f"{type(value).__name__} of {len(value)} items"
+    return "one array"
+
+
+def _labelled(value, where):
+    """``(where, leaf)`` for each leaf of ``value``, in ``trees``' order."""
+    if not trees.is_container(value):
+        return [(where, value)]
+    keys = list(value) if isinstance(value, dict) else range(len(value))
+    return [pair for k in keys for pair in _labelled(value[k], f"{where}[{k!r}]")]
+
+
+def _batch_size(args, axes):
+    """The batch size the batched leaves of ``args`` agree on, each axis checked."""
+    sizes = []
+    for i, (arg, ax) in enumerate(zip(args, axes)):
+        for (where, leaf), axis in zip(_labelled(arg, f"argument {i}"), trees.leaves(ax)):
+            if axis is None:
+                continue
+            ndim = np.ndim(leaf)
+            if not -ndim <= axis < ndim:
+                raise ValueError(f"vmap: {where} has {ndim} dimension(s), so it has no batch "
+                                 f"axis {axis}; give its axis in in_axes, or None for an "
+                                 f"argument not batched")
+            sizes.append((where, np.shape(leaf)[axis]))
+    if not sizes:
         raise ValueError("vmap: no argument is batched (every in_axes entry is None); map "
                          "over at least one argument")
-    sizes = {size for _, size in leaves}
-    if len(sizes) > 1:
-        told = ", ".join(f"{where} has {size}" for where, size in leaves)
+    if len({size for _, size in sizes}) > 1:
+        told = ", ".join(f"{where} has {size}" for where, size in sizes)
         raise ValueError(f"vmap: the batched arguments disagree on the batch size: {told}")
-    size = sizes.pop()
-    if size == 0:
+    if sizes[0][1] == 0:
         raise ValueError("vmap: the batch is empty (0 examples): the result's shape is "
                          "unknown without one")
-    return size
+    return sizes[0][1]
 
 
-def _example(value, axis, i):
+def _slice(i):
+    """A leaf's example ``i``: its slice at ``i`` along its axis, or itself for None."""
+    return lambda leaf, axis: leaf if axis is None else np.take(np.asanyarray(leaf), i, axis)
+
+
+def _stacked(results, axes):
+    """The examples' results, each leaf stacked along its axis of ``axes`` (or the same in
+    every example, returned once, for None)."""
+    skeleton = trees.map_leaves(lambda _: None, results[0])
+    if any(trees.map_leaves(lambda _: None, r) != skeleton for r in results[1:]):
+        raise ValueError("vmap: the result has a different structure in different examples")
+    columns = list(zip(*(trees.leaves(r) for r in results)))
+    stacked = [_stacked_leaf(column, axis, where) for column, axis, (where, _) in
+               zip(columns, trees.leaves(axes), _labelled(results[0], "the result"))]
+    leaves = iter(stacked)  # map_leaves visits the leaves in trees.leaves' order
+    return trees.map_leaves(lambda _: next(leaves), results[0])
+
+
+def _stacked_leaf(column, axis, where):
+    first = column[0]
     if axis is None:
-        return value
-    if isinstance(value, (tuple, list)):
-        parts = [_example(v, axis if isinstance(axis, int) else axis[k], i)
-                 for k, v in enumerate(value)]
-        return type(value)(parts)
-    if isinstance(value, dict):
-        return {k: _example(v, axis if isinstance(axis, int) else axis[k], i)
-                for k, v in value.items()}
-    return np.take(np.asanyarray(value), i, axis=axis)
-
-
-def _stacked(results, axis, where):
-    first = results[0]
-    if axis is None:
-        for r in results[1:]:
-            if not _same(first, r):
-                raise ValueError(f"vmap: out_axes gives {where} None, but it differs from one "
-                                 f"example to another; give it a batch axis")
+        if not all(np.shape(r) == np.shape(first) and np.all(np.asarray(r) == first)
+                   for r in column[1:]):
+            raise ValueError(f"vmap: out_axes gives {where} None, but it differs from one "
+                             f"example to another; give it a batch axis")
         return first
-    if isinstance(first, (tuple, list)):
-        if any(not isinstance(r, (tuple, list)) or len(r) != len(first) for r in results):
-            raise ValueError(f"vmap: {where} has a different structure in different examples")
-        if isinstance(axis, (tuple, list)) and len(axis) != len(first):
-            raise ValueError(f"vmap: out_axes gives {where} {len(axis)} entries, but it has "
-                             f"{len(first)} items")
-        parts = [_stacked([r[k] for r in results], axis if isinstance(axis, int) else axis[k],
-                          f"{where}[{k}]") for k in range(len(first))]
-        return type(first)(parts) if isinstance(first, list) else tuple(parts)
-    if isinstance(first, dict):
-        keys = set(first)
-        if any(not isinstance(r, dict) or set(r) != keys for r in results):
-            raise ValueError(f"vmap: {where} has different keys in different examples")
-        return {k: _stacked([r[k] for r in results], axis if isinstance(axis, int) else axis[k],
-                            f"{where}[{k!r}]") for k in first}
-    if not isinstance(axis, int):
-        raise ValueError(f"vmap: out_axes gives {where} the structure {axis!r}, but it is one "
-                         f"array")
     ndim = np.ndim(first) + 1
     if not -ndim <= axis < ndim:
         raise ValueError(f"vmap: out_axes {axis} is out of range for {where}, which has "
                          f"{ndim} dimension(s) with the batch axis")
-    stacked = np.stack([np.asarray(r) for r in results], axis=axis)
+    stacked = np.stack([np.asarray(r) for r in column], axis=axis)
     kind = type(first)  # an array subclass (MindSpore's Tensor) stays one
     return stacked.view(kind) if kind is not np.ndarray and isinstance(first, np.ndarray) \
         else stacked
-
-
-def _same(a, b):
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
-    return np.shape(a) == np.shape(b) and bool(np.all(np.asarray(a) == np.asarray(b)))
 
 
 # ----- inside differentiated code ---------------------------------------------------------------

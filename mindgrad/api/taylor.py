@@ -12,7 +12,8 @@ is the ``order``-th derivative along the direction of ones (the curve ``primals 
 The curve is written as a polynomial in ``t`` (Horner's form, products and sums only, so its
 derivatives at 0 are exact), and the ``k``-th derivative is ``jvp`` in ``t`` of the
 ``(k - 1)``-th: forward mode nested ``k`` times through generated Python functions, right at
-any order, each level's code built once per function, order and kinds of arguments.
+any order, each level's code built once per function, order and kinds of arguments. One
+``jvp`` gives two orders (the value and the slope of the ``(k - 1)``-th).
 """
 
 from __future__ import annotations
@@ -65,7 +66,13 @@ def jet(fn, primals, series):
         raise TypeError(f"jet: fn returns {type(out).__name__}; Taylor mode here takes a "
                         f"function of one array result")
     levels = _levels(fn, len(primals), order)
-    derivatives = [levels[k](0.0, *primals, *coefficients) for k in range(1, order + 1)]
+    point = (0.0, *primals, *coefficients)
+    along_t = (1.0,) + (None,) * (len(point) - 1)
+    derivatives = [None] * order
+    for k in range(order, 0, -2):  # jvp of the (k - 1)-th derivative gives it and the k-th
+        value, derivatives[k - 1] = jvp(levels[k - 1], point, along_t)
+        if k >= 2:
+            derivatives[k - 2] = value
     dtype = np.result_type(out)
     return out, np.stack([np.asarray(d, dtype=dtype) * np.ones_like(out, dtype=dtype)
                           for d in derivatives])
@@ -83,19 +90,20 @@ def derivative(fn, primals, order):
 
 
 def _ones_then_zeros(primal, order):
-    like = np.asarray(primal.view(np.ndarray) if isinstance(primal, np.ndarray) else primal)
-    dtype = like.dtype if like.dtype.kind == "f" else np.float64
-    series = np.zeros((order,) + like.shape, dtype=dtype)
+    """The series of the curve ``primal + t``: ones, then zeros (a Tensor primal makes
+    ``jet`` give Tensors whatever the series' type)."""
+    dtype = np.result_type(primal) if np.result_type(primal).kind == "f" else np.float64
+    series = np.zeros((order,) + np.shape(primal), dtype=dtype)
     series[0] = 1.0
-    return type(primal)(series) if isinstance(primal, np.ndarray) and \
-        type(primal) is not np.ndarray else series
+    return series
 
 
 @functools.lru_cache(maxsize=64)
 def _levels(fn, count, order):
-    """``[f_0, f_1, ..., f_order]``: ``f_k(t, x..., c...)`` the ``k``-th derivative in ``t`` of
-    ``fn`` along the curve ``x_i + t (c_i1 + t (c_i2 + ...))``, ``f_k`` the ``jvp`` in ``t`` of
-    ``f_(k-1)``: generated Python, which the transformations follow."""
+    """``[f_0, ..., f_(order - 1)]``: ``f_k(t, x..., c...)`` the ``k``-th derivative in ``t``
+    of ``fn`` along the curve ``x_i + t (c_i1 + t (c_i2 + ...))``, ``f_k`` the ``jvp`` in ``t``
+    of ``f_(k-1)``: generated Python, which the transformations follow (``jet`` takes the
+    ``jvp`` of the last for the order-th)."""
     xs = [f"x{i}" for i in range(count)]
     cs = [f"c{i}_{k}" for i in range(count) for k in range(1, order + 1)]
     params = ", ".join(["t", *xs, *cs])
@@ -111,7 +119,7 @@ def _levels(fn, count, order):
     levels = [compiled_function(f"def {name}_0({params}):\n"
                                 f"    return fn({', '.join(points)})\n", f"{name}_0", namespace)]
     nones = ", ".join(["None"] * (count + len(cs)))
-    for k in range(1, order + 1):
+    for k in range(1, order):
         text = (f"def {name}_{k}({params}):\n"
                 f"    # the derivative in t of the one before\n"
                 f"    return jvp({name}_{k - 1}, ({params},), (1.0, {nones}))[1]\n")

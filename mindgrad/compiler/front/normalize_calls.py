@@ -23,6 +23,7 @@ import gast
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import expansions, objects
+from mindgrad.compiler.finish import assemble
 from mindgrad.compiler.front import source
 
 
@@ -283,10 +284,7 @@ class Calls:
             return fdef
         params = [f"x{i}" for i in range(count)]
         call = gast.Call(func=A.clone(target), args=[A.load(p) for p in params], keywords=[])
-        lam = gast.Lambda(args=gast.arguments(
-            args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
-                  for p in params], posonlyargs=[], vararg=None, kwonlyargs=[],
-            kw_defaults=[], kwarg=None, defaults=[]), body=call)
+        lam = gast.Lambda(args=assemble.arguments_of(params, []), body=call)
         return self.function_value(gast.copy_location(lam, target), out)
 
     def _restore_item(self, s):
