@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from mindgrad import runtime
-from mindgrad.api import arguments, display, runnable
+from mindgrad.api import arguments, batched, display, runnable
 from mindgrad.api import gradients as api
 from mindgrad.api.arguments import positions_of
 from mindgrad.api.functional import (
@@ -66,6 +66,10 @@ def jacrev(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
         if has_aux:
             out, aux = out[0], out[1:]
         api.check_real_output(out, fn, "jacrev (a gradient per output element)")
+        if not has_aux:
+            rows = batched.jacobian_rows(fn, positions, args, out)
+            if rows is not None:
+                return rows[0] if single_position else rows
         outputs = _flat_outputs(out)
         per_output = []
         for k, o in enumerate(outputs):
@@ -99,6 +103,11 @@ def jacfwd(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
         columns = {p: [] for p in positions}
         out = None
         for p in positions:
+            found = None if has_aux else batched.jacobian_columns(fn, p, args, jvp)
+            if found is not None:  # every column at once: the tangents' batch axis first
+                out, t_out = found
+                columns[p] = [_Columns(t) for t in _flat_outputs(t_out)]
+                continue
             x = np.asarray(args[p])
             for index in np.ndindex(x.shape):
                 v = [None] * len(args)
@@ -113,6 +122,10 @@ def jacfwd(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
         for k, o in enumerate(outputs):
             blocks = []
             for p in positions:
+                if columns[p] and isinstance(columns[p][0], _Columns):
+                    stacked = np.moveaxis(np.asarray(columns[p][k].tangents), 0, -1)
+                    blocks.append(np.reshape(stacked, np.shape(o) + np.shape(args[p])))
+                    continue
                 ts = [np.asarray(_flat_outputs(t)[k]) for t in columns[p]]
                 stacked = np.stack(ts, axis=-1) if ts else np.zeros(np.shape(o) + (0,))
                 blocks.append(np.reshape(stacked, np.shape(o) + np.shape(args[p])))
@@ -123,6 +136,13 @@ def jacfwd(fn: Callable, grad_position: Any = 0, has_aux: bool = False):
         return result
 
     return Jacobian(jacobian, fn, grad_position, has_aux, "fwd")
+
+
+class _Columns:
+    """The tangents of one output along every unit vector of an input, the batch axis first."""
+
+    def __init__(self, tangents):
+        self.tangents = tangents
 
 
 class Jacobian:
@@ -148,11 +168,16 @@ class Jacobian:
         return (f"the Jacobian of {api._name(self.fn)} with respect to grad_position "
                 f"{self.grad_position!r}, by {mode}")
 
-    def _generated(self, args):
+    def _generated(self, args, batch=True):
         """The generated code a call with ``args`` runs: the gradient taking an output
         sensitivity (``rev``, one call per output element), or the tangent code along each
         position (``fwd``, one call per input element)."""
         positions = positions_of(self.grad_position, None)
+        if batch and not self.has_aux:  # every row or column at once, where it runs batched
+            codes = batched.jacobian_code(self.fn, positions, args, self.mode, jvp_code,
+                                          differentiable)
+            if codes is not None:
+                return codes
         if self.mode == "rev":
             return [GradFunction(self.fn, positions, None, False, False, True, False)
                     ._generated(args)]
@@ -163,7 +188,8 @@ class Jacobian:
         """The generated code ``self(*args)`` runs, for arguments like ``args``; with
         ``standalone=True``, as a module that runs on its own (see ``GradFunction.source``)."""
         args = arguments.as_plain(args)
-        generated = self._generated(args)
+        # a module of its own gives the code of one row (column): its docstring says how
+        generated = self._generated(args, batch=not standalone)
         text = "\n\n".join(dict.fromkeys(g.text.rstrip() + "\n" for g in generated))
         if not standalone:
             return display.Code(text)
@@ -188,9 +214,10 @@ class Jacobian:
     def compiled(self):
         """``(argument kinds, code)`` for each argument signature compiled so far."""
         positions = positions_of(self.grad_position, None)
+        done = batched.codes_built(self.fn, self.mode)  # every row or column at once
         if self.mode == "rev":
-            return [(kinds, g.text) for found, kinds, g in cache.entries(self.fn)
-                    if found[:2] == (positions, ())]
+            return done + [(kinds, g.text) for found, kinds, g in cache.entries(self.fn)
+                           if found[:2] == (positions, ())]
         targets = [self.fn]
         if isinstance(self.fn, GradFunction):  # as_python's wrappers, by argument kinds
             targets = [made[1] for made in self.fn.__dict__.get("_as_python", {}).values()]
@@ -198,7 +225,7 @@ class Jacobian:
             targets = [made[1] for key, made in self.fn.__dict__.get("_as_python", {}).items()
                        if isinstance(key, int)]
         wanted = {("jvp", (p,)) for p in positions}
-        return [(kinds, g.text) for target in targets
+        return done + [(kinds, g.text) for target in targets
                 for found, kinds, g in cache.entries(target) if found in wanted]
 
     def __repr__(self):

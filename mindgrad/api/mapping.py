@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from mindgrad.api import batched
 from mindgrad.compiler.finish.emit import compiled_function
 from mindgrad.runtime import trees
 
@@ -56,10 +57,25 @@ class Mapped:
         axes = [_spelled_out(a, x, f"argument {i}", "in_axes")
                 for i, (a, x) in enumerate(zip(args, _per_argument(self.in_axes, len(args))))]
         size = _batch_size(args, axes)
+        out = batched.run(self, args, axes, size)
+        if out is not batched.LOOP:
+            return _placed(out, _spelled_out(out, self.out_axes, "the result", "out_axes"))
         results = [self.fn(*[trees.map_leaves(_slice(i), a, ax) for a, ax in zip(args, axes)])
                    for i in range(size)]
         return _stacked(results, _spelled_out(results[0], self.out_axes, "the result",
                                               "out_axes"))
+
+    def source(self, *args):
+        """The batched source ``vmap`` runs for arguments like ``args`` (a ``Code``)."""
+        return batched.source(self, args, [_spelled_out(a, x, f"argument {i}", "in_axes")
+                                           for i, (a, x) in enumerate(zip(
+                                               args, _per_argument(self.in_axes, len(args))))])
+
+    def stages(self, *args):
+        """The source after each stage of the batched build for arguments like ``args``."""
+        return batched.stages(self, args, [_spelled_out(a, x, f"argument {i}", "in_axes")
+                                           for i, (a, x) in enumerate(zip(
+                                               args, _per_argument(self.in_axes, len(args))))])
 
     def __repr__(self):
         return (f"vmap({getattr(self.fn, '__name__', self.fn)!r}, in_axes={self.in_axes!r}, "
@@ -162,6 +178,27 @@ def _stacked(results, axes):
     return trees.map_leaves(lambda _: next(leaves), results[0])
 
 
+def _placed(out, axes):
+    """The batched result ``out`` (the batch axis first in each leaf) with each leaf's batch
+    axis where ``axes`` puts it (None: one example's, checked to be the same in all)."""
+    placed = [_placed_leaf(leaf, axis, where) for leaf, axis, (where, _) in
+              zip(trees.leaves(out), trees.leaves(axes), _labelled(out, "the result"))]
+    leaves = iter(placed)
+    return trees.map_leaves(lambda _: next(leaves), out)
+
+
+def _placed_leaf(leaf, axis, where):
+    if axis is None:
+        if not np.all(leaf == leaf[:1]):
+            raise ValueError(f"vmap: out_axes gives {where} None, but it differs from one "
+                             f"example to another; give it a batch axis")
+        return leaf[0]
+    if not -leaf.ndim <= axis < leaf.ndim:
+        raise ValueError(f"vmap: out_axes {axis} is out of range for {where}, which has "
+                         f"{leaf.ndim} dimension(s) with the batch axis")
+    return np.moveaxis(leaf, 0, axis)
+
+
 def _stacked_leaf(column, axis, where):
     first = column[0]
     if axis is None:
@@ -195,6 +232,9 @@ def _mapped_python(mapped, args, nargs, keywords=()):
             "argument, no keywords, and gives one array (an int out_axes)")
     if all(a is None for a in axes):
         raise ValueError("vmap: no argument is batched (every in_axes entry is None)")
+    fast = _batched_python(mapped, args, axes)
+    if fast is not None:
+        return fast
     made = mapped.__dict__.setdefault("_as_python", {})
     if count not in made:
         params = [f"x{i}" for i in range(count)]
@@ -211,6 +251,43 @@ def _mapped_python(mapped, args, nargs, keywords=()):
         made[count] = compiled_function("\n".join(lines) + "\n", mapped.__name__,
                                         {"fn": mapped.fn, "np": np})
     return made[count]
+
+
+def _batched_python(mapped, args, axes):
+    """With the call's arguments known: a Python function calling the batched code built for
+    them (every statement batched, one array result), which the transformations follow into;
+    else None."""
+    if args is None or not isinstance(mapped.out_axes, int) or not _target_known(mapped.fn):
+        return None
+    spelled = [_spelled_out(a, x, f"argument {i}", "in_axes")
+               for i, (a, x) in enumerate(zip(args, axes))]
+    try:
+        _batch_size(args, spelled)
+    except ValueError:
+        return None
+    made = batched.compiled(mapped.fn, args, spelled)
+    if isinstance(made, str) or made.looped or made.result.kind != "array":
+        return None
+    cached = mapped.__dict__.setdefault("_as_batched_python", {})
+    if id(made) in cached and cached[id(made)][0] is made:
+        return cached[id(made)][1]
+    params = [f"x{i}" for i in range(len(args))]
+    first = next(i for i, a in enumerate(axes) if a is not None)
+    lines = [f"def {mapped.__name__}({', '.join(params)}):"]
+    lines += [f"    x{i} = np.moveaxis(x{i}, {a}, 0)" for i, a in enumerate(axes)
+              if a not in (None, 0)]
+    lines += [f"    out = batched({', '.join(params)}, np.shape(x{first})[0])"
+              f"  # every example at once",
+              f"    return np.moveaxis(out, 0, {mapped.out_axes})" if mapped.out_axes else
+              "    return out"]
+    function = compiled_function("\n".join(lines) + "\n", mapped.__name__,
+                                 {"batched": made.function, "np": np})
+    cached[id(made)] = (made, function)
+    return function
+
+
+def _target_known(fn):
+    return batched._target(fn) is not None and not isinstance(fn, batched.GradFunction)
 
 
 Mapped.__mindgrad_python__ = _mapped_python

@@ -5,11 +5,12 @@ given arguments (``source(mindgrad.jvp, f, inputs, v)``, ``source(mindgrad.vjp, 
 
 from __future__ import annotations
 
-from mindgrad.api import arguments, display, runnable
+from mindgrad.api import arguments, batched, display, runnable
 from mindgrad.api import functional as F
 from mindgrad.api import gradients as api
 from mindgrad.api import jacobians as J
 from mindgrad.api.gradients import GradFunction
+from mindgrad.api.mapping import Mapped
 from mindgrad.api.tracebacks import user_frames
 from mindgrad.compiler import cache, driver, expansions
 
@@ -34,6 +35,12 @@ def source(transformed, *args, standalone=False, **kwargs) -> display.Code:
     if isinstance(transformed, J.Jacobian):
         _no_keywords(kwargs)
         return transformed.source(*args, standalone=standalone)
+    if isinstance(transformed, Mapped):
+        _no_keywords(kwargs)
+        if standalone:
+            raise ValueError("vmap's batched code is shown as it runs; standalone=True is for "
+                             "the derivatives")
+        return transformed.source(*args)
     if transformed is F.jvp:
         fn, inputs, positions = _jvp_arguments(args, kwargs)
         generated = F.jvp_code(F.differentiable(fn, inputs), inputs, positions)
@@ -74,10 +81,17 @@ def stages(transformed, *args, **kwargs) -> display.Stages:
     if isinstance(transformed, GradFunction):
         return transformed.stages(*args, **kwargs)
     dump = lambda text: None  # noqa: E731 (the stages are kept on the result)
+    if isinstance(transformed, Mapped):
+        _no_keywords(kwargs)
+        return transformed.stages(*args)
     if isinstance(transformed, J.Jacobian):
         _no_keywords(kwargs)
         args = arguments.as_plain(args)
         positions = arguments.positions_of(transformed.grad_position, None)
+        found = None if transformed.has_aux else batched.jacobian_stages(
+            transformed.fn, positions, args, transformed.mode, F.differentiable)
+        if found is not None:  # every row or column at once: vmap's code, then its Jacobian
+            return display.Stages(found)
         if transformed.mode == "rev":
             return GradFunction(transformed.fn, positions, None, False, False, True,
                                 False).stages(*args, None)

@@ -213,10 +213,15 @@ def stats() -> dict:
     return dict(_stats)
 
 
+#: vmap's batched code: function -> {(object, kinds of arguments): batching.Compiled}
+batched = weakref.WeakKeyDictionary()
+
+
 def clear():
-    """Forget every generated gradient, and the text read of every function (the next build
-    reads and parses it again)."""
+    """Forget every generated gradient and batched function, and the text read of every
+    function (the next build reads and parses it again)."""
     _entries.clear()
+    batched.clear()
     source.forget_parsed()
 
 

@@ -15,6 +15,7 @@ import mindgrad as mg
 from mindgrad.api import display
 from mindgrad.api.display import Code, Stage, Stages
 from mindgrad.compiler import driver
+from mindgrad.compiler.driver import STAGES
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -196,7 +197,9 @@ def test_grad_function_html_shows_highlighted_code():
 
 def test_jacobian_repr_shows_the_code_it_ran():
     mg.clear_cache()
-    for jac, name in ((mg.jacrev(vector), "grad_vector"), (mg.jacfwd(vector), "jvp_vector"),
+    # jacrev and jacfwd run the batched code: every row (column) at once
+    for jac, name in ((mg.jacrev(vector), "grad_vmap_vector"),
+                      (mg.jacfwd(vector), "jvp_vmap_vector"),
                       (mg.hessian(energy), "grad_energy_jvp")):
         assert "no code compiled yet" in repr(jac)
         jac(X)
@@ -220,8 +223,11 @@ def test_source_of_every_transformation_names_its_functions():
     assert jvp_text.startswith("def jvp_f(x, y, *, t_x):")
     vjp_text = _compiles(mg.source(mg.vjp, f, X, Y))
     assert "def f_forward(x, y):" in vjp_text and "def f_backward(tape, " in vjp_text
-    assert "def grad_vector(x, *, sens):" in _compiles(mg.source(mg.jacrev(vector), X))
-    assert "def jvp_vector(x, *, t_x):" in _compiles(mg.source(mg.jacfwd(vector), X))
+    # every row (column) at once: the derivative of vmap's batched code
+    assert "def grad_vmap_vector(x, batch_size, *, sens):" in \
+        _compiles(mg.source(mg.jacrev(vector), X))
+    assert "def jvp_vmap_vector(x, batch_size, *, t_x):" in \
+        _compiles(mg.source(mg.jacfwd(vector), X))
     hessian_text = _compiles(mg.source(mg.hessian(energy), X))
     assert "def grad_energy_jvp(" in hessian_text and "def jvp_grad_energy_value(" in hessian_text
     both = _compiles(mg.source(mg.jacfwd(f, (0, 1)), X, Y))
@@ -240,10 +246,13 @@ def test_stages_of_every_transformation():
     assert [s.stage for s in mg.stages(mg.jvp, f, (X, Y), (X, None))][4] == "forward"
     assert "def f_backward(" in str(mg.stages(mg.vjp, f, X, Y)[-2].code)
     assert "def grad_energy_jvp(" in str(mg.stages(mg.hessian(energy), X))
-    assert [s[:2] for s in mg.stages(mg.jacrev(vector), X)] == \
-        [s[:2] for s in mg.grad(vector, sens_param=True).stages(X, np.ones(3))]
-    assert [s.code for s in mg.stages(mg.jacrev(vector), X)][:-1] == \
-        [s.code for s in mg.grad(vector, sens_param=True).stages(X, np.ones(3))][:-1]
+    # the batched build of vector, then the stages of its gradient
+    jac_stages = mg.stages(mg.jacrev(vector), X)
+    assert [s.stage for s in jac_stages][:6] == ["source", "fence", "normalize", "batch",
+                                                 "emit", "compile"]
+    assert [s.stage for s in jac_stages][6:] == list(STAGES)
+    assert jac_stages[6].code.strip() == jac_stages[4].code.strip()  # the batched source
+    assert "def grad_vmap_vector(" in jac_stages[-2].code
 
 
 def test_stages_of_a_gradient_of_a_gradient_transform_its_code():
