@@ -51,6 +51,9 @@ class BatchWriter:
     """Writes the batched function of ``fdef`` (normalized; ``src`` its source) for parameters
     of the examples' ``params`` (name -> Info) of which ``batched`` carry the batch axis."""
 
+    rules_class = BatchRules
+    size_name = "batch_size"
+
     def __init__(self, src, fdef, params, batched, names: naming.NameGen, name, examples=()):
         self.src, self.fdef, self.name = src, fdef, name
         self.params = [a.id for a in fdef.args.args]
@@ -63,10 +66,10 @@ class BatchWriter:
         self.resolve = Resolver(src, local_names)
         self.facts = F.Facts(fdef, params, batched, self.resolve)
         self.fresh = names
-        self.size = names("batch_size")
+        self.size = names(self.size_name)
         self.np = self.namespace.bind(np, "np")
-        self.rules = BatchRules(self.facts, self.np, self.size,
-                                self.namespace.bind(batching.spread, "spread"))
+        self.rules = self.rules_class(self.facts, self.np, self.size,
+                                      self.namespace.bind(batching.spread, "spread"))
         self.written = batch_scope.written_bases(fdef.body)
         self.looped = []
         self.input_batched = set(batched)
@@ -147,8 +150,8 @@ class BatchWriter:
         if kind != F.ARRAY or facts.reads_batched(target.slice):
             return self.each_example(s, "an index that differs between examples")
         index = self.rules.index_text(base, target.slice)
-        value = text(s.value)
-        if index is not None and facts.reads_batched(s.value):
+        value, value_batched = self.rules.written(s.value)
+        if index is not None and value_batched:
             selected = F.index_ndim(facts.ndim(base), facts.index_parts(target.slice))
             ndim = facts.ndim(s.value)
             if selected is None or ndim is None or ndim > selected or \
@@ -262,12 +265,7 @@ class BatchWriter:
             raise Unbatchable(f"{name} is written into, and may share its data with another "
                               f"value, before it differs between examples")
         node = gast.Name(name, gast.Load(), None, None)
-        if self.rules.kind(node) == F.ARRAY:
-            value = f"{self.np}.broadcast_to({name}, ({self.size},) + {self.np}.shape({name}))"
-            if name in self.written:
-                value = f"{self.np}.array({value})"
-        else:
-            value = f"{self.rules.spread_name}({name}, {self.size})"
+        value = self.rules.spread(node, writable=name in self.written, now=True)
         return [A.assign(name, parse(value), like)]
 
 

@@ -103,7 +103,9 @@ SAME_METHODS = frozenset({"copy", "astype", "conj", "clip"})
 def is_elementwise(fn, nargs) -> bool:
     if fn is np.where:
         return nargs == 3  # np.where(c) gives indices
-    return isinstance(fn, np.ufunc) or fn in LIKE
+    if isinstance(fn, np.ufunc):  # not a generalized one (np.matmul), nor one of two results
+        return fn.signature is None and fn.nout == 1
+    return fn in LIKE
 
 
 def keyword(call, name, position=None):

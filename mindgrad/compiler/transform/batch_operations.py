@@ -59,6 +59,10 @@ class BatchRules:
     def __init__(self, facts: F.Facts, np_name: str, size: str, spread_name: str):
         self.facts, self.np, self.size, self.spread_name = facts, np_name, size, spread_name
 
+    def written(self, value):
+        """``(source, batched)``: the value of an index write into a batched array."""
+        return text(value), self.batched(value)
+
     def batched(self, node) -> bool:
         return self.facts.reads_batched(node)
 
@@ -107,34 +111,31 @@ class BatchRules:
             return self.call(node)
         return None
 
-    def spread(self, node):
+    def spread(self, node, writable=False, now=False):
         """``node`` as an item of a batched container: a value the same in every example is
-        given the batch axis."""
-        if self.batched(node):
+        given the batch axis (a copy with ``writable``: the code writes into it; ``now``: a
+        batched name whose value here is the same in every example)."""
+        if self.batched(node) and not now:
             return text(node)
         if self.kind(node) == ARRAY:
-            return f"{self.np}.broadcast_to({text(node)}, ({self.size},) + " \
-                   f"{self.np}.shape({text(node)}))"
+            spread = f"{self.np}.broadcast_to({text(node)}, ({self.size},) + " \
+                     f"{self.np}.shape({text(node)}))"
+            return f"{self.np}.array({spread})" if writable else spread
         return f"{self.spread_name}({text(node)}, {self.size})"
 
     # ----- elementwise ------------------------------------------------------------------------
 
-    def elementwise(self, operands, write):
-        """``write`` of the operands, those batched given axes up to the result's ndim."""
+    def elementwise(self, operands, write, spread=False):
+        """``write`` of the operands, those batched given axes up to the result's ndim (with
+        ``spread``, those not batched given the batch axis first, by ``self.spread``)."""
         ndims = [self.facts.ndim(o) for o in operands]
-        batched = [self.batched(o) for o in operands]
-        if any(self.kind(o) not in (ARRAY,) for o in operands):
+        batched = [self.batched(o) or spread for o in operands]
+        if any(self.kind(o) not in (ARRAY,) for o in operands) or None in ndims:
             return None
-        known = [n for n in ndims if n is not None]
-        if len(known) < len(ndims):
-            # unknown ndims are safe only when every batched operand has the largest
-            if any(n is None for n, b in zip(ndims, batched) if b) or \
-                    any(n is None for n in ndims):
-                return None
         top = max(ndims, default=0)
         texts = []
         for o, n, b in zip(operands, ndims, batched):
-            t = text(o)
+            t = text(o) if self.batched(o) or not b else self.spread(o)
             if b and n < top:
                 t = f"{t}[:{', None' * (top - n)}]"
             texts.append(t)
