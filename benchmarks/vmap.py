@@ -14,22 +14,10 @@ call that builds the code). Rows:
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
+from timing import median_time  # benchmarks/timing.py
 
 import mindgrad
-
-
-def median_time(fn, repeat=30):
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def mlp_loss(w1, b1, w2, x, y):

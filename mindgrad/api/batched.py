@@ -25,7 +25,7 @@ from mindgrad.runtime import trees
 LOOP = object()
 
 
-def _target(fn):
+def target(fn):
     """``(function, obj)`` whose source the batched code is written from, or None."""
     if objects.is_module(fn):
         return type(fn).construct, fn
@@ -69,10 +69,10 @@ def _key(args, axes):
 def compiled(fn, args, axes):
     """The batched build of ``fn`` for ``args`` (``batching.Compiled``), or the reason there
     is none (a string); built once per function, object and kinds of arguments."""
-    target = _target(fn)
-    if target is None:
+    found = target(fn)
+    if found is None:
         return f"{type(fn).__name__} has no Python source to batch"
-    function, obj = target
+    function, obj = found
     built = cache.batched.setdefault(function, {})
     key = (id(obj), _key(args, axes))
     made = built.get(key)
@@ -94,7 +94,7 @@ def compiled(fn, args, axes):
 
 def _call(made, fn, moved, size):
     function = made.function
-    obj = _target(fn)[1]
+    obj = target(fn)[1]
     return function(*([obj] if obj is not None else []), *moved, size)
 
 
@@ -117,7 +117,7 @@ def _gradients(mapped, g, args, axes, size):
     example's gradient. Differentiated arguments the same in every example are given the batch
     axis first (each example has its own gradient)."""
     if g.has_aux or g.has_weights or g.sens_param or g.return_ids or g.custom_bprop or \
-            g.empty_position or _target(g.fn) is None or _target(g.fn)[1] is not None:
+            g.empty_position or target(g.fn) is None or target(g.fn)[1] is not None:
         return LOOP
     args, axes = list(args), list(axes)
     for p in g.positions:
@@ -175,8 +175,8 @@ def _spread_at(args, positions, size):
 
 
 def _plain(fn):
-    return not isinstance(fn, GradFunction) and _target(fn) is not None and \
-        _target(fn)[1] is None
+    return not isinstance(fn, GradFunction) and target(fn) is not None and \
+        target(fn)[1] is None
 
 
 def jacobian_rows(fn, positions, args, out, run=True):
@@ -263,11 +263,11 @@ def jacobian_code(fn, positions, args, mode, jvp_code, differentiable):
 def codes_built(fn, mode):
     """``(kinds, text)`` of the Jacobian code (``mode`` "rev" or "fwd") built so far of
     ``fn``'s batched code."""
-    target = _target(fn)
-    if target is None:
+    function = target(fn)
+    if function is None:
         return []
     found = []
-    for made in cache.batched.get(target[0], {}).values():
+    for made in cache.batched.get(function[0], {}).values():
         if not isinstance(made, str):
             found += [(kinds, g.text) for options, kinds, g in cache.entries(made.function)
                       if (options[0] == "jvp") == (mode == "fwd")]

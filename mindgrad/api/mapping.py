@@ -287,7 +287,7 @@ def _batched_python(mapped, args, axes):
 
 
 def _target_known(fn):
-    return batched._target(fn) is not None and not isinstance(fn, batched.GradFunction)
+    return batched.target(fn) is not None and not isinstance(fn, batched.GradFunction)
 
 
 Mapped.__mindgrad_python__ = _mapped_python

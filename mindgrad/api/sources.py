@@ -5,7 +5,9 @@ given arguments (``source(mindgrad.jvp, f, inputs, v)``, ``source(mindgrad.vjp, 
 
 from __future__ import annotations
 
-from mindgrad.api import arguments, batched, display, runnable
+import numpy as np
+
+from mindgrad.api import arguments, batched, display, runnable, taylor
 from mindgrad.api import functional as F
 from mindgrad.api import gradients as api
 from mindgrad.api import jacobians as J
@@ -35,6 +37,8 @@ def source(transformed, *args, standalone=False, **kwargs) -> display.Code:
     if isinstance(transformed, J.Jacobian):
         _no_keywords(kwargs)
         return transformed.source(*args, standalone=standalone)
+    if transformed in (taylor.jet, taylor.derivative):
+        return display.Code(_taylor_made(transformed, args, kwargs).text)
     if isinstance(transformed, Mapped):
         _no_keywords(kwargs)
         if standalone:
@@ -81,6 +85,8 @@ def stages(transformed, *args, **kwargs) -> display.Stages:
     if isinstance(transformed, GradFunction):
         return transformed.stages(*args, **kwargs)
     dump = lambda text: None  # noqa: E731 (the stages are kept on the result)
+    if transformed in (taylor.jet, taylor.derivative):
+        return display.Stages(_taylor_made(transformed, args, kwargs).stages)
     if isinstance(transformed, Mapped):
         _no_keywords(kwargs)
         return transformed.stages(*args)
@@ -114,6 +120,24 @@ def stages(transformed, *args, **kwargs) -> display.Stages:
                                          kinds=[cache.kind(a) for a in inputs],
                                          weights=weight_list, split=True).stages)
     raise TypeError(f"{_TAKES}; got {type(transformed).__name__}")
+
+
+def _taylor_made(transformed, args, kwargs):
+    """The Taylor code ``jet(fn, primals, series)`` or ``derivative(fn, primals, order)`` runs
+    (the same arguments)."""
+    _no_keywords(kwargs)
+    name = transformed.__name__
+    if len(args) != 3:
+        raise TypeError(f"source(mindgrad.{name}, fn, primals, ...) takes {name}'s three "
+                        f"arguments")
+    fn, primals = args[0], arguments.as_plain(args[1])
+    primals = tuple(primals) if isinstance(primals, (tuple, list)) else (primals,)
+    made = taylor.taylor_code(fn, tuple(np.asarray(p) if not np.isscalar(p) else p
+                                        for p in primals))
+    if isinstance(made, str):
+        raise TypeError(f"{name}: {api._name(fn)} has no Taylor code, so it runs as forward "
+                        f"mode nested once per order: {made}")
+    return made
 
 
 def _no_keywords(kwargs):

@@ -9,11 +9,15 @@ at ``t = 0`` are ``series[0]`` (the first), ``series[1]`` (the second), ..., and
 is the ``order``-th derivative along the direction of ones (the curve ``primals + t``):
 ``(fn(primals), that derivative)``.
 
-The curve is written as a polynomial in ``t`` (Horner's form, products and sums only, so its
-derivatives at 0 are exact), and the ``k``-th derivative is ``jvp`` in ``t`` of the
-``(k - 1)``-th: forward mode nested ``k`` times through generated Python functions, right at
-any order, each level's code built once per function, order and kinds of arguments. One
-``jvp`` gives two orders (the value and the slope of the ``(k - 1)``-th).
+Where mindgrad can write it, ``fn`` runs as its Taylor code (``compiler/transform/taylor.py``,
+shown by ``mindgrad.source(mindgrad.jet, fn, primals, series)``): each value carries its
+truncated Taylor series, each nonlinear operation a rule of ``runtime.taylor`` costing
+``O(order^2)``. Elsewhere (a branch on a series, a function without a Taylor rule) the curve is
+written as a polynomial in ``t`` (Horner's form, products and sums only, so its derivatives at
+0 are exact), and the ``k``-th derivative is ``jvp`` in ``t`` of the ``(k - 1)``-th: forward mode
+nested ``k`` times through generated Python functions, right at any order, each level's code
+built once per function, order and kinds of arguments. One ``jvp`` gives two orders (the value
+and the slope of the ``(k - 1)``-th).
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ import math
 
 import numpy as np
 
-from mindgrad.api import arguments
+from mindgrad.api import arguments, batched
 from mindgrad.api.functional import jvp
+from mindgrad.compiler import batching, cache
 from mindgrad.compiler.finish.emit import compiled_function
+from mindgrad.runtime import taylor as runtime_taylor
 
 __all__ = ["jet", "derivative"]
 
@@ -65,6 +71,16 @@ def jet(fn, primals, series):
     if not isinstance(out, (np.ndarray, np.generic, float, int)):
         raise TypeError(f"jet: fn returns {type(out).__name__}; Taylor mode here takes a "
                         f"function of one array result")
+    dtype = np.result_type(out)
+    found = _by_taylor_code(fn, primals, coefficients, order, dtype)
+    if found is not None:
+        return out, found
+    return out, nested(fn, primals, coefficients, order, out)
+
+
+def nested(fn, primals, coefficients, order, out):
+    """The derivatives along the curve by forward mode nested ``order`` times (see the
+    module's docstring)."""
     levels = _levels(fn, len(primals), order)
     point = (0.0, *primals, *coefficients)
     along_t = (1.0,) + (None,) * (len(point) - 1)
@@ -74,8 +90,53 @@ def jet(fn, primals, series):
         if k >= 2:
             derivatives[k - 2] = value
     dtype = np.result_type(out)
-    return out, np.stack([np.asarray(d, dtype=dtype) * np.ones_like(out, dtype=dtype)
-                          for d in derivatives])
+    return np.stack([np.asarray(d, dtype=dtype) * np.ones_like(out, dtype=dtype)
+                     for d in derivatives])
+
+
+def taylor_code(fn, primals):
+    """The Taylor code of ``fn`` for arguments like ``primals`` (``batching.Compiled``), or why
+    there is none (a string); built once per function and kinds of arguments."""
+    target = batched.target(fn)
+    if target is None:
+        return f"{type(fn).__name__} has no Python source"
+    function, obj = target
+    built = cache.taylor.setdefault(function, {})
+    key = (id(obj), tuple(cache.kind(p) for p in primals))
+    made = built.get(key)
+    if made is None or (not isinstance(made, str) and not made.fits()):
+        head = [obj] if obj is not None else []
+        try:
+            made = batching.build(function, obj, head + list(primals),
+                                  range(len(head), len(head) + len(primals)),
+                                  taylor_mode=True)
+        except Exception as e:  # nested forward mode instead: exact at any order
+            made = f"{type(e).__name__}: {e}"
+        built[key] = made
+    return made
+
+
+def _by_taylor_code(fn, primals, coefficients, order, dtype):
+    """The derivatives along the curve by ``fn``'s Taylor code, or None where there is none
+    (or it raises: nested forward mode then runs, and raises the user's own error)."""
+    count = len(primals)
+    series = [np.stack([np.asarray(primals[i])] +
+                       [np.asarray(c) for c in coefficients[i * order:(i + 1) * order]])
+              for i in range(count)]
+    rule = runtime_taylor.FUNCTIONS.get(fn) if count == 1 else None
+    if rule is not None:  # np.exp, np.sin, ...: their rule directly
+        out = rule(series[0])
+    else:
+        made = taylor_code(fn, primals)
+        if isinstance(made, str):
+            return None
+        obj = batched.target(fn)[1]
+        try:
+            out = made.function(*([obj] if obj is not None else []), *series, order + 1)
+        except Exception:
+            return None
+    return np.stack([np.asarray(out[k] * math.factorial(k), dtype=dtype)
+                     for k in range(1, order + 1)])
 
 
 def derivative(fn, primals, order):

@@ -213,8 +213,10 @@ def stats() -> dict:
     return dict(_stats)
 
 
-#: vmap's batched code: function -> {(object, kinds of arguments): batching.Compiled}
+#: vmap's batched code and jet's Taylor code: function -> {(object, kinds of arguments):
+#: batching.Compiled, or why there is none}
 batched = weakref.WeakKeyDictionary()
+taylor = weakref.WeakKeyDictionary()
 
 
 def clear():
@@ -222,6 +224,7 @@ def clear():
     function (the next build reads and parses it again)."""
     _entries.clear()
     batched.clear()
+    taylor.clear()
     source.forget_parsed()
 
 
