@@ -78,7 +78,7 @@ def test_generated_code_shows_highlighted(executed):
     else:
         assert "<span style=" in html  # highlighted with inline styles
     (printed,) = _cell(executed, "mindgrad.source(mindgrad.hessian").outputs
-    assert "def grad_rosenbrock_jvp(p, sens, t_p):" in printed.text
+    assert "def grad_vmap_rosenbrock_jvp(p, batch_size, sens, t_p):" in printed.text
 
 
 def test_a_redefined_helper_is_read_again(executed):

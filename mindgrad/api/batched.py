@@ -129,10 +129,22 @@ def _gradients(mapped, g, args, axes, size):
         return LOOP
     grad_fn = _gradient_of(made, g.positions, g.with_value, g.tuple_result)
     moved = [_moved(a, ax, size, made.writes) for a, ax in zip(args, axes)]
+    if not _real_output(made, (*[_moved(a, ax, size, True) for a, ax in zip(args, axes)],
+                               size)):
+        return LOOP
     try:
         return grad_fn(*moved, size, np.ones(size))
     except Exception:
         return LOOP
+
+
+def _real_output(made, inputs):
+    """Whether the batched code gives a real result for ``inputs`` (a gradient of a complex
+    one is refused: the loop raises the error that says what to write instead)."""
+    try:
+        return not np.iscomplexobj(made.function(*inputs))
+    except Exception:
+        return False
 
 
 def _gradient_of(made, positions, with_value, tuple_result):
@@ -203,48 +215,77 @@ def jacobian_rows(fn, positions, args, out, run=True):
     return tuple(np.reshape(r, out.shape + np.shape(args[p])) for r, p in zip(rows, positions))
 
 
-def jacobian_columns(fn, p, args, jvp):
-    """``jacfwd``'s columns along ``args[p]``, one per element, by one ``jvp`` of the batched
-    ``fn`` whose tangent holds every unit vector: ``(out, [tangent of each output, the batch
-    axis first])``, or None where the batched code cannot run (with ``jvp`` None: ``()``
-    where it can, running nothing)."""
+def _simple_gradient(fn):
+    """Whether ``fn`` is ``grad`` (or ``value_and_grad``) of a plain function, by positions."""
+    return isinstance(fn, GradFunction) and not (
+        fn.has_aux or fn.has_weights or fn.sens_param or fn.return_ids or fn.custom_bprop or
+        fn.empty_position) and _plain(fn.fn)
+
+
+def _columns_build(fn, p, args):
+    """``(what jvp runs, its inputs)`` for every column of ``jacfwd`` along ``args[p]`` at
+    once: ``fn`` batched over copies of the arguments; for ``grad(f)`` (``hessian``), the
+    gradient of the batched ``f`` with a sensitivity of ones, each copy's gradient its own
+    (so the gradient's positions are copied too). None where it cannot run batched."""
     x = args[p]
-    if not _plain(fn) or not isinstance(x, np.ndarray) or x.size < 2:
+    gradient = _simple_gradient(fn)
+    if not (gradient or _plain(fn)) or not isinstance(x, np.ndarray) or x.size < 2:
+        return None
+    at = tuple(sorted({p} | set(fn.positions))) if gradient else (p,)
+    if any(not isinstance(args[q], np.ndarray) for q in at):
         return None
     size = x.size
-    spread, axes = _spread_at(args, (p,), size)
-    made = compiled(fn, spread, axes)
-    if isinstance(made, str) or made.looped:
+    spread, axes = _spread_at(args, at, size)
+    made = compiled(fn.fn if gradient else fn, spread, axes)
+    if isinstance(made, str) or made.looped or \
+            (gradient and made.result != batch_facts.NUMBER):
+        return None
+    if not gradient:
+        return made.function, (*spread, size), made
+    if not _real_output(made, (*spread, size)):
+        return None  # the loop refuses the gradient of a complex output, with its message
+    return (_gradient_of(made, fn.positions, fn.with_value, fn.tuple_result),
+            (*spread, size, np.ones(size)), made)
+
+
+def jacobian_columns(fn, p, args, jvp):
+    """``jacfwd``'s columns along ``args[p]``, one per element, by one ``jvp`` of the batched
+    code (``_columns_build``) whose tangent holds every unit vector: ``(out, [tangent of each
+    output, the batch axis first])``, or None where the batched code cannot run (with ``jvp``
+    None: ``()`` where it can, running nothing)."""
+    found = _columns_build(fn, p, args)
+    if found is None:
         return None
     if jvp is None:
         return ()
-    basis = np.eye(size, dtype=np.result_type(x.dtype, np.float32)).reshape((size,) + x.shape)
-    tangents = [None] * (len(args) + 1)
+    run, inputs, _ = found
+    x = args[p]
+    basis = np.eye(x.size, dtype=np.result_type(x.dtype, np.float32)).reshape(
+        (x.size,) + x.shape)
+    tangents = [None] * len(inputs)
     tangents[p] = basis
     try:
-        out, t_out = jvp(made.function, (*spread, size), tuple(tangents))
+        out, t_out = jvp(run, inputs, tuple(tangents))
     except Exception:
         return None
     return trees.map_leaves(lambda leaf: leaf[0], out), t_out  # every example's is fn's
 
 
 def _jacobian_builds(fn, positions, args, mode):
-    """``[(batched code, its arguments, positions)]``: one for ``jacrev``'s rows, one per
-    position for ``jacfwd``'s columns; None where the Jacobian runs the loop."""
+    """``[(what runs, its inputs, positions, batched code)]``: one for ``jacrev``'s rows, one
+    per position for ``jacfwd``'s columns; None where the Jacobian runs the loop."""
     if mode == "rev":
         out = fn(*args)
         if jacobian_rows(fn, positions, args, out, run=False) is None:
             return None
-        groups = [(positions, out.size)]
-    else:
-        if any(jacobian_columns(fn, p, args, None) is None for p in positions):
-            return None
-        groups = [((p,), np.size(args[p])) for p in positions]
-    builds = []
-    for at, size in groups:
-        spread, axes = _spread_at(args, at, size)
-        builds.append((compiled(fn, spread, axes), (*spread, size), at))
-    return builds
+        spread, axes = _spread_at(args, positions, out.size)
+        made = compiled(fn, spread, axes)
+        return [(_gradient_of(made, positions, False, True), (*spread, out.size), positions,
+                 made)]
+    builds = [_columns_build(fn, p, args) for p in positions]
+    if any(b is None for b in builds):
+        return None
+    return [(run, inputs, (p,), made) for (run, inputs, made), p in zip(builds, positions)]
 
 
 def jacobian_code(fn, positions, args, mode, jvp_code, differentiable):
@@ -254,23 +295,27 @@ def jacobian_code(fn, positions, args, mode, jvp_code, differentiable):
     if builds is None:
         return None
     if mode == "rev":
-        made, inputs, at = builds[0]
-        return [_gradient_of(made, at, False, True)._generated(inputs)]
-    return [jvp_code(differentiable(made.function, inputs), inputs, at)
-            for made, inputs, at in builds]
+        run, inputs, _, _ = builds[0]
+        return [run._generated(inputs)]
+    return [jvp_code(differentiable(run, inputs), inputs, at) for run, inputs, at, _ in builds]
 
 
 def codes_built(fn, mode):
     """``(kinds, text)`` of the Jacobian code (``mode`` "rev" or "fwd") built so far of
-    ``fn``'s batched code."""
-    function = target(fn)
+    ``fn``'s batched code (of ``grad(f)``'s ``f``, for ``hessian``)."""
+    function = target(fn.fn if _simple_gradient(fn) else fn)
     if function is None:
         return []
     found = []
     for made in cache.batched.get(function[0], {}).values():
-        if not isinstance(made, str):
-            found += [(kinds, g.text) for options, kinds, g in cache.entries(made.function)
-                      if (options[0] == "jvp") == (mode == "fwd")]
+        if isinstance(made, str):
+            continue
+        # the batched function's own code, and (hessian) its gradients' as Python
+        targets = [made.function] + [wrapper[1] for g in made.gradients.values()
+                                     for wrapper in g.__dict__.get("_as_python", {}).values()]
+        found += [(kinds, g.text) for target in targets
+                  for options, kinds, g in cache.entries(target)
+                  if (options[0] == "jvp") == (mode == "fwd")]
     return found
 
 
@@ -281,11 +326,11 @@ def jacobian_stages(fn, positions, args, mode, differentiable):
     if builds is None:
         return None
     found = []
-    for made, inputs, at in builds:
+    for run, inputs, at, made in builds:
         found += list(made.stages)
         if mode == "rev":
-            found += list(_gradient_of(made, at, False, True).stages(*inputs, None))
+            found += list(run.stages(*inputs, None))
         else:
-            found += driver.run_forward(differentiable(made.function, inputs), at,
+            found += driver.run_forward(differentiable(run, inputs), at,
                                         dump=lambda text: None, nargs=len(inputs)).stages
     return found

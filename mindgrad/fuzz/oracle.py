@@ -27,6 +27,7 @@ import dataclasses
 import importlib.util
 import itertools
 import linecache
+import math
 import os
 import re
 import sys
@@ -35,10 +36,11 @@ import traceback
 import numpy as np
 
 import mindgrad
+from mindgrad.api import taylor
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
 from mindgrad.runtime import trees
 
-MODES = ("grad", "jvp", "hvp", "value", "third", "forward3", "rfr", "vmap")
+MODES = ("grad", "jvp", "hvp", "value", "third", "forward3", "rfr", "vmap", "taylor")
 OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped", "known")
 STEPS = (1e-5, 1e-4)
 RTOL = 1e-4
@@ -543,9 +545,36 @@ def _check_batched_derivatives(f, args, batch, stacked, out, rng):
     return compare(ad, fds, abs(ad))
 
 
+def check_taylor(f, args, rng):
+    """jet's Taylor code, run on its own (``jet`` would run nested forward mode where it
+    raises), along a random curve to order 2, against forward mode nested once per order."""
+    if not all(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in args):
+        raise Skip("Taylor mode here takes float arrays")
+    out = plain(f, args)
+    if not isinstance(out, (np.ndarray, float)) or np.iscomplexobj(out):
+        raise Skip("Taylor mode here takes one real result")
+    args = copy_args(args)
+    made = taylor.taylor_code(f, args)
+    if isinstance(made, str):  # jet nests forward mode: the jvp modes check that
+        return None
+    order = 2
+    series = [0.3 * rng.standard_normal((order,) + a.shape) for a in args]
+    coefficients = [s[k] / math.factorial(k + 1) for s in series for k in range(order)]
+    with watch():
+        got = made.function(*[np.concatenate([a[None], s / np.array(
+            [math.factorial(k + 1) for k in range(order)]).reshape((order,) + (1,) * a.ndim)])
+            for a, s in zip(args, series)], order + 1)
+    expected = taylor.nested(f, args, coefficients, order, out)
+    got = np.stack([got[k] * math.factorial(k) for k in range(1, order + 1)])
+    if np.shape(got) != np.shape(expected) or not np.allclose(
+            got, expected, rtol=1e-8, atol=1e-10 * (1 + np.max(np.abs(expected)))):
+        return f"the Taylor code gives {got!r}, nested forward mode {expected!r}"
+    return None
+
+
 CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value,
           "third": check_third, "forward3": check_forward_third, "rfr": check_reverse_third,
-          "vmap": check_vmap}
+          "vmap": check_vmap, "taylor": check_taylor}
 
 
 def run(f, path, args, mode, seed=0) -> Result:

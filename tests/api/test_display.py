@@ -200,7 +200,7 @@ def test_jacobian_repr_shows_the_code_it_ran():
     # jacrev and jacfwd run the batched code: every row (column) at once
     for jac, name in ((mg.jacrev(vector), "grad_vmap_vector"),
                       (mg.jacfwd(vector), "jvp_vmap_vector"),
-                      (mg.hessian(energy), "grad_energy_jvp")):
+                      (mg.hessian(energy), "grad_vmap_energy_jvp")):
         assert "no code compiled yet" in repr(jac)
         jac(X)
         shown = repr(jac)
@@ -229,7 +229,8 @@ def test_source_of_every_transformation_names_its_functions():
     assert "def jvp_vmap_vector(x, batch_size, *, t_x):" in \
         _compiles(mg.source(mg.jacfwd(vector), X))
     hessian_text = _compiles(mg.source(mg.hessian(energy), X))
-    assert "def grad_energy_jvp(" in hessian_text and "def jvp_grad_energy_value(" in hessian_text
+    assert "def grad_vmap_energy_jvp(" in hessian_text and \
+        "def jvp_grad_vmap_energy_value(" in hessian_text
     both = _compiles(mg.source(mg.jacfwd(f, (0, 1)), X, Y))
     assert "t_x" in both and "t_y" in both
 
@@ -245,7 +246,7 @@ def test_source_is_the_code_that_runs():
 def test_stages_of_every_transformation():
     assert [s.stage for s in mg.stages(mg.jvp, f, (X, Y), (X, None))][4] == "forward"
     assert "def f_backward(" in str(mg.stages(mg.vjp, f, X, Y)[-2].code)
-    assert "def grad_energy_jvp(" in str(mg.stages(mg.hessian(energy), X))
+    assert "def grad_vmap_energy_jvp(" in str(mg.stages(mg.hessian(energy), X))
     # the batched build of vector, then the stages of its gradient
     jac_stages = mg.stages(mg.jacrev(vector), X)
     assert [s.stage for s in jac_stages][:6] == ["source", "fence", "normalize", "batch",

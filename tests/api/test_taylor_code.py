@@ -143,12 +143,31 @@ def branches_on_the_curve(x):
     return np.sum(np.sin(x))
 
 
+def test_a_branch_on_the_curve_takes_the_branch_at_the_point():
+    for x, expected in ((_x((3,)), lambda x, k: np.sum(np.exp(x))),
+                        (-_x((3,)), lambda x, k: np.sum(np.sin(x + k * np.pi / 2)))):
+        code = str(mindgrad.source(mindgrad.jet, branches_on_the_curve, x, np.ones((1, 3))))
+        assert "if cond:" in code and "[0] > 0" in code  # the test, on the primal
+        for k in (1, 4, 7):
+            _, d = mindgrad.derivative(branches_on_the_curve, x, k)
+            np.testing.assert_allclose(d, expected(x, k), rtol=1e-12)
+
+
+def inverse_trace(a):
+    return np.trace(np.linalg.inv(a))
+
+
 def test_a_function_without_taylor_code_runs_nested_forward_mode():
-    x = _x((3,))
+    a = np.eye(2) * 2.0 + 0.1
     with pytest.raises(TypeError, match="nested once per order"):
-        mindgrad.source(mindgrad.jet, branches_on_the_curve, x, np.ones((1, 3)))
-    _, d = mindgrad.derivative(branches_on_the_curve, x, 3)
-    np.testing.assert_allclose(d, np.sum(np.exp(x)), rtol=1e-12)
+        mindgrad.source(mindgrad.jet, inverse_trace, a, np.ones((1, 2, 2)))
+    # along a + t I: tr((a + tI)^-1) = sum 1 / (l + t) over a's eigenvalues l
+    eigenvalues = np.linalg.eigvalsh(a)
+    _, d = mindgrad.jet(inverse_trace, a, np.stack([np.eye(2), np.zeros((2, 2)),
+                                                    np.zeros((2, 2))]))
+    for k in (1, 2, 3):
+        np.testing.assert_allclose(d[k - 1], np.sum((-1) ** k * math.factorial(k) /
+                                                    eigenvalues ** (k + 1)), rtol=1e-10)
 
 
 @pytest.mark.parametrize("rule, fn", [(series_rules.FUNCTIONS[f], f)

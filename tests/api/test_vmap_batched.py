@@ -410,3 +410,31 @@ def test_grad_of_vmap_differentiates_the_batched_code():
     t = np.tanh(x.T @ w)
     np.testing.assert_allclose(gx, (w @ (1 - t ** 2).T), rtol=1e-12)
     np.testing.assert_allclose(gw, x @ (1 - t ** 2), rtol=1e-12)
+
+
+def _energy(x):
+    return np.sum(np.tanh(A @ x) ** 2) + np.sum(x ** 4)
+
+
+def test_hessian_runs_the_batched_gradient_over_every_unit_vector():
+    x = np.array([0.3, -0.6, 0.9])
+    t = np.tanh(A @ x)
+    # H = A^T diag(2 (1 - t^2)(1 - 3 t^2)) A + diag(12 x^2)
+    expected = A.T @ np.diag(2 * (1 - t ** 2) * (1 - 3 * t ** 2)) @ A + np.diag(12 * x ** 2)
+    hessian = mindgrad.hessian(_energy)
+    np.testing.assert_allclose(hessian(x), expected, rtol=1e-12)
+    assert "def grad_vmap__energy_jvp(" in str(mindgrad.source(hessian, x))
+
+
+def _complex_sum(x):
+    return np.sum(np.exp(1j * x) * x)
+
+
+def test_per_example_gradients_of_a_complex_output_are_refused_as_the_loop_refuses():
+    # the batched gradient takes a sensitivity, which a complex output accepts: the refusal
+    # must come first (it says what to write instead)
+    x = np.ones((2, 3))
+    for ask in (lambda: mindgrad.vmap(mindgrad.grad(_complex_sum))(x),
+                lambda: mindgrad.hessian(_complex_sum)(x[0])):
+        with pytest.raises(TypeError, match="complex output"):
+            ask()

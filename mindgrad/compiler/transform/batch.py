@@ -52,6 +52,7 @@ class BatchWriter:
     of the examples' ``params`` (name -> Info) of which ``batched`` carry the batch axis."""
 
     rules_class = BatchRules
+    facts_class = F.Facts
     size_name = "batch_size"
 
     def __init__(self, src, fdef, params, batched, names: naming.NameGen, name, examples=()):
@@ -64,7 +65,7 @@ class BatchWriter:
         local_names = set(self.params) | A.assigned_names(fdef.body)
         self.namespace = naming.Namespace(src, local_names, names)
         self.resolve = Resolver(src, local_names)
-        self.facts = F.Facts(fdef, params, batched, self.resolve)
+        self.facts = self.facts_class(fdef, params, batched, self.resolve)
         self.fresh = names
         self.size = names(self.size_name)
         self.np = self.namespace.bind(np, "np")
@@ -134,7 +135,10 @@ class BatchWriter:
         value = self.rules.value(s.value)
         if value is None:
             return [self.stacked(s, name)]
-        return [A.assign(name, parse(value), s)]
+        out = [A.assign(name, parse(value), s)]
+        if facts.constant_valued(s.value) and name in facts.batched:
+            out += self.spread_stmt(name, s)
+        return out
 
     def setitem(self, s, target):
         facts = self.facts

@@ -387,6 +387,11 @@ class Facts:
     def reads_batched(self, node) -> bool:
         return any(n in self.batched for n in A.names_in(node, gast.Load))
 
+    def constant_valued(self, value) -> bool:
+        """Whether ``value`` is the same in every example although it reads batched values
+        (none is, in a batch: Taylor mode's facts say otherwise)."""
+        return False
+
     def shape_only(self, value) -> bool:
         """Whether ``value`` reads of batched values only what is the same in every example:
         their shape, number of dimensions or length."""
@@ -409,7 +414,8 @@ class Facts:
             if isinstance(s, gast.Assign):
                 target = s.targets[0]
                 if isinstance(target, gast.Name):
-                    if self.reads_batched(s.value) and not self.shape_only(s.value):
+                    if self.reads_batched(s.value) and not self.shape_only(s.value) and \
+                            not self.constant_valued(s.value):
                         self._add(target.id)
                 elif self.reads_batched(s.value) or self.reads_batched(target):
                     self._add(batch_scope.base(target))

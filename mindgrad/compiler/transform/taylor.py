@@ -10,15 +10,21 @@ Output guarantees:
   constant meeting a series in a sum is lifted to a series (zeros past coefficient 0).
 * A nonlinear operation is a rule of ``runtime.taylor`` (``series.mul``, ``series.exp``, ...):
   ``O(K^2)`` per element, where nested forward mode costs ``O(2^K)``.
-* Anything else (a branch or loop on a series, a comparison, a function without a Taylor rule)
-  raises ``batch.Unbatchable``: ``jet`` then nests forward mode instead, exact at any order.
+* A comparison, or a piecewise constant function (``np.sign``, ``np.ones_like``), of series
+  is taken at the primal (``x[0] > 0``): a branch on it is the branch taken at the point, as in
+  nested forward mode.
+* Anything else (a loop over a series' items, a function without a Taylor rule) raises
+  ``batch.Unbatchable``: ``jet`` then nests forward mode instead, exact at any order.
 """
 
 from __future__ import annotations
 
+import math
+
 import gast
 import numpy as np
 
+from mindgrad.compiler import astutil as A
 from mindgrad.compiler.transform import batch_facts as F
 from mindgrad.compiler.transform.batch import BatchWriter, Unbatchable
 from mindgrad.compiler.transform.batch_operations import BatchRules, text
@@ -35,6 +41,35 @@ LINEAR_METHODS = frozenset({"sum", "mean", "cumsum", "reshape", "transpose", "ra
 _BINARY = {np.add: gast.Add, np.subtract: gast.Sub, np.multiply: gast.Mult,
            np.divide: gast.Div, np.true_divide: gast.Div, np.power: gast.Pow,
            np.matmul: gast.MatMult}
+
+
+#: functions whose value is piecewise constant: on a series, their value at the primal
+CONSTANT = frozenset({np.ones_like, np.zeros_like, np.empty_like, np.full_like, np.sign,
+                      np.floor, np.ceil, np.round, np.rint, np.trunc, np.argmax, np.argmin,
+                      np.argsort, np.isnan, np.isfinite, np.isinf, np.greater, np.less,
+                      np.greater_equal, np.less_equal, np.equal, np.not_equal, np.heaviside})
+
+
+#: the math module's functions of a number, by their series rule's name
+MATH = {math.exp: "exp", math.expm1: "expm1", math.log: "log", math.log1p: "log1p",
+        math.sin: "sin", math.cos: "cos", math.sinh: "sinh", math.cosh: "cosh",
+        math.tanh: "tanh", math.sqrt: "sqrt", math.atan: "arctan"}
+
+
+class TaylorFacts(F.Facts):
+    """A comparison or a piecewise constant function of series is no series: its value at
+    t = 0 holds along the curve (as nested forward mode, which takes the branch at the
+    point)."""
+
+    def constant_valued(self, value) -> bool:
+        if isinstance(value, gast.Compare):
+            return True
+        if isinstance(value, gast.BoolOp):
+            return all(not self.reads_batched(v) or self.constant_valued(v)
+                       for v in value.values)
+        if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.Not):
+            return True
+        return isinstance(value, gast.Call) and self.resolve(value.func) in CONSTANT
 
 
 class TaylorRules(BatchRules):
@@ -55,7 +90,25 @@ class TaylorRules(BatchRules):
     def helper(self, name, *operands):
         return f"{self.module}.{name}({', '.join(operands)})"
 
+    def at_the_point(self, node):
+        """``node`` with each series it reads replaced by its value at t = 0 (``x[0]``)."""
+        facts = self.facts
+        if any(self.kind(gast.Name(n, gast.Load(), None, None)) != F.ARRAY
+               for n in A.names_in(node, gast.Load) if n in facts.batched):
+            return None
+
+        class AtZero(gast.NodeTransformer):
+            def visit_Name(self, n):
+                if isinstance(n.ctx, gast.Load) and n.id in facts.batched:
+                    return gast.Subscript(value=n, slice=gast.Constant(0, None),
+                                          ctx=gast.Load())
+                return n
+
+        return text(AtZero().visit(A.clone(node)))
+
     def value(self, node):
+        if self.facts.constant_valued(node):
+            return self.at_the_point(node)
         if isinstance(node, (gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
                              gast.Subscript)) or self.facts.shape_only(node):
             return super().value(node)
@@ -101,10 +154,11 @@ class TaylorRules(BatchRules):
             if isinstance(func, gast.Attribute) and func.attr in LINEAR_METHODS:
                 return self.method(call)
             return None
-        if fn in series.FUNCTIONS and len(args) == 1 and not call.keywords:
-            if self.kind(args[0]) != F.ARRAY:
+        if (fn in series.FUNCTIONS or fn in MATH) and len(args) == 1 and not call.keywords:
+            if self.kind(args[0]) != F.ARRAY or (fn in MATH and self.facts.ndim(args[0])):
                 return None
-            return self.helper(series.FUNCTIONS[fn].__name__, text(args[0]))
+            name = MATH[fn] if fn in MATH else series.FUNCTIONS[fn].__name__
+            return self.helper(name, text(args[0]))
         if fn in _BINARY and len(args) == 2 and not call.keywords:
             return self.binary(_BINARY[fn], args[0], args[1])
         if fn is np.dot and len(args) == 2 and not call.keywords:
@@ -124,6 +178,7 @@ class TaylorWriter(BatchWriter):
     """vmap's writer with the Taylor rules, and no loop to fall back on."""
 
     rules_class = TaylorRules
+    facts_class = TaylorFacts
     size_name = "terms"
 
     def __init__(self, *args, **kwargs):
