@@ -411,12 +411,11 @@ class BatchRules:
             na, nb = self.facts.ndim(args[0]), self.facts.ndim(args[1])
             if na != 2 or nb not in (1, 2):
                 return None
-            a, b = text(args[0]), text(args[1])
-            if nb == 1:
+            a = text(args[0])
+            if nb == 1:  # a stack of columns (NumPy 1.x reads a (..., n) b by its ndim)
+                b = text(args[1]) if self.batched(args[1]) else self.spread(args[1], now=True)
                 return f"{fn_text}({a}, {b}[..., None])[..., 0]"
-            if not self.batched(args[1]) or self.batched(args[0]):
-                return f"{fn_text}({a}, {b})"
-            return f"{fn_text}({a}, {b})"
+            return f"{fn_text}({a}, {text(args[1])})"
         if fn is np.linalg.norm and len(args) == 1:
             ndim = self.facts.ndim(args[0])
             if ndim in (1, 2):
