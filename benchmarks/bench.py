@@ -75,6 +75,26 @@ def energy(x):
     return xp.sum(pairs) + 0.5 * xp.sum(x * x) + xp.sum(xp.sin(x) ** 3)
 
 
+def attention(wq, wk, wv, x):
+    q = x @ wq
+    k = x @ wk
+    v = x @ wv
+    scores = q @ xp.swapaxes(k, -1, -2) / 8.0
+    scores = scores - xp.max(scores, axis=-1, keepdims=True)
+    p = xp.exp(scores)
+    p = p / xp.sum(p, axis=-1, keepdims=True)
+    h = p @ v
+    mu = xp.mean(h, axis=-1, keepdims=True)
+    y = (h - mu) / xp.sqrt(xp.var(h, axis=-1, keepdims=True) + 1e-5)
+    return xp.sum(y * y * 0.5 + y)
+
+
+def convolution(w, patches):
+    # patches: np.lib.stride_tricks.sliding_window_view of the images, (batch, h, w, 3, 3)
+    out = xp.einsum("bhwij,kij->bkhw", patches, w)
+    return xp.sum(xp.tanh(out) ** 2)
+
+
 def thirty_lines(x, w, b):
     h = x @ w + b
     h = xp.tanh(h)
@@ -150,6 +170,12 @@ def inputs():
         "rnn": ((rng.standard_normal((16, 16)) * 0.3, rng.standard_normal((16, 8)) * 0.3,
                  rng.standard_normal((50, 8))), (0, 1)),
         "indexing": ((rng.standard_normal(100),), 0),
+        "attention": ((rng.standard_normal((64, 64)) * 0.1, rng.standard_normal((64, 64)) * 0.1,
+                       rng.standard_normal((64, 64)) * 0.1,
+                       rng.standard_normal((8, 128, 64))), (0, 1, 2)),
+        "convolution": ((rng.standard_normal((4, 3, 3)) * 0.3,
+                         np.lib.stride_tricks.sliding_window_view(
+                             rng.standard_normal((8, 32, 32)), (3, 3), axis=(1, 2))), 0),
     }
 
 
