@@ -107,9 +107,13 @@ def run(mapped, args, axes, size):
         return LOOP
     moved = [_moved(a, ax, size, made.writes) for a, ax in zip(args, axes)]
     try:
-        return _call(made, fn, moved, size)
+        out = _call(made, fn, moved, size)
     except Exception:
         return LOOP
+    if not all(isinstance(leaf, np.ndarray) and leaf.ndim and leaf.shape[0] == size
+               for leaf in trees.leaves(out)):
+        return LOOP  # every leaf carries the batch axis, by construction: a check
+    return out
 
 
 def _gradients(mapped, g, args, axes, size):

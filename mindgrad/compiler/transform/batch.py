@@ -84,8 +84,10 @@ class BatchWriter:
         body += self.block(self.fdef.body[:-1])
         ret = self.fdef.body[-1]
         value = ret.value
-        if isinstance(value, (gast.Tuple, gast.List)):
-            result = self.rules.value(value)
+        if isinstance(value, (gast.Tuple, gast.List, gast.Dict)):
+            result = self.rules.value(value)  # each item given the batch axis
+            if result is None:
+                raise Unbatchable("a result display without a batched form")
         elif facts.reads_batched(value):
             result = text(value)
         else:
@@ -127,12 +129,14 @@ class BatchWriter:
 
     def assign(self, s, name):
         facts = self.facts
-        if not facts.reads_batched(s.value) or facts.shape_only(s.value) and \
-                self.rules.value(s.value) is None:
+        if not facts.reads_batched(s.value):
             if name in facts.batched:
                 return [s] + self.spread_stmt(name, s)
             return [s]
         value = self.rules.value(s.value)
+        if value is None and (facts.shape_only(s.value) or facts.constant_valued(s.value)):
+            # the facts hold it the same in every example: no per-example stack may stand in
+            raise Unbatchable(f"no rule for {text(s.value)}, which is the same in every example")
         if value is None:
             return [self.stacked(s, name)]
         out = [A.assign(name, parse(value), s)]
