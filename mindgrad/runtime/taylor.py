@@ -150,7 +150,7 @@ def sqrt(a):
 def power(a, p):
     """``a ** p`` for a constant ``p``: a natural number by products (exact at ``a = 0``), else
     ``y' a = p y a'``: ``y[k] = sum_{j=1..k} (p j - (k - j)) a[j] y[k - j] / (k a[0])``."""
-    if isinstance(p, (int, np.integer)) and 0 <= p <= 16:
+    if np.ndim(p) == 0 and float(p).is_integer() and 0 <= p <= 16:  # 2 and 2.0 alike
         out = lift(np.ones_like(a[0]), a.shape[0])
         for _ in range(int(p)):
             out = mul(out, a)

@@ -72,6 +72,18 @@ def test_orders_one_to_eight_match_the_closed_form(fn, shape):
         np.testing.assert_allclose(d, expected, rtol=1e-10, atol=1e-10 * (1 + abs(expected)))
 
 
+def squares_at_zero(x):
+    return np.sum(x ** 2.0 + x ** 3)
+
+
+def test_a_whole_power_is_right_where_the_base_is_zero():
+    # x ** 2.0 by the recurrence would divide by x = 0; by products it is exact
+    x = np.array([0.0, 1.0])
+    for k, expected in ((1, 3.0 + 2.0), (2, 2 * 2 + 6.0 * 1), (3, 12.0), (4, 0.0)):
+        np.testing.assert_allclose(mindgrad.derivative(squares_at_zero, x, k)[1], expected,
+                                   atol=1e-12)
+
+
 def quadratic_form(x):
     return x @ A @ x
 
