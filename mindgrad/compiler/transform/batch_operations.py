@@ -29,6 +29,8 @@ from mindgrad.compiler.transform.batch_facts import ARRAY, SEQ
 _BINOP_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
                gast.Mod: "%", gast.FloorDiv: "//", gast.BitAnd: "&", gast.BitOr: "|",
                gast.BitXor: "^"}
+_COMPARE_TEXT = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">=", gast.Eq: "==",
+                 gast.NotEq: "!="}
 
 
 def text(node) -> str:
@@ -89,13 +91,9 @@ class BatchRules:
             op = {gast.USub: "-", gast.UAdd: "+", gast.Invert: "~"}.get(type(node.op))
             return op and self.elementwise([node.operand], lambda a: f"{op}{a}")
         if isinstance(node, gast.Compare) and len(node.ops) == 1:
-            op = text(gast.Compare(left=gast.Name("a", gast.Load(), None, None),
-                                   ops=node.ops, comparators=[gast.Name(
-                                       "b", gast.Load(), None, None)]))[1:-1].strip()
-            if op in ("is", "is not", "in", "not in"):
-                return None
-            return self.elementwise([node.left, node.comparators[0]],
-                                    lambda a, b: f"{a} {op} {b}")
+            op = _COMPARE_TEXT.get(type(node.ops[0]))  # not is, in: no elementwise form
+            return op and self.elementwise([node.left, node.comparators[0]],
+                                           lambda a, b: f"{a} {op} {b}")
         if isinstance(node, (gast.Tuple, gast.List)):
             items = [self.spread(e) for e in node.elts]
             return ("(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")") \
