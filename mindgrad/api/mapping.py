@@ -10,11 +10,13 @@ following the structure of its argument (a prefix of it: an int or None covers a
 ``out_axes`` follows the structure of ``fn``'s result in the same way; ``None`` there is a
 result that is the same for every example (checked), returned once.
 
-Each call runs ``fn`` once per example and stacks the results: exact for any ``fn`` (a gradient
-function, a Cell, code mindgrad cannot read), at the speed of the loop a user would write. In
-code that mindgrad differentiates, a ``vmap`` function with int or None axes per argument and
-one array result expands to that loop's Python source, which the transformations follow
-(``grad(vmap(f))``, ``vmap`` inside a Cell's construct).
+A call runs ``fn``'s batched source (``api/batched.py``: every example at once, statements
+without a batched form once per example), built once per kind of arguments; where there is none
+(code mindgrad cannot read, in-place writes the batched code would part) it runs ``fn`` once per
+example and stacks the results, exact for any ``fn``. In code that mindgrad differentiates, a
+``vmap`` function with int or None axes per argument and one array result expands to Python
+that calls the batched code (arguments known when the code is built) or loops over the
+examples, which the transformations follow (``grad(vmap(f))``, ``vmap`` inside a Cell).
 """
 
 from __future__ import annotations
