@@ -132,14 +132,14 @@ def _gradients(mapped, g, args, axes, size):
     if isinstance(made, str) or made.looped or made.result != batch_facts.NUMBER:
         return LOOP
     grad_fn = _gradient_of(made, g.positions, g.with_value, g.tuple_result)
-    moved = [_moved(a, ax, size, made.writes) for a, ax in zip(args, axes)]
-    if not _real_output(made, (*[_moved(a, ax, size, True) for a, ax in zip(args, axes)],
-                               size)):
-        return LOOP
+    moved = [_moved(a, ax, size, made.writes) for a, ax in zip(args, axes)] + [size]
     try:
-        return grad_fn(*moved, size, np.ones(size))
+        out, grads, wgrads = grad_fn.gradients(moved, {}, np.ones(size))
     except Exception:
         return LOOP
+    if np.iscomplexobj(out):  # the loop refuses it, saying what to write instead
+        return LOOP
+    return grad_fn.shaped(moved, out, grads, wgrads)
 
 
 def _real_output(made, inputs):
@@ -195,25 +195,32 @@ def _plain(fn):
         target(fn)[1] is None
 
 
-def jacobian_rows(fn, positions, args, out, run=True):
-    """``jacrev``'s rows, one per element of the array ``out = fn(*args)``, by one gradient of
-    the batched ``fn`` whose sensitivity holds every unit vector: for each position, an array
-    of ``out.shape + args[p].shape``; None where the batched code cannot run (the loop then)."""
+def _rows_build(fn, positions, args, out):
+    """``(what runs, its inputs)`` for every row of ``jacrev`` at once: the gradient of ``fn``
+    batched over copies of the arguments, one per element of ``out = fn(*args)`` (the
+    sensitivity, its unit vectors, comes last). None where it cannot run batched."""
     if not _plain(fn) or not isinstance(out, np.ndarray) or out.size < 2 or \
             any(not isinstance(args[p], np.ndarray) for p in positions):
         return None
-    size = out.size
-    spread, axes = _spread_at(args, positions, size)
+    spread, axes = _spread_at(args, positions, out.size)
     made = compiled(fn, spread, axes)
     if isinstance(made, str) or made.looped or made.result != batch_facts.array(out.ndim):
         return None
-    grad_fn = _gradient_of(made, positions, False, True)
-    if not run:
-        return ()
-    dtype = np.result_type(out.dtype, np.float32)
-    basis = np.eye(size, dtype=dtype).reshape((size,) + out.shape)
+    return _gradient_of(made, positions, False, True), (*spread, out.size), made
+
+
+def jacobian_rows(fn, positions, args, out):
+    """``jacrev``'s rows, one per element of the array ``out = fn(*args)``, by one gradient of
+    the batched ``fn`` whose sensitivity holds every unit vector: for each position, an array
+    of ``out.shape + args[p].shape``; None where the batched code cannot run (the loop then)."""
+    found = _rows_build(fn, positions, args, out)
+    if found is None:
+        return None
+    grad_fn, inputs, _ = found
+    basis = np.eye(out.size, dtype=np.result_type(out.dtype, np.float32)).reshape(
+        (out.size,) + out.shape)
     try:
-        rows = grad_fn(*spread, size, basis)
+        rows = grad_fn(*inputs, basis)
     except Exception:
         return None
     return tuple(np.reshape(r, out.shape + np.shape(args[p])) for r, p in zip(rows, positions))
@@ -279,13 +286,8 @@ def _jacobian_builds(fn, positions, args, mode):
     """``[(what runs, its inputs, positions, batched code)]``: one for ``jacrev``'s rows, one
     per position for ``jacfwd``'s columns; None where the Jacobian runs the loop."""
     if mode == "rev":
-        out = fn(*args)
-        if jacobian_rows(fn, positions, args, out, run=False) is None:
-            return None
-        spread, axes = _spread_at(args, positions, out.size)
-        made = compiled(fn, spread, axes)
-        return [(_gradient_of(made, positions, False, True), (*spread, out.size), positions,
-                 made)]
+        found = _rows_build(fn, positions, args, fn(*args))
+        return None if found is None else [(*found[:2], positions, found[2])]
     builds = [_columns_build(fn, p, args) for p in positions]
     if any(b is None for b in builds):
         return None

@@ -238,7 +238,10 @@ class GradFunction:
     @user_frames
     def __call__(self, *args, **kwargs):
         args, sens = self._split_sens(args)
-        out, grads, wgrads = self.gradients(args, kwargs, sens)
+        return self.shaped(args, *self.gradients(args, kwargs, sens))
+
+    def shaped(self, args, out, grads, wgrads):
+        """What a call returns, from ``gradients``' ``(out, grads, wgrads)`` for ``args``."""
         if self.return_ids:
             grads = tuple((p, g) for p, g in zip(self.kept_positions(args), grads))
             wgrads = tuple((w.name, g) for w, g in zip(self.weights, wgrads))

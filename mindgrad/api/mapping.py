@@ -55,9 +55,13 @@ class Mapped:
         label = getattr(fn, "__name__", type(fn).__name__)
         self.__name__ = "vmap_" + "".join(c if c.isalnum() else "_" for c in label)
 
-    def __call__(self, *args):
-        axes = [_spelled_out(a, x, f"argument {i}", "in_axes")
+    def _axes(self, args):
+        """``in_axes`` spelled out to each argument's structure."""
+        return [_spelled_out(a, x, f"argument {i}", "in_axes")
                 for i, (a, x) in enumerate(zip(args, _per_argument(self.in_axes, len(args))))]
+
+    def __call__(self, *args):
+        axes = self._axes(args)
         size = _batch_size(args, axes)
         out = batched.run(self, args, axes, size)
         if out is not batched.LOOP:
@@ -69,15 +73,11 @@ class Mapped:
 
     def source(self, *args):
         """The batched source ``vmap`` runs for arguments like ``args`` (a ``Code``)."""
-        return batched.source(self, args, [_spelled_out(a, x, f"argument {i}", "in_axes")
-                                           for i, (a, x) in enumerate(zip(
-                                               args, _per_argument(self.in_axes, len(args))))])
+        return batched.source(self, args, self._axes(args))
 
     def stages(self, *args):
         """The source after each stage of the batched build for arguments like ``args``."""
-        return batched.stages(self, args, [_spelled_out(a, x, f"argument {i}", "in_axes")
-                                           for i, (a, x) in enumerate(zip(
-                                               args, _per_argument(self.in_axes, len(args))))])
+        return batched.stages(self, args, self._axes(args))
 
     def __repr__(self):
         return (f"vmap({getattr(self.fn, '__name__', self.fn)!r}, in_axes={self.in_axes!r}, "
@@ -261,8 +261,7 @@ def _batched_python(mapped, args, axes):
     else None."""
     if args is None or not isinstance(mapped.out_axes, int) or not _target_known(mapped.fn):
         return None
-    spelled = [_spelled_out(a, x, f"argument {i}", "in_axes")
-               for i, (a, x) in enumerate(zip(args, axes))]
+    spelled = mapped._axes(args)
     try:
         _batch_size(args, spelled)
     except ValueError:

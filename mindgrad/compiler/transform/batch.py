@@ -324,9 +324,3 @@ def _inside_loop(top, node):
         if isinstance(loop, (gast.For, gast.While)) and any(n is node for n in gast.walk(loop)):
             return True
     return False
-
-
-def batched_function(src, fdef, params, batched, names, name):
-    """The ``Batched`` code of ``fdef`` (see ``BatchWriter``)."""
-    return BatchWriter(src, fdef, params, batched, names, name).write()
-

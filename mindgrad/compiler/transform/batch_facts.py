@@ -51,6 +51,14 @@ UNKNOWN = Info()
 NUMBER = Info(ARRAY, 0)
 
 
+def _joined(items):
+    """The join of the Infos ``items`` (None for none)."""
+    item = None
+    for i in items:
+        item = _join(item, i)
+    return item
+
+
 def _join(a, b):
     if a is None:
         return b
@@ -74,9 +82,7 @@ def info_of_value(value):
     if isinstance(value, (tuple, list, dict)):
         items = tuple(info_of_value(v) for v in (value.values() if isinstance(value, dict)
                                                   else value))
-        item = None
-        for i in items:
-            item = _join(item, i)
+        item = _joined(items)
         if isinstance(value, dict):
             return Info(DICT, None, items, item, tuple(value))
         return Info(SEQ, None, items, item)
@@ -205,16 +211,11 @@ class Facts:
             return self._outside(node)
         if isinstance(node, (gast.Tuple, gast.List)):
             items = tuple(self.of(e) or UNKNOWN for e in node.elts)
-            item = None
-            for i in items:
-                item = _join(item, i)
-            return Info(SEQ, None, items, item)
+            return Info(SEQ, None, items, _joined(items))
         if isinstance(node, gast.Dict):
             keys = tuple(constant(k, NOT_LITERAL) for k in node.keys)
             items = tuple(self.of(v) or UNKNOWN for v in node.values)
-            item = None
-            for i in items:
-                item = _join(item, i)
+            item = _joined(items)
             if any(k is NOT_LITERAL for k in keys) or len(set(keys)) < len(keys):
                 return Info(DICT, None, None, item)
             return Info(DICT, None, items, item, keys)

@@ -260,30 +260,20 @@ class BatchRules:
         return f"{self.np}.transpose({text(x)}, {(0,) + tuple(range(ndim, 0, -1))!r})"
 
     def reshape(self, x, shape):
-        value = F.constant(shape, F.NOT_LITERAL) if not isinstance(shape, list) else \
-            tuple(F.constant(s, F.NOT_LITERAL) for s in shape)
-        if isinstance(value, int):
-            return f"{self.np}.reshape({text(x)}, ({self.size}, {value}))"
-        if isinstance(shape, list):
-            parts = shape
-        elif isinstance(shape, gast.Tuple):
-            parts = shape.elts
-        elif isinstance(value, tuple):
-            parts = None
-        else:
-            info = self.facts.of(shape) or F.UNKNOWN
-            if info == F.NUMBER:
-                return f"{self.np}.reshape({text(x)}, ({self.size}, {text(shape)}))"
-            if info.kind in (F.SHAPE, SEQ) and not self.batched(shape):
-                return f"{self.np}.reshape({text(x)}, ({self.size},) + tuple({text(shape)}))"
-            return None
-        if parts is None:
-            return f"{self.np}.reshape({text(x)}, {(self.size,) + value!r})".replace(
-                repr(self.size), self.size)
-        if any(self.batched(p) for p in parts):
-            return None
-        shape = ", ".join([self.size] + [text(p) for p in parts])
-        return f"{self.np}.reshape({text(x)}, ({shape}))"
+        """``np.reshape(x, shape)`` (``shape`` a node, or the list of a method's arguments)
+        with the batch size first."""
+        if isinstance(shape, (list, gast.Tuple)):
+            parts = shape if isinstance(shape, list) else shape.elts
+            if any(self.batched(p) for p in parts):
+                return None
+            return f"{self.np}.reshape({text(x)}, " \
+                   f"({', '.join([self.size] + [text(p) for p in parts])}))"
+        info = self.facts.of(shape) or F.UNKNOWN
+        if info == F.NUMBER:
+            return f"{self.np}.reshape({text(x)}, ({self.size}, {text(shape)}))"
+        if info.kind in (F.SHAPE, SEQ) and not self.batched(shape):
+            return f"{self.np}.reshape({text(x)}, ({self.size},) + tuple({text(shape)}))"
+        return None
 
     # ----- indexing, attributes, shapes ---------------------------------------------------------
 
