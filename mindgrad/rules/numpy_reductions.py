@@ -34,6 +34,8 @@ from mindgrad.rules import (
 )
 from mindgrad.rules.helpers import astype_grad, masked_grad, reduced_axes, reduced_count
 from mindgrad.rules.numpy_statistics import (
+    extremum_places,
+    extremum_scatter,
     std_mean_tangent,
     std_tangent,
     var_mean_tangent,
@@ -431,6 +433,9 @@ def extremum_grad(g, a, ans, axis=None, keepdims=False, where=True, initial=None
     """Gradient of ``np.max``/``np.min`` for ``a``: ``g`` times each element's share."""
     if is_any_zero(g):
         return zero_for(g, a)
+    places = extremum_places(a, ans, axis, keepdims, where, initial)
+    if places is not None:
+        return astype_grad(extremum_scatter(g, a, places, axis, keepdims), a)
     share = extremum_shares(a, ans, axis, keepdims, where, initial)[0]
     grad = unreduce(g, a, axis, keepdims)
     return astype_grad(grad * share.astype(np.result_type(grad, 1.0), copy=False), a)

@@ -1,7 +1,7 @@
 """Rules for NumPy's statistics, both directions: ``var`` and ``std`` (whose helpers their nan-
 forms in ``numpy_reductions.py`` share), the order statistics (``median``, ``quantile``,
-``percentile`` and their nan- forms), ``cov`` and ``corrcoef``; each function's adjoint with its
-tangent beside it.
+``percentile`` and their nan- forms, and where ``max``/``min`` found their results), ``cov``
+and ``corrcoef``; each function's adjoint with its tangent beside it.
 
 A statistic's gradient is the incoming gradient broadcast back over the reduced axes
 (``unreduce``), weighted by how much each element contributed; its tangent reduces the input's
@@ -16,7 +16,9 @@ The gradient helpers are differentiated again by forward mode over reverse-mode 
 import numpy as np
 
 from mindgrad.rules import (
+    adjoint,
     d,
+    linear_in,
     nondifferentiable,
     tangent,
     transpose,
@@ -696,3 +698,60 @@ def _(out, x, y=None, rowvar=True, *, dtype=None):
     """Real values with nonzero variances."""
     d[out] = corrcoef_tangent(d[x], x, y, out, rowvar, 0)
     d[out] = corrcoef_tangent(d[y], x, y, out, rowvar, 1)
+
+
+# ----- where an extremum was found: the gradient of max and min without ties ----------------
+
+
+def extremum_places(a, ans, axis=None, keepdims=False, where=True, initial=None):
+    """Where each result of ``np.max``/``np.min`` of ``a`` was found, when every result was
+    found at one place alone (no tie, no NaN, no ``initial``, no ``where``; ``axis`` None or
+    one axis): the flat index for ``axis=None``, else the indices along ``axis`` (keepdims).
+    None otherwise: the gradient then splits among the shares (``extremum_shares``)."""
+    if initial is not None or where is not True or a.__class__ is not np.ndarray or \
+            a.dtype.kind != "f" or not a.size or not (axis is None or isinstance(axis, int)):
+        return None
+    hits = a == unreduce(ans, a, axis, keepdims)
+    if axis is None:
+        return np.argmax(hits) if np.count_nonzero(hits) == 1 else None
+    # no NaN result, so each has one hit at least; as many hits as results: one each
+    if np.isnan(ans).any() or np.count_nonzero(hits) != hits.size // a.shape[axis]:
+        return None
+    return np.argmax(hits, axis=axis, keepdims=True)
+
+
+@linear_in("g")
+def extremum_scatter(g, a, places, axis=None, keepdims=False):
+    """``g`` written at ``places`` (``extremum_places``) in zeros of ``a``'s shape: the
+    gradient of an extremum found at one place, one write instead of a pass over shares."""
+    grad = np.zeros(a.shape, np.result_type(g, 1.0))
+    if axis is None:
+        grad.reshape(-1)[places] = np.reshape(g, ())
+        return grad
+    values = np.asarray(g) if keepdims else np.expand_dims(g, axis)
+    np.put_along_axis(grad, places, np.broadcast_to(values, places.shape), axis)
+    return grad
+
+
+@linear_in("g")
+def extremum_gather(g, places, axis=None, keepdims=False):
+    """The values of ``g`` at ``places``, in the shape of the extremum's result: the
+    transpose of ``extremum_scatter``."""
+    if axis is None:
+        value = np.reshape(g, -1)[places]
+        return np.reshape(value, (1,) * np.ndim(g)) if keepdims else value
+    values = np.take_along_axis(g, places, axis)
+    return values if keepdims else np.squeeze(values, axis)
+
+
+nondifferentiable(extremum_places)
+
+
+@adjoint(extremum_scatter)
+def _(out, g, a, places, axis=None, keepdims=False):
+    d[g] = extremum_gather(d[out], places, axis, keepdims)
+
+
+@adjoint(extremum_gather)
+def _(out, g, places, axis=None, keepdims=False):
+    d[g] = extremum_scatter(d[out], g, places, axis, keepdims)

@@ -118,6 +118,11 @@ def matmul_grad_y(g, x, y):
         return zero_for(g, y)
     if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) in (1, 2):
         return x.T @ g
+    if getattr(y, "ndim", 0) == 2 and getattr(x, "ndim", 0) > 2 and \
+            getattr(g, "shape", None) == x.shape[:-1] + y.shape[1:]:
+        # a stack of rows times one matrix: one product over all the rows, not a product per
+        # matrix of the stack summed after
+        return unbroadcast(x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1]), y)
     if np.ndim(x) == 1:  # x is a row (1, n): g's last axis is y's column axis
         g = np.expand_dims(x, -1) * np.expand_dims(g, -2) if np.ndim(y) > 1 else g * x
         return unbroadcast(g, y)

@@ -22,6 +22,7 @@ from mindgrad.rules import numpy_grids as ngrids
 from mindgrad.rules import numpy_joining as njoin
 from mindgrad.rules import numpy_reductions as nr
 from mindgrad.rules import numpy_shape as ns
+from mindgrad.rules import numpy_statistics as nstat
 from tests.support.versions import needs_numpy
 
 RNG = np.random.default_rng(20260301)
@@ -121,6 +122,8 @@ DERIVED = [
     ((nr.reduce_sum_grad,), "d[out] = reduce_sum_grad(d[g], a, axis, keepdims, where)"),
     ((nr.reduce_mean_grad,), "d[out] = reduce_mean_grad(d[g], a, axis, keepdims, where)"),
     ((nr.extremum_grad,), "d[out] = extremum_grad(d[g], a, ans, axis, keepdims, where, initial)"),
+    ((nstat.extremum_scatter,), "d[out] = extremum_scatter(d[g], a, places, axis, keepdims)"),
+    ((nstat.extremum_gather,), "d[out] = extremum_gather(d[g], places, axis, keepdims)"),
     ((ns.reshape_grad,), "d[out] = reshape_grad(d[g], a, order)"),
     ((ns.reshape_tangent,), "d[ans] = reshape_tangent(d[t], a, out, order)"),
     ((nr.cumsum_grad,), "d[out] = cumsum_grad(d[g], a, axis)"),
@@ -456,6 +459,8 @@ HELPERS = [
     (nr.reduce_sum_grad, (r(3), _X23, 0, False, True)),
     (nr.reduce_mean_grad, (r(2, 1), _X23, 1, True, np.array([True, False, True]))),
     (nr.extremum_grad, (r(3), _X23, np.max(_X23, axis=0), 0, False, True)),
+    (nstat.extremum_scatter, (r(3), _X23, np.argmax(_X23, axis=0)[None], 0, False)),
+    (nstat.extremum_gather, (r(2, 3), np.argmax(_X23, axis=0)[None], 0, False)),
     (nr.cumsum_grad, (r(6), _X23, None)),
     (me.item_grad, (r(), _X23, (1, 2))),
     (me.tolist_grad, ([r(), r(), r()], r(3))),

@@ -107,6 +107,14 @@ helper(nr.prod_grad, r(2), np.array([[1.5, 0.0, 2.0, 0.0], [0.5, 1.2, -1.0, 2.0]
 _a = r(3, 4)
 helper(nr.extremum_grad, r(3), _a, np.max(_a, axis=1), 1,
        derived={2: lambda args: np.max(args[1], axis=1)}, only=TANGENTS)
+# the lean path of an extremum found at one place: the scatter and its transpose, the gather
+_c = r(3, 4)
+_places = np.argmax(_c, axis=1)[:, None]
+helper(nstat.extremum_scatter, r(3), _c, _places, 1)
+helper(nstat.extremum_scatter, r(3, 1), _c, _places, 1, True)
+helper(nstat.extremum_scatter, f(), _c, np.argmax(_c))
+helper(nstat.extremum_gather, r(3, 4), _places, 1)
+helper(nstat.extremum_gather, r(3, 4), np.argmax(_c), None, True)
 # the tangent helpers the reductions' adjoints are transposed from, both directions
 _a = r(3, 4)
 helper(nr.extremum_tangent, r(3, 4), _a, np.min(_a, axis=0), 0,
