@@ -1,51 +1,44 @@
-"""mindgrad's speed, measured: gradient time against the forward pass and against HIPS autograd.
+"""mindgrad's speed and memory, measured side by side with its peers.
 
-Run: ``python benchmarks/bench.py`` (``pip install autograd`` adds the peer column).
-Every time is a median over repeated calls. Columns:
+Run: ``python benchmarks/bench.py [workload ...]``. Eight workloads, each written once against a
+NumPy-like module ``xp``, run with every library installed here (a missing one is skipped):
 
-* fwd: the plain function; grad: mindgrad's gradient (a cache hit); grad/fwd;
-* autograd: ``autograd.grad`` on the same function (numpy as ``autograd.numpy``), and
-  autograd/grad, how many times slower autograd is than mindgrad;
-* first: the first call of a fresh gradient (read source, transform, compile, run);
-* hit overhead: a cache-hit call minus a direct call of the generated function.
+* mindgrad (NumPy), and mindgrad with ``jit=True`` where Numba is installed;
+* HIPS autograd, PyTorch (CPU, eager), JAX eager and ``jax.jit`` (its steady state).
+
+One core (the BLAS and the peers' thread pools are set to one thread before they load), float64.
+Per workload and library it prints the gradient time (the median over repeated calls), the
+gradient over the NumPy forward pass (the floor's measure), the peak memory of one gradient call
+(for the libraries that allocate through NumPy, read by ``tracemalloc``: mindgrad and autograd;
+the NumPy forward's own peak is printed beside it), and the first call (a fresh gradient: for
+mindgrad, read the source, transform, compile and run; for ``jax.jit``, trace, compile and run).
+Then: the build time of straight-line functions of 300 and 3,000 lines, and the first call of a
+30-line function.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-import statistics
-import sys
-import time
+import os
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                   "intra_op_parallelism_threads=1")
+os.environ.setdefault("JAX_ENABLE_X64", "1")
 
-import mindgrad
-from mindgrad.compiler import driver as pipeline
+import importlib.util  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+import types  # noqa: E402
 
-try:
-    import autograd
-    import autograd.numpy as anp
-except ImportError:  # the peer column is optional
-    autograd = anp = None
+import numpy as np  # noqa: E402
 
-# ----- the workloads, written once against a numpy-like module `xp` ---------------------------
+import mindgrad  # noqa: E402
 
 WORKLOADS = '''
-def scalar_loop(x):
-    h = x
-    for i in range(200):
-        h = h * 0.99 + xp.sin(h) * 0.01
-    return h
-
-
-def scalar_loop_math(x):
-    h = x
-    for i in range(200):
-        h = h * 0.99 + math.sin(h) * 0.01
-    return h
-
-
 def mlp(w1, b1, w2, b2, x, y):
     h = xp.tanh(x @ w1 + b1)
     out = h @ w2 + b2
@@ -53,7 +46,9 @@ def mlp(w1, b1, w2, b2, x, y):
 
 
 def elementwise(x):
-    return xp.sum(xp.exp(-x * x) * xp.sin(3.0 * x) + 0.5 * x * x)
+    # softplus, and a logsumexp shifted by its maximum
+    m = xp.max(x)
+    return xp.sum(xp.logaddexp(0.0, x)) + xp.log(xp.sum(xp.exp(x - m))) + m
 
 
 def rnn(w, u, xs):
@@ -65,14 +60,16 @@ def rnn(w, u, xs):
 
 def indexing(x):
     s = 0.0
-    for i in range(1, 100):
-        s = s + x[i] * x[i - 1] + 0.1 * x[i] ** 2
+    for i in range(100):
+        s = s + x[i] * x[i + 1] + 0.5 * xp.sum(x[i:i + 4] ** 2)
     return s
 
 
-def energy(x):
-    pairs = xp.log1p(xp.exp(x[1:] * x[:-1]))
-    return xp.sum(pairs) + 0.5 * xp.sum(x * x) + xp.sum(xp.sin(x) ** 3)
+def scalar_loop(x):
+    h = x
+    for i in range(200):
+        h = h * 0.99 + xp.sin(h) * 0.01
+    return h
 
 
 def attention(wq, wk, wv, x):
@@ -126,16 +123,37 @@ def thirty_lines(x, w, b):
 '''
 
 
+def _inputs():
+    """name -> (workload, arguments, the positions differentiated)."""
+    rng = np.random.default_rng(0)
+    normal = rng.standard_normal
+
+    def mlp(batch, width, outputs):
+        return (normal((width, width)) / np.sqrt(width), np.zeros(width),
+                normal((width, outputs)) / np.sqrt(width), np.zeros(outputs),
+                normal((batch, width)), normal((batch, outputs)))
+    images = normal((8, 32, 32))
+    return {
+        "large MLP": ("mlp", mlp(256, 1024, 10), 0),
+        "elementwise": ("elementwise", (normal(1_000_000),), 0),
+        "RNN": ("rnn", (normal((128, 128)) * 0.08, normal((128, 32)) * 0.1, normal((50, 32))),
+                0),
+        "indexing loop": ("indexing", (normal(104),), 0),
+        "scalar loop": ("scalar_loop", (np.float64(0.5),), 0),
+        "small MLP": ("mlp", mlp(32, 64, 10), 0),
+        "attention": ("attention", (normal((64, 64)) * 0.1, normal((64, 64)) * 0.1,
+                                    normal((64, 64)) * 0.1, normal((8, 128, 64))), (0, 1, 2)),
+        "convolution": ("convolution", (normal((4, 3, 3)) * 0.3, np.ascontiguousarray(
+            np.lib.stride_tricks.sliding_window_view(images, (3, 3), axis=(1, 2)))), 0),
+    }
+
+
 def load(module_name, xp):
     """The workloads in a module of their own (a file, so mindgrad can read the source),
-    computing with ``xp``: numpy, or autograd's wrapped numpy."""
-    import importlib.util
-    import os
-    import tempfile
-
-    path = os.path.join(tempfile.gettempdir(), f"mindgrad_bench_{module_name}.py")
+    computing with ``xp``."""
+    path = os.path.join(tempfile.gettempdir(), f"{module_name}.py")
     with open(path, "w") as f:
-        f.write("import math\n" + WORKLOADS)
+        f.write(WORKLOADS)
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     module.xp = xp
@@ -144,104 +162,174 @@ def load(module_name, xp):
     return module
 
 
-def median_time(fn, *args, repeat=None, budget=0.4):
+def median_time(fn, *args, budget=0.6):
     fn(*args)
     start = time.perf_counter()
     fn(*args)
     once = max(time.perf_counter() - start, 1e-7)
-    repeat = repeat or max(5, min(2000, int(budget / once)))
     times = []
-    for _ in range(repeat):
+    for _ in range(max(5, min(3000, int(budget / once)))):
         t = time.perf_counter()
         fn(*args)
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
 
-def inputs():
-    rng = np.random.default_rng(0)
-    return {
-        "scalar_loop": ((0.5,), 0),
-        "scalar_loop_math": ((0.5,), 0),
-        "mlp": ((rng.standard_normal((16, 32)) * 0.3, np.zeros(32),
-                 rng.standard_normal((32, 1)) * 0.3, np.zeros(1),
-                 rng.standard_normal((64, 16)), rng.standard_normal((64, 1))), (0, 1, 2, 3)),
-        "elementwise": ((rng.standard_normal(1_000_000),), 0),
-        "rnn": ((rng.standard_normal((16, 16)) * 0.3, rng.standard_normal((16, 8)) * 0.3,
-                 rng.standard_normal((50, 8))), (0, 1)),
-        "indexing": ((rng.standard_normal(100),), 0),
-        "attention": ((rng.standard_normal((64, 64)) * 0.1, rng.standard_normal((64, 64)) * 0.1,
-                       rng.standard_normal((64, 64)) * 0.1,
-                       rng.standard_normal((8, 128, 64))), (0, 1, 2)),
-        "convolution": ((rng.standard_normal((4, 3, 3)) * 0.3,
-                         np.lib.stride_tricks.sliding_window_view(
-                             rng.standard_normal((8, 32, 32)), (3, 3), axis=(1, 2))), 0),
-    }
+def peak_bytes(fn, *args):
+    """The peak of the memory NumPy allocates during one call, over what was held before."""
+    fn(*args)
+    tracemalloc.start()
+    try:
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
-def first_call(fn, args, positions):
-    mindgrad.clear_cache()
-    grad = mindgrad.grad(fn, positions)
+def first_time(make, *args):
     start = time.perf_counter()
-    grad(*args)
+    make()(*args)
     return time.perf_counter() - start
 
 
-def main():
-    np_mod = load("mindgrad_bench_np", np)
-    ag_mod = load("mindgrad_bench_ag", anp) if anp is not None else None
-    header = (f"{'workload':18} {'fwd':>10} {'grad':>10} {'grad/fwd':>9} {'autograd':>10} "
-              f"{'ag/grad':>8} {'first':>9} {'hit overhead':>13}")
-    print(header)
-    print("-" * len(header))
-    for name, (args, positions) in inputs().items():
-        fn = getattr(np_mod, name)
-        grad = mindgrad.grad(fn, positions)
-        grad(*args)
-        t_fwd = median_time(fn, *args)
-        t_grad = median_time(grad, *args)
-        generated = grad._generated(args).function
-        t_direct = median_time(functools.partial(generated, sens=None), *args)
-        t_first = first_call(fn, args, positions)
-        ag = f"{'-':>10} {'-':>8}"
-        if ag_mod is not None:
+# ----- the peers: each gives (make_gradient, convert_arguments) ----------------------------------
+
+def _mindgrad(jit=False):
+    module = load("mindgrad_bench_np", np)
+
+    def make(name, positions):
+        def build():
+            mindgrad.clear_cache()
+            return mindgrad.grad(getattr(module, name), positions, **options)
+        return build
+    options = {"jit": True} if jit else {}
+    return make, lambda a: a
+
+
+def _autograd():
+    import autograd
+    import autograd.numpy as anp
+    module = load("mindgrad_bench_autograd", anp)
+    return (lambda name, positions: lambda: autograd.grad(getattr(module, name), positions),
+            lambda a: a)
+
+
+def _torch():
+    import torch
+    torch.set_num_threads(1)
+
+    def reduce(f):
+        def run(a, axis=None, keepdims=False):
+            return f(a) if axis is None else f(a, dim=axis, keepdim=keepdims)
+        return run
+    xp = types.SimpleNamespace(
+        tanh=torch.tanh, exp=torch.exp, sin=torch.sin, log=torch.log, sqrt=torch.sqrt,
+        zeros=lambda n: torch.zeros(n, dtype=torch.float64),
+        swapaxes=torch.swapaxes, einsum=torch.einsum,
+        sum=reduce(torch.sum), mean=reduce(torch.mean), max=reduce(torch.amax),
+        var=lambda a, axis, keepdims: torch.var(a, dim=axis, keepdim=keepdims, unbiased=False),
+        logaddexp=lambda a, b: torch.logaddexp(torch.as_tensor(a, dtype=b.dtype), b))
+    module = load("mindgrad_bench_torch", xp)
+
+    def make(name, positions):
+        fn = getattr(module, name)
+        wrt = positions if isinstance(positions, tuple) else (positions,)
+
+        def gradient(*args):
+            args = [a.detach().requires_grad_(i in wrt) if isinstance(a, torch.Tensor) else a
+                    for i, a in enumerate(args)]
+            return torch.autograd.grad(fn(*args), [args[i] for i in wrt])
+        return lambda: gradient
+    return make, lambda a: tuple(torch.from_numpy(np.asarray(v)) for v in a)
+
+
+def _jax(jit):
+    import jax
+    import jax.numpy as jnp
+    module = load("mindgrad_bench_jax", jnp)
+
+    def make(name, positions):
+        def build():
+            gradient = jax.grad(getattr(module, name), positions)
+            gradient = jax.jit(gradient) if jit else gradient
+            return lambda *args: jax.block_until_ready(gradient(*args))
+        return build
+    return make, lambda a: tuple(jnp.asarray(v) for v in a)
+
+
+PEERS = {
+    "mindgrad": lambda: _mindgrad(),
+    "mindgrad jit": lambda: _mindgrad(jit=True),
+    "autograd": _autograd,
+    "torch": _torch,
+    "jax": lambda: _jax(False),
+    "jax.jit": lambda: _jax(True),
+}
+TRACED = ("mindgrad", "mindgrad jit", "autograd")
+
+
+def main(selected=()):
+    numpy_module = load("mindgrad_bench_forward", np)
+    peers = {}
+    for name, setup in PEERS.items():
+        try:
+            peers[name] = setup()
+        except ImportError as error:
+            print(f"({name} skipped: {error})")
+    header = (f"{'workload':14} {'library':13} {'grad':>10} {'grad/fwd':>9} {'peak MiB':>9} "
+              f"{'first':>9}")
+    for label, (name, args, positions) in _inputs().items():
+        if selected and label not in selected and name not in selected:
+            continue
+        forward = getattr(numpy_module, name)
+        t_fwd = median_time(forward, *args)
+        print(f"\n{label}: NumPy forward {t_fwd * 1e3:.3f} ms, peak "
+              f"{peak_bytes(forward, *args) / 2**20:.1f} MiB")
+        print(header)
+        for peer, (make, convert) in peers.items():
+            converted = convert(args)
             try:
-                ag_grad = autograd.grad(getattr(ag_mod, name), positions)
-                t_ag = median_time(ag_grad, *args)
-                ag = f"{t_ag * 1e3:8.3f}ms {t_ag / t_grad:7.1f}x"
-            except TypeError:  # e.g. autograd cannot trace math.sin on a float
-                ag = f"{'n/a':>10} {'n/a':>8}"
-        print(f"{name:18} {t_fwd * 1e3:8.3f}ms {t_grad * 1e3:8.3f}ms {t_grad / t_fwd:8.2f}x "
-              f"{ag} {t_first * 1e3:7.1f}ms {max(t_grad - t_direct, 0) * 1e6:10.1f}us")
-    # first call of a 30-line function: source, transform, compile and one run
+                t_first = first_time(make(name, positions), *converted)
+                gradient = make(name, positions)()
+                t_grad = median_time(gradient, *converted)
+            except Exception as error:  # a peer that cannot run a workload says so
+                print(f"{label:14} {peer:13} {'n/a':>10}  ({type(error).__name__}: "
+                      f"{str(error).splitlines()[0][:70]})")
+                continue
+            peak = (f"{peak_bytes(gradient, *converted) / 2**20:9.1f}" if peer in TRACED
+                    else f"{'-':>9}")
+            print(f"{label:14} {peer:13} {t_grad * 1e3:8.3f}ms {t_grad / t_fwd:8.2f}x {peak} "
+                  f"{t_first * 1e3:7.1f}ms")
+    if not selected:
+        build_times(numpy_module)
+
+
+def straight_line(lines):
+    body = "\n".join(f"    x = xp.sin(x) * {1 + i % 7}.0 + x * 0.5" for i in range(lines))
+    return f"def f(x):\n{body}\n    return xp.sum(x)\n"
+
+
+def build_times(numpy_module):
+    from mindgrad.compiler import driver
     rng = np.random.default_rng(1)
     args = (rng.standard_normal((8, 4)), rng.standard_normal((4, 6)), rng.standard_normal(6))
-    t_first = statistics.median(first_call(np_mod.thirty_lines, args, 0) for _ in range(5))
-    lines = len(importlib.import_module("inspect").getsource(np_mod.thirty_lines).splitlines())
-    t_build = statistics.median(
-        _time(lambda: pipeline.run(np_mod.thirty_lines, (0,))) for _ in range(5))
-    print(f"\nfirst call of a {lines}-line function: {t_first * 1e3:.1f} ms "
-          f"(of which transform + compile {t_build * 1e3:.1f} ms)")
-    # Hessian-vector product, forward over reverse, of a 1,000-parameter function
-    rng = np.random.default_rng(2)
-    x, v = rng.standard_normal(1000), rng.standard_normal(1000)
-    gradient = mindgrad.grad(np_mod.energy)
-    t_grad = median_time(gradient, x)
-    t_hvp = median_time(lambda a: mindgrad.jvp(gradient, (a,), (v,)), x)
-    row = f"HVP of a 1,000-parameter function: {t_hvp * 1e3:.3f} ms, gradient " \
-          f"{t_grad * 1e3:.3f} ms, HVP/gradient {t_hvp / t_grad:.2f}x"
-    if ag_mod is not None:
-        ag_grad = autograd.grad(ag_mod.energy)
-        ag_hvp = autograd.grad(lambda a: anp.sum(ag_grad(a) * v))
-        row += f"; autograd's HVP {median_time(ag_hvp, x) * 1e3:.3f} ms"
-    print(row)
-
-
-def _time(fn):
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+    make = _mindgrad()[0]("thirty_lines", 0)
+    numpy_module.thirty_lines(*args)
+    t_first = statistics.median(first_time(make, *args) for _ in range(5))
+    print(f"\nfirst call of the 28-line function thirty_lines: {t_first * 1e3:.1f} ms")
+    for lines in (300, 3000):
+        path = os.path.join(tempfile.gettempdir(), f"mindgrad_bench_lines{lines}.py")
+        with open(path, "w") as f:
+            f.write(straight_line(lines))
+        spec = importlib.util.spec_from_file_location(f"mindgrad_bench_lines{lines}", path)
+        module = importlib.util.module_from_spec(spec)
+        module.xp = np
+        spec.loader.exec_module(module)
+        start = time.perf_counter()
+        driver.run(module.f, (0,))
+        print(f"build of a {lines}-line straight-line function: "
+              f"{time.perf_counter() - start:.2f} s")
 
 
 if __name__ == "__main__":
-    main()
+    main(tuple(sys.argv[1:]))

@@ -112,7 +112,7 @@ class Stages(tuple):
 
 def kind(k) -> str:
     """An argument kind (``cache.kind``) in words: ``float64 array (ndim 1)``, ``float``."""
-    if isinstance(k, tuple) and len(k) == 3 and k[0] is np.ndarray:
+    if isinstance(k, tuple) and len(k) in (3, 4) and k[0] is np.ndarray:
         return f"{np.dtype(k[1]).name} array (ndim {k[2]})"
     if isinstance(k, tuple) and len(k) == 2 and k[0] is dict:
         return "{" + ", ".join(f"{key!r}: {kind(v)}" for key, v in k[1]) + "}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from mindgrad.compiler import naming
-from mindgrad.compiler.driver import Build, Unit
+from mindgrad.compiler.driver import Build, Unit, without_cycle_collection
 from mindgrad.compiler.finish import emit
 from mindgrad.compiler.transform import batch, taylor
 from mindgrad.compiler.transform import batch_facts as F
@@ -44,6 +44,7 @@ def _looped_text(written, first_line, taylor_mode=False):
                      for line, why in written.looped)
 
 
+@without_cycle_collection
 def build(fn, obj, examples, batched, dump=None, taylor_mode=False) -> Compiled:
     """The batched function of ``fn`` (bound to ``obj`` for a Cell's construct): ``examples``
     holds one example of each argument (``obj`` first, when given), ``batched`` the positions

@@ -29,16 +29,33 @@ _entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _stats = {"builds": 0, "hits": 0}
 
 
+#: the fewest elements of an argument array for which the gradient reuses dead buffers
+LARGE = 32768
+
+
 def kind(value):
-    """What the generated code may specialise on: type, and dtype/ndim for arrays."""
+    """What the generated code may specialise on: type, and dtype/ndim for arrays; an array of
+    ``LARGE`` elements or more is marked ``"large"`` (its gradient reuses dead buffers)."""
     cls = value.__class__
     if cls is np.ndarray:
+        if value.size >= LARGE:
+            return (cls, value.dtype.str, value.ndim, "large")
         return (cls, value.dtype.str, value.ndim)
     if cls is tuple or cls is list:
         return (cls, tuple(kind(v) for v in value))
     if cls is dict:
         return (cls, tuple((k, kind(v)) for k, v in value.items()))
     return cls
+
+
+def is_large_kind(k) -> bool:
+    """Whether the kind ``k`` is, or holds, a large array."""
+    if isinstance(k, tuple):
+        if len(k) == 4 and k[3] == "large":
+            return True
+        return len(k) == 2 and k[0] in (list, tuple, dict) and any(
+            is_large_kind(v[1] if k[0] is dict else v) for v in k[1])
+    return False
 
 
 class Items(tuple):

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import weakref
 
 import numpy as np
 
-from mindgrad.compiler import naming
+from mindgrad.compiler import cache, naming
 from mindgrad.compiler.dependencies import Dependencies
 from mindgrad.compiler.front import source, specialise
 from mindgrad.compiler.front.source import unbind
@@ -101,6 +102,7 @@ class Build:
         self.units = []
         self._started = set()      # request keys built or being built
         self.stages = []           # (stage, function name, text)
+        self.large = False         # an argument is a large array: the entry reuses buffers
 
     def record(self, stage, name, text):
         """Dump the source after ``stage``; ``text`` may be a function making it, called only
@@ -174,6 +176,24 @@ class Build:
                                         self.stages)
 
 
+def without_cycle_collection(build):
+    """``build`` run with Python's cycle collector paused: a build makes hundreds of thousands
+    of AST nodes that live until it ends, and each full collection walks them all, which made
+    the build time of a long function grow with its square. The collector resumes (if it ran
+    before) when the build ends, and frees then whatever cycles the build left."""
+    @functools.wraps(build)
+    def paused(*args, **kwargs):
+        if not gc.isenabled():
+            return build(*args, **kwargs)
+        gc.disable()
+        try:
+            return build(*args, **kwargs)
+        finally:
+            gc.enable()
+    return paused
+
+
+@without_cycle_collection
 def run_forward(fn, positions, dump=None, nargs=0):
     """Transform ``fn`` into its tangent function for the inputs at ``positions`` and compile.
 
@@ -200,6 +220,7 @@ def _keyword_only(fn):
     return list(code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
 
 
+@without_cycle_collection
 def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None, keywords=()):
     """Transform ``fn`` for gradients at ``positions`` (and ``weights``) and compile.
 
@@ -215,6 +236,7 @@ def run(fn, positions, dump=None, kinds=(), weights=(), split=False, nargs=None,
     from mindgrad.compiler.facts.activity import is_opaque_kind, is_real_kind, is_scalar_kind
 
     build = Build(dump, weights)
+    build.large = any(cache.is_large_kind(k) for k in kinds)
     function, obj = unbind(fn)
     offset = 0 if obj is None else 1
     shape = specialise.call_shape(function, offset, len(kinds) if nargs is None else nargs,

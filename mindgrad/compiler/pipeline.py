@@ -14,12 +14,15 @@ activity, its own writer over ``operations.classify``'s records, optimize.
 from __future__ import annotations
 
 import dataclasses
+import types
+
+import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import naming
 from mindgrad.compiler.facts import analysis
-from mindgrad.compiler.finish import assemble, emit
+from mindgrad.compiler.finish import assemble, emit, reuse
 from mindgrad.compiler.front import fence, normalize, source, specialise
 from mindgrad.compiler.transform import forward, reverse
 from mindgrad.compiler.transform.callees import SPLIT, Callees, Placeholder
@@ -163,7 +166,30 @@ def optimize_reverse(build, state):
     state.code = state.functions.optimize(state.code)
     state.defs = state.functions.assemble(state.code)
     _load_zeros(state.defs, state.written.namespace)
+    entry = state.defs[0]
+    if build.large and state.request.mode != SPLIT and \
+            build.callees.roles.get(entry.name) == "entry":
+        namespace = state.written.namespace
+        reuse.reuse_buffers(entry, _resolver(namespace, A.names_in(entry, gast.Store)),
+                            state.facts.scalars, namespace.bind)
     state.bindings = {**state.written.namespace.bindings, **state.callees.placeholders()}
+
+
+def _resolver(namespace, local_names):
+    """The object a name or a module attribute of generated code refers to, or None."""
+    def resolve(node):
+        if isinstance(node, gast.Name):
+            if node.id in local_names:
+                return None
+            if node.id in namespace.bindings:
+                return namespace.bindings[node.id]
+            return namespace.src.resolve(node.id, None)
+        if isinstance(node, gast.Attribute):
+            base = resolve(node.value)
+            return getattr(base, node.attr, None) if isinstance(base, types.ModuleType) \
+                else None
+        return None
+    return resolve
 
 
 def _show_functions(defs):

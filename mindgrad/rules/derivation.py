@@ -83,8 +83,13 @@ def from_slopes_body(rule, body):
         else:
             value = _times(_d_load(out), factor, local) if _is_constant(factor, local) \
                 else _call("times_slope", _d_load(out), factor)
-            stmt = _d_assign(param, _call("unbroadcast", value, _name(param))
-                             if broadcasts else value)
+            if broadcasts and isinstance(value, gast.UnaryOp) and \
+                    isinstance(value.op, gast.USub):  # summed first, then negated: no array
+                value = gast.UnaryOp(op=gast.USub(),  # built only to be summed to a scalar
+                                     operand=_call("unbroadcast", value.operand, _name(param)))
+            elif broadcasts:
+                value = _call("unbroadcast", value, _name(param))
+            stmt = _d_assign(param, value)
         derived.append(stmt)
     return derived
 

@@ -183,19 +183,23 @@ def _assigned_values(fdef, resolve):
     for node in A.walk(fdef):
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
             defs.setdefault(node.targets[0].id, []).append(node.value)
-        elif isinstance(node, gast.For):
+        elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
             is_range = isinstance(node.iter, gast.Call) and resolve(node.iter.func) is range
             defs.setdefault(node.target.id, []).append(
                 gast.Constant(value=0, kind=None) if is_range else None)
+        elif isinstance(node, gast.For):  # unpacked items: anything
+            for name in A.names_in(node.target, gast.Store):
+                defs.setdefault(name, []).append(None)
     return params, defs
 
 
-def scalar_names(fdef, scalar_params, resolve, array_ndims=None) -> set:
+def scalar_names(fdef, scalar_params, resolve, array_ndims=None, number_call=None) -> set:
     """Names that hold a scalar (Python or NumPy number) at every assignment.
 
     The greatest fixed point: start from every name, drop those with an assignment that may
     give an array, until nothing changes. Arithmetic on scalars, ``math`` functions, and NumPy
-    ufuncs of scalars give scalars; ``range`` loop indices are scalars.
+    ufuncs of scalars give scalars; ``range`` loop indices are scalars. ``number_call(fn, call,
+    is_scalar)`` may say of other calls that they give a number.
     """
     import math
 
@@ -221,7 +225,7 @@ def scalar_names(fdef, scalar_params, resolve, array_ndims=None) -> set:
                 return True
             if fn in (float, abs, min, max) or isinstance(fn, np.ufunc):
                 return bool(args) and all(is_scalar(a) for a in args) and not value.keywords
-            return False
+            return number_call is not None and number_call(fn, value, is_scalar)
         return False
 
     array_ndims = {p: n for p, n in (array_ndims or {}).items() if p not in defs}

@@ -269,10 +269,11 @@ class FunctionContext(Located):
         """Whether ``x * n`` or ``x + y`` may repeat or concatenate lists or tuples: an operand
         not known to be a number or an array, times what may be an int (a float cannot repeat
         a list), or plus another such operand."""
-        numeric = self.numeric | self.scalars
+        numeric, scalars = self.numeric, self.scalars
 
         def unknown(node):
-            return isinstance(node, gast.Name) and node.id not in numeric
+            return isinstance(node, gast.Name) and node.id not in numeric and \
+                node.id not in scalars
 
         def may_be_int(node):  # a number held in a name may be an int
             return isinstance(node, gast.Constant) and type(node.value) is int or \

@@ -53,10 +53,10 @@ class _Substitute(gast.NodeTransformer):
         self.comprehension_names = set()
         self.unbroadcast = runtime.unbroadcast
         self.broadcasts = (broadcast_tangent, add_tangent)
-        numeric = gen.numeric | gen.scalars
+        numeric, scalars = gen.numeric, gen.scalars  # read, not joined: a union per rule
         self.is_numeric = lambda node: isinstance(node, gast.Constant) and isinstance(
             node.value, (int, float, complex)) or isinstance(node, gast.Name) and \
-            node.id in numeric
+            (node.id in numeric or node.id in scalars)
 
     def visit_comprehension(self, node):
         self.comprehension_names |= A.names_in(node.target, gast.Store)

@@ -1,0 +1,201 @@
+"""Stage 6b, reuse: the gradient function of large arrays writes into dead temporaries and
+releases them.
+
+It runs on the assembled entry function of a gradient whose arguments include a large array
+(``cache.kind`` marks them), over the statements of its body, not those nested in loops or
+branches (a loop's scalar arithmetic would pay for the checks on every step). Two rewrites,
+both from one liveness analysis of the body, conservative where control flows (a compound
+statement reads every name it reads anywhere in it, and is taken to assign none):
+
+* an elementwise operation of names and constants, ``t = a * b``, ``t = -a`` or
+  ``t = np.exp(a)`` with a NumPy ufunc that keeps its operands' dtype, whose operand ``a`` is
+  a local name never read after it (or ``t`` itself), becomes
+  ``t = np.multiply(a, b, out=a) if spare(a, b) else a * b``: ``runtime.reuse.spare`` says
+  yes only when nothing else holds the array and the result fits it, so the expression as
+  written runs otherwise (a tuple's ``+``, a number's ``*``);
+* an accumulation ``t = a + <expression>``, ``a`` dead after it, becomes
+  ``t = add_into(a, <expression>)``: ``a + <expression>`` into ``a``'s memory on the same
+  conditions, else as written;
+* a local name dead after a statement is released (``del a, b``) right after it, when every
+  assignment of it is a statement of the body (so it is bound there) and it is not read in a
+  nested scope.
+
+Output guarantee: the function computes the same values; an operand written into is never
+read again, by name (the liveness) or through another reference (``spare``).
+"""
+
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from mindgrad.compiler import astutil as A
+from mindgrad.compiler.facts import activity
+from mindgrad.runtime.origin import origin
+
+_OPERATORS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
+              gast.Div: np.true_divide}
+_UNARY = {gast.USub: np.negative}
+
+#: ufuncs whose float (or complex) result has the dtype of their operands
+SAME_DTYPE = frozenset({
+    np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.power,
+    np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sqrt, np.square,
+    np.reciprocal, np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh,
+    np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.maximum, np.minimum, np.fmax, np.fmin,
+    np.logaddexp, np.logaddexp2, np.arctan2, np.hypot})
+
+_SCOPES = (gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.ListComp,
+           gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_INTROSPECTION = frozenset({"locals", "vars", "eval", "exec", "globals"})
+
+
+def reuse_buffers(fdef, resolve, scalars, bind):
+    """Rewrite the body of ``fdef`` (the entry function) in place. ``resolve(node)`` gives the
+    object a function expression names (None if unknown); ``scalars``, names known to hold
+    numbers; ``bind(obj, name)``, the name the code reaches a runtime object by."""
+    body = fdef.body
+    params = {a.id for a in fdef.args.args + fdef.args.kwonlyargs}
+    if fdef.args.vararg is not None or fdef.args.kwarg is not None:
+        params |= {a.id for a in (fdef.args.vararg, fdef.args.kwarg) if a is not None}
+    if A.names_in(body, gast.Load) & _INTROSPECTION:
+        return  # the code reads its frame's names by other means than their loads
+    excluded = params | set(scalars) | _scoped_names(body)
+    top_stores = {}
+    nested_stores = set()
+    for i, stmt in enumerate(body):
+        if _simple(stmt):
+            for name in A.names_in(stmt, gast.Store):
+                top_stores.setdefault(name, i)
+        else:
+            nested_stores |= A.names_in(stmt, gast.Store)
+    live = _live_after(body)
+    numbers = _numbers(fdef, params, scalars, resolve)
+    spare = np_name = add_into = None
+    out = []
+    for i, stmt in enumerate(body):
+        rewrite = _operation(stmt, resolve) if _simple(stmt) else None
+        into = _accumulation(stmt) if rewrite is None else None
+        if into is not None and into.id not in excluded and \
+                (into.id == stmt.targets[0].id or into.id not in live[i]):
+            if add_into is None:
+                from mindgrad.runtime.reuse import add_into as add_into_fn
+                add_into = bind(add_into_fn, "add_into")
+            stmt.value = A.call(A.load(add_into), A.load(into.id), stmt.value.right)
+        if rewrite is not None:
+            target, ufunc, operands = rewrite
+            donor = next((o.id for o in operands if isinstance(o, gast.Name) and
+                          o.id not in excluded and (o.id == target or o.id not in live[i])),
+                         None)
+            if donor is not None:
+                if spare is None:
+                    from mindgrad.runtime.reuse import spare as spare_fn
+                    spare, np_name = bind(spare_fn, "spare"), bind(np, "np")
+                others = [o for o in operands if not (isinstance(o, gast.Name) and
+                                                      o.id == donor)]
+                if len(others) == len(operands) - 1:  # the donor is read once
+                    stmt.value = gast.IfExp(
+                        test=A.call(A.load(spare), A.load(donor), *[A.clone(o) for o in others]),
+                        body=_ufunc_call(np_name, ufunc, operands, donor),
+                        orelse=stmt.value)
+        out.append(stmt)
+        if isinstance(stmt, gast.Return):
+            continue
+        used = A.names_in(stmt)
+        dead = sorted(n for n in used - live[i] if n not in excluded and n not in numbers and
+                      n not in nested_stores and top_stores.get(n, len(body)) <= i)
+        if dead:
+            out.append(gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
+                                                      type_comment=None) for n in dead]))
+    fdef.body = out
+
+
+def _accumulation(stmt):
+    """The name ``a`` of ``t = a + <expression>`` (not an operation of atoms), or None."""
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.BinOp) and \
+            isinstance(stmt.value.op, gast.Add) and isinstance(stmt.value.left, gast.Name):
+        return stmt.value.left
+    return None
+
+
+_FULL_REDUCTIONS = frozenset({np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod,
+                              np.var, np.std, np.linalg.norm})
+
+
+def _numbers(fdef, params, scalars, resolve) -> set:
+    """Names the function assigns numbers only (``activity.scalar_names``, with full
+    reductions, ``np.sum(x)``, and mindgrad's helpers of numbers giving numbers): the names
+    not worth a ``del``. An array taken for a number costs memory held longer, never a value."""
+    def number_call(fn, call, is_scalar):
+        if call.keywords:
+            return False
+        if fn in _FULL_REDUCTIONS:
+            return len(call.args) == 1
+        return origin(fn).is_mindgrad and bool(call.args) and all(map(is_scalar, call.args))
+    return activity.scalar_names(fdef, set(scalars) & params, resolve, None, number_call)
+
+
+def _simple(stmt) -> bool:
+    return isinstance(stmt, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr))
+
+
+def _scoped_names(body) -> set:
+    """Names read or written in a nested scope (a lambda, a comprehension, a def), or
+    declared global or nonlocal: a closure may read them after the statement that last
+    names them."""
+    names = set()
+    for node in A.walk(body):
+        if isinstance(node, _SCOPES):
+            names |= A.names_in(node)
+        elif isinstance(node, (gast.Global, gast.Nonlocal)):
+            names |= set(node.names)
+    return names
+
+
+def _live_after(body) -> list:
+    """For each statement of ``body``, the names read after it before being assigned again."""
+    live = set()
+    after = [None] * len(body)
+    for i in range(len(body) - 1, -1, -1):
+        after[i] = set(live)
+        stmt = body[i]
+        if _simple(stmt) and not isinstance(stmt, gast.AugAssign):
+            live = (live - A.names_in(getattr(stmt, "targets", None) or
+                                      [getattr(stmt, "target", None)] if not
+                                      isinstance(stmt, gast.Expr) else [], gast.Store)) | \
+                A.names_in(stmt, gast.Load)
+        else:  # a compound statement (or x += ...): reads all it names, assigns nothing
+            live = live | A.names_in(stmt)
+    return after
+
+
+def _operation(stmt, resolve):
+    """``(target, ufunc, operands)`` of ``target = <elementwise operation of atoms>``."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+            isinstance(stmt.targets[0], gast.Name)):
+        return None
+    value, target = stmt.value, stmt.targets[0].id
+    if isinstance(value, gast.BinOp) and type(value.op) in _OPERATORS:
+        ufunc, operands = _OPERATORS[type(value.op)], [value.left, value.right]
+    elif isinstance(value, gast.UnaryOp) and type(value.op) in _UNARY:
+        ufunc, operands = _UNARY[type(value.op)], [value.operand]
+    elif isinstance(value, gast.Call) and not value.keywords and value.args:
+        ufunc, operands = resolve(value.func), list(value.args)
+        if not isinstance(ufunc, np.ufunc) or ufunc not in SAME_DTYPE or \
+                ufunc.nin != len(operands):
+            return None
+    else:
+        return None
+    if not all(isinstance(o, gast.Name) or isinstance(o, gast.Constant) and
+               type(o.value) in (int, float, complex) for o in operands):
+        return None
+    if len(operands) > 2:
+        return None
+    return target, ufunc, operands
+
+
+def _ufunc_call(np_name, ufunc, operands, donor):
+    func = gast.Attribute(value=A.load(np_name), attr=ufunc.__name__, ctx=gast.Load())
+    out = gast.keyword(arg="out", value=A.load(donor))
+    return gast.Call(func=func, args=[A.clone(o) for o in operands], keywords=[out])

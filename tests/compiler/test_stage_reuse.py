@@ -1,0 +1,219 @@
+"""Stage reuse (``compiler/finish/reuse.py``): the gradient of large arrays writes elementwise
+results into dead temporaries (``np.exp(a, out=a) if spare(a) else np.exp(a)``, ``add_into``)
+and releases dead names (``del``). Source in, source out, and the numbers: the same as the code
+without the stage, and central differences. The whole corpus runs through the stage in
+``tests/corpus/test_reuse_corpus.py``."""
+
+import numpy as np
+import pytest
+
+import mindgrad
+from mindgrad.compiler import cache
+from mindgrad.runtime import reuse
+
+N = cache.LARGE
+rng = np.random.default_rng(11)
+
+KEPT = []
+
+
+def softplus_logsumexp(x):
+    m = np.max(x)
+    return np.sum(np.logaddexp(0.0, x)) + np.log(np.sum(np.exp(x - m))) + m
+
+
+def read_again(x):
+    a = np.sin(x)
+    b = np.exp(a)
+    return np.sum(a * b)
+
+
+def kept_by_the_user(x):
+    a = x * 2.0
+    KEPT.append(a)
+    b = np.exp(a)
+    return np.sum(b)
+
+
+def read_by_a_lambda(x):
+    a = np.sin(x)
+    later = lambda: a  # noqa: E731
+    b = np.exp(a)
+    return np.sum(b * later())
+
+
+def read_in_a_loop(x):
+    a = np.cos(x)
+    b = np.exp(a)
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(a * i) + np.sum(b)
+    return s
+
+
+def _source(fn, *args):
+    return mindgrad.source(mindgrad.grad(fn), *args)
+
+
+def _small_path(fn, x):
+    """The gradient without the stage: the same function, its arguments made small."""
+    mindgrad.clear_cache()
+    old = cache.LARGE
+    cache.LARGE = 10 ** 12
+    try:
+        return mindgrad.grad(fn)(x)
+    finally:
+        cache.LARGE = old
+        mindgrad.clear_cache()
+
+
+def test_dead_temporaries_are_written_into_and_released():
+    x = rng.standard_normal(N)
+    text = _source(softplus_logsumexp, x)
+    assert "exp = np.exp(sub, out=sub) if spare(sub) else np.exp(sub)" in text
+    assert "del sub" in text
+    assert "d_x = add_into(d_x, " in text
+    assert "spare(x" not in text and "add_into(x" not in text  # an argument: never
+    got = mindgrad.grad(softplus_logsumexp)(x)
+    np.testing.assert_array_equal(got, _small_path(softplus_logsumexp, x))
+    mindgrad.check_grads(softplus_logsumexp, (x,), modes=("rev",), directions=1)
+
+
+def test_small_arrays_keep_the_plain_code():
+    text = _source(softplus_logsumexp, rng.standard_normal(N - 1))
+    assert "spare" not in text and "add_into" not in text and "del " not in text
+
+
+def test_a_name_read_later_is_not_written_into():
+    x = rng.standard_normal(N)
+    text = _source(read_again, x)
+    assert "spare(a" not in text
+    np.testing.assert_array_equal(mindgrad.grad(read_again)(x), _small_path(read_again, x))
+
+
+def test_an_array_the_user_keeps_is_not_written_into():
+    x = rng.standard_normal(N)
+    KEPT.clear()
+    g = mindgrad.grad(kept_by_the_user)(x)
+    # the name is dead, so the code offers its memory; spare sees the list holding it
+    assert "if spare(a)" in _source(kept_by_the_user, x)
+    assert all(np.array_equal(k, x * 2.0) for k in KEPT) and KEPT
+    np.testing.assert_allclose(g, 2.0 * np.exp(2.0 * x))
+
+
+def test_a_lambda_inlined_by_the_compiler_leaves_a_plain_name():
+    x = rng.standard_normal(N)
+    np.testing.assert_array_equal(mindgrad.grad(read_by_a_lambda)(x),
+                                  _small_path(read_by_a_lambda, x))
+
+
+def _reused(text, scalars=()):
+    """The stage run on the function ``text`` alone, unparsed."""
+    import gast
+
+    from mindgrad.compiler.finish import emit
+    from mindgrad.compiler.finish import reuse as stage
+    fdef = gast.parse(text).body[0]
+
+    def resolve(node):
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and \
+                node.value.id == "np":
+            return getattr(np, node.attr, None)
+        return None
+    stage.reuse_buffers(fdef, resolve, set(scalars), lambda obj, name: name)
+    return emit.unparse(fdef).strip()
+
+
+def test_source_in_source_out():
+    assert _reused("""
+def f(x, *, sens):
+    a = x * 2.0
+    b = np.exp(a)
+    c = b + a2(b)
+    return c
+""") == """def f(x, *, sens):
+    a = x * 2.0
+    b = np.exp(a, out=a) if spare(a) else np.exp(a)
+    del a
+    c = add_into(b, a2(b))
+    del b
+    return c"""
+
+
+def test_names_of_a_nested_scope_of_the_generated_code_are_left_alone():
+    text = _reused("""
+def f(x):
+    a = np.sin(x)
+    later = lambda: a
+    b = np.exp(a)
+    c = [a for _ in range(2)]
+    return b, later, c
+""")
+    assert "spare(a)" not in text and "del a" not in text
+
+
+def test_known_numbers_arguments_and_loop_bodies_are_left_alone():
+    text = _reused("""
+def f(x, s):
+    t = s * 2.0
+    u = np.exp(t)
+    y = np.exp(x)
+    for i in range(3):
+        z = np.exp(y)
+        y = z
+    return u, y
+""", scalars={"t", "s", "u"})
+    assert "spare(t" not in text and "spare(x" not in text and "spare(y" not in text
+    assert "del t" not in text  # a number is not worth a del
+    assert "z = np.exp(y)" in text
+
+
+def test_a_frame_read_by_locals_is_left_alone():
+    text = _reused("""
+def f(x):
+    a = x * 2.0
+    b = np.exp(a)
+    return locals()
+""")
+    assert "spare" not in text and "del" not in text
+
+
+def test_a_name_a_loop_reads_lives_through_the_loop():
+    x = rng.standard_normal(N)
+    text = _source(read_in_a_loop, x)
+    assert "spare(a" not in text
+    np.testing.assert_array_equal(mindgrad.grad(read_in_a_loop)(x),
+                                  _small_path(read_in_a_loop, x))
+    mindgrad.check_grads(read_in_a_loop, (x,), modes=("rev",), directions=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_mlp_of_the_benchmark(dtype):
+    def mlp(w1, x, y):
+        h = np.tanh(x @ w1)
+        return np.mean((h - y) ** 2)
+    w1 = (rng.standard_normal((64, 64)) * 0.1).astype(dtype)
+    x = rng.standard_normal((N // 64 + 1, 64)).astype(dtype)
+    y = rng.standard_normal((N // 64 + 1, 64)).astype(dtype)
+    text = mindgrad.source(mindgrad.grad(mlp), w1, x, y)
+    assert "if spare(" in text
+    got = mindgrad.grad(mlp)(w1, x, y)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, _small_path_mlp(mlp, w1, x, y))
+
+
+def _small_path_mlp(mlp, w1, x, y):
+    mindgrad.clear_cache()
+    old = cache.LARGE
+    cache.LARGE = 10 ** 12
+    try:
+        return mindgrad.grad(mlp)(w1, x, y)
+    finally:
+        cache.LARGE = old
+        mindgrad.clear_cache()
+
+
+def test_reuse_needs_cpython_counts_or_stays_off(monkeypatch):
+    monkeypatch.setattr(reuse, "_UNSHARED", {})
+    a = np.ones(N)
+    assert not reuse.spare(a) and reuse.add_into(a, 1.0) is not a
