@@ -185,10 +185,25 @@ def register_array_type(cls, tensor_rules=False, keep_argument=None) -> None:
 def array_type_in(values):
     """The registered array type of the first value (or element) that is one, or None."""
     for value in values:
-        for leaf in trees.iter_leaves(value):
-            if isinstance(leaf, REGISTERED.all) and not objects.is_weight(leaf):
-                return type(leaf)
+        cls = value.__class__
+        if cls in _PLAIN:  # the common arguments, without a walk of their leaves
+            continue
+        if cls is tuple or cls is list:
+            found = array_type_in(value)
+        elif cls is dict:
+            found = array_type_in(value.values())
+        else:
+            found = next((type(leaf) for leaf in trees.iter_leaves(value)
+                          if isinstance(leaf, REGISTERED.all) and not objects.is_weight(leaf)),
+                         None)
+        if found is not None:
+            return found
     return None
+
+
+# classes that are no registered array type and hold no value of one
+_PLAIN = frozenset({np.ndarray, float, int, bool, complex, type(None), str, np.float64,
+                    np.float32, np.int64, np.complex128})
 
 
 

@@ -163,7 +163,7 @@ _collecting: list = []
 def lookup(fn, options, args, build):
     """The generated entry for ``fn`` called with ``args``, built by ``build()`` on a miss."""
     table, name = _table(fn)
-    key = (name, options, tuple(kind(a) for a in args))
+    key = (name, options, tuple(map(kind, args)))
     entry = table.get(key)
     if entry is not None and _valid(fn, entry):
         _stats["hits"] += 1
