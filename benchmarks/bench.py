@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench.py [workload ...]``. Eight workloads, each written once against a
 NumPy-like module ``xp``, run with every library installed here (a missing one is skipped):
 
-* mindgrad (NumPy), and mindgrad with ``jit=True`` where Numba is installed;
+* mindgrad (NumPy);
 * HIPS autograd, PyTorch (CPU, eager), JAX eager and ``jax.jit`` (its steady state).
 
 One core (the BLAS and the peers' thread pools are set to one thread before they load), float64.
@@ -194,15 +194,14 @@ def first_time(make, *args):
 
 # ----- the peers: each gives (make_gradient, convert_arguments) ----------------------------------
 
-def _mindgrad(jit=False):
+def _mindgrad():
     module = load("mindgrad_bench_np", np)
 
     def make(name, positions):
         def build():
             mindgrad.clear_cache()
-            return mindgrad.grad(getattr(module, name), positions, **options)
+            return mindgrad.grad(getattr(module, name), positions)
         return build
-    options = {"jit": True} if jit else {}
     return make, lambda a: a
 
 
@@ -259,13 +258,12 @@ def _jax(jit):
 
 PEERS = {
     "mindgrad": lambda: _mindgrad(),
-    "mindgrad jit": lambda: _mindgrad(jit=True),
     "autograd": _autograd,
     "torch": _torch,
     "jax": lambda: _jax(False),
     "jax.jit": lambda: _jax(True),
 }
-TRACED = ("mindgrad", "mindgrad jit", "autograd")
+TRACED = ("mindgrad", "autograd")
 
 
 def main(selected=()):

@@ -311,7 +311,10 @@ class Generator:
                    (f"np.fft.irfft(np.fft.rfft({v.name}) * 0.5, {s[-1]})", s),
                    (f"np.real(np.fft.ifft(np.fft.fft({v.name}, axis=0) * 1j))", s),
                    (f"np.median({v.name}, axis=0)", s[1:]), (f"np.ptp({v.name}, axis=0)", s[1:]),
-                   (f"np.append({v.name}, {self.full(v)})", (2 * size,))]
+                   (f"np.append({v.name}, {self.full(v)})", (2 * size,)),
+                   # shapes joined with + (tuples, not arrays: no elementwise rewrite of +)
+                   (f"np.broadcast_to({v.name}, (2,) + {v.name}.shape)", (2,) + s),
+                   (f"np.reshape({v.name}, {v.name}.shape + (1,))", s + (1,))]
         if len(s) == 2:
             n = s[0]
             options.append((f"np.linalg.cholesky({v.name} @ {v.name}.T + {n}.0 * np.eye({n}))",

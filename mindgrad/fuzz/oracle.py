@@ -40,7 +40,7 @@ from mindgrad.api import taylor
 from mindgrad.errors import NoGradientRuleError, NoSourceError, UnsupportedSyntaxError
 from mindgrad.runtime import trees
 
-MODES = ("grad", "jvp", "hvp", "value", "third", "forward3", "rfr", "vmap", "taylor")
+MODES = ("grad", "jvp", "hvp", "value", "third", "forward3", "rfr", "vmap", "taylor", "reuse")
 OUTCOMES = ("ok", "wrong", "crash", "clear-error", "skipped", "known")
 STEPS = (1e-5, 1e-4)
 RTOL = 1e-4
@@ -572,9 +572,36 @@ def check_taylor(f, args, rng):
     return None
 
 
+def check_reuse(f, args, rng):
+    """The reuse stage (``compiler/finish/reuse.py``), made to run on these small arrays (the
+    size from which arrays count as large set to one element): the gradient must equal, to the
+    last bit, the one without it, and leave the arguments as they were."""
+    from mindgrad.compiler import cache
+    from mindgrad.runtime import reuse
+
+    positions = tuple(range(len(args)))
+    with watch():
+        expected = mindgrad.grad(f, positions)(*copy_args(args))
+    mindgrad.clear_cache()
+    sizes = cache.LARGE, reuse.LARGE
+    cache.LARGE = reuse.LARGE = 1
+    try:
+        given = copy_args(args)
+        with watch():
+            got = mindgrad.grad(f, positions)(*given)
+    finally:
+        cache.LARGE, reuse.LARGE = sizes
+        mindgrad.clear_cache()
+    if not same(got, expected):
+        return f"with buffers reused the gradient is {got!r}, without {expected!r}"
+    if not same(given, args):
+        return "with buffers reused the gradient wrote into its arguments"
+    return None
+
+
 CHECKS = {"grad": check_grad, "jvp": check_jvp, "hvp": check_hvp, "value": check_value,
           "third": check_third, "forward3": check_forward_third, "rfr": check_reverse_third,
-          "vmap": check_vmap, "taylor": check_taylor}
+          "vmap": check_vmap, "taylor": check_taylor, "reuse": check_reuse}
 
 
 def run(f, path, args, mode, seed=0) -> Result:

@@ -58,9 +58,10 @@ def test_fixed_seed_batch_third_order():
 
 
 def test_fixed_seed_batch_vmap_and_taylor():
-    """vmap's batched code (each example, vmap(grad), jacrev) and jet's Taylor code (against
-    nested forward mode) on the batch's first programs."""
-    _batch(COUNT, ("vmap", "taylor"))
+    """vmap's batched code (each example, vmap(grad), jacrev), jet's Taylor code (against
+    nested forward mode) and the gradient with buffers reused (against the one without) on
+    the batch's first programs."""
+    _batch(COUNT, ("vmap", "taylor", "reuse"))
 
 
 @pytest.mark.slow
@@ -177,6 +178,22 @@ def wrong_cos(monkeypatch):
 def test_oracle_flags_a_wrong_rule(wrong_sin, mode):
     with tempfile.TemporaryDirectory() as directory:
         result = oracle.check_program(_program(SIN), mode, directory)
+    assert result.outcome == "wrong", result
+
+
+SIN_TWICE = ("import numpy as np\n\ndef f(x):\n    a = np.sin(x) * 2.0\n"
+             "    return np.sum(a * x + a)\n")
+
+
+def test_oracle_flags_a_wrong_reuse(monkeypatch):
+    from mindgrad.runtime import reuse
+
+    def wrong_add_into(a, b):
+        return a + 2.0 * b  # one gradient counted twice
+    monkeypatch.setattr(reuse, "add_into", wrong_add_into)
+    with tempfile.TemporaryDirectory() as directory:
+        assert oracle.check_program(_program(SIN_TWICE), "grad", directory).outcome == "ok"
+        result = oracle.check_program(_program(SIN_TWICE), "reuse", directory)
     assert result.outcome == "wrong", result
 
 
