@@ -24,13 +24,15 @@ import numpy as np
 
 from mindgrad import rules
 from mindgrad.compiler.front import source
+from mindgrad.runtime import reuse
 
 _entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _stats = {"builds": 0, "hits": 0}
 
 
-#: the fewest elements of an argument array for which the gradient reuses dead buffers
-LARGE = 32768
+#: the fewest elements of an argument array for which the gradient reuses dead buffers (the
+#: size from which ``runtime.reuse.spare`` hands memory over)
+LARGE = reuse.LARGE
 
 
 def kind(value):

@@ -84,8 +84,10 @@ def from_slopes_body(rule, body):
             value = _times(_d_load(out), factor, local) if _is_constant(factor, local) \
                 else _call("times_slope", _d_load(out), factor)
             if broadcasts and isinstance(value, gast.UnaryOp) and \
-                    isinstance(value.op, gast.USub):  # summed first, then negated: no array
-                value = gast.UnaryOp(op=gast.USub(),  # built only to be summed to a scalar
+                    isinstance(value.op, gast.USub):
+                # -unbroadcast(g, y): summed to y's shape first, then negated, rather than a
+                # negated array of the result's shape built only to be summed
+                value = gast.UnaryOp(op=gast.USub(),
                                      operand=_call("unbroadcast", value.operand, _name(param)))
             elif broadcasts:
                 value = _call("unbroadcast", value, _name(param))
