@@ -16,6 +16,7 @@ so tests can count, not time.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import types
 import weakref
@@ -48,6 +49,23 @@ def kind(value):
     if cls is dict:
         return (cls, tuple((k, kind(v)) for k, v in value.items()))
     return cls
+
+
+@contextlib.contextmanager
+def large_from(size):
+    """Inside the block, arrays of ``size`` elements or more count as large, for the code built
+    (``kind``) and for ``runtime.reuse.spare`` alike: the tests and the random-program tester
+    run the reuse stage on small arrays with ``large_from(1)``. The cache is cleared on entry
+    and on exit, so no code built for the other size is kept."""
+    global LARGE
+    sizes = LARGE, reuse.LARGE
+    clear()
+    LARGE = reuse.LARGE = size
+    try:
+        yield
+    finally:
+        LARGE, reuse.LARGE = sizes
+        clear()
 
 
 def is_large_kind(k) -> bool:

@@ -577,21 +577,14 @@ def check_reuse(f, args, rng):
     size from which arrays count as large set to one element): the gradient must equal, to the
     last bit, the one without it, and leave the arguments as they were."""
     from mindgrad.compiler import cache
-    from mindgrad.runtime import reuse
 
     positions = tuple(range(len(args)))
     with watch():
         expected = mindgrad.grad(f, positions)(*copy_args(args))
-    mindgrad.clear_cache()
-    sizes = cache.LARGE, reuse.LARGE
-    cache.LARGE = reuse.LARGE = 1
-    try:
+    with cache.large_from(1):
         given = copy_args(args)
         with watch():
             got = mindgrad.grad(f, positions)(*given)
-    finally:
-        cache.LARGE, reuse.LARGE = sizes
-        mindgrad.clear_cache()
     if not same(got, expected):
         return f"with buffers reused the gradient is {got!r}, without {expected!r}"
     if not same(given, args):

@@ -57,14 +57,8 @@ def _source(fn, *args):
 
 def _small_path(fn, *args):
     """The gradient without the stage: the same function, no argument counted large."""
-    mindgrad.clear_cache()
-    old = cache.LARGE
-    cache.LARGE = 10 ** 12
-    try:
+    with cache.large_from(10 ** 12):
         return mindgrad.grad(fn)(*args)
-    finally:
-        cache.LARGE = old
-        mindgrad.clear_cache()
 
 
 def test_dead_temporaries_are_written_into_and_released():

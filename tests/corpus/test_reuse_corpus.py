@@ -9,18 +9,13 @@ import pytest
 
 import mindgrad
 from mindgrad.compiler import cache
-from mindgrad.runtime import reuse
 from tests.corpus.test_corpus import CASES, NEEDS_NUMPY, SECOND_ORDER, _params
 
 FIRSTS = list({case[1].__name__: case for case in CASES}.values())
 
 
 def _gradient(fn, args, position, kwargs, large):
-    mindgrad.clear_cache()
-    old = cache.LARGE, reuse.LARGE
-    if large:
-        cache.LARGE = reuse.LARGE = 1
-    try:
+    with cache.large_from(1 if large else cache.LARGE):
         grad = mindgrad.grad(fn, grad_position=position or 0)
         kwargs = kwargs or {}
         copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
@@ -28,11 +23,7 @@ def _gradient(fn, args, position, kwargs, large):
         for a, c in zip(args, copies):  # the caller's arrays are never written into
             if isinstance(a, np.ndarray):
                 np.testing.assert_array_equal(a, c)
-        text = mindgrad.source(grad, *args, **kwargs)
-        return result, text
-    finally:
-        cache.LARGE, reuse.LARGE = old
-        mindgrad.clear_cache()
+        return result, mindgrad.source(grad, *args, **kwargs)
 
 
 def _equal(a, b):
@@ -70,12 +61,7 @@ SECOND = [c for c in SECOND_ORDER if c[1].__name__ not in NEEDS_NUMPY][::3]
 
 
 @pytest.mark.parametrize("fn, args, position, kwargs", _params(SECOND, {}))
-def test_second_order_through_the_stage(fn, args, position, kwargs, monkeypatch):
-    monkeypatch.setattr(cache, "LARGE", 1)
-    monkeypatch.setattr(reuse, "LARGE", 1)
-    mindgrad.clear_cache()
-    try:
+def test_second_order_through_the_stage(fn, args, position, kwargs):
+    with cache.large_from(1):
         mindgrad.check_grads(fn, args, grad_position=position, kwargs=kwargs, order=2,
                              modes=("rev",), directions=1)
-    finally:
-        mindgrad.clear_cache()

@@ -55,9 +55,8 @@ def reuse_buffers(fdef, resolve, scalars, bind):
     object a function expression names (None if unknown); ``scalars``, names known to hold
     numbers; ``bind(obj, name)``, the name the code reaches a runtime object by."""
     body = fdef.body
-    params = {a.id for a in fdef.args.args + fdef.args.kwonlyargs}
-    if fdef.args.vararg is not None or fdef.args.kwarg is not None:
-        params |= {a.id for a in (fdef.args.vararg, fdef.args.kwarg) if a is not None}
+    args = fdef.args
+    params = {a.id for a in args.args + args.kwonlyargs + [args.vararg, args.kwarg] if a}
     if A.names_in(body, gast.Load) & _INTROSPECTION:
         return  # the code reads its frame's names by other means than their loads
     excluded = params | set(scalars) | _scoped_names(body)
@@ -161,10 +160,7 @@ def _live_after(body) -> list:
         after[i] = set(live)
         stmt = body[i]
         if _simple(stmt) and not isinstance(stmt, gast.AugAssign):
-            live = (live - A.names_in(getattr(stmt, "targets", None) or
-                                      [getattr(stmt, "target", None)] if not
-                                      isinstance(stmt, gast.Expr) else [], gast.Store)) | \
-                A.names_in(stmt, gast.Load)
+            live = (live - A.names_in(stmt, gast.Store)) | A.names_in(stmt, gast.Load)
         else:  # a compound statement (or x += ...): reads all it names, assigns nothing
             live = live | A.names_in(stmt)
     return after
@@ -189,8 +185,6 @@ def _operation(stmt, resolve):
         return None
     if not all(isinstance(o, gast.Name) or isinstance(o, gast.Constant) and
                type(o.value) in (int, float, complex) for o in operands):
-        return None
-    if len(operands) > 2:
         return None
     return target, ufunc, operands
 
