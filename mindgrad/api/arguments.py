@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from mindgrad.compiler import objects
-from mindgrad.runtime import trees
+from mindgrad.runtime import arrays, trees
 
 
 def positions_of(grad_position, weights):
@@ -61,7 +61,7 @@ def check_differentiable(position, value):
                 isinstance(leaf, numbers.Integral) and not isinstance(leaf, np.ndarray)):
             raise TypeError(f"cannot differentiate with respect to input {position}: it is "
                             f"{type(leaf).__name__} {leaf!r}; pass a float (e.g. {float(leaf)!r})")
-        if isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "fc":
+        if arrays.is_array(leaf) and leaf.dtype.kind not in "fc":
             raise TypeError(f"cannot differentiate with respect to input {position}: it is an "
                             f"array of dtype {leaf.dtype}; convert it with .astype(float)")
 
@@ -93,9 +93,12 @@ def _computes_like_ndarray(cls) -> bool:
 
 
 def _foreign_array(value) -> bool:
-    """Whether ``value`` is array-like but does not compute as a NumPy array does."""
+    """Whether ``value`` is array-like but does not compute as a NumPy array does (a Dask or
+    CuPy array computes through NumPy's dispatch, which the generated code follows)."""
     cls = value.__class__
     if cls is np.ndarray or cls in _PLAIN or isinstance(value, np.generic):
+        return False
+    if arrays.library(cls) is not None:
         return False
     if isinstance(value, np.ndarray):
         return not _computes_like_ndarray(cls)
@@ -119,9 +122,16 @@ def check_array_types(values, labels):
     """Raise a TypeError naming the first value (or element of a tuple, list or dict) that is
     array-like but not a NumPy array or one of the ndarray subclasses that compute exactly like
     it (a JAX, PyTorch, CuPy or Dask array, pandas data, np.matrix, a masked array): the
-    generated code would compute with its own semantics and give wrong numbers or zeros."""
+    generated code would compute with its own semantics and give wrong numbers or zeros. A
+    Dask or CuPy array is taken (``runtime.arrays``), unless its shape is unknown (a Dask array
+    whose chunk sizes are not computed yet)."""
     for value, label in zip(values, labels):
         for leaf, where in _labelled_leaves(value, label):
+            if arrays.is_dispatching(leaf) and any(n != n for n in leaf.shape):
+                raise ValueError(
+                    f"{where} is a {arrays.described(leaf)} of unknown shape {leaf.shape}: "
+                    "mindgrad builds a gradient for known shapes; compute its chunk sizes "
+                    "first (x.compute_chunk_sizes())")
             if _foreign_array(leaf):
                 cls = type(leaf)
                 raise TypeError(

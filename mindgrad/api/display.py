@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from mindgrad.compiler import cache
+from mindgrad.runtime import arrays
 
 __all__ = ["Code", "Stage", "Stages", "described", "described_html", "kind", "kinds",
            "signature"]
@@ -113,7 +114,8 @@ class Stages(tuple):
 def kind(k) -> str:
     """An argument kind (``cache.kind``) in words: ``float64 array (ndim 1)``, ``float``."""
     if isinstance(k, tuple) and len(k) in (3, 4) and k[0] is np.ndarray:
-        return f"{np.dtype(k[1]).name} array (ndim {k[2]})"
+        library = arrays.library(k[3]) if len(k) == 4 and isinstance(k[3], type) else None
+        return f"{np.dtype(k[1]).name} {library + ' ' if library else ''}array (ndim {k[2]})"
     if isinstance(k, tuple) and len(k) == 2 and k[0] is dict:
         return "{" + ", ".join(f"{key!r}: {kind(v)}" for key, v in k[1]) + "}"
     if isinstance(k, tuple) and len(k) == 2 and k[0] in (tuple, list):

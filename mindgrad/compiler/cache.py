@@ -25,7 +25,7 @@ import numpy as np
 
 from mindgrad import rules
 from mindgrad.compiler.front import source
-from mindgrad.runtime import reuse
+from mindgrad.runtime import arrays, reuse
 
 _entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _stats = {"builds": 0, "hits": 0}
@@ -38,7 +38,8 @@ LARGE = reuse.LARGE
 
 def kind(value):
     """What the generated code may specialise on: type, and dtype/ndim for arrays; an array of
-    ``LARGE`` elements or more is marked ``"large"`` (its gradient reuses dead buffers)."""
+    ``LARGE`` elements or more is marked ``"large"`` (its gradient reuses dead buffers), a Dask
+    or CuPy array by its type (``runtime.arrays``)."""
     cls = value.__class__
     if cls is np.ndarray:
         if value.size >= LARGE:
@@ -48,6 +49,10 @@ def kind(value):
         return (cls, tuple(kind(v) for v in value))
     if cls is dict:
         return (cls, tuple((k, kind(v)) for k, v in value.items()))
+    if arrays.library(cls) is not None:
+        # a Dask or CuPy array: the code built for an ndarray, which dispatches to it; its type
+        # kept apart (no buffers reused: ``runtime.reuse`` is NumPy's)
+        return (np.ndarray, value.dtype.str, value.ndim, cls)
     return cls
 
 

@@ -37,6 +37,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array, is_dispatching, zeros_of
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
 # ----- builtins on numbers: float, sum, min, max -------------------------------------------
@@ -268,6 +269,12 @@ def sequence_grad(g, iterable):
         return zero
     if isinstance(iterable, (dict, set, frozenset, str)):
         return zero  # the items are keys or characters: constants
+    if is_dispatching(iterable) or is_dispatching(g):
+        if not isinstance(g, (list, tuple)):
+            return g  # already an array of the rows' gradients
+        rows = [zeros_of(iterable[0], iterable.dtype) if is_zero(gi) else
+                np.broadcast_to(gi, iterable.shape[1:]) for gi in g]
+        return np.stack(rows) if rows else 0
     if isinstance(iterable, np.ndarray):
         return np.stack([np.zeros(iterable.shape[1:], iterable.dtype) if is_zero(gi) else
                          np.broadcast_to(gi, iterable.shape[1:]) for gi in g]) if len(g) else 0
@@ -647,7 +654,7 @@ def dist_grad(g, p, q, out):
         return zero
     scale = g / (out + (out == 0))
     grads = [scale * (a - b) for a, b in zip(p, q)]
-    return np.asarray(grads) if isinstance(p, np.ndarray) else grads
+    return as_array(grads) if isinstance(p, np.ndarray) else grads
 
 
 @zero_in_zero_out("tp")

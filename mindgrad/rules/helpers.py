@@ -10,6 +10,7 @@ import numpy as np
 
 from mindgrad.rules import elementwise, linear_in, slope
 from mindgrad.runtime import is_any_zero, real_grad, takes_zero, zero, zero_in, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array, is_dispatching
 
 
 @linear_in("x")
@@ -228,9 +229,11 @@ def astype_grad(g, x):
         return g
     if dtype.kind == "f" and np.iscomplexobj(g):
         g = np.real(g)
+    if is_dispatching(g):  # a Dask or CuPy array, cast where it is
+        return g if g.dtype == dtype else g.astype(dtype)
     if isinstance(x, np.ndarray):
-        return np.asarray(g).astype(dtype, copy=False)
-    return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g).astype(dtype, copy=False)
+        return as_array(g).astype(dtype, copy=False)
+    return dtype.type(g) if np.ndim(g) == 0 else as_array(g).astype(dtype, copy=False)
 
 
 @linear_in("g", any_number=True)
@@ -246,3 +249,12 @@ def array_grad(g, obj, out=None):
         g = np.reshape(g, np.shape(obj))
         return [array_grad(g[i], item) for i, item in enumerate(obj)]
     return astype_grad(np.reshape(g, np.shape(obj)), obj)
+
+
+def cut(g, bounds, axis):
+    """``np.split(g, bounds, axis=axis)`` by slicing: the pieces are views, and a Dask array
+    (which has no ``np.split``) is cut lazily."""
+    axis = normalize_axis(axis, np.ndim(g))
+    edges = [0] + [int(b) for b in bounds] + [np.shape(g)[axis]]
+    head = [slice(None)] * axis
+    return [g[tuple(head + [slice(lo, max(lo, hi))])] for lo, hi in zip(edges, edges[1:])]

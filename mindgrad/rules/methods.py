@@ -57,6 +57,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import TangentList
 
 # ----- reductions --------------------------------------------------------------------------
@@ -218,8 +219,8 @@ def item_tangent(t, args):
     if zero_in(t):
         return zero
     if len(args) == 0:  # no *args call: reverse mode over it (grad of jvp) reads it as code
-        return np.asarray(t).item()
-    return np.asarray(t).item(args[0] if len(args) == 1 else args)
+        return as_array(t).item()
+    return as_array(t).item(args[0] if len(args) == 1 else args)
 
 
 @adjoint(item_tangent)  # linear in t: the transpose is the gradient
@@ -257,7 +258,7 @@ def tolist_tangent(t):
     if zero_in(t):
         return zero
     if np.ndim(t) == 0:
-        return np.asarray(t).item()
+        return as_array(t).item()
     return TangentList(tolist_tangent(ti) for ti in t)
 
 

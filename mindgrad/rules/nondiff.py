@@ -22,6 +22,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_tangent_of
 
 
@@ -81,7 +82,7 @@ def numbers_only(g, value):
         return zero
     if value is None or isinstance(value, str):
         return zero
-    kinds = [np.asarray(v).dtype.kind for v in (value if isinstance(value, (tuple, list))
+    kinds = [as_array(v).dtype.kind for v in (value if isinstance(value, (tuple, list))
                                                  else [value])]
     return g if any(k in "fc" for k in kinds) else 0
 
@@ -102,7 +103,7 @@ def bincount_grad(g, x, weights):
     """Gradient of ``np.bincount(x, weights)`` for its weights: the bin of each one's."""
     if is_zero(g):
         return zero
-    return astype_grad(unbroadcast(np.asarray(g)[np.asarray(x)], weights), weights)
+    return astype_grad(unbroadcast(as_array(g)[as_array(x)], weights), weights)
 
 
 @linear(bincount_grad)
@@ -477,7 +478,7 @@ def _(out, mean, cov, size=None, check_valid="warn", tol=1e-8):
 def drawn_indices(out, a):
     """The positions along the first axis of ``a`` whose entries a random draw copied into
     ``out``. Equal entries of ``a`` would leave the positions ambiguous: a GradientError."""
-    a = np.asarray(a)
+    a = as_array(a)
     if a.ndim == 0:
         raise GradientError("a random draw from a single number has no entries to gather")
     rows = a.reshape(len(a), -1)
@@ -507,7 +508,7 @@ def draw_tangent(t, a, out):
     """Tangent of ``out``, a random draw from ``a``: the drawn entries of ``t``."""
     if zero_in(t):
         return zero
-    return np.asarray(t)[drawn_indices(out, a)]
+    return as_array(t)[drawn_indices(out, a)]
 
 
 # both helpers are linear in their first argument, the drawn positions piecewise constant:

@@ -24,6 +24,7 @@ import numpy as np
 from mindgrad.rules import adjoint, d, nondifferentiable, tangent
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.runtime import is_zero, unbroadcast, zero, zero_in, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import as_dtype_of
 
 _API = {}  # "vjp", "jvp": mindgrad's own, registered by mindgrad.api
@@ -71,7 +72,7 @@ def float_args(args):
     """Refuse extra arguments mindgrad cannot differentiate through: the user's function is
     differentiated with respect to each of them (floats, complex numbers and their arrays)."""
     for a in args:
-        if np.asarray(a).dtype.kind not in "fc":
+        if as_array(a).dtype.kind not in "fc":
             raise NotImplementedError(
                 "mindgrad differentiates np.apply_along_axis and np.piecewise with extra "
                 f"arguments that are floats or float arrays only, not {type(a).__name__}; "
@@ -125,7 +126,7 @@ def apply_along_axis_grads(g, func1d, axis, arr, result, args=()):
     axis = normal_axis(arr, axis)
     k = piece_rank(arr, result, axis)
     args = float_args(args)
-    cotangents = along_last(np.asarray(g) + np.zeros(np.shape(result)), axis, k)
+    cotangents = along_last(as_array(g) + np.zeros(np.shape(result)), axis, k)
     per_slice = [function_vjp(func1d, s, args, c)
                  for s, c in zip(along_last(arr, axis, 1), cotangents)]
     g_arr = np.stack([grads[0] for grads in per_slice])
@@ -144,7 +145,7 @@ def apply_along_axis_tangent(t, t_args, func1d, axis, arr, result, args=()):
     axis = normal_axis(arr, axis)
     k = piece_rank(arr, result, axis)
     args = float_args(args)
-    t = np.asarray(t) + np.zeros(np.shape(arr))
+    t = as_array(t) + np.zeros(np.shape(arr))
     t_args = [zero] * len(args) if is_zero(t_args) else list(t_args)
     pieces = [function_jvp(func1d, s, args, v, t_args)
               for s, v in zip(along_last(arr, axis, 1), along_last(t, axis, 1))]
@@ -201,7 +202,7 @@ def piecewise_grads(g, x, condlist, funclist, args=()):
         return zero
     conds, kept = piecewise_pieces(x, condlist, funclist)
     args = float_args(args)
-    g = np.asarray(g) + np.zeros(np.shape(x))
+    g = as_array(g) + np.zeros(np.shape(x))
     g_x = np.zeros(np.shape(x), dtype=np.result_type(g, x, 1.0))
     g_args = [0.0] * len(args)
     g_funcs = []
@@ -211,7 +212,7 @@ def piecewise_grads(g, x, condlist, funclist, args=()):
             continue
         g_funcs.append(0)
         if np.any(cond):
-            grads = function_vjp(func, np.asarray(x)[cond], args, np.where(keep, g, 0.0)[cond])
+            grads = function_vjp(func, as_array(x)[cond], args, np.where(keep, g, 0.0)[cond])
             g_x[cond] += grads[0]
             g_args = [total + part for total, part in zip(g_args, grads[1:])]
     g_funcs = g_funcs[:len(funclist)]
@@ -228,7 +229,7 @@ def piecewise_tangent(t, t_funcs, t_args, x, result, condlist, funclist, args=()
         return zero
     conds, kept = piecewise_pieces(x, condlist, funclist)
     args = float_args(args)
-    t = np.asarray(t) + np.zeros(np.shape(x))
+    t = as_array(t) + np.zeros(np.shape(x))
     t_args = [zero] * len(args) if is_zero(t_args) else list(t_args)
     t_funcs = [zero] * len(funclist) if is_zero(t_funcs) else list(t_funcs)
     total = np.zeros(np.shape(result), dtype=np.result_type(result, t))
@@ -237,7 +238,7 @@ def piecewise_tangent(t, t_funcs, t_args, x, result, condlist, funclist, args=()
             total = total if is_zero(t_func) else np.where(keep, t_func, total)
         elif np.any(keep):
             piece = np.zeros(np.shape(result), dtype=total.dtype)
-            piece[cond] = function_jvp(func, np.asarray(x)[cond], args, t[cond], t_args)
+            piece[cond] = function_jvp(func, as_array(x)[cond], args, t[cond], t_args)
             total = np.where(keep, piece, total)
     return as_dtype_of(total, result)
 

@@ -42,6 +42,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array, eager
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -360,8 +361,8 @@ def where_grad(g, condition, taken=True):
     computed them (``np.prod``, ``@``, ``np.linalg.norm``), which multiply by them."""
     if is_any_zero(g):
         return zero
-    if not np.any(condition if taken else np.logical_not(condition)):
-        return zero
+    if eager(condition) and not np.any(condition if taken else np.logical_not(condition)):
+        return zero  # (a lazy condition is not computed to find it)
     return np.where(condition, g, 0) if taken else np.where(condition, 0, g)
 
 
@@ -703,7 +704,7 @@ def interp_plan(x, xp, period=None):
     outside)."""
     if period is not None:
         raise NotImplementedError("np.interp(period=...) has no gradient rule")
-    xp = np.asarray(xp)
+    xp = as_array(xp)
     segment = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, max(np.size(xp) - 2, 0))
     left = np.less(x, xp[0])
     right = np.greater(x, xp[-1])
@@ -791,7 +792,7 @@ def interp_tangent(t, x, xp, fp, out, left=None, right=None, period=None, wrt=0)
         change = t * plan[1]
     else:
         change = t * plan[2]
-    return np.asarray(np.broadcast_to(change, np.shape(out))).astype(float_dtype(out))
+    return as_array(np.broadcast_to(change, np.shape(out))).astype(float_dtype(out))
 
 
 # the tangents transposed in their tangents (@transpose reads them)

@@ -28,6 +28,7 @@ import numpy as np
 from mindgrad.rules import adjoint, d, linear, linear_in, nondifferentiable
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.runtime import is_any_zero, zero, zero_in, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array
 
 # ----- shapes: which axes a transform works on, and how long ---------------------------------
 
@@ -87,7 +88,7 @@ def fit_lengths(x, shape, axes):
     transform does to its input given ``n`` or ``s``, and to a gradient on its way back."""
     if zero_in(x):
         return zero
-    x = np.asarray(x)
+    x = as_array(x)
     index = [slice(None)] * x.ndim
     widths = [(0, 0)] * x.ndim
     for ax in axes:

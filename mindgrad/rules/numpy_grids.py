@@ -20,9 +20,10 @@ from mindgrad.rules import (
     transpose,
     transpose_of,
 )
-from mindgrad.rules.helpers import astype_grad, normalize_axis
+from mindgrad.rules.helpers import astype_grad, cut, normalize_axis
 from mindgrad.rules.nondiff import moves_refused
 from mindgrad.runtime import is_any_zero, is_zero, unbroadcast, zero, zero_in, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -45,7 +46,7 @@ def pad_grad(g, array, pad_width, mode="constant", reflect_type="even"):
         raise NotImplementedError(
             f"np.pad(mode={mode!r}, reflect_type={reflect_type!r}) has no gradient rule; the "
             f"modes {', '.join(PAD_MODES_BY_INDEX)} (reflect_type='even') have one")
-    x = np.asarray(array)
+    x = as_array(array)
     numbers = np.arange(x.size).reshape(x.shape)
     if mode == "constant":
         source = np.pad(numbers, pad_width, mode, constant_values=-1)
@@ -53,7 +54,7 @@ def pad_grad(g, array, pad_width, mode="constant", reflect_type="even"):
         source = np.pad(numbers, pad_width, mode)
     copied = source >= 0
     grad = np.zeros(x.size, dtype=np.result_type(g, x, 1.0))
-    np.add.at(grad, source[copied], np.asarray(g)[copied])
+    np.add.at(grad, source[copied], as_array(g)[copied])
     return astype_grad(grad.reshape(x.shape), array)
 
 
@@ -88,7 +89,7 @@ def pad_constant_tangent(t, array, pad_width, mode="constant"):
     if is_zero(t):
         return zero
     if mode != "constant":
-        return np.zeros(np.shape(np.pad(np.asarray(array), pad_width, "constant")))
+        return np.zeros(np.shape(np.pad(as_array(array), pad_width, "constant")))
     zeros = np.zeros(np.shape(array), dtype=np.result_type(t, 1.0))
     return np.pad(zeros, pad_width, "constant", constant_values=t)
 
@@ -108,7 +109,7 @@ def pad_constant_grad(g, constant_values, array, pad_width, mode="constant"):
     source = np.pad(np.full(np.shape(array), -1), pad_width, "constant", constant_values=codes)
     padded = source <= -2
     slots = -2 - source[padded]
-    parts = np.asarray(g)[padded]
+    parts = as_array(g)[padded]
     grad = np.bincount(slots, np.real(parts), size)  # a sum per entry, differentiable again
     if np.iscomplexobj(parts):
         grad = grad + 1j * np.bincount(slots, np.imag(parts), size)
@@ -165,9 +166,9 @@ def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
         return zero
     if is_any_zero(g):
         return zero, zero, zero
-    x = np.asarray(a)
+    x = as_array(a)
     axis = normalize_axis(axis, x.ndim)
-    grad = np.asarray(g)
+    grad = as_array(g)
     for _ in range(n):
         shape = list(grad.shape)
         shape[axis] = 1
@@ -175,10 +176,10 @@ def diff_grads(g, a, n=1, axis=-1, prepend=None, append=None):
         grad = np.concatenate([edge, grad], axis) - np.concatenate([grad, edge], axis)
     lengths = [0 if p is None else (np.shape(p)[axis] if np.ndim(p) else 1)
                for p in (prepend, append)]
-    cut = np.split(grad, [lengths[0], grad.shape[axis] - lengths[1]], axis=axis)
-    g_prepend = zero if prepend is None else unbroadcast(cut[0], prepend)
-    g_append = zero if append is None else unbroadcast(cut[2], append)
-    return astype_grad(cut[1], a), g_prepend, g_append
+    pieces = cut(grad, [lengths[0], grad.shape[axis] - lengths[1]], axis)
+    g_prepend = zero if prepend is None else unbroadcast(pieces[0], prepend)
+    g_append = zero if append is None else unbroadcast(pieces[2], append)
+    return astype_grad(pieces[1], a), g_prepend, g_append
 
 
 @tangent(diff_grads)  # linear in g; a tuple of tangents adds element by element
@@ -267,10 +268,10 @@ def meshgrid_tangent(ts, xi, out, sparse=False, indexing="xy"):
         else:
             axis = 1 - k if indexing == "xy" and n > 1 and k < 2 else k
             shape = [1] * n
-            shape[axis] = np.size(xi[k])
+            shape[axis] = as_array(xi[k]).size
             grid = np.reshape(ts[k], shape)
             if not sparse:
-                grid = np.array(np.broadcast_to(grid, np.shape(out[k])))
+                grid = np.broadcast_to(grid, np.shape(out[k])).copy()
             grids.append(grid)
     return TangentTuple(grids)
 
@@ -369,7 +370,7 @@ def arange_grads(g, args, out):
     if zero_in(g):
         return zero
     grads = [zero] * len(args)
-    if is_zero(g) or len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
+    if is_zero(g) or len(args) < 2 or as_array(out).dtype.kind not in "fc":
         return tuple(grads)
     grads[0] = astype_grad(np.sum(g), args[0])
     if len(args) > 2 and args[2] is not None:
@@ -384,7 +385,7 @@ def arange_tangent(ts, args, out):
         return zero
     dtype = float_dtype(out)
     t = np.zeros(np.shape(out), dtype)
-    if len(args) < 2 or np.asarray(out).dtype.kind not in "fc":
+    if len(args) < 2 or as_array(out).dtype.kind not in "fc":
         return t
     ts = ts if isinstance(ts, (tuple, list)) else (ts,) * len(args)
     if not is_zero(ts[0]):
@@ -424,7 +425,7 @@ def expand_base(base, out, axis):
         return zero
     if np.ndim(base) == 0:
         return base
-    base = np.asarray(base)
+    base = as_array(base)
     base = base.reshape((1,) * (np.ndim(out) - 1 - base.ndim) + base.shape)
     return np.expand_dims(base, axis)
 
@@ -519,7 +520,7 @@ def trapezoid_weights(y, x=None, dx=1.0, axis=-1):
     if x is None:
         steps = np.full(max(n - 1, 0), 1.0) * dx
     else:
-        steps = np.diff(np.moveaxis(np.asarray(x), axis, -1) if np.ndim(x) > 1 else x, axis=-1)
+        steps = np.diff(np.moveaxis(as_array(x), axis, -1) if np.ndim(x) > 1 else x, axis=-1)
     pad_before = [(0, 0)] * (np.ndim(steps) - 1) + [(1, 0)]
     pad_after = [(0, 0)] * (np.ndim(steps) - 1) + [(0, 1)]
     return 0.5 * (np.pad(steps, pad_before) + np.pad(steps, pad_after))
@@ -533,7 +534,7 @@ def trapezoid_grads(g, y, x=None, dx=1.0, axis=-1):
     if zero_in(g):
         return zero
     g_last = np.expand_dims(g, -1)
-    moved = np.moveaxis(np.asarray(y), axis, -1)
+    moved = np.moveaxis(as_array(y), axis, -1)
     g_y = np.moveaxis(unbroadcast(g_last * trapezoid_weights(y, x, dx, axis), moved), -1, axis)
     heights = 0.5 * (moved[..., 1:] + moved[..., :-1])
     g_x = zero
@@ -546,7 +547,7 @@ def trapezoid_grads(g, y, x=None, dx=1.0, axis=-1):
         if np.ndim(x) == 1:
             g_x = np.sum(np.reshape(change, (-1, np.shape(change)[-1])), axis=0)
         else:
-            x_moved = np.moveaxis(np.asarray(x), axis, -1)
+            x_moved = np.moveaxis(as_array(x), axis, -1)
             g_x = np.moveaxis(unbroadcast(change, x_moved), -1, axis)
         g_x = astype_grad(g_x, x)
     return astype_grad(g_y, y), g_x, g_dx

@@ -25,9 +25,10 @@ from mindgrad.rules import (
     transpose,
     transpose_of,
 )
-from mindgrad.rules.helpers import astype_grad
+from mindgrad.rules.helpers import astype_grad, cut
 from mindgrad.rules.numpy_shape import take_grad
 from mindgrad.runtime import is_any_zero, is_zero, takes_zero, zero, zero_in, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import as_dtype_of, float_dtype, summable
 
 # ----- joining -----------------------------------------------------------------------------
@@ -38,7 +39,7 @@ from mindgrad.runtime.tangents import as_dtype_of, float_dtype, summable
 def split_along(g, arrays, axis):
     """``g`` cut along ``axis`` into pieces as long as each of ``arrays`` is on that axis."""
     sizes = [np.shape(x)[axis] for x in arrays]
-    return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+    return cut(g, np.cumsum(sizes)[:-1], axis)
 
 
 @zero_in_zero_out("g")
@@ -124,7 +125,7 @@ def join_tangent(join, ts, xs, out, axis=0):
     dtype = float_dtype(out)
     filled = filled_tangents(ts, xs, dtype)
     joined = join(filled, axis) if join in (np.concatenate, np.stack) else join(filled)
-    return np.asarray(joined).astype(dtype, copy=False)
+    return as_array(joined).astype(dtype, copy=False)
 
 
 @takes_zero(keeps_values=False, any_number=True)
@@ -511,7 +512,7 @@ def append_grads(g, arr, values, axis=None):
         size = np.size(arr)
         return (astype_grad(np.reshape(flat[:size], np.shape(arr)), arr),
                 astype_grad(np.reshape(flat[size:], np.shape(values)), values))
-    pieces = np.split(g, [np.shape(arr)[axis]], axis=axis)
+    pieces = cut(g, [np.shape(arr)[axis]], axis)
     return (astype_grad(pieces[0], arr),
             astype_grad(np.reshape(pieces[1], np.shape(values)), values))
 
@@ -526,7 +527,7 @@ def append_tangent(t, arr, values, out, axis=None, wrt=0):
         joined = np.append(np.broadcast_to(t, np.shape(arr)), np.zeros(np.shape(values)), axis)
     else:
         joined = np.append(np.zeros(np.shape(arr)), np.broadcast_to(t, np.shape(values)), axis)
-    return np.asarray(joined).astype(float_dtype(out), copy=False)
+    return as_array(joined).astype(float_dtype(out), copy=False)
 
 
 # the tangent transposed in its tangent (@transpose reads it)
@@ -621,7 +622,7 @@ def insert_tangent(t, arr, obj, values, out, axis=None, wrt=0):
     else:
         joined = np.insert(np.zeros(np.shape(arr)), obj, np.broadcast_to(t, np.shape(values)),
                            axis)
-    return np.asarray(joined).astype(float_dtype(out), copy=False)
+    return as_array(joined).astype(float_dtype(out), copy=False)
 
 
 # the tangent transposed in its tangent (@transpose reads it)
@@ -692,7 +693,7 @@ def block_grads(g, arrays):
 def block_grads_at(g, arrays, axis):
     """Gradients of one list of ``np.block``'s argument, joined along ``axis`` (negative)."""
     extents = block_extents(arrays, axis, np.ndim(g))
-    pieces = np.split(g, np.cumsum(extents)[:-1], axis=axis)
+    pieces = cut(g, np.cumsum(extents)[:-1], axis)
     grads = []
     for piece, item in zip(pieces, arrays):
         if isinstance(item, list):

@@ -46,6 +46,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -105,7 +106,7 @@ def norm_matrix_grad(x, norm, ord, axes):
 
 def norm_axes(x, ord=None, axis=None):
     """The axes ``np.linalg.norm(x, ord, axis)`` reduces, as non-negative ints."""
-    x = np.asarray(x)
+    x = as_array(x)
     if axis is None:
         axes = tuple(range(x.ndim)) if ord is None or x.ndim == 1 else (0, 1)
     else:
@@ -126,7 +127,7 @@ def norm_grad(g, x, ans, ord=None, axis=None, keepdims=False):
         return zero
     if is_any_zero(g):
         return zero_for(g, x)
-    x = np.asarray(x)
+    x = as_array(x)
     axes = norm_axes(x, ord, axis)
     if not keepdims:
         g, ans = np.expand_dims(g, axes), np.expand_dims(ans, axes)
@@ -181,7 +182,7 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
     if np.iscomplexobj(x):
         raise runtime.GradientError("forward mode over the gradient of np.linalg.norm of a "
                                     "complex array is not supported; use reverse mode twice")
-    x = np.asarray(x)
+    x = as_array(x)
     axes = norm_axes(x, ord, axis)
     if not keepdims:
         g, ans = np.expand_dims(g, axes), np.expand_dims(ans, axes)
@@ -196,7 +197,7 @@ def norm_grad_tangent(g, x, ans, t, wrt, ord=None, axis=None, keepdims=False):
         if wrt == 1:
             return 0  # the slope does not read ans
         m = np.moveaxis(x, axes, (-2, -1))
-        tm = np.moveaxis(np.asarray(t), axes, (-2, -1))
+        tm = np.moveaxis(as_array(t), axes, (-2, -1))
         u, sv, vt = np.linalg.svd(m, full_matrices=False)
         tu, _, tvt = svd_tangent(tm, m, (u, sv, vt), False)
         if ord != "nuc":

@@ -28,6 +28,7 @@ from mindgrad.rules.helpers import astype_grad, conj_if_complex
 from mindgrad.rules.numpy_decompositions import conj_transpose, triangle_grad, triangle_tangent
 from mindgrad.rules.numpy_linalg import pinv_grad, pinv_tangent
 from mindgrad.runtime import zero, zero_in, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import as_dtype_of
 
 
@@ -41,7 +42,7 @@ def cutoff_of(s, a, rcond=None, rtol="unset"):
             rcond = max(np.shape(a)[-2:]) * np.finfo(np.result_type(a, 1.0)).eps
         else:
             rcond = rtol
-    return np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True)
+    return as_array(rcond)[..., None] * np.max(s, axis=-1, keepdims=True)
 
 
 def read_matrix(a, hermitian=False):

@@ -15,6 +15,7 @@ from mindgrad.rules import adjoint, d, linear, nondifferentiable, tangent, trans
 from mindgrad.rules.helpers import array_grad, astype_grad, swap_last_axes
 from mindgrad.rules.numpy_linalg import as_matrix, from_matrix, pinv_grad, pinv_tangent
 from mindgrad.runtime import is_zero, unbroadcast, zero, zero_in, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -50,11 +51,11 @@ def convolve_grads(g, a, v, mode="full", correlation=False):
         return zero
     n = np.size(a)
     m = np.size(v)
-    w = np.conj(np.asarray(v)[::-1]) if correlation else np.asarray(v)
+    w = np.conj(as_array(v)[::-1]) if correlation else as_array(v)
     window = convolution_window(n, m, mode, correlation)
     g_full = np.pad(g, (window[0], n + m - 1 - window[0] - window[1]))
     g_a = np.correlate(g_full, np.conj(w), "valid")
-    g_w = np.correlate(g_full, np.conj(np.asarray(a)), "valid")
+    g_w = np.correlate(g_full, np.conj(as_array(a)), "valid")
     g_v = np.conj(g_w[::-1]) if correlation else g_w
     return (astype_grad(np.reshape(g_a, np.shape(a)), a),
             astype_grad(np.reshape(g_v, np.shape(v)), v))
@@ -79,7 +80,7 @@ def _(out, a, v, mode="valid"):
 def polynomial_derivative(p):
     """The coefficients of ``p``'s derivative (highest power first), written with operations
     that have gradients (``np.polyder`` has none)."""
-    p = np.asarray(p)
+    p = as_array(p)
     if np.size(p) < 2:
         return np.zeros(1, np.result_type(p, 1.0))
     return p[:-1] * np.arange(np.size(p) - 1, 0, -1).astype(np.result_type(p, 1.0))
@@ -414,7 +415,7 @@ def _(out, seq_of_zeros):
 def roots_jacobian(p, roots):
     """``d roots / d p`` for ``roots = np.roots(p)``, all simple: ``p(r) = 0`` moves each root by
     ``-(dp evaluated at r) / p'(r)``, so row ``i`` is ``-r_i^(n-j) / p'(r_i)``."""
-    r = np.asarray(roots)
+    r = as_array(roots)
     slopes = np.polyval(polynomial_derivative(np.ravel(p)), r)
     return -np.vander(r, np.size(p)) / np.expand_dims(slopes, -1)
 

@@ -40,6 +40,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -637,7 +638,7 @@ def _(ans, arrays, *, out=None):
 
 def as_3_vectors(x, axis):
     """``x``'s vectors along ``axis`` moved last, 2-vectors given a third entry 0."""
-    moved = np.moveaxis(np.asarray(x), axis, -1)
+    moved = np.moveaxis(as_array(x), axis, -1)
     if np.shape(moved)[-1] == 2:
         moved = np.concatenate([moved, np.zeros(np.shape(moved)[:-1] + (1,))], axis=-1)
     return moved
@@ -663,8 +664,8 @@ def cross_grads(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         g3 = np.stack([np.zeros(np.shape(g)), np.zeros(np.shape(g)), g], axis=-1)
     else:
         g3 = np.moveaxis(g, axisc, -1)
-    g_a = unbroadcast(np.cross(b3, g3)[..., :na], np.moveaxis(np.asarray(a), axisa, -1))
-    g_b = unbroadcast(np.cross(g3, a3)[..., :nb], np.moveaxis(np.asarray(b), axisb, -1))
+    g_a = unbroadcast(np.cross(b3, g3)[..., :na], np.moveaxis(as_array(a), axisa, -1))
+    g_b = unbroadcast(np.cross(g3, a3)[..., :nb], np.moveaxis(as_array(b), axisb, -1))
     return (astype_grad(np.moveaxis(g_a, -1, axisa), a),
             astype_grad(np.moveaxis(g_b, -1, axisb), b))
 

@@ -51,6 +51,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array, checked, eager
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -130,7 +131,7 @@ def average_weights(a, axis, weights):
     """The weights of ``np.average`` broadcast against ``a`` (1-D weights lie along ``axis``)."""
     if weights is None:
         return np.ones_like(a, dtype=np.result_type(a, 1.0))
-    weights = np.asarray(weights)
+    weights = as_array(weights)
     if weights.shape != np.shape(a) and weights.ndim == 1 and np.ndim(axis) == 0:
         shape = [1] * np.ndim(a)
         shape[int(axis) % np.ndim(a)] = weights.size
@@ -323,9 +324,9 @@ def prod_grad(g, a, axis=None, keepdims=False, initial=1, where=True):
     """Gradient of ``np.prod``: each element gets ``g`` times the product of the others."""
     if is_any_zero(g):
         return zero_for(g, a)
-    if np.size(a) == 0:
+    x = as_array(a)
+    if x.size == 0:
         return np.zeros_like(a)
-    x = np.asarray(a)
     x = x if where is True else np.where(where, x, np.ones_like(x))
     axes = reduced_axes(axis, x.ndim)
     moved = np.moveaxis(x, axes, range(x.ndim - len(axes), x.ndim))
@@ -347,7 +348,7 @@ def prod_grad_tangent(g, a, t, axis=None, keepdims=False, initial=1, where=True)
         return zero
     if np.size(a) == 0:
         return np.zeros(np.shape(a), np.result_type(a, 1.0))
-    x = np.asarray(a)
+    x = as_array(a)
     t = np.broadcast_to(t, x.shape)
     if where is not True:
         x, t = np.where(where, x, np.ones_like(x)), np.where(where, t, np.zeros_like(t))
@@ -375,7 +376,7 @@ def prod_tangent(t, a, ans, axis=None, keepdims=False, initial=1, where=True):
     """Tangent of ``np.prod``: ``t`` weighted by the product of the other elements, summed."""
     if zero_in(t):
         return zero
-    if np.size(a) == 0:
+    if as_array(a).size == 0:
         return as_dtype_of(np.zeros(np.shape(ans)), ans)
     slopes = prod_grad(np.ones(np.shape(ans)), a, axis, keepdims, initial, where)
     return as_dtype_of(np.sum(masked_grad(t * slopes, where), axis=reduced_axes(axis, np.ndim(a)),
@@ -419,11 +420,11 @@ def extremum_shares(a, ans, axis=None, keepdims=False, where=True, initial=None)
     the gradient is split equally among the candidates equal to the result (ties share it, as
     in JAX), ``initial`` being one candidate when given. The initial's share has ``ans``'s
     shape (None without an initial); the shares of one result add up to one."""
-    hits = (np.asarray(a) == unreduce(ans, a, axis, keepdims)) & np.asarray(where)
+    hits = (as_array(a) == unreduce(ans, a, axis, keepdims)) & as_array(where)
     count = np.sum(hits, axis=reduced_axes(axis, np.ndim(a)), keepdims=True)
     if initial is None:
         return hits / np.maximum(count, 1), None
-    won = np.reshape(np.asarray(ans), np.shape(count)) == initial
+    won = np.reshape(as_array(ans), np.shape(count)) == initial
     count = np.maximum(count + won, 1)
     return hits / count, np.reshape(won / count, np.shape(ans)).astype(float_dtype(ans))
 
@@ -511,7 +512,7 @@ def cumsum_grad(g, a, axis=None):
     """Gradient of ``np.cumsum``: the reversed cumulative sum of ``g`` (flattened for None)."""
     if is_any_zero(g):
         return zero_for(g, a)
-    g = np.asarray(g)
+    g = as_array(g)
     ax = -1 if axis is None else axis
     grad = np.flip(np.cumsum(np.flip(g, ax), axis=ax), ax)
     return astype_grad(np.reshape(grad, np.shape(a)), a)
@@ -536,10 +537,15 @@ def cumprod_grad(g, a, ans, axis=None):
     ``a``; with zeros it is built one position at a time (quadratic, but exact)."""
     if is_any_zero(g):
         return zero_for(g, a)
-    x = np.asarray(a)
+    x = as_array(a)
     ax = -1 if axis is None else axis
     x = x.ravel() if axis is None else x
-    g = np.asarray(g)
+    g = as_array(g)
+    if not eager(x):  # a Dask array: the formula without zeros, checked when computed
+        grad = np.flip(np.cumsum(np.flip(g * ans, ax), axis=ax), ax) / x
+        grad = checked(grad, np.all(x != 0), "the gradient of np.cumprod on a Dask array "
+                       "that holds a zero: mindgrad computes it for NumPy arrays only")
+        return astype_grad(np.reshape(grad, np.shape(a)), a)
     if np.all(x != 0):
         grad = np.flip(np.cumsum(np.flip(g * ans, ax), axis=ax), ax) / x
         return astype_grad(np.reshape(grad, np.shape(a)), a)
@@ -561,12 +567,12 @@ def cumprod_grad_tangent(g, a, ans, t, axis=None):
         return zero
     if is_zero(t) or is_any_zero(g):
         return zero
-    x = np.asarray(a)
+    x = as_array(a)
     t = np.broadcast_to(t, x.shape)
     ax = -1 if axis is None else axis
     if axis is None:
         x, t = x.ravel(), t.ravel()
-    g = np.asarray(g)
+    g = as_array(g)
     if np.all(x != 0):
         out = np.cumprod(x, axis=ax)
         d_out = cumprod_tangent(t, x, out, ax)
@@ -597,10 +603,14 @@ def cumprod_tangent(t, a, ans, axis=None):
     recurrence ``dout_j = dout_{j-1} a_j + out_{j-1} t_j`` (exact)."""
     if zero_in(t):
         return zero
-    x = np.asarray(a)
+    x = as_array(a)
     t = np.broadcast_to(t, x.shape)
     if axis is None:
         x, t, axis = x.ravel(), t.ravel(), 0
+    if not eager(x):  # a Dask array: the formula without zeros, checked when computed
+        return as_dtype_of(checked(ans * np.cumsum(t / x, axis=axis), np.all(x != 0),
+                                   "the tangent of np.cumprod on a Dask array that holds a "
+                                   "zero: mindgrad computes it for NumPy arrays only"), ans)
     if np.all(x != 0):
         return as_dtype_of(ans * np.cumsum(t / x, axis=axis), ans)
     xm, tm = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)

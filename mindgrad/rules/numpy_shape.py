@@ -41,6 +41,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array, is_dispatching
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_for
 
 # ----- reshaping ---------------------------------------------------------------------------
@@ -52,7 +53,7 @@ from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_for
 def _layout_indices(a):
     """The flat (C-order) indices of ``a``'s elements in the order ``ravel(a, "K")`` reads
     them: memory order."""
-    layout = np.empty_like(np.asarray(a), dtype=np.intp)  # a's memory layout, as "K" reads it
+    layout = np.empty_like(as_array(a), dtype=np.intp)  # a's memory layout, as "K" reads it
     layout[...] = np.reshape(np.arange(layout.size), layout.shape)
     return np.ravel(layout, order="K")
 
@@ -62,7 +63,11 @@ def read_order(a, order):
     array laid out in neither."""
     if order in ("C", "F"):
         return order
-    a = np.asarray(a)
+    if is_dispatching(a):
+        if not hasattr(a, "flags"):
+            return "C"  # a Dask array has no layout: it reads as C order
+    else:
+        a = as_array(a)
     if order == "A":
         return "F" if np.isfortran(a) else "C"
     if a.flags.c_contiguous:
@@ -77,8 +82,8 @@ def reshape_grad(g, a, order="C"):
     if is_any_zero(g):
         return zero_for(g, a)
     how = read_order(a, order)
-    if how is not None:
-        return np.reshape(g, np.shape(a), order=how)
+    if how is not None:  # C order left implicit: Dask's reshape takes no order
+        return np.reshape(g, np.shape(a)) if how == "C" else np.reshape(g, np.shape(a), order=how)
     grad = np.empty(np.size(a), np.result_type(g, float))
     grad[_layout_indices(a)] = np.ravel(g)
     return np.reshape(grad, np.shape(a))
@@ -91,8 +96,9 @@ def reshape_tangent(t, a, out, order="C"):
     if zero_in(t):
         return zero
     how = read_order(a, order)
-    if how is not None:
-        return np.reshape(t, np.shape(out), order=how)
+    if how is not None:  # C order left implicit: Dask's reshape takes no order
+        return np.reshape(t, np.shape(out)) if how == "C" else \
+            np.reshape(t, np.shape(out), order=how)
     flat = np.ravel(np.broadcast_to(t, np.shape(a)))
     return np.reshape(flat[_layout_indices(a)], np.shape(out))
 
@@ -193,7 +199,7 @@ def transpose_grad(g, axes=None):
     if axes is None:
         return np.transpose(g)
     inverse = np.argsort([normalize_axis(a, len(axes)) for a in axes])
-    return np.transpose(g, inverse)
+    return np.transpose(g, tuple(int(i) for i in inverse))  # a tuple, as Dask's takes
 
 
 @linear(transpose_grad)
@@ -263,12 +269,12 @@ def repeat_grad(g, a, repeats, axis=None):
     """Gradient of ``np.repeat``: the copies of each element summed back onto it."""
     if zero_in(g):
         return zero
-    x = np.asarray(a)
+    x = as_array(a)
     if axis is None:
         x, g, axis = x.ravel(), np.ravel(g), 0
     axis = normalize_axis(axis, x.ndim)
     source = np.repeat(np.arange(x.shape[axis]), repeats)
-    moved = np.moveaxis(np.asarray(g), axis, 0)
+    moved = np.moveaxis(as_array(g), axis, 0)
     grad = np.zeros((x.shape[axis],) + moved.shape[1:], dtype=moved.dtype)
     np.add.at(grad, source, moved)
     return astype_grad(np.reshape(np.moveaxis(grad, 0, axis), np.shape(a)), a)
@@ -325,7 +331,7 @@ def sort_grad(g, a, axis=-1, kind=None):
     """Gradient of ``np.sort``: ``g`` sent back through the sorting permutation."""
     if zero_in(g):
         return zero
-    x = np.asarray(a)
+    x = as_array(a)
     if axis is None:
         x, axis = x.ravel(), -1
     order = np.argsort(x, axis=axis, kind="stable")
@@ -344,7 +350,7 @@ def sort_tangent(t, a, axis=-1):
     """Tangent of ``np.sort``: ``t`` gathered through the sorting permutation."""
     if zero_in(t):
         return zero
-    x = np.asarray(a)
+    x = as_array(a)
     t = np.broadcast_to(t, x.shape)
     if axis is None:
         x, t, axis = x.ravel(), t.ravel(), -1
@@ -387,7 +393,7 @@ def _(out, a):
 def trim_zeros_region(filt, trim="fb", axis=None):
     """The slices ``np.trim_zeros(filt, trim, axis)`` keeps: along each trimmed axis, from the
     first to the last index holding a nonzero value (none when all are zero); a constant."""
-    x = np.asarray(filt)
+    x = as_array(filt)
     axes = range(x.ndim) if axis is None else \
         [normalize_axis(a, x.ndim) for a in np.atleast_1d(axis)]
     region = [slice(None)] * x.ndim
@@ -413,8 +419,8 @@ def trim_zeros_grad(g, filt, trim="fb", axis=None):
     """Gradient of ``np.trim_zeros``: ``g`` put back in the kept range, 0 for what was trimmed."""
     if zero_in(g):
         return zero
-    grad = np.zeros(np.shape(filt), np.result_type(np.asarray(filt), 1.0))
-    grad[trim_zeros_region(filt, trim, axis)] = np.asarray(g)
+    grad = np.zeros(np.shape(filt), np.result_type(as_array(filt), 1.0))
+    grad[trim_zeros_region(filt, trim, axis)] = as_array(g)
     return array_grad(grad, filt) if isinstance(filt, (list, tuple)) else astype_grad(grad, filt)
 
 
@@ -454,11 +460,28 @@ def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     """Gradient of ``np.diagonal``: ``g`` written on the diagonal of a zero array like ``a``."""
     if is_any_zero(g):
         return zero_for(g, a)
+    if is_dispatching(a) or is_dispatching(g):
+        return astype_grad(_diagonal_placed(g, a, offset, axis1, axis2), a)
     grad = np.zeros(np.shape(a), dtype=np.result_type(g, a, 1.0))
     view = np.moveaxis(grad, (axis1, axis2), (-2, -1))  # a view: writes land in grad
     steps = np.arange(np.shape(g)[-1])
     view[..., steps + max(-offset, 0), steps + max(offset, 0)] = g
     return astype_grad(grad, a)
+
+
+def _diagonal_placed(g, a, offset, axis1, axis2):
+    """``diagonal_grad`` without writes into a view (a Dask array has none): ``g`` padded to
+    the diagonal's axis and multiplied by the identity matrix offset by ``offset``."""
+    shape = np.shape(a)
+    ndim = len(shape)
+    axis1, axis2 = normalize_axis(axis1, ndim), normalize_axis(axis2, ndim)
+    rows, cols = shape[axis1], shape[axis2]
+    along = rows if offset >= 0 else cols  # element k sits at (k, k + offset) or (k - offset, k)
+    pad = [(0, 0)] * (np.ndim(g) - 1) + [(0, along - np.shape(g)[-1])]
+    g = np.pad(g, pad)
+    spread = g[..., :, None] if offset >= 0 else g[..., None, :]
+    placed = np.eye(rows, cols, offset, dtype=np.result_type(g.dtype, np.float32)) * spread
+    return np.moveaxis(placed, (-2, -1), (axis1, axis2))
 
 
 @takes_zero(any_number=True)
@@ -529,7 +552,7 @@ def _(out, m, k=0):
 
 def take_indices(indices, n, mode="raise"):
     """The indices ``np.take`` reads along an axis of length ``n``, after its ``mode``."""
-    index = np.asarray(indices)
+    index = as_array(indices)
     if mode == "clip":
         return np.clip(index, 0, n - 1)
     if mode == "wrap":
@@ -542,12 +565,12 @@ def take_grad(g, a, indices, axis=None, mode="raise"):
     """Gradient of ``np.take``: ``g`` added back at the indices (repeats accumulate)."""
     if is_any_zero(g):
         return zero_for(g, a)
-    x = np.asarray(a)
+    x = as_array(a)
     grad = np.zeros(x.size if axis is None else x.shape, dtype=np.result_type(g, x, 1.0))
     axis = 0 if axis is None else normalize_axis(axis, x.ndim)
     n = grad.shape[axis]
     index = take_indices(indices, n, mode)
-    moved_g = np.moveaxis(np.asarray(g), tuple(range(axis, axis + index.ndim)),
+    moved_g = np.moveaxis(as_array(g), tuple(range(axis, axis + index.ndim)),
                           tuple(range(index.ndim)))
     np.add.at(np.moveaxis(grad, axis, 0), index, moved_g)
     return astype_grad(np.reshape(grad, x.shape), a)
@@ -569,7 +592,7 @@ def take_along_axis_grad(g, arr, indices, axis=-1):
     """Gradient of ``np.take_along_axis``: ``g`` added back at the indices along ``axis``."""
     if is_any_zero(g):
         return zero_for(g, arr)
-    x = np.asarray(arr)
+    x = as_array(arr)
     if axis is None:
         x, axis = x.ravel(), 0
     axis = normalize_axis(axis, x.ndim)
@@ -620,7 +643,7 @@ def choose_tangent(ts, a, choices, ans, mode="raise"):
         filled = np.broadcast_to(ts, np.shape(choices))
     else:
         filled = [np.zeros(np.shape(c)) if is_zero(t) else t for t, c in zip(ts, choices)]
-    return np.asarray(np.choose(a, filled, mode=mode)).astype(float_dtype(ans), copy=False)
+    return as_array(np.choose(a, filled, mode=mode)).astype(float_dtype(ans), copy=False)
 
 
 @linear(choose_tangent, wrt="ts")  # the indices a are integers
@@ -665,7 +688,7 @@ def select_tangent(ts, condlist, choicelist, out):
     if zero_in(ts):
         return zero
     filled = [np.zeros(np.shape(c)) if is_zero(t) else t for t, c in zip(ts, choicelist)]
-    return np.asarray(np.select(condlist, filled, 0.0)).astype(float_dtype(out), copy=False)
+    return as_array(np.select(condlist, filled, 0.0)).astype(float_dtype(out), copy=False)
 
 
 @zero_in_zero_out("t")

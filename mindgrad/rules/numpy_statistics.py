@@ -41,10 +41,20 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import (
     as_dtype_of,
     zero_for,
 )
+
+
+def masked_mean(x, axes, where):
+    """``np.mean(x, axes, keepdims=True, where=where)``, ``where`` passed only where it masks:
+    Dask's reductions take none."""
+    if where is True:
+        return np.mean(x, axis=axes, keepdims=True)
+    return np.mean(x, axis=axes, keepdims=True, where=where)
+
 
 # ----- variance and standard deviation -----------------------------------------------------
 
@@ -56,10 +66,10 @@ def var_grad(g, a, axis=None, ddof=0, keepdims=False, correction=None, where=Tru
     if is_any_zero(g):
         return zero_for(g, a)
     ddof = ddof if correction is None else correction
-    x = np.asarray(a)
+    x = as_array(a)
     axes = reduced_axes(axis, x.ndim)
     if mean is None:
-        mean = np.mean(x, axis=axes, keepdims=True, where=where)
+        mean = masked_mean(x, axes, where)
     count = reduced_count(x, axis, where)
     # the variance is real: a complex g (gradient code differentiated again) counts by its real
     # part, the README's convention; conj(a - mean): d|a - mean|^2 = 2 Re(conj(a - mean) da)
@@ -79,12 +89,12 @@ def var_grad_tangent(g, a, t, wrt, axis=None, ddof=0, keepdims=False, correction
     if is_zero(t) or is_any_zero(g):
         return zero
     ddof = ddof if correction is None else correction
-    x = np.asarray(a)
+    x = as_array(a)
     axes = reduced_axes(axis, x.ndim)
     if wrt == 1:
         change = -t
     elif mean is None:
-        change = t - np.mean(np.broadcast_to(t, x.shape), axis=axes, keepdims=True, where=where)
+        change = t - masked_mean(np.broadcast_to(t, x.shape), axes, where)
     else:
         change = t
     count = reduced_count(x, axis, where)
@@ -147,10 +157,10 @@ def var_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=None, w
     if zero_in(t):
         return zero
     ddof = ddof if correction is None else correction
-    x = np.asarray(a)
+    x = as_array(a)
     axes = reduced_axes(axis, x.ndim)
     if mean is None:
-        mean = np.mean(x, axis=axes, keepdims=True, where=where)
+        mean = masked_mean(x, axes, where)
     count = reduced_count(x, axis, where)
     terms = masked_grad(np.real(t * conj_if_complex(x - mean)) * (2.0 / (count - ddof)), where)
     return as_dtype_of(np.sum(terms, axis=axes, keepdims=keepdims), ans)
@@ -163,7 +173,7 @@ def var_mean_tangent(t, a, ans, axis=None, ddof=0, keepdims=False, correction=No
     if is_zero(t) or mean is None:
         return zero
     ddof = ddof if correction is None else correction
-    x = np.asarray(a)
+    x = as_array(a)
     axes = reduced_axes(axis, x.ndim)
     count = reduced_count(x, axis, where)
     terms = masked_grad(-np.real(t * conj_if_complex(x - mean)) * (2.0 / (count - ddof)), where)
@@ -282,7 +292,7 @@ def quantile_plan(a, q, axis=None, method="linear", skip_nan=False):
     if method not in QUANTILE_METHODS:
         raise NotImplementedError(f"the quantile method {method!r} has no gradient rule; "
                                   f"{', '.join(QUANTILE_METHODS)} have one")
-    x = np.asarray(a)
+    x = as_array(a)
     axes = reduced_axes(axis, x.ndim)
     kept_axes = [i for i in range(x.ndim) if i not in axes]
     order = kept_axes + list(axes)
@@ -377,7 +387,7 @@ def quantile_q_slope(a, q, axis=None, method="linear", skip_nan=False):
     plan = quantile_plan(a, q, axis, method, skip_nan)
     if method != "linear":
         return np.zeros(plan["kept"] + [np.size(q)])
-    flat = np.reshape(np.transpose(np.asarray(a), plan["order"]), plan["kept"] + [-1])
+    flat = np.reshape(np.transpose(as_array(a), plan["order"]), plan["kept"] + [-1])
     ordered = np.take_along_axis(flat, plan["sort"], axis=-1)
     gap = np.take_along_axis(ordered, plan["high"], axis=-1) - \
         np.take_along_axis(ordered, plan["low"], axis=-1)
@@ -728,7 +738,7 @@ def extremum_scatter(g, a, places, axis=None, keepdims=False):
     if axis is None:
         grad.reshape(-1)[places] = np.reshape(g, ())
         return grad
-    values = np.asarray(g) if keepdims else np.expand_dims(g, axis)
+    values = as_array(g) if keepdims else np.expand_dims(g, axis)
     np.put_along_axis(grad, places, np.broadcast_to(values, places.shape), axis)
     return grad
 

@@ -37,6 +37,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
+from mindgrad.runtime.arrays import as_array, is_dispatching
 from mindgrad.runtime.tangents import (
     TangentDict,
     TangentList,
@@ -91,7 +92,7 @@ def broadcast_back(g, like, x=None):
     if isinstance(like, (list, tuple, dict)):
         return g  # a container's gradient: unbroadcast passed it through
     shape = np.shape(like)
-    g = np.asarray(g if x is None else real_grad(g, x))
+    g = as_array(g if x is None else real_grad(g, x))
     if g.ndim < len(shape):
         g = g.reshape((1,) * (len(shape) - g.ndim) + g.shape)
     if g.ndim > len(shape) or any(n != m and n != 1 for n, m in zip(g.shape, shape)):
@@ -222,7 +223,7 @@ def as_sequence_grad(g, x):
     """Adjoint of ``as_sequence(x)``: ``g`` itself, or the gradient of ``list(x)``."""
     if is_any_zero(g):
         return zero
-    if isinstance(x, (list, tuple, np.ndarray, range, str)):
+    if isinstance(x, (list, tuple, np.ndarray, range, str)) or is_dispatching(x):
         return g
     return sequence_grad(g, x)
 
@@ -274,7 +275,7 @@ def gather(g, x, idx):
         return zero
     if isinstance(g, dict):  # dict gradients hold only the keys that received one
         return g.get(idx, 0)
-    return g[idx] if not isinstance(g, np.ndarray) else np.asarray(g)[idx]
+    return g[idx] if not isinstance(g, np.ndarray) else as_array(g)[idx]
 
 
 @linear_in("g_out")
@@ -326,7 +327,7 @@ def setitem_grad_adjoint(g_out, dx, idx, v):
     g_v, g_rest = g_out
     if isinstance(dx, np.ndarray):
         g = np.zeros(dx.shape, np.result_type(dx.dtype, np.float32)) if is_zero(g_rest) \
-            else np.array(g_rest, dtype=np.result_type(np.asarray(g_rest).dtype, np.float32))
+            else np.array(g_rest, dtype=np.result_type(as_array(g_rest).dtype, np.float32))
         g[idx] = zero if is_zero(g_v) else broadcast_back(g_v, dx[idx])
         return g
     if isinstance(dx, dict):
@@ -484,7 +485,7 @@ def unreduce_adjoint(g_out, g, x, axis, keepdims):
     """Adjoint of ``unreduce(g, x, axis, keepdims)`` for ``g``: the reduction it undid."""
     if zero_in(g_out):
         return zero
-    g_out = np.asarray(g_out)
+    g_out = as_array(g_out)
     ndim = np.ndim(x)
     axes = tuple(range(ndim)) if axis is None else tuple(
         a % ndim for a in ((axis,) if np.ndim(axis) == 0 else axis))
@@ -615,11 +616,11 @@ def sort_grad_transpose(g, a, axis=-1):
     """``g`` permuted as ``np.sort(a, axis)`` permutes ``a``: the adjoint of ``sort_grad``."""
     if zero_in(g):
         return zero
-    x = np.asarray(a)
+    x = as_array(a)
     if axis is None:
         x, g, axis = np.ravel(x), np.ravel(g), -1
     order = np.argsort(x, axis=axis, kind="stable")
-    return np.take_along_axis(np.asarray(g), order, axis)
+    return np.take_along_axis(as_array(g), order, axis)
 
 
 @adjoint(ns.sort_grad)
@@ -639,7 +640,7 @@ def _(out, g, a, indices, axis=None, mode="raise"):
 
 @adjoint(ns.take_along_axis_grad)
 def _(out, g, arr, indices, axis=-1):
-    d[g] = np.take_along_axis(d[out], np.asarray(indices), axis)
+    d[g] = np.take_along_axis(d[out], as_array(indices), axis)
 
 
 @adjoint(ngrids.pad_grad)

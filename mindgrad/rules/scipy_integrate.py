@@ -27,6 +27,7 @@ from mindgrad.rules import adjoint, d, nondifferentiable, tangent
 from mindgrad.rules.helpers import astype_grad
 from mindgrad.rules.numpy_callables import refuse_second_order, user_jvp, user_vjp
 from mindgrad.runtime import is_zero, zero, zero_in, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import as_dtype_of
 
 
@@ -34,7 +35,7 @@ def as_args(args):
     """``odeint``'s ``args`` as a tuple of float arrays (a single value is one argument)."""
     args = args if isinstance(args, tuple) else (args,)
     for a in args:
-        if np.asarray(a).dtype.kind != "f":
+        if as_array(a).dtype.kind != "f":
             raise NotImplementedError(
                 "mindgrad differentiates scipy.integrate.odeint with args of floats or float "
                 f"arrays only, not {type(a).__name__}; bind others into func (a closure or "
@@ -75,7 +76,7 @@ def odeint_grads(g, func, y0, t, ys, args=(), tfirst=False, options=None):
     args = as_args(args)
     f = ordered(func, tfirst)
     t = np.asarray(t, dtype=float)
-    g = np.asarray(g) + np.zeros(np.shape(ys))
+    g = as_array(g) + np.zeros(np.shape(ys))
     n = np.size(y0)
     sizes = [np.size(a) for a in args]
 
@@ -119,8 +120,8 @@ def odeint_tangent(t_y0, t_t, t_args, func, y0, t, ys, args=(), tfirst=False, op
     n = np.size(y0)
     t_args = [np.zeros(np.shape(a)) for a in args] if is_zero(t_args) else \
         [np.zeros(np.shape(a)) if is_zero(v) else v for a, v in zip(args, t_args)]
-    t_y0 = np.zeros(np.shape(y0)) if is_zero(t_y0) else np.asarray(t_y0)
-    t_t = np.zeros(np.shape(t)) if is_zero(t_t) else np.asarray(t_t)
+    t_y0 = np.zeros(np.shape(y0)) if is_zero(t_y0) else as_array(t_y0)
+    t_t = np.zeros(np.shape(t)) if is_zero(t_t) else as_array(t_t)
 
     def augmented(state, time, *extra):
         y, s = state[:n], state[n:]

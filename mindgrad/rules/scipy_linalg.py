@@ -51,6 +51,7 @@ from mindgrad.rules.numpy_linalg import (
     solve_tangent_a,
 )
 from mindgrad.runtime import is_zero, zero, zero_in, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array
 from mindgrad.runtime.tangents import TangentTuple, as_dtype_of
 
 # ----- the solvers as linear maps of their right-hand side ----------------------------------
@@ -444,7 +445,7 @@ def _(out, c_and_lower, b, overwrite_b=False, check_finite=True):
 def row_order(piv):
     """The rows of ``a`` in the order ``lu_factor``'s pivots put them: ``a[row_order(piv)] =
     l u`` (LAPACK swaps row ``i`` with row ``piv[i]``, for each ``i`` in turn)."""
-    piv = np.asarray(piv)
+    piv = as_array(piv)
     if piv.ndim != 1:
         raise NotImplementedError("mindgrad differentiates scipy.linalg.lu_factor and lu_solve "
                                   "of one square matrix, not of a stack")

@@ -11,13 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from mindgrad.runtime import trees
+from mindgrad.runtime.arrays import as_array
 
 
 def example(value, b):
     """Example ``b`` of a batched value: each leaf's slice at ``b`` along axis 0."""
     if isinstance(value, np.ndarray):
         return value[b]
-    return trees.map_leaves(lambda leaf: np.asarray(leaf)[b], value)
+    return trees.map_leaves(lambda leaf: as_array(leaf)[b], value)
 
 
 def stacked(results):
@@ -25,9 +26,9 @@ def stacked(results):
     batched value: each leaf stacked along a new axis 0."""
     first = results[0]
     if not trees.is_container(first):
-        return np.stack([np.asarray(r) for r in results])
+        return np.stack([as_array(r) for r in results])
     columns = list(zip(*(trees.leaves(r) for r in results)))
-    leaves = iter([np.stack([np.asarray(c) for c in column]) for column in columns])
+    leaves = iter([np.stack([as_array(c) for c in column]) for column in columns])
     return trees.map_leaves(lambda _: next(leaves), first)
 
 

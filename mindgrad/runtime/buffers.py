@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 
+from mindgrad.runtime.arrays import as_array, described, is_array, is_dispatching, is_lazy, library
 from mindgrad.runtime.core import GradientError, add, is_zero, real_grad, unbroadcast
 from mindgrad.runtime.forward import adds_elementwise
 from mindgrad.runtime.symbolic_zero import Zero, zero
@@ -20,14 +21,94 @@ from mindgrad.runtime.symbolic_zero import Zero, zero
 
 def _is_advanced(idx) -> bool:
     if isinstance(idx, tuple):
-        return any(isinstance(i, (np.ndarray, list)) for i in idx)
-    return isinstance(idx, (np.ndarray, list))
+        return any(isinstance(i, (np.ndarray, list)) or is_dispatching(i) for i in idx)
+    return isinstance(idx, (np.ndarray, list)) or is_dispatching(idx)
 
 
 
 def zeros_buffer(x):
-    """A zero gradient buffer for the array argument ``x``, owned by the generated code."""
-    return np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))
+    """A zero gradient buffer for the array argument ``x``, owned by the generated code: of
+    ``x``'s type (a Dask array with ``x``'s chunks, a CuPy array on its device)."""
+    if x.__class__ is np.ndarray or not is_dispatching(x):
+        return np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))
+    return np.zeros_like(x, dtype=np.result_type(x.dtype, np.float32))
+
+
+
+def _dispatched_add_at(dx, x, idx, g):
+    """``add_at`` on a Dask or CuPy array ``x``. CuPy updates in place as NumPy does (``np.add.at``
+    dispatches to it). A Dask array has no ``np.add.at``: a basic index (ints, slices, None,
+    ...) adds through item assignment, which builds a new graph; an array of indices, which may
+    repeat, has no lazy form, and is refused by name."""
+    g = real_grad(g, x)
+    if is_zero(dx, x):
+        dx = np.zeros_like(x, dtype=np.result_type(x.dtype, np.float32))
+    if not is_lazy(x):
+        if _is_advanced(idx):
+            np.add.at(dx, idx, g)
+        else:
+            dx[idx] += g
+        return dx
+    if _is_advanced(idx) or is_array(idx) or isinstance(idx, tuple) and any(
+            is_array(i) for i in idx):
+        return _lazy_gather_grad(dx, x, idx, g)
+    idx, g = _without_new_axes(x, idx, g)
+    dx[idx] = dx[idx] + g
+    return dx
+
+
+# the largest matrix (indices taken by distinct indices) that sums a gradient over repeated
+# indices on a Dask array
+_ONE_HOT_LIMIT = 1 << 24
+
+
+def _lazy_gather_grad(dx, x, idx, g):
+    """``add_at`` on a Dask array for ``x[i]`` with ``i`` a NumPy array (or list) of integers
+    along the first axis: indices that repeat are summed by one product with a one-hot matrix
+    of NumPy's (Dask has no ``np.add.at``), then added by item assignment at distinct indices.
+    Any other array index (a boolean mask, a Dask array of indices, several arrays) is refused
+    by name: its places are not known before the graph is computed."""
+    index = idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx
+    if isinstance(index, list):
+        index = as_array(index)
+    if not (isinstance(index, np.ndarray) and index.dtype.kind in "iu" and x.ndim):
+        if getattr(index, "dtype", None) == np.bool_:
+            what = "a boolean mask"
+        elif is_array(index) and not isinstance(index, np.ndarray):
+            what = "an array of indices that is itself lazy"
+        else:
+            what = "this array index"
+        raise GradientError(
+            f"the gradient of x[index] with {what} on {library(x.__class__)} arrays "
+            f"({described(x)}) needs the places the index reads, which are not known before "
+            "the graph is computed: index with ints, slices or a NumPy array of ints")
+    flat = index.ravel() % x.shape[0]
+    g = np.reshape(g, (flat.size,) + tuple(x.shape[1:]))
+    places, which = np.unique(flat, return_inverse=True)
+    if places.size != flat.size:  # repeated indices: their gradients summed first
+        if places.size * flat.size > _ONE_HOT_LIMIT:
+            raise GradientError(
+                f"the gradient of x[index] with {flat.size} indices, repeated, on "
+                f"{library(x.__class__)} arrays ({described(x)}) would sum them through a "
+                f"{places.size} x {flat.size} matrix: index without repeats, or take this "
+                "part in NumPy")
+        one_hot = np.zeros((places.size, flat.size), np.result_type(g.dtype, np.float32))
+        one_hot[which.ravel(), np.arange(flat.size)] = 1
+        g = np.tensordot(one_hot, g, axes=1)
+    dx[places] = dx[places] + g
+    return dx
+
+
+def _without_new_axes(x, idx, g):
+    """``idx`` without its new axes (``None``), which Dask's item assignment does not take,
+    and ``g``, shaped like ``x[idx]``, without them (each of length 1)."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if not any(p is None for p in parts):
+        return idx, g
+    kept = tuple(p for p in parts if p is not None)
+    # the shape x[kept] has, read from a NumPy array of x's shape that holds no memory
+    probe = np.lib.stride_tricks.as_strided(np.zeros(1), x.shape, (0,) * len(x.shape))
+    return kept, np.reshape(g, probe[kept].shape)
 
 
 
@@ -38,6 +119,8 @@ def add_at(dx, x, idx, g):
         # x is a symbolic zero gradient (grad of grad): it depends on nothing. A zero dx is
         # given x's type: a later derivative may read its shape
         return Zero.like(x) if is_zero(dx) else dx
+    if x.__class__ is not np.ndarray and is_dispatching(x):
+        return _dispatched_add_at(dx, x, idx, g)
     if isinstance(x, np.ndarray):
         g = real_grad(g, x)
         if is_zero(dx, x):
@@ -78,7 +161,7 @@ def lost_zero(dx, idx) -> bool:
     """Whether ``dx``, the gradient of an array written at ``idx``, is a number 0 standing for
     the symbolic zero (see ``is_zero``): only a 0-d array takes ``x[()]`` or ``x[...]``, any
     other index means an array of one or more dimensions, whose gradient is never a number."""
-    if isinstance(dx, (np.ndarray, list, dict)) or np.ndim(dx) or dx:
+    if isinstance(dx, (np.ndarray, list, dict)) or is_dispatching(dx) or np.ndim(dx) or dx:
         return False
     return idx is not Ellipsis and not (isinstance(idx, tuple) and not idx)
 
@@ -88,6 +171,8 @@ def setitem_grad(dx, idx, v):
     """Gradient of ``x[idx] = v``: returns (gradient of v, dx with ``dx[idx]`` cleared)."""
     if is_zero(dx) or lost_zero(dx, idx):
         return zero, dx
+    if dx.__class__ is not np.ndarray and is_dispatching(dx):
+        return _dispatched_setitem_grad(dx, idx, v)
     if isinstance(dx, np.ndarray):
         gv = dx[idx]
         if _is_advanced(idx):
@@ -107,6 +192,26 @@ def setitem_grad(dx, idx, v):
         dx = list(dx)
     dx[idx] = 0
     return gv, dx
+
+
+def _dispatched_setitem_grad(dx, idx, v):
+    """``setitem_grad`` on a Dask or CuPy gradient: a copy cleared at ``idx`` (a Dask array's
+    item assignment builds a new graph; an array of indices, which may repeat, is refused on
+    it, as in ``_dispatched_add_at``)."""
+    if _is_advanced(idx) or is_array(idx) or isinstance(idx, tuple) and any(
+            is_array(i) for i in idx):
+        if is_lazy(dx):
+            raise GradientError(
+                f"the gradient of x[index] = v with an array of indices on "
+                f"{library(dx.__class__)} arrays ({described(dx)}) needs the last write of each "
+                "repeated index, which they cannot find lazily: index with ints and slices")
+        gv = dx[idx]
+        gv = np.where(np.asarray(_last_writes(dx.shape, idx, np.shape(gv)), like=dx), gv, 0)
+    else:
+        gv = dx[idx].copy()
+    dx = dx.copy()
+    dx[idx] = 0
+    return unbroadcast(gv, v), dx
 
 
 def _slice_grad(dx, idx, v):
@@ -136,7 +241,7 @@ def saved_item(x, idx):
     if isinstance(x, dict):
         return x.get(idx, _ABSENT)
     value = x[idx]
-    return value.copy() if isinstance(value, np.ndarray) else value
+    return value.copy() if is_array(value) else value
 
 
 
@@ -157,7 +262,7 @@ def private_copy(x, copies):
 def refuse_array(value, error):
     """Raise ``error`` if ``value`` is an array: an in-place operator in the user's code would
     write into it, and it may be the caller's (forward mode, built for any argument kinds)."""
-    if isinstance(value, np.ndarray):
+    if is_array(value):
         raise error.with_traceback(None)
 
 
@@ -232,7 +337,7 @@ def reversed_items(seq, count=None):
 def as_sequence(x):
     """``x`` when it can be indexed by position, else ``list(x)``: what ``zip``/``enumerate``
     loops index (dict keys, sets, dict views and iterators become lists)."""
-    if isinstance(x, (list, tuple, np.ndarray, range, str)):
+    if isinstance(x, (list, tuple, np.ndarray, range, str)) or is_dispatching(x):
         return x
     return list(x)
 

@@ -12,6 +12,7 @@ import types
 
 import numpy as np
 
+from mindgrad.runtime.arrays import eager, is_dispatching
 from mindgrad.runtime.origin import Origin, origin
 from mindgrad.runtime.symbolic_zero import Zero, zero
 
@@ -97,6 +98,8 @@ def user_method(receiver, name) -> bool:
     not known when the code was built."""
     if isinstance(receiver, types.ModuleType):
         return True
+    if is_dispatching(receiver):
+        return False  # a Dask or CuPy array: its methods are ndarray's, whose rules apply
     for klass in receiver.__class__.__mro__:
         if name in vars(klass):
             return origin(klass) not in _RULED_ORIGINS
@@ -159,6 +162,11 @@ def times_slope(g, slope, of=None):
     One finiteness test of the slope where all is finite."""
     if g.__class__ is Zero or g.__class__ is int and g == 0:
         return zero
+    if not eager(g, slope, of):
+        # a Dask or CuPy array: no test of its values, which would compute it; the product
+        # held at 0 where no gradient flows, everywhere
+        vanishes = g == 0 if of is None else (g == 0) | (of == 0)
+        return np.where(vanishes, 0, g * slope).astype(np.result_type(g, slope), copy=False)
     if np.isfinite(slope).all():
         return g * slope
     with np.errstate(invalid="ignore"):  # 0 * inf, replaced by 0 below
@@ -220,11 +228,22 @@ def _axes(axis, ndim):
     return tuple(sorted(a % ndim for a in axis))
 
 
+def _dtype(value):
+    return value.dtype if hasattr(value, "dtype") else np.result_type(value)
+
+
 def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast the gradient of a reduction over ``axis`` back to the shape of ``x``."""
     if is_zero(g):
         return Zero.like(x)
     shape = np.shape(x)
+    if not eager(g, x):
+        # a Dask or CuPy array: made by its library (with x's chunks), never pulled into NumPy
+        if not keepdims and axis is not None and np.ndim(g) < len(shape):
+            g = np.expand_dims(g, _axes(axis, len(shape)))
+        if is_dispatching(x):
+            return np.zeros_like(x, dtype=np.result_type(x.dtype, _dtype(g))) + g
+        return np.broadcast_to(g, shape)
     if np.ndim(g) == 0:  # a full reduction: a fresh array is cheaper than a broadcast view
         return np.full(shape, g) if shape else g
     if not keepdims and axis is not None and np.ndim(g) < len(shape):
@@ -242,6 +261,8 @@ def add(a, b):
     if is_zero(a):
         if isinstance(b, np.ndarray):
             return np.array(b)
+        if is_dispatching(b):
+            return b.copy()
         if isinstance(b, (list, tuple)):
             return list(b)
         if isinstance(b, dict):

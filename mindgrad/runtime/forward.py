@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mindgrad.runtime.arrays import as_array, is_array, is_dispatching, zeros_of
 from mindgrad.runtime.core import add, is_zero
 from mindgrad.runtime.symbolic_zero import zero
 from mindgrad.runtime.trees import rebuild
@@ -14,8 +15,8 @@ from mindgrad.runtime.trees import rebuild
 def zero_tangent(value):
     """A zero tangent shaped like ``value``: where a name that carries a tangent is given a
     value that does not (``h = x`` before a loop makes ``h`` depend on the input)."""
-    if isinstance(value, np.ndarray):
-        return np.zeros(value.shape, np.result_type(value.dtype, np.float32))
+    if is_array(value):
+        return zeros_of(value, np.result_type(value.dtype, np.float32))
     if isinstance(value, (float, np.floating)):
         return type(value)(0.0)
     if isinstance(value, (list, tuple)):
@@ -47,9 +48,13 @@ def concat_tangents(t_x, x, t_y, y):
 
 def tangent_setitem(t_x, x, idx, t_v):
     """Tangent of ``x[idx] = v`` (after it ran): a copy of ``t_x`` with ``t_v`` at ``idx``."""
+    if is_dispatching(x) or is_dispatching(t_x):  # a Dask or CuPy array: a copy written
+        t = zeros_of(x, np.result_type(x.dtype, np.float32)) if is_zero(t_x) else t_x.copy()
+        t[idx] = zero if is_zero(t_v) else t_v
+        return t
     if isinstance(x, np.ndarray):
         t = np.zeros(x.shape, np.result_type(x.dtype, np.float32)) if is_zero(t_x) else \
-            np.array(t_x, dtype=np.result_type(np.asarray(t_x).dtype, np.float32))
+            np.array(t_x, dtype=np.result_type(as_array(t_x).dtype, np.float32))
         t[idx] = zero if is_zero(t_v) else t_v
         return t
     if isinstance(x, dict):

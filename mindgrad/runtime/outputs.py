@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from mindgrad.runtime import trees
+from mindgrad.runtime.arrays import array_like, as_array, is_array, is_dispatching, is_lazy
 from mindgrad.runtime.buffers import item
 from mindgrad.runtime.core import (
     GradientError,
@@ -40,7 +41,7 @@ def _is_float_like(v) -> bool:
         return False
     if isinstance(v, (float, complex, np.floating, np.complexfloating)):
         return True
-    return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
+    return is_array(v) and v.dtype.kind in "fc"
 
 
 
@@ -58,7 +59,7 @@ def holds_complex(value) -> bool:
 
 def _is_complex_like(v) -> bool:
     return isinstance(v, (complex, np.complexfloating)) or \
-        isinstance(v, np.ndarray) and v.dtype.kind == "c"
+        is_array(v) and v.dtype.kind == "c"
 
 
 
@@ -150,14 +151,16 @@ def seed(out, sens=None):
         return zero
     if sens is None:
         if isinstance(out, (complex, np.complexfloating)) or \
-                isinstance(out, np.ndarray) and out.dtype.kind == "c":
+                is_array(out) and out.dtype.kind == "c":
             raise complex_output_error("a gradient (no cotangent given)")
-        return np.ones_like(out) if isinstance(out, np.ndarray) else type(out)(1.0)
+        return np.ones_like(out) if is_array(out) else type(out)(1.0)
     if np.shape(sens) != np.shape(out):
         raise GradientError(
             f"sens has shape {np.shape(sens)} but the output it scales has shape {np.shape(out)}")
     if isinstance(out, np.ndarray):
         return np.array(sens, dtype=out.dtype)  # a copy: gradient buffers may be updated in place
+    if is_dispatching(out):
+        return array_like(sens, out).astype(out.dtype, copy=True)
     return sens
 
 
@@ -183,6 +186,8 @@ def seed_passed(g, out, sens, to_sens=True):
     if not _is_float_like(out):
         return zero
     like = sens if to_sens else out
+    if is_dispatching(like):
+        return array_like(g, like).astype(like.dtype, copy=True)
     return np.array(g, dtype=like.dtype) if isinstance(like, np.ndarray) else g
 
 
@@ -194,15 +199,36 @@ def _describe(v):
 
 
 
+def _dispatched_grad(g, x):
+    """``as_grad`` for a Dask or CuPy input, or a Dask or CuPy gradient of a NumPy input (a
+    weight that meets a Dask batch: its gradient stays lazy, computed with the others): the
+    gradient in the input's type (converted where it came as NumPy's, for an input only NumPy
+    values reached), shape and dtype, with a Dask input's chunks, and never the input itself."""
+    if is_zero(g):
+        return np.zeros_like(x)
+    g = array_like(g, x if is_dispatching(x) else g)
+    if g.shape != x.shape:
+        g = unbroadcast(g, x)
+    if g.dtype != x.dtype:
+        if g.dtype.kind == "c" and x.dtype.kind != "c":
+            g = np.real(g)  # a real input takes the real part (the complex convention)
+        g = g.astype(x.dtype)
+    if is_lazy(x):
+        return g.rechunk(x.chunks) if g.chunks != x.chunks else g
+    return g.copy() if g is x or getattr(g, "base", None) is not None else g
+
+
 def as_grad(g, x):
     """The gradient ``g`` in the type, dtype and shape of the input ``x`` (zeros if ``g`` is 0)."""
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.base is None and \
             g.dtype == x.dtype and g.shape == x.shape:
         return g  # the common case: an array of its own, as it should be
+    if is_dispatching(x) or is_dispatching(g) and isinstance(x, np.ndarray):
+        return _dispatched_grad(g, x)
     if isinstance(x, np.ndarray):
         if is_zero(g):
             return np.zeros(x.shape, x.dtype)
-        g = np.asarray(g)
+        g = as_array(g)
         if g.shape != x.shape:
             g = unbroadcast(g, x)
         if g.dtype != x.dtype or not g.flags.writeable or g.base is not None:
@@ -223,6 +249,8 @@ def as_grad(g, x):
         g = np.sum(g) if np.ndim(g) else g
         if np.iscomplexobj(g) and not np.iscomplexobj(x):
             g = np.real(g)  # a real input takes the real part (the complex convention)
+        if is_dispatching(g):  # a number's gradient from Dask arrays: a 0-d one, still lazy
+            return g.astype(np.result_type(x, np.float32))
         return type(x)(g)
     if is_zero(g):
         return zero

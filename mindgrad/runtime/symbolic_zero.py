@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mindgrad.runtime.arrays import as_array
+
 
 def _present(module, *names):
     """The functions of ``module`` among ``names`` that this NumPy has."""
@@ -141,7 +143,7 @@ class Zero:
         if isinstance(other, Zero):
             return True
         if isinstance(other, np.ndarray):
-            return np.asarray(self) == other
+            return as_array(self) == other
         try:
             return other == 0
         except Exception:  # noqa: BLE001 - a value that does not compare with 0

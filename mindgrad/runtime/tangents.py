@@ -9,6 +9,7 @@ input's tangent the shape of the output it contributes to.
 import numpy as np
 
 from mindgrad.runtime import add, is_zero, rebuild, takes_zero, zero_in_zero_out
+from mindgrad.runtime.arrays import as_array, is_array, is_dispatching, zeros_of
 from mindgrad.runtime.symbolic_zero import Zero, zero
 
 
@@ -83,19 +84,19 @@ def as_dtype_of(t, out):
     if t.__class__ is Zero:
         return t
     dtype = float_dtype(out)
-    if isinstance(out, np.ndarray):
-        return np.asarray(t).astype(dtype, copy=False)
+    if is_array(out) or is_dispatching(t):
+        return as_array(t).astype(dtype, copy=False)
     if np.ndim(t) == 0:
         return np.asarray(t, dtype)[()]  # a NumPy scalar
-    return np.asarray(t).astype(dtype, copy=False)
+    return as_array(t).astype(dtype, copy=False)
 
 
 def zero_tangent_of(out):
     """The zero tangent of ``out`` with its shape and type (a structure for lists/tuples)."""
     if isinstance(out, (list, tuple)):
         return rebuild(out, [zero_tangent_of(o) for o in out])
-    if isinstance(out, np.ndarray):
-        return np.zeros(out.shape, float_dtype(out))
+    if is_array(out):
+        return zeros_of(out, float_dtype(out))
     if isinstance(out, np.generic):
         return float_dtype(out).type(0)
     if isinstance(out, complex):
@@ -125,11 +126,14 @@ def tangent_like(t, out):
         return {k: tangent_like(t.get(k, zero), v) for k, v in out.items()}
     if is_zero(t):
         return zero_tangent_of(out)
-    if isinstance(out, np.ndarray):
-        t = np.asarray(t)
-        if t.shape != out.shape:
-            t = np.broadcast_to(t, out.shape)
-        return np.array(t, dtype=np.result_type(float_dtype(out), t.dtype))
+    if is_array(out) or is_dispatching(t):
+        t = as_array(t)
+        if t.shape != np.shape(out):
+            t = np.broadcast_to(t, np.shape(out))
+        dtype = np.result_type(float_dtype(out), t.dtype)
+        if is_dispatching(t):  # cast where it is, never pulled into NumPy
+            return t.astype(dtype)
+        return np.array(t, dtype=dtype)
     return t
 
 
@@ -145,9 +149,9 @@ def broadcast_tangent(t, out):
                 t.dtype != out.dtype and out.dtype.kind in "fc":
             return t.astype(out.dtype)
         return t
-    dtype = float_dtype(out) if isinstance(out, (np.ndarray, np.generic)) else \
+    dtype = float_dtype(out) if isinstance(out, (np.ndarray, np.generic)) or is_array(out) else \
         np.result_type(t, 1.0)
-    return np.broadcast_to(np.asarray(t), shape).astype(dtype)
+    return np.broadcast_to(as_array(t), shape).astype(dtype)
 
 
 @takes_zero(any_number=True)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mindgrad.runtime.arrays import as_array
+
 
 def lift(value, terms):
     """The series of a constant: ``value`` as coefficient 0, zeros after (a tree: each leaf)."""
@@ -20,7 +22,7 @@ def lift(value, terms):
         return type(value)(lift(v, terms) for v in value)
     if isinstance(value, dict):
         return {k: lift(v, terms) for k, v in value.items()}
-    value = np.asarray(value)
+    value = as_array(value)
     out = np.zeros((terms,) + value.shape, dtype=np.result_type(value, np.float64)
                    if value.dtype.kind in "biu" else value.dtype)
     out[0] = value

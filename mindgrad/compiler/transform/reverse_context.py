@@ -216,9 +216,13 @@ class ReverseContext(FunctionContext):
             self.needed is not None and name in self.needed
 
     def basic_index(self, index) -> bool:
-        """An index of ints, scalars and slices: ``d_x[idx] += g`` adds each element once."""
+        """An index of ints, scalars and slices: ``d_x[idx] += g`` adds each element once. A
+        new axis (``None``) is left to ``runtime.add_at``: the same statement then runs on a
+        Dask array, whose item assignment takes no new axis."""
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
         for part in parts:
+            if isinstance(part, gast.Constant) and part.value is None:
+                return False
             if isinstance(part, gast.Slice):
                 if not all(p is None or self.is_scalar(p) or isinstance(p, gast.Constant)
                            for p in (part.lower, part.upper, part.step)):
