@@ -163,10 +163,11 @@ def times_slope(g, slope, of=None):
     if g.__class__ is Zero or g.__class__ is int and g == 0:
         return zero
     if not eager(g, slope, of):
-        # a Dask or CuPy array: no test of its values, which would compute it; the product
-        # held at 0 where no gradient flows, everywhere
+        # a Dask array: no test of its values, which would compute it; the two results below
+        # both built, and the one NumPy's test picks selected where the values are known
+        out = g * slope
         vanishes = g == 0 if of is None else (g == 0) | (of == 0)
-        return np.where(vanishes, 0, g * slope).astype(np.result_type(g, slope), copy=False)
+        return np.where(np.all(np.isfinite(slope)), out, np.where(vanishes, 0, out))
     if np.isfinite(slope).all():
         return g * slope
     with np.errstate(invalid="ignore"):  # 0 * inf, replaced by 0 below

@@ -208,3 +208,27 @@ def test_forward_mode_on_dask(fn, args, position, kwargs, client):
         got = mindgrad.jvp(bound, dargs, tuple(_dask(tangent) if i == position else None
                                                for i in range(len(args))))
     _assert_same(_computed(client, got), want, f"the tangent of {fn.__name__}")
+
+
+@pytest.mark.parametrize("broken", [None, "inf", "nan"])
+def test_times_slope_on_dask_is_numpys(broken):
+    """The branch-free product on Dask arrays picks what NumPy's test of the slope picks: at
+    second order (``of`` given), where ``of`` is 0 and every slope finite, ``g * slope``, not 0."""
+    from mindgrad.runtime.core import times_slope
+
+    rng = np.random.default_rng(1)
+    g, slope, of = rng.standard_normal((3, 6))
+    of[1], g[2] = 0.0, 0.0
+    if broken:
+        slope[3] = float(broken)
+
+    def lazy(a):
+        return da.from_array(a, chunks=3)
+
+    for o in (None, of):
+        want = times_slope(g, slope, o)
+        got = times_slope(lazy(g), lazy(slope), None if o is None else lazy(o))
+        assert isinstance(got, da.Array)
+        got = got.compute(scheduler="synchronous")
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
