@@ -52,6 +52,10 @@ LARGE = {
     "tests/rules/test_derived_elementwise_linalg.py::test_container_helper_tangents_at_second_order",
     "tests/compiler/test_python_as_written.py::test_forms_at_third_order",
     "tests/compiler/test_dynamic_calls.py::test_forms_at_third_order",
+    # the corpus on Dask arrays in forward mode (reverse mode is in the plain run), and the
+    # Dask example on a cluster of worker processes with less memory than its data
+    "tests/corpus/test_dask_corpus.py::test_forward_mode_on_dask",
+    "tests/runtime/test_array_types.py::test_dask_example_with_data_larger_than_a_workers_memory",
 }
 
 

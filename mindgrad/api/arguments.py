@@ -136,8 +136,9 @@ def check_array_types(values, labels):
                 cls = type(leaf)
                 raise TypeError(
                     f"{where} is a {cls.__module__}.{cls.__qualname__}: mindgrad differentiates "
-                    "NumPy arrays and Python numbers only, and this type computes by rules of "
-                    "its own; convert it with np.asarray(...) first")
+                    "NumPy arrays, Python numbers, and the Dask and CuPy arrays that compute "
+                    "through NumPy's dispatch; this type computes by rules of its own: "
+                    "convert it with np.asarray(...) first")
 
 
 

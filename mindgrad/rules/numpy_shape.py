@@ -42,6 +42,7 @@ from mindgrad.runtime import (
     zero_in_zero_out,
 )
 from mindgrad.runtime.arrays import as_array, is_dispatching
+from mindgrad.runtime.buffers import scatter_add
 from mindgrad.runtime.tangents import TangentTuple, float_dtype, zero_for
 
 # ----- reshaping ---------------------------------------------------------------------------
@@ -275,6 +276,9 @@ def repeat_grad(g, a, repeats, axis=None):
     axis = normalize_axis(axis, x.ndim)
     source = np.repeat(np.arange(x.shape[axis]), repeats)
     moved = np.moveaxis(as_array(g), axis, 0)
+    if is_dispatching(moved):  # Dask's and CuPy's: no writes into a NumPy buffer
+        grad = scatter_add(moved, source, x.shape[axis], "np.repeat")
+        return astype_grad(np.reshape(np.moveaxis(grad, 0, axis), np.shape(a)), a)
     grad = np.zeros((x.shape[axis],) + moved.shape[1:], dtype=moved.dtype)
     np.add.at(grad, source, moved)
     return astype_grad(np.reshape(np.moveaxis(grad, 0, axis), np.shape(a)), a)
@@ -566,6 +570,15 @@ def take_grad(g, a, indices, axis=None, mode="raise"):
     if is_any_zero(g):
         return zero_for(g, a)
     x = as_array(a)
+    if is_dispatching(g):  # Dask's and CuPy's: no writes into a NumPy buffer
+        flat = x.ravel() if axis is None else x
+        at = 0 if axis is None else normalize_axis(axis, x.ndim)
+        index = take_indices(indices, flat.shape[at], mode)
+        moved_g = np.moveaxis(as_array(g), tuple(range(at, at + index.ndim)),
+                              tuple(range(index.ndim)))
+        moved_g = np.reshape(moved_g, (index.size,) + tuple(moved_g.shape[index.ndim:]))
+        grad = np.moveaxis(scatter_add(moved_g, index, flat.shape[at], "np.take"), 0, at)
+        return astype_grad(np.reshape(grad, x.shape), a)
     grad = np.zeros(x.size if axis is None else x.shape, dtype=np.result_type(g, x, 1.0))
     axis = 0 if axis is None else normalize_axis(axis, x.ndim)
     n = grad.shape[axis]

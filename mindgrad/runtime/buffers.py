@@ -99,6 +99,38 @@ def _lazy_gather_grad(dx, x, idx, g):
     return dx
 
 
+# the most trailing elements scatter_add sums one by one on a Dask array
+_SCATTER_COLUMNS = 256
+
+
+def scatter_add(values, index, size, what):
+    """An array of ``size`` rows, row ``i`` the sum of the rows ``values[k]`` with
+    ``index[k] == i`` (``index`` a NumPy array of ints, one per row of ``values``): what
+    ``np.add.at(np.zeros(...), index, values)`` gives, for ``values`` of any array type. On a
+    Dask array, which has no ``np.add.at``, each of the rows' trailing elements is summed by
+    ``np.bincount`` (lazily), up to ``_SCATTER_COLUMNS`` of them; past that the gradient of
+    ``what`` (the function named in the error) is refused."""
+    index = np.asarray(index).ravel()
+    if not is_lazy(values):  # NumPy's, or CuPy's on its device
+        shape = (size,) + tuple(values.shape[1:])
+        dtype = np.result_type(values.dtype, np.float32)
+        grad = np.zeros_like(values, shape=shape, dtype=dtype) if is_dispatching(values) \
+            else np.zeros(shape, dtype)
+        np.add.at(grad, np.asarray(index, like=grad) if is_dispatching(grad) else index, values)
+        return grad
+    trailing = tuple(values.shape[1:])
+    columns = int(np.prod(trailing))
+    if columns > _SCATTER_COLUMNS:
+        raise GradientError(
+            f"the gradient of {what} on {library(values.__class__)} arrays "
+            f"({described(values)}) sums {columns} elements per index, one np.bincount each, "
+            f"past the {_SCATTER_COLUMNS} mindgrad takes: take this part in NumPy")
+    flat = np.reshape(values, (index.size, columns))
+    where = np.asarray(index, like=values).rechunk(flat.chunks[0])
+    sums = [np.bincount(where, weights=flat[:, j], minlength=size) for j in range(columns)]
+    return np.reshape(np.stack(sums, axis=-1), (size,) + trailing)
+
+
 def _without_new_axes(x, idx, g):
     """``idx`` without its new axes (``None``), which Dask's item assignment does not take,
     and ``g``, shaped like ``x[idx]``, without them (each of length 1)."""
