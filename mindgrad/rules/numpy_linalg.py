@@ -46,7 +46,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
-from mindgrad.runtime.arrays import as_array
+from mindgrad.runtime.arrays import as_array, whole_matrices
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -260,7 +260,7 @@ def det_grad(g, a, ans):
     """Gradient of ``det(a)``: ``g det(a) inv(a)^T`` (for stacks of matrices too)."""
     if zero_in(g, ans):
         return zero
-    return np.expand_dims(g * ans, (-2, -1)) * swap_last_axes(np.linalg.inv(a))
+    return np.expand_dims(g * ans, (-2, -1)) * swap_last_axes(np.linalg.inv(whole_matrices(a)))
 
 
 @zero_in_zero_out("g", "t")
@@ -287,7 +287,7 @@ def slogdet_grad(g, a):
     g_logdet = g[1]
     if is_zero(g_logdet):
         return zero
-    return np.expand_dims(g_logdet, (-2, -1)) * swap_last_axes(np.linalg.inv(a))
+    return np.expand_dims(g_logdet, (-2, -1)) * swap_last_axes(np.linalg.inv(whole_matrices(a)))
 
 
 @zero_in_zero_out("g", "t")

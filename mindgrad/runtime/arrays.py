@@ -114,3 +114,11 @@ def checked(value, condition, message):
     made where Dask's are known."""
     ok = condition.map_blocks(_holds, message, dtype=bool)
     return value * ok
+
+
+def whole_matrices(a):
+    """``a``, a stack of matrices, with each matrix in one chunk where ``a`` is a Dask array:
+    Dask's ``inv`` and ``solve`` need square chunks. Any other array as it is."""
+    if not is_lazy(a):
+        return a
+    return a.rechunk({a.ndim - 2: -1, a.ndim - 1: -1})
