@@ -311,7 +311,7 @@ def det_tangent(t, a, ans):
     """Tangent of ``det(a)``: ``det(a) trace(inv(a) t)`` (for stacks of matrices too)."""
     if zero_in(t):
         return zero
-    return ans * np.sum(swap_last_axes(np.linalg.inv(a)) * t, axis=(-2, -1))
+    return ans * np.sum(swap_last_axes(np.linalg.inv(whole_matrices(a))) * t, axis=(-2, -1))
 
 
 # the tangent transposed in t (@transpose reads it): it moves with the matrix too
@@ -328,7 +328,7 @@ def _(out, a):
 
 def logdet_tangent(t, a):
     """Tangent of ``log|det(a)|``: ``trace(inv(a) t)``."""
-    return np.sum(swap_last_axes(np.linalg.inv(a)) * t, axis=(-2, -1))
+    return np.sum(swap_last_axes(np.linalg.inv(whole_matrices(a))) * t, axis=(-2, -1))
 
 
 @zero_in_zero_out("t")

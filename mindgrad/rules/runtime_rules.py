@@ -37,7 +37,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
-from mindgrad.runtime.arrays import as_array, is_dispatching
+from mindgrad.runtime.arrays import as_array, is_dispatching, whole_matrices
 from mindgrad.runtime.tangents import (
     TangentDict,
     TangentList,
@@ -238,6 +238,12 @@ def _(out, x):
 @adjoint(runtime.private_copy)
 def _(out, x, copies):
     d[x] = d[out]
+
+
+@diagonal(whole_matrices)  # the same values, in other chunks
+@adjoint(whole_matrices)
+def _(out, a):
+    d[a] = d[out]
 
 
 @adjoint(runtime.as_sequence)

@@ -50,7 +50,6 @@ NOT_DASK = {
 # gradients that fail on Dask arrays today, with the diagnosis (strict: a fix makes them pass,
 # and the entry must go)
 XFAIL = {
-    "slogdet_sign_logdet": ("fwd", "the tangent's inverse needs square chunks (Dask's LU)"),
 }
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.rules import runtime_rules, vjp_of
 from mindgrad.rules import runtime_rules as rr
+from mindgrad.runtime.arrays import whole_matrices
 from mindgrad.runtime.tangents import TangentDict, TangentList, TangentTuple, broadcast_tangent
 from tests.support.inputs import Draw
 from tests.support.rule_check import (
@@ -79,6 +80,8 @@ helper(runtime.snapshot, {"a": r(2)})
 helper(runtime.snapshot, r(3))
 helper(runtime.private_copy, r(2, 3), {})
 helper(runtime.private_copy, r(3), {})
+helper(whole_matrices, r(2, 3, 3))  # NumPy's arrays as they are (Dask's: tests/corpus)
+helper(whole_matrices, r(3, 3))
 # the output sensitivity passed through (a sens_param gradient differentiated along sens)
 helper(runtime.seed, r(3), r(3))
 helper(runtime.seed, r(2, 3), r(2, 3))
