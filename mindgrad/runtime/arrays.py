@@ -10,8 +10,8 @@ helpers and the rules keep to three rules, which this module gives the means to 
   array's own methods), never with ``np.asarray``, which pulls a Dask or CuPy array into host
   memory (CuPy refuses; Dask computes the whole graph);
 * branch on an array's values (``np.isfinite(s).all()``) only where ``eager(x)``: a test on a
-  Dask array computes its graph in the middle of the gradient's, and on a CuPy array waits for
-  the GPU; the helpers take their branch-free path for the others;
+  Dask array computes its graph in the middle of the gradient's (the helpers take their
+  branch-free path there); on a CuPy array it waits for the GPU, and is allowed;
 * test ``is_array(x)``, not ``isinstance(x, np.ndarray)``, where an array of any type is meant.
 
 No library is imported here: the types are known by their module and name, so ``import
@@ -61,13 +61,19 @@ def is_array(value) -> bool:
 
 def eager(*values) -> bool:
     """Whether a helper may branch on the values of ``values``: none is a Dask array, whose
-    values a test would compute (a CuPy array's test waits for the GPU, and is allowed)."""
-    return not any(is_lazy(v) for v in values)
+    values a test would compute (a CuPy array's test waits for the GPU, and is allowed). Asked
+    by helpers on every call: NumPy's arrays and floats answer without a lookup."""
+    for v in values:
+        cls = v.__class__
+        if cls is not np.ndarray and cls is not float and library(cls) == "Dask":
+            return False
+    return True
 
 
 def is_lazy(value) -> bool:
     """Whether ``value`` is a Dask array: a graph that is computed when asked."""
-    return is_dispatching(value) and library(value.__class__) == "Dask"
+    cls = value.__class__
+    return cls is not np.ndarray and library(cls) == "Dask"
 
 
 def described(value) -> str:
