@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import statistics
 import sys
 import time
 
@@ -33,6 +32,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
 from dask_logistic_regression import loss  # noqa: E402
+from timing import median_time  # noqa: E402  (benchmarks/timing.py)
 
 import mindgrad  # noqa: E402
 
@@ -52,14 +52,10 @@ def data(da, rows):
     return x, y
 
 
-def median_time(fn, repeats=5):
+def warm_median(fn):
+    """The median of 5 calls of ``fn`` after one (which builds the code and warms the cluster)."""
     fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return median_time(fn, 5)
 
 
 def memory_table(sizes, worker_memory):
@@ -100,10 +96,10 @@ def time_table(gigabytes, worker_memory):
         x_np, y_np = client.compute([x, y], sync=True)
         w = np.zeros(FEATURES)
         rows_out = [
-            ("NumPy (1 core)", median_time(lambda: loss(w, x_np, y_np)),
-             median_time(lambda: gradient(w, x_np, y_np))),
-            ("Dask, 2 workers", median_time(lambda: client.compute(loss(w, x, y), sync=True)),
-             median_time(lambda: client.compute(gradient(w, x, y), sync=True))),
+            ("NumPy (1 core)", warm_median(lambda: loss(w, x_np, y_np)),
+             warm_median(lambda: gradient(w, x_np, y_np))),
+            ("Dask, 2 workers", warm_median(lambda: client.compute(loss(w, x, y), sync=True)),
+             warm_median(lambda: client.compute(gradient(w, x, y), sync=True))),
         ]
     print(f"\ntime against NumPy: {rows * FEATURES * 8 / 2**30:.2f} GiB of data that fits in "
           "memory (on Dask, persisted in the workers' memory); medians of 5 calls")

@@ -7,7 +7,8 @@ same source as for NumPy arrays, printed below) builds a Dask graph: nothing is 
 The data is drawn on the workers, chunk by chunk, and never held whole anywhere.
 
 Run: ``python examples/dask_logistic_regression.py [--gigabytes 2] [--worker-memory 1GB]``
-(needs ``dask[array]`` and ``distributed``). It prints the generated code, the gradient's
+(needs ``dask[array]`` and ``distributed``: ``pip install ".[dask]"``; without them it says so
+and stops). It prints the generated code, the gradient's
 time, the check against the closed form ``x.T @ (sigmoid(x @ w) - y) / n`` (computed by Dask
 directly), a few steps of gradient descent, and the peak memory of each worker.
 """
@@ -34,9 +35,14 @@ def peak_rss():
 
 
 def main(argv=None):
-    import dask.array as da
-    from dask.distributed import Client, LocalCluster
-    from dask.utils import parse_bytes
+    try:
+        import dask.array as da
+        from dask.distributed import Client, LocalCluster
+        from dask.utils import parse_bytes
+    except ImportError as e:  # Dask is optional: mindgrad itself does not need it
+        print(f"this example needs Dask ({e}); install it with: pip install \".[dask]\" "
+              "(or: pip install \"dask[array]\" distributed)")
+        return None
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gigabytes", type=float, default=2.0, help="size of the data x")

@@ -37,7 +37,7 @@ from mindgrad.runtime import (
     zero_in,
     zero_in_zero_out,
 )
-from mindgrad.runtime.arrays import as_array, is_dispatching, zeros_of
+from mindgrad.runtime.arrays import as_array, is_array, is_dispatching, zeros_of
 from mindgrad.runtime.tangents import TangentList, TangentTuple, broadcast_tangent, zero_tangent_of
 
 # ----- builtins on numbers: float, sum, min, max -------------------------------------------
@@ -269,14 +269,10 @@ def sequence_grad(g, iterable):
         return zero
     if isinstance(iterable, (dict, set, frozenset, str)):
         return zero  # the items are keys or characters: constants
-    if is_dispatching(iterable) or is_dispatching(g):
-        if not isinstance(g, (list, tuple)):
-            return g  # already an array of the rows' gradients
-        rows = [zeros_of(iterable[0], iterable.dtype) if is_zero(gi) else
-                np.broadcast_to(gi, iterable.shape[1:]) for gi in g]
-        return np.stack(rows) if rows else 0
-    if isinstance(iterable, np.ndarray):
-        return np.stack([np.zeros(iterable.shape[1:], iterable.dtype) if is_zero(gi) else
+    if is_array(iterable):
+        if is_dispatching(g):
+            return g  # a Dask or CuPy array of the rows' gradients already
+        return np.stack([zeros_of(iterable[0], iterable.dtype) if is_zero(gi) else
                          np.broadcast_to(gi, iterable.shape[1:]) for gi in g]) if len(g) else 0
     return list(g)
 

@@ -570,22 +570,17 @@ def take_grad(g, a, indices, axis=None, mode="raise"):
     if is_any_zero(g):
         return zero_for(g, a)
     x = as_array(a)
-    if is_dispatching(g):  # Dask's and CuPy's: no writes into a NumPy buffer
-        flat = x.ravel() if axis is None else x
-        at = 0 if axis is None else normalize_axis(axis, x.ndim)
-        index = take_indices(indices, flat.shape[at], mode)
-        moved_g = np.moveaxis(as_array(g), tuple(range(at, at + index.ndim)),
-                              tuple(range(index.ndim)))
-        moved_g = np.reshape(moved_g, (index.size,) + tuple(moved_g.shape[index.ndim:]))
-        grad = np.moveaxis(scatter_add(moved_g, index, flat.shape[at], "np.take"), 0, at)
-        return astype_grad(np.reshape(grad, x.shape), a)
-    grad = np.zeros(x.size if axis is None else x.shape, dtype=np.result_type(g, x, 1.0))
+    shape = (x.size,) if axis is None else x.shape
     axis = 0 if axis is None else normalize_axis(axis, x.ndim)
-    n = grad.shape[axis]
-    index = take_indices(indices, n, mode)
+    index = take_indices(indices, shape[axis], mode)
     moved_g = np.moveaxis(as_array(g), tuple(range(axis, axis + index.ndim)),
                           tuple(range(index.ndim)))
-    np.add.at(np.moveaxis(grad, axis, 0), index, moved_g)
+    if is_dispatching(moved_g):  # Dask's and CuPy's: no writes into a NumPy buffer
+        moved_g = np.reshape(moved_g, (index.size,) + tuple(moved_g.shape[index.ndim:]))
+        grad = np.moveaxis(scatter_add(moved_g, index, shape[axis], "np.take"), 0, axis)
+    else:
+        grad = np.zeros(shape, dtype=np.result_type(g, x, 1.0))
+        np.add.at(np.moveaxis(grad, axis, 0), index, moved_g)
     return astype_grad(np.reshape(grad, x.shape), a)
 
 

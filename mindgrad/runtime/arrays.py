@@ -37,9 +37,9 @@ def library(cls):
     found = None
     module = getattr(cls, "__module__", "") or ""
     for (prefix, name), lib in _DISPATCHING.items():
-        if module.split(".")[0] == prefix.split(".")[0] and module.startswith(prefix) and \
-                any(base.__name__ == name and (base.__module__ or "").startswith(prefix)
-                    for base in getattr(cls, "__mro__", ())):
+        if module.startswith(prefix) and any(
+                base.__name__ == name and (base.__module__ or "").startswith(prefix)
+                for base in getattr(cls, "__mro__", ())):
             found = lib
             break
     _known[cls] = found

@@ -13,7 +13,15 @@ import functools
 
 import numpy as np
 
-from mindgrad.runtime.arrays import as_array, described, is_array, is_dispatching, is_lazy, library
+from mindgrad.runtime.arrays import (
+    as_array,
+    described,
+    is_array,
+    is_dispatching,
+    is_lazy,
+    library,
+    zeros_of,
+)
 from mindgrad.runtime.core import GradientError, add, is_zero, real_grad, unbroadcast
 from mindgrad.runtime.forward import adds_elementwise
 from mindgrad.runtime.symbolic_zero import Zero, zero
@@ -29,9 +37,7 @@ def _is_advanced(idx) -> bool:
 def zeros_buffer(x):
     """A zero gradient buffer for the array argument ``x``, owned by the generated code: of
     ``x``'s type (a Dask array with ``x``'s chunks, a CuPy array on its device)."""
-    if x.__class__ is np.ndarray or not is_dispatching(x):
-        return np.zeros(x.shape, dtype=np.result_type(x.dtype, np.float32))
-    return np.zeros_like(x, dtype=np.result_type(x.dtype, np.float32))
+    return zeros_of(x, np.result_type(x.dtype, np.float32))
 
 
 
@@ -42,15 +48,14 @@ def _dispatched_add_at(dx, x, idx, g):
     repeat, has no lazy form, and is refused by name."""
     g = real_grad(g, x)
     if is_zero(dx, x):
-        dx = np.zeros_like(x, dtype=np.result_type(x.dtype, np.float32))
+        dx = zeros_buffer(x)
     if not is_lazy(x):
         if _is_advanced(idx):
             np.add.at(dx, idx, g)
         else:
             dx[idx] += g
         return dx
-    if _is_advanced(idx) or is_array(idx) or isinstance(idx, tuple) and any(
-            is_array(i) for i in idx):
+    if _is_advanced(idx):
         return _lazy_gather_grad(dx, x, idx, g)
     idx, g = _without_new_axes(x, idx, g)
     dx[idx] = dx[idx] + g
@@ -151,7 +156,7 @@ def add_at(dx, x, idx, g):
         # x is a symbolic zero gradient (grad of grad): it depends on nothing. A zero dx is
         # given x's type: a later derivative may read its shape
         return Zero.like(x) if is_zero(dx) else dx
-    if x.__class__ is not np.ndarray and is_dispatching(x):
+    if is_dispatching(x):
         return _dispatched_add_at(dx, x, idx, g)
     if isinstance(x, np.ndarray):
         g = real_grad(g, x)
@@ -203,7 +208,7 @@ def setitem_grad(dx, idx, v):
     """Gradient of ``x[idx] = v``: returns (gradient of v, dx with ``dx[idx]`` cleared)."""
     if is_zero(dx) or lost_zero(dx, idx):
         return zero, dx
-    if dx.__class__ is not np.ndarray and is_dispatching(dx):
+    if is_dispatching(dx):
         return _dispatched_setitem_grad(dx, idx, v)
     if isinstance(dx, np.ndarray):
         gv = dx[idx]
@@ -230,8 +235,7 @@ def _dispatched_setitem_grad(dx, idx, v):
     """``setitem_grad`` on a Dask or CuPy gradient: a copy cleared at ``idx`` (a Dask array's
     item assignment builds a new graph; an array of indices, which may repeat, is refused on
     it, as in ``_dispatched_add_at``)."""
-    if _is_advanced(idx) or is_array(idx) or isinstance(idx, tuple) and any(
-            is_array(i) for i in idx):
+    if _is_advanced(idx):
         if is_lazy(dx):
             raise GradientError(
                 f"the gradient of x[index] = v with an array of indices on "

@@ -238,7 +238,7 @@ def unreduce(g, x, axis=None, keepdims=False):
     if is_zero(g):
         return Zero.like(x)
     shape = np.shape(x)
-    if not eager(g, x):
+    if is_dispatching(g) or is_dispatching(x):
         # a Dask or CuPy array: made by its library (with x's chunks), never pulled into NumPy
         if not keepdims and axis is not None and np.ndim(g) < len(shape):
             g = np.expand_dims(g, _axes(axis, len(shape)))

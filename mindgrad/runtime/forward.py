@@ -48,13 +48,13 @@ def concat_tangents(t_x, x, t_y, y):
 
 def tangent_setitem(t_x, x, idx, t_v):
     """Tangent of ``x[idx] = v`` (after it ran): a copy of ``t_x`` with ``t_v`` at ``idx``."""
-    if is_dispatching(x) or is_dispatching(t_x):  # a Dask or CuPy array: a copy written
-        t = zeros_of(x, np.result_type(x.dtype, np.float32)) if is_zero(t_x) else t_x.copy()
-        t[idx] = zero if is_zero(t_v) else t_v
-        return t
-    if isinstance(x, np.ndarray):
-        t = np.zeros(x.shape, np.result_type(x.dtype, np.float32)) if is_zero(t_x) else \
-            np.array(t_x, dtype=np.result_type(as_array(t_x).dtype, np.float32))
+    if is_array(x) or is_dispatching(t_x):
+        if is_zero(t_x):
+            t = zeros_of(x, np.result_type(x.dtype, np.float32))
+        elif is_dispatching(t_x):  # a Dask or CuPy array: a copy of its own type
+            t = t_x.copy()
+        else:
+            t = np.array(t_x, dtype=np.result_type(as_array(t_x).dtype, np.float32))
         t[idx] = zero if is_zero(t_v) else t_v
         return t
     if isinstance(x, dict):

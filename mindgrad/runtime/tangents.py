@@ -149,7 +149,7 @@ def broadcast_tangent(t, out):
                 t.dtype != out.dtype and out.dtype.kind in "fc":
             return t.astype(out.dtype)
         return t
-    dtype = float_dtype(out) if isinstance(out, (np.ndarray, np.generic)) or is_array(out) else \
+    dtype = float_dtype(out) if isinstance(out, np.generic) or is_array(out) else \
         np.result_type(t, 1.0)
     return np.broadcast_to(as_array(t), shape).astype(dtype)
 
