@@ -30,7 +30,7 @@ The package's modules: ``markers`` (``d``, ``slope``), ``template`` (a parsed ru
 from mindgrad.rules import registry as _registry
 from mindgrad.rules.derivation import scaled
 from mindgrad.rules.evaluate import jvp_of, vjp_of
-from mindgrad.rules.markers import Attr, Method, RuleError, d, slope
+from mindgrad.rules.markers import Attr, Method, RuleError, active_of, d, slope
 from mindgrad.rules.registry import (
     DEFERRED,
     adjoint,
@@ -73,6 +73,7 @@ __all__ = [
     "Method",
     "Rule",
     "RuleError",
+    "active_of",
     "adjoint",
     "adjoint_attr",
     "adjoint_method",

@@ -38,6 +38,16 @@ class _SlopeMarker(_Marker):
 slope = _SlopeMarker()
 
 
+def active_of(*arguments):
+    """In a rule template: the positions, among ``arguments`` (parameters of the template, a
+    ``*args`` parameter counting one position per argument it binds), of the arguments that
+    take a gradient at the call site, as a tuple of ints the transformer writes into the
+    generated code, so a helper computes only the gradients that are read
+    (``einsum_args_grads(d[ans], subscripts, operands, active_of(subscripts, operands))``).
+    A template evaluated directly (``vjp_of``) gets None: every gradient."""
+    return None
+
+
 def is_d(node) -> bool:
     return isinstance(node, gast.Name) and node.id == "d"
 

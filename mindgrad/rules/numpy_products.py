@@ -20,6 +20,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.rules import (
     Method,
+    active_of,
     adjoint,
     d,
     linear,
@@ -321,10 +322,16 @@ nondifferentiable(einsum_parse, einsum_grad_specs)
 
 
 @zero_in_zero_out("g")
-def einsum_grads(g, subscripts, operands):
+def einsum_grads(g, subscripts, operands, wanted=None):
     """Gradients of ``np.einsum(subscripts, *operands)``, one per operand: for operand k, the
     einsum of ``g`` with the other operands onto k's labels (``einsum_grad_specs``). A ``g``
-    of another shape (a scalar for an array) is broadcast to the result's."""
+    of another shape (a scalar for an array) is broadcast to the result's. ``wanted``: the
+    positions of the operands whose gradient is read (None: all); the others are None, and
+    not computed.
+
+    A contraction with more than ``EINSUM_PATH_SIZE`` elements in its operands runs with
+    ``optimize=True`` (a BLAS product where one fits), smaller ones without the path search,
+    which would cost more than it saves."""
     if zero_in(g):
         return zero
     out_shape, specs = einsum_grad_specs(subscripts, operands)
@@ -332,14 +339,30 @@ def einsum_grads(g, subscripts, operands):
         g = np.broadcast_to(g, out_shape)
     grads = []
     for k in range(len(operands)):
+        if wanted is not None and k not in wanted:
+            grads.append(None)
+            continue
         spec, others, constants = specs[k]
         factors = [g]
         for j in others:
             factors.append(operands[j])
         for c in constants:  # appends, not list concatenation: differentiated to any order
             factors.append(c)  # noqa: PERF402
-        grads.append(astype_grad(einsum_list(spec, factors), operands[k]))
+        grads.append(astype_grad(einsum_list(spec, factors, einsum_path_wanted(factors)),
+                                 operands[k]))
     return tuple(grads)
+
+
+EINSUM_PATH_SIZE = 4096
+
+
+def einsum_path_wanted(factors):
+    """Whether the einsum of ``factors`` (two or more, whose sizes add to more than
+    ``EINSUM_PATH_SIZE``) is worth NumPy's path search: ``optimize`` for ``einsum_list``."""
+    return len(factors) > 1 and sum(np.size(f) for f in factors) > EINSUM_PATH_SIZE
+
+
+nondifferentiable(einsum_path_wanted)
 
 
 @zero_in_zero_out("g", "ts")
@@ -361,7 +384,7 @@ def einsum_grads_tangent(g, subscripts, operands, ts):
 
 
 @tangent(einsum_grads)  # linear in g, and in each operand for the others' gradients
-def _(out, g, subscripts, operands):
+def _(out, g, subscripts, operands, wanted=None):
     d[out] = summable(einsum_grads(d[g], subscripts, operands))
     d[out] = einsum_grads_tangent(g, subscripts, operands, d[operands])
 
@@ -405,16 +428,22 @@ def einsum_arrays(subscripts, operands):
 
 
 @takes_zero(keeps_values=False, any_number=True)
-def einsum_args_grads(g, subscripts, operands):
+def einsum_args_grads(g, subscripts, operands, wanted=None):
     """Gradients of ``np.einsum(subscripts, *operands)`` in either form, one per argument: the
     first is the first array's in the interleaved form (None for a string), then one per
-    operand (None for a sublist); all 0 for a zero ``g``."""
+    operand (None for a sublist); all 0 for a zero ``g``. ``wanted``: the positions, in that
+    result, of the gradients read (None: all), which the rule gives with ``active_of``; the
+    others are None, and not computed."""
     if is_any_zero(g):
         return (0,) * (1 + len(operands))
     if isinstance(subscripts, str):
-        return (None,) + einsum_grads(g, subscripts, operands)
+        own = None if wanted is None else tuple(k - 1 for k in wanted if k > 0)
+        return (None,) + einsum_grads(g, subscripts, operands, own)
     spec, positions = einsum_sublists(subscripts, operands)
-    grads = einsum_grads(g, spec, einsum_arrays(subscripts, operands)[1])
+    own = None
+    if wanted is not None:  # the arrays' positions in einsum_grads: the first, then positions
+        own = tuple(k for k, i in enumerate([-1] + positions) if i + 1 in wanted)
+    grads = einsum_grads(g, spec, einsum_arrays(subscripts, operands)[1], own)
     placed = [grads[0]] + [None] * len(operands)
     for k, i in enumerate(positions):
         placed[i + 1] = grads[k + 1]
@@ -442,7 +471,7 @@ def einsum_args_grads_tangent(g, subscripts, operands, t_first, ts):
 
 
 @tangent(einsum_args_grads)  # linear in g, and in each array for the others' gradients
-def _(out, g, subscripts, operands):
+def _(out, g, subscripts, operands, wanted=None):
     d[out] = summable(einsum_args_grads(d[g], subscripts, operands))
     d[out] = einsum_args_grads_tangent(g, subscripts, operands, d[subscripts], 0)
     d[out] = einsum_args_grads_tangent(g, subscripts, operands, 0, d[operands])
@@ -452,7 +481,7 @@ def _(out, g, subscripts, operands):
 def _(ans, subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
       optimize=False):
     """Subscripts as a string, or the interleaved (array, sublist, ...) form."""
-    grads = einsum_args_grads(d[ans], subscripts, operands)
+    grads = einsum_args_grads(d[ans], subscripts, operands, active_of(subscripts, operands))
     d[subscripts] = grads[0]
     d[operands] = grads[1:]
 

@@ -410,3 +410,38 @@ def test_svd_and_eigh_tangents_keep_float32_factors():
     assert [np.asarray(t).dtype for t in jvp(np.ones_like(a))] == [np.float32] * 3
     _, jvp = jvp_of(np.linalg.eigh, symmetric_in("L", 3, 3).astype(np.float32))
     assert [np.asarray(t).dtype for t in jvp(np.ones((3, 3), np.float32))] == [np.float32] * 2
+
+
+# einsum computes only the gradients that are read: an operand that takes none (a constant, a
+# closure's array) costs no contraction, and a large contraction runs through NumPy's path search
+# (a BLAS product); each is checked against finite differences to second order, and against the
+# closed form of the product it is.
+_FIXED = 0.5 * r(2, 3, 3)
+
+
+@pytest.mark.parametrize("fn, shape, wanted", [
+    (lambda w: np.sum(np.einsum("bij,kij->bk", _FIXED, w) ** 3), (4, 3, 3), (2,)),
+    (lambda w: np.sum(np.einsum("bij,kij,k->b", _FIXED, w, np.arange(4.0)) ** 3), (4, 3, 3),
+     (2,)),
+    (lambda w: np.sum(np.einsum(_FIXED, [0, 1, 2], w, [3, 1, 2], [0, 3]) ** 3), (4, 3, 3), (2,)),
+    (lambda a: np.sum(np.einsum(a, [0, 1, 2], _FIXED[0], [1, 2], [0]) ** 3), (2, 3, 3), (0,)),
+], ids=["string", "three-operands", "sublists", "sublists-first"])
+def test_einsum_with_an_operand_that_takes_no_gradient(fn, shape, wanted):
+    x = 0.5 * r(*shape)
+    mindgrad.check_grads(fn, (x,), order=2, modes=("rev", "fwd"))
+    code = mindgrad.source(mindgrad.grad(fn), x)
+    assert f"{wanted})" in code, code
+
+
+def test_einsum_gradient_of_a_large_contraction_takes_the_optimized_path():
+    from mindgrad.rules.numpy_products import EINSUM_PATH_SIZE, einsum_path_wanted
+
+    patches, w = r(8, 30, 30, 3, 3), r(4, 3, 3)
+    g = r(8, 4, 30, 30)
+    assert einsum_path_wanted([g, patches]) and patches.size > EINSUM_PATH_SIZE
+    assert not einsum_path_wanted([r(3, 4), r(4, 5)])
+    d_patches, d_w = mindgrad.vjp(lambda p, k: np.einsum("bhwij,kij->bkhw", p, k),
+                                  patches, w)[1](g)
+    np.testing.assert_allclose(d_w, np.tensordot(g, patches, axes=([0, 2, 3], [0, 1, 2])),
+                               rtol=1e-10)
+    np.testing.assert_allclose(d_patches, np.tensordot(g, w, axes=([1], [0])), rtol=1e-10)

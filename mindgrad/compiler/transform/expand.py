@@ -19,7 +19,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.finish.optimize import Fold
-from mindgrad.rules import RuleError, scaled
+from mindgrad.rules import RuleError, active_of, scaled
 from mindgrad.rules.helpers import power
 from mindgrad.runtime.origin import origin
 from mindgrad.runtime.tangents import add_tangent, broadcast_tangent
@@ -45,6 +45,7 @@ class _Substitute(gast.NodeTransformer):
         self.rule, self.params, self.out_name = rule, params, out_name
         self.d_reads = d_reads if isinstance(d_reads, dict) else {rule.out: A.load(d_reads)}
         self.temps, self.bind = temps, gen.bind
+        self.is_active = gen.is_active
         self.unbounded = gen.unbounded
         self.same_shape = gen.same_shape
         # reverse mode: the results known real (unbroadcast also takes a real operand's part)
@@ -79,6 +80,8 @@ class _Substitute(gast.NodeTransformer):
                     self.real_unless_complex(bound):
                 return self.visit(node.args[0])
         callee = self._callee(node.func)
+        if callee is active_of:
+            return self.active_positions(node)
         if callee is runtime.times_slope and self.rule.from_slopes:
             # an @elementwise slope: a plain product where it is finite (2 * x for x ** 2,
             # y for x * y), unless it reads a value that may be inf or NaN (unbounded_names)
@@ -105,6 +108,22 @@ class _Substitute(gast.NodeTransformer):
                 return self.visit(node.args[0])
         node = self.generic_visit(node)
         return _without_defaults(node, callee)
+
+    def active_positions(self, node):
+        """``active_of(p, ...)``: the positions of the arguments bound to the template's
+        parameters ``p, ...`` (a ``*args`` parameter's one by one) that take a gradient."""
+        positions, index = [], 0
+        for arg in node.args:
+            if not (isinstance(arg, gast.Name) and arg.id in self.params):
+                raise RuleError(f"the rule for {self.rule.name}: active_of() takes the "
+                                "template's parameters")
+            bound = self.params[arg.id]
+            atoms = bound.elts if arg.id in self.rule.varargs else [bound]
+            for atom in atoms:
+                if isinstance(atom, gast.AST) and self.is_active(atom):
+                    positions.append(index)
+                index += 1
+        return A.tuple_([A.const(i) for i in positions])
 
     def real_unless_complex(self, bound) -> bool:
         """Whether the result is real wherever ``bound`` (an operand) is: it is known real, or
