@@ -54,7 +54,7 @@ class GradFunction:
     """
 
     def __init__(self, fn, positions, weights, has_aux, return_ids, sens_param, with_value,
-                 empty_position=False):
+                 empty_position=False, jit=False):
         if not callable(fn):
             raise TypeError(f"`fn` must be callable, got {type(fn).__name__}")
         self.fn = fn
@@ -67,6 +67,7 @@ class GradFunction:
         self.return_ids = return_ids
         self.sens_param = sens_param
         self.with_value = with_value
+        self.jit = jit  # compiled by Numba (api/jit.py)
         self.custom_bprop = _custom_bprop(fn)
         functools.update_wrapper(self, fn, updated=())
         self.__name__ = ("value_and_grad_" if with_value else "grad_") + \
@@ -95,7 +96,25 @@ class GradFunction:
         keywords = tuple(sorted(kwargs)) if kwargs else ()
         if keywords:  # they fix the parameters of a **kw
             options += (keywords,)
+        if self.jit:
+            return cache.lookup(self.fn, options + ("jit",), args,
+                                lambda: self._build_jit(args, keywords))
         return cache.lookup(self.fn, options, args, lambda: self._build(args, keywords))
+
+    def _build_jit(self, args, keywords):
+        """The gradient compiled by Numba (``jit.build``), or a JitUnsupportedError naming
+        what the Numba path does not take."""
+        from mindgrad.api import jit
+
+        name = _name(self.fn)
+        refused = ("has_aux=True" if self.has_aux else "weights" if self.weights else
+                   "arguments given by keyword" if keywords else
+                   "a Cell or a bound method" if source.unbind(self.fn)[1] is not None else
+                   "a Cell with its own bprop" if self.custom_bprop else None)
+        if refused is not None:
+            raise jit.JitUnsupportedError(f"jit=True: the gradient of {name} with {refused} is "
+                                          f"not compiled by the Numba path; drop jit=True")
+        return jit.build(self._build(args, keywords), name, args)
 
     def _explain_missing_input(self, args, kwargs):
         """Raise the error for a ``grad_position`` past the positional arguments given: a
@@ -180,7 +199,8 @@ class GradFunction:
         made = self.__dict__.setdefault("_by_positions", {})
         if positions not in made:
             made[positions] = GradFunction(self.fn, positions, self.weights, self.has_aux,
-                                           self.return_ids, self.sens_param, self.with_value)
+                                           self.return_ids, self.sens_param, self.with_value,
+                                           jit=self.jit)
             made[positions].has_weights = self.has_weights
             made[positions].bare_weight = self.bare_weight
             made[positions].tuple_result = self.tuple_result
@@ -269,6 +289,9 @@ class GradFunction:
         generated = self._generated(args, kwargs)
         if not standalone:  # with the code built for its calls through the dispatcher
             return display.Code(generated.text + dynamic.built_from(generated.files))
+        if self.jit:
+            raise ValueError("standalone=True writes the Python gradient; the jit=True code "
+                             "is shown by source(grad_fn, *args) without it")
         entry = generated.function
         signature, epilogue, needs = display.signature(entry), "", {}
         if self.has_aux:  # only the first output is differentiated: sens is an AuxSens
@@ -416,32 +439,38 @@ def _call_bprop(cell, args, kwargs, sens, grad_fn):
 
 @user_frames  # an argument error names the user's line, not mindgrad's checks
 def grad(fn: Callable, grad_position: Any = 0, weights: Any = None, has_aux: bool = False,
-         return_ids: bool = False, sens_param: bool = False) -> GradFunction:
+         return_ids: bool = False, sens_param: bool = False, jit: bool = False) -> GradFunction:
     """The gradient of ``fn`` with respect to its positional inputs at ``grad_position``.
 
     Returns a function taking ``fn``'s arguments (plus a trailing output sensitivity if
     ``sens_param``). An int position, or a tuple of one, gives a bare gradient; a longer tuple
     gives a tuple. Several outputs are summed; non-scalar outputs get a sensitivity of ones.
+    ``jit=True`` compiles the gradient with Numba where it can, and raises
+    ``JitUnsupportedError`` naming what it cannot compile (``api/jit.py``).
     """
     empty = isinstance(grad_position, tuple) and not grad_position  # raised when called
     positions = () if empty else positions_of(grad_position, weights)
     check_bool("has_aux", has_aux)
     check_bool("return_ids", return_ids)
     check_bool("sens_param", sens_param)
-    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, False, empty)
+    check_bool("jit", jit)
+    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, False, empty,
+                        jit)
 
 
 @user_frames
 def value_and_grad(fn: Callable, grad_position: Any = 0, weights: Any = None,
                    has_aux: bool = False, return_ids: bool = False,
-                   sens_param: bool = False) -> GradFunction:
+                   sens_param: bool = False, jit: bool = False) -> GradFunction:
     """Like ``grad``, but returns ``(value, gradients)``; ``value`` is ``fn``'s whole output."""
     empty = isinstance(grad_position, tuple) and not grad_position  # raised when called
     positions = () if empty else positions_of(grad_position, weights)
     check_bool("has_aux", has_aux)
     check_bool("return_ids", return_ids)
     check_bool("sens_param", sens_param)
-    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, True, empty)
+    check_bool("jit", jit)
+    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, True, empty,
+                        jit)
 
 
 def get_grad(gradients, identifier):
