@@ -3,7 +3,10 @@
 Run: ``python benchmarks/bench.py [workload ...]``. Eight workloads, each written once against a
 NumPy-like module ``xp``, run with every library installed here (a missing one is skipped):
 
-* mindgrad (NumPy);
+* mindgrad (NumPy), and ``mindgrad.jit`` (``grad(..., jit=True)``, compiled by Numba, where
+  Numba is installed: n/a with the reason where the jit path refuses a workload; its first call
+  compiles into a fresh Numba cache folder unless ``MINDGRAD_JIT_CACHE`` names one, and Numba's
+  import is timed apart, as the peers' imports are);
 * HIPS autograd, PyTorch (CPU, eager), JAX eager and ``jax.jit`` (its steady state).
 
 One core (the BLAS and the peers' thread pools are set to one thread before they load), float64.
@@ -205,6 +208,30 @@ def _mindgrad():
     return make, lambda a: a
 
 
+def _mindgrad_jit():
+    # the benchmarks folder holds a coverage.py, which Numba's import would take for the
+    # coverage package: it is imported with that folder off the path
+    here = os.path.dirname(os.path.abspath(__file__))
+    kept = sys.path[:]
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    try:
+        start = time.perf_counter()
+        import numba  # noqa: F401
+        print(f"(mindgrad.jit: Numba's import took {(time.perf_counter() - start) * 1e3:.0f} ms, "
+              f"not in its first calls)")
+    finally:
+        sys.path[:] = kept
+    os.environ.setdefault("MINDGRAD_JIT_CACHE", tempfile.mkdtemp(prefix="mindgrad-jit-"))
+    module = load("mindgrad_bench_jit", np)
+
+    def make(name, positions):
+        def build():
+            mindgrad.clear_cache()
+            return mindgrad.grad(getattr(module, name), positions, jit=True)
+        return build
+    return make, lambda a: a
+
+
 def _autograd():
     import autograd
     import autograd.numpy as anp
@@ -258,6 +285,7 @@ def _jax(jit):
 
 PEERS = {
     "mindgrad": lambda: _mindgrad(),
+    "mindgrad.jit": _mindgrad_jit,
     "autograd": _autograd,
     "torch": _torch,
     "jax": lambda: _jax(False),

@@ -96,25 +96,11 @@ class GradFunction:
         keywords = tuple(sorted(kwargs)) if kwargs else ()
         if keywords:  # they fix the parameters of a **kw
             options += (keywords,)
-        if self.jit:
+        if self.jit:  # the gradient compiled by Numba (jit.py, which imports Numba)
+            from mindgrad.api import jit
             return cache.lookup(self.fn, options + ("jit",), args,
-                                lambda: self._build_jit(args, keywords))
+                                lambda: jit.compiled(self, args, keywords))
         return cache.lookup(self.fn, options, args, lambda: self._build(args, keywords))
-
-    def _build_jit(self, args, keywords):
-        """The gradient compiled by Numba (``jit.build``), or a JitUnsupportedError naming
-        what the Numba path does not take."""
-        from mindgrad.api import jit
-
-        name = _name(self.fn)
-        refused = ("has_aux=True" if self.has_aux else "weights" if self.weights else
-                   "arguments given by keyword" if keywords else
-                   "a Cell or a bound method" if source.unbind(self.fn)[1] is not None else
-                   "a Cell with its own bprop" if self.custom_bprop else None)
-        if refused is not None:
-            raise jit.JitUnsupportedError(f"jit=True: the gradient of {name} with {refused} is "
-                                          f"not compiled by the Numba path; drop jit=True")
-        return jit.build(self._build(args, keywords), name, args)
 
     def _explain_missing_input(self, args, kwargs):
         """Raise the error for a ``grad_position`` past the positional arguments given: a
@@ -290,8 +276,7 @@ class GradFunction:
         if not standalone:  # with the code built for its calls through the dispatcher
             return display.Code(generated.text + dynamic.built_from(generated.files))
         if self.jit:
-            raise ValueError("standalone=True writes the Python gradient; the jit=True code "
-                             "is shown by source(grad_fn, *args) without it")
+            raise ValueError("jit=True code is shown by source(grad_fn, *args), not standalone")
         entry = generated.function
         signature, epilogue, needs = display.signature(entry), "", {}
         if self.has_aux:  # only the first output is differentiated: sens is an AuxSens
@@ -445,8 +430,7 @@ def grad(fn: Callable, grad_position: Any = 0, weights: Any = None, has_aux: boo
     Returns a function taking ``fn``'s arguments (plus a trailing output sensitivity if
     ``sens_param``). An int position, or a tuple of one, gives a bare gradient; a longer tuple
     gives a tuple. Several outputs are summed; non-scalar outputs get a sensitivity of ones.
-    ``jit=True`` compiles the gradient with Numba where it can, and raises
-    ``JitUnsupportedError`` naming what it cannot compile (``api/jit.py``).
+    ``jit=True``: compiled by Numba, or a JitUnsupportedError naming what it does not take.
     """
     empty = isinstance(grad_position, tuple) and not grad_position  # raised when called
     positions = () if empty else positions_of(grad_position, weights)
@@ -454,8 +438,7 @@ def grad(fn: Callable, grad_position: Any = 0, weights: Any = None, has_aux: boo
     check_bool("return_ids", return_ids)
     check_bool("sens_param", sens_param)
     check_bool("jit", jit)
-    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, False, empty,
-                        jit)
+    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, False, empty, jit)
 
 
 @user_frames
@@ -469,8 +452,7 @@ def value_and_grad(fn: Callable, grad_position: Any = 0, weights: Any = None,
     check_bool("return_ids", return_ids)
     check_bool("sens_param", sens_param)
     check_bool("jit", jit)
-    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, True, empty,
-                        jit)
+    return GradFunction(fn, positions, weights, has_aux, return_ids, sens_param, True, empty, jit)
 
 
 def get_grad(gradients, identifier):

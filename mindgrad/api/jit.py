@@ -38,7 +38,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.rules import numpy_reductions
 
-__all__ = ["JitUnsupportedError", "build"]
+__all__ = ["JitUnsupportedError", "build", "compiled"]
 
 
 class JitUnsupportedError(NotImplementedError):
@@ -400,6 +400,23 @@ def _agree(a, b, tol) -> bool:
         if np.max(np.abs(x[finite] - y[finite]), initial=0.0) > tol * scale:
             return False
     return True
+
+
+def compiled(grad_fn, args, keywords):
+    """The gradient of the GradFunction ``grad_fn`` for ``args``, compiled by Numba; a
+    JitUnsupportedError for what the Numba path does not take."""
+    from mindgrad.compiler.front import source
+
+    fn = grad_fn.fn
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    refused = ("has_aux=True" if grad_fn.has_aux else "weights" if grad_fn.weights else
+               "arguments given by keyword" if keywords else
+               "a Cell or a bound method" if source.unbind(fn)[1] is not None else
+               "a Cell with its own bprop" if grad_fn.custom_bprop else None)
+    if refused is not None:
+        raise JitUnsupportedError(f"jit=True: the gradient of {name} with {refused} is not "
+                                  f"compiled by the Numba path; drop jit=True")
+    return build(grad_fn._build(args, keywords), name, args)
 
 
 def build(generated, fn_name, args) -> JitDerivative:
