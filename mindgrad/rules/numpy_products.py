@@ -357,9 +357,12 @@ EINSUM_PATH_SIZE = 4096
 
 
 def einsum_path_wanted(factors):
-    """Whether the einsum of ``factors`` (two or more, whose sizes add to more than
-    ``EINSUM_PATH_SIZE``) is worth NumPy's path search: ``optimize`` for ``einsum_list``."""
-    return len(factors) > 1 and sum(np.size(f) for f in factors) > EINSUM_PATH_SIZE
+    """Whether the einsum of ``factors`` (two or more NumPy arrays and numbers, whose sizes add
+    to more than ``EINSUM_PATH_SIZE``) is worth NumPy's path search: ``optimize`` for
+    ``einsum_list``. Not for a Dask array, whose search would compute it."""
+    return len(factors) > 1 and all(isinstance(f, (np.ndarray, np.generic, float, int))
+                                    for f in factors) and \
+        sum(np.size(f) for f in factors) > EINSUM_PATH_SIZE
 
 
 nondifferentiable(einsum_path_wanted)

@@ -65,21 +65,26 @@ from mindgrad.runtime.tangents import (
 
 @takes_zero(any_number=True)
 def reduce_sum_grad(g, a, axis=None, keepdims=False, where=True):
-    """Gradient of ``np.sum(a, axis, keepdims=keepdims, where=where)``."""
+    """Gradient of ``np.sum(a, axis, keepdims=keepdims, where=where)``. Of a whole NumPy array,
+    ``g`` broadcast to ``a``'s shape: a read-only view that holds no memory of that size (what
+    reads it allocates its own result; nothing may write into it)."""
     if is_any_zero(g):
         return zero_for(g, a)
     if axis is None and where is True and a.__class__ is np.ndarray:
-        return np.full(a.shape, g, dtype=np.result_type(a.dtype, np.float32))
+        return np.broadcast_to(np.full((), g, dtype=np.result_type(a.dtype, np.float32)),
+                               a.shape)
     return astype_grad(masked_grad(unreduce(g, a, axis, keepdims), where), a)
 
 
 @takes_zero(any_number=True)
 def reduce_mean_grad(g, a, axis=None, keepdims=False, where=True):
-    """Gradient of ``np.mean``: the sum's gradient divided by the number of elements averaged."""
+    """Gradient of ``np.mean``: the sum's gradient divided by the number of elements averaged
+    (of a whole NumPy array, a read-only broadcast view, as ``reduce_sum_grad``'s)."""
     if is_any_zero(g):
         return zero_for(g, a)
     if axis is None and where is True and a.__class__ is np.ndarray:
-        return np.full(a.shape, g / max(a.size, 1), dtype=np.result_type(a.dtype, np.float32))
+        return np.broadcast_to(np.full((), g / max(a.size, 1),
+                                       dtype=np.result_type(a.dtype, np.float32)), a.shape)
     count = reduced_count(a, axis, where)
     grad = masked_grad(unreduce(g, a, axis, keepdims), where)
     return astype_grad(grad / np.maximum(count, 1).astype(np.result_type(grad, 1.0)), a)

@@ -13,6 +13,14 @@ statement reads every name it reads anywhere in it, and is taken to assign none)
   ``t = np.multiply(a, b, out=a) if spare(a, b) else a * b``: ``runtime.reuse.spare`` says
   yes only when nothing else holds the array and the result fits it, so the expression as
   written runs otherwise (a tuple's ``+``, a number's ``*``);
+* an elementwise operation of atoms nested in a statement, one of whose names is dead after
+  the statement and read nowhere else in it, is first made a statement of its own, just
+  before, so that the rewrite above writes it into the dead name's memory
+  (``d_x = add_into(d_x, times_slope(g, np.exp(x - y)))`` with ``y`` dead computes
+  ``x - y`` into ``y``, then its exponential in place), when every call of the statement is
+  NumPy's or mindgrad's (which change no name's value, so the order the parts are computed
+  in does not matter); when two operands are dead, each is offered in turn (a gradient
+  broadcast from a number, a read-only view, cannot take the result; the other may);
 * an accumulation ``t = a + <expression>``, ``a`` dead after it, becomes
   ``t = add_into(a, <expression>)``: ``a + <expression>`` into ``a``'s memory on the same
   conditions, else as written;
@@ -31,6 +39,7 @@ import numpy as np
 
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.facts import activity
+from mindgrad.compiler.naming import NameGen
 from mindgrad.runtime.origin import origin
 
 _OPERATORS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
@@ -60,6 +69,11 @@ def reuse_buffers(fdef, resolve, scalars, bind):
     if A.names_in(body, gast.Load) & _INTROSPECTION:
         return  # the code reads its frame's names by other means than their loads
     excluded = params | set(scalars) | _scoped_names(body)
+    # only the function's own names: a global or a closure's array is the user's, and a
+    # dict holding it once counts as one local name does
+    excluded |= A.names_in(body, gast.Load) - A.names_in(body, gast.Store)
+    numbers = _numbers(fdef, params, scalars, resolve)
+    body = fdef.body = _hoisted(body, resolve, excluded | numbers, A.names_in(fdef))
     top_stores = {}
     nested_stores = set()
     for i, stmt in enumerate(body):
@@ -69,7 +83,6 @@ def reuse_buffers(fdef, resolve, scalars, bind):
         else:
             nested_stores |= A.names_in(stmt, gast.Store)
     live = _live_after(body)
-    numbers = _numbers(fdef, params, scalars, resolve)
     spare = np_name = add_into = None
     out = []
     for i, stmt in enumerate(body):
@@ -83,20 +96,21 @@ def reuse_buffers(fdef, resolve, scalars, bind):
             stmt.value = A.call(A.load(add_into), A.load(into.id), stmt.value.right)
         if rewrite is not None:
             target, ufunc, operands = rewrite
-            donor = next((o.id for o in operands if isinstance(o, gast.Name) and
-                          o.id not in excluded and (o.id == target or o.id not in live[i])),
-                         None)
-            if donor is not None:
-                if spare is None:
-                    from mindgrad.runtime.reuse import spare as spare_fn
-                    spare, np_name = bind(spare_fn, "spare"), bind(np, "np")
+            donors = [o.id for o in operands if isinstance(o, gast.Name) and
+                      o.id not in excluded and (o.id == target or o.id not in live[i])]
+            # a donor read once by the operation: its memory takes the result
+            donors = [n for n in dict.fromkeys(donors)
+                      if sum(isinstance(o, gast.Name) and o.id == n for o in operands) == 1]
+            if donors and spare is None:
+                from mindgrad.runtime.reuse import spare as spare_fn
+                spare, np_name = bind(spare_fn, "spare"), bind(np, "np")
+            for donor in reversed(donors):
                 others = [o for o in operands if not (isinstance(o, gast.Name) and
                                                       o.id == donor)]
-                if len(others) == len(operands) - 1:  # the donor is read once
-                    stmt.value = gast.IfExp(
-                        test=A.call(A.load(spare), A.load(donor), *[A.clone(o) for o in others]),
-                        body=_ufunc_call(np_name, ufunc, operands, donor),
-                        orelse=stmt.value)
+                stmt.value = gast.IfExp(
+                    test=A.call(A.load(spare), A.load(donor), *[A.clone(o) for o in others]),
+                    body=_ufunc_call(np_name, ufunc, operands, donor),
+                    orelse=stmt.value)
         out.append(stmt)
         if isinstance(stmt, gast.Return):
             continue
@@ -107,6 +121,83 @@ def reuse_buffers(fdef, resolve, scalars, bind):
             out.append(gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
                                                       type_comment=None) for n in dead]))
     fdef.body = out
+
+
+_NAMES = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div",
+          gast.USub: "neg"}
+
+
+def _hoisted(body, resolve, excluded, taken):
+    """``body`` with the elementwise operations of atoms nested in its statements that have a
+    dead operand to write into made statements of their own, innermost first (see the module's
+    note). ``excluded``: names never written into; ``taken``: the names in use."""
+    fresh = NameGen(taken)
+    live = _live_after(body)
+    out = []
+    for i, stmt in enumerate(body):
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], gast.Name)) or not _pure_calls(stmt, resolve):
+            out.append(stmt)
+            continue
+        loads = {}
+        for node in A.walk(stmt.value):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                loads[node.id] = loads.get(node.id, 0) + 1
+        dead = {n for n, count in loads.items()
+                if count == 1 and n not in excluded and n not in live[i]}
+        before = []
+        _hoist(stmt.value, stmt, dead, before, resolve, fresh, root=True)
+        out.extend(before)
+        out.append(stmt)
+    return out
+
+
+def _hoist(node, stmt, dead, before, resolve, fresh, root=False):
+    """``node`` with its nested elementwise operations of atoms that read a name of ``dead``
+    replaced by fresh names, whose assignments go to ``before`` (innermost first)."""
+    if isinstance(node, gast.Call):
+        node.args = [_hoist(a, stmt, dead, before, resolve, fresh) for a in node.args]
+    elif isinstance(node, gast.BinOp):
+        node.left = _hoist(node.left, stmt, dead, before, resolve, fresh)
+        node.right = _hoist(node.right, stmt, dead, before, resolve, fresh)
+    elif isinstance(node, gast.UnaryOp):
+        node.operand = _hoist(node.operand, stmt, dead, before, resolve, fresh)
+    if root:
+        return node
+    operation = _elementwise(node, resolve)
+    if operation is None or not any(isinstance(o, gast.Name) and o.id in dead
+                                    for o in operation[1]):
+        return node
+    name = fresh(_NAMES.get(type(getattr(node, "op", None))) or operation[0].__name__)
+    before.append(A.assign(name, node, stmt))
+    dead.add(name)  # a temporary of its own, read once, by the operation above
+    return A.load(name)
+
+
+#: NumPy's functions that write into an argument, and mindgrad's modules whose helpers do
+_WRITERS = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
+                      np.put_along_axis})
+_WRITING_MODULES = ("mindgrad.runtime.buffers", "mindgrad.runtime.reuse")
+
+
+def _pure_calls(stmt, resolve) -> bool:
+    """Whether every call in ``stmt`` is NumPy's or mindgrad's and writes into none of its
+    arguments (so the order its parts are computed in does not change their values), and it
+    has no lambda, comprehension or conditional part."""
+    for node in A.walk(stmt):
+        if isinstance(node, (*_SCOPES, gast.IfExp, gast.BoolOp, gast.NamedExpr)):
+            return False
+        if isinstance(node, gast.Call):
+            if any(k.arg == "out" for k in node.keywords):
+                return False
+            fn = resolve(node.func)
+            module = getattr(fn, "__module__", None) or ""
+            if isinstance(fn, np.ufunc):
+                continue
+            if fn is None or fn in _WRITERS or module.startswith(_WRITING_MODULES) or \
+                    not (module.split(".")[0] == "numpy" or origin(fn).is_mindgrad):
+                return False
+    return True
 
 
 def _accumulation(stmt):
@@ -171,7 +262,12 @@ def _operation(stmt, resolve):
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
             isinstance(stmt.targets[0], gast.Name)):
         return None
-    value, target = stmt.value, stmt.targets[0].id
+    operation = _elementwise(stmt.value, resolve)
+    return None if operation is None else (stmt.targets[0].id, *operation)
+
+
+def _elementwise(value, resolve):
+    """``(ufunc, operands)`` of an elementwise operation of atoms, or None."""
     if isinstance(value, gast.BinOp) and type(value.op) in _OPERATORS:
         ufunc, operands = _OPERATORS[type(value.op)], [value.left, value.right]
     elif isinstance(value, gast.UnaryOp) and type(value.op) in _UNARY:
@@ -186,7 +282,7 @@ def _operation(stmt, resolve):
     if not all(isinstance(o, gast.Name) or isinstance(o, gast.Constant) and
                type(o.value) in (int, float, complex) for o in operands):
         return None
-    return target, ufunc, operands
+    return ufunc, operands
 
 
 def _ufunc_call(np_name, ufunc, operands, donor):
