@@ -78,6 +78,10 @@ CONSTRUCTS = (
     # function's own ``*args`` (``h(*ps[1:])``): each was refused as a call through an
     # expression or an unpacking of what is not a display
     "call_forms",
+    # an array of the module's read by the function as an operand, nowhere else: the reuse
+    # stage offered its memory to the result (a namespace holding an array once counts as a
+    # local name does), and wrote into the user's array
+    "global_array",
     # mindgrad's own gradient functions called inside: value_and_grad's (value, gradient), a
     # grad with sens_param=True given a sensitivity that moves with the input (its derivative
     # along the sensitivity was taken as 0)
@@ -1077,6 +1081,20 @@ class Generator:
         return self.define(lines, f"SCALED{k}.{method}({v.name})",
                            v.shape if method == "clip" else ())
 
+    def s_global_array(self, lines):
+        """An array made at module level, of a name's shape, read once as an operand."""
+        v = self.pick(lambda v: not v.py)
+        if v is None:
+            return None
+        self.used.add("global_array")
+        k = len(self.helpers)
+        size = int(np.prod(v.shape)) if v.shape else 1
+        made = f"np.linspace(-0.8, 1.2, {size})" + (f".reshape({v.shape})" if v.shape else "[0]")
+        self.helpers.append(f"G{k} = {made}\n")
+        expr = self.rng.choice([f"G{k} * {v.name}", f"{v.name} - G{k}",
+                                f"np.sin({v.name}) * G{k}", f"np.exp(G{k} * 0.5) + {v.name}"])
+        return self.define(lines, expr, v.shape)
+
     def s_multiline_lambda(self, lines):
         """A lambda whose body spans lines, called once or twice."""
         v = self.pick()
@@ -1187,7 +1205,7 @@ class Generator:
                   ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4),
                   ("s_item_write", 0.5), ("s_fft", 0.4),
                   ("s_zero_scaled", 0.4), ("s_pole", 0.4), ("s_sequence_join", 0.4),
-                  ("s_keyword_input", 0.4), ("s_list_callee", 0.4))
+                  ("s_keyword_input", 0.4), ("s_list_callee", 0.4), ("s_global_array", 0.4))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""

@@ -575,8 +575,12 @@ def check_taylor(f, args, rng):
 def check_reuse(f, args, rng):
     """The reuse stage (``compiler/finish/reuse.py``), made to run on these small arrays (the
     size from which arrays count as large set to one element): the gradient must equal, to the
-    last bit, the one without it, and leave the arguments as they were."""
+    last bit, the one without it, and leave the arguments and the module's arrays as they
+    were."""
     from mindgrad.compiler import cache
+
+    module_arrays = {k: v.copy() for k, v in getattr(f, "__globals__", {}).items()
+                     if isinstance(v, np.ndarray)}
 
     positions = tuple(range(len(args)))
     with watch():
@@ -589,6 +593,9 @@ def check_reuse(f, args, rng):
         return f"with buffers reused the gradient is {got!r}, without {expected!r}"
     if not same(given, args):
         return "with buffers reused the gradient wrote into its arguments"
+    changed = [k for k, v in module_arrays.items() if not same(f.__globals__[k], v)]
+    if changed:
+        return f"with buffers reused the gradient wrote into the module's {', '.join(changed)}"
     return None
 
 

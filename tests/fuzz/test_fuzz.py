@@ -107,7 +107,7 @@ def test_default_programs_do_not_call_scipy():
 
 def test_generator_writes_every_construct():
     seen = set()
-    for i in range(400):
+    for i in range(600):
         seen |= generator.generate(SEED, i).constructs
     assert seen == set(generator.CONSTRUCTS)
 
@@ -321,6 +321,7 @@ def _loop_variable_read_after_the_loop(source):
 
 #: what each construct's text looks like in a program
 CONSTRUCT_TEXT = {
+    "global_array": re.compile(r"^G\d+ = np\.linspace\(", re.MULTILINE),
     "builtin_maxmin": re.compile(r"(?<![.\w])(max|min)\((?!.*,)"),
     "builtin_sum": re.compile(r"(?<![.\w])sum\("),
     "builtin_sorted": re.compile(r"(?<![.\w])sorted\("),
@@ -365,7 +366,7 @@ CONSTRUCT_TEXT = {
 }
 
 
-def _first_with(construct, count=400):
+def _first_with(construct, count=600):
     return next(i for i in range(count) if construct in generator.generate(SEED, i).constructs)
 
 
@@ -654,3 +655,18 @@ def test_a_program_that_warns_itself_is_not_watched():
     with tempfile.TemporaryDirectory() as directory:
         for mode in ("grad", "jvp", "hvp"):
             assert oracle.check_program(_program(source), mode, directory).outcome == "ok"
+
+
+
+def test_programs_reading_a_module_array_keep_it_through_the_reuse_stage():
+    """The reuse mode compares the module's arrays before and after the gradient: the stage
+    once offered a module's array (held by the module alone, as a local name holds one) the
+    result of an operation reading it, and wrote into it."""
+    indexes = [i for i in range(200) if "global_array" in generator.generate(SEED, i).constructs]
+    assert len(indexes) >= 5
+    with tempfile.TemporaryDirectory() as directory, np.errstate(all="ignore"):
+        for index in indexes[:5]:
+            program = generator.generate(SEED, index)
+            f, _ = oracle.load(program.source, directory)
+            assert oracle.check_reuse(f, program.args(), np.random.default_rng(0)) is None, \
+                program.source
