@@ -419,6 +419,24 @@ def compiled(grad_fn, args, keywords):
     return build(grad_fn._build(args, keywords), name, args)
 
 
+def _steady(call, expected):
+    """The function the gradient API calls: ``call`` with its output in the type (or dtype)
+    of the Python gradient's output ``expected``, nothing else done per call."""
+    if isinstance(expected, np.ndarray):
+        dtype = expected.dtype
+
+        def function(*call_args, sens=None):
+            out, grads, wgrads = call(*call_args, sens=sens)
+            return (out if out.dtype == dtype else out.astype(dtype)), grads, wgrads
+        return function
+    out_type = type(expected)
+
+    def function(*call_args, sens=None):
+        out, grads, wgrads = call(*call_args, sens=sens)
+        return (out if out.__class__ is out_type else out_type(out)), grads, wgrads
+    return function
+
+
 def build(generated, fn_name, args) -> JitDerivative:
     """The gradient ``generated`` (the compiler's, for ``args``) compiled by Numba, checked
     against it on ``args``; a JitUnsupportedError where the code is not compiled."""
@@ -451,41 +469,24 @@ def build(generated, fn_name, args) -> JitDerivative:
             call_args = tuple(_plain(a) if i in plain else a for i, a in enumerate(call_args))
         if sens is not None:
             sens = np.asarray(sens) if isinstance(sens, (list, tuple)) else _plain(sens)
-        extra = tuple(read() for read in reads)
         try:
-            return compiled(*call_args, sens, *extra)
+            if reads:
+                return compiled(*call_args, sens, *[read() for read in reads])
+            return compiled(*call_args, sens)
         except Exception as exc:  # a new argument signature Numba does not compile
             if type(exc).__module__.startswith("numba"):
                 raise _numba_error(fn_name, exc, jit_runtime.REFUSED) from None
             raise
 
     jit_runtime.REFUSED.clear()
-    try:
-        got = call(*args)
-    except JitUnsupportedError:
-        raise
-    except Exception as exc:
-        if type(exc).__module__.startswith("numba"):
-            raise _numba_error(fn_name, exc, jit_runtime.REFUSED) from None
-        raise
+    got = call(*args)
     expected = python(*args, **{python.sens_name: None})
     low = any(np.result_type(leaf) == np.float32 or np.result_type(leaf) == np.float16
               for leaf in _leaves(expected) if isinstance(leaf, (np.ndarray, np.generic)))
     if not _agree(got, expected, 1e-3 if low else 1e-7):
         raise _refuse(fn_name, "gave a result other than the Python gradient's on its first "
                                "call (a case the rewrite does not cover)")
-    out_type = type(expected[0])
-    out_dtype = expected[0].dtype if isinstance(expected[0], np.ndarray) else None
-
-    def function(*call_args, sens=None):
-        out, grads, wgrads = call(*call_args, sens=sens)
-        if out_dtype is not None:
-            if out.dtype != out_dtype:
-                out = out.astype(out_dtype)
-        elif out.__class__ is not out_type:
-            out = out_type(out)
-        return out, grads, wgrads
-
+    function = _steady(call, expected[0])
     function.sens_name = "sens"
     function.__name__ = entry.name
     return JitDerivative(function, text, list(generated.files),

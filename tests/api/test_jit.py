@@ -196,6 +196,26 @@ def test_zero_dimensional_and_float32_inputs():
     assert h32 == pytest.approx(mindgrad.grad(scalar_loop)(np.float64(0.5)), rel=1e-5)
 
 
+def test_later_calls_give_the_first_calls_types_and_numbers():
+    # the first call builds and checks; later calls take the lean path: same values, same types
+    cases = [(scalar_loop, 0.5), (scalar_loop, np.float32(0.5)), (scalar_loop, np.array(0.5)),
+             (indexing, np.random.default_rng(4).standard_normal(104).astype(np.float32)),
+             (array_loop, np.random.default_rng(5).standard_normal(5))]
+    for f, x in cases:
+        vg = mindgrad.value_and_grad(f, jit=True)
+        first = vg(x)
+        python = mindgrad.value_and_grad(f)(x)
+        for _ in range(3):
+            value, g = vg(x)
+            assert type(value) is type(first[0]) is type(python[0])
+            assert type(g) is type(first[1]) is type(python[1])
+            assert np.result_type(value) == np.result_type(python[0])
+            np.testing.assert_array_equal(value, first[0])
+            np.testing.assert_array_equal(g, first[1])
+            tol = 1e-5 if np.result_type(g) == np.float32 else 1e-12
+            np.testing.assert_allclose(g, python[1], rtol=tol, atol=tol)
+
+
 def test_sens_param_scales_the_gradient():
     x = np.random.default_rng(2).standard_normal(5)
     g = mindgrad.grad(array_loop, sens_param=True, jit=True)(x, 2.5)
