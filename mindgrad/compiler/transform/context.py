@@ -85,6 +85,20 @@ class FunctionContext(Located):
         key = self.resolve.key(node)
         return key is not None and key in self.active
 
+    def strict_zero_test(self, s, name, value):
+        """``(s, value)``, but ``name = is_any_zero(g)`` in mindgrad's own helpers, ``g`` one
+        the derivative follows, written ``name = is_zero(g)``. ``is_any_zero`` takes a number
+        0 for the symbolic zero, and a helper linear in ``g`` returns 0 at once; where ``g`` is
+        a value that is 0, the helper's derivative is not 0, and must come from the branch
+        that computes (the second derivative of ``np.sum(x) ** 2`` where the sum was 0 was 0).
+        """
+        if self.src.is_mindgrad_code and isinstance(value, gast.Call) and value.args and \
+                self.resolve(value.func) is runtime.is_any_zero and \
+                any(self.is_active(a) for a in value.args):
+            value = A.call(self.helper(runtime.is_zero), *[A.clone(a) for a in value.args])
+            s = A.assign(name, value, s)
+        return s, value
+
     def is_active_call(self, call) -> bool:
         """Whether ``call`` reads a value the derivative follows: an active argument or
         receiver, or (a call of the user's code) a weight asked for."""

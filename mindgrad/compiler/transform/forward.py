@@ -106,6 +106,7 @@ class ForwardPass:
 
     def assign(self, s, name, value):
         cx = self.cx
+        s, value = cx.strict_zero_test(s, name, value)
         cx.shapes[name] = cx.result_token(value)
         if name not in cx.active:
             return [s]

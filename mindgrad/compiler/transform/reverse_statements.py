@@ -41,6 +41,7 @@ class StatementAdjoints:
 
     def assign(self, s, name, value, in_loop):
         cx = self.cx
+        s, value = cx.strict_zero_test(s, name, value)
         cx.refuse_argument_method(s)
         fwd, bwd = cx.number_check(s), []
         push = cx.needs_push(name, in_loop)
