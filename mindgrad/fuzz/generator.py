@@ -82,6 +82,10 @@ CONSTRUCTS = (
     # stage offered its memory to the result (a namespace holding an array once counts as a
     # local name does), and wrote into the user's array
     "global_array",
+    # a reduction less itself through stop_gradient, squared: a value exactly 0 whose
+    # derivative is not; the helpers linear in a gradient returned 0 at once for the gradient
+    # that was a value 0, and the second derivative through them was 0
+    "zero_value",
     # mindgrad's own gradient functions called inside: value_and_grad's (value, gradient), a
     # grad with sens_param=True given a sensitivity that moves with the input (its derivative
     # along the sensitivity was taken as 0)
@@ -103,6 +107,8 @@ CONSTRUCTS = (
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
                 "    return s")
+#: stands for a constant of zero_value until the inputs are drawn
+ZERO_POINT = "ZERO_POINT"
 #: the optional libraries ``generate`` can also call; each adds its construct classes
 LIBRARIES = {"scipy": ("scipy_special", "scipy_stats", "scipy_linalg")}
 #: the imports a program calling SciPy starts with
@@ -185,6 +191,7 @@ class Generator:
         self.vars: list[Var] = []
         self.count = 0
         self.helpers: list[str] = []
+        self.zero_points: list = []  # (k, expression): Z{k} is the expression at the inputs
         self.used: set[str] = set()
         self.inputs: list = []
 
@@ -990,6 +997,24 @@ class Generator:
                                    f"np.max({moved})", f"np.var({moved})"])
         return self.define(lines, f"{reduced} * 0.0 + {self.fit(self.pick(), ())}", ())
 
+    def s_zero_value(self, lines):
+        """A reduction of an input less its value at the point the program is run at (a
+        constant of the module, written in once the inputs are drawn): a value exactly 0 there
+        whose derivative is not, squared or multiplied, so its second derivative is not 0."""
+        v = self.pick(lambda v: v.distinct and v.name in ("x", "y", "z"))
+        if v is None:
+            return self.s_unary(lines)
+        self.used.add("zero_value")
+        reduced = self.rng.choice([f"np.sum({v.name})", f"np.mean({v.name})",
+                                   f"np.max({v.name})", f"np.sum(np.sin({v.name}))"])
+        k = len(self.helpers)
+        self.helpers.append(f"Z{k} = {ZERO_POINT}  # {reduced} at the point\n")
+        self.zero_points.append((k, reduced))
+        zero = self.fresh("z")
+        lines.insert(0, f"{zero} = {reduced} - Z{k}")  # before anything writes an input
+        return self.define(lines, self.rng.choice([f"{zero} ** 2", f"{zero} * {zero} * 1.5",
+                                                   f"{zero} * {reduced}"]), ())
+
     def s_pole(self, lines):
         """A function finite at a pole of its slope (``np.sqrt`` at 0, ``np.hypot`` at the
         origin, ``np.arcsin`` at 1), computed exactly at the pole in the branch ``np.where``
@@ -1205,7 +1230,8 @@ class Generator:
                   ("s_multiline_lambda", 0.3), ("s_made_arrays", 0.4),
                   ("s_item_write", 0.5), ("s_fft", 0.4),
                   ("s_zero_scaled", 0.4), ("s_pole", 0.4), ("s_sequence_join", 0.4),
-                  ("s_keyword_input", 0.4), ("s_list_callee", 0.4), ("s_global_array", 0.4))
+                  ("s_keyword_input", 0.4), ("s_list_callee", 0.4), ("s_global_array", 0.4),
+                  ("s_zero_value", 0.4))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""
@@ -1253,4 +1279,11 @@ def generate(seed: int, index: int, size: int | None = None, libraries=()) -> Pr
     rng = random.Random(f"{seed}:{index}")
     gen = Generator(rng, size or rng.randint(2, 9), libraries)
     source = gen.run()
-    return Program(source, gen.inputs, rng.randrange(2 ** 31), frozenset(gen.used))
+    program = Program(source, gen.inputs, rng.randrange(2 ** 31), frozenset(gen.used))
+    if gen.zero_points:  # the constants zero_value subtracts: their expressions at the inputs
+        namespace = {"np": np, **dict(zip(("x", "y", "z"), program.args()))}
+        for k, expression in gen.zero_points:
+            value = float(eval(expression, namespace))  # noqa: S307 (the generator's own text)
+            source = source.replace(f"Z{k} = {ZERO_POINT}", f"Z{k} = {value!r}", 1)
+        program = dataclasses.replace(program, source=source)
+    return program
