@@ -52,6 +52,7 @@ from mindgrad.runtime import (
     zero_in_zero_out,
 )
 from mindgrad.runtime.arrays import as_array, checked, eager
+from mindgrad.runtime.reuse import LARGE
 from mindgrad.runtime.tangents import (
     TangentTuple,
     as_dtype_of,
@@ -63,28 +64,36 @@ from mindgrad.runtime.tangents import (
 # ----- sums and means ----------------------------------------------------------------------
 
 
+def filled(g, a):
+    """The number ``g`` in ``a``'s shape, in ``a``'s float dtype: for an array of
+    ``LARGE`` elements or more, a read-only broadcast view (no memory of that size), else
+    an array (``np.full`` costs less than the view's construction at small sizes)."""
+    dtype = np.result_type(a.dtype, np.float32)
+    if a.size >= LARGE:
+        return np.broadcast_to(np.full((), g, dtype=dtype), a.shape)
+    return np.full(a.shape, g, dtype=dtype)
+
+
 @takes_zero(any_number=True)
 def reduce_sum_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.sum(a, axis, keepdims=keepdims, where=where)``. Of a whole NumPy array,
-    ``g`` broadcast to ``a``'s shape: a read-only view that holds no memory of that size (what
-    reads it allocates its own result; nothing may write into it)."""
+    ``g`` in ``a``'s shape (``filled``: a large one gets a read-only view that holds no memory
+    of that size; what reads it allocates its own result)."""
     if is_any_zero(g):
         return zero_for(g, a)
     if axis is None and where is True and a.__class__ is np.ndarray:
-        return np.broadcast_to(np.full((), g, dtype=np.result_type(a.dtype, np.float32)),
-                               a.shape)
+        return filled(g, a)
     return astype_grad(masked_grad(unreduce(g, a, axis, keepdims), where), a)
 
 
 @takes_zero(any_number=True)
 def reduce_mean_grad(g, a, axis=None, keepdims=False, where=True):
     """Gradient of ``np.mean``: the sum's gradient divided by the number of elements averaged
-    (of a whole NumPy array, a read-only broadcast view, as ``reduce_sum_grad``'s)."""
+    (of a whole NumPy array, ``filled``, as ``reduce_sum_grad``'s)."""
     if is_any_zero(g):
         return zero_for(g, a)
     if axis is None and where is True and a.__class__ is np.ndarray:
-        return np.broadcast_to(np.full((), g / max(a.size, 1),
-                                       dtype=np.result_type(a.dtype, np.float32)), a.shape)
+        return filled(g / max(a.size, 1), a)
     count = reduced_count(a, axis, where)
     grad = masked_grad(unreduce(g, a, axis, keepdims), where)
     return astype_grad(grad / np.maximum(count, 1).astype(np.result_type(grad, 1.0)), a)
