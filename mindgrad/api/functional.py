@@ -272,7 +272,7 @@ def vjp(fn: Callable, *inputs, weights=None, has_aux: bool = False):
         by_weight = dict(zip(generated.weight_indices, found[len(positions):]))
         wgrads = tuple(runtime.as_grad(by_weight.get(k, 0), w)
                        for k, w in enumerate(grad_fn.weights))
-        grads, wgrads = api._independent(grads + wgrads, len(grads))
+        grads, wgrads = runtime.independent(grads + wgrads, len(grads))
         return (grads, wgrads) if weights is not None else grads
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)

@@ -224,13 +224,18 @@ class GradFunction:
         if generated.keyword_params:  # a keyword of **kw whose name the function uses
             kwargs = {generated.keyword_params.get(k, k): v for k, v in kwargs.items()}
         seed = runtime.AuxSens(sens) if self.has_aux else sens
-        head = () if generated.bound is None else (generated.bound,)
-        out, raw, raw_w = generated.function(*head, *args, **kwargs,
-                                             **{generated.function.sens_name: seed})
+        if generated.bound is None and not kwargs:  # the common call, without packing
+            out, raw, raw_w = generated.function(*args, sens=seed) \
+                if generated.function.sens_name == "sens" else \
+                generated.function(*args, **{generated.function.sens_name: seed})
+        else:
+            head = () if generated.bound is None else (generated.bound,)
+            out, raw, raw_w = generated.function(*head, *args, **kwargs,
+                                                 **{generated.function.sens_name: seed})
         check_output(out, self.fn, self.has_aux)
         grads = tuple(runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions))
         wgrads = tuple(runtime.as_grad(g, w) for g, w in zip(raw_w, self.weights))
-        grads, wgrads = _independent(grads + wgrads, len(grads))
+        grads, wgrads = runtime.independent(grads + wgrads, len(grads))
         return out, grads, wgrads
 
     def _split_sens(self, args):
@@ -339,19 +344,6 @@ def _signature(fn):
         return inspect.signature(fn.construct if objects.is_module(fn) else fn)
     except (TypeError, ValueError):
         return None
-
-
-def _independent(grads, split):
-    """The gradients with no array returned twice (``x + w`` gives both one array): a caller
-    that scales one in place must not change another."""
-    seen, out = set(), []
-    for g in grads:
-        if isinstance(g, np.ndarray):
-            if id(g) in seen:
-                g = g.copy()
-            seen.add(id(g))
-        out.append(g)
-    return tuple(out[:split]), tuple(out[split:])
 
 
 def _name(fn) -> str:

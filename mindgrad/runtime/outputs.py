@@ -36,7 +36,16 @@ def bprop_grads(cell, inputs, out, dout):
 
 
 
+#: the types of the floats a function returns most, whose checks below take one test
+_FLOATS = frozenset({float, np.float64, np.float32})
+
+
 def _is_float_like(v) -> bool:
+    cls = v.__class__
+    if cls in _FLOATS:
+        return True
+    if cls is np.ndarray:
+        return v.dtype.kind in "fc"
     if isinstance(v, (bool, numbers.Integral)):
         return False
     if isinstance(v, (float, complex, np.floating, np.complexfloating)):
@@ -131,6 +140,8 @@ def seed(out, sens=None):
 
     Outputs that are not floats (ints, strings, None) get a zero sensitivity.
     """
+    if sens is None and out.__class__ in _FLOATS:  # the common call: a real number out
+        return out.__class__(1.0)
     if isinstance(sens, AuxSens):
         if not isinstance(out, tuple) or len(out) < 2:
             raise ValueError(
@@ -223,6 +234,8 @@ def as_grad(g, x):
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.base is None and \
             g.dtype == x.dtype and g.shape == x.shape:
         return g  # the common case: an array of its own, as it should be
+    if g.__class__ is x.__class__ and x.__class__ in _FLOATS:
+        return g  # a number's gradient, a number of its type
     if is_dispatching(x) or is_dispatching(g) and isinstance(x, np.ndarray):
         return _dispatched_grad(g, x)
     if isinstance(x, np.ndarray):
@@ -255,3 +268,18 @@ def as_grad(g, x):
     if is_zero(g):
         return zero
     return g
+
+
+def independent(grads, split):
+    """The gradients with no array returned twice (``x + w`` gives both one array): a caller
+    that scales one in place must not change another."""
+    if len(grads) == 1:
+        return (grads if split else ()), (() if split else grads)
+    seen, out = set(), []
+    for g in grads:
+        if isinstance(g, np.ndarray):
+            if id(g) in seen:
+                g = g.copy()
+            seen.add(id(g))
+        out.append(g)
+    return tuple(out[:split]), tuple(out[split:])

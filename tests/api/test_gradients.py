@@ -714,3 +714,17 @@ def test_check_grads_returns_the_gradients_grad_gives():
     gx, gy = mindgrad.check_grads(_two, (x, 3.0))
     np.testing.assert_allclose(gx, 6.0 * x)
     np.testing.assert_allclose(gy, np.sum(x * x))
+
+
+@pytest.mark.parametrize("x", [0.7, np.float64(0.7), np.float32(0.7), np.array(0.7),
+                               np.array([0.7, -0.2], np.float32)])
+def test_a_gradient_comes_back_in_the_input_type_on_every_call(x):
+    # the calls after the first take the short paths of seed and as_grad: the same type and
+    # number as the first
+    grad = mindgrad.grad(lambda v: np.sum(v ** 3))
+    first, again = grad(x), grad(x)
+    for g in (first, again):
+        assert type(g) is type(x) and np.asarray(g).dtype == np.asarray(x).dtype
+        np.testing.assert_allclose(g, 3 * np.asarray(x) ** 2, rtol=1e-6)
+    value, g = mindgrad.value_and_grad(lambda v: v * v * 2.0)(x)
+    assert type(value) is type(x * x * 2.0) and type(g) is type(x)
