@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/import_time.py [runs]``. Each run is a new interpreter that times
 ``import numpy, gast`` and then ``import mindgrad``; the script prints the medians and the
-part mindgrad adds over numpy and gast (the target is at most 150 ms). Measure with the
+part mindgrad adds over numpy and gast (the target is at most 120 ms). Measure with the
 package's bytecode compiled, as ``pip install`` leaves it (``python -m compileall mindgrad``
 first when ``PYTHONDONTWRITEBYTECODE`` is set): otherwise every run compiles the sources.
 """
