@@ -113,8 +113,8 @@ def _reused(text, scalars=()):
     fdef = gast.parse(text).body[0]
 
     def resolve(node):
-        if isinstance(node, gast.Name) and node.id == "times_slope":
-            return runtime.times_slope
+        if isinstance(node, gast.Name) and node.id in ("times_slope", "add_at"):
+            return getattr(runtime, node.id)
         if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and \
                 node.value.id == "np":
             return getattr(np, node.attr, None)
@@ -254,13 +254,16 @@ def f(x, g, *, sens):
     a = user_function(g, np.exp(x - y))
     b = times_slope(g, np.exp(x - z), out=None)
     c = times_slope(np.exp(x - w), w)
-    return a, b, c
+    v = np.exp(x)
+    e = times_slope(add_at(g, x, 0, v), np.exp(x - v))
+    return a, b, c, e
 """)
     # an unknown callee may change what a name holds; a call writing into an argument; a name
     # read twice: the operation is computed where it is written
     assert "user_function(g, np.exp(x - y))" in text
     assert "np.exp(x - z)" in text
     assert "times_slope(np.exp(x - w), w)" in text
+    assert "np.exp(x - v)" in text  # add_at writes into its first argument
 
 
 def test_each_dead_operand_is_offered_in_turn():

@@ -18,9 +18,10 @@ statement reads every name it reads anywhere in it, and is taken to assign none)
   before, so that the rewrite above writes it into the dead name's memory
   (``d_x = add_into(d_x, times_slope(g, np.exp(x - y)))`` with ``y`` dead computes
   ``x - y`` into ``y``, then its exponential in place), when every call of the statement is
-  NumPy's or mindgrad's (which change no name's value, so the order the parts are computed
-  in does not matter); when two operands are dead, each is offered in turn (a gradient
-  broadcast from a number, a read-only view, cannot take the result; the other may);
+  NumPy's or one of mindgrad's pure helpers (which change no name's value, so the order the
+  parts are computed in does not matter); when two operands are dead, each is offered in
+  turn (a gradient broadcast from a number, a read-only view, cannot take the result; the
+  other may);
 * an accumulation ``t = a + <expression>``, ``a`` dead after it, becomes
   ``t = add_into(a, <expression>)``: ``a + <expression>`` into ``a``'s memory on the same
   conditions, else as written;
@@ -174,16 +175,28 @@ def _hoist(node, stmt, dead, before, resolve, fresh, root=False):
     return A.load(name)
 
 
-#: NumPy's functions that write into an argument, and mindgrad's modules whose helpers do
+#: NumPy's functions that write into an argument
 _WRITERS = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
                       np.put_along_axis})
-_WRITING_MODULES = ("mindgrad.runtime.buffers", "mindgrad.runtime.reuse")
+_PURE_HELPERS = set()
+
+
+def _pure_helpers():
+    """mindgrad's helpers that gradient code nests elementwise operations in, none of which
+    writes into an argument (``add_at`` and the tape's helpers do, and are not here)."""
+    if not _PURE_HELPERS:
+        from mindgrad import runtime
+        from mindgrad.rules.helpers import quotient
+        from mindgrad.rules.numpy_reductions import reduce_mean_grad, reduce_sum_grad
+        _PURE_HELPERS.update({runtime.times_slope, runtime.unbroadcast, reduce_sum_grad,
+                              reduce_mean_grad, quotient})
+    return _PURE_HELPERS
 
 
 def _pure_calls(stmt, resolve) -> bool:
-    """Whether every call in ``stmt`` is NumPy's or mindgrad's and writes into none of its
-    arguments (so the order its parts are computed in does not change their values), and it
-    has no lambda, comprehension or conditional part."""
+    """Whether every call in ``stmt`` is NumPy's (none that writes into an argument) or one of
+    mindgrad's pure helpers, so the order its parts are computed in does not change their
+    values, and it has no lambda, comprehension or conditional part."""
     for node in A.walk(stmt):
         if isinstance(node, (*_SCOPES, gast.IfExp, gast.BoolOp, gast.NamedExpr)):
             return False
@@ -191,11 +204,13 @@ def _pure_calls(stmt, resolve) -> bool:
             if any(k.arg == "out" for k in node.keywords):
                 return False
             fn = resolve(node.func)
+            try:
+                if isinstance(fn, np.ufunc) or fn in _pure_helpers():
+                    continue
+            except TypeError:  # an unhashable callable: not one of them
+                return False
             module = getattr(fn, "__module__", None) or ""
-            if isinstance(fn, np.ufunc):
-                continue
-            if fn is None or fn in _WRITERS or module.startswith(_WRITING_MODULES) or \
-                    not (module.split(".")[0] == "numpy" or origin(fn).is_mindgrad):
+            if fn is None or fn in _WRITERS or module.split(".")[0] != "numpy":
                 return False
     return True
 
