@@ -255,7 +255,7 @@ def f(x, g, *, sens):
     b = times_slope(g, np.exp(x - z), out=None)
     c = times_slope(np.exp(x - w), w)
     v = np.exp(x)
-    e = times_slope(add_at(g, x, 0, v), np.exp(x - v))
+    e = times_slope(add_at(g, x, 0, z), np.exp(x - v))
     return a, b, c, e
 """)
     # an unknown callee may change what a name holds; a call writing into an argument; a name
