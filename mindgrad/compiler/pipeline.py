@@ -22,7 +22,7 @@ from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler import naming
 from mindgrad.compiler.facts import analysis
-from mindgrad.compiler.finish import assemble, emit, reuse
+from mindgrad.compiler.finish import assemble, emit, gather, reuse
 from mindgrad.compiler.front import fence, normalize, source, specialise
 from mindgrad.compiler.transform import forward, reverse
 from mindgrad.compiler.transform.callees import SPLIT, Callees, Placeholder
@@ -167,11 +167,14 @@ def optimize_reverse(build, state):
     state.defs = state.functions.assemble(state.code)
     _load_zeros(state.defs, state.written.namespace)
     entry = state.defs[0]
-    if build.large and state.request.mode != SPLIT and \
-            build.callees.roles.get(entry.name) == "entry":
+    if state.request.mode != SPLIT and build.callees.roles.get(entry.name) == "entry":
         namespace = state.written.namespace
-        reuse.reuse_buffers(entry, _resolver(namespace, A.names_in(entry, gast.Store)),
-                            state.facts.scalars, namespace.bind)
+        if gather.ON:
+            gather.gather_products(entry, _resolver(namespace, A.names_in(entry, gast.Store)),
+                                   namespace.bind)
+        if build.large:
+            reuse.reuse_buffers(entry, _resolver(namespace, A.names_in(entry, gast.Store)),
+                                state.facts.scalars, namespace.bind)
     state.bindings = {**state.written.namespace.bindings, **state.callees.placeholders()}
 
 

@@ -23,7 +23,7 @@ from mindgrad.rules import (
     tangent,
 )
 from mindgrad.rules.helpers import log_base, power
-from mindgrad.runtime import is_any_zero, unbroadcast
+from mindgrad.runtime import is_any_zero, unbroadcast, zero
 from mindgrad.runtime.tangents import add_tangent, zero_for
 
 # ----- addition and subtraction ------------------------------------------------------------
@@ -136,3 +136,59 @@ def matmul_grad_y(g, x, y):
 def _(out, x, y):
     d[x] = matmul_grad_x(d[out], x, y)
     d[y] = matmul_grad_y(d[out], x, y)
+
+
+# ----- the sums of matmul gradients a backward loop adds up (compiler/finish/gather.py) ---------
+
+
+def matmul_grad_x_sum(terms, x):
+    """``sum(matmul_grad_x(g, x, y) for g, y in terms)``, the zero for none: the gradient of
+    ``x`` in ``x @ y_t`` over the steps of a loop, ``x`` the same at every step. Where ``x`` is
+    a NumPy matrix and the ``g`` and ``y`` are NumPy vectors, or matrices, of one shape each,
+    one product of the steps stacked (``G.T @ Y``: the sum of the outer products), not one
+    product and one addition a step; otherwise the sum step by step."""
+    live = [(g, y) for g, y in terms if not is_any_zero(g)]
+    if not live:
+        return zero
+    if _stackable(x, live):
+        gs, ys = [g for g, _ in live], [y for _, y in live]
+        if live[0][0].ndim == 1:
+            return np.stack(gs).T @ np.stack(ys)
+        return np.concatenate(gs, axis=1) @ np.concatenate(ys, axis=1).T
+    return _stepwise(matmul_grad_x, live, x, first=True)
+
+
+def matmul_grad_y_sum(terms, y):
+    """``sum(matmul_grad_y(g, x, y) for g, x in terms)``: as ``matmul_grad_x_sum``, for the
+    second operand (``X.T @ G`` of the steps stacked)."""
+    live = [(g, x) for g, x in terms if not is_any_zero(g)]
+    if not live:
+        return zero
+    if _stackable(y, live):
+        gs, xs = [g for g, _ in live], [x for _, x in live]
+        if live[0][0].ndim == 1:
+            return np.stack(xs).T @ np.stack(gs)
+        return np.concatenate(xs, axis=0).T @ np.concatenate(gs, axis=0)
+    return _stepwise(matmul_grad_y, live, y, first=False)
+
+
+def _stackable(fixed, live) -> bool:
+    """Whether the steps' products fit one: ``fixed`` a NumPy float matrix, every ``g`` and
+    other operand NumPy arrays of one rank (1 or 2) and one shape each, of ``fixed``'s dtype."""
+    if fixed.__class__ is not np.ndarray or fixed.ndim != 2 or fixed.dtype.kind != "f":
+        return False
+    g0, o0 = live[0]
+    if g0.__class__ is not np.ndarray or o0.__class__ is not np.ndarray or \
+            g0.ndim not in (1, 2) or o0.ndim != g0.ndim:
+        return False
+    return all(g.__class__ is np.ndarray and o.__class__ is np.ndarray and
+               g.shape == g0.shape and o.shape == o0.shape and
+               g.dtype == fixed.dtype and o.dtype == fixed.dtype for g, o in live)
+
+
+def _stepwise(grad, live, fixed, first):
+    total = zero
+    for g, other in live:
+        part = grad(g, fixed, other) if first else grad(g, other, fixed)
+        total = part if total is zero else total + part
+    return total
