@@ -9,7 +9,10 @@ The compiler's code is rewritten for Numba's typed world, then compiled with ``n
 * ``reversed(range(...))`` as a range counting down, ``del`` statements dropped (they free
   memory only), the sensitivity a positional parameter;
 * the runtime's helpers replaced by the Numba implementations of ``jit_runtime``, which
-  refuse the cases they do not implement; the symbolic zero as ``0.0`` where it is only added;
+  refuse the cases they do not implement; the symbolic zero as ``0.0`` where it is only added,
+  and as zeros of the input's shape and dtype where an input's gradient starts from it and a
+  loop adds to it (``jit_rewrite``);
+* the gradient built with no array marked large: no reuse stage (writes into dead buffers);
 * a number or array the code reads from a global or a closure, a parameter read at each call,
   so a changed value is seen as the Python code sees it; a module or function it calls is
   fixed at compile time, and the cache entry depends on it.
@@ -36,28 +39,23 @@ import types as pytypes
 import numpy as np
 
 from mindgrad import runtime
-from mindgrad.rules import numpy_reductions
+from mindgrad.api.jit_rewrite import JitUnsupportedError, rewrite, zero_names
+from mindgrad.api.jit_rewrite import refuse as _refuse
+from mindgrad.rules import numpy_reductions, operators
 
 __all__ = ["JitUnsupportedError", "build", "compiled"]
-
-
-class JitUnsupportedError(NotImplementedError):
-    """``jit=True`` met code it does not compile: the message names the construct and the
-    function; without ``jit=True`` the gradient runs as Python."""
 
 
 # the runtime's helpers Numba has an implementation of (jit_runtime.HELPERS), by name
 _HELPERS = {"seed": runtime.seed, "unbroadcast": runtime.unbroadcast,
             "zeros_buffer": runtime.zeros_buffer,
             "reduce_sum_grad": numpy_reductions.reduce_sum_grad,
-            "reduce_mean_grad": numpy_reductions.reduce_mean_grad}
+            "reduce_mean_grad": numpy_reductions.reduce_mean_grad,
+            "matmul_grad_x": operators.matmul_grad_x, "matmul_grad_y": operators.matmul_grad_y}
+_HELPERS.update((name, getattr(operators, name)) for name in
+                ("matmul_grad_x_sum", "matmul_grad_y_sum") if hasattr(operators, name))
 _BUILTINS = {"range", "len", "abs", "min", "max", "float", "int", "bool"}
 _MODULES = {"numpy", "math"}
-
-
-def _refuse(name, what):
-    return JitUnsupportedError(f"jit=True: the gradient of {name} {what}, which the Numba "
-                               f"path does not compile; drop jit=True to run it as Python")
 
 
 # ----- reading what the generated code reads ---------------------------------------------------
@@ -120,188 +118,6 @@ def _resolve(fn_name, function, names, zero_names_ok) -> _Namespace:
         if name in glob and name not in cells:
             space.depends.append(("global", glob, (name,), obj))
     return space
-
-
-# ----- rewriting the generated function --------------------------------------------------------
-
-
-def _is_call(node, obj_name, method, nargs):
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-        isinstance(node.func.value, ast.Name) and node.func.value.id == obj_name and \
-        node.func.attr == method and len(node.args) == nargs and not node.keywords
-
-
-def _tapes(fn_name, entry):
-    """The tape lists of ``entry``: ``{tape: names pushed}``. A tape is a local list made
-    empty once and used only as ``tape.append(name)`` and ``name = tape.pop()``."""
-    made = {s.targets[0].id for s in entry.body if isinstance(s, ast.Assign) and
-            len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and
-            isinstance(s.value, ast.List) and not s.value.elts}
-    pushed = {t: [] for t in made}
-    popped = {t: [] for t in made}
-    allowed = set()
-    for node in ast.walk(entry):
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            for t in made:
-                if _is_call(node.value, t, "append", 1) and isinstance(node.value.args[0],
-                                                                      ast.Name):
-                    pushed[t].append(node.value.args[0].id)
-                    allowed.add(id(node.value.func.value))
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0], ast.Name):
-            for t in made:
-                if _is_call(node.value, t, "pop", 0):
-                    popped[t].append(node.targets[0].id)
-                    allowed.add(id(node.value.func.value))
-    tapes = {}
-    for t in made:
-        if not popped[t]:
-            continue  # a list of the user's, not a tape
-        uses = [n for n in ast.walk(entry) if isinstance(n, ast.Name) and n.id == t and
-                isinstance(n.ctx, ast.Load)]
-        if any(id(n) not in allowed for n in uses) or set(pushed[t]) != set(popped[t]):
-            raise _refuse(fn_name, f"uses its tape {t!r} other than by pushing and popping "
-                                   f"named values")
-        tapes[t] = sorted(set(pushed[t]))
-    return tapes
-
-
-def _zero_names(entry, zero_name):
-    """Whether every variable assigned the symbolic zero is only added, assigned or returned
-    (where ``0.0`` gives what the symbolic zero gives)."""
-    names = {s.targets[0].id for s in ast.walk(entry) if isinstance(s, ast.Assign) and
-             isinstance(s.value, ast.Name) and s.value.id == zero_name and
-             len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)}
-    parents = {}
-    for node in ast.walk(entry):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    for node in ast.walk(entry):
-        if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
-            continue
-        if node.id not in names and node.id != zero_name:
-            continue
-        parent = parents.get(id(node))
-        if node.id == zero_name:
-            if not (isinstance(parent, ast.Assign) and parent.value is node):
-                return False
-            continue
-        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add) or \
-                isinstance(parent, ast.AugAssign) and isinstance(parent.op, ast.Add) or \
-                isinstance(parent, ast.Assign) and parent.value is node and \
-                all(isinstance(t, ast.Name) for t in parent.targets):
-            continue
-        if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)),
-                                                         (ast.Return, ast.Tuple)):
-            continue
-        return False
-    return True
-
-
-class _Rewrite(ast.NodeTransformer):
-    def __init__(self, fn_name, tapes, none_init, stack_names, some):
-        self.fn_name, self.tapes, self.none_init = fn_name, tapes, none_init
-        self.stack = stack_names  # pushed name -> its stack's name
-        self.some = some  # the name of jit_runtime.some
-
-    def visit_Name(self, node):
-        if node.id in self.none_init and isinstance(node.ctx, ast.Load):
-            return ast.Call(ast.Name(self.some, ast.Load()), [node], [])
-        return node
-
-    def visit_Delete(self, node):
-        return ast.Pass()
-
-    def visit_Assign(self, node):
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            target = node.targets[0].id
-            if target in self.tapes:
-                return [ast.parse(f"{self.stack[v]} = []").body[0] for v in self.tapes[target]]
-            if isinstance(node.value, ast.Call) and any(
-                    _is_call(node.value, t, "pop", 0) for t in self.tapes):
-                stack = self.stack[target]
-                if target in self.none_init:
-                    return ast.parse(f"if len({stack}) > 0:\n    {target} = {stack}.pop()\n"
-                                     f"else:\n    {target} = None").body[0]
-                return ast.parse(f"{target} = {stack}.pop()").body[0]
-        return self.generic_visit(node)
-
-    def visit_Expr(self, node):
-        if isinstance(node.value, ast.Call) and any(
-                _is_call(node.value, t, "append", 1) for t in self.tapes):
-            name = node.value.args[0].id
-            stack = self.stack[name]
-            if name in self.none_init:
-                return ast.parse(f"if {name} is not None:\n"
-                                 f"    {stack}.append({self.some}({name}))").body[0]
-            return ast.parse(f"{stack}.append({name})").body[0]
-        return self.generic_visit(node)
-
-    def visit_For(self, node):
-        self.generic_visit(node)
-        it = node.iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
-                it.func.id == "reversed":
-            inner = it.args[0] if len(it.args) == 1 and not it.keywords else None
-            if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and
-                    inner.func.id == "range" and 1 <= len(inner.args) <= 2 and
-                    not inner.keywords):
-                raise _refuse(self.fn_name, "loops over reversed() of something other than "
-                                            "range(stop) or range(start, stop)")
-            start = _minus_one(inner.args[0]) if len(inner.args) == 2 else "-1"
-            node.iter = ast.parse(f"range({_minus_one(inner.args[-1])}, {start}, -1)",
-                                  mode="eval").body
-        return node
-
-
-def _minus_one(node) -> str:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return str(node.value - 1)
-    return f"{ast.unparse(node)} - 1" if isinstance(node, ast.Name) else \
-        f"({ast.unparse(node)}) - 1"
-
-
-def _rewrite(fn_name, entry, code_names):
-    """The entry function rewritten for Numba, and the names it reads from outside."""
-    for node in ast.walk(entry):
-        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                             ast.Try, ast.With, ast.Yield, ast.YieldFrom, ast.Global,
-                             ast.Nonlocal, ast.Dict, ast.Set, ast.DictComp, ast.SetComp,
-                             ast.ListComp, ast.GeneratorExp, ast.Starred)) and node is not entry:
-            raise _refuse(fn_name, f"has a {type(node).__name__} "
-                                   f"(line {getattr(node, 'lineno', '?')}: "
-                                   f"{ast.unparse(node).splitlines()[0][:60]})")
-        if isinstance(node, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot))
-                                                 for o in node.ops):
-            raise _refuse(fn_name, f"tests identity ({ast.unparse(node)[:60]})")
-    a = entry.args
-    if a.vararg or a.kwarg or a.posonlyargs or len(a.kwonlyargs) != 1:
-        raise _refuse(fn_name, "has a signature other than positional inputs and the sens")
-    tapes = _tapes(fn_name, entry)
-    none_init = {s.targets[0].id for s in entry.body if isinstance(s, ast.Assign) and
-                 len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and
-                 isinstance(s.value, ast.Constant) and s.value.value is None}
-    local = {n.id for n in ast.walk(entry) if isinstance(n, ast.Name) and
-             isinstance(n.ctx, (ast.Store, ast.Del))} | {p.arg for p in a.args + a.kwonlyargs}
-    stack_names, taken = {}, set(local) | set(code_names)
-    for names in tapes.values():
-        for v in names:
-            s = f"tape_{v}"
-            while s in taken:
-                s += "_"
-            taken.add(s)
-            stack_names[v] = s
-    some = "some"
-    while some in taken:
-        some += "_"
-    entry = _Rewrite(fn_name, tapes, none_init, stack_names, some).visit(entry)
-    a.args = a.args + a.kwonlyargs
-    a.kwonlyargs, a.kw_defaults = [], []
-    entry.decorator_list = []
-    ast.fix_missing_locations(entry)
-    loaded = {n.id for n in ast.walk(entry) if isinstance(n, ast.Name) and
-              isinstance(n.ctx, ast.Load)}
-    return entry, loaded - local - set(stack_names.values()) - {some}, some
 
 
 # ----- compiling and running ---------------------------------------------------------------------
@@ -416,7 +232,36 @@ def compiled(grad_fn, args, keywords):
     if refused is not None:
         raise JitUnsupportedError(f"jit=True: the gradient of {name} with {refused} is not "
                                   f"compiled by the Numba path; drop jit=True")
-    return build(grad_fn._build(args, keywords), name, args)
+    return build(_generated(grad_fn, args), name, args, grad_fn.positions)
+
+
+def _small(kind):
+    """The argument kind ``kind`` (``cache.kind``) with no array marked large."""
+    if isinstance(kind, tuple) and len(kind) == 4 and kind[3] == "large":
+        return kind[:3]
+    if isinstance(kind, tuple) and len(kind) == 2 and kind[0] in (list, tuple):
+        return (kind[0], tuple(_small(k) for k in kind[1]))
+    if isinstance(kind, tuple) and len(kind) == 2 and kind[0] is dict:
+        return (dict, tuple((key, _small(k)) for key, k in kind[1]))
+    return kind
+
+
+def _generated(grad_fn, args):
+    """The compiler's gradient for ``args`` as ``GradFunction._build`` builds it, but with no
+    array marked large: the reuse stage (writes into dead buffers, ``spare``) is left out,
+    as Numba's typed code does not take it. The non-jit cache is not touched."""
+    from mindgrad.api.arguments import check_argument_types, check_differentiable
+    from mindgrad.compiler import cache, driver, expansions
+    from mindgrad.compiler.finish import gather
+
+    check_argument_types(args)
+    grad_fn._check_call(args, {})
+    for p in grad_fn.positions:
+        check_differentiable(p, args[p])
+    fn = expansions.python_of(grad_fn.fn, args, len(args)) or grad_fn.fn
+    with gather.off():  # the steps' matmul gradients one by one, as Numba's loop takes them
+        return driver.run(fn, grad_fn.positions, kinds=[_small(cache.kind(a)) for a in args],
+                          weights=grad_fn.weights)
 
 
 def _steady(call, expected):
@@ -437,9 +282,10 @@ def _steady(call, expected):
     return function
 
 
-def build(generated, fn_name, args) -> JitDerivative:
-    """The gradient ``generated`` (the compiler's, for ``args``) compiled by Numba, checked
-    against it on ``args``; a JitUnsupportedError where the code is not compiled."""
+def build(generated, fn_name, args, positions=None) -> JitDerivative:
+    """The gradient ``generated`` (the compiler's, for ``args``, with respect to the inputs at
+    ``positions``) compiled by Numba, checked against it on ``args``; a JitUnsupportedError
+    where the code is not compiled."""
     python = generated.function
     tree = ast.parse(generated.text)
     entries = [s for s in tree.body if isinstance(s, ast.FunctionDef) and
@@ -449,12 +295,14 @@ def build(generated, fn_name, args) -> JitDerivative:
                                "or code built for its calls at run time)")
     zero_name = next((n for n, c in zip(python.__code__.co_freevars, python.__closure__ or ())
                       if c.cell_contents is runtime.zero), None)
-    zero_ok = zero_name is None or _zero_names(entries[0], zero_name)
-    entry, outside, some = _rewrite(fn_name, entries[0], set(python.__code__.co_freevars))
+    zero_ok = zero_name is None or zero_names(entries[0], zero_name)
+    entry, outside, named = rewrite(fn_name, entries[0], set(python.__code__.co_freevars),
+                                    zero_name, positions)
     space = _resolve(fn_name, python, outside, zero_ok)
     from mindgrad.api import jit_runtime
 
-    space.frozen[some] = jit_runtime.some
+    for role, helper_name in named.items():
+        space.frozen[helper_name] = getattr(jit_runtime, role)
     live = sorted(space.live)
     entry.args.args += [ast.arg(arg=n) for n in live]
     header = "".join(f"# {d}\n" for d in space.described)

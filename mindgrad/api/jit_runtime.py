@@ -1,6 +1,9 @@
 """What ``jit=True`` code calls in place of the runtime's helpers: Numba implementations of
-``seed``, ``unbroadcast``, ``reduce_sum_grad``, ``reduce_mean_grad`` and ``zeros_buffer`` for
-the types Numba infers, each giving what the NumPy helper of the same name gives.
+``seed``, ``unbroadcast``, ``reduce_sum_grad``, ``reduce_mean_grad``, ``zeros_buffer``,
+``matmul_grad_x``, ``matmul_grad_y`` and their sums over a loop's steps, for the types Numba
+infers, each giving what the NumPy helper of the same name gives; and ``zeros_grad`` and
+``accumulate``, for a gradient that starts as the symbolic zero and is added to in a loop
+(``jit_rewrite``).
 
 Each name here is a stub that only Numba calls; its ``overload`` reads the argument types and
 either returns an implementation or refuses the case: a refusal is noted in ``REFUSED`` (the
@@ -14,11 +17,13 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
-__all__ = ["HELPERS", "REFUSED", "reduce_mean_grad", "reduce_sum_grad", "seed", "some",
-           "unbroadcast", "zeros_buffer"]
+__all__ = ["HELPERS", "REFUSED", "accumulate", "matmul_grad_x", "matmul_grad_x_sum",
+           "matmul_grad_y", "matmul_grad_y_sum",
+           "reduce_mean_grad", "reduce_sum_grad", "seed", "some", "unbroadcast", "zeros_buffer",
+           "zeros_grad"]
 
 REFUSED: list = []  # (helper, argument types) for each case refused while typing
 
@@ -186,6 +191,181 @@ def _zeros_buffer(x):
     return lambda x: np.zeros(x.shape, x.dtype)
 
 
+# ----- matmul's gradients -------------------------------------------------------------------------
+
+
+def _float_arrays(*ts) -> bool:
+    """Real float arrays of one dtype, of rank 1 or 2 each."""
+    ts = [_bare(t) for t in ts]
+    return all(isinstance(t, types.Array) and isinstance(t.dtype, types.Float) and
+               t.ndim in (1, 2) for t in ts) and len({t.dtype for t in ts}) == 1
+
+
+def _scalar_of(g, x):
+    """``g`` a float of the dtype of the array ``x`` (the gradient of a vector dot product)."""
+    g = _bare(g)
+    return isinstance(g, types.Float) and g == _bare(x).dtype
+
+
+def matmul_grad_x(g, x, y):
+    """``operators.matmul_grad_x`` for float vectors and matrices of one dtype (Numba only)."""
+    raise NotImplementedError("compiled by Numba only")
+
+
+@overload(matmul_grad_x)
+def _matmul_grad_x(g, x, y):
+    if not _float_arrays(x, y):
+        return _refuse("matmul_grad_x", g, x, y)
+    xn, yn = _bare(x).ndim, _bare(y).ndim
+    if xn == 1 and yn == 1 and _scalar_of(g, x):
+        return lambda g, x, y: g * y  # x @ y a number
+    if not _float_arrays(g, x, y) or _bare(g).ndim != xn + yn - 2:
+        return _refuse("matmul_grad_x", g, x, y)
+    if xn == 2 and yn == 2:
+        return lambda g, x, y: g @ y.T
+    if xn == 2:
+        return lambda g, x, y: np.outer(g, y)
+    return lambda g, x, y: y @ g  # x a row
+
+
+def matmul_grad_y(g, x, y):
+    """``operators.matmul_grad_y`` for float vectors and matrices of one dtype (Numba only)."""
+    raise NotImplementedError("compiled by Numba only")
+
+
+@overload(matmul_grad_y)
+def _matmul_grad_y(g, x, y):
+    if not _float_arrays(x, y):
+        return _refuse("matmul_grad_y", g, x, y)
+    xn, yn = _bare(x).ndim, _bare(y).ndim
+    if xn == 1 and yn == 1 and _scalar_of(g, x):
+        return lambda g, x, y: g * x
+    if not _float_arrays(g, x, y) or _bare(g).ndim != xn + yn - 2:
+        return _refuse("matmul_grad_y", g, x, y)
+    if xn == 2:
+        return lambda g, x, y: x.T @ g
+    return lambda g, x, y: np.outer(x, g)  # x a row, y a matrix
+
+
+def matmul_grad_x_sum(terms, x):
+    """``operators.matmul_grad_x_sum``: the sum of ``matmul_grad_x(g, x, y)`` over the
+    ``(g, y)`` of a list, zeros of ``x``'s shape for none (Numba only)."""
+    raise NotImplementedError("compiled by Numba only")
+
+
+def matmul_grad_y_sum(terms, y):
+    """``operators.matmul_grad_y_sum``: the sum of ``matmul_grad_y(g, x, y)`` over the
+    ``(g, x)`` of a list (Numba only)."""
+    raise NotImplementedError("compiled by Numba only")
+
+
+def _terms(terms, fixed):
+    """The two array types of a list of pairs, with ``fixed``'s dtype; else None."""
+    tt, ft = _bare(terms), _bare(fixed)
+    item = tt.dtype if isinstance(tt, types.List) else \
+        tt.item_type if isinstance(tt, types.ListType) else None
+    if not (isinstance(item, types.BaseTuple) and len(item) == 2 and
+            _float_arrays(ft, *item.types)):
+        return None
+    return item.types
+
+
+@register_jitable
+def _check_term(term, acc):
+    if term.shape != acc.shape:
+        raise ValueError("jit=True: a term of a matmul gradient's sum has another shape")
+
+
+@overload(matmul_grad_x_sum)
+def _matmul_grad_x_sum(terms, x):
+    pair = _terms(terms, x)
+    if pair is None:
+        return _refuse("matmul_grad_x_sum", terms, x)
+    if _bare(x).ndim == 2 and pair[0].ndim == 1 and pair[1].ndim == 1:
+        def outers(terms, x):  # the sum of the outer products g y^T, written in place
+            acc = np.zeros(x.shape, x.dtype)
+            for g, y in terms:
+                if g.shape[0] != x.shape[0] or y.shape[0] != x.shape[1]:
+                    raise ValueError("jit=True: a term of a matmul gradient's sum has "
+                                     "another shape")
+                for i in range(g.shape[0]):
+                    gi = g[i]
+                    for j in range(y.shape[0]):
+                        acc[i, j] += gi * y[j]
+            return acc
+        return outers
+
+    def stepwise_x(terms, x):
+        acc = np.zeros(x.shape, x.dtype)
+        for g, y in terms:
+            term = matmul_grad_x(g, x, y)
+            _check_term(term, acc)
+            acc += term
+        return acc
+    return stepwise_x
+
+
+@overload(matmul_grad_y_sum)
+def _matmul_grad_y_sum(terms, y):
+    pair = _terms(terms, y)
+    if pair is None:
+        return _refuse("matmul_grad_y_sum", terms, y)
+
+    def stepwise_y(terms, y):
+        acc = np.zeros(y.shape, y.dtype)
+        for g, x in terms:
+            term = matmul_grad_y(g, x, y)
+            _check_term(term, acc)
+            acc += term
+        return acc
+    return stepwise_y
+
+
+# ----- a gradient that starts as the symbolic zero and is added to -------------------------------
+
+
+def zeros_grad(x):
+    """Zeros of the float or float array ``x``'s shape and dtype: the start of a gradient of
+    ``x`` that is only added to (Numba only)."""
+    raise NotImplementedError("compiled by Numba only")
+
+
+@overload(zeros_grad)
+def _zeros_grad(x):
+    xt = _bare(x)
+    if isinstance(xt, types.Float):
+        zero = as_dtype(xt).type(0.0)
+        return lambda x: zero
+    if isinstance(xt, types.Array) and isinstance(xt.dtype, types.Float):
+        return lambda x: np.zeros(x.shape, x.dtype)
+    return _refuse("zeros_grad", x)
+
+
+def accumulate(acc, value):
+    """``acc + value`` for a gradient ``acc`` that started as ``zeros_grad``: a value of its
+    type and dtype only, of its shape (else a ValueError), so the sum is what adding to the
+    symbolic zero gives (Numba only)."""
+    raise NotImplementedError("compiled by Numba only")
+
+
+@overload(accumulate)
+def _accumulate(acc, value):
+    at, vt = _bare(acc), _bare(value)
+    if isinstance(at, types.Float) and at == vt:
+        return lambda acc, value: acc + value
+    if not (isinstance(at, types.Array) and isinstance(vt, types.Array) and
+            isinstance(at.dtype, types.Float) and at.dtype == vt.dtype and at.ndim == vt.ndim):
+        return _refuse("accumulate", acc, value)
+
+    def add(acc, value):
+        if acc.shape != value.shape:
+            raise ValueError("jit=True: a gradient added to has a term of another shape")
+        return acc + value
+    return add
+
+
 # the runtime's helper name -> its implementation here
 HELPERS = {"seed": seed, "unbroadcast": unbroadcast, "reduce_sum_grad": reduce_sum_grad,
-           "reduce_mean_grad": reduce_mean_grad, "zeros_buffer": zeros_buffer}
+           "reduce_mean_grad": reduce_mean_grad, "zeros_buffer": zeros_buffer,
+           "matmul_grad_x": matmul_grad_x, "matmul_grad_y": matmul_grad_y,
+           "matmul_grad_x_sum": matmul_grad_x_sum, "matmul_grad_y_sum": matmul_grad_y_sum}
