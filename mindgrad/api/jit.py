@@ -51,9 +51,9 @@ _HELPERS = {"seed": runtime.seed, "unbroadcast": runtime.unbroadcast,
             "zeros_buffer": runtime.zeros_buffer,
             "reduce_sum_grad": numpy_reductions.reduce_sum_grad,
             "reduce_mean_grad": numpy_reductions.reduce_mean_grad,
-            "matmul_grad_x": operators.matmul_grad_x, "matmul_grad_y": operators.matmul_grad_y}
-_HELPERS.update((name, getattr(operators, name)) for name in
-                ("matmul_grad_x_sum", "matmul_grad_y_sum") if hasattr(operators, name))
+            "matmul_grad_x": operators.matmul_grad_x, "matmul_grad_y": operators.matmul_grad_y,
+            "matmul_grad_x_sum": operators.matmul_grad_x_sum,
+            "matmul_grad_y_sum": operators.matmul_grad_y_sum}
 _BUILTINS = {"range", "len", "abs", "min", "max", "float", "int", "bool"}
 _MODULES = {"numpy", "math"}
 
