@@ -141,7 +141,9 @@ class GradFunction:
                         f"sensitivity, so {_name(self.fn)} got {len(args)} positional input(s))")
             raise TypeError(f"{_name(self.fn)}(): {exc}{hint}") from None
 
-    def _build(self, args, keywords=()):
+    def _build(self, args, keywords=(), kind=cache.kind):
+        """The generated gradient for ``args``; ``kind`` gives an argument's kind, which the
+        code is built for (``cache.kind``; ``jit=True`` marks no array large)."""
         # the argument kinds are part of the cache key, so checking them on a miss suffices
         check_argument_types(args)
         self._check_call(args, dict.fromkeys(keywords))
@@ -150,7 +152,7 @@ class GradFunction:
         fn = self.fn
         # grad of grad, jacrev(jacrev(f)): differentiate the gradient's code, as Python
         fn = expansions.python_of(fn, args, len(args)) or fn
-        return driver.run(fn, self.positions, kinds=[cache.kind(a) for a in args],
+        return driver.run(fn, self.positions, kinds=[kind(a) for a in args],
                             weights=self.weights, keywords=keywords)
 
     def gradients(self, args, kwargs, sens):

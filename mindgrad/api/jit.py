@@ -250,18 +250,11 @@ def _generated(grad_fn, args):
     """The compiler's gradient for ``args`` as ``GradFunction._build`` builds it, but with no
     array marked large: the reuse stage (writes into dead buffers, ``spare``) is left out,
     as Numba's typed code does not take it. The non-jit cache is not touched."""
-    from mindgrad.api.arguments import check_argument_types, check_differentiable
-    from mindgrad.compiler import cache, driver, expansions
+    from mindgrad.compiler import cache
     from mindgrad.compiler.finish import gather
 
-    check_argument_types(args)
-    grad_fn._check_call(args, {})
-    for p in grad_fn.positions:
-        check_differentiable(p, args[p])
-    fn = expansions.python_of(grad_fn.fn, args, len(args)) or grad_fn.fn
     with gather.off():  # the steps' matmul gradients one by one, as Numba's loop takes them
-        return driver.run(fn, grad_fn.positions, kinds=[_small(cache.kind(a)) for a in args],
-                          weights=grad_fn.weights)
+        return grad_fn._build(args, kind=lambda a: _small(cache.kind(a)))
 
 
 def _steady(call, expected):

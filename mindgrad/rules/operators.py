@@ -147,29 +147,36 @@ def matmul_grad_x_sum(terms, x):
     a NumPy matrix and the ``g`` and ``y`` are NumPy vectors, or matrices, of one shape each,
     one product of the steps stacked (``G.T @ Y``: the sum of the outer products), not one
     product and one addition a step; otherwise the sum step by step."""
-    live = [(g, y) for g, y in terms if not is_any_zero(g)]
-    if not live:
-        return zero
-    if _stackable(x, live):
-        gs, ys = [g for g, _ in live], [y for _, y in live]
-        if live[0][0].ndim == 1:
+    def stacked(gs, ys, vectors):
+        if vectors:
             return np.stack(gs).T @ np.stack(ys)
         return np.concatenate(gs, axis=1) @ np.concatenate(ys, axis=1).T
-    return _stepwise(matmul_grad_x, live, x, first=True)
+    return _sum_of_steps(terms, x, lambda g, y: matmul_grad_x(g, x, y), stacked)
 
 
 def matmul_grad_y_sum(terms, y):
     """``sum(matmul_grad_y(g, x, y) for g, x in terms)``: as ``matmul_grad_x_sum``, for the
     second operand (``X.T @ G`` of the steps stacked)."""
-    live = [(g, x) for g, x in terms if not is_any_zero(g)]
-    if not live:
-        return zero
-    if _stackable(y, live):
-        gs, xs = [g for g, _ in live], [x for _, x in live]
-        if live[0][0].ndim == 1:
+    def stacked(gs, xs, vectors):
+        if vectors:
             return np.stack(xs).T @ np.stack(gs)
         return np.concatenate(xs, axis=0).T @ np.concatenate(gs, axis=0)
-    return _stepwise(matmul_grad_y, live, y, first=False)
+    return _sum_of_steps(terms, y, lambda g, x: matmul_grad_y(g, x, y), stacked)
+
+
+def _sum_of_steps(terms, fixed, step, stacked):
+    """The sum of ``step(g, other)`` over the pairs of ``terms`` whose ``g`` is not zero: one
+    ``stacked(gs, others, vectors)`` where they stack (``_stackable``), else step by step."""
+    live = [(g, other) for g, other in terms if not is_any_zero(g)]
+    if not live:
+        return zero
+    if _stackable(fixed, live):
+        return stacked([g for g, _ in live], [o for _, o in live], live[0][0].ndim == 1)
+    total = zero
+    for g, other in live:
+        part = step(g, other)
+        total = part if total is zero else total + part
+    return total
 
 
 def _stackable(fixed, live) -> bool:
@@ -185,10 +192,3 @@ def _stackable(fixed, live) -> bool:
                g.shape == g0.shape and o.shape == o0.shape and
                g.dtype == fixed.dtype and o.dtype == fixed.dtype for g, o in live)
 
-
-def _stepwise(grad, live, fixed, first):
-    total = zero
-    for g, other in live:
-        part = grad(g, fixed, other) if first else grad(g, other, fixed)
-        total = part if total is zero else total + part
-    return total

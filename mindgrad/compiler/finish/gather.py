@@ -36,13 +36,13 @@ Output guarantee: the same gradient, up to the order the terms are added in.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 
 import gast
-import numpy as np
 
+from mindgrad import runtime
 from mindgrad.compiler import astutil as A
+from mindgrad.compiler.finish.reuse import writes_no_argument
 from mindgrad.compiler.naming import NameGen
 
 #: whether gradients are built with this stage (``off()`` leaves it out)
@@ -62,30 +62,23 @@ def off():
         ON = was
 
 
-_WRITERS = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
-                      np.put_along_axis})
-_BUILTINS = frozenset({builtins.range, builtins.reversed, builtins.len})
 _LIST_METHODS = frozenset({"append", "pop"})
 
 
-def _helpers():
-    from mindgrad import runtime
+def _sums():
+    """The helpers whose loop sums this stage writes: helper -> (its sum, the position of the
+    operand that stays, that of the one that varies)."""
     from mindgrad.rules import operators
-    from mindgrad.rules.helpers import quotient
-    from mindgrad.rules.numpy_reductions import reduce_mean_grad, reduce_sum_grad
-    sums = {operators.matmul_grad_x: (operators.matmul_grad_x_sum, 1, 2),
+    return {operators.matmul_grad_x: (operators.matmul_grad_x_sum, 1, 2),
             operators.matmul_grad_y: (operators.matmul_grad_y_sum, 2, 1)}
-    pure = {runtime.seed, runtime.unbroadcast, runtime.times_slope, runtime.add,
-            reduce_sum_grad, reduce_mean_grad, quotient, *sums}
-    return sums, pure
 
 
 def gather_products(fdef, resolve, bind):
     """Rewrite the loops at the top level of ``fdef`` (the entry function) in place.
     ``resolve(node)``: the object a function expression names (None if unknown); ``bind(obj,
     name)``: the name the code reaches a runtime object by."""
-    sums, pure = _helpers()
-    if not _writes_nothing(fdef, resolve, pure):
+    sums = _sums()
+    if not _writes_nothing(fdef, resolve):
         return
     fresh = NameGen(A.names_in(fdef))
     out = []
@@ -145,7 +138,7 @@ def _accumulation(stmt, resolve, sums):
         def combine(a, b):
             return gast.BinOp(left=a, op=gast.Add(), right=b)
     elif isinstance(value, gast.Call) and len(value.args) == 2 and not value.keywords and \
-            _is_add(resolve(value.func)):
+            resolve(value.func) is runtime.add:
         left, call = value.args
         func = value.func
 
@@ -165,15 +158,10 @@ def _accumulation(stmt, resolve, sums):
     return target, call, combine
 
 
-def _is_add(fn) -> bool:
-    from mindgrad import runtime
-    return fn is runtime.add
-
-
-def _writes_nothing(fdef, resolve, pure) -> bool:
+def _writes_nothing(fdef, resolve) -> bool:
     """Whether no statement of ``fdef`` writes into an array in place: no augmented or index
-    assignment, and every call NumPy's (but its writers), a list's ``append``/``pop``, or one
-    of ``pure``."""
+    assignment, and every call a list's ``append``/``pop`` or one that writes into none of its
+    arguments (``reuse.writes_no_argument``)."""
     for node in A.walk(fdef.body):
         if isinstance(node, (gast.AugAssign, gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             return False
@@ -181,21 +169,10 @@ def _writes_nothing(fdef, resolve, pure) -> bool:
                 isinstance(node.ctx, (gast.Store, gast.Del)):
             return False
         if isinstance(node, gast.Call):
-            if any(k.arg == "out" for k in node.keywords):
-                return False
             func = node.func
             if isinstance(func, gast.Attribute) and func.attr in _LIST_METHODS and \
                     isinstance(func.value, gast.Name) and resolve(func) is None:
                 continue  # tape.append(v), tape.pop(): the tape, a list of the code's own
-            fn = resolve(func)
-            try:
-                if isinstance(fn, np.ufunc) or fn in pure or fn in _BUILTINS:
-                    continue
-                if fn is None or fn in _WRITERS:
-                    return False
-            except TypeError:  # an unhashable callable
-                return False
-            module = getattr(fn, "__module__", None) or ""
-            if module.split(".")[0] != "numpy":
+            if not writes_no_argument(node, resolve):
                 return False
     return True

@@ -182,36 +182,45 @@ _PURE_HELPERS = set()
 
 
 def _pure_helpers():
-    """mindgrad's helpers that gradient code nests elementwise operations in, none of which
-    writes into an argument (``add_at`` and the tape's helpers do, and are not here)."""
+    """mindgrad's helpers that gradient code calls and that write into none of their
+    arguments (``add_at`` and the tape's helpers do, and are not here), and the builtins a
+    loop's header calls."""
     if not _PURE_HELPERS:
         from mindgrad import runtime
         from mindgrad.rules.helpers import quotient
         from mindgrad.rules.numpy_reductions import reduce_mean_grad, reduce_sum_grad
-        _PURE_HELPERS.update({runtime.times_slope, runtime.unbroadcast, reduce_sum_grad,
-                              reduce_mean_grad, quotient})
+        from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
+        _PURE_HELPERS.update({runtime.seed, runtime.times_slope, runtime.unbroadcast,
+                              runtime.add, reduce_sum_grad, reduce_mean_grad, quotient,
+                              matmul_grad_x, matmul_grad_y, range, reversed, len})
     return _PURE_HELPERS
 
 
+def writes_no_argument(call, resolve) -> bool:
+    """Whether ``call`` writes into none of its arguments: no ``out=``, and a NumPy function
+    (none of its writers) or one of mindgrad's pure helpers (``_pure_helpers``)."""
+    if any(k.arg == "out" for k in call.keywords):
+        return False
+    fn = resolve(call.func)
+    try:
+        if isinstance(fn, np.ufunc) or fn in _pure_helpers():
+            return True
+        if fn is None or fn in _WRITERS:
+            return False
+    except TypeError:  # an unhashable callable: not one of them
+        return False
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy"
+
+
 def _pure_calls(stmt, resolve) -> bool:
-    """Whether every call in ``stmt`` is NumPy's (none that writes into an argument) or one of
-    mindgrad's pure helpers, so the order its parts are computed in does not change their
-    values, and it has no lambda, comprehension or conditional part."""
+    """Whether every call in ``stmt`` writes into none of its arguments, so the order its
+    parts are computed in does not change their values, and it has no lambda, comprehension
+    or conditional part."""
     for node in A.walk(stmt):
         if isinstance(node, (*_SCOPES, gast.IfExp, gast.BoolOp, gast.NamedExpr)):
             return False
-        if isinstance(node, gast.Call):
-            if any(k.arg == "out" for k in node.keywords):
-                return False
-            fn = resolve(node.func)
-            try:
-                if isinstance(fn, np.ufunc) or fn in _pure_helpers():
-                    continue
-            except TypeError:  # an unhashable callable: not one of them
-                return False
-            module = getattr(fn, "__module__", None) or ""
-            if fn is None or fn in _WRITERS or module.split(".")[0] != "numpy":
-                return False
+        if isinstance(node, gast.Call) and not writes_no_argument(node, resolve):
+            return False
     return True
 
 
