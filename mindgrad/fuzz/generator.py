@@ -103,6 +103,10 @@ CONSTRUCTS = (
     # jacrev or jacfwd of a helper, in place: the list of the Jacobian's rows is read by two
     # backward sweeps at third order in reverse mode (an internal error once)
     "jacobian_inside",
+    # a value written into a new array or dict by a method (``a.fill(t)``, ``a.put([0], t)``,
+    # ``d.update(k=t)``, ``d.setdefault('k', t)``), or a constant so written, then read: the
+    # write of a differentiated value was no data flow, and the gradient lacked its term
+    "method_write",
 )
 #: a helper's body: a power series, ``p ** i`` by the loop index
 POWER_SERIES = ("    s = 0.0 * p\n    for i in range(3):\n        s = s + q * p ** i\n"
@@ -1106,6 +1110,28 @@ class Generator:
         return self.define(lines, f"SCALED{k}.{method}({v.name})",
                            v.shape if method == "clip" else ())
 
+    def s_method_write(self, lines):
+        """A scalar written into a new array or dict by a method (or by indexing), read after:
+        a differentiated value so written is refused; a constant is a constant."""
+        v = self.pick()
+        self.used.add("method_write")
+        k = self.count + 1
+        value = self.rng.choice([f"np.sum({v.name}) * 0.5", "0.25"])
+        shape = v.shape if v.shape else (2,)
+        into = self.rng.choice(["fill", "put", "update", "setdefault", "index"])
+        if into in ("fill", "put", "index"):
+            lines.append(f"buf{k} = np.ones({shape})")
+            lines.append({"fill": f"buf{k}.fill({value})", "put": f"buf{k}.put([0], {value})",
+                          "index": f"buf{k}[...] = {value}"}[into])
+            read = f"buf{k}"
+        else:
+            lines.append(f"dw{k} = {{'a': 1.0}}")
+            lines.append(f"dw{k}.update(b={value})" if into == "update" else
+                         f"dw{k}.setdefault('b', {value})")
+            read = f"dw{k}['b']"
+        target = self.pick(lambda t: broadcast(t.shape, shape) == tuple(shape))
+        return self.define(lines, f"{read} * {target.name if target else 1.0}", shape)
+
     def s_global_array(self, lines):
         """An array made at module level, of a name's shape, read once as an operand."""
         v = self.pick(lambda v: not v.py)
@@ -1231,7 +1257,7 @@ class Generator:
                   ("s_item_write", 0.5), ("s_fft", 0.4),
                   ("s_zero_scaled", 0.4), ("s_pole", 0.4), ("s_sequence_join", 0.4),
                   ("s_keyword_input", 0.4), ("s_list_callee", 0.4), ("s_global_array", 0.4),
-                  ("s_zero_value", 0.4))
+                  ("s_zero_value", 0.4), ("s_method_write", 0.3))
 
     def result(self):
         """A return value: a scalar made of a few names, an array, a tuple, a list or a dict."""

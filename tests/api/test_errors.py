@@ -595,10 +595,40 @@ def w_sort_method(x):
     return np.sum(y * np.arange(y.size))
 
 
+# a method writing a differentiated value into an array or dict that is not differentiated
+# (before the error: the write was no data flow, and the gradient silently lacked its term)
+def w_fill_method(x):
+    y = np.empty(3)
+    y.fill(x[0])  # @fill_method
+    return np.sum(y * x)
+
+
+def w_put_method(x):
+    y = np.zeros(3)
+    y.put([1], x[2])  # @put_method
+    return np.sum(y * x)
+
+
+def w_dict_update(x):
+    d = {"a": 1.0}
+    d.update(b=x * 2.0)  # @dict_update
+    return np.sum(d["b"] * x)
+
+
+def w_dict_setdefault(x):
+    d = {}
+    d.setdefault("b", x * 2.0)  # @dict_setdefault
+    return np.sum(d["b"] * x)
+
+
 IN_PLACE = [(w_copyto, "copyto", r"np\.copyto\(\) writes into its first argument"),
             (w_add_at, "add_at", r"np\.add\.at\(\) writes into its first argument"),
             (w_fill_diagonal, "fill_diagonal", r"np\.fill_diagonal\(\) writes"),
-            (w_sort_method, "sort_method", r"in-place method \.sort\(\)")]
+            (w_sort_method, "sort_method", r"in-place method \.sort\(\)"),
+            (w_fill_method, "fill_method", r"\.fill\(\) writes a differentiated value into y"),
+            (w_put_method, "put_method", r"\.put\(\) writes a differentiated value into y"),
+            (w_dict_update, "dict_update", r"\.update\(\) writes a differentiated value into d"),
+            (w_dict_setdefault, "dict_setdefault", r"\.setdefault\(\) writes a differentiated")]
 
 
 @pytest.mark.parametrize("fn, marker, message", IN_PLACE, ids=[m for _, m, _ in IN_PLACE])
@@ -620,6 +650,9 @@ def test_in_place_writes_of_constants_are_allowed():
     def scaled(x):
         mask = np.zeros(3)
         np.copyto(mask, np.array([1.0, 0.0, 2.0]))  # no differentiated value involved
+        extra = {}
+        extra.update(k=2.0)  # nor here
+        mask.put([1], extra["k"] - 2.0)
         return np.sum(mask * x ** 2)
     x = np.array([0.3, -1.2, 0.7])
     np.testing.assert_allclose(grad(scaled)(x), np.array([1.0, 0.0, 2.0]) * 2 * x)

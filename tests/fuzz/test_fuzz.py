@@ -365,6 +365,8 @@ CONSTRUCT_TEXT = {
     "gradient_of_closure": re.compile(r"mindgrad\.(grad\(lambda t: np\.sum\(h\d+\(t\) \* |"
                                       r"jvp\(lambda t: h\d+\(t\) \* |"
                                       r"value_and_grad\(lambda t: np\.sum\(h\d+\(t\)\)\)\()"),
+    "method_write": re.compile(r"(buf\d+)\.(fill|put)\(|(dw\d+)\.(update|setdefault)\(|"
+                               r"(buf\d+)\[\.\.\.\] = "),
     "jacobian_inside": re.compile(r"np\.sum\(mindgrad\.jac(rev|fwd)\(h\d+\)\(\w+\), axis="),
 }
 

@@ -26,6 +26,13 @@ from mindgrad.runtime.origin import Origin, origin
 
 _MUTATING_METHODS = frozenset({"extend", "insert", "remove", "sort", "reverse", "clear", "fill",
                                "update", "setdefault", "popitem", "resize", "put", "itemset"})
+# the methods among them that write their arguments' values into the object, and what to
+# write instead
+_WRITING_METHODS = frozenset({"extend", "insert", "fill", "update", "setdefault", "put",
+                              "itemset"})
+_INSTEAD = {"fill": "a[...] = x, np.full(a.shape, x)", "put": "a[i] = x",
+            "itemset": "a[i] = x", "update": "d['k'] = x, {**d, 'k': x}",
+            "setdefault": "d['k'] = x"}
 
 
 def _mutating_functions():
@@ -46,6 +53,14 @@ def in_place_write(call, resolve, is_active):
             isinstance(func.value, gast.Name) and is_active(func.value):
         return (f"the in-place method .{func.attr}() on a differentiated value is not "
                 "supported; build a new value instead")
+    if isinstance(func, gast.Attribute) and func.attr in _WRITING_METHODS and any(
+            is_active(a) for a in call.args + [k.value for k in call.keywords]):
+        # out.fill(x), d.update(k=x) into a container the derivative does not follow
+        into = func.value.id if isinstance(func.value, gast.Name) else "its object"
+        instead = _INSTEAD.get(func.attr, "xs = xs + [x]")
+        return (f"the in-place method .{func.attr}() writes a differentiated value into "
+                f"{into}, which mindgrad cannot differentiate; write it by indexing or build "
+                f"a new value instead ({instead})")
     fn = resolve(func)
     ufunc_at = getattr(fn, "__name__", None) == "at" and \
         isinstance(getattr(fn, "__self__", None), np.ufunc)
