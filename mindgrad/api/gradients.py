@@ -92,7 +92,7 @@ class GradFunction:
         positions = self.positions
         if positions and max(positions) >= len(args):
             self._explain_missing_input(args, kwargs or {})
-        options = (positions, tuple(id(w) for w in self.weights))
+        options = (positions, tuple(map(id, self.weights)))
         keywords = tuple(sorted(kwargs)) if kwargs else ()
         if keywords:  # they fix the parameters of a **kw
             options += (keywords,)
@@ -164,23 +164,26 @@ class GradFunction:
             raise RuntimeError("grad_position should not be empty when grad by position! "
                                "(grad_position=() asks for no input's gradient: give a "
                                "position, or grad_position=None with weights)")
-        kept = self.kept_positions(args)
+        array_type = result_type(args, kwargs, sens, self.weights)
+        kept = self.kept_positions(args, array_type is not None)
         if kept != self.positions:
-            return self._kept(kept)._typed_gradients(args, kwargs, sens)
-        return self._typed_gradients(args, kwargs, sens)
+            return self._kept(kept)._typed_gradients(args, kwargs, sens, array_type)
+        return self._typed_gradients(args, kwargs, sens, array_type)
 
-    def kept_positions(self, args):
+    def kept_positions(self, args, typed=True):
         """The positions whose gradients a call with ``args`` gives. With an argument of a type
         with Tensor rules among them, those holding one (MindSpore differentiates Tensors
-        only); where every requested input is a Python int or bool, none (as MindSpore)."""
+        only); where every requested input is a Python int or bool, none (as MindSpore).
+        ``typed=False``: no argument is of a registered array type (``result_type`` said)."""
         positions = self.positions
-        if REGISTERED.tensor and array_type_in((args,)) in REGISTERED.tensor:
+        if typed and REGISTERED.tensor and array_type_in((args,)) in REGISTERED.tensor:
             return tuple(p for p in positions if p < len(args) and (
                 isinstance(args[p], REGISTERED.tensor) or objects.is_weight(args[p]) or
                 any(keep(args[p]) for keep in REGISTERED.keep)))
-        if positions and all(p < len(args) and python_int(args[p]) for p in positions):
-            return ()
-        return positions
+        for p in positions:  # a loop, not all(...): this runs on every call
+            if p >= len(args) or not python_int(args[p]):
+                return positions
+        return ()
 
     def _kept(self, positions):
         """This gradient function for ``positions`` only (made once, kept)."""
@@ -194,8 +197,7 @@ class GradFunction:
             made[positions].tuple_result = self.tuple_result
         return made[positions]
 
-    def _typed_gradients(self, args, kwargs, sens):
-        array_type = result_type(args, kwargs, sens, self.weights)
+    def _typed_gradients(self, args, kwargs, sens, array_type):
         if not self.positions and not self.weights:  # nothing to differentiate: the value
             out = self.fn(*args, **kwargs)
             return (out, (), ()) if array_type is None else as_type((out, (), ()), array_type)
@@ -235,8 +237,8 @@ class GradFunction:
             out, raw, raw_w = generated.function(*head, *args, **kwargs,
                                                  **{generated.function.sens_name: seed})
         check_output(out, self.fn, self.has_aux)
-        grads = tuple(runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions))
-        wgrads = tuple(runtime.as_grad(g, w) for g, w in zip(raw_w, self.weights))
+        grads = tuple([runtime.as_grad(g, args[p]) for g, p in zip(raw, self.positions)])
+        wgrads = tuple([runtime.as_grad(g, w) for g, w in zip(raw_w, self.weights)])
         grads, wgrads = runtime.independent(grads + wgrads, len(grads))
         return out, grads, wgrads
 

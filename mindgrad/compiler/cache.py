@@ -36,15 +36,24 @@ _stats = {"builds": 0, "hits": 0}
 LARGE = reuse.LARGE
 
 
+_dtype_codes: dict = {}  # dtype -> dtype.str
+
+
 def kind(value):
     """What the generated code may specialise on: type, and dtype/ndim for arrays; an array of
     ``LARGE`` elements or more is marked ``"large"`` (its gradient reuses dead buffers), a Dask
     or CuPy array by its type (``runtime.arrays``)."""
     cls = value.__class__
     if cls is np.ndarray:
+        dtype = value.dtype
+        code = _dtype_codes.get(dtype)
+        if code is None:  # dtype.str takes 200 ns, a dict lookup 40: this runs on every call
+            if len(_dtype_codes) > 256:
+                _dtype_codes.clear()
+            code = _dtype_codes[dtype] = dtype.str
         if value.size >= LARGE:
-            return (cls, value.dtype.str, value.ndim, "large")
-        return (cls, value.dtype.str, value.ndim)
+            return (cls, code, value.ndim, "large")
+        return (cls, code, value.ndim)
     if cls is tuple or cls is list:
         return (cls, tuple(kind(v) for v in value))
     if cls is dict:
@@ -176,7 +185,9 @@ def _table(fn):
     if isinstance(fn, types.MethodType):
         owner, name = fn.__self__, fn.__func__
     try:
-        return _entries.setdefault(owner, {}), name
+        # get first: setdefault makes a weak reference with a callback on every call
+        table = _entries.get(owner)
+        return (_entries.setdefault(owner, {}) if table is None else table), name
     except TypeError:  # not weak-referenceable (or not hashable): no caching
         return {}, name
 

@@ -68,10 +68,16 @@ def filled(g, a):
     """The number ``g`` in ``a``'s shape, in ``a``'s float dtype: for an array of
     ``LARGE`` elements or more, a read-only broadcast view (no memory of that size), else
     an array (``np.full`` costs less than the view's construction at small sizes)."""
-    dtype = np.result_type(a.dtype, np.float32)
+    dtype = a.dtype
+    if dtype not in _WIDE:
+        dtype = np.result_type(dtype, np.float32)
     if a.size >= LARGE:
         return np.broadcast_to(np.full((), g, dtype=dtype), a.shape)
     return np.full(a.shape, g, dtype=dtype)
+
+
+# the dtypes that are their own float dtype (np.result_type(d, np.float32) is d)
+_WIDE = frozenset(map(np.dtype, ("f4", "f8", "c8", "c16", "g", "G")))
 
 
 @takes_zero(any_number=True)
