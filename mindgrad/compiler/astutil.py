@@ -40,16 +40,20 @@ def is_zero_mark(node) -> bool:
 def load_zeros(tree, bind):
     """Each symbolic zero of ``tree`` (a node or a list of them) a load of the name ``bind()``
     gives ``runtime.zero`` (called once, at the first zero)."""
-    name = None
-    for node in walk(tree) if not isinstance(tree, list) else (n for t in tree for n in walk(t)):
-        for field in node._fields:
+    name, Constant, table = None, gast.Constant, _WALKED
+    for node in walk(tree):  # its fields are replaced before walk reads them
+        cls = node.__class__
+        if cls is Constant or cls is gast.Name:
+            continue
+        fields = table.get(cls) or _fields(cls, table, _NOT_NODES)
+        for field in fields:
             value = getattr(node, field, None)
-            if isinstance(value, list):
+            if value.__class__ is list:
                 for i, item in enumerate(value):
-                    if is_zero_mark(item):
+                    if item.__class__ is Constant and item.kind == ZERO_KIND:
                         name = name or bind()
                         value[i] = load(name)
-            elif is_zero_mark(value):
+            elif value.__class__ is Constant and value.kind == ZERO_KIND:
                 name = name or bind()
                 setattr(node, field, load(name))
 

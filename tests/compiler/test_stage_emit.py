@@ -49,6 +49,64 @@ def _expr_text(node):
     return emit.unparse([A.expr_stmt(node)]).strip()
 
 
+def _same_tree(tree):
+    """Whether ``emit.to_ast(tree)`` is ``gast.gast_to_ast(tree)``: the same classes, fields
+    and locations throughout (a pair of nodes compared once: generated trees share nodes)."""
+    seen = set()
+
+    def same(a, b):
+        if isinstance(a, list) or isinstance(b, list):
+            return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and \
+                all(same(x, y) for x, y in zip(a, b))
+        if not isinstance(a, ast.AST):
+            return type(a) is type(b) and a == b
+        if (id(a), id(b)) in seen:
+            return True
+        seen.add((id(a), id(b)))
+        return type(a) is type(b) and all(
+            same(getattr(a, f, None), getattr(b, f, None))
+            for f in a._fields + a._attributes)
+
+    return same(_TO_AST(tree), gast.gast_to_ast(tree))
+
+
+_TO_AST = emit.to_ast  # as it is, while a test below records the trees it is given
+
+
+def test_to_ast_converts_as_gast_does_every_module_of_mindgrad():
+    """``emit.to_ast`` copies most nodes itself: node for node, location for location, the
+    tree gast's converter makes, on this Python and this gast (the oldest admitted too)."""
+    package = os.path.dirname(os.path.abspath(mindgrad.__file__))
+    paths = [os.path.join(folder, name) for folder, _, names in os.walk(package)
+             for name in names if name.endswith(".py")]
+    assert len(paths) > 100
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            assert _same_tree(gast.parse(f.read())), path
+
+
+def test_to_ast_converts_as_gast_does_the_generated_code(monkeypatch):
+    """The trees the pipeline prints (comments, tapes, loops, closures, lambdas, *args)."""
+    trees, convert = [], emit.to_ast
+    monkeypatch.setattr(emit, "to_ast", lambda tree: trees.append(tree) or convert(tree))
+
+    def f(x, *rest, scale=2.0):
+        total = 0.0
+        for i in range(3):
+            if i % 2:
+                continue
+            total = total + np.sum(np.tanh(x) * (lambda t: t * scale)(x[i]))
+        while total > 100.0:
+            total = total / 2.0
+        return total + rest[0] * sum(t * t for t in [x[0], x[1]])
+
+    np = __import__("numpy")
+    mindgrad.grad(f)(np.linspace(0.1, 0.9, 4), 0.5)
+    mindgrad.jvp(f, (np.linspace(0.1, 0.9, 4), 0.5), (np.ones(4), 1.0))
+    assert len(trees) >= 2
+    assert all(_same_tree(tree) for tree in trees)
+
+
 def test_unparse_built_nodes_with_negative_constants():
     assert _expr_text(A.binop(A.const(-2), gast.Pow(), A.const(2))) == "(-2) ** 2"
     assert _expr_text(A.binop(A.load("x"), gast.Sub(), A.const(-1.5))) == "x - -1.5"

