@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import keyword
 import math
 
@@ -193,6 +194,51 @@ def names_in(node, ctx=None) -> set:
             elif isinstance(value, AST):
                 push(value)
     return found
+
+
+class Transformer(gast.NodeTransformer):
+    """``gast.NodeTransformer``, with its walk over the fields that may hold nodes (``walk``'s
+    table: not a name's ``ctx``, which a subclass may then not visit) and its ``visit_``
+    methods found once per class: the same rewrite in half the time, for the transformers
+    run once per statement of the code built."""
+
+    def visit(self, node):
+        key = (self.__class__, node.__class__)
+        method = _VISITORS.get(key)
+        if method is None:
+            cls = self.__class__
+            method = getattr(cls, "visit_" + node.__class__.__name__, cls.generic_visit)
+            if method is getattr(ast.NodeVisitor, "visit_Constant", None):
+                method = cls.generic_visit  # what it calls, for the visit_Num of old
+            _VISITORS[key] = method
+        return method(self, node)
+
+    def generic_visit(self, node):
+        cls, AST = node.__class__, gast.AST
+        for field in _WALKED.get(cls) or _fields(cls, _WALKED, _NOT_NODES):
+            old = getattr(node, field, None)
+            if old.__class__ is list:
+                new = []
+                for value in old:
+                    if isinstance(value, AST):
+                        value = self.visit(value)
+                        if value is None:
+                            continue
+                        if not isinstance(value, AST):
+                            new.extend(value)
+                            continue
+                    new.append(value)
+                old[:] = new
+            elif isinstance(old, AST):
+                value = self.visit(old)
+                if value is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, value)
+        return node
+
+
+_VISITORS: dict = {}  # (transformer class, node class) -> its visit_ method
 
 
 def assigned_names(stmts) -> set:

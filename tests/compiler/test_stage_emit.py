@@ -164,3 +164,39 @@ def test_source_registered_in_linecache_is_read_as_inspect_reads_it():
 
 def plain_for_source(x):
     return x
+
+
+def _rewrites(base):
+    """A transformer on ``base`` renaming names, dropping ``pass``, splitting each ``del`` of
+    two names in two and replacing constants 2 by 3 (a node, None, a list: every return)."""
+
+    class Rewrite(base):
+        def visit_Name(self, node):
+            node.id = node.id + "_r"
+            return node
+
+        def visit_Pass(self, node):
+            return None
+
+        def visit_Delete(self, node):
+            if len(node.targets) == 2:
+                return [gast.Delete(targets=[t]) for t in node.targets]
+            return self.generic_visit(node)
+
+        def visit_Constant(self, node):
+            return gast.Constant(value=3, kind=None) if node.value == 2 else node
+    return Rewrite()
+
+
+def test_the_fast_transformer_rewrites_as_gasts_does():
+    """``astutil.Transformer`` (the rule templates' substitution, constant folding) makes the
+    tree ``gast.NodeTransformer`` makes, on every module of mindgrad."""
+    package = os.path.dirname(os.path.abspath(mindgrad.__file__))
+    for folder, _, names in os.walk(package):
+        for name in (n for n in names if n.endswith(".py")):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                text = f.read()
+            text += "\ndef _extra(a, b):\n    pass\n    del a, b\n    return 2\n"
+            ours = _rewrites(A.Transformer).visit(gast.parse(text))
+            theirs = _rewrites(gast.NodeTransformer).visit(gast.parse(text))
+            assert gast.dump(ours) == gast.dump(theirs), name

@@ -361,7 +361,7 @@ def _number(node) -> bool:
     return isinstance(node, gast.Constant) and type(node.value) in (int, float, bool)
 
 
-class Fold(gast.NodeTransformer):
+class Fold(A.Transformer):
     """Constant folding of the numbers a rule's template meets (``2 - 1 + (2 == 0)``)."""
 
     def visit_Compare(self, node):

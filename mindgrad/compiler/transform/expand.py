@@ -37,7 +37,7 @@ def literal(value, bind):
     return A.load(bind(value, name if isinstance(name, str) else "default"))
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute(A.Transformer):
     """Template names to generated ones. ``d_reads`` maps the template's readable ``d[...]``
     (the output's in an adjoint rule, the inputs' in a tangent rule) to expressions."""
 
@@ -209,7 +209,7 @@ def unbounded_names(fdef, resolve):
     from mindgrad import rules
 
     pairs = []
-    for node in gast.walk(fdef):
+    for node in A.walk(fdef):
         if isinstance(node, gast.Assign):
             pairs.append((A.names_in(node.targets, gast.Store), node.value))
         elif isinstance(node, (gast.For, gast.AugAssign)):
@@ -217,7 +217,7 @@ def unbounded_names(fdef, resolve):
             pairs.append((A.names_in(node.target, gast.Store), value))
 
     def unbounded(value, found):
-        for sub in gast.walk(value):
+        for sub in A.walk(value):
             if isinstance(sub, gast.Name) and sub.id in found:
                 return True
             if isinstance(sub, gast.Constant) and isinstance(sub.value, float) or \
