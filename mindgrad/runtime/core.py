@@ -177,6 +177,9 @@ def times_slope(g, slope, of=None):
     return zeroed if out.__class__ is np.ndarray else zeroed[()]
 
 
+_REAL_NUMBERS = frozenset({float, np.float64, np.float32, np.float16, np.longdouble})
+
+
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``: the adjoint of NumPy broadcasting. The gradient
     of a real ``x`` is real (``real_grad``)."""
@@ -184,6 +187,8 @@ def unbroadcast(g, x):
         if g.dtype.kind == "c" and x.dtype.kind != "c":
             return np.real(g)
         return g  # the common case, without np.shape's overhead
+    if g.__class__ in _REAL_NUMBERS and x.__class__ in _REAL_NUMBERS:
+        return g  # a real number's gradient, a real number (a loop over scalars)
     if x.__class__ is Zero:
         # x is a symbolic zero gradient (grad of grad): no input reaches it, so nothing flows
         # back to it (summing g to its shape, which it may not know, would be a guess)

@@ -167,6 +167,22 @@ def test_unbroadcast_and_add_at_give_a_real_array_a_real_gradient():
     np.testing.assert_array_equal(dx, [[1, 3, 1], [0, 0, 0]])
 
 
+@pytest.mark.parametrize("x", [2.0, np.float64(2.0), np.float32(2.0), np.float16(2.0),
+                               np.longdouble(2.0)], ids=lambda x: type(x).__name__)
+def test_unbroadcast_of_numbers_keeps_a_real_gradient_and_takes_a_complex_ones_real_part(x):
+    """Real numbers (a loop over scalars) are given back as they are, at once; a complex
+    gradient of a real number still loses its imaginary part, a 0-d array keeps its form."""
+    from mindgrad.runtime import unbroadcast
+
+    for g in (1.5, np.float64(-0.0), np.float32(3.0), np.float64(np.inf)):
+        assert unbroadcast(g, x) is g
+    assert unbroadcast(1.5 + 2j, x) == 1.5 and not np.iscomplexobj(unbroadcast(1.5 + 2j, x))
+    assert unbroadcast(np.complex128(1 - 1j), x) == 1.0
+    assert unbroadcast(1 + 1j, 1j * x) == 1 + 1j
+    held = unbroadcast(np.array(1.5), x)
+    assert held.shape == () and held == 1.5
+
+
 # ----- a real operand of a complex product of its own shape -----------------------------------
 # The product's gradient is complex; the real operand's is its real part. Where the shapes are
 # known equal, unbroadcast (which takes that part) is left out of the generated code only when
