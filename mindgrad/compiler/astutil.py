@@ -275,4 +275,5 @@ def clone(node):
     return new
 
 
-_LEAVES = frozenset({str, int, float, bool, complex, bytes})  # field values kept as they are
+# field values kept as they are: numbers, strings, and the contexts (shared, as clone says)
+_LEAVES = frozenset({str, int, float, bool, complex, bytes, gast.Load, gast.Store, gast.Del})
