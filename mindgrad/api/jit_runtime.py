@@ -212,18 +212,29 @@ def matmul_grad_x(g, x, y):
     raise NotImplementedError("compiled by Numba only")
 
 
+def _product_ranks(helper, g, x, y):
+    """The ranks ``(x.ndim, y.ndim)`` of a product ``x @ y`` of float vectors and matrices of
+    one dtype whose gradient ``g`` fits it, ``"number"`` where ``x @ y`` is a number; None
+    (the refusal recorded) otherwise."""
+    if _float_arrays(x, y):
+        xn, yn = _bare(x).ndim, _bare(y).ndim
+        if xn == 1 and yn == 1 and _scalar_of(g, x):
+            return "number"
+        if _float_arrays(g, x, y) and _bare(g).ndim == xn + yn - 2:
+            return xn, yn
+    return _refuse(helper, g, x, y)
+
+
 @overload(matmul_grad_x)
 def _matmul_grad_x(g, x, y):
-    if not _float_arrays(x, y):
-        return _refuse("matmul_grad_x", g, x, y)
-    xn, yn = _bare(x).ndim, _bare(y).ndim
-    if xn == 1 and yn == 1 and _scalar_of(g, x):
-        return lambda g, x, y: g * y  # x @ y a number
-    if not _float_arrays(g, x, y) or _bare(g).ndim != xn + yn - 2:
-        return _refuse("matmul_grad_x", g, x, y)
-    if xn == 2 and yn == 2:
+    ranks = _product_ranks("matmul_grad_x", g, x, y)
+    if ranks is None:
+        return None
+    if ranks == "number":
+        return lambda g, x, y: g * y
+    if ranks == (2, 2):
         return lambda g, x, y: g @ y.T
-    if xn == 2:
+    if ranks[0] == 2:
         return lambda g, x, y: np.outer(g, y)
     return lambda g, x, y: y @ g  # x a row
 
@@ -235,14 +246,12 @@ def matmul_grad_y(g, x, y):
 
 @overload(matmul_grad_y)
 def _matmul_grad_y(g, x, y):
-    if not _float_arrays(x, y):
-        return _refuse("matmul_grad_y", g, x, y)
-    xn, yn = _bare(x).ndim, _bare(y).ndim
-    if xn == 1 and yn == 1 and _scalar_of(g, x):
+    ranks = _product_ranks("matmul_grad_y", g, x, y)
+    if ranks is None:
+        return None
+    if ranks == "number":
         return lambda g, x, y: g * x
-    if not _float_arrays(g, x, y) or _bare(g).ndim != xn + yn - 2:
-        return _refuse("matmul_grad_y", g, x, y)
-    if xn == 2:
+    if ranks[0] == 2:
         return lambda g, x, y: x.T @ g
     return lambda g, x, y: np.outer(x, g)  # x a row, y a matrix
 
