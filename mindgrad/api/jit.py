@@ -51,6 +51,8 @@ _HELPERS = {"seed": runtime.seed, "unbroadcast": runtime.unbroadcast,
             "zeros_buffer": runtime.zeros_buffer,
             "reduce_sum_grad": numpy_reductions.reduce_sum_grad,
             "reduce_mean_grad": numpy_reductions.reduce_mean_grad,
+            "sum_number": numpy_reductions.sum_number,
+            "mean_number": numpy_reductions.mean_number,
             "matmul_grad_x": operators.matmul_grad_x, "matmul_grad_y": operators.matmul_grad_y,
             "matmul_grad_x_sum": operators.matmul_grad_x_sum,
             "matmul_grad_y_sum": operators.matmul_grad_y_sum}

@@ -22,8 +22,8 @@ from numba.np.numpy_support import as_dtype
 
 __all__ = ["HELPERS", "REFUSED", "accumulate", "matmul_grad_x", "matmul_grad_x_sum",
            "matmul_grad_y", "matmul_grad_y_sum",
-           "reduce_mean_grad", "reduce_sum_grad", "seed", "some", "unbroadcast", "zeros_buffer",
-           "zeros_grad"]
+           "mean_number", "reduce_mean_grad", "reduce_sum_grad", "seed", "some", "sum_number",
+           "unbroadcast", "zeros_buffer", "zeros_grad"]
 
 REFUSED: list = []  # (helper, argument types) for each case refused while typing
 
@@ -163,6 +163,37 @@ def _reduce_mean_grad(g, a, axis=None, keepdims=False, where=True):
         return _refuse("reduce_mean_grad", g, a, axis, keepdims, where)
     return lambda g, a, axis=None, keepdims=False, where=True: \
         np.full(a.shape, g / max(a.size, 1), a.dtype)
+
+
+def sum_number(g, a):
+    """The gradient of ``np.sum(a)`` over all of a float64 array as a number, of a float32
+    array as ``reduce_sum_grad``'s (compiled by Numba only)."""
+    raise NotImplementedError("compiled by Numba only")
+
+
+@overload(sum_number)
+def _sum_number(g, a):
+    if not _whole(g, a, None, False, True):
+        return _refuse("sum_number", g, a)
+    if _bare(a).dtype == types.float32:
+        # the array: Numba's float32 number times an int or a float literal is float64
+        return lambda g, a: np.full(a.shape, g, a.dtype)
+    return lambda g, a: np.float64(g)
+
+
+def mean_number(g, a):
+    """The gradient of ``np.mean(a)`` over all of a float array, as ``sum_number``'s
+    (compiled by Numba only)."""
+    raise NotImplementedError("compiled by Numba only")
+
+
+@overload(mean_number)
+def _mean_number(g, a):
+    if not _whole(g, a, None, False, True):
+        return _refuse("mean_number", g, a)
+    if _bare(a).dtype == types.float32:
+        return lambda g, a: np.full(a.shape, g / max(a.size, 1), a.dtype)
+    return lambda g, a: np.float64(g / max(a.size, 1))
 
 
 def _whole(g, a, axis, keepdims, where) -> bool:
@@ -375,6 +406,7 @@ def _accumulate(acc, value):
 
 # the runtime's helper name -> its implementation here
 HELPERS = {"seed": seed, "unbroadcast": unbroadcast, "reduce_sum_grad": reduce_sum_grad,
-           "reduce_mean_grad": reduce_mean_grad, "zeros_buffer": zeros_buffer,
+           "reduce_mean_grad": reduce_mean_grad, "sum_number": sum_number,
+           "mean_number": mean_number, "zeros_buffer": zeros_buffer,
            "matmul_grad_x": matmul_grad_x, "matmul_grad_y": matmul_grad_y,
            "matmul_grad_x_sum": matmul_grad_x_sum, "matmul_grad_y_sum": matmul_grad_y_sum}

@@ -70,6 +70,7 @@ TITLES = {
     "operators": "Python operators",
     "numpy_elementwise": "NumPy: elementwise functions, constructors and casts",
     "numpy_reductions": "NumPy: reductions and cumulative operations",
+    "numpy_averages": "NumPy: weighted averages",
     "numpy_statistics": "NumPy: variance, order statistics and covariance",
     "numpy_shape": "NumPy: shape, indexing and reordering",
     "numpy_joining": "NumPy: joining and splitting",

@@ -1,6 +1,7 @@
 """Rules for NumPy's reductions and cumulative operations, both directions: each function's
 adjoint with its tangent (forward mode) beside it. The statistics (variance, order statistics,
-covariance) are ``numpy_statistics.py``'s; ``trapezoid`` and ``gradient`` ``numpy_grids.py``'s.
+covariance) are ``numpy_statistics.py``'s, the weighted average ``numpy_averages.py``'s;
+``trapezoid`` and ``gradient`` ``numpy_grids.py``'s.
 
 A reduction's gradient is the incoming gradient broadcast back over the reduced axes
 (``unreduce``), weighted by how much each element contributed; its tangent reduces the input's
@@ -52,9 +53,9 @@ from mindgrad.runtime import (
     zero_in_zero_out,
 )
 from mindgrad.runtime.arrays import as_array, checked, eager
+from mindgrad.runtime.core import _REAL_NUMBERS
 from mindgrad.runtime.reuse import LARGE
 from mindgrad.runtime.tangents import (
-    TangentTuple,
     as_dtype_of,
     broadcast_tangent,
     float_dtype,
@@ -64,16 +65,29 @@ from mindgrad.runtime.tangents import (
 # ----- sums and means ----------------------------------------------------------------------
 
 
+@takes_zero(any_number=True)
 def filled(g, a):
     """The number ``g`` in ``a``'s shape, in ``a``'s float dtype: for an array of
     ``LARGE`` elements or more, a read-only broadcast view (no memory of that size), else
     an array (``np.full`` costs less than the view's construction at small sizes)."""
+    if is_any_zero(g):
+        return zero_for(g, a)
     dtype = a.dtype
     if dtype not in _WIDE:
         dtype = np.result_type(dtype, np.float32)
     if a.size >= LARGE:
         return np.broadcast_to(np.full((), g, dtype=dtype), a.shape)
+    if g.__class__ in _REAL_NUMBERS:
+        out = np.empty(a.shape, dtype)
+        out.fill(g)  # a third of np.full's time; its derivative is the rule below
+        return out
     return np.full(a.shape, g, dtype=dtype)
+
+
+@linear(filled)
+@adjoint(filled)
+def _(out, g, a):
+    d[g] = unbroadcast(d[out], g)
 
 
 # the dtypes that are their own float dtype (np.result_type(d, np.float32) is d)
@@ -110,6 +124,50 @@ def _(out, g, a, axis=None, keepdims=False, where=True):
     ...
 
 
+# ----- the gradient of a whole reduction, as a number -----------------------------------------
+# Generated code multiplies the gradient of np.sum(a) or np.mean(a) by an array of a's shape
+# (d_x = d_pow * 2 * x for np.sum(x ** 2)); where nothing else reads it, the compiler passes
+# the number instead of the array full of it (transform/reverse_numbers.py): the product
+# broadcasts it to the same values, without the array.
+
+
+@takes_zero(any_number=True)
+def sum_number(g, a):
+    """``reduce_sum_grad(g, a)`` of a whole array ``a`` as the number ``g`` in ``a``'s float
+    dtype, for a real number ``g`` and a NumPy array ``a``; else ``reduce_sum_grad``'s
+    array."""
+    if is_any_zero(g):
+        return zero_for(g, a)
+    if g.__class__ in _REAL_NUMBERS and a.__class__ is np.ndarray:
+        dtype = a.dtype
+        if dtype not in _WIDE:
+            dtype = np.result_type(dtype, np.float32)
+        return dtype.type(g)
+    return reduce_sum_grad(g, a)
+
+
+@takes_zero(any_number=True)
+def mean_number(g, a):
+    """``reduce_mean_grad(g, a)`` of a whole array ``a`` as a number, as ``sum_number``."""
+    if is_any_zero(g):
+        return zero_for(g, a)
+    if g.__class__ in _REAL_NUMBERS and a.__class__ is np.ndarray:
+        return sum_number(g / max(a.size, 1), a)
+    return reduce_mean_grad(g, a)
+
+
+@linear(sum_number)
+@adjoint(sum_number)
+def _(out, g, a):
+    d[g] = unbroadcast(d[out], g)
+
+
+@linear(mean_number)
+@adjoint(mean_number)
+def _(out, g, a):
+    d[g] = unbroadcast(d[out], g) / max(np.size(a), 1)
+
+
 # d[ans] = np.sum(d[a], axis, dtype, keepdims=keepdims, where=where), and initial, added to
 # every result: d[ans] = broadcast_tangent(d[initial], ans)
 @linear(np.sum, added=("initial",))
@@ -141,174 +199,6 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=
 def _(ans, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     d[ans] = np.mean(d[a], axis, dtype, None, keepdims,
                      where=np.logical_and(where, ~np.isnan(a)))
-
-
-
-# ----- weighted averages -------------------------------------------------------------------
-
-
-def average_weights(a, axis, weights):
-    """The weights of ``np.average`` broadcast against ``a`` (1-D weights lie along ``axis``)."""
-    if weights is None:
-        return np.ones_like(a, dtype=np.result_type(a, 1.0))
-    weights = as_array(weights)
-    if weights.shape != np.shape(a) and weights.ndim == 1 and np.ndim(axis) == 0:
-        shape = [1] * np.ndim(a)
-        shape[int(axis) % np.ndim(a)] = weights.size
-        weights = weights.reshape(shape)
-    return np.broadcast_to(weights, np.shape(a))
-
-
-@zero_in_zero_out("g")
-def average_grad_a(g, a, axis, weights, returned=False, keepdims=False):
-    """Gradient of ``np.average(a, axis, weights)`` for ``a``: the weights over their sum."""
-    if zero_in(g):
-        return zero
-    g = g[0] if returned else g
-    if is_zero(g):
-        return zero
-    w = average_weights(a, axis, weights)
-    total = np.sum(w, axis=reduced_axes(axis, np.ndim(a)), keepdims=True)
-    return astype_grad(unreduce(g, a, axis, keepdims) * (w / total), a)
-
-
-@zero_in_zero_out("g", "t")
-def average_grad_a_tangent(g, a, axis, weights, t, returned=False, keepdims=False):
-    """Tangent of ``average_grad_a`` (``g w / sum(w)``) from ``weights``."""
-    if zero_in(g, t):
-        return zero
-    if is_zero(t):
-        return zero
-    g = g[0] if returned else g
-    if is_zero(g):
-        return zero
-    w = average_weights(a, axis, weights)
-    tw = average_weights(a, axis, t)
-    axes = reduced_axes(axis, np.ndim(a))
-    total = np.sum(w, axis=axes, keepdims=True)
-    t_total = np.sum(tw, axis=axes, keepdims=True)
-    return astype_grad(unreduce(g, a, axis, keepdims) * (tw / total - w * t_total / total ** 2),
-                          a)
-
-
-@tangent(average_grad_a)
-def _(out, g, a, axis, weights, returned=False, keepdims=False):
-    d[out] = average_grad_a(d[g], a, axis, weights, returned, keepdims)
-    d[out] = average_grad_a_tangent(g, a, axis, weights, d[weights], returned, keepdims)
-
-
-@zero_in_zero_out("g")
-def average_grad_weights(g, a, axis, weights, returned=False, keepdims=False):
-    """Gradient of ``np.average`` (and of the returned sum of weights) for ``weights``."""
-    if zero_in(g):
-        return zero
-    if weights is None:
-        return zero
-    g_avg, g_total = (g[0], g[1]) if returned else (g, 0)
-    w = average_weights(a, axis, weights)
-    axes = reduced_axes(axis, np.ndim(a))
-    total = np.sum(w, axis=axes, keepdims=True)
-    mean = np.sum(w * a, axis=axes, keepdims=True) / total
-    grad = 0 * w
-    if not is_zero(g_avg):
-        grad = grad + unreduce(g_avg, a, axis, keepdims) * (a - mean) / total
-    if not is_zero(g_total):
-        grad = grad + unreduce(g_total, a, axis, keepdims)
-    if np.ndim(weights) == 1 and np.shape(weights) != np.shape(a):
-        grad = np.sum(grad, axis=tuple(i for i in range(np.ndim(a)) if i not in axes))
-    return astype_grad(unbroadcast(grad, weights), weights)
-
-
-@zero_in_zero_out("g", "t")
-def average_grad_weights_tangent(g, a, axis, weights, t, wrt, returned=False, keepdims=False):
-    """Tangent of ``average_grad_weights`` from ``a`` (wrt 0) or ``weights`` (1): the part
-    ``g_avg (a - mean) / total`` changes with both."""
-    if zero_in(g, t):
-        return zero
-    if is_zero(t):
-        return zero
-    if weights is None:
-        return zero
-    g_avg = g[0] if returned else g
-    if is_zero(g_avg):
-        return zero
-    w = average_weights(a, axis, weights)
-    axes = reduced_axes(axis, np.ndim(a))
-    total = np.sum(w, axis=axes, keepdims=True)
-    mean = np.sum(w * a, axis=axes, keepdims=True) / total
-    if wrt == 0:
-        t_mean = np.sum(w * t, axis=axes, keepdims=True) / total
-        change = (t - t_mean) / total
-    else:
-        tw = average_weights(a, axis, t)
-        t_total = np.sum(tw, axis=axes, keepdims=True)
-        t_mean = np.sum(tw * (a - mean), axis=axes, keepdims=True) / total
-        change = -t_mean / total - (a - mean) * t_total / total ** 2
-    grad = unreduce(g_avg, a, axis, keepdims) * change
-    if np.ndim(weights) == 1 and np.shape(weights) != np.shape(a):
-        grad = np.sum(grad, axis=tuple(i for i in range(np.ndim(a)) if i not in axes))
-    return astype_grad(unbroadcast(grad, weights), weights)
-
-
-@tangent(average_grad_weights)
-def _(out, g, a, axis, weights, returned=False, keepdims=False):
-    d[out] = average_grad_weights(d[g], a, axis, weights, returned, keepdims)
-    d[out] = average_grad_weights_tangent(g, a, axis, weights, d[a], 0, returned, keepdims)
-    d[out] = average_grad_weights_tangent(g, a, axis, weights, d[weights], 1, returned,
-                                          keepdims)
-
-
-@zero_in_zero_out("t")
-def average_tangent_a(t, a, axis, weights, returned, keepdims, out):
-    """Tangent of ``np.average(a, axis, weights)`` from ``a``: the weighted average of ``t``
-    (the returned sum of weights does not depend on ``a``)."""
-    if is_zero(t):
-        return zero
-    w = average_weights(a, axis, weights)
-    axes = reduced_axes(axis, np.ndim(a))
-    total = np.sum(w, axis=axes, keepdims=keepdims)
-    t_avg = np.sum(w * t, axis=axes, keepdims=keepdims) / total
-    if returned:
-        return TangentTuple((as_dtype_of(t_avg, out[0]), as_dtype_of(0 * out[1], out[1])))
-    return as_dtype_of(t_avg, out)
-
-
-@zero_in_zero_out("t")
-def average_tangent_weights(t, a, axis, weights, returned, keepdims, out):
-    """Tangent of ``np.average`` (and of the returned sum of weights) from ``weights``:
-    ``sum(t (a - avg)) / sum(w)`` and ``sum(t)``."""
-    if is_zero(t) or weights is None:
-        return zero
-    w = average_weights(a, axis, weights)
-    tw = average_weights(a, axis, t)
-    axes = reduced_axes(axis, np.ndim(a))
-    total = np.sum(w, axis=axes, keepdims=True)
-    mean = np.sum(w * a, axis=axes, keepdims=True) / total
-    t_avg = np.sum(tw * (a - mean), axis=axes, keepdims=keepdims) / \
-        (total if keepdims else np.squeeze(total, axes))
-    if returned:
-        t_total = np.sum(tw, axis=axes, keepdims=keepdims)
-        return TangentTuple((as_dtype_of(t_avg, out[0]),
-                             as_dtype_of(np.broadcast_to(t_total, np.shape(out[1])), out[1])))
-    return as_dtype_of(t_avg, out)
-
-
-# the tangent transposed in its tangent (@transpose reads it)
-@transpose_of(average_tangent_a)
-def _(ans, t, a, axis, weights, returned, keepdims, out):
-    d[t] = average_grad_a(d[ans], a, axis, weights, returned, keepdims)
-
-
-@transpose_of(average_tangent_weights)
-def _(ans, t, a, axis, weights, returned, keepdims, out):
-    d[t] = average_grad_weights(d[ans], a, axis, weights, returned, keepdims)
-
-
-@transpose(np.average)
-@tangent(np.average)
-def _(out, a, axis=None, weights=None, returned=False, *, keepdims=False):
-    d[out] = average_tangent_a(d[a], a, axis, weights, returned, keepdims, out)
-    d[out] = average_tangent_weights(d[weights], a, axis, weights, returned, keepdims, out)
 
 
 

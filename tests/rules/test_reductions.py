@@ -9,6 +9,7 @@ import pytest
 
 import mindgrad
 from mindgrad.rules import jvp_of, vjp_of
+from mindgrad.rules import numpy_averages as navg
 from mindgrad.rules import numpy_reductions as nr
 from mindgrad.rules import numpy_statistics as nstat
 from tests.support.inputs import Draw
@@ -86,17 +87,30 @@ case(np.average, r(3, 4), 0, None, True)
 # only, they have no adjoint rules
 
 helper = CASES.helper
+# filled, the number in an array's shape that the whole reductions' gradients return, has rules
+# of its own in both directions (a Python float or NumPy number is written with .fill)
+helper(nr.filled, f(), r(4, 3))
+helper(nr.filled, np.float64(f()), r(3))
+helper(nr.filled, f(), r())
+helper(nr.filled, r(), r(2, 2))
+# the same number as a number where a product broadcasts it (transform/reverse_numbers.py)
+helper(nr.sum_number, f(), r(4, 3))
+helper(nr.sum_number, np.float64(f()), r(3))
+helper(nr.sum_number, f(), r())
+helper(nr.mean_number, f(), r(4, 3))
+helper(nr.mean_number, np.float64(f()), r())
+helper(nr.mean_number, f(), r(2, 1))
 helper(nr.reduce_sum_grad, r(3), r(4, 3), 0, only=TANGENTS)
 helper(nr.reduce_sum_grad, f(), r(4, 3), only=TANGENTS)
 helper(nr.reduce_sum_grad, r(4), r(4, 3), 1, False, mask.T, only=TANGENTS)
 helper(nr.reduce_mean_grad, r(4, 1), r(4, 3), -1, True, only=TANGENTS)
 helper(nr.reduce_mean_grad, f(), r(4, 3), only=TANGENTS)
-helper(nr.average_grad_a, r(4), r(3, 4), 0, pos(3), only=TANGENTS)
-helper(nr.average_grad_a, r(3, 1), r(3, 4), 1, pos(3, 4), False, True, only=TANGENTS)
-helper(nr.average_grad_a, [r(3), r(3)], r(3, 4), 1, pos(3, 4), True, only=TANGENTS)
-helper(nr.average_grad_weights, r(4), r(3, 4), 0, pos(3), only=TANGENTS)
-helper(nr.average_grad_weights, r(3), r(3, 4), 1, pos(3, 4), only=TANGENTS)
-helper(nr.average_grad_weights, [r(3), r(3)], r(3, 4), 1, pos(3, 4), True, only=TANGENTS)
+helper(navg.average_grad_a, r(4), r(3, 4), 0, pos(3), only=TANGENTS)
+helper(navg.average_grad_a, r(3, 1), r(3, 4), 1, pos(3, 4), False, True, only=TANGENTS)
+helper(navg.average_grad_a, [r(3), r(3)], r(3, 4), 1, pos(3, 4), True, only=TANGENTS)
+helper(navg.average_grad_weights, r(4), r(3, 4), 0, pos(3), only=TANGENTS)
+helper(navg.average_grad_weights, r(3), r(3, 4), 1, pos(3, 4), only=TANGENTS)
+helper(navg.average_grad_weights, [r(3), r(3)], r(3, 4), 1, pos(3, 4), True, only=TANGENTS)
 helper(nr.prod_grad, r(3), r(3, 4), 1, only=TANGENTS)
 helper(nr.prod_grad, f(), r(2, 3), only=TANGENTS)
 helper(nr.prod_grad, r(1, 4), r(3, 4), 0, True, 2.0, only=TANGENTS)
@@ -260,3 +274,15 @@ def test_initial_gradients_closed_forms():
     ga, gv = mindgrad.grad(lambda a, v: np.sum(np.max(a, axis=0, initial=v)), (0, 1))(a, 1.0)
     np.testing.assert_allclose(ga, [[0.5], [0.0]])
     assert gv == 0.5
+
+
+@pytest.mark.parametrize("number", [1.5, np.float64(-2.25), np.float32(0.5), np.float16(3.0),
+                                    np.longdouble(1.25), np.array(0.75), 2])
+@pytest.mark.parametrize("dtype", ["f8", "f4", "i8", "c16"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_filled_is_np_full_in_the_float_dtype(number, dtype, shape):
+    a = np.ones(shape, dtype)
+    out = nr.filled(number, a)
+    expected = np.full(shape, number, np.result_type(a.dtype, np.float32))
+    assert out.dtype == expected.dtype and out.shape == shape
+    np.testing.assert_array_equal(out, expected)

@@ -36,30 +36,19 @@ Output guarantee: the same gradient, up to the order the terms are added in.
 
 from __future__ import annotations
 
-import contextlib
-
 import gast
 
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.finish.reuse import writes_no_argument
 from mindgrad.compiler.naming import NameGen
+from mindgrad.compiler.switch import Switch
 
-#: whether gradients are built with this stage (``off()`` leaves it out)
-ON = True
-
-
-@contextlib.contextmanager
-def off():
-    """Inside the block, gradients are built without this stage: for code another compiler
-    reads again (``jit=True``'s Numba rewrite takes the steps' products as they are). The
-    caller keeps what it builds here apart from the cache of gradients built with it."""
-    global ON
-    was, ON = ON, False
-    try:
-        yield
-    finally:
-        ON = was
+#: whether gradients are built with this stage; ``off()`` leaves it out in a block: for code
+#: another compiler reads again (``jit=True``'s Numba rewrite takes the steps' products as they
+#: are)
+ON = Switch()
+off = ON.off
 
 
 _LIST_METHODS = frozenset({"append", "pop"})

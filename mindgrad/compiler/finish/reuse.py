@@ -188,11 +188,17 @@ def _pure_helpers():
     if not _PURE_HELPERS:
         from mindgrad import runtime
         from mindgrad.rules.helpers import quotient
-        from mindgrad.rules.numpy_reductions import reduce_mean_grad, reduce_sum_grad
+        from mindgrad.rules.numpy_reductions import (
+            mean_number,
+            reduce_mean_grad,
+            reduce_sum_grad,
+            sum_number,
+        )
         from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
         _PURE_HELPERS.update({runtime.seed, runtime.times_slope, runtime.unbroadcast,
-                              runtime.add, reduce_sum_grad, reduce_mean_grad, quotient,
-                              matmul_grad_x, matmul_grad_y, range, reversed, len})
+                              runtime.add, reduce_sum_grad, reduce_mean_grad, sum_number,
+                              mean_number, quotient, matmul_grad_x, matmul_grad_y, range,
+                              reversed, len})
     return _PURE_HELPERS
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from mindgrad import runtime
 from mindgrad.compiler import astutil as A
 from mindgrad.compiler.finish.optimize import Fold
+from mindgrad.compiler.transform import reverse_numbers as numbers
 from mindgrad.rules import RuleError, active_of, scaled
 from mindgrad.rules.helpers import power
 from mindgrad.runtime.origin import origin
@@ -337,6 +338,7 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
                 continue
             value = _Substitute(rule, params, out_name, d_out, temps, gen).visit(
                 A.clone(stmt.value))
+            numbers.note_reads(gen, value, d_out, out_name, rule)
             if param in rule.varargs or isinstance(grads_for, list):
                 parts = gen.fresh("grads_" + _short(rule.name))
                 gen.pure.add(parts)  # gradients: 0 where the one they come from is
@@ -344,6 +346,7 @@ def instantiate(rule, args, keywords, out_name, d_out, gen):
                 for index, atom in grads_for:
                     out.append(gen.accumulate(atom, A.subscript(A.load(parts), A.const(index))))
             else:
+                numbers.note_producer(gen, stmt.value, value, grads_for, rule)
                 out.append(gen.accumulate(grads_for, value))
         elif isinstance(target, gast.Name):
             temps.setdefault(target.id, gen.fresh(target.id))

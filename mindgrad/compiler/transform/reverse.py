@@ -27,6 +27,7 @@ from mindgrad.compiler import astutil as A
 from mindgrad.compiler import naming
 from mindgrad.compiler.marks import is_comment
 from mindgrad.compiler.transform import control_flow as cf
+from mindgrad.compiler.transform import reverse_numbers
 from mindgrad.compiler.transform.reverse_context import (  # noqa: F401 (the stage's types)
     Adjoints,
     ReverseContext,
@@ -50,6 +51,7 @@ class ReversePass:
         cx = self.cx
         body = cx.fdef.body
         forward, backward = self.block(body[:-1], False)
+        reverse_numbers.pass_numbers(cx, forward + backward)
         result = body[-1].value
         return Sweeps(forward=forward, backward=backward, result=result,
                       result_key=cx.key(result), result_active=cx.is_active(result),

@@ -20,6 +20,7 @@ from mindgrad.compiler import naming
 from mindgrad.compiler.facts.analysis import Analysis
 from mindgrad.compiler.front import source
 from mindgrad.compiler.transform import control_flow as cf
+from mindgrad.compiler.transform import reverse_numbers
 from mindgrad.compiler.transform.context import FunctionContext
 from mindgrad.compiler.transform.expand import instantiate, unbounded_names
 from mindgrad.compiler.transform.messages import describe
@@ -119,6 +120,7 @@ class ReverseContext(FunctionContext):
         # values that may be inf or NaN for finite arguments: their slopes go through
         # runtime.times_slope (expand.unbounded_names)
         self.unbounded = unbounded_names(self.fdef, self.resolve)
+        self.numbers = reverse_numbers.Facts()  # whole reductions' gradients as numbers
         self.view_reads = _view_reads(self.fdef, self.containers, self.aliases.sharing_writes) \
             if self.aliases.checked else set()
 
