@@ -123,6 +123,16 @@ def test_the_sums_against_their_steps():
         operators.matmul_grad_x(mixed[2][0], x, mixed[2][1])
     np.testing.assert_allclose(operators.matmul_grad_x_sum(mixed, x), expected, rtol=1e-13)
     assert operators.matmul_grad_x_sum([], x) is mindgrad.runtime.zero
+    # vectors that stack once the zeros are left out; a float32 step among float64 ones
+    for zero in (mindgrad.runtime.zero, np.float64(0.0), np.zeros(())):
+        steps = [(zero, rng.standard_normal(3))] + vectors
+        expected = sum(operators.matmul_grad_x(g, x, y) for g, y in vectors)
+        np.testing.assert_allclose(operators.matmul_grad_x_sum(steps, x), expected, rtol=1e-13)
+    steps = vectors + [(rng.standard_normal(4).astype(np.float32), rng.standard_normal(3))]
+    expected = sum(operators.matmul_grad_x(g, x, y) for g, y in steps)
+    got = operators.matmul_grad_x_sum(steps, x)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
 def _gathered(text):
