@@ -153,7 +153,9 @@ def reverse_pass(build, state):
     weight_indices = [i for _, i in build.weights.reached(request.fn, request.obj)] \
         if split else range(len(build.weights.requested))
     state.written, state.callees = sweeps, callees
-    state.functions = assemble.ReverseFunctions(sweeps, request.names, split, weight_indices)
+    # (large arrays: no sums merged into one statement, their accumulations reuse buffers)
+    state.functions = assemble.ReverseFunctions(sweeps, request.names, split, weight_indices,
+                                                merge=not build.large)
     state.code = state.functions.code()
 
 

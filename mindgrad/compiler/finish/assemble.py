@@ -53,8 +53,9 @@ class ReverseFunctions:
     ``assemble(code)`` (the functions compiled). The names made here (``sens``, ...) are made
     once, so the dump of each stage shows the same names."""
 
-    def __init__(self, sweeps, names, split, weight_indices):
+    def __init__(self, sweeps, names, split, weight_indices, merge=True):
         self.sweeps = sweeps
+        self.merge = merge                     # x = a + b for x = a; x = x + b (optimize)
         self.names = names                     # (entry,) or, split, (forward, backward)
         self.split = split
         self.weight_indices = weight_indices   # the weights whose gradients are returned
@@ -115,7 +116,8 @@ class ReverseFunctions:
         add = sw.namespace.bind(runtime.add, "add")
         return optimize.Optimizer(pure, sw.impure_calls, owned,
                                   {add, sw.namespace.bind(runtime.add_at, "add_at")}, add,
-                                  _zero_test(sw), functools.partial(_array_helper, sw))
+                                  _zero_test(sw), functools.partial(_array_helper, sw),
+                                  self.merge)
 
     def _weight_returns(self):
         """One expression per weight returned: the sum of its accumulators (0 if none)."""

@@ -1,4 +1,6 @@
-"""Stage 6, optimize: zero propagation, copy propagation, dead code, constant folding.
+"""Stage 6, optimize: zero propagation, copy propagation, dead code, constant folding, and
+(where no large array reuses buffers) a gradient's terms written as one sum, ``x = a + b`` for
+``x = a; x = x + b``.
 
 Works on the backward sweep, where every statement assigning only adjoint names is *pure*
 (no side effects) and linear in the one gradient it reads. Output guarantee: the statements
@@ -24,8 +26,9 @@ _IMPURE_METHODS = frozenset({"pop", "append"})
 
 class Optimizer:
     def __init__(self, adjoint_names, impure_calls, owned, accumulators, add=None,
-                 is_zero=None, array_helper=lambda name: None):
+                 is_zero=None, array_helper=lambda name: None, merge=False):
         self.adjoint = set(adjoint_names)
+        self.merge = merge  # write x = a; x = x + b as x = a + b (see merged)
         self.is_zero = is_zero  # the name of runtime.is_zero, which guards zero-unsafe rules
         # what a helper returns: "always" an array, an array given one ("keeps"), or None
         self.array_helper = array_helper
@@ -280,6 +283,26 @@ class Optimizer:
                     active[a] = b
         return stmts
 
+    def merged(self, stmts):
+        """``x = a`` then ``x = x + b`` (``b`` not reading ``x``), both pure, one right after
+        the other: ``x = a + b``, the sum as a person writes it (the same operations in the
+        same order). Not where large arrays reuse buffers: ``a + b`` would hold a third array
+        where ``x = x + b`` adds into ``x``'s (finish/reuse.py)."""
+        out = []
+        for s in stmts:
+            for child in ("body", "orelse"):
+                if isinstance(getattr(s, child, None), list):
+                    setattr(s, child, self.merged(getattr(s, child)))
+            prev = out[-1] if out else None
+            if prev is not None and _adds_onto(prev, s) and self.is_pure(prev) and \
+                    self.is_pure(s):
+                prev.value = gast.BinOp(left=prev.value, op=gast.Add(), right=s.value.right)
+                self._rewritten(prev)
+                self.changes += 1
+                continue
+            out.append(s)
+        return out
+
     # ----- dead code -----------------------------------------------------------------------
 
     def dead(self, stmts, live, rewrite=True):
@@ -345,6 +368,8 @@ class Optimizer:
             stmts, _ = self.zeros(stmts, set(zero))
             if self.is_zero is not None:
                 stmts, _ = self.arrays(stmts, set(arrays))
+            if self.merge:
+                stmts = self.merged(stmts)
             stmts = self.copies(stmts)
             stmts, _ = self.dead(stmts, set(live_out))
             if not self.changes:
@@ -386,6 +411,29 @@ class Fold(A.Transformer):
                 right.value == 1 and not isinstance(right.value, bool):
             return left
         return node
+
+
+#: the most terms a sum merged into one statement reaches (a line a reader takes in at once;
+#: a long sum stays a statement a term)
+_MERGED_TERMS = 4
+
+
+def _adds_onto(first, then) -> bool:
+    """Whether ``first`` is ``x = a`` (not the zero, a sum of fewer than ``_MERGED_TERMS``
+    terms) and ``then`` is ``x = x + b`` with ``b`` not reading ``x``."""
+    if not (isinstance(first, gast.Assign) and isinstance(then, gast.Assign) and
+            len(first.targets) == 1 and len(then.targets) == 1 and
+            isinstance(first.targets[0], gast.Name) and isinstance(then.targets[0], gast.Name)):
+        return False
+    x, v = first.targets[0].id, then.value
+    terms, left = 1, first.value
+    while isinstance(left, gast.BinOp) and isinstance(left.op, gast.Add):
+        terms, left = terms + 1, left.left
+    return terms < _MERGED_TERMS and then.targets[0].id == x and \
+        not A.is_zero_mark(first.value) and \
+        isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add) and \
+        isinstance(v.left, gast.Name) and v.left.id == x and \
+        x not in A.names_in(v.right, gast.Load)
 
 
 def _without(copies, assigned):
