@@ -69,7 +69,7 @@ class Mapped:
         results = [self.fn(*[trees.map_leaves(_slice(i), a, ax) for a, ax in zip(args, axes)])
                    for i in range(size)]
         return _stacked(results, _spelled_out(results[0], self.out_axes, "the result",
-                                              "out_axes"))
+                                              "out_axes"), _located(self.fn))
 
     def source(self, *args):
         """The batched source ``vmap`` runs for arguments like ``args`` (a ``Code``)."""
@@ -167,14 +167,21 @@ def _slice(i):
     return lambda leaf, axis: leaf if axis is None else np.take(np.asanyarray(leaf), i, axis)
 
 
-def _stacked(results, axes):
+def _located(fn) -> str:
+    """``fn`` and where it is defined (``f (model.py:12)``), for a message about its results."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    return name if code is None else f"{name} ({code.co_filename}:{code.co_firstlineno})"
+
+
+def _stacked(results, axes, fn="the function"):
     """The examples' results, each leaf stacked along its axis of ``axes`` (or the same in
-    every example, returned once, for None)."""
+    every example, returned once, for None); ``fn`` names the function that gave them."""
     skeleton = trees.map_leaves(lambda _: None, results[0])
     if any(trees.map_leaves(lambda _: None, r) != skeleton for r in results[1:]):
         raise ValueError("vmap: the result has a different structure in different examples")
     columns = list(zip(*(trees.leaves(r) for r in results)))
-    stacked = [_stacked_leaf(column, axis, where) for column, axis, (where, _) in
+    stacked = [_stacked_leaf(column, axis, where, fn) for column, axis, (where, _) in
                zip(columns, trees.leaves(axes), _labelled(results[0], "the result"))]
     leaves = iter(stacked)  # map_leaves visits the leaves in trees.leaves' order
     return trees.map_leaves(lambda _: next(leaves), results[0])
@@ -201,7 +208,7 @@ def _placed_leaf(leaf, axis, where):
     return np.moveaxis(leaf, 0, axis)
 
 
-def _stacked_leaf(column, axis, where):
+def _stacked_leaf(column, axis, where, fn):
     first = column[0]
     if axis is None:
         if not all(np.shape(r) == np.shape(first) and np.all(np.asarray(r) == first)
@@ -213,6 +220,12 @@ def _stacked_leaf(column, axis, where):
     if not -ndim <= axis < ndim:
         raise ValueError(f"vmap: out_axes {axis} is out of range for {where}, which has "
                          f"{ndim} dimension(s) with the batch axis")
+    shape = np.shape(first)
+    for i, r in enumerate(column):
+        if np.shape(r) != shape:
+            raise ValueError(f"vmap: {where} of {fn} has the shape {shape} in example 0 "
+                             f"but {np.shape(r)} in example {i}; vmap stacks the examples' "
+                             f"results along a new axis, so each must have one shape")
     stacked = np.stack([np.asarray(r) for r in column], axis=axis)
     kind = type(first)  # an array subclass (MindSpore's Tensor) stays one
     return stacked.view(kind) if kind is not np.ndarray and isinstance(first, np.ndarray) \

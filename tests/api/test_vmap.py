@@ -193,6 +193,41 @@ def test_mindspore_names():
     np.testing.assert_allclose(mindgrad.vmap(np.sum, chunk_size=2)(x), x.sum(axis=1))
 
 
+def _updated(x):
+    d = {"a": 1.0}
+    d.update(b=np.sum(x) * 0.5)  # each example's own value, written by keyword
+    return np.sum(d["b"] * x)
+
+
+def _set_default(x):
+    d = {}
+    d.setdefault("b", np.sum(x) * 0.5)
+    return np.sum(d["b"] * x)
+
+
+def _branch_of_another_shape(x):
+    if np.sum(x) > 0.0:
+        return np.sum(np.tanh(x))
+    return x * 2.0
+
+
+@pytest.mark.parametrize("fn", [_updated, _set_default])
+@pytest.mark.parametrize("shape", [(3,), (3, 4), (3, 2, 3)])
+def test_a_container_written_each_examples_value_by_a_method(fn, shape):
+    # d.update(b=...) was run per example on one dict shared by all: each example read the
+    # last example's value (a wrong number on 2-d examples)
+    xs = _rng(7).standard_normal(shape)
+    np.testing.assert_allclose(mindgrad.vmap(fn)(xs), [fn(x) for x in xs], rtol=1e-12)
+
+
+def test_examples_whose_results_differ_in_shape_are_an_error_naming_the_function():
+    xs = np.array([[1.0, 2.0, 3.0], [-1.0, -2.0, -3.0]])
+    with pytest.raises(ValueError, match=r"the result of _branch_of_another_shape "
+                                         r"\(.*test_vmap.py:\d+\) has the shape \(\) in "
+                                         r"example 0 but \(3,\) in example 1"):
+        mindgrad.vmap(_branch_of_another_shape)(xs)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: mindgrad.vmap(np.add)(np.ones((3, 2)), np.ones((4, 2))),
      "disagree on the batch size: argument 0 has 3, argument 1 has 4"),

@@ -228,6 +228,13 @@ class BatchWriter:
         # what it reads of the function's values: a batched one sliced, one it assigns given
         passed = sorted(n for n in batch_scope.exposed_reads([s]) & local
                         if n in facts.batched or n in changed)
+        # a value the same in every example that it changes in place would be changed once
+        # per example, each run seeing the others' changes: the loop runs instead
+        shared = sorted(n for n in passed if n not in facts.batched and
+                        n in batch_scope.written_bases(s))
+        if shared:
+            raise Unbatchable(f"{shared[0]} is changed in place by a statement run once per "
+                              f"example, and is the same in every example")
         # what it gives back: the values it changes that the rest of the function reads
         assigned = sorted(n for n in changed if n in self.read_elsewhere(s))
         fn = self.fresh(f"each_{self.name}")

@@ -431,8 +431,10 @@ class Facts:
                     self._mark(s.orelse)
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                 func = s.value.func
+                # a batched value written in by keyword too: d.update(k=v)
                 if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
-                        any(self.reads_batched(a) for a in s.value.args):
+                        any(self.reads_batched(a) for a in
+                            s.value.args + [k.value for k in s.value.keywords]):
                     self._add(func.value.id)
 
 
