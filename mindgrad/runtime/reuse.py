@@ -47,6 +47,57 @@ def add_into(a, b):
     return a + b
 
 
+def unbroadcast_product(a, b, x, slope=False):
+    """``unbroadcast(a * b, x)`` (``unbroadcast(times_slope(a, b), x)`` with ``slope``): where
+    ``a`` and ``b`` are float64 arrays of one shape, ``SUMMED_FROM`` elements or more, and
+    ``x``'s shape sums some of their axes away, ``np.einsum`` adds the products up without
+    making their array (a third of the time on the attention's softmax; the sums in another
+    order, so the last bits may differ); a slope must be finite there (``times_slope``'s
+    test). Else as written."""
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and \
+            x.__class__ is np.ndarray and x.ndim and a.shape == b.shape and \
+            a.dtype == b.dtype == _FLOAT64 and a.size >= SUMMED_FROM and \
+            (not slope or np.isfinite(b).all()):
+        subscripts = _summed(a.shape, x.shape)
+        if subscripts is not None:
+            return np.einsum(subscripts, a, b).reshape(x.shape)
+    from mindgrad.runtime.core import times_slope, unbroadcast
+    return unbroadcast(times_slope(a, b) if slope else a * b, x)
+
+
+#: the fewest elements whose products ``unbroadcast_product`` sums with ``np.einsum`` (below,
+#: the product's array costs less than einsum's own work; ``cache.large_from`` leaves it)
+SUMMED_FROM = 32768
+_FLOAT64 = np.dtype(np.float64)
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_SUBSCRIPTS: dict = {}  # (shape, x's shape) -> einsum's subscripts, or None
+
+
+def _summed(shape, xshape):
+    """The ``np.einsum`` subscripts that sum the product of two arrays of ``shape`` down to
+    ``xshape`` as ``unbroadcast`` does (leading axes, and axes of length 1 in ``xshape``), the
+    axes kept in order; None where it sums no axis or ``xshape`` is no such shape."""
+    key = (shape, xshape)
+    if key in _SUBSCRIPTS:
+        return _SUBSCRIPTS[key]
+    extra = len(shape) - len(xshape)
+    kept = []
+    for i, n in enumerate(shape):
+        m = xshape[i - extra] if i >= extra else 1
+        if i >= extra and m == n:
+            kept.append(_LETTERS[i])
+        elif m != 1:
+            kept = None
+            break
+    letters = _LETTERS[:len(shape)]
+    subscripts = None if extra < 0 or len(shape) > len(_LETTERS) or kept is None or \
+        len(kept) == len(shape) else f"{letters},{letters}->{''.join(kept)}"
+    if len(_SUBSCRIPTS) > 256:
+        _SUBSCRIPTS.clear()
+    _SUBSCRIPTS[key] = subscripts
+    return subscripts
+
+
 def fits(a, *others) -> bool:
     """Whether the elementwise result of ``a`` with ``others`` (arrays or numbers) may be
     written into ``a``: an ndarray of one axis or more owning its memory, writable, of the

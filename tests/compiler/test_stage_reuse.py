@@ -113,7 +113,7 @@ def _reused(text, scalars=()):
     fdef = gast.parse(text).body[0]
 
     def resolve(node):
-        if isinstance(node, gast.Name) and node.id in ("times_slope", "add_at"):
+        if isinstance(node, gast.Name) and node.id in ("times_slope", "add_at", "unbroadcast"):
             return getattr(runtime, node.id)
         if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and \
                 node.value.id == "np":
@@ -318,3 +318,77 @@ def test_a_global_array_is_never_written_into():
     np.testing.assert_array_equal(namespace["W"], kept)
     np.testing.assert_allclose(got, -0.5 * kept * np.cos(x), rtol=1e-14)
     assert "out=W" not in mindgrad.source(mindgrad.grad(namespace["f"]), x)
+
+
+# ----- unbroadcast(a * b, x): the products summed without their array (np.einsum) ------------
+
+
+def test_a_product_summed_down_is_one_call_source_in_source_out():
+    assert _reused("""
+def f(g, y, s, w, *, sens):
+    d_w = unbroadcast(g * y, w)
+    d_s = unbroadcast(times_slope(g, s), w)
+    d_v = -unbroadcast(g * 2.0, w)
+    return d_w + d_s + d_v
+""") == """def f(g, y, s, w, *, sens):
+    d_w = unbroadcast_product(g, y, w)
+    d_s = unbroadcast_product(g, s, w, True)
+    d_v = -unbroadcast(g * 2.0, w)
+    return d_w + d_s + d_v"""
+
+
+SUMMED = [((8, 16, 32), (8, 16, 1)), ((4, 5, 6), (6,)), ((4, 5, 6), (5, 1)),
+          ((4, 5, 6), (1, 1, 1)), ((4, 5), (1,)), ((4, 5), (4, 5)), ((3, 1, 5), (1, 5)),
+          ((4, 5), ())]
+
+
+@pytest.mark.parametrize("shape, xshape", SUMMED)
+@pytest.mark.parametrize("slope", [False, True])
+def test_the_products_summed_are_unbroadcast_of_the_product(shape, xshape, slope, monkeypatch):
+    monkeypatch.setattr(reuse, "SUMMED_FROM", 1)
+    a, b, x = rng.standard_normal(shape), rng.standard_normal(shape), np.zeros(xshape)
+    expected = runtime.unbroadcast(runtime.times_slope(a, b) if slope else a * b, x)
+    got = reuse.unbroadcast_product(a, b, x, slope)
+    assert type(got) is type(expected) and np.shape(got) == np.shape(expected)
+    assert np.result_type(got) == np.result_type(expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_the_products_summed_where_the_einsum_does_not_apply(monkeypatch):
+    monkeypatch.setattr(reuse, "SUMMED_FROM", 1)
+    a, b = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    # a slope with inf where the gradient is 0: times_slope's 0, not nan
+    a[0, 0], b[0, 0] = 0.0, np.inf
+    x = np.zeros((4, 1))
+    got = reuse.unbroadcast_product(a, b, x, True)
+    np.testing.assert_array_equal(got, runtime.unbroadcast(runtime.times_slope(a, b), x))
+    assert np.isfinite(got).all()
+    # float32 (summed as NumPy sums, pairwise), operands of two shapes, a shape it cannot take
+    a32, b32 = a.astype(np.float32), np.abs(b).astype(np.float32)
+    b32[0, 0] = 1.0
+    got = reuse.unbroadcast_product(a32, b32, x.astype(np.float32))
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, runtime.unbroadcast(a32 * b32, x.astype(np.float32)))
+    row = rng.standard_normal(5)
+    np.testing.assert_array_equal(reuse.unbroadcast_product(a, row, np.zeros(5)),
+                                  runtime.unbroadcast(a * row, np.zeros(5)))
+    with pytest.raises(ValueError):
+        reuse.unbroadcast_product(a, a, np.zeros((2, 5)))
+
+
+def softmax_and_scale(w, x):
+    p = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    p = p / np.sum(p, axis=-1, keepdims=True)
+    return np.sum(np.tanh(p * w) ** 2)
+
+
+def test_the_softmax_gradient_sums_its_products_without_their_array():
+    w, x = rng.standard_normal((1, 64)), rng.standard_normal((N // 64, 64))
+    text = _source(softmax_and_scale, w, x)
+    assert "unbroadcast_product(" in text, text
+    for p in (0, 1):
+        got = mindgrad.grad(softmax_and_scale, p)(w, x)
+        with cache.large_from(10 ** 12):
+            expected = mindgrad.grad(softmax_and_scale, p)(w, x)
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    mindgrad.check_grads(softmax_and_scale, (w, x[:4]), grad_position=(0, 1), modes=("rev",))

@@ -74,7 +74,9 @@ def reuse_buffers(fdef, resolve, scalars, bind):
     # dict holding it once counts as one local name does
     excluded |= A.names_in(body, gast.Load) - A.names_in(body, gast.Store)
     numbers = _numbers(fdef, params, scalars, resolve)
+    _contract(body, resolve, bind)  # a product of names, before it is hoisted
     body = fdef.body = _hoisted(body, resolve, excluded | numbers, A.names_in(fdef))
+    _contract(body, resolve, bind)  # a slope hoisted into a name of its own
     top_stores = {}
     nested_stores = set()
     for i, stmt in enumerate(body):
@@ -122,6 +124,34 @@ def reuse_buffers(fdef, resolve, scalars, bind):
             out.append(gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None,
                                                       type_comment=None) for n in dead]))
     fdef.body = out
+
+
+def _contract(body, resolve, bind):
+    """``unbroadcast(a * b, x)`` and ``unbroadcast(times_slope(a, b), x)`` of names, in the
+    statements of ``body``, as ``unbroadcast_product(a, b, x[, True])``: the sum of the products
+    without their array, where they are float64 arrays of one shape (``runtime.reuse``)."""
+    from mindgrad import runtime
+    from mindgrad.runtime.reuse import unbroadcast_product
+    helper = None
+    for stmt in body:
+        if not _simple(stmt):
+            continue
+        for node in A.walk(stmt):
+            if not (isinstance(node, gast.Call) and len(node.args) == 2 and
+                    not node.keywords and resolve(node.func) is runtime.unbroadcast):
+                continue
+            product, x = node.args
+            if isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult):
+                operands, slope = [product.left, product.right], []
+            elif isinstance(product, gast.Call) and len(product.args) == 2 and \
+                    not product.keywords and resolve(product.func) is runtime.times_slope:
+                operands, slope = list(product.args), [A.const(True)]
+            else:
+                continue
+            if not all(isinstance(o, gast.Name) for o in operands + [x]):
+                continue
+            helper = helper or bind(unbroadcast_product, "unbroadcast_product")
+            node.func, node.args = A.load(helper), operands + [x] + slope
 
 
 _NAMES = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div",
@@ -195,10 +225,11 @@ def _pure_helpers():
             sum_number,
         )
         from mindgrad.rules.operators import matmul_grad_x, matmul_grad_y
+        from mindgrad.runtime.reuse import unbroadcast_product
         _PURE_HELPERS.update({runtime.seed, runtime.times_slope, runtime.unbroadcast,
-                              runtime.add, reduce_sum_grad, reduce_mean_grad, sum_number,
-                              mean_number, quotient, matmul_grad_x, matmul_grad_y, range,
-                              reversed, len})
+                              unbroadcast_product, runtime.add, reduce_sum_grad,
+                              reduce_mean_grad, sum_number, mean_number, quotient,
+                              matmul_grad_x, matmul_grad_y, range, reversed, len})
     return _PURE_HELPERS
 
 
