@@ -183,3 +183,20 @@ def test_a_cell_whose_bprop_returns_0_differentiates_to_zeros_and_through_its_pe
     finally:
         context.clear()
         context.update(saved)
+
+
+@pytest.mark.parametrize("slope", [2.5, np.float64(-1.5), np.float32(0.25), np.float16(3.0),
+                                   np.longdouble(2.0), np.inf, np.float64(-np.inf),
+                                   np.float32(np.nan), np.longdouble(np.inf)])
+@pytest.mark.parametrize("g", [0.0, 1.5, np.float64(0.0), np.float32(-2.0),
+                               np.array([0.0, 1.0]), np.array(0.0)])
+def test_times_slope_of_a_number(g, slope):
+    """A finite number's slope is the plain product (its fast path); a non-finite one gives
+    0 where the gradient is 0, the product elsewhere, in the product's type."""
+    got = runtime.times_slope(g, slope)
+    with np.errstate(invalid="ignore"):
+        product = g * slope
+    expected = np.where(np.asarray(g) == 0, 0.0, product)
+    assert np.result_type(got) == np.result_type(product)
+    assert np.shape(got) == np.shape(product)
+    np.testing.assert_array_equal(got, expected)
