@@ -136,23 +136,27 @@ def sum_number(g, a):
     """``reduce_sum_grad(g, a)`` of a whole array ``a`` as the number ``g`` in ``a``'s float
     dtype, for a real number ``g`` and a NumPy array ``a``; else ``reduce_sum_grad``'s
     array."""
+    if g.__class__ in _REAL_NUMBERS and a.__class__ is np.ndarray:
+        if g == 0:  # is_any_zero's test of a number, first
+            return zero_for(g, a)
+        dtype = a.dtype
+        return (dtype if dtype in _WIDE else np.result_type(dtype, np.float32)).type(g)
     if is_any_zero(g):
         return zero_for(g, a)
-    if g.__class__ in _REAL_NUMBERS and a.__class__ is np.ndarray:
-        dtype = a.dtype
-        if dtype not in _WIDE:
-            dtype = np.result_type(dtype, np.float32)
-        return dtype.type(g)
     return reduce_sum_grad(g, a)
 
 
 @takes_zero(any_number=True)
 def mean_number(g, a):
     """``reduce_mean_grad(g, a)`` of a whole array ``a`` as a number, as ``sum_number``."""
+    if g.__class__ in _REAL_NUMBERS and a.__class__ is np.ndarray:
+        if g == 0:
+            return zero_for(g, a)
+        dtype = a.dtype
+        return (dtype if dtype in _WIDE else np.result_type(dtype, np.float32)).type(
+            g / (a.size or 1))
     if is_any_zero(g):
         return zero_for(g, a)
-    if g.__class__ in _REAL_NUMBERS and a.__class__ is np.ndarray:
-        return sum_number(g / max(a.size, 1), a)
     return reduce_mean_grad(g, a)
 
 
