@@ -576,7 +576,8 @@ def check_reuse(f, args, rng):
     """The reuse stage (``compiler/finish/reuse.py``), made to run on these small arrays (the
     size from which arrays count as large set to one element): the gradient must equal, to the
     last bit, the one without it, and leave the arguments and the module's arrays as they
-    were."""
+    were; with the products of ``unbroadcast(a * b, x)`` summed by ``np.einsum`` too, equal up
+    to the order of the sums."""
     from mindgrad.compiler import cache
 
     module_arrays = {k: v.copy() for k, v in getattr(f, "__globals__", {}).items()
@@ -596,6 +597,23 @@ def check_reuse(f, args, rng):
     changed = [k for k, v in module_arrays.items() if not same(f.__globals__[k], v)]
     if changed:
         return f"with buffers reused the gradient wrote into the module's {', '.join(changed)}"
+    # products summed down by np.einsum (runtime.reuse.unbroadcast_product) on these small
+    # arrays too: the same gradient up to the order of its sums
+    from mindgrad.runtime import reuse
+    with cache.large_from(1):
+        was, reuse.SUMMED_FROM = reuse.SUMMED_FROM, 1
+        try:
+            with watch():
+                summed = mindgrad.grad(f, positions)(*copy_args(args))
+        finally:
+            reuse.SUMMED_FROM = was
+    la, lb = leaves(summed), leaves(expected)
+    if len(la) != len(lb) or not all(
+            x.shape == y.shape and np.allclose(x, y, rtol=1e-9, equal_nan=True,
+                                               atol=1e-12 * (1 + np.max(np.abs(y), initial=0)))
+            for x, y in zip(la, lb)):
+        return f"with products summed by einsum the gradient is {summed!r}, without " \
+               f"{expected!r}"
     return None
 
 
