@@ -359,7 +359,7 @@ def check_output(out, fn, has_aux):
     """``runtime.check_output_differentiable`` for ``fn``'s output, naming ``fn`` and the
     line of its ``def`` only when it raises (the check runs on every call)."""
     if not runtime.output_is_differentiable(out, has_aux):
-        runtime.check_output_differentiable(out, _name(fn), has_aux, _where(fn))
+        runtime.check_output_differentiable(out, _name(fn), has_aux, where_defined(fn))
 
 
 def check_real_output(out, fn, what):
@@ -367,7 +367,7 @@ def check_real_output(out, fn, what):
     is a gradient, defined for a real output only (``runtime.complex_output_error``)."""
     if runtime.holds_complex(out):
         returned = _returned_at(fn)
-        where = _where(fn)
+        where = where_defined(fn)
         at = f" (returned at {returned})" if returned else f" (def at {where})" if where else ""
         raise runtime.complex_output_error(f"{what} of {_name(fn)}", at)
 
@@ -380,7 +380,7 @@ def _function_of(fn):
     return getattr(target, "__func__", target)
 
 
-def _where(fn) -> str:
+def where_defined(fn) -> str:
     """``file:line`` of the ``def`` of ``fn`` (a Cell's ``construct``), or ""."""
     code = getattr(_function_of(fn), "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""

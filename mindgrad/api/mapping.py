@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from mindgrad.api import batched
+from mindgrad.api.gradients import where_defined
 from mindgrad.compiler.finish.emit import compiled_function
 from mindgrad.runtime import trees
 
@@ -169,9 +170,8 @@ def _slice(i):
 
 def _located(fn) -> str:
     """``fn`` and where it is defined (``f (model.py:12)``), for a message about its results."""
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    name = getattr(fn, "__name__", type(fn).__name__)
-    return name if code is None else f"{name} ({code.co_filename}:{code.co_firstlineno})"
+    name, where = getattr(fn, "__name__", type(fn).__name__), where_defined(fn)
+    return f"{name} ({where})" if where else name
 
 
 def _stacked(results, axes, fn="the function"):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import keyword
+import types
 
 import gast
 
@@ -105,6 +106,24 @@ class Namespace:
     def helper(self, fn) -> gast.Name:
         """A load of the runtime helper ``fn``."""
         return A.load(self.bind(fn, fn.__name__))
+
+    def resolver(self, local_names):
+        """``resolve(node)``: the object a name or a module attribute of the generated code
+        refers to (a binding, or the user's own name), or None (one of ``local_names``, or
+        unknown)."""
+        def resolve(node):
+            if isinstance(node, gast.Name):
+                if node.id in local_names:
+                    return None
+                if node.id in self.bindings:
+                    return self.bindings[node.id]
+                return self.src.resolve(node.id, None)
+            if isinstance(node, gast.Attribute):
+                base = resolve(node.value)
+                return getattr(base, node.attr, None) if isinstance(base, types.ModuleType) \
+                    else None
+            return None
+        return resolve
 
 
 # ----- functions -------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ activity, its own writer over ``operations.classify``'s records, optimize.
 from __future__ import annotations
 
 import dataclasses
-import types
 
 import gast
 
@@ -172,29 +171,12 @@ def optimize_reverse(build, state):
     if state.request.mode != SPLIT and build.callees.roles.get(entry.name) == "entry":
         namespace = state.written.namespace
         if gather.ON:
-            gather.gather_products(entry, _resolver(namespace, A.names_in(entry, gast.Store)),
+            gather.gather_products(entry, namespace.resolver(A.names_in(entry, gast.Store)),
                                    namespace.bind)
         if build.large:
-            reuse.reuse_buffers(entry, _resolver(namespace, A.names_in(entry, gast.Store)),
+            reuse.reuse_buffers(entry, namespace.resolver(A.names_in(entry, gast.Store)),
                                 state.facts.scalars, namespace.bind)
     state.bindings = {**state.written.namespace.bindings, **state.callees.placeholders()}
-
-
-def _resolver(namespace, local_names):
-    """The object a name or a module attribute of generated code refers to, or None."""
-    def resolve(node):
-        if isinstance(node, gast.Name):
-            if node.id in local_names:
-                return None
-            if node.id in namespace.bindings:
-                return namespace.bindings[node.id]
-            return namespace.src.resolve(node.id, None)
-        if isinstance(node, gast.Attribute):
-            base = resolve(node.value)
-            return getattr(base, node.attr, None) if isinstance(base, types.ModuleType) \
-                else None
-        return None
-    return resolve
 
 
 def _show_functions(defs):

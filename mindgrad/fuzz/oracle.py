@@ -316,11 +316,14 @@ def check_hvp(f, args, rng):
     return compare(ad, fds, abs(summed(args)) + abs(ad))
 
 
-def same(a, b):
+def same(a, b, rtol=1e-12, scale=0.0):
+    """Whether ``a`` and ``b`` hold the same float leaves, to ``rtol`` and an absolute
+    tolerance of ``scale`` times each leaf of ``b``'s largest magnitude (plus one)."""
     la, lb = leaves(a), leaves(b)
-    return len(la) == len(lb) and all(x.shape == y.shape and np.allclose(x, y, rtol=1e-12,
-                                                                        atol=0, equal_nan=True)
-                                      for x, y in zip(la, lb))
+    return len(la) == len(lb) and all(
+        x.shape == y.shape and np.allclose(x, y, rtol=rtol, equal_nan=True, atol=scale and
+                                           scale * (1 + np.max(np.abs(y), initial=0)))
+        for x, y in zip(la, lb))
 
 
 def check_value(f, args, rng):
@@ -607,11 +610,7 @@ def check_reuse(f, args, rng):
                 summed = mindgrad.grad(f, positions)(*copy_args(args))
         finally:
             reuse.SUMMED_FROM = was
-    la, lb = leaves(summed), leaves(expected)
-    if len(la) != len(lb) or not all(
-            x.shape == y.shape and np.allclose(x, y, rtol=1e-9, equal_nan=True,
-                                               atol=1e-12 * (1 + np.max(np.abs(y), initial=0)))
-            for x, y in zip(la, lb)):
+    if not same(summed, expected, rtol=1e-9, scale=1e-12):
         return f"with products summed by einsum the gradient is {summed!r}, without " \
                f"{expected!r}"
     return None

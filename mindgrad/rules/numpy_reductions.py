@@ -53,7 +53,7 @@ from mindgrad.runtime import (
     zero_in_zero_out,
 )
 from mindgrad.runtime.arrays import as_array, checked, eager
-from mindgrad.runtime.core import _REAL_NUMBERS
+from mindgrad.runtime.core import REAL_NUMBERS
 from mindgrad.runtime.reuse import LARGE
 from mindgrad.runtime.tangents import (
     as_dtype_of,
@@ -72,12 +72,10 @@ def filled(g, a):
     an array (``np.full`` costs less than the view's construction at small sizes)."""
     if is_any_zero(g):
         return zero_for(g, a)
-    dtype = a.dtype
-    if dtype not in _WIDE:
-        dtype = np.result_type(dtype, np.float32)
+    dtype = _float_dtype(a.dtype)
     if a.size >= LARGE:
         return np.broadcast_to(np.full((), g, dtype=dtype), a.shape)
-    if g.__class__ in _REAL_NUMBERS:
+    if g.__class__ in REAL_NUMBERS:
         out = np.empty(a.shape, dtype)
         out.fill(g)  # a third of np.full's time; its derivative is the rule below
         return out
@@ -88,6 +86,12 @@ def filled(g, a):
 @adjoint(filled)
 def _(out, g, a):
     d[g] = unbroadcast(d[out], g)
+
+
+def _float_dtype(dtype):
+    """The float dtype of an array of ``dtype``: its own if float or complex, else
+    ``np.result_type(dtype, np.float32)`` (not called for those: it takes 10 times as long)."""
+    return dtype if dtype in _WIDE else np.result_type(dtype, np.float32)
 
 
 # the dtypes that are their own float dtype (np.result_type(d, np.float32) is d)
@@ -136,11 +140,10 @@ def sum_number(g, a):
     """``reduce_sum_grad(g, a)`` of a whole array ``a`` as the number ``g`` in ``a``'s float
     dtype, for a real number ``g`` and a NumPy array ``a``; else ``reduce_sum_grad``'s
     array."""
-    if g.__class__ in _REAL_NUMBERS and a.__class__ is np.ndarray:
+    if g.__class__ in REAL_NUMBERS and a.__class__ is np.ndarray:
         if g == 0:  # is_any_zero's test of a number, first
             return zero_for(g, a)
-        dtype = a.dtype
-        return (dtype if dtype in _WIDE else np.result_type(dtype, np.float32)).type(g)
+        return _float_dtype(a.dtype).type(g)
     if is_any_zero(g):
         return zero_for(g, a)
     return reduce_sum_grad(g, a)
@@ -149,12 +152,10 @@ def sum_number(g, a):
 @takes_zero(any_number=True)
 def mean_number(g, a):
     """``reduce_mean_grad(g, a)`` of a whole array ``a`` as a number, as ``sum_number``."""
-    if g.__class__ in _REAL_NUMBERS and a.__class__ is np.ndarray:
+    if g.__class__ in REAL_NUMBERS and a.__class__ is np.ndarray:
         if g == 0:
             return zero_for(g, a)
-        dtype = a.dtype
-        return (dtype if dtype in _WIDE else np.result_type(dtype, np.float32)).type(
-            g / (a.size or 1))
+        return _float_dtype(a.dtype).type(g / (a.size or 1))
     if is_any_zero(g):
         return zero_for(g, a)
     return reduce_mean_grad(g, a)

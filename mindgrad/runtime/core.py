@@ -180,7 +180,7 @@ def times_slope(g, slope, of=None):
     return zeroed if out.__class__ is np.ndarray else zeroed[()]
 
 
-_REAL_NUMBERS = frozenset({float, np.float64, np.float32, np.float16, np.longdouble})
+REAL_NUMBERS = frozenset({float, np.float64, np.float32, np.float16, np.longdouble})
 # the numbers math.isfinite reads exactly (a long double may exceed a float's range)
 _FINITE_TESTED = frozenset({float, np.float64, np.float32, np.float16})
 
@@ -192,7 +192,7 @@ def unbroadcast(g, x):
         if g.dtype.kind == "c" and x.dtype.kind != "c":
             return np.real(g)
         return g  # the common case, without np.shape's overhead
-    if g.__class__ in _REAL_NUMBERS and x.__class__ in _REAL_NUMBERS:
+    if g.__class__ in REAL_NUMBERS and x.__class__ in REAL_NUMBERS:
         return g  # a real number's gradient, a real number (a loop over scalars)
     if x.__class__ is Zero:
         # x is a symbolic zero gradient (grad of grad): no input reaches it, so nothing flows

@@ -24,6 +24,8 @@ import sys
 
 import numpy as np
 
+from mindgrad.runtime.core import times_slope, unbroadcast
+
 #: the fewest elements an array must have for its memory to be reused (256 KiB of float64)
 LARGE = 32768
 
@@ -56,12 +58,10 @@ def unbroadcast_product(a, b, x, slope=False):
     test). Else as written."""
     if a.__class__ is np.ndarray and b.__class__ is np.ndarray and \
             x.__class__ is np.ndarray and x.ndim and a.shape == b.shape and \
-            a.dtype == b.dtype == _FLOAT64 and a.size >= SUMMED_FROM and \
-            (not slope or np.isfinite(b).all()):
+            a.dtype == b.dtype == _FLOAT64 and a.size >= SUMMED_FROM:
         subscripts = _summed(a.shape, x.shape)
-        if subscripts is not None:
+        if subscripts is not None and (not slope or np.isfinite(b).all()):
             return np.einsum(subscripts, a, b).reshape(x.shape)
-    from mindgrad.runtime.core import times_slope, unbroadcast
     return unbroadcast(times_slope(a, b) if slope else a * b, x)
 
 

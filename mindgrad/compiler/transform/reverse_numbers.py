@@ -54,7 +54,6 @@ off = ON.off
 
 
 _ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.USub, gast.UAdd)
-_MISSING = object()
 
 
 class Facts:
@@ -68,10 +67,10 @@ class Facts:
 def note_producer(gen, template_call, call, atom, rule):
     """``d[a] = <call>``, just instantiated: a producer when the template calls
     ``reduce_sum_grad`` or ``reduce_mean_grad`` and nothing but ``(g, a)`` is left."""
-    facts = getattr(gen, "numbers", None)
-    if facts is None or not isinstance(template_call, gast.Call) or \
-            not isinstance(template_call.func, gast.Name) or \
-            rule.globals.get(template_call.func.id) not in NUMBERS:
+    facts = gen.numbers
+    helper = rule.globals.get(template_call.func.id) if isinstance(template_call, gast.Call) \
+        and isinstance(template_call.func, gast.Name) else None
+    if helper not in NUMBERS:
         return
     if not isinstance(call, gast.Call) or len(call.args) != 2 or call.keywords or \
             not isinstance(call.args[1], gast.Name) or not isinstance(atom, gast.Name) or \
@@ -82,16 +81,15 @@ def note_producer(gen, template_call, call, atom, rule):
             key in gen.containers or key in gen.buffers or key in gen.weight_keys or \
             key not in gen.local_names:
         return
-    facts.producers[id(call)] = (call, gen.d(key), rule.globals[template_call.func.id])
+    facts.producers[id(call)] = (call, gen.d(key), helper)
 
 
 def note_reads(gen, value, d_out, out_name, rule):
     """The reads of ``d_out`` in ``value``, the gradient an elementwise rule gives an operand
     of ``out_name``: number reads when ``value`` is elementwise and reads a name of
     ``out_name``'s shape."""
-    facts = getattr(gen, "numbers", None)
-    if facts is None or not rule.from_slopes or rule.kind != "adjoint" or \
-            not isinstance(d_out, str):
+    facts = gen.numbers
+    if not rule.from_slopes or rule.kind != "adjoint" or not isinstance(d_out, str):
         return
     reads, shaped = [], False
     for node in A.walk(value):
@@ -115,28 +113,14 @@ def note_reads(gen, value, d_out, out_name, rule):
 
 def _elementwise(gen, func) -> bool:
     """Whether ``func``, a callee in generated code, is ``times_slope`` or a NumPy ufunc."""
-    if isinstance(func, gast.Attribute):
-        base = _resolved(gen, func.value)
-        fn = getattr(base, func.attr, None) if base is not _MISSING else None
-    else:
-        fn = _resolved(gen, func)
+    fn = gen.namespace.resolver(gen.local_names)(func)
     return fn is runtime.times_slope or isinstance(fn, np.ufunc)
-
-
-def _resolved(gen, node):
-    if isinstance(node, gast.Attribute):
-        base = _resolved(gen, node.value)
-        return _MISSING if base is _MISSING else getattr(base, node.attr, _MISSING)
-    if not isinstance(node, gast.Name) or node.id in gen.local_names:
-        return _MISSING
-    bound = gen.namespace.bindings.get(node.id, _MISSING)
-    return gen.src.resolve(node.id, _MISSING) if bound is _MISSING else bound
 
 
 def pass_numbers(gen, statements):
     """Make the producers whose adjoints are read only as numbers give the number."""
-    facts = getattr(gen, "numbers", None)
-    if not ON or facts is None or not facts.producers or not facts.reads:
+    facts = gen.numbers
+    if not ON or not facts.producers or not facts.reads:
         return
     candidates = {entry[1] for entry in facts.producers.values()}
 
